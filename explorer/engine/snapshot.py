@@ -1,0 +1,129 @@
+"""The immutable library state a decision runs on: skills, vectors, BM25 statistics.
+
+An Index is built once per library version and never mutated, so a reader always sees
+one consistent snapshot while a newer one is being built.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.engine.cache import EmbeddingCache, embed_with_cache
+from explorer.engine.config import Config
+from explorer.engine.lexical import LexicalIndex, indexed_text_tokens
+from explorer.engine.models import Models
+from explorer.engine.skills import Discovery, Problem, Skill, discover
+from explorer.engine.text import norm_token
+
+
+@dataclass(frozen=True)
+class Index:
+    """One version of the library, ready for `decide()`."""
+
+    skills: tuple[Skill, ...]
+    rejected: tuple[Problem, ...]
+    roots: tuple[str, ...]
+    models: Models
+    vectors: np.ndarray | None  # [N, dim], L2-normalised; None without a dense model
+    lexical: LexicalIndex
+    keyword_postings: dict[str, np.ndarray]  # keyword -> skill indices (§3.2)
+    phrase_table: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]  # first token -> phrases
+    id_rank: np.ndarray  # each skill's position in id order: the tie-break (§3.6)
+    positions: dict[str, int]
+    version: int = 1
+    built_at: float = field(default_factory=time.time)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    embedded: int = 0  # descriptions embedded by the model (not read from the cache) in this build
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.lexical.ids
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return tuple(problem for skill in self.skills for problem in skill.warnings)
+
+
+def build_index(
+    roots: Sequence[str | os.PathLike[str]],
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None = None,
+    *,
+    version: int = 1,
+) -> Index:
+    """Discover, parse, embed (through the cache) and index the library under `roots`."""
+    started = time.perf_counter()
+    found = discover(roots)
+    parsed = time.perf_counter()
+    index = index_skills(found, roots, config, models, cache, version=version)
+    index.timings_ms["parse"] = (parsed - started) * 1000
+    index.timings_ms["total"] = (time.perf_counter() - started) * 1000
+    return index
+
+
+def index_skills(
+    found: Discovery,
+    roots: Sequence[str | os.PathLike[str]],
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None = None,
+    *,
+    version: int = 1,
+) -> Index:
+    """Index already-parsed skills; the live index calls this with reused Skill records."""
+    skills = found.skills
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    vectors: np.ndarray | None = None
+    embedded = 0
+    if models.embedder is not None:
+        vectors, embedded = embed_with_cache(
+            models.embedder, [skill.description for skill in skills], cache
+        )
+    embedded_at = time.perf_counter()
+    timings["embed"] = (embedded_at - started) * 1000
+
+    ids = [skill.id for skill in skills]
+    lexical = LexicalIndex(
+        [indexed_text_tokens(skill, config.bm25_index_name_keywords) for skill in skills],
+        ids,
+        k1=config.bm25_k1,
+        b=config.bm25_b,
+    )
+    keyword_lists: dict[str, list[int]] = {}
+    phrases: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    for position, skill in enumerate(skills):
+        for keyword in skill.keywords:
+            keyword_lists.setdefault(keyword, []).append(position)
+        for phrase in skill.trigger_phrases:
+            tokens = tuple(norm_token(token) for token in phrase.split())
+            phrases.setdefault(tokens[0], []).append((position, tokens))
+    id_rank = np.empty(len(ids), dtype=np.int64)
+    id_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+    timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
+    return Index(
+        skills=skills,
+        rejected=found.rejected,
+        roots=tuple(os.path.abspath(os.fspath(root)) for root in roots),
+        models=models,
+        vectors=vectors,
+        lexical=lexical,
+        keyword_postings={
+            keyword: np.array(indices, dtype=np.int64) for keyword, indices in keyword_lists.items()
+        },
+        phrase_table={token: tuple(entries) for token, entries in phrases.items()},
+        id_rank=id_rank,
+        positions={skill_id: position for position, skill_id in enumerate(ids)},
+        version=version,
+        timings_ms=timings,
+        embedded=embedded,
+    )

@@ -1,0 +1,122 @@
+"""Text normalisation shared by every lexical channel (spec §2, §1.4 phrases).
+
+Kept byte-for-byte faithful to the reference, quirks included, so that a BM25 or
+keyword score shown here is the one the router computes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# §2.1: runs of ASCII letters and digits; everything else ends a token.
+_TOKEN_RE = re.compile(r"[A-Za-z0-9]{2,}")
+
+# §2.2: deliberately small and free of domain words.
+STOPWORDS: frozenset[str] = frozenset(
+    (
+        "the an of to for and or in on at is it be as by with from into me my we our you your "
+        "this that these those use used when user users say says want wants ask asks do does "
+        "not if so up out via are was will can a i"
+    ).split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """§2.1: lower-cased ASCII alphanumeric tokens of length >= 2, camelCase kept whole."""
+    return [token.lower() for token in _TOKEN_RE.findall(text)]
+
+
+def content_tokens(text: str) -> list[str]:
+    """§2.3: tokens minus stopwords, order and repeats kept."""
+    return [token for token in tokenize(text) if token not in STOPWORDS]
+
+
+def norm_token(token: str) -> str:
+    """§2.4: the reference's singular form, applied at match time only."""
+    if len(token) <= 3 or not token.endswith("s"):
+        return token
+    if token.endswith(("ss", "us", "is")):
+        return token
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if token.endswith(("sses", "ches", "shes", "xes", "zes")):
+        return token[:-2]
+    return token[:-1]
+
+
+def match_tokens(text: str) -> list[str]:
+    """§2.5: normalised content tokens, used by BM25, overlap and phrase matching."""
+    return [norm_token(token) for token in content_tokens(text)]
+
+
+def keyword_tokens(text: str) -> set[str]:
+    """§2.5: the prompt side of keyword matching keeps stopwords."""
+    return {norm_token(token) for token in tokenize(text)}
+
+
+def jaccard(left: Iterable[str], right: Iterable[str]) -> float:
+    """§9.4: token-set overlap; two empty sets give 0.0, not 1.0."""
+    a, b = set(left), set(right)
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+_CURLY_PAIRS = {"\u201c": "\u201d", "\u2018": "\u2019"}
+_STRAIGHT = {'"', "'"}
+MIN_PHRASE_TOKENS = 2
+MAX_PHRASE_TOKENS = 10
+
+
+def quoted_spans(text: str) -> list[str]:
+    """§1.4: spans in straight or curly quotes, apostrophes excluded.
+
+    A straight quote opens only at the start or after a non-alphanumeric character, and
+    closes only at the end or before one, so "don't" and "it's" never open a span.
+    """
+    spans: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char in _STRAIGHT:
+            if i == 0 or not text[i - 1].isalnum():
+                close = _find_straight_close(text, char, i + 1)
+                if close is not None:
+                    spans.append(text[i + 1 : close])
+                    i = close + 1
+                    continue
+        elif char in _CURLY_PAIRS:
+            close = text.find(_CURLY_PAIRS[char], i + 1)
+            if close != -1:
+                spans.append(text[i + 1 : close])
+                i = close + 1
+                continue
+        i += 1
+    return spans
+
+
+def _find_straight_close(text: str, quote: str, start: int) -> int | None:
+    position = text.find(quote, start)
+    while position != -1:
+        after = position + 1
+        if after == len(text) or not text[after].isalnum():
+            return position
+        position = text.find(quote, after)
+    return None
+
+
+def trigger_phrases(description: str) -> list[str]:
+    """§1.4: quoted spans with 2-10 content tokens, stored as those tokens joined by spaces."""
+    phrases: list[str] = []
+    for span in quoted_spans(description):
+        tokens = content_tokens(span)
+        if MIN_PHRASE_TOKENS <= len(tokens) <= MAX_PHRASE_TOKENS:
+            phrase = " ".join(tokens)
+            if phrase not in phrases:
+                phrases.append(phrase)
+    return phrases
+
+
+def phrase_matches(phrase: str, prompt_match_tokens: set[str]) -> bool:
+    """§3.3: every token of the phrase (normalised) occurs among the prompt's match tokens."""
+    return all(norm_token(token) in prompt_match_tokens for token in phrase.split())
