@@ -1,0 +1,161 @@
+"""Plain-text renderings of a Decision for the terminal (`route`, `why`).
+
+Rendering only: every number shown comes from the Decision or the index's explain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explorer.engine.decision import Decision, Gate, Row
+from explorer.engine.snapshot import Index
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(item) for item in value) + "]"
+    return str(value)
+
+
+def decision_summary(decision: Decision) -> str:
+    """One line per injected skill, or why nothing was injected."""
+    head = f"stage: {decision.stage}"
+    if not decision.injected:
+        reason = next(
+            (gate for gate in reversed(decision.gates) if not gate.passed and not gate.skipped),
+            None,
+        )
+        because = f" (last failed gate: {reason.name})" if reason else ""
+        return f"{head}\nno skill injected{because}"
+    lines = [head]
+    for item in decision.injected:
+        lines.append(
+            f"inject {item.id}  confidence {item.confidence:.2f} ({item.band}, {item.mode})"
+        )
+    return "\n".join(lines)
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) for i in range(len(headers))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(cells)
+        ).rstrip()
+
+    return [line(headers), line(["-" * width for width in widths]), *(line(r) for r in rows)]
+
+
+def channel_table(rows: tuple[Row, ...]) -> list[str]:
+    headers = [
+        "rank",
+        "skill",
+        "verdict",
+        "score",
+        "cos",
+        "kw",
+        "ph",
+        "file",
+        "bm25",
+        "norm",
+        "#",
+        "rerank",
+        "overlap",
+        "jacc",
+    ]
+    body = [
+        [
+            str(row.rank),
+            row.id,
+            row.verdict.upper() if row.verdict == "inject" else row.verdict,
+            f"{row.score:.3f}",
+            f"{row.cosine:.3f}",
+            f"{row.keyword:.2f}",
+            f"{row.phrase:.2f}",
+            f"{row.file:.2f}",
+            f"{row.bm25:.2f}",
+            f"{row.bm25_norm:.2f}",
+            str(row.bm25_rank or "—"),
+            "—" if row.rerank is None else f"{row.rerank:.2f}",
+            f"{row.matched_terms}/{row.query_terms}",
+            f"{row.jaccard:.2f}",
+        ]
+        for row in rows
+    ]
+    return _table(headers, body, right={0, *range(3, 14)})
+
+
+def gate_line(gate: Gate) -> str:
+    mark = "·" if gate.skipped else ("✓" if gate.passed else "✗")
+    inputs = " ".join(f"{key}={_number(value)}" for key, value in gate.inputs.items())
+    limits = " ".join(f"{key}={_number(value)}" for key, value in gate.thresholds.items())
+    text = f"  {mark} {gate.name:<18} §{gate.section:<4} {inputs}"
+    if limits:
+        text += f"  | {limits}"
+    if gate.note:
+        text += f"  ({gate.note})"
+    return text
+
+
+def terms_table(index: Index, prompt: str, skill_id: str) -> list[str]:
+    position = index.positions[skill_id]
+    explain = index.lexical.explain(prompt, position)
+    body = [
+        [
+            term.term,
+            "yes" if term.matched else "no",
+            str(term.tf),
+            str(term.df),
+            f"{term.idf:.3f}",
+            f"{term.contribution:.3f}",
+        ]
+        for term in explain.terms
+    ]
+    lines = [
+        f"BM25 terms for {skill_id}: score {explain.score:.3f}, normalised "
+        f"{explain.normalised:.3f} (N={index.lexical.n}, dl={int(index.lexical.dl[position])}, "
+        f"avgdl={index.lexical.avgdl:.1f}, k1={index.lexical.k1}, b={index.lexical.b})"
+    ]
+    if body:
+        lines += _table(["term", "match", "tf", "df", "idf", "contrib"], body, right={2, 3, 4, 5})
+    else:
+        lines.append("  (the prompt has no content terms)")
+    if explain.missing:
+        lines.append(f"missing from the description: {', '.join(explain.missing)}")
+    return lines
+
+
+def why_report(decision: Decision, index: Index, *, top: int = 8, skill: str | None = None) -> str:
+    models = decision.models
+    reranker = models["reranker"] or f"none — {models['reranker_note']}"
+    lines = [
+        f"prompt: {decision.prompt!r}",
+        f"query terms: {', '.join(decision.query_terms) or '(none)'}",
+        f"dense model: {models['dense']} (min_similarity "
+        f"{decision.thresholds['min_similarity']:.2f}, score_margin "
+        f"{decision.thresholds['score_margin']:.2f}: {models['calibration']})",
+        f"reranker: {reranker}",
+        "",
+        decision_summary(decision),
+        "",
+        *channel_table(decision.rows[: max(top, 1)]),
+    ]
+    hidden = len(decision.rows) - max(top, 1)
+    if hidden > 0:
+        lines.append(f"… {hidden} more skills (--top N)")
+    lines += ["", "gates, in cascade order:", *(gate_line(gate) for gate in decision.gates)]
+    explained = [skill] if skill else [row.id for row in decision.rows[: min(top, 3)]]
+    for skill_id in explained:
+        lines += ["", *terms_table(index, decision.prompt, skill_id)]
+    if decision.text:
+        lines += ["", "hook would inject:", decision.text]
+    timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
+    lines += ["", f"timings (ms): {timings}"]
+    return "\n".join(lines)

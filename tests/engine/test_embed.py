@@ -1,0 +1,101 @@
+"""Dense embedders through onnxruntime for real: the packaged MiniLM and tiny exports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.engine import models as models_module
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder, OnnxEmbedder, fnv1a_32, l2_normalise
+from explorer.engine.models import ModelError, load_embedder, load_models
+from tests.support.onnx_builders import build_tiny_embedder
+
+VOCAB = ["merge", "pdf", "files", "split", "docker", "image", "banana", "bread", "query"]
+
+
+def test_packaged_minilm_separates_similar_from_unrelated(minilm_models) -> None:
+    embedder = minilm_models.embedder
+    assert embedder.name == "minilm" and embedder.dim == 384
+    anchor = embedder.embed_query("combine two PDF files into one document")
+    similar, unrelated = embedder.embed_documents(
+        ["Merge several PDF documents into a single PDF.", "A recipe for banana bread."]
+    )
+    assert np.isclose(np.linalg.norm(similar), 1.0, atol=1e-5)
+    assert float(anchor @ similar) > float(anchor @ unrelated) + 0.3
+
+
+def test_minilm_identity_names_the_weights(minilm_models) -> None:
+    assert minilm_models.embedder.identity.startswith("minilm:8199be6f699a395f")
+
+
+def test_checksum_mismatch_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(models_module, "MINILM_MODEL_SHA256", "0" * 64)
+    with pytest.raises(ModelError, match=r"sha256 .* expected 0000"):
+        load_embedder(Config())
+    loaded = load_models(Config(reranker="off"))
+    assert loaded.embedder is None
+    assert "sha256" in (loaded.status.dense_error or "")
+
+
+def test_unknown_and_missing_models_say_where_they_looked(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="unknown model"):
+        load_embedder(Config(model="nope"))
+    with pytest.raises(ModelError, match=str(tmp_path)):
+        load_embedder(Config(model="bge-small-en-v1.5", ski_models_dir=str(tmp_path)))
+
+
+def _tiny(tmp_path: Path, **kwargs: object) -> OnnxEmbedder:
+    model, tokenizer = build_tiny_embedder(tmp_path, VOCAB)
+    return OnnxEmbedder(model, tokenizer, name="tiny", identity="tiny:1", **kwargs)  # type: ignore[arg-type]
+
+
+def test_mean_and_cls_pooling_differ_and_normalise(tmp_path: Path) -> None:
+    mean = _tiny(tmp_path, pooling="mean")
+    cls = _tiny(tmp_path, pooling="cls")
+    a = mean.embed_documents(["merge pdf files"])[0]
+    b = cls.embed_documents(["merge pdf files"])[0]
+    assert np.isclose(np.linalg.norm(a), 1.0, atol=1e-5)
+    assert np.isclose(np.linalg.norm(b), 1.0, atol=1e-5)
+    assert not np.allclose(a, b)
+    # CLS pooling reads position 0 only, the [CLS] token: every text gets the same vector.
+    assert np.allclose(b, cls.embed_documents(["banana bread"])[0])
+
+
+def test_batching_and_length_sorting_keep_input_order(tmp_path: Path) -> None:
+    embedder = _tiny(tmp_path, batch_size=2)
+    texts = ["banana", "merge pdf files split", "docker image", "query", "bread banana pdf"]
+    together = embedder.embed_documents(texts)
+    alone = np.stack([embedder.embed_documents([text])[0] for text in texts])
+    assert np.allclose(together, alone, atol=1e-6)
+
+
+def test_query_prefix_changes_the_query_only(tmp_path: Path) -> None:
+    plain = _tiny(tmp_path)
+    prefixed = _tiny(tmp_path, query_prefix="query ")
+    assert np.allclose(plain.embed_query("pdf"), plain.embed_documents(["pdf"])[0], atol=1e-6)
+    assert not np.allclose(prefixed.embed_query("pdf"), prefixed.embed_documents(["pdf"])[0])
+
+
+def test_custom_model_path_from_config(tmp_path: Path) -> None:
+    model, _ = build_tiny_embedder(tmp_path, VOCAB)
+    embedder = load_embedder(Config(model_path=str(model)))
+    assert embedder.name == "model" and embedder.dim == 16
+
+
+def test_bow_embedder_matches_spec() -> None:
+    bow = BowEmbedder()
+    vector = bow.embed_query("merge merge pdf")
+    expected = np.zeros(256, dtype=np.float32)
+    expected[fnv1a_32(b"merge") % 256] += 2
+    expected[fnv1a_32(b"pdf") % 256] += 1
+    assert np.allclose(vector, expected / np.linalg.norm(expected))
+    assert fnv1a_32(b"") == 0x811C9DC5 and fnv1a_32(b"a") == 0xE40C292C
+
+
+def test_zero_and_non_finite_rows_normalise_to_zero() -> None:
+    rows = l2_normalise(np.array([[0.0, 0.0], [np.inf, 1.0], [3.0, 4.0]]))
+    assert rows.tolist()[:2] == [[0.0, 0.0], [0.0, 0.0]]
+    assert np.allclose(rows[2], [0.6, 0.8])

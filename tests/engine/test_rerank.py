@@ -1,0 +1,167 @@
+"""Stage 2 (§5.4) through onnxruntime for real, with tiny cross-encoders built in the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.models import assemble_models, find_reranker, load_models
+from explorer.engine.pipeline import decide
+from explorer.engine.rerank import AGREEMENT_SLACK, OnnxCrossEncoder, agreement_gate, sigmoid
+from explorer.engine.snapshot import build_index
+from tests.conftest import write_skill
+from tests.support.onnx_builders import build_tiny_cross_encoder
+
+VOCAB = (
+    "merge split pdf files documents tables extract forms spreadsheet formulas csv clean "
+    "workbook data invoices totals steps for convert export report"
+).split()
+
+
+def _encoder(directory: Path, **kwargs: object) -> OnnxCrossEncoder:
+    model, tokenizer = build_tiny_cross_encoder(directory, VOCAB, **kwargs)  # type: ignore[arg-type]
+    return OnnxCrossEncoder(model, tokenizer, name="tiny-ce", batch_size=2)
+
+
+def test_logits_rank_the_matching_document_first(tmp_path: Path) -> None:
+    encoder = _encoder(tmp_path)
+    logits = encoder.score("merge pdf files", ["merge pdf files", "spreadsheet formulas", "pdf"])
+    assert logits.shape == (3,)
+    assert logits[0] > logits[2] > logits[1]
+
+
+def test_batching_does_not_change_logits(tmp_path: Path) -> None:
+    encoder = _encoder(tmp_path)
+    docs = ["merge pdf", "clean csv data", "extract tables from pdf files", "totals"]
+    batched = encoder.score("pdf tables", docs)
+    single = np.array([encoder.score("pdf tables", [doc])[0] for doc in docs])
+    assert np.allclose(batched, single)
+
+
+def test_models_without_token_type_ids_work(tmp_path: Path) -> None:
+    with_types = _encoder(tmp_path / "a")
+    without = _encoder(tmp_path / "b", with_token_type_ids=False)
+    docs = ["merge pdf files", "csv data"]
+    assert np.allclose(with_types.score("merge pdf", docs), without.score("merge pdf", docs))
+
+
+def test_pairs_are_truncated_to_max_length(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_cross_encoder(tmp_path, VOCAB)
+    encoder = OnnxCrossEncoder(model, tokenizer, name="t", max_length=16)
+    long_doc = " ".join(["data"] * 2000) + " merge pdf"
+    assert np.isfinite(encoder.score("merge pdf", [long_doc])).all()
+    assert len(encoder.tokenizer.encode("merge pdf", long_doc).ids) == 16
+
+
+def test_agreement_gate_follows_5_4() -> None:
+    scores = np.array([0.70, 0.62, 0.50, 0.66])
+    logits = {0: 1.0, 1: 3.5, 2: 9.0, 3: -3.0}
+    gate = agreement_gate(
+        [0, 1, 2, 3], scores, logits, min_similarity=0.64, rerank_min=-2.5, rerank_margin=2.0
+    )
+    assert gate.floor == pytest.approx(0.64 - AGREEMENT_SLACK)
+    assert gate.eligible == (0, 1, 3)  # 0.50 is under the floor, however high its logit
+    assert gate.best == 3.5
+    assert gate.passed == (0, 1) or gate.passed == (1,)
+    assert gate.passed == (1,)  # 1.0 < 3.5 - 2.0; -3.0 < rerank_min
+
+
+def _rerank_library(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge split and extract tables from pdf files and documents.")
+    write_skill(root, "invoices", "Extract totals from pdf invoices and export csv data.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, clean csv data and workbook report.")
+    return root
+
+
+def _index(tmp_path: Path, encoder: OnnxCrossEncoder, config: Config):
+    models = assemble_models(BowEmbedder(), encoder, reranker_note="test")
+    return build_index([_rerank_library(tmp_path)], config, models)
+
+
+def test_rerank_stage_decides_with_real_logits(tmp_path: Path) -> None:
+    config = Config(recall_floor=0.1, min_similarity=0.2)
+    index = _index(tmp_path, _encoder(tmp_path / "m"), config)
+    decision = decide("merge pdf files and extract tables", index, config)
+    assert decision.stage == "rerank"
+    assert decision.injected_ids[0] == "pdf"
+    row = decision.row("pdf")
+    assert row.rerank is not None and row.rerank_prob == pytest.approx(sigmoid(row.rerank))
+    assert decision.injected[0].confidence == pytest.approx(sigmoid(row.rerank))
+    names = [gate.name for gate in decision.gates]
+    assert names.index("recall_floor") < names.index("reranker") < names.index("agreement_floor")
+    assert names.index("agreement_floor") < names.index("rerank_min") < names.index("rerank_margin")
+
+
+def test_a_reranker_that_favours_one_document_moves_the_decision(tmp_path: Path) -> None:
+    config = Config(recall_floor=0.1, min_similarity=0.2, max_skills=1)
+    neutral = _index(tmp_path / "n", _encoder(tmp_path / "n" / "m"), config)
+    favouring = _index(
+        tmp_path / "f", _encoder(tmp_path / "f" / "m", token_bias={"invoices": 12.0}), config
+    )
+    prompt = "merge pdf files and extract tables"
+    assert decide(prompt, neutral, config).injected_ids == ("pdf",)
+    decision = decide(prompt, favouring, config)
+    assert decision.injected_ids == ("invoices",)
+    assert decision.row("pdf").verdict in ("rerank_margin", "max_skills")
+    # The agreement floor still guards: with a floor above every hybrid score, no pick.
+    strict = config.replace(min_similarity=5.0)
+    blocked = decide(prompt, favouring, strict)
+    assert blocked.stage == "rerank" and blocked.injected_ids == ()
+    assert blocked.gate("agreement_floor").passed is False
+    assert blocked.row("invoices").verdict == "agreement_floor"
+
+
+def test_rerank_min_drops_weak_logits(tmp_path: Path) -> None:
+    config = Config(recall_floor=0.1, min_similarity=0.2, rerank_min=50.0)
+    index = _index(tmp_path, _encoder(tmp_path / "m"), config)
+    decision = decide("merge pdf files", index, config)
+    assert decision.injected_ids == ()
+    assert {row.verdict for row in decision.rows if row.rerank is not None} <= {
+        "rerank_min",
+        "agreement_floor",
+    }
+
+
+def test_union_candidates_add_bm25_only_skills(tmp_path: Path) -> None:
+    config = Config(
+        recall_floor=0.1, min_similarity=0.2, rerank_top_k=1, candidate_strategy="union"
+    )
+    index = _index(tmp_path, _encoder(tmp_path / "m"), config)
+    prompt = "report.xlsx with totals from invoices"  # the file channel lifts xlsx
+    decision = decide(prompt, index, config)
+    pools = {row.id: row.pool for row in decision.rows}
+    assert pools == {"xlsx": "dense", "invoices": "bm25", "pdf": None}
+    assert decision.row("invoices").rerank is not None
+    dense_only = decide(prompt, index, config.replace(candidate_strategy="dense"))
+    assert [row.id for row in dense_only.rows if row.rerank is not None] == ["xlsx"]
+
+
+def test_no_reranker_behaves_like_the_reference_and_says_where_it_looked(
+    tmp_path: Path, bow_index
+) -> None:
+    pair, note = find_reranker(Config(ski_models_dir=str(tmp_path)))
+    assert pair is None and str(tmp_path) in note
+    decision = decide("merge pdf files", bow_index, Config())
+    gate = decision.gate("reranker")
+    assert gate.skipped and gate.inputs["available"] is False
+    assert decision.stage == "cosine"
+
+
+def test_reranker_found_in_the_reference_cache_layout(tmp_path: Path) -> None:
+    snapshot = tmp_path / "models--jinaai--jina-reranker-v1-turbo-en" / "snapshots" / "abc123"
+    build_tiny_cross_encoder(snapshot, VOCAB)
+    models = load_models(Config(model="bow", ski_models_dir=str(tmp_path)))
+    assert models.reranker is not None
+    assert models.status.reranker == "jina-reranker-v1-turbo-en"
+
+
+def test_reranker_from_a_config_path_and_a_bad_one(tmp_path: Path) -> None:
+    build_tiny_cross_encoder(tmp_path / "ce", VOCAB)
+    assert load_models(Config(model="bow", reranker=str(tmp_path / "ce"))).reranker is not None
+    missing = load_models(Config(model="bow", reranker=str(tmp_path / "nowhere")))
+    assert missing.reranker is None and "nowhere" in missing.status.reranker_note
