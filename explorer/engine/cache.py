@@ -21,6 +21,7 @@ from explorer.engine.embed import Embedder
 
 SCHEMA_VERSION = 1
 CACHE_FILE = "embeddings.sqlite3"
+LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
 
 
 def default_cache_dir() -> Path:
@@ -59,7 +60,7 @@ class EmbeddingCache:
             self._bypass(f"embedding cache {self.path} cannot be opened ({error}); not using it")
 
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        connection = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None)
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")

@@ -1,0 +1,117 @@
+"""The CLI as a user runs it: real subprocesses for the entry points, in-process for the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.cli import build_parser, main
+from tests.conftest import REPO, SAMPLE_SKILLS
+
+SAMPLES = str(SAMPLE_SKILLS)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_route_json_has_the_documented_keys(capsys) -> None:
+    code, out, _ = run(capsys, "route", "merge two report.pdf files", "--skills", SAMPLES, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert {"schema", "prompt", "stage", "injected", "skills", "gates", "timings_ms"} <= set(data)
+    assert data["injected"][0]["id"] == "pdf" and 0 < data["injected"][0]["confidence"] <= 1
+    row = data["skills"][0]
+    assert {"id", "cosine", "score", "bm25", "rerank", "verdict"} <= set(row)
+    assert row["rerank"] is None
+    assert all({"name", "passed"} <= set(gate) for gate in data["gates"])
+
+
+def test_route_text_and_invalid_yaml_warning(capsys) -> None:
+    code, out, err = run(
+        capsys, "route", "write a commit message for my staged diff", "--skills", SAMPLES
+    )
+    assert code == 0 and "inject git-commit-writer" in out
+    assert "meeting-notes-summarizer/SKILL.md:3: invalid YAML" in err
+
+
+def test_why_explains_a_losing_skill(capsys) -> None:
+    code, out, _ = run(
+        capsys, "why", "merge two pdf files", "--skills", SAMPLES, "--skill", "xlsx", "--top", "3"
+    )
+    assert code == 0
+    assert "gates, in cascade order:" in out and "recall_floor" in out
+    assert "BM25 terms for xlsx" in out and "missing from the description" in out
+    assert "… 15 more skills" in out
+
+
+def test_why_unknown_skill_is_a_usage_error(capsys) -> None:
+    code, _, err = run(capsys, "why", "x", "--skills", SAMPLES, "--skill", "nope")
+    assert code == 2 and "no skill with id 'nope'" in err
+
+
+def test_bad_set_value_names_key_and_type(capsys) -> None:
+    code, _, err = run(capsys, "route", "x", "--skills", SAMPLES, "--set", "max_skills=two")
+    assert code == 2 and "max_skills" in err and "an integer" in err
+
+
+def test_no_roots_and_empty_roots(capsys, tmp_path: Path) -> None:
+    assert run(capsys, "route", "x")[0] == 2
+    code, _, err = run(capsys, "route", "x", "--skills", str(tmp_path), "--set", "model=bow")
+    assert code == 1 and "no valid skills" in err
+
+
+def test_index_reports_counts_and_reuses_the_cache(capsys, tmp_path: Path) -> None:
+    args = ("index", SAMPLES, "--cache-dir", str(tmp_path))
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "indexed 18 skills" in out and "18 embedded" in out
+    assert "warning" in out and "meeting-notes-summarizer" in out
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "0 embedded, 18 from cache" in out
+
+
+@pytest.mark.parametrize("command", ["route", "why", "hook", "index", "bench"])
+def test_every_command_has_help(command: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "--set" in capsys.readouterr().out
+
+
+def _subprocess(*args: str, stdin: str = "", env: dict[str, str] | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_python_dash_m_and_the_hook_end_to_end(tmp_path: Path) -> None:
+    payload = json.dumps(
+        {
+            "prompt": "my pod keeps crashing, kubectl logs shows nothing",
+            "session_id": "x",
+            "cwd": str(tmp_path),
+        }
+    )
+    result = _subprocess(
+        "hook", "--skills", SAMPLES, stdin=payload, env={"XDG_CACHE_HOME": str(tmp_path)}
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "kubernetes-debugger" in context
+    broken = _subprocess("hook", "--skills", SAMPLES, stdin="{nope")
+    assert (broken.returncode, broken.stdout, broken.stderr) == (0, "", "")

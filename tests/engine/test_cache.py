@@ -1,0 +1,107 @@
+"""The persistent embedding cache: reuse, model isolation, corruption, concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from explorer.engine.cache import CACHE_FILE, EmbeddingCache, embed_with_cache, file_sha256
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.models import assemble_models
+from explorer.engine.snapshot import build_index
+
+
+class CountingBow(BowEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        self.calls += len(texts)
+        return super().embed_documents(texts)
+
+
+def test_second_build_embeds_nothing(tmp_path: Path, make_library) -> None:
+    root = make_library({"a": "Merge pdf files.", "b": "Spreadsheet formulas.", "c": "Docker."})
+    embedder = CountingBow()
+    models = assemble_models(embedder)
+    first = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
+    second = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
+    assert (first.embedded, second.embedded, embedder.calls) == (3, 0, 3)
+    assert np.array_equal(first.vectors, second.vectors)
+
+
+def test_vectors_are_keyed_by_model_identity(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    cache.put_many("model-a", {"h": np.ones(4, dtype=np.float32)})
+    assert set(cache.get_many("model-a", ["h"], 4)) == {"h"}
+    assert cache.get_many("model-b", ["h"], 4) == {}
+    assert cache.get_many("model-a", ["h"], 8) == {}  # a wrong dimension is a miss
+
+
+def test_a_corrupt_file_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / CACHE_FILE).write_bytes(b"this is not a database" * 100)
+    cache = EmbeddingCache(tmp_path)
+    assert cache.available and "rebuilt" in cache.warnings[0]
+    vectors, computed = embed_with_cache(BowEmbedder(), ["pdf files"], cache)
+    assert computed == 1 and vectors.shape == (1, 256)
+    assert list(tmp_path.glob(f"{CACHE_FILE}.corrupt-*"))
+
+
+def test_a_truncated_write_recovers(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    embed_with_cache(BowEmbedder(), [f"text {i}" for i in range(200)], cache)
+    cache.close()
+    path = tmp_path / CACHE_FILE
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    reopened = EmbeddingCache(tmp_path)
+    _, computed = embed_with_cache(BowEmbedder(), ["text 1", "text 2"], reopened)
+    assert reopened.available and computed <= 2
+
+
+def test_a_locked_cache_is_bypassed_not_fatal(tmp_path: Path) -> None:
+    EmbeddingCache(tmp_path).close()
+    holder = sqlite3.connect(tmp_path / CACHE_FILE, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    cache = EmbeddingCache(tmp_path)
+    assert not cache.available and "locked" in cache.warnings[0]
+    vectors, computed = embed_with_cache(BowEmbedder(), ["pdf"], cache)
+    assert computed == 1 and vectors.shape == (1, 256)
+    holder.execute("ROLLBACK")
+
+
+def _writer(directory: str, offset: int) -> None:
+    cache = EmbeddingCache(directory)
+    for start in range(0, 200, 20):
+        texts = [f"process {offset} text {i}" for i in range(start, start + 20)]
+        embed_with_cache(BowEmbedder(), texts, cache)
+
+
+def test_two_processes_write_at_once(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_writer, args=(str(tmp_path), n)) for n in (1, 2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    cache = EmbeddingCache(tmp_path)
+    assert cache.count() == 400
+    assert cache._connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_file_checksums_are_remembered(tmp_path: Path) -> None:
+    target = tmp_path / "weights.bin"
+    target.write_bytes(b"abc")
+    cache = EmbeddingCache(tmp_path / "c")
+    digest = file_sha256(target, cache)
+    assert digest == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert cache.remembered_checksum(str(target), 3, target.stat().st_mtime_ns) == digest
