@@ -137,7 +137,9 @@ infra cross edge
 
 _PREPOSITIONS = ("for", "in", "from", "with", "across", "into", "using", "inside", "against")
 _COMPOUNDS = 2000
-_DOUBLED = frozenset({"log", "tag", "stub", "pin", "plot", "scan", "plan", "map", "wrap", "ship"})
+_DOUBLED = frozenset(
+    {"debug", "log", "tag", "stub", "pin", "plot", "scan", "plan", "map", "wrap", "ship"}
+)
 
 
 def _zipf_weights(count: int, exponent: float = 1.07, offset: float = 2.7) -> list[float]:

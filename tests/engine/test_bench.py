@@ -1,0 +1,147 @@
+"""The bench's own plumbing: synthetic libraries, result shape and report. Never timings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.bench import (
+    MAX_WORDS,
+    METRICS,
+    MIN_WORDS,
+    format_report,
+    generate_library,
+    run_bench,
+    synthetic_descriptions,
+    synthetic_prompts,
+)
+from explorer.engine.config import Config
+from explorer.engine.skills import discover
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(root)): path.read_bytes() for path in root.rglob("SKILL.md")}
+
+
+def test_generate_library_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    first = _files(generate_library(tmp_path / "a", 40, seed=7))
+    second = _files(generate_library(tmp_path / "b", 40, seed=7))
+    other = _files(generate_library(tmp_path / "c", 40, seed=8))
+    assert len(first) == 40
+    assert "skill-00039/SKILL.md" in first
+    assert first == second
+    assert first != other
+
+
+def test_generated_skills_parse_with_realistic_descriptions(tmp_path: Path) -> None:
+    root = generate_library(tmp_path / "lib", 60, seed=0)
+    found = discover([root])
+    assert not found.rejected
+    assert len(found.skills) == 60
+    assert all(not skill.warnings for skill in found.skills)
+    ids, descriptions = synthetic_descriptions(60, seed=0)
+    assert sorted(ids) == sorted(skill.id for skill in found.skills)
+    by_id = dict(zip(ids, descriptions, strict=True))
+    for skill in found.skills:
+        assert skill.description == by_id[skill.id]
+        assert MIN_WORDS <= len(skill.description.split()) <= MAX_WORDS
+        assert skill.body
+    assert sum("Use when" in text for text in descriptions) == 60
+
+
+def test_smaller_library_is_a_prefix_of_a_larger_one() -> None:
+    assert synthetic_descriptions(10)[1] == synthetic_descriptions(25)[1][:10]
+
+
+def test_prompts_are_distinct() -> None:
+    prompts = synthetic_prompts(300, seed=3, library_size=50)
+    assert len(prompts) == len(set(prompts)) == 300
+
+
+def test_run_bench_decide_warm_shape(tmp_path: Path) -> None:
+    result = run_bench(
+        None,
+        (30,),
+        Config(model="bow", reranker="off"),
+        repeats=5,
+        include={"decide_warm"},
+        work_dir=tmp_path,
+    )
+    json.dumps(result)  # JSON-able
+    assert set(result) == {"meta", "metrics"}
+    assert list(result["metrics"]) == ["decide_warm@30"]
+    row = result["metrics"]["decide_warm@30"]
+    for key in ("median_ms", "p95_ms", "target", "target_value", "ratio", "pass", "note"):
+        assert key in row
+    assert row["metric"] == "decide_warm" and row["size"] == 30 and row["n"] == 5
+    assert row["baseline"]["name"] == "embed_query"
+    assert isinstance(row["pass"], bool)
+    assert "decide_warm" in format_report(result)
+
+
+def test_run_bench_with_a_skills_dir(tmp_path: Path) -> None:
+    library = generate_library(tmp_path / "mine", 12, seed=5)
+    result = run_bench(
+        str(library),
+        (20,),
+        Config(model="bow", reranker="off"),
+        repeats=3,
+        include={"decide_warm"},
+        work_dir=tmp_path / "work",
+    )
+    assert set(result["metrics"]) == {"decide_warm@20", "decide_warm@skills_dir"}
+    assert result["metrics"]["decide_warm@skills_dir"]["size"] == 12
+
+
+def test_unknown_metric_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown metrics"):
+        run_bench(None, (10,), Config(model="bow"), include={"nope"}, work_dir=tmp_path)
+
+
+def test_format_report_names_every_metric() -> None:
+    metrics = {
+        "decide_warm@1000": {
+            "metric": "decide_warm",
+            "median_ms": 7.5,
+            "p95_ms": 9.0,
+            "baseline": {"median_ms": 6.0},
+            "target": "<= 1.2 x embed + 2 ms",
+            "target_value": 9.2,
+            "ratio": 0.81,
+            "pass": True,
+            "note": "n",
+        },
+        "bm25_26k": {
+            "metric": "bm25_26k",
+            "median_ms": 1.0,
+            "p95_ms": 2.0,
+            "target_value": None,
+            "ratio": None,
+            "pass": False,
+            "note": "no bm25s",
+        },
+        "hook_cold@100": {"metric": "hook_cold", "pass": False, "error": "boom", "note": "boom"},
+        "peak_rss_1000": {
+            "metric": "peak_rss_1000",
+            "value": 250.0,
+            "unit": "MB",
+            "target_value": 300.0,
+            "ratio": 0.83,
+            "pass": True,
+        },
+        "index_build@1000": {
+            "metric": "index_build",
+            "value": 5.0,
+            "unit": "ms/skill",
+            "baseline": {"value": 4.5},
+            "target_value": 5.6,
+            "ratio": 0.89,
+            "pass": True,
+        },
+    }
+    report = format_report({"meta": {"python": "3.11"}, "metrics": metrics})
+    for name in METRICS:
+        assert name in report
+    assert "PASS" in report and "FAIL" in report and "ERROR" in report
