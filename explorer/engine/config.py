@@ -8,6 +8,7 @@ Sources, lowest first: defaults < $XDG_CONFIG_HOME/skill-explorer/config.toml <
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -235,6 +236,8 @@ def load_config(
         files.append(str(path))
     for assignment in assignments:
         key, value = parse_assignment(assignment)
+        if _HINTS.get(key) is str and not isinstance(value, str):
+            value = assignment.partition("=")[2].strip()  # query_prefix=2024 is text
         if key not in _HINTS:
             raise ConfigError(f"--set: unknown key {key!r}; known keys: {', '.join(FIELD_NAMES)}")
         config, changed = apply(config, {key: value}, "--set", warnings)
@@ -260,8 +263,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-        return f'"{escaped}"'
+        return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     raise TypeError(f"cannot write {value!r} as TOML")

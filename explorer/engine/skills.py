@@ -105,7 +105,9 @@ def _walk_root(root: str, problems: list[Problem]) -> Iterable[str]:
             continue  # a symlink loop, or the same directory reached twice
         seen_dirs.add((info.st_dev, info.st_ino))
         try:
-            entries = list(os.scandir(directory))
+            # Reverse-sorted onto the stack, so directories are entered in path order and
+            # the first of two links to one directory is the one kept (§1.2).
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name, reverse=True)
         except OSError as error:
             problems.append(Problem(directory, f"cannot list directory: {error.strerror}"))
             continue

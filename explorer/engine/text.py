@@ -75,23 +75,29 @@ def quoted_spans(text: str) -> list[str]:
     closes only at the end or before one, so "don't" and "it's" never open a span.
     """
     spans: list[str] = []
+    unclosed: set[str] = set()  # a closer missing after i is missing after any later i too
     i, n = 0, len(text)
     while i < n:
         char = text[i]
-        if char in _STRAIGHT:
+        close: int | None = None
+        if char in unclosed:
+            pass
+        elif char in _STRAIGHT:
             if i == 0 or not text[i - 1].isalnum():
                 close = _find_straight_close(text, char, i + 1)
-                if close is not None:
-                    spans.append(text[i + 1 : close])
-                    i = close + 1
-                    continue
         elif char in _CURLY_PAIRS:
-            close = text.find(_CURLY_PAIRS[char], i + 1)
-            if close != -1:
-                spans.append(text[i + 1 : close])
-                i = close + 1
-                continue
-        i += 1
+            found = text.find(_CURLY_PAIRS[char], i + 1)
+            close = found if found != -1 else None
+        else:
+            i += 1
+            continue
+        if close is None:
+            if char in _CURLY_PAIRS or i == 0 or not text[i - 1].isalnum():
+                unclosed.add(char)
+            i += 1
+            continue
+        spans.append(text[i + 1 : close])
+        i = close + 1
     return spans
 
 
