@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,7 +34,8 @@ from explorer.engine.embed import cpu_count
 from explorer.engine.lexical import LexicalIndex
 from explorer.engine.models import Models, load_models, packaged_minilm
 from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.skills import Discovery, Skill, discover
+from explorer.engine.snapshot import Index, build_index, index_skills
 from explorer.engine.text import match_tokens
 
 METRICS: tuple[str, ...] = ("decide_warm", "bm25_26k", "hook_cold", "peak_rss_1000", "index_build")
@@ -46,6 +48,7 @@ HOOK_REPEATS = 7
 BM25_PROMPTS = 200
 RANK_BM25_PROMPTS = 20  # rank_bm25 scores in a Python loop: context only, so few prompts
 TOP_K = 10
+BUILD_CHUNKS = 4
 SUBPROCESS_TIMEOUT = 180.0
 
 # Targets (the issue's numbers).
@@ -528,8 +531,7 @@ def bench_bm25(count: int = BM25_SIZE, prompts: int = BM25_PROMPTS, seed: int = 
         raw = lexical.score(prompt).raw
         top = np.argpartition(-raw, TOP_K)[:TOP_K]
         top = top[np.argsort(-raw[top], kind="stable")]
-        for position in top:
-            lexical.explain(prompt, int(position))
+        lexical.explain_many(prompt, [int(position) for position in top])
         return top
 
     score_ms = [_timed(lambda p=prompt: lexical.score(p)) for prompt in queries[:50]]
@@ -641,29 +643,36 @@ print(json.dumps({"ok": True}))
 
 _RSS_SCRIPT = """
 import json, resource, sys
+
+def peak_mb():
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import Config
 from explorer.engine.models import load_models
 from explorer.engine.pipeline import decide
 from explorer.engine.snapshot import build_index
 job = json.load(sys.stdin)
+phases = {"imports": peak_mb()}
 config = Config(**job["config"])
 cache = EmbeddingCache(job["cache"])
 models = load_models(config, cache)
+phases["models"] = peak_mb()
 index = build_index([job["library"]], config, models, cache)
+phases["build"] = peak_mb()
 for prompt in job["prompts"]:
     decide(prompt, index, config)
-hwm = None
-try:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                hwm = int(line.split()[1])
-except OSError:
-    pass
+phases["decides"] = peak_mb()
 print(json.dumps({
-    "vmhwm_kb": hwm,
-    "ru_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "peak_mb": peak_mb(),
+    "phases": phases,
     "skills": len(index),
     "embedded": index.embedded,
     "dense": models.status.dense,
@@ -827,9 +836,12 @@ def bench_hook_cold(
 
 
 def bench_peak_rss(library: Path, config: Config, work: Path, *, seed: int = 0) -> dict[str, Any]:
-    """Peak RSS of a child that loads the models, builds the index cold and routes 20 prompts.
+    """Peak RSS of a child that loads the models, builds the index and routes 20 prompts.
 
-    The child reports its own high-water mark: RUSAGE_CHILDREN would mix in earlier children.
+    Run twice: with an empty embedding cache (the first `index`, every description
+    embedded: the worst case and the headline) and again with that cache filled (what
+    every later hook process does). Each child reports its own high-water mark after
+    each phase; RUSAGE_CHILDREN would mix in earlier children.
     """
     cache = Path(tempfile.mkdtemp(prefix="rss-cache-", dir=work))
     job = {
@@ -839,27 +851,31 @@ def bench_peak_rss(library: Path, config: Config, work: Path, *, seed: int = 0) 
         "prompts": synthetic_prompts(RSS_DECIDES, seed + 3),
     }
     env = _child_env(work / "xdg-cache-rss", work / "xdg-config-empty")
-    run = _run_child([sys.executable, "-c", _RSS_SCRIPT], json.dumps(job), env, work, 600.0)
-    if run.returncode != 0:
-        tail = run.stderr.strip()[-300:]
-        return _error("peak_rss_1000", f"child exit {run.returncode}: {tail}")
-    try:
-        report = json.loads(run.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
-        return _error("peak_rss_1000", f"child printed no report: {run.stdout[-200:]!r}")
-    kb = report.get("vmhwm_kb") or report.get("ru_maxrss_kb")
-    mb = kb / 1024.0
+    reports: list[dict[str, Any]] = []
+    for _run in ("cold", "warm"):
+        run = _run_child([sys.executable, "-c", _RSS_SCRIPT], json.dumps(job), env, work, 600.0)
+        if run.returncode != 0:
+            tail = run.stderr.strip()[-300:]
+            return _error("peak_rss_1000", f"child exit {run.returncode}: {tail}")
+        try:
+            reports.append(json.loads(run.stdout.strip().splitlines()[-1]))
+        except (json.JSONDecodeError, IndexError):
+            return _error("peak_rss_1000", f"child printed no report: {run.stdout[-200:]!r}")
+    cold, warm = reports
+    phases = ", ".join(f"{name} {value:.0f}" for name, value in cold["phases"].items())
     return {
         "metric": "peak_rss_1000",
-        "size": report["skills"],
-        "value": mb,
+        "size": cold["skills"],
+        "value": cold["peak_mb"],
         "unit": "MB",
+        "warm_value": warm["peak_mb"],
+        "phases_mb": {"cold": cold["phases"], "warm": warm["phases"]},
         "target": f"<= {RSS_LIMIT_MB:g} MB",
-        **_verdict(mb, RSS_LIMIT_MB),
+        **_verdict(cold["peak_mb"], RSS_LIMIT_MB),
         "note": (
-            f"{report['skills']} skills, {report['embedded']} embedded (cold cache), "
-            f"{RSS_DECIDES} decides; dense {report['dense']}, reranker {report['reranker']}; "
-            f"child wall {run.ms / 1000:.1f} s"
+            f"{cold['skills']} skills, {cold['embedded']} embedded, {RSS_DECIDES} decides; "
+            f"high-water after {phases} MB; with a warm cache {warm['peak_mb']:.0f} MB "
+            f"({warm['embedded']} embedded); dense {cold['dense']}, reranker {cold['reranker']}"
         ),
     }
 
@@ -868,26 +884,64 @@ def bench_peak_rss(library: Path, config: Config, work: Path, *, seed: int = 0) 
 # 5. index_build
 
 
-def bench_index_build(index: Index, build_timings_ms: dict[str, float]) -> dict[str, Any]:
+def bench_index_build(
+    root: Path,
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache,
+    *,
+    chunks: int = BUILD_CHUNKS,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Per-skill embedding cost of a cold build against embedding the same texts directly.
 
-    The floor is the embedder's own length-sorted batching; unsorted batches of 32 are
-    reported for context (how much sorting saves).
+    The library is cut into `chunks` parts; for each, a cold `index_skills` (every text new
+    to `cache`) and the floor (the embedder's own length-sorted batches of the same texts)
+    run back to back, in alternating order, so load from other processes hits both alike.
+    Unsorted batches of 32 are timed for context (what the sorting saves). Afterwards
+    `cache` holds every description, so later builds of this library are warm.
     """
-    embedder = index.models.embedder
+    embedder = models.embedder
     if embedder is None:
-        return _error("index_build", f"no dense model: {index.models.status.dense_error}")
-    texts = [skill.description for skill in index.skills]
-    n = len(texts)
-    build_per = build_timings_ms["embed"] / n
-    sorted_per = _timed(lambda: embedder.embed_documents(texts)) / n
-    batch = getattr(embedder, "batch_size", 32)
+        return _error("index_build", f"no dense model: {models.status.dense_error}")
+    started = time.perf_counter()
+    found = discover([root])
+    parse_ms = _ms(time.perf_counter() - started)
+    skills = found.skills
+    n = len(skills)
+    if not n:
+        return _error("index_build", f"no skills under {root}")
+    embedder.embed_documents(synthetic_descriptions(32, seed + 5)[1])  # warm the session up
+    batch = int(getattr(embedder, "batch_size", 32))
+    build_ms = floor_ms = unsorted_ms = lexical_ms = 0.0
+    embedded = 0
+    step = -(-n // max(1, chunks))
+    for number, start in enumerate(range(0, n, step)):
+        part = skills[start : start + step]
+        texts = [skill.description for skill in part]
 
-    def unsorted() -> None:
-        for start in range(0, n, batch):
-            embedder.embed_documents(texts[start : start + batch])
+        def build(part: tuple[Skill, ...] = part) -> tuple[float, float, int]:
+            index = index_skills(Discovery(part, ()), [root], config, models, cache)
+            return index.timings_ms["embed"], index.timings_ms["lexical"], index.embedded
 
-    unsorted_per = _timed(unsorted) / n
+        def floor(texts: list[str] = texts) -> float:
+            return _timed(lambda: embedder.embed_documents(texts))
+
+        if number % 2 == 0:
+            embed_ms, lex_ms, count = build()
+            floor_ms += floor()
+        else:
+            floor_ms += floor()
+            embed_ms, lex_ms, count = build()
+        build_ms += embed_ms
+        lexical_ms += lex_ms
+        embedded += count
+        unsorted_ms += _timed(
+            lambda texts=texts: [
+                embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)
+            ]
+        )
+    build_per, sorted_per, unsorted_per = build_ms / n, floor_ms / n, unsorted_ms / n
     return {
         "metric": "index_build",
         "size": n,
@@ -901,11 +955,9 @@ def bench_index_build(index: Index, build_timings_ms: dict[str, float]) -> dict[
         "target": f"<= {BUILD_FACTOR} x direct sorted embedding per skill",
         **_verdict(build_per, BUILD_FACTOR * sorted_per),
         "note": (
-            f"{index.embedded}/{n} embedded (empty cache); floor {sorted_per:.2f} ms/skill "
-            f"sorted, {unsorted_per:.2f} unsorted; whole build "
-            f"{build_timings_ms.get('total', 0.0) / n:.2f} ms/skill "
-            f"(parse {build_timings_ms.get('parse', 0.0):.0f} ms, "
-            f"lexical {build_timings_ms.get('lexical', 0.0):.0f} ms)"
+            f"{embedded}/{n} embedded (empty cache), {chunks} interleaved chunks; floor "
+            f"{sorted_per:.2f} ms/skill sorted, {unsorted_per:.2f} unsorted; "
+            f"parse {parse_ms:.0f} ms, lexical {lexical_ms:.0f} ms for {n} skills"
         ),
     }
 
@@ -957,27 +1009,43 @@ def run_bench(
                 caches[size] = work / f"xdg-cache-{size}"
             return libraries[size]
 
+        def library_cache(size: int) -> Path:
+            """Where the hook, given XDG_CACHE_HOME = caches[size], keeps its vectors."""
+            library(size)
+            return caches[size] / "skill-explorer"
+
         models: Models | None = None
-        indexes: dict[int, tuple[Index, dict[str, float]]] = {}
+        indexes: dict[int, Index] = {}
         build_size = max(small) if small else None
-        wants_decide = "decide_warm" in chosen and (small or skills_dir)
+        wants_decide = "decide_warm" in chosen and bool(small or skills_dir)
         if wants_decide or ("index_build" in chosen and small):
-            clock = time.perf_counter()
             models = load_models(quiet)
-            wanted = small if "decide_warm" in chosen else small[-1:]
-            for size in wanted:
-                directory = library(size)
-                # a new cache per size, where the hook will look: this build is cold
-                cache = EmbeddingCache(caches[size] / "skill-explorer")
-                index = build_index([directory], quiet, models, cache)
+
+        if "index_build" in chosen and build_size is not None and models is not None:
+            clock = time.perf_counter()
+            shutil.rmtree(library_cache(build_size), ignore_errors=True)  # a reused work_dir
+            cache = EmbeddingCache(library_cache(build_size))  # empty: the build is cold
+            metrics[f"index_build@{build_size}"] = bench_index_build(
+                library(build_size), quiet, models, cache, seed=seed
+            )
+            cache.close()
+            sections["index_build"] = time.perf_counter() - clock
+        elif "index_build" in chosen:
+            metrics["index_build"] = _error("index_build", f"no size <= {WARM_LIMIT} requested")
+
+        if wants_decide and models is not None:
+            clock = time.perf_counter()
+            for size in small:
+                # the hook's cache: warm for the size index_build filled, cold otherwise
+                cache = EmbeddingCache(library_cache(size))
+                indexes[size] = build_index([library(size)], quiet, models, cache)
                 cache.close()
-                indexes[size] = (index, dict(index.timings_ms))
             sections["build"] = time.perf_counter() - clock
 
         if wants_decide and models is not None:
             clock = time.perf_counter()
             targets: list[tuple[str, Index]] = [
-                (f"decide_warm@{size}", indexes[size][0]) for size in small
+                (f"decide_warm@{size}", indexes[size]) for size in small
             ]
             if skills_dir:
                 user_cache = EmbeddingCache(work / "xdg-cache-user" / "skill-explorer")
@@ -995,14 +1063,6 @@ def run_bench(
                     row["note"] = f"{skills_dir}: {row['note']}"
                 metrics[key] = row
             sections["decide_warm"] = time.perf_counter() - clock
-
-        if "index_build" in chosen and build_size is not None and models is not None:
-            clock = time.perf_counter()
-            index, timings = indexes[build_size]
-            metrics[f"index_build@{build_size}"] = bench_index_build(index, timings)
-            sections["index_build"] = time.perf_counter() - clock
-        elif "index_build" in chosen:
-            metrics["index_build"] = _error("index_build", f"no size <= {WARM_LIMIT} requested")
 
         if "bm25_26k" in chosen:
             clock = time.perf_counter()

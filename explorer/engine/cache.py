@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from explorer.engine.embed import Embedder
+from explorer.engine.skills import Skill, skill_from_record, skill_record
 
 SCHEMA_VERSION = 1
+PARSER_VERSION = 1  # bump when parsing or derived fields change: old records are then ignored
 CACHE_FILE = "embeddings.sqlite3"
 LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
 
@@ -72,6 +74,9 @@ class EmbeddingCache:
                 CREATE TABLE IF NOT EXISTS embeddings (
                     model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL,
                     PRIMARY KEY (model, text_hash)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS skills (
+                    path TEXT PRIMARY KEY, hash TEXT NOT NULL, parser INTEGER NOT NULL,
+                    record TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS file_checks (
                     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                     sha256 TEXT NOT NULL);
@@ -139,6 +144,37 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as error:
             self.warnings.append(f"embedding cache write failed ({error}); vectors not saved")
 
+    def skill_records(self, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """path -> (content hash, JSON record) of skills parsed by this parser version."""
+        found: dict[str, tuple[str, str]] = {}
+        if self._connection is None:
+            return found
+        try:
+            for start in range(0, len(paths), 500):
+                chunk = list(paths[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._connection.execute(
+                    f"SELECT path, hash, record FROM skills WHERE parser = ? AND path IN ({marks})",
+                    [PARSER_VERSION, *chunk],
+                )
+                found.update((path, (digest, record)) for path, digest, record in rows)
+        except sqlite3.DatabaseError as error:
+            self._bypass(f"embedding cache read failed ({error}); not using it")
+        return found
+
+    def store_skill_records(self, records: Sequence[tuple[str, str, str]]) -> None:
+        """(path, hash, record) rows; one row per path, so edits never pile up."""
+        if self._connection is None or not records:
+            return
+        try:
+            with self._transaction():
+                self._connection.executemany(
+                    "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?)",
+                    [(path, digest, PARSER_VERSION, record) for path, digest, record in records],
+                )
+        except sqlite3.DatabaseError as error:
+            self.warnings.append(f"skill cache write failed ({error}); not saved")
+
     def remembered_checksum(self, path: str, size: int, mtime_ns: int) -> str | None:
         if self._connection is None:
             return None
@@ -193,6 +229,34 @@ class _Transaction:
 
     def __exit__(self, kind: object, *_: object) -> None:
         self._connection.execute("ROLLBACK" if kind else "COMMIT")
+
+
+class CachedSkills:
+    """A SkillMemo over the cache: unchanged files come back without YAML or tokenising."""
+
+    def __init__(self, cache: EmbeddingCache) -> None:
+        self._cache = cache
+        self._known: dict[str, tuple[str, str]] = {}
+        self._new: list[tuple[str, str, str]] = []
+
+    def prepare(self, paths: Sequence[str]) -> None:
+        self._known = self._cache.skill_records(paths)
+
+    def recall(self, path: str, digest: str) -> Skill | None:
+        known = self._known.get(path)
+        if known is None or known[0] != digest:
+            return None
+        try:
+            return skill_from_record(known[1])
+        except (ValueError, TypeError, KeyError):
+            return None  # a record from an incompatible build: parse the file again
+
+    def remember(self, skill: Skill) -> None:
+        self._new.append((skill.path, skill.hash, skill_record(skill)))
+
+    def flush(self) -> None:
+        self._cache.store_skill_records(self._new)
+        self._new = []
 
 
 def file_sha256(path: str | os.PathLike[str], cache: EmbeddingCache | None = None) -> str:

@@ -85,6 +85,7 @@ class Channels:
     matched_terms: np.ndarray
     jaccard: np.ndarray
     hybrid_order: np.ndarray  # skill indices by hybrid score
+    bm25_order: np.ndarray  # skill indices by raw BM25
     query_terms: int
 
 

@@ -8,7 +8,6 @@ operations in the same order, so the contributions sum exactly to the ranked sco
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,7 +60,7 @@ class LexicalScores:
 
 def indexed_text_tokens(skill: Skill, include_name_keywords: bool) -> list[str]:
     """§9.3: the description, optionally with the name and keywords; never the body."""
-    tokens = match_tokens(skill.description)
+    tokens = list(skill.description_tokens)
     if include_name_keywords:
         tokens += match_tokens(skill.name.replace("-", " ").replace("_", " "))
         tokens += match_tokens(" ".join(skill.keywords))
@@ -84,25 +83,28 @@ class LexicalIndex:
         self.n = len(documents)
         self.dl = np.array([len(doc) for doc in documents], dtype=np.int64)
         self.avgdl = max(1.0, float(self.dl.mean())) if self.n else 1.0
-        self._term_counts = [Counter(doc) for doc in documents]
-        self._unique = np.array([len(counts) for counts in self._term_counts], dtype=np.int64)
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        for doc_index, counts in enumerate(self._term_counts):
-            for term, tf in counts.items():
-                docs, tfs = postings.setdefault(term, ([], []))
-                docs.append(doc_index)
-                tfs.append(tf)
-        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # Postings in CSR form: for term t, documents _docs[start:end] (ascending) with
+        # their tf and precomputed BM25 weight, where (start, end) = _spans[t].
+        vocabulary: dict[str, int] = {}
+        term_of_token = [
+            vocabulary.setdefault(term, len(vocabulary)) for doc in documents for term in doc
+        ]
+        doc_of_token = np.repeat(np.arange(self.n, dtype=np.int64), self.dl)
+        pairs, tf = np.unique(
+            np.array(term_of_token, dtype=np.int64) * max(self.n, 1) + doc_of_token,
+            return_counts=True,
+        )
+        terms_of_pair, self._docs = np.divmod(pairs, max(self.n, 1))
+        self._tf = tf.astype(np.float64)
         norm = self.k1 * (1.0 - self.b + self.b * self.dl / self.avgdl)
-        for term, (docs, tfs) in postings.items():
-            doc_array = np.array(docs, dtype=np.int64)
-            tf_array = np.array(tfs, dtype=np.float64)
-            weights = tf_array * (self.k1 + 1.0) / (tf_array + norm[doc_array])
-            self._postings[term] = (doc_array, weights)
+        self._weights = self._tf * (self.k1 + 1.0) / (self._tf + norm[self._docs])
+        bounds = np.searchsorted(terms_of_pair, np.arange(len(vocabulary) + 1))
+        self._spans = {term: (int(bounds[t]), int(bounds[t + 1])) for term, t in vocabulary.items()}
+        self._unique = np.bincount(self._docs, minlength=self.n).astype(np.int64)
 
     def df(self, term: str) -> int:
-        posting = self._postings.get(term)
-        return 0 if posting is None else len(posting[0])
+        start, end = self._spans.get(term, (0, 0))
+        return end - start
 
     def idf(self, term: str) -> float:
         """§5.2: Lucene idf, ln(1 + (N - df + 0.5) / (df + 0.5))."""
@@ -122,11 +124,11 @@ class LexicalIndex:
         for term in terms:
             idf = self.idf(term)
             idf_sum += idf
-            posting = self._postings.get(term)
-            if posting is None:
+            span = self._spans.get(term)
+            if span is None:
                 continue
-            docs, weights = posting
-            raw[docs] += idf * weights
+            docs = self._docs[span[0] : span[1]]
+            raw[docs] += idf * self._weights[span[0] : span[1]]
             matched[docs] += 1
         normalised = raw / idf_sum if idf_sum > 0 else np.zeros_like(raw)
         union = len(terms) + self._unique - matched
@@ -135,18 +137,36 @@ class LexicalIndex:
 
     def explain(self, prompt: str, skill_index: int) -> Explain:
         """Per query term, matched or not, how the skill's BM25 score is made (any skill)."""
-        counts = self._term_counts[skill_index]
-        dl = int(self.dl[skill_index])
+        return self.explain_many(prompt, [skill_index])[0]
+
+    def explain_many(self, prompt: str, skill_indices: Sequence[int]) -> list[Explain]:
+        """`explain` for several skills, sharing the prompt's terms and their postings."""
+        wanted = np.asarray(skill_indices, dtype=np.int64)
+        terms: list[tuple[str, int, float, np.ndarray]] = []
+        for term in self.query_terms(prompt):
+            tf = np.zeros(len(wanted), dtype=np.int64)
+            start, end = self._spans.get(term, (0, 0))
+            if end > start and len(wanted):
+                docs = self._docs[start:end]
+                at = np.minimum(np.searchsorted(docs, wanted), len(docs) - 1)
+                hit = docs[at] == wanted
+                tf[hit] = self._tf[start + at[hit]]
+            terms.append((term, end - start, self.idf(term), tf))
+        idf_sum = sum(idf for _, _, idf, _ in terms)
+        return [self._explain(terms, idf_sum, row, int(index)) for row, index in enumerate(wanted)]
+
+    def _explain(
+        self, terms: list[tuple[str, int, float, np.ndarray]], idf_sum: float, row: int, index: int
+    ) -> Explain:
+        dl = int(self.dl[index])
         norm = self.k1 * (1.0 - self.b + self.b * dl / self.avgdl)
         rows: list[TermExplain] = []
         score = 0.0
-        idf_sum = 0.0
-        for term in self.query_terms(prompt):
-            tf = counts.get(term, 0)
-            idf = self.idf(term)
-            idf_sum += idf
+        for term, df, idf, tfs in terms:
+            tf = int(tfs[row])
             contribution = 0.0
             if tf:
+                # The same float operations, in the same order, as the vectorised score.
                 contribution = idf * (tf * (self.k1 + 1.0) / (tf + norm))
                 score += contribution
             rows.append(
@@ -154,7 +174,7 @@ class LexicalIndex:
                     term,
                     tf > 0,
                     tf,
-                    self.df(term),
+                    df,
                     self.n,
                     idf,
                     dl,
@@ -165,7 +185,7 @@ class LexicalIndex:
                 )
             )
         return Explain(
-            skill_id=self.ids[skill_index],
+            skill_id=self.ids[index],
             terms=tuple(rows),
             score=score,
             normalised=score / idf_sum if idf_sum > 0 else 0.0,

@@ -150,6 +150,11 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
     return model, tokenizer
 
 
+def optimized_dir(cache: EmbeddingCache | None) -> Path | None:
+    """Where optimised copies of ONNX graphs are kept: beside the embedding cache."""
+    return cache.directory / "onnx" if cache is not None and cache.available else None
+
+
 def load_embedder(config: Config, cache: EmbeddingCache | None = None) -> Embedder:
     """The dense model the config asks for; raises ModelError with where it looked."""
     name = "custom" if config.model_path else config.model
@@ -218,6 +223,7 @@ def _onnx_embedder(
             pooling=pooling,
             query_prefix=prefix,
             max_length=max_length,
+            optimized_dir=optimized_dir(cache),
         )
     except Exception as error:  # onnxruntime and tokenizers raise their own types
         raise ModelError(f"cannot load {name} from {model}: {error}") from error
@@ -267,7 +273,9 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
     pair, note = find_reranker(config)
     if pair is not None:
         try:
-            reranker = OnnxCrossEncoder(pair[0], pair[1], name=model_label(pair[0]))
+            reranker = OnnxCrossEncoder(
+                pair[0], pair[1], name=model_label(pair[0]), optimized_dir=optimized_dir(cache)
+            )
         except Exception as error:  # CrossEncoderError, or onnxruntime's own types
             note = f"cross-encoder {pair[0]} failed to load: {error}"
             warnings.append(note)

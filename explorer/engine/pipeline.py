@@ -132,7 +132,7 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
 
     channels = Channels(
         ids=index.ids,
-        paths=tuple(skill.path for skill in index.skills),
+        paths=index.paths,
         cosine=cosine,
         keyword=keyword,
         phrase=phrase,
@@ -144,6 +144,7 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
         matched_terms=lexical.matched_terms,
         jaccard=lexical.jaccard,
         hybrid_order=hybrid_order,
+        bm25_order=bm25_order,
         query_terms=len(lexical.query_terms),
     )
     run = _Run(index, config, min_similarity, score_margin, [], {}, {}, {}, timings)
@@ -190,7 +191,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     n = len(ids)
 
     # §5.1 confident winner, on cosines (not hybrid scores)
-    top_two = np.sort(c.cosine)[::-1][:2]
+    top_two = np.sort(np.partition(c.cosine, n - 2)[n - 2 :])[::-1] if n > 1 else c.cosine
     c1 = float(top_two[0])
     c2 = float(top_two[1]) if n > 1 else 0.0
     confident = c1 >= config.high_conf and c1 - c2 >= config.clear_gap
@@ -206,9 +207,8 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     )
 
     # §5.2 lexical fast path
-    bm25_sorted = np.lexsort((run.index.id_rank, -c.bm25))
-    top_i = int(bm25_sorted[0])
-    second_i = int(bm25_sorted[1]) if n > 1 else None
+    top_i = int(c.bm25_order[0])
+    second_i = int(c.bm25_order[1]) if n > 1 else None
     top_bm25 = float(c.bm25[top_i])
     second_bm25 = float(c.bm25[second_i]) if second_i is not None else None
     shared = int(c.matched_terms[top_i])
@@ -281,7 +281,7 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[
     for position in dense_pool:
         run.pool[position] = "dense"
     if config.candidate_strategy == "union":
-        bm25_pool = [int(i) for i in np.lexsort((index.id_rank, -c.bm25))[:k] if c.bm25[i] > 0]
+        bm25_pool = [int(i) for i in c.bm25_order[:k] if c.bm25[i] > 0]
         for position in bm25_pool:
             run.pool[position] = "both" if position in run.pool else "bm25"
     candidates = list(run.pool)
@@ -362,20 +362,25 @@ def _cosine_stage(run: _Run, c: Channels) -> tuple[str, list[tuple[int, float]],
     top = float(c.score[c.hybrid_order[0]])
     cutoff = top - run.score_margin
     force = set(config.force)
+    # Only skills over the floor, or forced, need a look: the rest keep the default verdict.
+    forced_mask = np.zeros(len(c.ids), dtype=bool)
+    for skill_id in force:
+        position = run.index.positions.get(skill_id)
+        if position is not None and c.keyword[position] > 0:
+            forced_mask[position] = True
+    over_floor = c.score >= run.min_similarity
+    ordered = c.hybrid_order[(over_floor | forced_mask)[c.hybrid_order]]
     kept: list[int] = []
     forced: list[str] = []
-    for position in (int(i) for i in c.hybrid_order):
-        score = float(c.score[position])
-        if c.ids[position] in force and c.keyword[position] > 0:
+    for position in (int(i) for i in ordered):
+        if forced_mask[position]:
             kept.append(position)
             forced.append(c.ids[position])
-        elif score < run.min_similarity:
-            run.verdicts[position] = "min_similarity"
-        elif score < cutoff:
+        elif c.score[position] < cutoff:
             run.verdicts[position] = "score_margin"
         else:
             kept.append(position)
-    above_floor = [c.ids[i] for i in c.hybrid_order if c.score[i] >= run.min_similarity]
+    above_floor = [c.ids[i] for i in ordered if over_floor[i]]
     run.gates.append(
         Gate(
             "min_similarity",

@@ -6,10 +6,14 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.engine.embed import cpu_count
+from explorer.engine.embed import onnx_session, pad_batch
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding
 
 AGREEMENT_SLACK = 0.03  # §5.4: floor = min_similarity - 0.03
 MAX_PAIR_TOKENS = 512  # §6: the reference reranker's maximum length
@@ -31,8 +35,8 @@ class OnnxCrossEncoder:
         max_length: int = MAX_PAIR_TOKENS,
         batch_size: int = 16,
         threads: int | None = None,
+        optimized_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.name = name
@@ -41,12 +45,7 @@ class OnnxCrossEncoder:
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or cpu_count()
-        options.log_severity_level = 3
-        self.session = onnxruntime.InferenceSession(
-            self.model_path, options, providers=["CPUExecutionProvider"]
-        )
+        self.session = onnx_session(self.model_path, threads, optimized_dir)
         self._inputs = {item.name for item in self.session.get_inputs()}
         if "input_ids" not in self._inputs:
             raise CrossEncoderError(f"{self.model_path}: the model has no 'input_ids' input")
@@ -63,16 +62,8 @@ class OnnxCrossEncoder:
             logits[start : start + len(batch)] = self._run(batch)
         return logits
 
-    def _run(self, encodings: Sequence[object]) -> np.ndarray:
-        width = max(len(encoding.ids) for encoding in encodings)  # type: ignore[attr-defined]
-        ids = np.zeros((len(encodings), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        types = np.zeros_like(ids)
-        for row, encoding in enumerate(encodings):
-            length = len(encoding.ids)  # type: ignore[attr-defined]
-            ids[row, :length] = encoding.ids  # type: ignore[attr-defined]
-            types[row, :length] = encoding.type_ids  # type: ignore[attr-defined]
-            mask[row, :length] = 1
+    def _run(self, encodings: Sequence[Encoding]) -> np.ndarray:
+        ids, mask, types = pad_batch(encodings)
         feed = {"input_ids": ids}
         if "attention_mask" in self._inputs:
             feed["attention_mask"] = mask

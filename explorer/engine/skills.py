@@ -7,16 +7,16 @@ and carries a visible warning.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-import yaml
-
-from explorer.engine.text import tokenize, trigger_phrases
+from explorer.engine.text import match_tokens, tokenize, trigger_phrases
 
 SKILL_FILE = "SKILL.md"
 MAX_DEPTH = 12  # §1.2: directories deeper than this are not entered
@@ -25,8 +25,6 @@ SKIPPED_DIRS = frozenset(
 )
 BODY_HEAD_LINES = 8
 BODY_HEAD_CHARS = 600
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -54,6 +52,7 @@ class Skill:
     trigger_phrases: tuple[str, ...]
     body_head: str
     body: str
+    description_tokens: tuple[str, ...]  # §2.5 match tokens: what BM25 indexes
     hash: str
     frontmatter: dict[str, Any] = field(default_factory=dict, compare=False)
     warnings: tuple[Problem, ...] = ()
@@ -125,13 +124,25 @@ def _walk_root(root: str, problems: list[Problem]) -> Iterable[str]:
                     continue
 
 
-def discover(roots: Sequence[str | os.PathLike[str]]) -> Discovery:
+class SkillMemo(Protocol):
+    """Skills parsed before, by path and content hash: an unchanged file is never re-parsed."""
+
+    def prepare(self, paths: Sequence[str]) -> None: ...
+
+    def recall(self, path: str, digest: str) -> Skill | None: ...
+
+    def remember(self, skill: Skill) -> None: ...
+
+
+def discover(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = None) -> Discovery:
     """Read every skill under the roots; de-duplicate by id, first path wins (§1.2)."""
     paths, rejected = find_skill_files(roots)
+    if memo is not None:
+        memo.prepare(paths)
     skills: list[Skill] = []
     first_path: dict[str, str] = {}
     for path in paths:
-        result = load_skill(path)
+        result = load_skill(path, memo)
         if isinstance(result, Problem):
             rejected.append(result)
         elif result.id in first_path:
@@ -144,17 +155,25 @@ def discover(roots: Sequence[str | os.PathLike[str]]) -> Discovery:
     return Discovery(tuple(skills), tuple(rejected))
 
 
-def load_skill(path: str) -> Skill | Problem:
+def load_skill(path: str, memo: SkillMemo | None = None) -> Skill | Problem:
     """Read one SKILL.md; any failure is returned as a Problem, never raised."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as error:
         return Problem(path, f"cannot read file: {error.strerror or error}")
-    return parse_skill(path, data)
+    digest = content_hash(data)
+    if memo is not None:
+        known = memo.recall(path, digest)
+        if known is not None:
+            return known
+    result = parse_skill(path, data, digest)
+    if memo is not None and isinstance(result, Skill):
+        memo.remember(result)
+    return result
 
 
-def parse_skill(path: str, data: bytes) -> Skill | Problem:
+def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Problem:
     """§1.3: decode, split the frontmatter, parse it, and derive the §1.4 fields."""
     warnings: list[Problem] = []
     try:
@@ -172,9 +191,11 @@ def parse_skill(path: str, data: bytes) -> Skill | Problem:
         return Problem(path, "no frontmatter: line 1 must be '---', closed by another '---'")
     frontmatter_text, body = split
 
+    import yaml  # here, not at the top: a warm cache starts the hook without YAML at all
+
     frontmatter: dict[str, Any]
     try:
-        loaded = yaml.load(frontmatter_text, Loader=_Loader)
+        loaded = yaml.load(frontmatter_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
         line = _yaml_error_line(error)
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]
@@ -208,10 +229,26 @@ def parse_skill(path: str, data: bytes) -> Skill | Problem:
         trigger_phrases=tuple(trigger_phrases(description)),
         body_head=body_head(body),
         body=body.strip(),
-        hash=content_hash(data),
+        description_tokens=tuple(match_tokens(description)),
+        hash=digest or content_hash(data),
         frontmatter=frontmatter,
         warnings=tuple(warnings),
     )
+
+
+def skill_record(skill: Skill) -> str:
+    """A Skill as JSON, for the persistent parse cache (frontmatter values kept as text)."""
+    data = dataclasses.asdict(skill)
+    data["warnings"] = [dataclasses.asdict(problem) for problem in skill.warnings]
+    return json.dumps(data, default=str, ensure_ascii=False)
+
+
+def skill_from_record(record: str) -> Skill:
+    data = json.loads(record)
+    data["warnings"] = tuple(Problem(**problem) for problem in data["warnings"])
+    for key in ("keywords", "trigger_phrases", "description_tokens"):
+        data[key] = tuple(data[key])
+    return Skill(**data)
 
 
 _FENCE_RE = re.compile(r"^---[ \t]*\r?$")
@@ -227,7 +264,7 @@ def _split_frontmatter(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _yaml_error_line(error: yaml.YAMLError) -> int | None:
+def _yaml_error_line(error: Exception) -> int | None:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     # +2: the frontmatter starts on the file's second line, and marks count from 0.
     return mark.line + 2 if mark is not None else None

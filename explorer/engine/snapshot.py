@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.engine.cache import EmbeddingCache, embed_with_cache
+from explorer.engine.cache import CachedSkills, EmbeddingCache, embed_with_cache
 from explorer.engine.config import Config
 from explorer.engine.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.models import Models
@@ -35,6 +35,7 @@ class Index:
     phrase_table: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]  # first token -> phrases
     id_rank: np.ndarray  # each skill's position in id order: the tie-break (§3.6)
     positions: dict[str, int]
+    paths: tuple[str, ...]
     version: int = 1
     built_at: float = field(default_factory=time.time)
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -62,7 +63,10 @@ def build_index(
 ) -> Index:
     """Discover, parse, embed (through the cache) and index the library under `roots`."""
     started = time.perf_counter()
-    found = discover(roots)
+    memo = CachedSkills(cache) if cache is not None else None
+    found = discover(roots, memo)
+    if memo is not None:
+        memo.flush()
     parsed = time.perf_counter()
     index = index_skills(found, roots, config, models, cache, version=version)
     index.timings_ms["parse"] = (parsed - started) * 1000
@@ -123,6 +127,7 @@ def index_skills(
         phrase_table={token: tuple(entries) for token, entries in phrases.items()},
         id_rank=id_rank,
         positions={skill_id: position for position, skill_id in enumerate(ids)},
+        paths=tuple(skill.path for skill in skills),
         version=version,
         timings_ms=timings,
         embedded=embedded,

@@ -64,6 +64,7 @@ def jaccard(left: Iterable[str], right: Iterable[str]) -> float:
 
 _CURLY_PAIRS = {"\u201c": "\u201d", "\u2018": "\u2019"}
 _STRAIGHT = {'"', "'"}
+_OPENER_RE = re.compile("[\"'\u201c\u2018]")
 MIN_PHRASE_TOKENS = 2
 MAX_PHRASE_TOKENS = 10
 
@@ -76,28 +77,24 @@ def quoted_spans(text: str) -> list[str]:
     """
     spans: list[str] = []
     unclosed: set[str] = set()  # a closer missing after i is missing after any later i too
-    i, n = 0, len(text)
-    while i < n:
-        char = text[i]
-        close: int | None = None
+    position = 0
+    while match := _OPENER_RE.search(text, position):
+        start, char = match.start(), match.group()
+        position = start + 1
         if char in unclosed:
-            pass
-        elif char in _STRAIGHT:
-            if i == 0 or not text[i - 1].isalnum():
-                close = _find_straight_close(text, char, i + 1)
-        elif char in _CURLY_PAIRS:
-            found = text.find(_CURLY_PAIRS[char], i + 1)
-            close = found if found != -1 else None
+            continue
+        if char in _STRAIGHT:
+            if start and text[start - 1].isalnum():
+                continue  # an apostrophe, not an opening quote
+            close = _find_straight_close(text, char, position)
         else:
-            i += 1
-            continue
+            found = text.find(_CURLY_PAIRS[char], position)
+            close = found if found != -1 else None
         if close is None:
-            if char in _CURLY_PAIRS or i == 0 or not text[i - 1].isalnum():
-                unclosed.add(char)
-            i += 1
+            unclosed.add(char)
             continue
-        spans.append(text[i + 1 : close])
-        i = close + 1
+        spans.append(text[position:close])
+        position = close + 1
     return spans
 
 

@@ -145,3 +145,12 @@ def test_format_report_names_every_metric() -> None:
     for name in METRICS:
         assert name in report
     assert "PASS" in report and "FAIL" in report and "ERROR" in report
+
+
+def test_run_bench_index_build_embeds_every_skill(tmp_path: Path) -> None:
+    result = run_bench(None, (24,), Config(model="bow"), include={"index_build"}, work_dir=tmp_path)
+    row = result["metrics"]["index_build@24"]
+    assert row["unit"] == "ms/skill" and row["size"] == 24
+    assert row["note"].startswith("24/24 embedded")
+    again = run_bench(None, (24,), Config(model="bow"), include={"index_build"}, work_dir=tmp_path)
+    assert again["metrics"]["index_build@24"]["note"].startswith("24/24 embedded")

@@ -105,3 +105,29 @@ def test_file_checksums_are_remembered(tmp_path: Path) -> None:
     digest = file_sha256(target, cache)
     assert digest == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert cache.remembered_checksum(str(target), 3, target.stat().st_mtime_ns) == digest
+
+
+def test_unchanged_files_are_not_parsed_again(
+    tmp_path: Path, make_library, monkeypatch
+) -> None:
+    from explorer.engine import skills as skills_module
+
+    root = make_library({"a": "Merge pdf files.", "b": "Spreadsheet formulas."})
+    models = assemble_models(BowEmbedder())
+    first = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
+    parsed: list[str] = []
+    real_parse = skills_module.parse_skill
+
+    def counting_parse(path, data, digest=None):  # type: ignore[no-untyped-def]
+        parsed.append(Path(path).parent.name)
+        return real_parse(path, data, digest)
+
+    monkeypatch.setattr(skills_module, "parse_skill", counting_parse)
+    second = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
+    assert parsed == [] and second.skills == first.skills
+    (root / "b" / "SKILL.md").write_text(
+        "---\nname: b\ndescription: Pivot tables in spreadsheets.\n---\nbody\n"
+    )
+    third = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
+    assert parsed == ["b"]
+    assert third.skills[1].description == "Pivot tables in spreadsheets."

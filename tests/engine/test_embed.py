@@ -99,3 +99,20 @@ def test_zero_and_non_finite_rows_normalise_to_zero() -> None:
     rows = l2_normalise(np.array([[0.0, 0.0], [np.inf, 1.0], [3.0, 4.0]]))
     assert rows.tolist()[:2] == [[0.0, 0.0], [0.0, 0.0]]
     assert np.allclose(rows[2], [0.6, 0.8])
+
+
+def test_optimised_graph_is_saved_reused_and_repaired(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_embedder(tmp_path / "m", VOCAB)
+    saved_dir = tmp_path / "onnx"
+
+    def load() -> OnnxEmbedder:
+        return OnnxEmbedder(model, tokenizer, name="t", identity="t", optimized_dir=saved_dir)
+
+    first = load().embed_documents(["merge pdf files"])
+    (saved,) = saved_dir.glob("*.ort.onnx")
+    stamp = saved.stat().st_mtime_ns
+    assert np.allclose(load().embed_documents(["merge pdf files"]), first)
+    assert saved.stat().st_mtime_ns == stamp  # reused, not rewritten
+    saved.write_bytes(b"damaged")
+    assert np.allclose(load().embed_documents(["merge pdf files"]), first)
+    assert saved.stat().st_size > len(b"damaged")  # optimised afresh
