@@ -19,6 +19,8 @@ from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import ConfigError, LoadedConfig, load_config
 from explorer.engine.models import Models, load_models
 from explorer.engine.snapshot import Index, build_index
+from explorer.qa_cli import HANDLERS as QA_HANDLERS
+from explorer.qa_cli import add_commands as add_qa_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--json", action="store_true", help="print the results as JSON")
     _common(bench)
+    add_qa_commands(commands, _common)
     return parser
 
 
@@ -126,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     for warning in loaded.warnings:
         print(f"skill-explorer: warning: {warning}", file=sys.stderr)
-    handler = {"route": cmd_route, "why": cmd_why, "index": cmd_index, "bench": cmd_bench}
-    return handler[args.command](args, loaded)
+    handlers = {"route": cmd_route, "why": cmd_why, "index": cmd_index, "bench": cmd_bench}
+    return {**handlers, **QA_HANDLERS}[args.command](args, loaded)
 
 
 def open_engine(roots: Sequence[str], args: argparse.Namespace, loaded: LoadedConfig) -> Engine:
