@@ -99,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--json", action="store_true", help="print the results as JSON")
     _common(bench)
+    watch = commands.add_parser(
+        "watch", help="re-index live as files change; one line per re-index (Ctrl-C stops)"
+    )
+    watch.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots")
+    _common(watch, skills=False)
     add_qa_commands(commands, _common)
     return parser
 
@@ -129,7 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     for warning in loaded.warnings:
         print(f"skill-explorer: warning: {warning}", file=sys.stderr)
-    handlers = {"route": cmd_route, "why": cmd_why, "index": cmd_index, "bench": cmd_bench}
+    handlers = {
+        "route": cmd_route,
+        "why": cmd_why,
+        "index": cmd_index,
+        "bench": cmd_bench,
+        "watch": cmd_watch,
+    }
     return {**handlers, **QA_HANDLERS}[args.command](args, loaded)
 
 
@@ -251,3 +262,43 @@ def cmd_bench(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     )
     print(json.dumps(result, indent=2) if args.json else format_report(result))
     return EXIT_OK
+
+
+def cmd_watch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    from explorer.engine.live import IndexChange, LiveIndex
+
+    roots = _roots(args, loaded)
+    if roots is None:
+        return EXIT_USAGE
+    config = loaded.config
+    cache = EmbeddingCache(args.cache_dir or config.cache_dir or None)
+    models = load_models(config, cache)
+    for warning in (*cache.warnings, *models.warnings):
+        print(f"skill-explorer: warning: {warning}", file=sys.stderr)
+    live = LiveIndex(roots, config, models, cache)
+    first = live.snapshot
+    print(
+        f"v{first.version} {len(first)} skills, {len(first.rejected)} errors "
+        f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}",
+        flush=True,
+    )
+
+    def report(change: IndexChange) -> None:
+        names = " ".join(
+            [
+                *(f"+{i}" for i in change.added),
+                *(f"-{i}" for i in change.removed),
+                *(f"~{i}" for i in change.changed),
+            ]
+        )
+        print(f"{change.summary}  {names}".rstrip(), flush=True)
+        for problem in change.errors:
+            print(f"  error {problem}", flush=True)
+
+    live.subscribe(report)
+    with live:
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return EXIT_OK

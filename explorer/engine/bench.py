@@ -38,7 +38,15 @@ from explorer.engine.skills import Discovery, Skill, discover
 from explorer.engine.snapshot import Index, build_index, index_skills
 from explorer.engine.text import match_tokens
 
-METRICS: tuple[str, ...] = ("decide_warm", "bm25_26k", "hook_cold", "peak_rss_1000", "index_build")
+METRICS: tuple[str, ...] = (
+    "decide_warm",
+    "bm25_26k",
+    "hook_cold",
+    "peak_rss_1000",
+    "index_build",
+    "live_save",
+    "cold_open",
+)
 DEFAULT_SIZES: tuple[int, ...] = (100, 1000)
 WARM_LIMIT = 1000  # decide_warm, hook_cold and index_build run on requested sizes up to this
 BM25_SIZE = 26_000
@@ -57,6 +65,9 @@ BM25_FACTOR = 2.0
 HOOK_FACTOR = 1.2
 RSS_LIMIT_MB = 300.0
 BUILD_FACTOR = 1.25
+LIVE_SAVE_LIMIT_MS = 100.0  # at 1,000 skills
+COLD_OPEN_LIMIT_MS = 1000.0
+LIVE_SAVES = 30
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary. Real words in the order of a rough frequency guess; compounds form the long tail.
@@ -963,6 +974,128 @@ def bench_index_build(
 
 
 # ---------------------------------------------------------------------------------------------
+# 6. live_save and 7. cold_open (the live index)
+
+
+def bench_live_save(
+    library: Path, config: Config, models: Models, cache: EmbeddingCache, *, saves: int = LIVE_SAVES
+) -> dict[str, Any]:
+    """Save of one SKILL.md -> a snapshot that holds it, through real watchdog events.
+
+    Each save gives a description never seen before, so every sample includes its one
+    embedding. The library is a copy: the other metrics keep theirs unchanged.
+    """
+    from explorer.engine.live import LiveIndex
+
+    work = Path(tempfile.mkdtemp(prefix="live-", dir=library.parent))
+    root = Path(shutil.copytree(library, work / library.name))
+    paths = sorted(root.rglob("SKILL.md"))
+    samples: list[float] = []
+    with LiveIndex([root], config, models, cache) as live:
+        live.wait_for(lambda snap: snap.version >= 2, 10.0)  # the start-up catch-up walk
+        names = {skill.path: skill.id for skill in live.snapshot.skills}
+        for number in range(saves):
+            path = paths[(number * 7919) % len(paths)]
+            name = names[str(path)]
+            description = f"Saved edit {number} of {name}: reviews typed payloads quickly."
+            text = f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n"
+            started = time.perf_counter()
+            path.write_text(text, encoding="utf-8")
+            seen = live.wait_for(
+                lambda snap, n=name, d=description: snap.skills[snap.positions[n]].description == d,
+                10.0,
+            )
+            if not seen:
+                return _error("live_save", f"save {number} of {path} not seen within 10 s")
+            samples.append(_ms(time.perf_counter() - started))
+    shutil.rmtree(work, ignore_errors=True)
+    stats = _stats(samples)
+    return {
+        "metric": "live_save",
+        "size": len(paths),
+        **stats,
+        "target": f"median <= {LIVE_SAVE_LIMIT_MS:g} ms at 1,000 skills",
+        **_verdict(stats["median_ms"], LIVE_SAVE_LIMIT_MS),
+        "note": (
+            f"{len(paths)} skills, {saves} saves, each a new description (one embedding); "
+            f"debounce {config.watch_debounce_ms:g} ms, max delay {config.watch_max_delay_ms:g} ms"
+        ),
+    }
+
+
+_OPEN_SCRIPT = """
+import json, sys, time
+started = time.perf_counter()
+from explorer.engine.cache import EmbeddingCache
+from explorer.engine.config import Config
+from explorer.engine.live import LiveIndex
+from explorer.engine.models import load_models
+job = json.load(sys.stdin)
+imported = time.perf_counter()
+config = Config(**job["config"])
+cache = EmbeddingCache(job["cache"])
+models = load_models(config, cache)
+loaded = time.perf_counter()
+live = LiveIndex([job["library"]], config, models, cache)
+opened = time.perf_counter()
+print(json.dumps({
+    "imports_ms": (imported - started) * 1000, "models_ms": (loaded - imported) * 1000,
+    "index_ms": (opened - loaded) * 1000, "skills": len(live.snapshot),
+    "embedded": live.snapshot.embedded,
+}))
+"""
+
+
+def bench_cold_open(library: Path, config: Config, work: Path) -> dict[str, dict[str, Any]]:
+    """A new process opens the library: once with an empty cache, then with it warm."""
+    cache = Path(tempfile.mkdtemp(prefix="open-cache-", dir=work))
+    job = json.dumps(
+        {"config": dataclasses.asdict(config), "cache": str(cache), "library": str(library)}
+    )
+    env = _child_env(work / "xdg-cache-open", work / "xdg-config-empty")
+    reports: list[dict[str, Any]] = []
+    for _state in ("empty", "warm"):
+        run = _run_child([sys.executable, "-c", _OPEN_SCRIPT], job, env, work, 900.0)
+        if run.returncode != 0:
+            return {
+                "cold_open": _error(
+                    "cold_open", f"child exit {run.returncode}: {run.stderr.strip()[-300:]}"
+                )
+            }
+        reports.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    empty, warm = reports
+    warm_total = warm["imports_ms"] + warm["models_ms"] + warm["index_ms"]
+    per_skill = empty["index_ms"] / max(empty["skills"], 1)
+    return {
+        "cold_open_warm": {
+            "metric": "cold_open",
+            "size": warm["skills"],
+            "value": warm_total,
+            "unit": "ms",
+            "target": f"<= {COLD_OPEN_LIMIT_MS:g} ms, warm embedding cache",
+            **_verdict(warm_total, COLD_OPEN_LIMIT_MS),
+            "note": (
+                f"{warm['skills']} skills, {warm['embedded']} embedded; imports "
+                f"{warm['imports_ms']:.0f} ms, models {warm['models_ms']:.0f} ms, index "
+                f"{warm['index_ms']:.0f} ms"
+            ),
+        },
+        "cold_open_empty": {
+            "metric": "cold_open",
+            "size": empty["skills"],
+            "value": per_skill,
+            "unit": "ms/skill",
+            "target": "time per skill (no target)",
+            "pass": True,
+            "note": (
+                f"{empty['skills']} skills, {empty['embedded']} embedded; index "
+                f"{empty['index_ms']:.0f} ms, models {empty['models_ms']:.0f} ms"
+            ),
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
 # The whole bench
 
 
@@ -1084,6 +1217,21 @@ def run_bench(
             clock = time.perf_counter()
             metrics["peak_rss_1000"] = bench_peak_rss(library(RSS_SIZE), config, work, seed=seed)
             sections["peak_rss_1000"] = time.perf_counter() - clock
+
+        if "live_save" in chosen and small:
+            clock = time.perf_counter()
+            models = models or load_models(quiet)
+            for size in small:
+                cache = EmbeddingCache(library_cache(size))
+                build_index([library(size)], quiet, models, cache)  # warm, as in real use
+                metrics[f"live_save@{size}"] = bench_live_save(library(size), quiet, models, cache)
+                cache.close()
+            sections["live_save"] = time.perf_counter() - clock
+
+        if "cold_open" in chosen:
+            clock = time.perf_counter()
+            metrics.update(bench_cold_open(library(RSS_SIZE), quiet, work))
+            sections["cold_open"] = time.perf_counter() - clock
 
     meta = {
         "python": platform.python_version(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,6 +44,7 @@ class EmbeddingCache:
         self.path = self.directory / CACHE_FILE
         self.warnings: list[str] = []
         self._connection: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
         self._open()
 
     @property
@@ -62,7 +64,11 @@ class EmbeddingCache:
             self._bypass(f"embedding cache {self.path} cannot be opened ({error}); not using it")
 
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None)
+        # One connection, shared by the threads of a process (the live index re-indexes in
+        # its own thread) and serialised by self._lock.
+        connection = sqlite3.connect(
+            self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
@@ -112,22 +118,30 @@ class EmbeddingCache:
         found: dict[str, np.ndarray] = {}
         if self._connection is None or not hashes:
             return found
-        try:
-            for start in range(0, len(hashes), 500):
-                chunk = list(hashes[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                rows = self._connection.execute(
-                    f"SELECT text_hash, vector FROM embeddings WHERE model = ? "
-                    f"AND text_hash IN ({marks})",
-                    [model, *chunk],
-                )
-                for key, blob in rows:
-                    vector = np.frombuffer(blob, dtype=np.float32)
-                    if vector.shape == (dim,):
-                        found[key] = vector
-        except sqlite3.DatabaseError as error:
-            self._bypass(f"embedding cache read failed ({error}); not using it")
+        rows = self._select_in(
+            "SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN",
+            model,
+            hashes,
+        )
+        for key, blob in rows:
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape == (dim,):
+                found[key] = vector
         return found
+
+    def _select_in(self, query: str, first: object, keys: Sequence[str]) -> list[tuple]:
+        """Rows of `query (?, ?, …)` over `keys`, in chunks under SQLite's variable limit."""
+        rows: list[tuple] = []
+        with self._lock:
+            try:
+                for start in range(0, len(keys), 500):
+                    chunk = list(keys[start : start + 500])
+                    marks = ",".join("?" * len(chunk))
+                    assert self._connection is not None
+                    rows += self._connection.execute(f"{query} ({marks})", [first, *chunk])
+            except sqlite3.DatabaseError as error:
+                self._bypass(f"embedding cache read failed ({error}); not using it")
+        return rows
 
     def put_many(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
         if self._connection is None or not vectors:
@@ -149,17 +163,12 @@ class EmbeddingCache:
         found: dict[str, tuple[str, str]] = {}
         if self._connection is None:
             return found
-        try:
-            for start in range(0, len(paths), 500):
-                chunk = list(paths[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                rows = self._connection.execute(
-                    f"SELECT path, hash, record FROM skills WHERE parser = ? AND path IN ({marks})",
-                    [PARSER_VERSION, *chunk],
-                )
-                found.update((path, (digest, record)) for path, digest, record in rows)
-        except sqlite3.DatabaseError as error:
-            self._bypass(f"embedding cache read failed ({error}); not using it")
+        rows = self._select_in(
+            "SELECT path, hash, record FROM skills WHERE parser = ? AND path IN",
+            PARSER_VERSION,
+            paths,
+        )
+        found.update((path, (digest, record)) for path, digest, record in rows)
         return found
 
     def store_skill_records(self, records: Sequence[tuple[str, str, str]]) -> None:
@@ -178,13 +187,14 @@ class EmbeddingCache:
     def remembered_checksum(self, path: str, size: int, mtime_ns: int) -> str | None:
         if self._connection is None:
             return None
-        try:
-            row = self._connection.execute(
-                "SELECT sha256 FROM file_checks WHERE path = ? AND size = ? AND mtime_ns = ?",
-                (path, size, mtime_ns),
-            ).fetchone()
-        except sqlite3.DatabaseError:
-            return None
+        with self._lock:
+            try:
+                row = self._connection.execute(
+                    "SELECT sha256 FROM file_checks WHERE path = ? AND size = ? AND mtime_ns = ?",
+                    (path, size, mtime_ns),
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                return None
         return row[0] if row else None
 
     def remember_checksum(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
@@ -210,7 +220,7 @@ class EmbeddingCache:
 
     def _transaction(self) -> _Transaction:
         assert self._connection is not None
-        return _Transaction(self._connection)
+        return _Transaction(self._connection, self._lock)
 
     def close(self) -> None:
         if self._connection is not None:
@@ -221,14 +231,23 @@ class EmbeddingCache:
 class _Transaction:
     """BEGIN IMMEDIATE ... COMMIT: concurrent writers queue on the lock instead of failing."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, lock: threading.RLock) -> None:
         self._connection = connection
+        self._lock = lock
 
     def __enter__(self) -> None:
-        self._connection.execute("BEGIN IMMEDIATE")
+        self._lock.acquire()
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self._connection.execute("ROLLBACK" if kind else "COMMIT")
+        try:
+            self._connection.execute("ROLLBACK" if kind else "COMMIT")
+        finally:
+            self._lock.release()
 
 
 class CachedSkills:
@@ -278,12 +297,19 @@ def file_sha256(path: str | os.PathLike[str], cache: EmbeddingCache | None = Non
 
 
 def embed_with_cache(
-    embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache | None
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: EmbeddingCache | None,
+    known: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, int]:
-    """Embed texts, reading and filling the cache; returns (vectors, how many were computed)."""
+    """Embed texts: from `known` (text hash -> vector, e.g. the previous snapshot), then the
+    cache, then the model; returns (vectors, how many the model computed)."""
     identity, dim = embedder.identity, embedder.dim
     hashes = [text_hash(text) for text in texts]
-    found = cache.get_many(identity, list(dict.fromkeys(hashes)), dim) if cache else {}
+    found = {key: known[key] for key in hashes if known and key in known}
+    wanted = [key for key in dict.fromkeys(hashes) if key not in found]
+    if cache and wanted:
+        found.update(cache.get_many(identity, wanted, dim))
     missing = list(dict.fromkeys(key for key in hashes if key not in found))
     if missing:
         first_text = dict(zip(hashes, texts, strict=True))

@@ -69,6 +69,9 @@ class Config:
     models_dir: str = ""
     ski_models_dir: str = "~/.config/ski/models"
     reranker: str = "auto"
+    # the live index: a burst ends after this quiet time, and never waits longer than the max
+    watch_debounce_ms: float = 25.0
+    watch_max_delay_ms: float = 250.0
     # where the router and the hook look for skills, and where caches live
     roots: list[str] = field(default_factory=list)
     cache_dir: str = ""

@@ -56,6 +56,7 @@ class Skill:
     hash: str
     frontmatter: dict[str, Any] = field(default_factory=dict, compare=False)
     warnings: tuple[Problem, ...] = ()
+    stale: Problem | None = None  # the live index kept this last good version: why
 
     @property
     def directory(self) -> str:
@@ -68,6 +69,7 @@ class Discovery:
 
     skills: tuple[Skill, ...]
     rejected: tuple[Problem, ...]
+    linked_dirs: tuple[str, ...] = ()  # real paths of directories reached through symlinks
 
 
 def content_hash(data: bytes) -> str:
@@ -75,8 +77,14 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def find_skill_files(roots: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[Problem]]:
-    """§1.2: sorted SKILL.md paths under the roots, following symlinks without looping."""
+def find_skill_files(
+    roots: Sequence[str | os.PathLike[str]], linked: list[str] | None = None
+) -> tuple[list[str], list[Problem]]:
+    """§1.2: sorted SKILL.md paths under the roots, following symlinks without looping.
+
+    `linked` collects the real paths of directories entered through a symlink: a watcher
+    must watch those too, since events inside them do not surface under the root.
+    """
     found: list[str] = []
     problems: list[Problem] = []
     for root in roots:
@@ -87,11 +95,11 @@ def find_skill_files(roots: Sequence[str | os.PathLike[str]]) -> tuple[list[str]
         if not os.path.isdir(root_path):
             problems.append(Problem(root_path, "skills root does not exist or is not a directory"))
             continue
-        found.extend(_walk_root(root_path, problems))
+        found.extend(_walk_root(root_path, problems, linked))
     return sorted(dict.fromkeys(found)), problems
 
 
-def _walk_root(root: str, problems: list[Problem]) -> Iterable[str]:
+def _walk_root(root: str, problems: list[Problem], linked: list[str] | None) -> Iterable[str]:
     seen_dirs: set[tuple[int, int]] = set()
     stack: list[tuple[str, int]] = [(root, 0)]
     while stack:
@@ -120,6 +128,8 @@ def _walk_root(root: str, problems: list[Problem]) -> Iterable[str]:
                 try:
                     if entry.is_dir():
                         stack.append((entry.path, depth + 1))
+                        if linked is not None and entry.is_symlink():
+                            linked.append(os.path.realpath(entry.path))
                 except OSError:
                     continue
 
@@ -134,15 +144,39 @@ class SkillMemo(Protocol):
     def remember(self, skill: Skill) -> None: ...
 
 
-def discover(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = None) -> Discovery:
-    """Read every skill under the roots; de-duplicate by id, first path wins (§1.2)."""
-    paths, rejected = find_skill_files(roots)
+@dataclass(frozen=True)
+class Scan:
+    """Every SKILL.md under the roots with its own load result, before de-duplication.
+
+    The live index keeps this per path, so a duplicate that becomes the winner when the
+    first copy is deleted is already parsed and at hand.
+    """
+
+    results: dict[str, Skill | Problem]
+    problems: tuple[Problem, ...]  # about roots and directories, not about one file
+    linked_dirs: tuple[str, ...]
+
+
+def scan(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = None) -> Scan:
+    linked: list[str] = []
+    paths, problems = find_skill_files(roots, linked)
     if memo is not None:
         memo.prepare(paths)
+    results = {path: load_skill(path, memo) for path in paths}
+    return Scan(results, tuple(problems), tuple(dict.fromkeys(linked)))
+
+
+def assemble(
+    results: dict[str, Skill | Problem],
+    problems: Sequence[Problem] = (),
+    linked_dirs: Sequence[str] = (),
+) -> Discovery:
+    """Skills in path order, de-duplicated by id, first path wins (§1.2)."""
     skills: list[Skill] = []
+    rejected = list(problems)
     first_path: dict[str, str] = {}
-    for path in paths:
-        result = load_skill(path, memo)
+    for path in sorted(results):
+        result = results[path]
         if isinstance(result, Problem):
             rejected.append(result)
         elif result.id in first_path:
@@ -152,7 +186,13 @@ def discover(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = N
         else:
             first_path[result.id] = path
             skills.append(result)
-    return Discovery(tuple(skills), tuple(rejected))
+    return Discovery(tuple(skills), tuple(rejected), tuple(linked_dirs))
+
+
+def discover(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = None) -> Discovery:
+    """Read every skill under the roots (§1.2-§1.4)."""
+    found = scan(roots, memo)
+    return assemble(found.results, found.problems, found.linked_dirs)
 
 
 def load_skill(path: str, memo: SkillMemo | None = None) -> Skill | Problem:
@@ -245,6 +285,7 @@ def skill_record(skill: Skill) -> str:
 
 def skill_from_record(record: str) -> Skill:
     data = json.loads(record)
+    data.pop("stale", None)  # staleness belongs to a live index, never to the file
     data["warnings"] = tuple(Problem(**problem) for problem in data["warnings"])
     for key in ("keywords", "trigger_phrases", "description_tokens"):
         data[key] = tuple(data[key])

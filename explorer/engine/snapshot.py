@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.engine.cache import CachedSkills, EmbeddingCache, embed_with_cache
+from explorer.engine.cache import CachedSkills, EmbeddingCache, embed_with_cache, text_hash
 from explorer.engine.config import Config
 from explorer.engine.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.models import Models
@@ -47,6 +47,14 @@ class Index:
 
     def __len__(self) -> int:
         return len(self.skills)
+
+    def vectors_by_text(self) -> dict[str, np.ndarray]:
+        """text hash -> vector, for re-indexing without a cache round trip."""
+        if self.vectors is None:
+            return {}
+        return {
+            text_hash(skill.description): self.vectors[row] for row, skill in enumerate(self.skills)
+        }
 
     @property
     def warnings(self) -> tuple[Problem, ...]:
@@ -82,8 +90,9 @@ def index_skills(
     cache: EmbeddingCache | None = None,
     *,
     version: int = 1,
+    previous: Index | None = None,
 ) -> Index:
-    """Index already-parsed skills; the live index calls this with reused Skill records."""
+    """Index already-parsed skills; vectors of `previous` are reused for unchanged texts."""
     skills = found.skills
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -91,7 +100,10 @@ def index_skills(
     embedded = 0
     if models.embedder is not None:
         vectors, embedded = embed_with_cache(
-            models.embedder, [skill.description for skill in skills], cache
+            models.embedder,
+            [skill.description for skill in skills],
+            cache,
+            previous.vectors_by_text() if previous is not None else None,
         )
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000

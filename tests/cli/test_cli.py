@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,60 @@ def test_python_dash_m_and_the_hook_end_to_end(tmp_path: Path) -> None:
     assert "kubernetes-debugger" in context
     broken = _subprocess("hook", "--skills", SAMPLES, stdin="{nope")
     assert (broken.returncode, broken.stdout, broken.stderr) == (0, "", "")
+
+
+def _lines(stream) -> queue.Queue[str]:  # type: ignore[no-untyped-def]
+    """Lines of a child's output, read by a thread: a blocking read never hangs the test."""
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    return lines
+
+
+def _wait_for_line(lines: queue.Queue[str], needle: str, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=remaining)
+        except queue.Empty:
+            break
+        if needle in line:
+            return line
+    raise AssertionError(f"no line with {needle!r} within {timeout} s")
+
+
+def test_watch_prints_one_line_per_reindex(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    (root / "pdf").mkdir(parents=True)
+    (root / "pdf" / "SKILL.md").write_text(
+        "---\nname: pdf\ndescription: Merge PDF files.\n---\nbody\n"
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "watch",
+            str(root),
+            "--set",
+            "model=bow",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        lines = _lines(process.stdout)
+        first = _wait_for_line(lines, "watching", 60)
+        assert first.startswith("v1 1 skills, 0 errors")
+        (root / "csv").mkdir()
+        (root / "csv" / "SKILL.md").write_text(
+            "---\nname: csv\ndescription: Clean CSV files.\n---\nbody\n"
+        )
+        line = _wait_for_line(lines, "+csv", 30)
+        assert line.split()[1:4] == ["+1", "-0", "~0"] and " ms " in line
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -140,6 +140,22 @@ def test_format_report_names_every_metric() -> None:
             "ratio": 0.89,
             "pass": True,
         },
+        "live_save@1000": {
+            "metric": "live_save",
+            "median_ms": 60.0,
+            "p95_ms": 70.0,
+            "target_value": 100.0,
+            "ratio": 0.6,
+            "pass": True,
+        },
+        "cold_open_warm": {
+            "metric": "cold_open",
+            "value": 400.0,
+            "unit": "ms",
+            "target_value": 1000.0,
+            "ratio": 0.4,
+            "pass": True,
+        },
     }
     report = format_report({"meta": {"python": "3.11"}, "metrics": metrics})
     for name in METRICS:
@@ -154,3 +170,12 @@ def test_run_bench_index_build_embeds_every_skill(tmp_path: Path) -> None:
     assert row["note"].startswith("24/24 embedded")
     again = run_bench(None, (24,), Config(model="bow"), include={"index_build"}, work_dir=tmp_path)
     assert again["metrics"]["index_build@24"]["note"].startswith("24/24 embedded")
+
+
+def test_live_save_measures_real_saves(tmp_path: Path) -> None:
+    config = Config(model="bow", reranker="off")
+    result = run_bench(None, (20,), config, include={"live_save"}, work_dir=tmp_path)
+    row = result["metrics"]["live_save@20"]
+    assert "error" not in row, row
+    assert row["n"] == 30 and 0 < row["median_ms"] <= row["p95_ms"]
+    assert "live_save@20" in format_report(result)

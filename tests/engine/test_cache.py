@@ -107,9 +107,7 @@ def test_file_checksums_are_remembered(tmp_path: Path) -> None:
     assert cache.remembered_checksum(str(target), 3, target.stat().st_mtime_ns) == digest
 
 
-def test_unchanged_files_are_not_parsed_again(
-    tmp_path: Path, make_library, monkeypatch
-) -> None:
+def test_unchanged_files_are_not_parsed_again(tmp_path: Path, make_library, monkeypatch) -> None:
     from explorer.engine import skills as skills_module
 
     root = make_library({"a": "Merge pdf files.", "b": "Spreadsheet formulas."})
@@ -131,3 +129,43 @@ def test_unchanged_files_are_not_parsed_again(
     third = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
     assert parsed == ["b"]
     assert third.skills[1].description == "Pivot tables in spreadsheets."
+
+
+_KILL_WRITER = """
+import sys, numpy as np
+from explorer.engine.cache import EmbeddingCache
+cache = EmbeddingCache(sys.argv[1])
+print("ready", flush=True)
+n = 0
+while True:
+    cache.put_many("m", {f"k{n}-{i}": np.full(64, n, dtype=np.float32) for i in range(200)})
+    n += 1
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_a_usable_cache(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _KILL_WRITER, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+    deadline = time.monotonic() + 30
+    while EmbeddingCache(tmp_path).count() < 2000 and time.monotonic() < deadline:
+        time.sleep(0.05)  # let it commit several transactions, then kill it mid-stream
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(10)
+    cache = EmbeddingCache(tmp_path)
+    assert cache.available and cache.warnings == []
+    assert cache._connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert cache.count() >= 2000 and cache.count() % 200 == 0  # whole transactions only
+    _, computed = embed_with_cache(BowEmbedder(), ["after the crash"], cache)
+    assert computed == 1 and cache.count("bow-fnv1a32-256") == 1

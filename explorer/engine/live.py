@@ -1,0 +1,384 @@
+"""The live index: watch skill roots, re-index on change, never serve a half-built state.
+
+Events from watchdog are only hints. A burst of them (an editor's atomic save, a
+`git checkout`) is coalesced into one re-index. The re-index works from the disk, not
+from the events, so whatever the events were, the snapshot ends equal to what is on disk.
+When only SKILL.md files changed, just those files are re-read; a directory event, a
+root that vanished or a symlink change triggers a full walk. Unchanged files are never
+re-parsed and unchanged descriptions are never re-embedded (content hashes decide).
+Each re-index builds a new immutable Index and swaps it in with one assignment, so a
+reader always holds one consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
+
+from explorer.engine.cache import CachedSkills, EmbeddingCache
+from explorer.engine.config import Config
+from explorer.engine.models import Models
+from explorer.engine.skills import SKILL_FILE, Problem, Skill, assemble, load_skill, scan
+from explorer.engine.snapshot import Index, index_skills
+
+HEALTH_CHECK_S = 0.25  # how often roots are checked for deletion and re-creation
+
+
+@dataclass(frozen=True)
+class IndexChange:
+    """What one re-index changed, for subscribers (the explorer, `watch`, tests)."""
+
+    version: int
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+    errors: tuple[Problem, ...]  # rejected files and stale skills' errors, with paths
+    stale: tuple[str, ...]  # skills served from their last good version
+    full: bool  # a full walk, or only the touched SKILL.md files
+    timings_ms: dict[str, float] = field(default_factory=dict)  # parse, embed, total
+
+    @property
+    def summary(self) -> str:
+        return (
+            f"v{self.version} +{len(self.added)} -{len(self.removed)} ~{len(self.changed)} "
+            f"errors {len(self.errors)} {self.timings_ms.get('total', 0.0):.1f} ms"
+        )
+
+
+Subscriber = Callable[[IndexChange], None]
+
+
+class _Memo:
+    """A SkillMemo over the previous snapshot, backed by the persistent parse cache."""
+
+    def __init__(self, by_path: dict[str, Skill | Problem], cache: EmbeddingCache | None):
+        self._by_path = by_path
+        self._cached = CachedSkills(cache) if cache is not None else None
+
+    def prepare(self, paths: Sequence[str]) -> None:
+        if self._cached is not None:
+            self._cached.prepare([path for path in paths if path not in self._by_path])
+
+    def recall(self, path: str, digest: str) -> Skill | None:
+        known = self._by_path.get(path)
+        if isinstance(known, Skill) and known.hash == digest and known.stale is None:
+            return known
+        return self._cached.recall(path, digest) if self._cached is not None else None
+
+    def remember(self, skill: Skill) -> None:
+        if self._cached is not None:
+            self._cached.remember(skill)
+
+    def flush(self) -> None:
+        if self._cached is not None:
+            self._cached.flush()
+
+
+def _is_skill_file(path: str) -> bool:
+    return os.path.basename(path) == SKILL_FILE
+
+
+class _EventFilter(FileSystemEventHandler):
+    """Turns watchdog events into work items: a SKILL.md path, or a request for a full walk."""
+
+    def __init__(self, work: queue.Queue[str | None]) -> None:
+        self._work = work
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [os.fsdecode(event.src_path)]
+        if getattr(event, "dest_path", ""):
+            paths.append(os.fsdecode(event.dest_path))
+        if event.is_directory:
+            # A directory came, went or moved: it may hold skills. A modified directory
+            # only means its listing changed, which file events already report.
+            if event.event_type != "modified":
+                self._work.put(None)
+            return
+        for path in paths:
+            if _is_skill_file(path):
+                self._work.put(path)
+
+
+class LiveIndex:
+    """An Index that follows the disk. Read `snapshot`; subscribe to hear of changes."""
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]],
+        config: Config,
+        models: Models,
+        cache: EmbeddingCache | None = None,
+    ) -> None:
+        self.roots = tuple(os.path.abspath(os.fspath(root)) for root in roots)
+        self.config, self.models, self.cache = config, models, cache
+        self.debounce_s = config.watch_debounce_ms / 1000
+        self.max_delay_s = config.watch_max_delay_ms / 1000
+        self._subscribers: list[Subscriber] = []
+        self._work: queue.Queue[str | None] = queue.Queue()
+        self._build_lock = threading.Lock()
+        self._version_changed = threading.Condition()
+        self._by_path: dict[str, Skill | Problem] = {}
+        self._problems: tuple[Problem, ...] = ()
+        self._links: tuple[str, ...] = ()
+        self._observer: Observer | None = None
+        self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self.reindex_count = 0
+        self.failures: list[str] = []  # the last few errors the watcher thread survived
+        self.snapshot: Index = self._build(full=True, touched=(), version=1)[0]
+
+    # -- reading and subscribing ---------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber` (from the watcher's thread) after every re-index."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber)
+
+    def wait_for(self, predicate: Callable[[Index], bool], timeout: float) -> bool:
+        """Block until the snapshot satisfies `predicate`, or the timeout passes."""
+        deadline = time.monotonic() + timeout
+        with self._version_changed:
+            while not predicate(self.snapshot):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._version_changed.wait(remaining)
+        return True
+
+    # -- running -------------------------------------------------------------------------
+
+    def start(self) -> LiveIndex:
+        self._observer = Observer()
+        self._observer.start()
+        self._sync_watches()
+        self._work.put(None)  # catch up with anything that changed since the first build
+        self._thread = threading.Thread(target=self._loop, name="live-index", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._work.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+
+    def __enter__(self) -> LiveIndex:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def reindex_now(self) -> IndexChange:
+        """A full re-index, right now, in the caller's thread ("re-index now" in the UI)."""
+        return self._reindex(full=True, touched=())
+
+    # -- the coalescing loop -------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                first = self._work.get(timeout=HEALTH_CHECK_S)
+            except queue.Empty:
+                if self._roots_moved():
+                    self._work.put(None)
+                continue
+            if self._stopping.is_set():
+                return
+            touched, full = self._collect(first)
+            try:
+                self._reindex(full=self._roots_moved() or full, touched=touched)
+            except Exception as error:  # keep watching: the next event retries from disk
+                self.failures.append(f"re-index failed: {type(error).__name__}: {error}")
+                del self.failures[:-20]
+
+    def _collect(self, first: str | None) -> tuple[set[str], bool]:
+        """Drain the burst: wait until `debounce` passes with no event, at most `max_delay`."""
+        touched: set[str] = set()
+        full = first is None
+        if first is not None:
+            touched.add(first)
+        started = time.monotonic()
+        quiet_until = started + self.debounce_s
+        while True:
+            now = time.monotonic()
+            wait = min(quiet_until, started + self.max_delay_s) - now
+            if wait <= 0:
+                return touched, full
+            try:
+                item = self._work.get(timeout=wait)
+            except queue.Empty:
+                return touched, full
+            if item is None:
+                full = True
+            else:
+                touched.add(item)
+            quiet_until = time.monotonic() + self.debounce_s
+
+    def _reindex(self, *, full: bool, touched: Iterable[str]) -> IndexChange:
+        with self._build_lock:
+            if full:
+                self._sync_watches()  # watch first, then walk: nothing slips between
+            index, change = self._build(
+                full=full, touched=touched, version=self.snapshot.version + 1
+            )
+            if full and self._sync_watches():
+                self._work.put(None)  # a newly linked directory: walk it once it is watched
+            with self._version_changed:
+                self.snapshot = index  # the swap: one reference assignment
+                self.reindex_count += 1
+                self._version_changed.notify_all()
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(change)
+            except Exception as error:  # one broken subscriber must not stop the others
+                self.failures.append(f"subscriber failed: {type(error).__name__}: {error}")
+                del self.failures[:-20]
+        return change
+
+    # -- building ------------------------------------------------------------------------
+
+    def _build(
+        self, *, full: bool, touched: Iterable[str], version: int
+    ) -> tuple[Index, IndexChange]:
+        started = time.perf_counter()
+        previous: Index | None = getattr(self, "snapshot", None)
+        memo = _Memo(self._by_path, self.cache)
+        if full or previous is None:
+            found = scan(self.roots, memo)
+            results = found.results
+            self._problems, self._links = found.problems, found.linked_dirs
+        else:
+            results = dict(self._by_path)
+            for path in touched:
+                if os.path.isfile(path):
+                    results[path] = load_skill(path, memo)
+                else:
+                    results.pop(path, None)
+        memo.flush()
+        self._by_path = results = self._keep_last_good(results)
+        parsed = time.perf_counter()
+        index = index_skills(
+            assemble(results, self._problems, self._links),
+            self.roots,
+            self.config,
+            self.models,
+            self.cache,
+            version=version,
+            previous=previous,
+        )
+        index.timings_ms.update(
+            parse=(parsed - started) * 1000, total=(time.perf_counter() - started) * 1000
+        )
+        return index, _diff(previous, index, full)
+
+    def _keep_last_good(self, results: dict[str, Skill | Problem]) -> dict[str, Skill | Problem]:
+        """A file that no longer parses keeps serving its last good version, marked stale."""
+        kept = dict(results)
+        for path, result in results.items():
+            last = self._by_path.get(path)
+            if isinstance(result, Problem) and isinstance(last, Skill):
+                kept[path] = dataclasses.replace(last, stale=result)
+        return kept
+
+    # -- watches -------------------------------------------------------------------------
+
+    def _sync_watches(self) -> bool:
+        """Watch every root (if it exists) and every symlinked directory outside them.
+
+        Returns whether a new watch was added.
+        """
+        if self._observer is None:
+            return False
+        wanted = [root for root in self.roots if os.path.isdir(root)]
+        real_roots = [os.path.realpath(root) for root in wanted]
+        wanted += [
+            link
+            for link in self._links
+            if not any(link == real or link.startswith(real + os.sep) for real in real_roots)
+        ]
+        for path in list(self._watches):
+            watch, identity = self._watches[path]
+            if path not in wanted or _identity(path) != identity:
+                self._unschedule(watch)
+                del self._watches[path]
+        added = False
+        for path in wanted:
+            if path not in self._watches:
+                try:
+                    watch = self._observer.schedule(_EventFilter(self._work), path, recursive=True)
+                except OSError:
+                    continue  # gone again already; the health check will retry
+                self._watches[path] = (watch, _identity(path))
+                added = True
+        return added
+
+    def _unschedule(self, watch: ObservedWatch) -> None:
+        try:
+            assert self._observer is not None
+            self._observer.unschedule(watch)
+        except (KeyError, OSError):
+            pass  # its directory is gone, and the emitter with it
+
+    def _roots_moved(self) -> bool:
+        """A root deleted, re-created or replaced: re-watch it and walk again."""
+        for root in self.roots:
+            watched = self._watches.get(root)
+            if _identity(root) != (watched[1] if watched else None):
+                return True
+        return False
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _diff(previous: Index | None, index: Index, full: bool) -> IndexChange:
+    before = {skill.id: skill for skill in previous.skills} if previous else {}
+    after = {skill.id: skill for skill in index.skills}
+    changed = tuple(
+        skill_id
+        for skill_id, skill in after.items()
+        if skill_id in before
+        and (
+            before[skill_id].hash != skill.hash
+            or before[skill_id].stale != skill.stale
+            or before[skill_id].path != skill.path
+        )
+    )
+    stale = tuple(skill.id for skill in index.skills if skill.stale is not None)
+    errors = index.rejected + tuple(
+        skill.stale for skill in index.skills if skill.stale is not None
+    )
+    return IndexChange(
+        version=index.version,
+        added=tuple(skill_id for skill_id in after if skill_id not in before),
+        removed=tuple(skill_id for skill_id in before if skill_id not in after),
+        changed=changed,
+        errors=errors,
+        stale=stale,
+        full=full,
+        timings_ms={
+            key: index.timings_ms[key]
+            for key in ("parse", "embed", "total")
+            if key in index.timings_ms
+        },
+    )

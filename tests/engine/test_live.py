@@ -1,0 +1,268 @@
+"""The live index against a real filesystem and real watchdog events.
+
+Every wait is a condition with a timeout (LiveIndex.wait_for), never a bare sleep, so
+the tests hold on a slow CI machine as well as on a fast laptop.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.live import IndexChange, LiveIndex
+from explorer.engine.models import assemble_models
+from explorer.engine.snapshot import Index, build_index
+
+TIMEOUT = 20.0
+CONFIG = Config(model="bow", watch_debounce_ms=25.0, watch_max_delay_ms=250.0)
+MODELS = assemble_models(BowEmbedder())
+
+
+def skill_text(name: str, description: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nSteps.\n"
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """What most editors do: write a temporary file, then rename it over the original."""
+    temporary = path.with_name(f".{path.name}.{random.random():.6f}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def state(index: Index) -> list[tuple[str, str, str, bool]]:
+    return [(s.id, s.hash, s.path, s.stale is not None) for s in index.skills]
+
+
+def same_as_disk(index: Index, root: Path) -> bool:
+    fresh = build_index([root], CONFIG, MODELS)
+    if state(index) != state(fresh):
+        return False
+    if fresh.vectors is None or index.vectors is None:
+        return fresh.vectors is index.vectors
+    return bool(np.array_equal(index.vectors, fresh.vectors))
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write(root / "pdf" / "SKILL.md", skill_text("pdf", "Merge and split PDF files."))
+    write(root / "xlsx" / "SKILL.md", skill_text("xlsx", "Spreadsheet formulas and CSV."))
+    return root
+
+
+@pytest.fixture
+def live(library: Path) -> Iterator[LiveIndex]:
+    with LiveIndex([library], CONFIG, MODELS) as index:
+        assert index.wait_for(lambda snap: same_as_disk(snap, library), TIMEOUT)
+        yield index
+
+
+def ids(index: Index) -> set[str]:
+    return {skill.id for skill in index.skills}
+
+
+def test_create_modify_delete_rename(live: LiveIndex, library: Path) -> None:
+    write(library / "docx" / "SKILL.md", skill_text("docx", "Word documents."))
+    assert live.wait_for(lambda snap: "docx" in ids(snap), TIMEOUT)
+    atomic_write(library / "pdf" / "SKILL.md", skill_text("pdf", "Fill PDF forms."))
+    assert live.wait_for(
+        lambda snap: snap.skills[snap.positions["pdf"]].description == "Fill PDF forms.", TIMEOUT
+    )
+    (library / "xlsx").rename(library / "sheets")
+    assert live.wait_for(
+        lambda snap: snap.skills[snap.positions["xlsx"]].path.endswith("sheets/SKILL.md"),
+        TIMEOUT,
+    )
+    shutil.rmtree(library / "docx")
+    assert live.wait_for(lambda snap: "docx" not in ids(snap), TIMEOUT)
+    assert live.wait_for(lambda snap: same_as_disk(snap, library), TIMEOUT)
+
+
+def test_subscribers_hear_what_changed(live: LiveIndex, library: Path) -> None:
+    changes: list[IndexChange] = []
+    heard = threading.Event()
+
+    def listen(change: IndexChange) -> None:
+        changes.append(change)
+        if change.added:
+            heard.set()
+
+    live.subscribe(listen)
+    write(library / "pptx" / "SKILL.md", skill_text("pptx", "Slide decks."))
+    assert heard.wait(TIMEOUT)
+    change = next(change for change in changes if change.added)
+    assert change.added == ("pptx",) and change.removed == () and change.version >= 2
+    assert {"parse", "embed", "total"} <= set(change.timings_ms)
+
+
+def test_editor_noise_is_ignored(live: LiveIndex, library: Path) -> None:
+    before = live.reindex_count
+    for noise in (".SKILL.md.swp", "SKILL.md~", "notes.tmp", "4913"):
+        write(library / "pdf" / noise, "scratch")
+    write(library / "pdf" / "SKILL.md", skill_text("pdf", "Rotate PDF pages."))
+    assert live.wait_for(
+        lambda snap: "Rotate" in snap.skills[snap.positions["pdf"]].description, TIMEOUT
+    )
+    assert live.reindex_count - before <= 2
+
+
+def test_a_partial_write_serves_the_last_good_version(live: LiveIndex, library: Path) -> None:
+    path = library / "pdf" / "SKILL.md"
+    full = skill_text("pdf", "Extract tables from PDF files.")
+    path.write_text(full[:20], encoding="utf-8")  # half written: no closing fence
+    assert live.wait_for(lambda snap: snap.skills[snap.positions["pdf"]].stale is not None, TIMEOUT)
+    stale = live.snapshot.skills[live.snapshot.positions["pdf"]]
+    assert stale.description == "Merge and split PDF files."  # the last good version
+    assert stale.stale is not None and stale.stale.path == str(path)
+    assert "frontmatter" in stale.stale.message
+    path.write_text(full, encoding="utf-8")
+    assert live.wait_for(
+        lambda snap: (
+            snap.skills[snap.positions["pdf"]].description == "Extract tables from PDF files."
+            and snap.skills[snap.positions["pdf"]].stale is None
+        ),
+        TIMEOUT,
+    )
+
+
+def test_a_storm_of_saves_coalesces(live: LiveIndex, library: Path) -> None:
+    path = library / "pdf" / "SKILL.md"
+    before = live.reindex_count
+    started = time.monotonic()
+    for number in range(500):
+        path.write_text(skill_text("pdf", f"Version {number} of the PDF skill."), "utf-8")
+        time.sleep(max(0.0, started + (number + 1) / 500 - time.monotonic()))  # ~1 s in all
+    assert live.wait_for(
+        lambda snap: (
+            snap.skills[snap.positions["pdf"]].description == "Version 499 of the PDF skill."
+        ),
+        TIMEOUT,
+    )
+    assert live.reindex_count - before <= 8  # 1 s of events, at most one per max_delay
+
+
+def test_git_checkout_switches_many_files_at_once(live: LiveIndex, library: Path) -> None:
+    for number in range(40):
+        write(library / f"skill-{number}" / "SKILL.md", skill_text(f"skill-{number}", "One."))
+    assert live.wait_for(lambda snap: same_as_disk(snap, library), TIMEOUT)
+    before = live.reindex_count
+    for number in range(40):  # a branch switch: rewrite half, delete a quarter
+        if number % 4 == 0:
+            shutil.rmtree(library / f"skill-{number}")
+        elif number % 2:
+            atomic_write(
+                library / f"skill-{number}" / "SKILL.md",
+                skill_text(f"skill-{number}", "Two, on the other branch."),
+            )
+    assert live.wait_for(lambda snap: same_as_disk(snap, library), TIMEOUT)
+    assert live.reindex_count - before <= 5
+
+
+def test_a_root_deleted_and_recreated(live: LiveIndex, library: Path) -> None:
+    shutil.rmtree(library)
+    assert live.wait_for(lambda snap: len(snap) == 0, TIMEOUT)
+    write(library / "csv" / "SKILL.md", skill_text("csv", "Clean CSV exports."))
+    assert live.wait_for(lambda snap: ids(snap) == {"csv"}, TIMEOUT)
+    write(library / "json" / "SKILL.md", skill_text("json", "Validate JSON files."))
+    assert live.wait_for(lambda snap: ids(snap) == {"csv", "json"}, TIMEOUT)
+
+
+def test_symlinked_skill_directories_are_followed_and_watched(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "elsewhere"
+    write(outside / "linked" / "SKILL.md", skill_text("linked", "Lives outside the root."))
+    root.mkdir()
+    (root / "linked").symlink_to(outside / "linked", target_is_directory=True)
+    (root / "loop").symlink_to(root, target_is_directory=True)  # must not hang
+    with LiveIndex([root], CONFIG, MODELS) as live:
+        assert ids(live.snapshot) == {"linked"}
+        write(outside / "linked" / "SKILL.md", skill_text("linked", "Edited at its target."))
+        assert live.wait_for(
+            lambda snap: snap.skills[0].description == "Edited at its target.", TIMEOUT
+        )
+
+
+def test_duplicates_promote_the_next_copy_when_the_first_goes(
+    live: LiveIndex, library: Path
+) -> None:
+    write(library / "zz-copy" / "SKILL.md", skill_text("pdf", "The second pdf skill."))
+    assert live.wait_for(lambda snap: any("duplicate" in p.message for p in snap.rejected), TIMEOUT)
+    shutil.rmtree(library / "pdf")
+    assert live.wait_for(
+        lambda snap: snap.skills[snap.positions["pdf"]].description == "The second pdf skill.",
+        TIMEOUT,
+    )
+
+
+def test_reindex_now_and_versions(live: LiveIndex) -> None:
+    version = live.snapshot.version
+    change = live.reindex_now()
+    assert change.version == version + 1 == live.snapshot.version
+    assert change.full and change.added == change.removed == change.changed == ()
+
+
+def _operations(root: Path, rng: random.Random) -> Callable[[], None]:
+    """One random edit of the kinds editors, tools and people make."""
+    existing = sorted(path.parent for path in root.rglob("SKILL.md"))
+    name = f"s{rng.randrange(60)}"
+    text = skill_text(name, f"Skill {name} does task {rng.randrange(1000)} with care.")
+    kind = rng.choice(
+        ["create", "modify", "delete", "rename", "atomic", "partial", "move", "noise"]
+    )
+
+    def run() -> None:
+        if kind == "create" or not existing:
+            write(root / name / "SKILL.md", text)
+            return
+        target = rng.choice(existing)
+        if kind == "modify":
+            write(target / "SKILL.md", text.replace(f"name: {name}", f"name: {target.name}"))
+        elif kind == "delete":
+            shutil.rmtree(target)
+        elif kind == "rename":
+            destination = root / f"{target.name}-r{rng.randrange(1000)}"
+            if not destination.exists():
+                target.rename(destination)
+        elif kind == "atomic":
+            atomic_write(target / "SKILL.md", text)
+        elif kind == "partial":
+            (target / "SKILL.md").write_text(text[: rng.randrange(1, len(text))], "utf-8")
+            (target / "SKILL.md").write_text(text, "utf-8")
+        elif kind == "move":
+            nested = root / f"group{rng.randrange(3)}"
+            nested.mkdir(exist_ok=True)
+            destination = nested / target.name
+            if not destination.exists() and nested not in target.parents and target != nested:
+                target.rename(destination)
+        else:
+            write(target / ".SKILL.md.swp", "swap")
+
+    return run
+
+
+def test_a_thousand_random_operations_end_equal_to_a_fresh_index(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    root.mkdir()
+    rng = random.Random(20261121)
+    with LiveIndex([root], CONFIG, MODELS) as live:
+        for _ in range(1000):
+            _operations(root, rng)()
+        assert live.wait_for(lambda snap: same_as_disk(snap, root), 60.0), (
+            f"live: {state(live.snapshot)}\nfresh: {state(build_index([root], CONFIG, MODELS))}"
+        )
+        assert not any(skill.stale for skill in live.snapshot.skills)
+        assert live.failures == []
