@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--json", action="store_true", help="print the results as JSON")
     _common(bench)
+    explore = commands.add_parser(
+        "explore", help="the interactive explorer (the default: skill-explorer [DIR])"
+    )
+    explore.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (default: .)")
+    explore.add_argument("--prompt", default="", help="start with this prompt typed")
+    _common(explore, skills=False)
+
     watch = commands.add_parser(
         "watch", help="re-index live as files change; one line per re-index (Ctrl-C stops)"
     )
@@ -110,10 +117,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_USAGE
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    commands = next(
+        action.choices
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    if not arguments or (
+        arguments[0] not in commands and arguments[0] not in ("-h", "--help", "--version")
+    ):
+        arguments = ["explore", *arguments]  # skill-explorer [DIR] opens the explorer
+    args = parser.parse_args(arguments)
     if args.command == "hook":
         from explorer.engine.hook import run_hook
 
@@ -140,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "index": cmd_index,
         "bench": cmd_bench,
         "watch": cmd_watch,
+        "explore": cmd_explore,
     }
     return {**handlers, **QA_HANDLERS}[args.command](args, loaded)
 
@@ -302,3 +317,12 @@ def cmd_watch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
                 time.sleep(3600)
         except KeyboardInterrupt:
             return EXIT_OK
+
+
+def cmd_explore(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    from explorer.tui.app import ExplorerApp
+
+    roots = list(args.dirs) or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
+    app = ExplorerApp(roots, loaded.config, cache_dir=args.cache_dir, initial_prompt=args.prompt)
+    app.run()
+    return EXIT_OK

@@ -159,3 +159,44 @@ def why_report(decision: Decision, index: Index, *, top: int = 8, skill: str | N
     timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
     lines += ["", f"timings (ms): {timings}"]
     return "\n".join(lines)
+
+
+def markdown_report(decision: Decision, index: Index, skill: str | None = None) -> str:
+    """The explanation as Markdown, for an issue, a pull request or a design note."""
+
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    injected = ", ".join(f"`{i.id}` ({i.confidence:.2f}, {i.band})" for i in decision.injected)
+    lines = [
+        f"# Why: `{cell(decision.prompt)}`",
+        "",
+        f"- stage: **{decision.stage}**",
+        f"- injected: {injected or 'nothing'}",
+        f"- dense model: {decision.models['dense']}; reranker: "
+        f"{decision.models['reranker'] or 'none'}",
+        f"- min_similarity {decision.thresholds['min_similarity']:.2f}, "
+        f"score_margin {decision.thresholds['score_margin']:.2f}",
+        "",
+        "## Skills",
+        "",
+        "| # | skill | verdict | score | cos | kw | ph | file | bm25 | norm | rerank | overlap |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in decision.rows:
+        rerank = "—" if row.rerank is None else f"{row.rerank:.2f}"
+        lines.append(
+            f"| {row.rank} | `{cell(row.id)}` | {row.verdict} | {row.score:.3f} | "
+            f"{row.cosine:.3f} | {row.keyword:.2f} | {row.phrase:.2f} | {row.file:.2f} | "
+            f"{row.bm25:.2f} | {row.bm25_norm:.2f} | {rerank} | "
+            f"{row.matched_terms}/{row.query_terms} |"
+        )
+    lines += ["", "## Gates, in cascade order", ""]
+    lines += [f"- `{cell(gate_line(gate).strip())}`" for gate in decision.gates]
+    explained = skill or (decision.rows[0].id if decision.rows else None)
+    if explained is not None:
+        lines += ["", f"## BM25 terms of `{cell(explained)}`", "", "```"]
+        lines += terms_table(index, decision.prompt, explained)
+        lines += ["```"]
+    lines += ["", "## The hook would inject", "", "```", decision.text or "(nothing)", "```", ""]
+    return "\n".join(lines)

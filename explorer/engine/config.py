@@ -72,6 +72,8 @@ class Config:
     # the live index: a burst ends after this quiet time, and never waits longer than the max
     watch_debounce_ms: float = 25.0
     watch_max_delay_ms: float = 250.0
+    # the explorer: key remaps by binding id, e.g. { reindex = "ctrl+r" }
+    keymap: dict[str, str] = field(default_factory=dict)
     # where the router and the hook look for skills, and where caches live
     roots: list[str] = field(default_factory=list)
     cache_dir: str = ""
@@ -111,6 +113,7 @@ def type_label(name: str) -> str:
         bool: "true or false",
         str: "a string",
         list[str]: "a list of strings",
+        dict[str, str]: "a table of strings",
         float | None: "a number",
     }.get(hint, str(hint))
 
@@ -152,6 +155,12 @@ def coerce(name: str, value: Any, source: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise fail()
         return list(value)
+    if get_origin(base) is dict:
+        if not isinstance(value, dict) or not all(
+            isinstance(key, str) and isinstance(item, str) for key, item in value.items()
+        ):
+            raise fail()
+        return dict(value)
     raise fail()  # pragma: no cover - every field type is handled above
 
 
@@ -194,11 +203,19 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     key = key.strip()
     if not sep or not key:
         raise ConfigError(f"--set {text!r}: expected key=value")
+    return key, read_value(key, raw)
+
+
+def read_value(name: str, raw: str) -> Any:
+    """A value typed by a person: TOML if it parses, else text; text fields keep the text."""
+    raw = raw.strip()
     try:
-        value = tomllib.loads(f"value = {raw.strip()}")["value"]
+        value = tomllib.loads(f"value = {raw}")["value"]
     except tomllib.TOMLDecodeError:
-        value = raw.strip()
-    return key, value
+        return raw
+    if _HINTS.get(name) is str and not isinstance(value, str):
+        return raw  # query_prefix=2024 is text, not a number
+    return value
 
 
 def user_config_path() -> Path:
@@ -239,8 +256,6 @@ def load_config(
         files.append(str(path))
     for assignment in assignments:
         key, value = parse_assignment(assignment)
-        if _HINTS.get(key) is str and not isinstance(value, str):
-            value = assignment.partition("=")[2].strip()  # query_prefix=2024 is text
         if key not in _HINTS:
             raise ConfigError(f"--set: unknown key {key!r}; known keys: {', '.join(FIELD_NAMES)}")
         config, changed = apply(config, {key: value}, "--set", warnings)
@@ -256,11 +271,12 @@ def to_toml(config: Config, only: Iterable[str] | None = None) -> str:
         value = getattr(config, name)
         if value is None:
             continue
-        lines.append(f"{name} = {_toml_value(value)}")
+        lines.append(f"{name} = {toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """One value as a TOML literal."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -268,5 +284,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML
     if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {toml_value(item)}" for key, item in value.items()) + " }"
     raise TypeError(f"cannot write {value!r} as TOML")

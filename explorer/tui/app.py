@@ -1,0 +1,379 @@
+"""The explorer app: a prompt in, every skill's channels, terms and gates out, live.
+
+Threads: Textual's loop owns the screen. Loading, decide() and the live index run in
+workers or the watcher's thread and hand results back with call_from_thread. A result
+for an older prompt, config or snapshot is dropped, never shown.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from explorer.engine.cache import EmbeddingCache
+from explorer.engine.config import PROJECT_CONFIG_NAME, Config
+from explorer.engine.decision import Decision, Row
+from explorer.engine.live import IndexChange, LiveIndex
+from explorer.engine.models import assemble_models, load_models
+from explorer.engine.pipeline import decide
+from explorer.engine.skills import Problem
+from explorer.engine.snapshot import Index, build_index
+from explorer.report import markdown_report
+from explorer.tui.commands import ExplorerCommands
+from explorer.tui.history import PromptHistory
+from explorer.tui.safe import plain
+from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
+from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.prompt_bar import PromptBar
+from explorer.tui.widgets.skill_panel import SkillPanel
+from explorer.tui.widgets.skills_table import Limits, SkillsTable
+from explorer.tui.widgets.status_bar import StatusBar
+from explorer.tui.widgets.terms_panel import TermsPanel
+
+DEBOUNCE_S = 0.015  # a keystroke burst; short enough that typing feels immediate
+NARROW_WIDTH = 110
+RERANKER_HINT = "no reranker (set reranker = '/path/to/cross-encoder')"
+
+
+class ExplorerApp(App[None]):
+    """Skill Explorer: type a prompt, see why each skill triggers or not."""
+
+    CSS_PATH = "explorer.tcss"
+    TITLE = "Skill Explorer"
+    COMMANDS = App.COMMANDS | {ExplorerCommands}
+    BINDINGS = [
+        Binding("f1", "help", "Help", id="help"),
+        Binding("f2", "thresholds", "Thresholds", id="thresholds"),
+        Binding("f3", "errors", "Errors", id="errors"),
+        Binding("f5", "reindex", "Re-index", id="reindex"),
+        Binding("ctrl+o", "open_in_editor", "Edit skill", id="open-in-editor"),
+        Binding("ctrl+y", "copy_json", "Copy JSON", id="copy-json"),
+        Binding("ctrl+x", "export_markdown", "Export MD", id="export-markdown"),
+        Binding("ctrl+k", "pin", "Pin prompt", id="pin"),
+        Binding("ctrl+s", "screenshot", "Screenshot", id="screenshot"),
+        Binding("ctrl+q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(
+        self,
+        roots: Sequence[str],
+        config: Config,
+        *,
+        cache_dir: str | None = None,
+        history: PromptHistory | None = None,
+        initial_prompt: str = "",
+        show_timings: bool = True,
+    ) -> None:
+        super().__init__()
+        self.roots = [os.path.abspath(root) for root in roots]
+        self.config = self.baseline = config
+        self.cache_dir = cache_dir
+        self.history = history or PromptHistory()
+        self.initial_prompt = initial_prompt
+        self.show_timings = show_timings  # off for stable screenshots in tests
+        self.snapshot: Index | None = None
+        self.live: LiveIndex | None = None
+        self.decision: Decision | None = None
+        self.pinned_prompt: str | None = None
+        self.highlighted: str | None = None
+        self.loading = "starting…"
+        self.last_change = "not yet re-indexed"
+        self._delta_base: dict[str, Row] | None = None
+        self._debounce: Timer | None = None
+        self._screen_message = ""
+
+    # -- layout --------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield PromptBar(self.history, id="prompt")
+        with Vertical(id="main"):
+            yield Static(id="message")
+            yield SkillsTable(id="skills")
+            with Horizontal(id="bottom"):
+                with TabbedContent(id="details"):
+                    with TabPane("Terms", id="terms-tab"):
+                        yield TermsPanel(id="terms")
+                    with TabPane("Skill", id="skill-tab"):
+                        yield SkillPanel(id="skill")
+                yield DecisionPanel(id="decision")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.config.keymap:
+            self.set_keymap(self.config.keymap)
+        self.query_one(PromptBar).value = self.initial_prompt
+        self.query_one(PromptBar).focus()
+        self._layout_for(self.size.width)
+        self._set_message("Loading the library…")
+        self._refresh_status()
+        self.load()
+
+    def on_resize(self) -> None:
+        self._layout_for(self.size.width)
+
+    def _layout_for(self, width: int) -> None:
+        self.set_class(width < NARROW_WIDTH, "narrow")
+
+    # -- loading -------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="load")
+    def load(self) -> None:
+        """Lexical first (BM25 works at once), then the models, then the live index."""
+        cache = EmbeddingCache(self.cache_dir or self.config.cache_dir or None)
+        lexical_only = assemble_models(None, dense_error="loading the dense model…")
+        first = build_index(self.roots, self.config, lexical_only, cache)
+        self.call_from_thread(self._use_snapshot, first, "loading the dense model…")
+        models = load_models(self.config, cache)
+        for warning in (*cache.warnings, *models.warnings):
+            self.call_from_thread(self.notify, warning, severity="warning", timeout=10)
+        self.call_from_thread(self._set_loading, f"embedding {len(first)} skills…")
+        live = LiveIndex(self.roots, self.config, models, cache)
+        live.subscribe(lambda change: self.call_from_thread(self._index_changed, change))
+        live.start()
+        self.live = live
+        self.call_from_thread(self._use_snapshot, live.snapshot, "")
+
+    def _set_loading(self, text: str) -> None:
+        self.loading = text
+        self._refresh_status()
+
+    def _use_snapshot(self, snapshot: Index, loading: str) -> None:
+        self.snapshot = snapshot
+        self.loading = loading
+        self._refresh_status()
+        self._explain_library(snapshot)
+        self.schedule_decide()
+
+    def _index_changed(self, change: IndexChange) -> None:
+        if self.live is None:
+            return
+        stamp = time.strftime("%H:%M:%S")
+        self.last_change = (
+            f"re-indexed {stamp} +{len(change.added)} -{len(change.removed)} "
+            f"~{len(change.changed)} {change.timings_ms.get('total', 0.0):.0f} ms"
+        )
+        if self.decision is not None:
+            self._delta_base = {row.id: row for row in self.decision.rows}
+        self.snapshot = self.live.snapshot
+        self._refresh_status()
+        self._explain_library(self.snapshot)
+        self.schedule_decide()
+
+    def on_unmount(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    # -- bad states, said on screen ------------------------------------------------------
+
+    def _explain_library(self, snapshot: Index) -> None:
+        if len(snapshot):
+            self._set_message("")
+            return
+        missing = [p for p in snapshot.rejected if "does not exist" in p.message]
+        if missing:
+            text = "No skills: " + "; ".join(str(p) for p in missing)
+        elif snapshot.rejected:
+            text = f"No valid skills: {len(snapshot.rejected)} files rejected. Press F3 to see why."
+        else:
+            text = f"No SKILL.md files under {', '.join(snapshot.roots)}."
+        self._set_message(text)
+
+    def _set_message(self, text: str) -> None:
+        self._screen_message = text
+        message = self.query_one("#message", Static)
+        message.update(plain(text))
+        message.display = bool(text)
+
+    def problems(self) -> list[Problem]:
+        if self.snapshot is None:
+            return []
+        stale = [skill.stale for skill in self.snapshot.skills if skill.stale is not None]
+        return [*self.snapshot.rejected, *stale, *self.snapshot.warnings]
+
+    def _refresh_status(self) -> None:
+        snapshot = self.snapshot
+        if snapshot is None:
+            self.query_one(StatusBar).update(plain(f" {self.loading}"))
+            return
+        status = snapshot.models.status
+        if self.loading:
+            dense = self.loading
+        elif status.dense_error:
+            dense = f"no dense model (BM25 + boosts only): {status.dense_error}"
+        else:
+            dense = f"dense {status.dense}"
+        self.query_one(StatusBar).show(
+            roots=", ".join(snapshot.roots),
+            skills=len(snapshot),
+            dense=dense,
+            reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
+            last=self.last_change,
+            errors=len(self.problems()),
+        )
+
+    # -- deciding ------------------------------------------------------------------------
+
+    def on_input_changed(self, event: PromptBar.Changed) -> None:
+        if event.input.id != "prompt":
+            return
+        self._delta_base = None  # deltas compare snapshots for the same prompt only
+        self.schedule_decide()
+
+    def on_input_submitted(self, event: PromptBar.Submitted) -> None:
+        if event.input.id == "prompt":
+            self.history.add(event.value)
+
+    def schedule_decide(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(DEBOUNCE_S, self._decide_now)
+
+    def _decide_now(self) -> None:
+        if self.snapshot is not None:
+            prompt = self.query_one(PromptBar).value
+            self.run_decide(prompt, self.pinned_prompt, self.snapshot, self.config)
+
+    @work(thread=True, exclusive=True, group="decide")
+    def run_decide(self, prompt: str, pinned: str | None, snapshot: Index, config: Config) -> None:
+        decision = decide(prompt, snapshot, config)
+        pinned_decision = decide(pinned, snapshot, config) if pinned is not None else None
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._show, decision, pinned_decision, snapshot, config)
+
+    def _show(
+        self, decision: Decision, pinned: Decision | None, snapshot: Index, config: Config
+    ) -> None:
+        current = self.query_one(PromptBar).value
+        if decision.prompt != current or snapshot is not self.snapshot or config is not self.config:
+            return  # computed for an older prompt, snapshot or config
+        status = snapshot.models.status
+        limits = Limits(
+            min_similarity=decision.thresholds["min_similarity"],
+            score_margin=decision.thresholds["score_margin"],
+            rerank_min=config.rerank_min,
+            lexical_min=config.lexical_min,
+            reranker=status.reranker is not None,
+        )
+        same_prompt = self.decision is not None and self.decision.prompt == decision.prompt
+        self.query_one(SkillsTable).show(
+            decision, limits, self._delta_base, keep_cursor=same_prompt
+        )
+        self.decision = decision
+        if not same_prompt:
+            self.highlighted = decision.rows[0].id if decision.rows else None
+        self.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
+        self._show_skill(self.highlighted)
+
+    def on_skills_table_highlighted(self, event: SkillsTable.Highlighted) -> None:
+        self.highlighted = event.skill_id
+        self._show_skill(event.skill_id)
+
+    def _show_skill(self, skill_id: str | None) -> None:
+        snapshot, decision = self.snapshot, self.decision
+        if snapshot is None or decision is None or skill_id not in snapshot.positions:
+            return
+        position = snapshot.positions[skill_id]
+        skill = snapshot.skills[position]
+        self.query_one(TermsPanel).show(skill, snapshot.lexical.explain(decision.prompt, position))
+        self.query_one(SkillPanel).show(skill, snapshot.built_at)
+
+    # -- thresholds ----------------------------------------------------------------------
+
+    def action_thresholds(self) -> None:
+        self.push_screen(ThresholdEditor(self.config, self.baseline, Path(PROJECT_CONFIG_NAME)))
+
+    def on_threshold_editor_edited(self, event: ThresholdEditor.Edited) -> None:
+        self.config = event.config
+        if event.changed in INDEX_FIELDS and self.live is not None:
+            self.live.config = event.config
+            self.reindex()
+        else:
+            self.schedule_decide()
+
+    # -- commands ------------------------------------------------------------------------
+
+    def action_reindex(self) -> None:
+        self.reindex()
+
+    @work(thread=True, exclusive=True, group="reindex")
+    def reindex(self) -> None:
+        if self.live is None:
+            self.call_from_thread(self.notify, "still loading", severity="warning")
+            return
+        self.live.reindex_now()  # subscribers repaint
+
+    def action_help(self) -> None:
+        self.push_screen(TextScreen("Skill Explorer: keys and commands", self._help_text()))
+
+    def _help_text(self) -> Text:
+        out = Text()
+        out.append("Type a prompt; every skill is scored as you type.\n\n")
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding):
+                out.append(f"{binding.key:<10}", style="bold")
+                out.append(f"{binding.description:<16}", style="")
+                out.append(f" id: {binding.id}\n", style="dim")
+        out.append(
+            "\nup/down walks the prompt history. ctrl+p opens the command palette (toggle "
+            "columns, compare with the pinned prompt, …).\nRemap any key by id in the "
+            'config: keymap = { reindex = "ctrl+r" }.\n\nColumns: hybrid = cos + kw + ph + '
+            "file (§3); bm25 raw (normalised) #rank; rerank logit (sigmoid), — when not "
+            "reranked, off without a model; overlap matched/query terms and Jaccard.\n"
+            "Verdict: INJECT, or the gate that dropped the skill.\n",
+        )
+        return out
+
+    def action_errors(self) -> None:
+        self.push_screen(TextScreen("Parse errors and warnings", errors_text(self.problems())))
+
+    def on_status_bar_errors_clicked(self) -> None:
+        self.action_errors()
+
+    def action_open_in_editor(self) -> None:
+        if self.snapshot is None or self.highlighted not in self.snapshot.positions:
+            self.notify("highlight a skill first", severity="warning")
+            return
+        path = self.snapshot.skills[self.snapshot.positions[self.highlighted]].path
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with self.suspend():
+            subprocess.run([*shlex.split(editor), path], check=False)
+
+    def action_copy_json(self) -> None:
+        if self.decision is not None:
+            self.copy_to_clipboard(self.decision.to_json())
+            self.notify("decision JSON copied to the clipboard")
+
+    def action_export_markdown(self) -> None:
+        if self.decision is None or self.snapshot is None:
+            return
+        path = Path(f"skill-explorer-why-{time.strftime('%Y%m%d-%H%M%S')}.md").resolve()
+        path.write_text(markdown_report(self.decision, self.snapshot, self.highlighted), "utf-8")
+        self.notify(f"explanation written to {path}")
+
+    def action_pin(self) -> None:
+        prompt = self.query_one(PromptBar).value
+        self.pinned_prompt = None if self.pinned_prompt == prompt else prompt
+        self.notify("unpinned" if self.pinned_prompt is None else f"pinned {prompt!r}")
+        self.schedule_decide()
+
+    def action_screenshot(self) -> None:
+        path = self.save_screenshot(path=os.getcwd())
+        self.notify(f"screenshot saved to {path}")
+
+    def toggle_column(self, key: str) -> None:
+        self.query_one(SkillsTable).toggle_column(key)
+        self.schedule_decide()

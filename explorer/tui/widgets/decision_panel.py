@@ -1,0 +1,99 @@
+"""The cascade in order: each gate's inputs, thresholds and verdict; the stage; the text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from explorer.engine.decision import Decision, Gate
+from explorer.tui.safe import plain
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(item) for item in value) + "]"
+    return str(value)
+
+
+def gate_text(gate: Gate) -> Text:
+    if gate.skipped:
+        mark, style = "·", "dim"
+    elif gate.passed:
+        mark, style = "✓", "green"
+    else:
+        mark, style = "✗", "red"
+    line = Text(f"{mark} ", style=f"bold {style}")
+    line.append(f"{gate.name:<18}", style="bold" if not gate.skipped else "dim")
+    line.append(f" §{gate.section}\n", style="dim")
+    if gate.inputs:
+        line.append("    ")
+        line.append_text(plain(" ".join(f"{k}={_value(v)}" for k, v in gate.inputs.items())))
+        line.append("\n")
+    if gate.thresholds:
+        line.append("    ")
+        line.append(" ".join(f"{k}={_value(v)}" for k, v in gate.thresholds.items()), style="cyan")
+        line.append("\n")
+    if gate.note:
+        line.append("    ")
+        line.append_text(plain(gate.note, style="italic dim"))
+        line.append("\n")
+    return line
+
+
+def decision_text(
+    decision: Decision, pinned: Decision | None = None, *, timings: bool = True
+) -> Text:
+    out = Text()
+    out.append("stage ", style="dim")
+    out.append(decision.stage, style="bold magenta")
+    if decision.injected:
+        out.append("  inject ", style="dim")
+        for item in decision.injected:
+            out.append(f"{item.id} ", style="bold green")
+            out.append(f"{item.confidence:.2f} {item.band} ({item.mode})  ", style="green")
+    else:
+        out.append("  nothing injected", style="yellow")
+    out.append("\n\n")
+    for gate in decision.gates:
+        out.append_text(gate_text(gate))
+    if timings:
+        spent = "  ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
+        out.append(f"\ntimings (ms): {spent}\n", style="dim")
+    if pinned is not None:
+        out.append("\npinned prompt ", style="bold")
+        out.append_text(plain(repr(pinned.prompt)))
+        out.append(f"\n  stage {pinned.stage}, inject {', '.join(pinned.injected_ids) or '—'}\n")
+        now, then = set(decision.injected_ids), set(pinned.injected_ids)
+        if now != then:
+            out.append(
+                f"  only now: {', '.join(sorted(now - then)) or '—'}; "
+                f"only pinned: {', '.join(sorted(then - now)) or '—'}\n",
+                style="yellow",
+            )
+    out.append("\nthe hook would inject:\n", style="bold")
+    if decision.text:
+        out.append_text(plain(decision.text))
+    else:
+        out.append("(nothing: the hook prints no output)", style="dim")
+    return out
+
+
+class DecisionPanel(VerticalScroll):
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="decision-body")
+
+    def show(
+        self, decision: Decision, pinned: Decision | None = None, *, timings: bool = True
+    ) -> None:
+        self.query_one("#decision-body", Static).update(
+            decision_text(decision, pinned, timings=timings)
+        )

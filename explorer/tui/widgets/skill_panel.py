@@ -1,0 +1,61 @@
+"""The highlighted skill as the engine read it: path, frontmatter, head, errors, hash."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from explorer.engine.skills import Skill
+from explorer.tui.safe import plain
+
+
+def _frontmatter_lines(frontmatter: dict[str, Any]) -> Text:
+    out = Text()
+    for key, value in frontmatter.items():
+        out.append(f"  {key}: ", style="cyan")
+        out.append_text(plain(" ".join(str(value).split())[:400]))
+        out.append("\n")
+    return out
+
+
+def skill_text(skill: Skill, indexed_at: float, findings: list[str] | None = None) -> Text:
+    out = Text()
+    out.append(f"{skill.id}\n", style="bold")
+    out.append_text(plain(skill.path, style="dim"))
+    out.append("\n")
+    if skill.stale is not None:
+        out.append("\nSTALE ", style="bold reverse yellow")
+        out.append_text(plain(f" last good version served; now: {skill.stale}"))
+        out.append("\n")
+    for problem in skill.warnings:
+        out.append("\nwarning ", style="bold yellow")
+        out.append_text(plain(str(problem)))
+        out.append("\n")
+    for finding in findings or []:
+        out.append("\nlint ", style="bold yellow")
+        out.append_text(plain(finding))
+        out.append("\n")
+    out.append("\nfrontmatter\n", style="bold")
+    out.append_text(_frontmatter_lines(skill.frontmatter))
+    out.append("\nkeywords ", style="bold")
+    out.append_text(plain(", ".join(skill.keywords) or "—"))
+    out.append("\ntrigger phrases ", style="bold")
+    out.append_text(plain("; ".join(skill.trigger_phrases) or "—"))
+    out.append("\n\nbody head\n", style="bold")
+    out.append_text(plain(skill.body_head or "—"))
+    out.append("\n\n")
+    stamp = time.strftime("%H:%M:%S", time.localtime(indexed_at))
+    out.append(f"hash {skill.hash}   indexed {stamp}\n", style="dim")
+    return out
+
+
+class SkillPanel(VerticalScroll):
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static("Highlight a skill to see how the engine read it.", id="skill-body")
+
+    def show(self, skill: Skill, indexed_at: float, findings: list[str] | None = None) -> None:
+        self.query_one("#skill-body", Static).update(skill_text(skill, indexed_at, findings))

@@ -1,0 +1,33 @@
+"""One line: roots and count, models, the last re-index, and the parse errors."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import Static
+
+
+class StatusBar(Static):
+    class ErrorsClicked(Message):
+        pass
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("starting…", **kwargs)  # type: ignore[arg-type]
+        self.error_count = 0
+
+    def show(
+        self, *, roots: str, skills: int, dense: str, reranker: str, last: str, errors: int
+    ) -> None:
+        self.error_count = errors
+        text = Text()
+        text.append(f" {roots} ", style="bold")
+        text.append(f"{skills} skills", style="bold cyan")
+        text.append(f" │ {dense} │ {reranker} │ {last} │ ", style="")
+        text.append(f"{errors} errors", style="bold red" if errors else "dim")
+        if errors:
+            text.append(" (click or e)", style="dim")
+        self.update(text)
+
+    def on_click(self) -> None:
+        if self.error_count:
+            self.post_message(self.ErrorsClicked())

@@ -1,0 +1,67 @@
+"""Explain why not: the BM25 terms of any skill, and its description with matches lit."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from explorer.engine.lexical import Explain
+from explorer.engine.skills import Skill
+from explorer.engine.text import STOPWORDS, norm_token
+from explorer.tui.safe import visible
+
+_WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
+
+
+def highlighted_description(description: str, matched: set[str]) -> Text:
+    """The description as plain text, with every word whose match token matched lit."""
+    text = Text(visible(description))
+    for match in _WORD_RE.finditer(text.plain):
+        word = match.group().lower()
+        if word not in STOPWORDS and norm_token(word) in matched:
+            text.stylize("bold black on yellow", match.start(), match.end())
+    return text
+
+
+def terms_text(skill: Skill, explain: Explain) -> Text:
+    out = Text()
+    out.append(f"{skill.id}", style="bold")
+    out.append(f"  BM25 {explain.score:.3f}  normalised {explain.normalised:.3f}\n", style="dim")
+    if explain.terms:
+        first = explain.terms[0]
+        out.append(
+            f"N={first.n} dl={first.dl} avgdl={first.avgdl:.1f} k1={first.k1} b={first.b}\n\n",
+            style="dim",
+        )
+        out.append(
+            f"{'term':<18}{'match':>6}{'tf':>4}{'df':>5}{'idf':>7}{'contrib':>9}\n",
+            style="bold underline",
+        )
+        for term in explain.terms:
+            style = "green" if term.matched else "dim"
+            out.append(
+                f"{visible(term.term)[:17]:<18}{'yes' if term.matched else 'no':>6}{term.tf:>4}"
+                f"{term.df:>5}{term.idf:>7.3f}{term.contribution:>9.3f}\n",
+                style=style,
+            )
+    else:
+        out.append("the prompt has no content terms\n", style="dim")
+    out.append("\ndescription\n", style="bold")
+    out.append_text(highlighted_description(skill.description, set(explain.matched)))
+    out.append("\n")
+    if explain.missing:
+        out.append("\nmissing query terms: ", style="bold")
+        out.append(", ".join(explain.missing), style="red")
+        out.append("\n")
+    return out
+
+
+class TermsPanel(VerticalScroll):
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static("Highlight a skill to see its terms.", id="terms-body")
+
+    def show(self, skill: Skill, explain: Explain) -> None:
+        self.query_one("#terms-body", Static).update(terms_text(skill, explain))
