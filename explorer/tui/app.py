@@ -45,7 +45,7 @@ from explorer.tui.widgets.terms_panel import TermsPanel
 
 DEBOUNCE_S = 0.015  # a keystroke burst; short enough that typing feels immediate
 NARROW_WIDTH = 110
-RERANKER_HINT = "no reranker (set reranker = '/path/to/cross-encoder')"
+RERANKER_HINT = "no reranker: set reranker = DIR"
 
 
 class ExplorerApp(App[None]):
@@ -161,11 +161,13 @@ class ExplorerApp(App[None]):
     def _index_changed(self, change: IndexChange) -> None:
         if self.live is None:
             return
-        stamp = time.strftime("%H:%M:%S")
         self.last_change = (
-            f"re-indexed {stamp} +{len(change.added)} -{len(change.removed)} "
-            f"~{len(change.changed)} {change.timings_ms.get('total', 0.0):.0f} ms"
+            f"re-indexed +{len(change.added)} -{len(change.removed)} ~{len(change.changed)}"
         )
+        if self.show_timings:
+            self.last_change += (
+                f" at {time.strftime('%H:%M:%S')} in {change.timings_ms.get('total', 0.0):.0f} ms"
+            )
         if self.decision is not None:
             self._delta_base = {row.id: row for row in self.decision.rows}
         self.snapshot = self.live.snapshot
@@ -217,7 +219,7 @@ class ExplorerApp(App[None]):
         else:
             dense = f"dense {status.dense}"
         self.query_one(StatusBar).show(
-            roots=", ".join(snapshot.roots),
+            roots=", ".join(_readable(root) for root in snapshot.roots),
             skills=len(snapshot),
             dense=dense,
             reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
@@ -377,3 +379,9 @@ class ExplorerApp(App[None]):
     def toggle_column(self, key: str) -> None:
         self.query_one(SkillsTable).toggle_column(key)
         self.schedule_decide()
+
+
+def _readable(path: str) -> str:
+    """A root as typed on the command line: relative when it is under the working directory."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative

@@ -31,7 +31,8 @@ def gate_text(gate: Gate) -> Text:
         mark, style = "✓", "green"
     else:
         mark, style = "✗", "red"
-    line = Text(f"{mark} ", style=f"bold {style}")
+    line = Text()
+    line.append(f"{mark} ", style=f"bold {style}")
     line.append(f"{gate.name:<18}", style="bold" if not gate.skipped else "dim")
     line.append(f" §{gate.section}\n", style="dim")
     if gate.inputs:
@@ -55,6 +56,7 @@ def decision_text(
     out = Text()
     out.append("stage ", style="dim")
     out.append(decision.stage, style="bold magenta")
+    out.append(" ")
     if decision.injected:
         out.append("  inject ", style="dim")
         for item in decision.injected:

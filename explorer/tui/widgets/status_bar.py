@@ -23,9 +23,11 @@ class StatusBar(Static):
         text.append(f" {roots} ", style="bold")
         text.append(f"{skills} skills", style="bold cyan")
         text.append(f" │ {dense} │ {reranker} │ {last} │ ", style="")
-        text.append(f"{errors} errors", style="bold red" if errors else "dim")
+        text.append(
+            f"{errors} error{'s' if errors != 1 else ''}", style="bold red" if errors else "dim"
+        )
         if errors:
-            text.append(" (click or e)", style="dim")
+            text.append(" (F3)", style="dim")
         self.update(text)
 
     def on_click(self) -> None:

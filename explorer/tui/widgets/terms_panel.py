@@ -28,7 +28,7 @@ def highlighted_description(description: str, matched: set[str]) -> Text:
 
 def terms_text(skill: Skill, explain: Explain) -> Text:
     out = Text()
-    out.append(f"{skill.id}", style="bold")
+    out.append(f"{skill.id} ", style="bold")
     out.append(f"  BM25 {explain.score:.3f}  normalised {explain.normalised:.3f}\n", style="dim")
     if explain.terms:
         first = explain.terms[0]

@@ -1,0 +1,179 @@
+"""The explorer driven by Textual's Pilot, over the real engine and a real live index."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.pipeline import decide
+from explorer.tui.app import ExplorerApp
+from explorer.tui.history import PromptHistory
+from explorer.tui.screens import ThresholdEditor
+from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.prompt_bar import PromptBar
+from explorer.tui.widgets.skills_table import SkillsTable
+from explorer.tui.widgets.terms_panel import TermsPanel
+from tests.conftest import write_skill
+
+CONFIG = Config(model="bow", reranker="off", min_similarity=0.3)
+SIZE = (120, 40)
+
+
+def make_app(root: Path, tmp_path: Path, **kwargs: object) -> ExplorerApp:
+    history = PromptHistory(tmp_path / "history.txt")
+    return ExplorerApp(
+        [str(root)], CONFIG, cache_dir=str(tmp_path / "cache"), history=history, **kwargs
+    )  # type: ignore[arg-type]
+
+
+async def settle(pilot, condition: Callable[[], bool], timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Pump the app until `condition` holds: a wait with a timeout, never a bare sleep."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the app did not get there in time"
+        await pilot.pause(0.02)
+
+
+def ready(app: ExplorerApp) -> bool:
+    return app.live is not None and app.snapshot is app.live.snapshot
+
+
+def shown_for(app: ExplorerApp, prompt: str) -> bool:
+    return app.decision is not None and app.decision.prompt == prompt
+
+
+def table_rows(app: ExplorerApp) -> list[tuple[str, str]]:
+    table = app.query_one(SkillsTable)
+    rows = []
+    for index in range(table.row_count):
+        cells = table.get_row_at(index)
+        rows.append((cells[1].plain, cells[2].plain))
+    return rows
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    write_skill(root, "docker", "Shrink Docker images and speed up container builds.")
+    return root
+
+
+async def test_typing_shows_exactly_what_decide_returns(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        prompt = "merge two pdf files"
+        await pilot.press(*prompt)
+        await settle(pilot, lambda: shown_for(app, prompt))
+        expected = decide(prompt, app.live.snapshot, app.config)
+        verdicts = [("INJECT" if r.verdict == "inject" else r.verdict) for r in expected.rows]
+        assert table_rows(app) == list(zip([r.id for r in expected.rows], verdicts, strict=True))
+        assert expected.injected_ids == ("pdf",)
+        panel = app.query_one(DecisionPanel).query_one("#decision-body").render()
+        assert "confident_winner" in str(panel) and "stage cosine" in str(panel)
+
+
+async def test_saving_a_skill_updates_the_table_with_deltas(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        prompt = "clean up a csv export"
+        await pilot.press(*prompt)
+        await settle(pilot, lambda: shown_for(app, prompt))
+        version = app.snapshot.version
+        before = app.decision.row("xlsx").score
+        write_skill(library, "xlsx", "Clean up CSV export files: csv cleanup for every csv.")
+        await settle(
+            pilot,
+            lambda: (
+                app.snapshot.version > version
+                and shown_for(app, prompt)
+                and app.decision.row("xlsx").score != before
+            ),
+        )
+        table = app.query_one(SkillsTable)
+        hybrid = table.get_cell("xlsx", "hybrid").plain
+        assert "▲" in hybrid  # the description now matches the prompt better
+        assert "re-indexed +0 -0 ~1" in app.last_change
+
+
+async def test_editing_a_threshold_changes_the_decision(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        prompt = "merge two pdf files"
+        await pilot.press(*prompt)
+        await settle(pilot, lambda: shown_for(app, prompt) and app.decision.injected_ids)
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        field = editor.query_one("#field-min_similarity")
+        field.value = "0.99"
+        await settle(
+            pilot,
+            lambda: (
+                app.config.min_similarity == 0.99
+                and shown_for(app, prompt)
+                and app.decision.injected_ids == ()
+            ),
+        )
+        assert editor.query_one("#label-min_similarity").has_class("changed")
+        field.value = "lots"  # a bad value is reported and changes nothing
+        await pilot.pause(0.1)
+        assert app.config.min_similarity == 0.99
+        assert editor.query_one("#hint-min_similarity").has_class("error")
+        await pilot.press("ctrl+s")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ThresholdEditor)
+
+
+async def test_markup_and_escapes_in_skills_are_shown_literally(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    hostile = (
+        "Renders [bold]reports[/bold] with [link=https://x.test]links[/link] \x1b[31mred\x1b[0m."
+    )
+    write_skill(root, "report-writer", hostile)
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await pilot.press(*"reports")
+        await settle(pilot, lambda: shown_for(app, "reports"))
+        shown = app.query_one(TermsPanel).query_one("#terms-body").render().plain
+        assert "[bold]reports[/bold]" in shown and "[link=https://x.test]" in shown
+        assert "\x1b" not in shown and "␛[31m" in shown
+        assert app.query_one(SkillsTable).get_cell("report-writer", "skill").plain == (
+            "report-writer"
+        )
+
+
+async def test_bad_states_are_said_on_screen(tmp_path: Path) -> None:
+    app = make_app(tmp_path / "nowhere", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        assert "does not exist" in app._screen_message
+    (tmp_path / "empty").mkdir()
+    app = make_app(tmp_path / "empty", tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        assert "No SKILL.md files" in app._screen_message
+
+
+async def test_history_walks_with_up_and_down(library: Path, tmp_path: Path) -> None:
+    history = PromptHistory(tmp_path / "history.txt")
+    history.add("first prompt")
+    history.add("second prompt")
+    app = ExplorerApp([str(library)], CONFIG, cache_dir=str(tmp_path / "c"), history=history)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("up")
+        assert app.query_one(PromptBar).value == "second prompt"
+        await pilot.press("up", "up")
+        assert app.query_one(PromptBar).value == "first prompt"
+        await pilot.press("down")
+        assert app.query_one(PromptBar).value == "second prompt"
+    assert PromptHistory(tmp_path / "history.txt").entries == ["first prompt", "second prompt"]

@@ -1,0 +1,76 @@
+"""SVG snapshots at a fixed size (pytest-textual-snapshot). Update: --snapshot-update.
+
+The library is copied to a fixed path and the model is the bag-of-words lane, so the
+pictures are the same on every machine; timings and clock times are hidden.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from explorer.engine.config import Config
+from explorer.tui.app import ExplorerApp
+from explorer.tui.history import PromptHistory
+from explorer.tui.widgets.prompt_bar import PromptBar
+from tests.conftest import SAMPLE_SKILLS
+from tests.tui.test_app import ready, settle, shown_for
+
+FIXED_ROOT = Path("/tmp/skill-explorer-snapshots")
+PROMPT = "merge two report.pdf files into one"
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ExplorerApp:
+    shutil.rmtree(FIXED_ROOT, ignore_errors=True)
+    shutil.copytree(SAMPLE_SKILLS, FIXED_ROOT / "sample_skills")
+    monkeypatch.chdir(FIXED_ROOT)
+    return ExplorerApp(
+        ["sample_skills"],
+        Config(model="bow", reranker="off"),
+        cache_dir=str(tmp_path / "cache"),
+        history=PromptHistory(tmp_path / "history.txt"),
+        show_timings=False,
+    )
+
+
+async def _typed(pilot) -> None:  # type: ignore[no-untyped-def]
+    app: ExplorerApp = pilot.app
+    app.query_one(PromptBar).cursor_blink = False
+    await settle(pilot, lambda: ready(app))
+    await pilot.press(*PROMPT)
+    await settle(pilot, lambda: shown_for(app, PROMPT))
+    await pilot.pause(0.2)
+
+
+def test_main_screen(snap_compare, app: ExplorerApp) -> None:
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_typed)
+
+
+def test_terms_panel_for_a_losing_skill(snap_compare, app: ExplorerApp) -> None:
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await _typed(pilot)
+        await pilot.press("tab", "down", "down")  # into the table, onto a skill that lost
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_threshold_editor(snap_compare, app: ExplorerApp) -> None:
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await _typed(pilot)
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False
+        pilot.app.screen.query_one("#field-min_similarity").value = "0.45"
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_small_terminal(snap_compare, app: ExplorerApp) -> None:
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_typed)
