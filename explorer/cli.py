@@ -268,13 +268,22 @@ def cmd_bench(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    result = run_bench(
-        args.skills[0] if args.skills else None,
-        sizes,
-        loaded.config,
-        repeats=args.repeats,
-        include=set(args.only) or None,
-    )
+    only = set(args.only)
+    ui = not only or "ui" in only
+    engine_metrics = only - {"ui"}
+    result: dict = {"meta": {}, "metrics": {}}
+    if not only or engine_metrics:
+        result = run_bench(
+            args.skills[0] if args.skills else None,
+            sizes,
+            loaded.config,
+            repeats=args.repeats,
+            include=engine_metrics or None,
+        )
+    if ui:
+        from explorer.tui.bench import run_ui_bench
+
+        result["metrics"].update(run_ui_bench(tuple(sizes), loaded.config))
     print(json.dumps(result, indent=2) if args.json else format_report(result))
     return EXIT_OK
 

@@ -94,6 +94,9 @@ class ExplorerApp(App[None]):
         self._delta_base: dict[str, Row] | None = None
         self._debounce: Timer | None = None
         self._screen_message = ""
+        self.created_at = time.perf_counter()
+        self.first_paint_ms: float | None = None  # construction to first frame, for the bench
+        self.painted_at = 0.0  # when the last decision reached the screen, for the bench
 
     # -- layout --------------------------------------------------------------------------
 
@@ -120,7 +123,11 @@ class ExplorerApp(App[None]):
         self._layout_for(self.size.width)
         self._set_message("Loading the library…")
         self._refresh_status()
+        self.call_after_refresh(self._first_paint)
         self.load()
+
+    def _first_paint(self) -> None:
+        self.first_paint_ms = (time.perf_counter() - self.created_at) * 1000
 
     def on_resize(self) -> None:
         self._layout_for(self.size.width)
@@ -279,6 +286,10 @@ class ExplorerApp(App[None]):
             self.highlighted = decision.rows[0].id if decision.rows else None
         self.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
         self._show_skill(self.highlighted)
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self.painted_at = time.perf_counter()
 
     def on_skills_table_highlighted(self, event: SkillsTable.Highlighted) -> None:
         self.highlighted = event.skill_id
