@@ -103,7 +103,10 @@ async def test_saving_a_skill_updates_the_table_with_deltas(library: Path, tmp_p
         assert "re-indexed +0 -0 ~1" in app.last_change
 
 
-async def test_editing_a_threshold_changes_the_decision(library: Path, tmp_path: Path) -> None:
+async def test_editing_a_threshold_changes_the_decision(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # ctrl+s writes ./skill-explorer.toml
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))
@@ -129,6 +132,7 @@ async def test_editing_a_threshold_changes_the_decision(library: Path, tmp_path:
         assert app.config.min_similarity == 0.99
         assert editor.query_one("#hint-min_similarity").has_class("error")
         await pilot.press("ctrl+s")
+        assert "min_similarity = 0.99" in (tmp_path / "skill-explorer.toml").read_text()
         await pilot.press("escape")
         assert not isinstance(app.screen, ThresholdEditor)
 

@@ -1,0 +1,215 @@
+"""Labelled routing cases: how a library *should* route, read from TOML or the reference's TSV.
+
+A case is one prompt with the skill ids that should be injected (none for a negative).
+Both formats give the same `Case` records, each remembering its file and line, so that
+every later message (a bad row, a failing case) can point at the line to edit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11 gets the tomli backport
+    import tomli as tomllib  # type: ignore[no-redef]
+
+KINDS = ("direct", "indirect", "confusable", "negative")
+SPLITS = ("train", "validation")
+NONE_MARK = "(none)"  # the TSV format's expected id for a negative
+TOML_KEYS = frozenset({"prompt", "expect", "kind", "note", "split"})
+_CASE_HEADER_RE = re.compile(r"^\s*\[\[\s*case\s*\]\]\s*(?:#.*)?$")
+
+
+class CaseError(ValueError):
+    """A cases file that cannot be used; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One labelled prompt. `expect` empty means nothing should be injected."""
+
+    prompt: str
+    expect: tuple[str, ...]
+    kind: str
+    note: str = ""
+    split: str | None = None
+    source: str = ""
+    line: int | None = None
+
+    @property
+    def positive(self) -> bool:
+        return bool(self.expect)
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}" if self.line else self.source
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "expect": list(self.expect),
+            "kind": self.kind,
+            "note": self.note,
+            "split": self.split,
+            "source": self.source,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """The cases of one file, plus warnings worth showing (duplicates, unknown keys)."""
+
+    cases: tuple[Case, ...]
+    warnings: tuple[str, ...] = ()
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+def load_cases(path: str | os.PathLike[str]) -> CaseSet:
+    """Read a cases file: `.toml` as TOML, `.tsv`/`.txt` as the reference's TSV, else sniff."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CaseError(f"{file}: cannot read cases file: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise CaseError(f"{file}: not UTF-8 text (byte {error.start})") from error
+    suffix = file.suffix.lower()
+    if suffix == ".toml":
+        return parse_toml_cases(text, str(file))
+    if suffix in (".tsv", ".txt"):
+        return parse_tsv_cases(text, str(file))
+    return (
+        parse_toml_cases(text, str(file))
+        if "[[case]]" in text
+        else parse_tsv_cases(text, str(file))
+    )
+
+
+def parse_toml_cases(text: str, source: str = "<cases>") -> CaseSet:
+    """`[[case]]` tables with prompt, expect (list), kind, optional note and split."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise CaseError(f"{source}: invalid TOML: {error}") from error
+    tables = data.get("case", [])
+    if not isinstance(tables, list) or not all(isinstance(item, dict) for item in tables):
+        raise CaseError(f"{source}: 'case' must be an array of tables ([[case]])")
+    unexpected = sorted(key for key in data if key != "case")
+    warnings = [f"{source}: top-level key {key!r} ignored" for key in unexpected]
+    # tomllib keeps no positions: the n-th `[[case]]` header line is the n-th table.
+    header_lines = [
+        number
+        for number, line in enumerate(text.splitlines(), start=1)
+        if _CASE_HEADER_RE.match(line)
+    ]
+    cases: list[Case] = []
+    for position, table in enumerate(tables):
+        line = header_lines[position] if position < len(header_lines) else None
+        cases.append(_case_from_table(table, source, line, warnings))
+    return CaseSet(tuple(cases), tuple(warnings + _duplicate_warnings(cases)), source)
+
+
+def _case_from_table(
+    table: Mapping[str, Any], source: str, line: int | None, warnings: list[str]
+) -> Case:
+    where = f"{source}:{line}" if line else source
+    for key in sorted(set(table) - TOML_KEYS):
+        warnings.append(f"{where}: unknown key {key!r} ignored")
+    prompt = table.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise CaseError(f"{where}: 'prompt' is missing or empty")
+    if "expect" not in table:
+        raise CaseError(f"{where}: 'expect' is missing (use expect = [] for a negative)")
+    expect = table["expect"]
+    if isinstance(expect, str):
+        expect = [expect]
+    if not isinstance(expect, list) or not all(isinstance(item, str) for item in expect):
+        raise CaseError(f"{where}: 'expect' must be a list of skill ids, got {expect!r}")
+    kind = table.get("kind")
+    if not isinstance(kind, str):
+        raise CaseError(f"{where}: 'kind' is missing; expected one of {', '.join(KINDS)}")
+    note = table.get("note", "")
+    if not isinstance(note, str):
+        raise CaseError(f"{where}: 'note' must be a string")
+    split = table.get("split")
+    if split is not None and split not in SPLITS:
+        raise CaseError(f"{where}: split = {split!r}; expected one of {', '.join(SPLITS)}")
+    return _checked(prompt, expect, kind, note, split, source, line)
+
+
+def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
+    """The reference router's format: `expected-id TAB kind TAB prompt`, one case a line.
+
+    `(none)` marks a negative, several ids are comma-separated, `#` starts a comment
+    line, blank lines are skipped. TSV has no split column: every case gets split None.
+    """
+    cases: list[Case] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = line.split("\t", 2)
+        if len(fields) < 3:
+            raise CaseError(
+                f"{source}:{number}: expected 3 tab-separated fields "
+                f"(expected-id, kind, prompt), found {len(fields)}"
+            )
+        ids_field, kind, prompt = (field.strip() for field in fields)
+        if not ids_field:
+            raise CaseError(f"{source}:{number}: empty expected id (use {NONE_MARK} for none)")
+        if not prompt:
+            raise CaseError(f"{source}:{number}: empty prompt")
+        if ids_field == NONE_MARK:
+            expect: list[str] = []
+        else:
+            expect = [part.strip() for part in ids_field.split(",")]
+            if not all(expect):
+                raise CaseError(f"{source}:{number}: empty id in {ids_field!r}")
+        cases.append(_checked(prompt, expect, kind, "", None, source, number))
+    return CaseSet(tuple(cases), tuple(_duplicate_warnings(cases)), source)
+
+
+def _checked(
+    prompt: str,
+    expect: Iterable[str],
+    kind: str,
+    note: str,
+    split: str | None,
+    source: str,
+    line: int | None,
+) -> Case:
+    """Both formats share one rule set: a known kind, and negatives expect nothing."""
+    where = f"{source}:{line}" if line else source
+    ids = tuple(dict.fromkeys(item.strip() for item in expect))
+    if kind not in KINDS:
+        raise CaseError(f"{where}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if kind == "negative" and ids:
+        raise CaseError(f"{where}: a negative case expects no skill, got {', '.join(ids)}")
+    if kind != "negative" and not ids:
+        raise CaseError(f"{where}: a {kind} case needs at least one expected skill id")
+    return Case(prompt, ids, kind, note, split, source, line)
+
+
+def _duplicate_warnings(cases: Iterable[Case]) -> list[str]:
+    """The same prompt twice counts twice in every metric; almost always a copy-paste slip."""
+    first: dict[str, Case] = {}
+    warnings: list[str] = []
+    for case in cases:
+        key = " ".join(case.prompt.lower().split())
+        if key in first:
+            warnings.append(
+                f"{case.where}: duplicate prompt (first at line {first[key].line}): {case.prompt!r}"
+            )
+        else:
+            first[key] = case
+    return warnings

@@ -1,0 +1,272 @@
+"""Plain-text renderings of eval, compare, calibration and lint results for the terminal.
+
+Rendering only: every figure shown comes from the engine's report objects.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from explorer.engine.calibrate import CalibrationReport
+from explorer.engine.evaluate import HOST_VALUE_PENALTY, CaseResult, Comparison, EvalReport, Rates
+from explorer.engine.lint import SEVERITIES, Finding
+from explorer.report import _table as table
+
+PROMPT_WIDTH = 60
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _delta(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
+
+
+def _clip(text: str, width: int = PROMPT_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(ids) if ids else "(none)"
+
+
+def headline(rates: Rates) -> list[str]:
+    return [
+        f"recall             {_rate(rates.recall)}  ({rates.hits}/{rates.positives} positives)",
+        f"false-inject rate  {_rate(rates.false_inject_rate)}  "
+        f"({rates.false_injects}/{rates.negatives} negatives)",
+        f"host value         {_rate(rates.host_value)}  "
+        f"(recall - {HOST_VALUE_PENALTY} x false-inject rate)",
+    ]
+
+
+def eval_text(report: EvalReport, source: str) -> str:
+    r = report.rates
+    lines = [
+        f"eval {source}: {r.cases} cases ({r.positives} positive, {r.negatives} negative) "
+        f"on {report.skills} skills [{report.label}]",
+        f"model {report.models['dense']}, reranker {report.models['reranker'] or 'none'}; "
+        f"min_similarity {report.thresholds['min_similarity']:.2f}, "
+        f"score_margin {report.thresholds['score_margin']:.2f}",
+        *(f"warning: {warning}" for warning in report.warnings),
+        "",
+        *headline(r),
+        f"stage-1 recall@{report.k:<3} {_rate(report.recall_at_k)}  "
+        "(an expected skill in the top k by hybrid score)",
+        f"stage-1 top-1      {_rate(report.top1)}",
+        f"unexpected skill   {report.extra_injects} positives got a skill they did not expect",
+        "",
+        *table(
+            ["kind", "cases", "passed", "rate"],
+            [
+                [kind.kind, str(kind.cases), str(kind.passed), _rate(kind.rate)]
+                for kind in report.by_kind.values()
+            ],
+            right={1, 2, 3},
+        ),
+    ]
+    failures = report.failures
+    lines += ["", f"failures ({len(failures)}):"]
+    if failures:
+        lines += failure_table(failures)
+    else:
+        lines.append("  none")
+    t = report.timings
+    lines += [
+        "",
+        f"timings: decide() median {t.median_ms:.1f} ms, p95 {t.p95_ms:.1f} ms, "
+        f"total {t.total_ms / 1000:.2f} s for {r.cases} cases",
+    ]
+    return "\n".join(lines)
+
+
+def failure_table(failures: Sequence[CaseResult]) -> list[str]:
+    """One row per failed case: the stage, the gate to blame, and who came next."""
+    rows = []
+    for result in failures:
+        failure = result.failure
+        assert failure is not None
+        if failure.reason == "missed":
+            expected = f"{failure.expected}#{failure.expected_rank or '—'}"
+            score = "—" if failure.expected_score is None else f"{failure.expected_score:.3f}"
+            why = failure.gate or "—"
+            if failure.injected:
+                why += f"; got {_ids(failure.injected)}"
+        else:
+            expected, score = "(none)", "—"
+            why = f"injected {_ids(failure.injected)}"
+        runner = (
+            f"{failure.runner_up} {failure.runner_up_score:.3f}"
+            if failure.runner_up is not None and failure.runner_up_score is not None
+            else "—"
+        )
+        rows.append(
+            [
+                str(result.case.line or "—"),
+                result.case.kind,
+                expected,
+                score,
+                failure.stage,
+                why,
+                runner,
+                _clip(result.case.prompt),
+            ]
+        )
+    return table(
+        [
+            "line",
+            "kind",
+            "expected#rank",
+            "score",
+            "stage",
+            "gate / injected",
+            "runner-up",
+            "prompt",
+        ],
+        rows,
+        right={0, 3},
+    )
+
+
+def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalReport) -> str:
+    rows = [
+        [name, _rate(values["a"]), _rate(values["b"]), _delta(values["delta"])]
+        for name, values in comparison.metrics.items()
+    ]
+    rows += [
+        [f"{kind} pass rate", _rate(values["a"]), _rate(values["b"]), _delta(values["delta"])]
+        for kind, values in comparison.by_kind.items()
+    ]
+    lines = [
+        f"A: {comparison.label_a}",
+        f"B: {comparison.label_b}",
+        "",
+        *table(["metric", "A", "B", "B - A"], rows, right={1, 2, 3}),
+        "",
+        f"injected sets: mean Jaccard overlap {_rate(comparison.jaccard)} over "
+        f"{comparison.matched} cases; {comparison.changed} cases changed",
+    ]
+    for title, flips in (
+        ("pass -> fail", comparison.regressions),
+        ("fail -> pass", comparison.fixes),
+    ):
+        lines += ["", f"{title} ({len(flips)}):"]
+        if flips:
+            lines += table(
+                ["where", "kind", "A injected", "B injected", "prompt"],
+                [
+                    [
+                        flip.where,
+                        flip.kind,
+                        _ids(flip.injected_a),
+                        _ids(flip.injected_b),
+                        _clip(flip.prompt),
+                    ]
+                    for flip in flips
+                ],
+                right=set(),
+            )
+        else:
+            lines.append("  none")
+    timing_a, timing_b = report_a.timings, report_b.timings
+    lines += [
+        "",
+        f"timings: A median {timing_a.median_ms:.1f} ms, B median {timing_b.median_ms:.1f} ms",
+    ]
+    return "\n".join(lines)
+
+
+def _values(values: dict[str, float]) -> str:
+    return ", ".join(f"{name} = {value:g}" for name, value in values.items())
+
+
+def calibration_text(report: CalibrationReport, source: str, top: int) -> str:
+    rerank = (
+        f"reranker {report.reranker}"
+        if report.reranker
+        else "no reranker (rerank_min and rerank_margin not swept)"
+    )
+    lines = [
+        f"calibrate {source}: model {report.model}, {rerank}",
+        f"split: {report.split_note}: {report.train_cases} train, "
+        f"{report.validation_cases} validation; chosen on train only",
+        "",
+        "knee (train): cosine of the expected skill for positives, top cosine for negatives",
+    ]
+    names = ["min", "p10", "p25", "p50", "p75", "p90", "max"]
+    rows = [
+        [label, *(_rate(values.get(name)) for name in names)]
+        for label, values in report.knee.items()
+    ]
+    lines += table(["", *names], rows, right=set(range(1, len(names) + 1)))
+    lines += [
+        "",
+        f"grid: {report.grid_size:,} points, {report.decide_calls:,} decide() calls "
+        f"in {report.seconds:.1f} s",
+        f"top {min(top, len(report.table))} by train host value (ties: {report.tie_break}):",
+    ]
+    swept = list(report.swept)
+    grid_rows = [
+        [
+            *(f"{point.values[name]:g}" for name in swept),
+            _rate(point.train.recall),
+            _rate(point.train.false_inject_rate),
+            _rate(point.train.host_value),
+        ]
+        for point in report.table[:top]
+    ]
+    lines += table(
+        [*swept, "recall", "false-inj", "host"],
+        grid_rows,
+        right=set(range(len(swept) + 3)),
+    )
+    lines += [
+        "",
+        f"recommended: {_values(report.recommended)}",
+        f"current:     {_values(report.current)}",
+        "",
+    ]
+    outcome_rows = []
+    for label, current, recommended in (
+        ("train", report.train_current, report.train_recommended),
+        ("validation", report.validation_current, report.validation_recommended),
+    ):
+        if current is None or recommended is None:
+            outcome_rows.append([label, "no cases", "", "", "", "", ""])
+            continue
+        outcome_rows.append(
+            [
+                label,
+                _rate(current.recall),
+                _rate(current.false_inject_rate),
+                _rate(current.host_value),
+                _rate(recommended.recall),
+                _rate(recommended.false_inject_rate),
+                _rate(recommended.host_value),
+            ]
+        )
+    lines += table(
+        [
+            "split",
+            "recall now",
+            "false-inj now",
+            "host now",
+            "recall rec",
+            "false-inj rec",
+            "host rec",
+        ],
+        outcome_rows,
+        right=set(range(1, 7)),
+    )
+    return "\n".join(lines)
+
+
+def lint_text(findings: Sequence[Finding], skills: int) -> str:
+    lines = [str(finding) for finding in findings]
+    counts = Counter(finding.severity for finding in findings)
+    labels = {"error": "errors", "warning": "warnings", "info": "info"}
+    summary = ", ".join(f"{counts.get(severity, 0)} {labels[severity]}" for severity in SEVERITIES)
+    lines += ["" if lines else "no findings", f"{summary} in {skills} skills"]
+    return "\n".join(lines)

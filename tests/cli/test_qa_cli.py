@@ -1,0 +1,276 @@
+"""eval, calibrate and lint as a user runs them: output, JSON and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.cli import build_parser, main
+from tests.conftest import write_skill
+
+LIBRARY = {
+    "pdf": "Merge and split PDF files and extract tables from PDF pages. Use when asked.",
+    "git-commit-writer": "Write git commit messages from the staged diff. Use when committing.",
+    "changelog-generator": "Generate release notes and a changelog from git history. Use when "
+    "releasing.",
+}
+# With bow: two hits, one miss (no shared words), one clean negative, one false injection.
+CASES = """\
+[[case]]
+prompt = "merge and split pdf files"
+expect = ["pdf"]
+kind = "direct"
+split = "train"
+
+[[case]]
+prompt = "release notes from git history"
+expect = ["changelog-generator"]
+kind = "confusable"
+split = "train"
+
+[[case]]
+prompt = "make my page look nice"
+expect = ["git-commit-writer"]
+kind = "indirect"
+split = "validation"
+
+[[case]]
+prompt = "banana bread recipe"
+expect = []
+kind = "negative"
+split = "train"
+
+[[case]]
+prompt = "what year was the pdf format invented"
+expect = []
+kind = "negative"
+split = "validation"
+"""
+
+
+Library = tuple[Path, Path, list[str]]  # skills root, cases file, common options
+Capture = pytest.CaptureFixture[str]
+
+
+@pytest.fixture(autouse=True)
+def away_from_project_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ./skill-explorer.toml of the working directory leaks into these runs."""
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Library:
+    root = tmp_path / "skills"
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    cases = tmp_path / "cases.toml"
+    cases.write_text(CASES, encoding="utf-8")
+    common = ["--skills", str(root), "--set", "model=bow", "--cache-dir", str(tmp_path / "cache")]
+    return root, cases, common
+
+
+def run(capsys: Capture, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_eval_prints_metrics_failures_and_timings(capsys: Capture, library: Library) -> None:
+    _, cases, common = library
+    code, out, _ = run(capsys, "eval", str(cases), *common)
+    assert code == 0
+    assert "5 cases (3 positive, 2 negative) on 3 skills" in out
+    assert "recall             0.667  (2/3 positives)" in out
+    assert "false-inject rate  0.500  (1/2 negatives)" in out
+    assert "host value         0.592" in out  # 2/3 - 0.15 x 0.5
+    assert "failures (2):" in out and "min_similarity" in out and "injected pdf" in out
+    assert "timings: decide() median" in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "code", "verdict"),
+    [
+        (["--min-recall", "0.6"], 0, "ok   recall 0.667 (needs >= 0.6)"),
+        (["--min-recall", "0.7"], 1, "FAIL recall 0.667 (needs >= 0.7)"),
+        (["--max-false-inject", "0.5"], 0, "ok   false_inject_rate 0.500 (needs <= 0.5)"),
+        (["--max-false-inject", "0.25"], 1, "FAIL false_inject_rate 0.500"),
+        (["--min-host-value", "0.59"], 0, "ok   host_value 0.592"),
+        (["--min-host-value", "0.6"], 1, "FAIL host_value 0.592"),
+        (["--min-recall", "0.5", "--min-host-value", "0.9"], 1, "ok   recall"),
+    ],
+)
+def test_eval_thresholds_set_the_exit_code(
+    capsys: Capture, library: Library, flags: list[str], code: int, verdict: str
+) -> None:
+    _, cases, common = library
+    result, out, _ = run(capsys, "eval", str(cases), *common, *flags)
+    assert result == code and verdict in out
+
+
+def test_eval_json_carries_the_checks(capsys: Capture, library: Library) -> None:
+    _, cases, common = library
+    code, out, _ = run(capsys, "eval", str(cases), *common, "--json", "--min-recall", "0.9")
+    assert code == 1
+    data = json.loads(out)
+    assert data["schema"] == "skill-explorer/eval@1"
+    assert data["metrics"]["hits"] == 2 and len(data["cases"]) == 5
+    assert data["checks"] == [
+        {"metric": "recall", "limit": 0.9, "at_least": True, "value": 2 / 3, "passed": False}
+    ]
+
+
+def test_eval_reads_the_reference_tsv(capsys: Capture, library: Library, tmp_path: Path) -> None:
+    _, _, common = library
+    tsv = tmp_path / "cases.tsv"
+    tsv.write_text(
+        "# id\tkind\tprompt\npdf\tdirect\tmerge and split pdf files\n"
+        "(none)\tnegative\tbanana bread recipe\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(
+        capsys, "eval", str(tsv), *common, "--min-recall", "1", "--max-false-inject", "0"
+    )
+    assert code == 0 and "2 cases (1 positive, 1 negative)" in out
+
+
+def test_eval_compare_configs_and_libraries(
+    capsys: Capture, library: Library, tmp_path: Path
+) -> None:
+    root, cases, common = library
+    strict = tmp_path / "strict.toml"
+    strict.write_text("min_similarity = 0.99\n", encoding="utf-8")
+    code, out, _ = run(capsys, "eval", str(cases), *common, "--compare-config", str(strict))
+    assert code == 0
+    assert f"B: skills {root}, config {strict}" in out
+    assert "pass -> fail (2):" in out and "fail -> pass (1):" in out  # the false inject is gone
+    assert "recall                0.667  0.000  -0.667" in out
+    assert "mean Jaccard overlap 0.400 over 5 cases; 3 cases changed" in out
+    edited = tmp_path / "edited"
+    for name, description in LIBRARY.items():
+        write_skill(edited, name, description)
+    write_skill(edited, "pdf", "Bake sourdough loaves at home. Use when baking.")
+    code, out, _ = run(
+        capsys, "eval", str(cases), *common, "--compare-skills", str(edited), "--json"
+    )
+    data = json.loads(out)
+    assert code == 0 and set(data) == {"a", "b", "compare", "checks"}
+    assert data["compare"]["changed"] == 2 and data["compare"]["b"] == f"skills {edited}"
+
+
+def test_eval_usage_errors(capsys: Capture, library: Library, tmp_path: Path) -> None:
+    root, cases, common = library
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[[case]]\nprompt = "x"\nexpect = ["pdf"]\nkind = "sideways"\n', encoding="utf-8"
+    )
+    code, _, err = run(capsys, "eval", str(bad), *common)
+    assert code == 2 and f"{bad}:1: unknown kind 'sideways'" in err
+    code, _, err = run(capsys, "eval", str(tmp_path / "none.toml"), *common)
+    assert code == 2 and "cannot read cases file" in err
+    code, _, err = run(capsys, "eval", str(cases), "--set", "model=bow")
+    assert code == 2 and "no skills root" in err
+    code, _, err = run(capsys, "eval", str(cases), *common, "--compare-config", str(tmp_path / "x"))
+    assert code == 2 and "cannot read config file" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run(capsys, "eval", str(cases), "--skills", str(empty), "--set", "model=bow")
+    assert code == 1 and "no valid skills" in err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", str(cases), *common, "--min-recall", "1.5"])
+    assert exit_info.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["eval", str(cases), *common, "--compare-config", "a", "--compare-skills", str(root)])
+
+
+def test_unknown_expected_ids_are_warned_about(
+    capsys: Capture, library: Library, tmp_path: Path
+) -> None:
+    _, _, common = library
+    cases = tmp_path / "typo.toml"
+    cases.write_text(
+        '[[case]]\nprompt = "merge pdf"\nexpect = ["pfd"]\nkind = "direct"\n', encoding="utf-8"
+    )
+    code, out, err = run(capsys, "eval", str(cases), *common)
+    assert code == 0 and "expected skill 'pfd' is not in the library" in err
+    assert "not_in_library" in out
+
+
+def test_calibrate_reports_and_writes_a_config(
+    capsys: Capture, library: Library, tmp_path: Path
+) -> None:
+    _, cases, common = library
+    target = tmp_path / "calibrated.toml"
+    code, out, _ = run(capsys, "calibrate", str(cases), *common, "--write", str(target))
+    assert code == 0
+    assert "split: split from the cases file: 3 train, 2 validation; chosen on train only" in out
+    assert "knee (train)" in out and "positives" in out and "negatives" in out
+    assert "recommended: min_similarity = " in out and "validation" in out
+    assert f"wrote the recommendation to {target}" in out
+    written = target.read_text(encoding="utf-8")
+    assert written.startswith("# skill-explorer calibrate: chosen on 3 train cases")
+    code, out, _ = run(capsys, "eval", str(cases), *common, "--config", str(target), "--json")
+    assert code == 0 and json.loads(out)["config"]["lexical_min"] is not None
+
+
+def test_calibrate_json_and_the_seeded_split(
+    capsys: Capture, library: Library, tmp_path: Path
+) -> None:
+    _, _, common = library
+    unsplit = tmp_path / "unsplit.toml"
+    unsplit.write_text(CASES.replace('split = "train"\n', "").replace('split = "validation"\n', ""))
+    outputs = []
+    for _ in range(2):
+        code, out, _ = run(
+            capsys, "calibrate", str(unsplit), *common, "--json", "--seed", "3", "--top", "2"
+        )
+        assert code == 0
+        outputs.append(json.loads(out))
+    first, second = outputs
+    assert "seeded random 2/3-1/3 split per kind (seed 3)" in first["split"]["note"]
+    assert first["split"] == second["split"] and first["recommended"] == second["recommended"]
+    assert len(first["table"]) == 2
+
+
+def test_lint_exit_codes_and_output(capsys: Capture, tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(
+        root,
+        "pdf",
+        "Merges and splits PDF files, extracts tables and fills forms. Use when "
+        "pages need combining.",
+    )
+    cache = ["--set", "model=bow", "--cache-dir", str(tmp_path / "cache")]
+    code, out, _ = run(capsys, "lint", str(root), *cache)
+    assert code == 0 and "0 errors, 0 warnings, 1 info in 1 skills" in out
+    (root / "claude-helper").mkdir()
+    (root / "claude-helper" / "SKILL.md").write_text(
+        "---\nname: claude-helper\ndescription: Helps. Use when stuck.\nwhen_to_use: always\n---\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, "lint", str(root), *cache)
+    assert code == 1
+    assert "claude-helper/SKILL.md:2: error: name 'claude-helper' contains the reserved word" in out
+    assert "[spec/unknown-key]" in out
+    code, out, _ = run(
+        capsys, "lint", str(root), *cache, "--claude-code", "--json", "--context-tokens", "3000"
+    )
+    data = json.loads(out)
+    assert code == 1 and data["schema"] == "skill-explorer/lint@1" and data["skills"] == 2
+    found = {finding["rule"] for finding in data["findings"]}
+    assert "spec/unknown-key" not in found and "claude-code/name-only" in found
+
+
+def test_lint_usage_error_without_roots(capsys: Capture) -> None:
+    code, _, err = run(capsys, "lint", "--set", "model=bow")
+    assert code == 2 and "no skills root" in err
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate", "lint"])
+def test_qa_commands_have_help(command: str, capsys: Capture) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([command, "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "--set" in text and "--json" in text

@@ -1,0 +1,178 @@
+"""Cases files: the TOML format, the reference router's TSV format, and their error messages."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.cases import Case, CaseError, load_cases, parse_toml_cases, parse_tsv_cases
+from explorer.engine.skills import discover
+from tests.conftest import SAMPLE_SKILLS
+
+TOML = """\
+# a comment
+[[case]]
+prompt = "merge two pdfs"
+expect = ["pdf"]
+kind = "direct"
+note = "plain"
+split = "train"
+
+[[case]]
+prompt = "release notes or a commit message"
+expect = ["changelog-generator", "git-commit-writer"]
+kind = "confusable"
+
+[[case]]  # trailing comment on the header
+prompt = "banana bread"
+expect = []
+kind = "negative"
+split = "validation"
+"""
+
+
+def test_toml_cases_keep_every_field_and_their_line() -> None:
+    cases = parse_toml_cases(TOML, "c.toml")
+    assert cases.warnings == ()
+    assert cases.cases == (
+        Case("merge two pdfs", ("pdf",), "direct", "plain", "train", "c.toml", 2),
+        Case(
+            "release notes or a commit message",
+            ("changelog-generator", "git-commit-writer"),
+            "confusable",
+            "",
+            None,
+            "c.toml",
+            9,
+        ),
+        Case("banana bread", (), "negative", "", "validation", "c.toml", 14),
+    )
+    assert [case.positive for case in cases.cases] == [True, True, False]
+    assert cases.cases[0].where == "c.toml:2"
+
+
+def test_toml_accepts_a_single_id_as_a_string() -> None:
+    text = '[[case]]\nprompt = "x"\nexpect = "pdf"\nkind = "direct"\n'
+    assert parse_toml_cases(text).cases[0].expect == ("pdf",)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('prompt = "x"\nexpect = ["a"]\nkind = "obvious"', "c.toml:2: unknown kind 'obvious'"),
+        ('expect = ["a"]\nkind = "direct"', "c.toml:2: 'prompt' is missing or empty"),
+        ('prompt = "  "\nexpect = ["a"]\nkind = "direct"', "'prompt' is missing or empty"),
+        ('prompt = "x"\nkind = "direct"', "c.toml:2: 'expect' is missing"),
+        ('prompt = "x"\nexpect = ["a"]', "c.toml:2: 'kind' is missing"),
+        ('prompt = "x"\nexpect = [1]\nkind = "direct"', "'expect' must be a list of skill ids"),
+        ('prompt = "x"\nexpect = ["a"]\nkind = "negative"', "a negative case expects no skill"),
+        ('prompt = "x"\nexpect = []\nkind = "direct"', "a direct case needs at least one"),
+        ('prompt = "x"\nexpect = ["a"]\nkind = "direct"\nsplit = "test"', "split = 'test'"),
+        ('prompt = "x"\nexpect = ["a"]\nkind = "direct"\nnote = 3', "'note' must be a string"),
+    ],
+)
+def test_toml_rows_that_cannot_be_used_name_file_and_line(body: str, message: str) -> None:
+    with pytest.raises(CaseError) as error:
+        parse_toml_cases("# header\n[[case]]\n" + body + "\n", "c.toml")
+    assert message in str(error.value) and str(error.value).startswith("c.toml:2: ")
+
+
+def test_toml_syntax_errors_and_a_wrong_shape() -> None:
+    with pytest.raises(CaseError, match=r"c\.toml: invalid TOML"):
+        parse_toml_cases("[[case]\nprompt = 1", "c.toml")
+    with pytest.raises(CaseError, match="array of tables"):
+        parse_toml_cases('case = "x"', "c.toml")
+
+
+def test_toml_warns_about_unknown_keys_and_duplicate_prompts() -> None:
+    text = TOML + '\n[[case]]\nprompt = "Merge  two PDFs"\nexpect = ["pdf"]\nkind = "direct"\n'
+    text += "weight = 2\n"
+    cases = parse_toml_cases(text, "c.toml")
+    assert len(cases) == 4
+    assert cases.warnings == (
+        "c.toml:20: unknown key 'weight' ignored",
+        "c.toml:20: duplicate prompt (first at line 2): 'Merge  two PDFs'",
+    )
+
+
+TSV = (
+    "# expected-id\tkind\tprompt\n"
+    "\n"
+    "pdf\tdirect\tmerge two pdfs\n"
+    "changelog-generator, git-commit-writer\tconfusable\trelease notes or a commit message\n"
+    "(none)\tnegative\tbanana bread\twith a tab inside\r\n"
+    "   # an indented comment\n"
+)
+
+
+def test_tsv_cases_follow_the_reference_format() -> None:
+    cases = parse_tsv_cases(TSV, "c.tsv")
+    assert cases.warnings == ()
+    assert [(c.expect, c.kind, c.prompt, c.line, c.split) for c in cases.cases] == [
+        (("pdf",), "direct", "merge two pdfs", 3, None),
+        (
+            ("changelog-generator", "git-commit-writer"),
+            "confusable",
+            "release notes or a commit message",
+            4,
+            None,
+        ),
+        ((), "negative", "banana bread\twith a tab inside", 5, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("pdf\tmerge two pdfs", "c.tsv:2: expected 3 tab-separated fields"),
+        ("pdf direct merge two pdfs", "found 1"),
+        ("pdf\tobvious\tmerge", "c.tsv:2: unknown kind 'obvious'"),
+        ("(none)\tdirect\tmerge", "c.tsv:2: a direct case needs at least one expected skill id"),
+        ("pdf\tnegative\tmerge", "c.tsv:2: a negative case expects no skill, got pdf"),
+        ("\tdirect\tmerge", "c.tsv:2: empty expected id"),
+        ("pdf,\tdirect\tmerge", "c.tsv:2: empty id in 'pdf,'"),
+        ("pdf\tdirect\t  ", "c.tsv:2: empty prompt"),
+    ],
+)
+def test_tsv_bad_rows_name_file_and_line(line: str, message: str) -> None:
+    with pytest.raises(CaseError) as error:
+        parse_tsv_cases("# first line is a comment\n" + line + "\n", "c.tsv")
+    assert message in str(error.value)
+
+
+def test_tsv_duplicate_prompts_warn() -> None:
+    cases = parse_tsv_cases("pdf\tdirect\tmerge\n(none)\tnegative\tMERGE\n", "c.tsv")
+    assert cases.warnings == ("c.tsv:2: duplicate prompt (first at line 1): 'MERGE'",)
+
+
+def test_load_cases_picks_the_format_from_the_extension_or_the_content(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text(TOML, encoding="utf-8")
+    (tmp_path / "a.tsv").write_text(TSV, encoding="utf-8")
+    (tmp_path / "a.cases").write_text(TOML, encoding="utf-8")
+    (tmp_path / "b.cases").write_text(TSV, encoding="utf-8")
+    for name in ("a.toml", "a.tsv", "a.cases", "b.cases"):
+        cases = load_cases(tmp_path / name)
+        assert len(cases) == 3 and cases.cases[0].source == str(tmp_path / name)
+    with pytest.raises(CaseError, match="cannot read cases file"):
+        load_cases(tmp_path / "missing.toml")
+    (tmp_path / "bad.toml").write_bytes(b"\xff\xfe")
+    with pytest.raises(CaseError, match="not UTF-8"):
+        load_cases(tmp_path / "bad.toml")
+
+
+def test_the_sample_cases_cover_the_sample_library() -> None:
+    """The demo library's promises: ~25 skills, >= 90 cases, >= 2 positives per skill,
+    about a third negative, every expected id real, both splits used, no duplicates."""
+    skills = {skill.id for skill in discover([SAMPLE_SKILLS]).skills}
+    cases = load_cases(SAMPLE_SKILLS / "cases.toml")
+    assert len(skills) >= 25
+    assert len(cases) >= 90 and cases.warnings == ()
+    positives = Counter(skill for case in cases.cases for skill in case.expect)
+    assert set(positives) <= skills
+    assert {skill for skill in skills if positives[skill] < 2} == set()
+    negatives = sum(1 for case in cases.cases if not case.positive)
+    assert 0.28 <= negatives / len(cases) <= 0.40
+    assert {case.kind for case in cases.cases} == {"direct", "indirect", "confusable", "negative"}
+    assert {case.split for case in cases.cases} == {"train", "validation"}

@@ -1,0 +1,312 @@
+"""Lint: every rule with an example that trips it and one that does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.lint import (
+    DESCRIPTION_MAX,
+    ERROR,
+    INFO,
+    LISTING_ENTRY_MAX,
+    WARNING,
+    Finding,
+    has_errors,
+    lint,
+)
+from explorer.engine.models import assemble_models
+from explorer.engine.snapshot import build_index
+from tests.conftest import write_skill
+
+GOOD = "Merges and splits PDF files. Use when the user needs pages combined or separated."
+
+
+def raw_skill(root: Path, directory: str, frontmatter: str, body: str = "# Body\n") -> Path:
+    """A SKILL.md with the frontmatter exactly as given (to plant any problem)."""
+    path = root / directory / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\n{frontmatter.strip()}\n---\n{body}", encoding="utf-8")
+    return path
+
+
+def rules(findings: list[Finding], path: Path | None = None) -> set[str]:
+    return {f.rule for f in findings if path is None or f.path == str(path)}
+
+
+def only(findings: list[Finding], rule: str) -> list[Finding]:
+    return [finding for finding in findings if finding.rule == rule]
+
+
+def test_a_clean_skill_has_no_spec_or_retrieval_findings(tmp_path: Path) -> None:
+    path = write_skill(tmp_path, "pdf-merger", GOOD, license="MIT", compatibility="any host")
+    findings = lint([tmp_path])
+    assert [f for f in findings if f.severity != INFO] == []
+    assert rules(findings) == {"claude-code/listing-budget"}  # the headroom, as info
+    assert not has_errors(findings)
+    assert str(path).endswith("pdf-merger/SKILL.md")
+
+
+@pytest.mark.parametrize(
+    ("directory", "name", "rule", "fragment"),
+    [
+        ("a" * 65, "a" * 65, "spec/name-length", "65 characters"),
+        ("My_Skill", "My_Skill", "spec/name-charset", "(found 'M' 'S' '_')"),
+        ("-pdf", "-pdf", "spec/name-hyphens", "no leading or trailing hyphen"),
+        ("pdf-", "pdf-", "spec/name-hyphens", "no leading or trailing hyphen"),
+        ("pdf--tools", "pdf--tools", "spec/name-hyphens", "no '--'"),
+        ("pdf-tools", "pdf-merger", "spec/name-directory", "directory name 'pdf-tools'"),
+        ("claude-pdf", "claude-pdf", "spec/reserved-word", "reserved word 'claude'"),
+        ("anthropic-x", "anthropic-x", "spec/reserved-word", "reserved word 'anthropic'"),
+        ("pdf-a<b>", "pdf-a<b>", "spec/xml-tags", "name contains '<' or '>'"),
+    ],
+)
+def test_name_rules(tmp_path: Path, directory: str, name: str, rule: str, fragment: str) -> None:
+    raw_skill(tmp_path, directory, f"name: '{name}'\ndescription: {GOOD}")
+    (finding,) = only(lint([tmp_path]), rule)
+    assert finding.severity == ERROR and fragment in finding.message and finding.line == 2
+
+
+def test_names_at_the_limits_pass(tmp_path: Path) -> None:
+    for name in ("a" * 64, "a", "pdf-2-go"):
+        raw_skill(tmp_path, name, f"name: {name}\ndescription: {GOOD}")
+    assert not rules(lint([tmp_path])) & {
+        "spec/name-length",
+        "spec/name-charset",
+        "spec/name-hyphens",
+        "spec/name-directory",
+        "spec/reserved-word",
+    }
+
+
+def test_description_length_counts_code_points(tmp_path: Path) -> None:
+    fits = "Use when " + "é" * (DESCRIPTION_MAX - len("Use when "))
+    write_skill(tmp_path, "fits", fits)
+    write_skill(tmp_path, "too-long", fits + "é")
+    (finding,) = only(lint([tmp_path]), "spec/description-length")
+    assert finding.path.endswith("too-long/SKILL.md") and "1025 characters" in finding.message
+    assert finding.severity == ERROR and finding.line == 3
+
+
+def test_xml_tags_in_the_description(tmp_path: Path) -> None:
+    write_skill(tmp_path, "tagged", "Use when the user pastes <html> pages.")
+    write_skill(tmp_path, "plain", "Use when the user pastes html pages, a -> b.")
+    findings = only(lint([tmp_path]), "spec/xml-tags")
+    assert [f.path.split("/")[-2] for f in findings] == ["plain", "tagged"]  # '>' counts too
+
+
+def test_unknown_keys_and_claude_code_mode(tmp_path: Path) -> None:
+    raw_skill(
+        tmp_path,
+        "pdf",
+        f"name: pdf\ndescription: {GOOD}\nversion: 2\nwhen_to_use: merging\nmodel: haiku",
+    )
+    default = only(lint([tmp_path]), "spec/unknown-key")
+    assert [(f.message.split("'")[1], f.line) for f in default] == [
+        ("version", 4),
+        ("when_to_use", 5),
+        ("model", 6),
+    ]
+    assert "lint with --claude-code" in default[1].message
+    assert "--claude-code" not in default[0].message
+    with_claude = only(lint([tmp_path], claude_code=True), "spec/unknown-key")
+    assert [f.message.split("'")[1] for f in with_claude] == ["version"]
+
+
+def test_router_keywords_are_accepted_but_named(tmp_path: Path) -> None:
+    raw_skill(tmp_path, "regex", f"name: regex\ndescription: {GOOD}\nkeywords: [regex, grep]")
+    raw_skill(tmp_path, "plain", f"name: plain\ndescription: {GOOD}")
+    findings = lint([tmp_path])
+    assert "spec/unknown-key" not in rules(findings)
+    (finding,) = only(findings, "router/extension-keys")
+    assert finding.severity == INFO and "regex/SKILL.md" in finding.path and finding.line == 4
+
+
+@pytest.mark.parametrize(
+    ("extra", "rule"),
+    [
+        ("compatibility: ''", "spec/compatibility"),
+        (f"compatibility: {'x' * 501}", "spec/compatibility"),
+        ("compatibility: [a, b]", "spec/compatibility"),
+        ("metadata: [a, b]", "spec/metadata"),
+        ("metadata:\n  version: 2", "spec/metadata"),
+        ("license: 3", "spec/field-type"),
+        ("allowed-tools: {a: b}", "spec/field-type"),
+    ],
+)
+def test_optional_field_types(tmp_path: Path, extra: str, rule: str) -> None:
+    raw_skill(tmp_path, "pdf", f"name: pdf\ndescription: {GOOD}\n{extra}")
+    (finding,) = only(lint([tmp_path]), rule)
+    assert finding.severity == ERROR and finding.line == 4
+
+
+def test_optional_fields_of_the_right_type_pass(tmp_path: Path) -> None:
+    raw_skill(
+        tmp_path,
+        "pdf",
+        f"name: pdf\ndescription: {GOOD}\ncompatibility: {'x' * 500}\n"
+        "metadata:\n  version: '2'\nlicense: MIT\nallowed-tools: [Read, Bash]",
+    )
+    assert [f for f in lint([tmp_path]) if f.severity == ERROR] == []
+
+
+def test_parse_problems_surface_as_findings(tmp_path: Path) -> None:
+    raw_skill(
+        tmp_path,
+        "notes",
+        "name: notes\ndescription: Turns calls into notes: who, what. Use when asked.",
+    )
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "SKILL.md").write_text("no frontmatter here\n", encoding="utf-8")
+    raw_skill(tmp_path, "odd", f"name: odd\ndescription: {GOOD}\nkeywords: {{a: b}}")
+    findings = lint([tmp_path])
+    (invalid,) = only(findings, "parse/invalid-yaml")
+    assert invalid.severity == ERROR and invalid.line == 3 and "still routes" in invalid.message
+    (rejected,) = only(findings, "parse/rejected")
+    assert rejected.severity == ERROR and "no frontmatter" in rejected.message
+    (warning,) = only(findings, "parse/warning")
+    assert warning.severity == WARNING and "'keywords' should be a list" in warning.message
+    assert has_errors(findings)
+
+
+def test_trigger_language(tmp_path: Path) -> None:
+    for name, description in {
+        "a": "Merges PDF files and splits them into pages and sections. Use when asked.",
+        "b": "Merges PDF files and splits them into pages. Use this skill for page work.",
+        "c": "Merges PDF files and splits them into pages, whenever the user has a PDF.",
+        "d": "Merges PDF files. Triggers on merge, split, combine and pages of documents.",
+        "vague": "Merges PDF files and splits them into pages and sections and chapters.",
+    }.items():
+        write_skill(tmp_path, name, description)
+    findings = only(lint([tmp_path]), "retrieval/no-trigger-language")
+    assert [(f.path.split("/")[-2], f.severity, f.line) for f in findings] == [
+        ("vague", WARNING, 3)
+    ]
+
+
+def test_short_descriptions(tmp_path: Path) -> None:
+    write_skill(tmp_path, "helper", "Helps with various tasks and makes work easier.")
+    write_skill(tmp_path, "pdf", GOOD)
+    (finding,) = only(lint([tmp_path]), "retrieval/short-description")
+    assert "helper" in finding.path and "6 distinct terms" in finding.message
+
+
+def test_keywords_that_can_never_match(tmp_path: Path) -> None:
+    raw_skill(
+        tmp_path,
+        "ci-fixer",
+        f"name: ci-fixer\ndescription: {GOOD}\n"
+        "keywords: [gha, workflows, ci]\naliases: ['github ci', next.js, glass]",
+    )
+    findings = only(lint([tmp_path]), "retrieval/dead-keyword")
+    assert [(f.message.split("'")[1], f.line) for f in findings] == [
+        ("workflows", 4),
+        ("github ci", 5),
+        ("next.js", 5),
+    ]
+    assert "prompts give 'workflow'" in findings[0].message
+    assert "tokenizes to 'github', 'ci'" in findings[1].message
+    # 'glass' ends in 'ss' and stays whole (§2.4): it can match.
+
+
+def test_name_tokens_that_never_match_are_info(tmp_path: Path) -> None:
+    write_skill(tmp_path, "kubernetes-debugger", GOOD)
+    write_skill(tmp_path, "pdf-tools", GOOD.replace("PDF", "PDF tool"))
+    raw_skill(
+        tmp_path, "docs-writer", f"name: docs-writer\ndescription: {GOOD} Docs.\nkeywords: [docs]"
+    )
+    findings = only(lint([tmp_path]), "retrieval/dead-name-token")
+    # pdf-tools: 'tools' -> 'tool'; docs-writer: 'docs' is reported once, as a dead keyword
+    assert sorted((f.path.split("/")[-2], f.severity) for f in findings) == [
+        ("kubernetes-debugger", INFO),
+        ("pdf-tools", INFO),
+    ]
+
+
+def test_near_duplicates_dense_and_lexical(tmp_path: Path) -> None:
+    write_skill(tmp_path, "pdf-merger", GOOD)
+    write_skill(tmp_path, "pdf-joiner", GOOD.replace("Merges", "Joins"))
+    write_skill(tmp_path, "regex", "Writes regular expressions. Use when a pattern fails to match.")
+    index = build_index([tmp_path], Config(model="bow"), assemble_models(BowEmbedder()))
+    findings = only(lint([tmp_path], index=index), "retrieval/near-duplicate")
+    assert sorted(f.path.split("/")[-2] for f in findings) == ["pdf-joiner", "pdf-merger"]
+    assert "(dense cosine 0.87, BM25 cross-scores 0.74 / 0.74)" in findings[0].message
+    # Raising the dense threshold leaves the BM25 cross-scores to find them.
+    strict = only(lint([tmp_path], index=index, near_duplicate=0.999), "retrieval/near-duplicate")
+    assert len(strict) == 2
+    # Without a dense model: BM25 only, and said so.
+    lexical = only(lint([tmp_path]), "retrieval/near-duplicate")
+    assert [f.severity for f in lexical].count(INFO) == 1 and len(lexical) == 3
+
+
+def test_distinct_descriptions_are_not_near_duplicates(tmp_path: Path) -> None:
+    write_skill(tmp_path, "pdf-merger", GOOD)
+    write_skill(tmp_path, "regex", "Writes regular expressions. Use when a pattern fails to match.")
+    index = build_index([tmp_path], Config(model="bow"), assemble_models(BowEmbedder()))
+    assert only(lint([tmp_path], index=index), "retrieval/near-duplicate") == []
+
+
+def test_generic_terms(tmp_path: Path) -> None:
+    shared = "Use when files, code or data need work."
+    for number, topic in enumerate(("pdf", "csv", "sql", "css", "git", "yaml", "json")):
+        unique = f"{topic}one {topic}two {topic}three"  # 3 rare terms of 8: not generic
+        write_skill(tmp_path, f"skill-{number}", f"{shared} {unique}.")
+    write_skill(tmp_path, "generic", shared)
+    findings = only(lint([tmp_path]), "retrieval/generic-terms")
+    assert [f.path.split("/")[-2] for f in findings] == ["generic"]
+    assert "of the 8 skills" in findings[0].message
+    # Below 8 skills document frequencies say nothing, so the rule stays quiet.
+    (tmp_path / "skill-0" / "SKILL.md").unlink()
+    assert only(lint([tmp_path]), "retrieval/generic-terms") == []
+
+
+def test_listing_budget_overflow_names_the_tail(tmp_path: Path) -> None:
+    for name in ("alpha", "beta", "gamma", "delta"):
+        write_skill(tmp_path, name, GOOD)
+    within = only(lint([tmp_path]), "claude-code/listing-budget")
+    assert [f.severity for f in within] == [INFO] and "of a 8,000-character budget" in within[
+        0
+    ].message
+    # Each entry is `- name: description` (~90 characters); 5,000 tokens give 200 characters.
+    findings = lint([tmp_path], context_tokens=5_000)
+    (summary,) = only(findings, "claude-code/listing-budget")
+    assert summary.severity == WARNING and "over the 200-character budget" in summary.message
+    assert "assume path order" in summary.message
+    name_only = [f.path.split("/")[-2] for f in only(findings, "claude-code/name-only")]
+    # Path order: alpha, beta, delta, gamma; alpha and beta keep their descriptions.
+    assert name_only == ["delta", "gamma"]
+
+
+def test_listing_skips_skills_the_model_cannot_invoke(tmp_path: Path) -> None:
+    for name in ("alpha", "beta"):
+        write_skill(tmp_path, name, GOOD)
+    raw_skill(
+        tmp_path, "manual", f"name: manual\ndescription: {GOOD}\ndisable-model-invocation: true"
+    )
+    names = [
+        f.path.split("/")[-2]
+        for f in only(lint([tmp_path], context_tokens=5_000), "claude-code/name-only")
+    ]
+    assert "manual" not in names
+
+
+def test_entries_over_1536_characters_are_truncated(tmp_path: Path) -> None:
+    description = "Use when merging PDF pages. " + "x" * (DESCRIPTION_MAX - 40)
+    extra = "y" * (LISTING_ENTRY_MAX - len(description) + 10)
+    raw_skill(tmp_path, "long", f"name: long\ndescription: {description}\nwhen_to_use: {extra}")
+    raw_skill(tmp_path, "short", f"name: short\ndescription: {description}\nwhen_to_use: short")
+    (finding,) = only(lint([tmp_path], claude_code=True), "claude-code/truncated")
+    assert "long/SKILL.md" in finding.path and "the last 11 never reach" in finding.message
+
+
+def test_findings_are_sorted_and_serialisable(tmp_path: Path) -> None:
+    raw_skill(tmp_path, "b", "name: wrong\ndescription: Vague.")
+    raw_skill(tmp_path, "a", "name: A\ndescription: Vague.")
+    findings = lint([tmp_path])
+    keys = [(f.path, f.line or 0, f.rule, f.message) for f in findings]
+    assert keys == sorted(keys)
+    assert findings[0].to_dict().keys() == {"rule", "severity", "path", "message", "line"}
+    assert str(findings[0]).startswith(findings[0].path)
