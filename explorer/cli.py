@@ -196,15 +196,21 @@ def _report_library(engine: Engine) -> bool:
     return True
 
 
-def cmd_route(args: argparse.Namespace, loaded: LoadedConfig) -> int:
-    from explorer.engine.pipeline import decide
-
+def _library_engine(args: argparse.Namespace, loaded: LoadedConfig) -> Engine | int:
+    """The engine over the roots, or the exit code that says why there is none."""
     roots = _roots(args, loaded)
     if roots is None:
         return EXIT_USAGE
     engine = open_engine(roots, args, loaded)
-    if not _report_library(engine):
-        return EXIT_FAILED
+    return engine if _report_library(engine) else EXIT_FAILED
+
+
+def cmd_route(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    from explorer.engine.pipeline import decide
+
+    engine = _library_engine(args, loaded)
+    if isinstance(engine, int):
+        return engine
     decision = decide(args.prompt, engine.index, loaded.config)
     if args.json:
         print(decision.to_json())
@@ -219,12 +225,9 @@ def cmd_why(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.pipeline import decide
     from explorer.report import why_report
 
-    roots = _roots(args, loaded)
-    if roots is None:
-        return EXIT_USAGE
-    engine = open_engine(roots, args, loaded)
-    if not _report_library(engine):
-        return EXIT_FAILED
+    engine = _library_engine(args, loaded)
+    if isinstance(engine, int):
+        return engine
     if args.skill and args.skill not in engine.index.positions:
         print(f"skill-explorer: no skill with id {args.skill!r}", file=sys.stderr)
         return EXIT_USAGE

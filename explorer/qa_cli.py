@@ -14,7 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from explorer.engine.config import Config, ConfigError, LoadedConfig, load_config
+from explorer.engine.config import MODEL_FIELDS, Config, ConfigError, LoadedConfig, load_config
+from explorer.engine.decision import json_default
 
 if TYPE_CHECKING:  # the engine loads lazily: `route` and the hook never pay for QA imports
     from explorer.engine.cache import EmbeddingCache
@@ -25,18 +26,6 @@ if TYPE_CHECKING:  # the engine loads lazily: `route` and the hook never pay for
 
 Handler = Callable[[argparse.Namespace, LoadedConfig], int]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-# Fields that decide which models load: two configs equal on these share the models.
-MODEL_FIELDS = (
-    "model",
-    "model_path",
-    "tokenizer_path",
-    "pooling",
-    "query_prefix",
-    "max_length",
-    "models_dir",
-    "ski_models_dir",
-    "reranker",
-)
 
 
 def _fraction(text: str) -> float:
@@ -287,7 +276,7 @@ def cmd_eval(args: argparse.Namespace, loaded: LoadedConfig) -> int:
                 "compare": comparison.to_dict(),
                 "checks": checks,
             }
-        print(json.dumps(data, indent=2, default=_json_default))
+        print(json.dumps(data, indent=2, default=json_default))
     else:
         print(eval_text(report, args.cases))
         if comparison is not None and other_report is not None:
@@ -329,7 +318,7 @@ def cmd_calibrate(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             _say(f"{args.write}: cannot write: {error.strerror or error}")
             return EXIT_FAILED
     if args.json:
-        print(json.dumps(report.to_dict(top=args.top), indent=2, default=_json_default))
+        print(json.dumps(report.to_dict(top=args.top), indent=2, default=json_default))
     else:
         print(calibration_text(report, args.cases, args.top))
         if args.write:
@@ -363,16 +352,6 @@ def cmd_lint(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     else:
         print(lint_text(findings, len(index)))
     return EXIT_FAILED if has_errors(findings) else EXIT_OK
-
-
-def _json_default(value: Any) -> Any:
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (tuple, set, frozenset)):
-        return list(value)
-    raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
 HANDLERS: dict[str, Handler] = {"eval": cmd_eval, "calibrate": cmd_calibrate, "lint": cmd_lint}

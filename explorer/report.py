@@ -11,7 +11,8 @@ from explorer.engine.decision import Decision, Gate, Row
 from explorer.engine.snapshot import Index
 
 
-def _number(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """A gate input or threshold as people read it."""
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -94,8 +95,8 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
 
 def gate_line(gate: Gate) -> str:
     mark = "·" if gate.skipped else ("✓" if gate.passed else "✗")
-    inputs = " ".join(f"{key}={_number(value)}" for key, value in gate.inputs.items())
-    limits = " ".join(f"{key}={_number(value)}" for key, value in gate.thresholds.items())
+    inputs = " ".join(f"{key}={format_value(value)}" for key, value in gate.inputs.items())
+    limits = " ".join(f"{key}={format_value(value)}" for key, value in gate.thresholds.items())
     text = f"  {mark} {gate.name:<18} §{gate.section:<4} {inputs}"
     if limits:
         text += f"  | {limits}"

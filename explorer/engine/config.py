@@ -82,6 +82,18 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
+# Fields that decide which models load: two configs equal on these can share the models.
+MODEL_FIELDS: tuple[str, ...] = (
+    "model",
+    "model_path",
+    "tokenizer_path",
+    "pooling",
+    "query_prefix",
+    "max_length",
+    "models_dir",
+    "ski_models_dir",
+    "reranker",
+)
 CHOICES: dict[str, tuple[str, ...]] = {
     "candidate_strategy": ("dense", "union"),
     "pooling": ("mean", "cls"),

@@ -195,7 +195,7 @@ class Decision:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, default=_json_default)
+        return json.dumps(self.to_dict(), indent=indent, default=json_default)
 
 
 def _row_dict(row: Row) -> dict[str, Any]:
@@ -208,7 +208,8 @@ def _row_dict(row: Row) -> dict[str, Any]:
     return data
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """numpy scalars and tuples for json.dumps."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (tuple, set, frozenset)):

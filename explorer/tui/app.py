@@ -16,9 +16,10 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
@@ -183,6 +184,8 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
 
     def on_unmount(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
         if self.live is not None:
             self.live.stop()
 
@@ -252,9 +255,13 @@ class ExplorerApp(App[None]):
         self._debounce = self.set_timer(DEBOUNCE_S, self._decide_now)
 
     def _decide_now(self) -> None:
-        if self.snapshot is not None:
+        if self.snapshot is None:
+            return
+        try:
             prompt = self.query_one(PromptBar).value
-            self.run_decide(prompt, self.pinned_prompt, self.snapshot, self.config)
+        except (NoMatches, ScreenStackError):
+            return  # the app is shutting down
+        self.run_decide(prompt, self.pinned_prompt, self.snapshot, self.config)
 
     @work(thread=True, exclusive=True, group="decide")
     def run_decide(self, prompt: str, pinned: str | None, snapshot: Index, config: Config) -> None:
@@ -266,7 +273,10 @@ class ExplorerApp(App[None]):
     def _show(
         self, decision: Decision, pinned: Decision | None, snapshot: Index, config: Config
     ) -> None:
-        current = self.query_one(PromptBar).value
+        try:
+            current = self.query_one(PromptBar).value
+        except (NoMatches, ScreenStackError):
+            return  # the app is shutting down
         if decision.prompt != current or snapshot is not self.snapshot or config is not self.config:
             return  # computed for an older prompt, snapshot or config
         status = snapshot.models.status

@@ -15,6 +15,7 @@ from textual.widgets import Input, Label, Static
 
 from explorer.engine.config import (
     FIELD_NAMES,
+    MODEL_FIELDS,
     Config,
     ConfigError,
     coerce,
@@ -30,22 +31,7 @@ from explorer.tui.safe import plain
 INDEX_FIELDS = frozenset({"bm25_k1", "bm25_b", "bm25_index_name_keywords"})
 # Fields that choose models, roots or caches: saved, but they take effect on the next start.
 RESTART_FIELDS = frozenset(
-    {
-        "model",
-        "model_path",
-        "tokenizer_path",
-        "pooling",
-        "query_prefix",
-        "max_length",
-        "models_dir",
-        "ski_models_dir",
-        "reranker",
-        "roots",
-        "cache_dir",
-        "watch_debounce_ms",
-        "watch_max_delay_ms",
-        "keymap",
-    }
+    {*MODEL_FIELDS, "roots", "cache_dir", "watch_debounce_ms", "watch_max_delay_ms", "keymap"}
 )
 
 

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.engine.decision import Decision, Gate
+from explorer.report import format_value
 from explorer.tui.safe import plain
-
-
-def _value(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(str(item) for item in value) + "]"
-    return str(value)
 
 
 def gate_text(gate: Gate) -> Text:
@@ -37,11 +24,13 @@ def gate_text(gate: Gate) -> Text:
     line.append(f" §{gate.section}\n", style="dim")
     if gate.inputs:
         line.append("    ")
-        line.append_text(plain(" ".join(f"{k}={_value(v)}" for k, v in gate.inputs.items())))
+        line.append_text(plain(" ".join(f"{k}={format_value(v)}" for k, v in gate.inputs.items())))
         line.append("\n")
     if gate.thresholds:
         line.append("    ")
-        line.append(" ".join(f"{k}={_value(v)}" for k, v in gate.thresholds.items()), style="cyan")
+        line.append(
+            " ".join(f"{k}={format_value(v)}" for k, v in gate.thresholds.items()), style="cyan"
+        )
         line.append("\n")
     if gate.note:
         line.append("    ")
