@@ -227,16 +227,23 @@ def check_thresholds(report: EvalReport, args: argparse.Namespace) -> list[dict[
     return checks
 
 
+def _roots_and_cases(
+    args: argparse.Namespace, loaded: LoadedConfig
+) -> tuple[list[str], CaseSet] | None:
+    """Both inputs of eval and calibrate, or None after saying what is wrong."""
+    roots = _roots(args, loaded)
+    cases = _load_cases(args.cases) if roots is not None else None
+    return None if roots is None or cases is None else (roots, cases)
+
+
 def cmd_eval(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.evaluate import compare, evaluate
     from explorer.qa_report import compare_text, eval_text
 
-    roots = _roots(args, loaded)
-    if roots is None:
+    inputs = _roots_and_cases(args, loaded)
+    if inputs is None:
         return EXIT_USAGE
-    cases = _load_cases(args.cases)
-    if cases is None:
-        return EXIT_USAGE
+    roots, cases = inputs
     other_config: Config | None = None
     if args.compare_config:
         try:
@@ -296,12 +303,10 @@ def cmd_calibrate(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.calibrate import calibrate
     from explorer.qa_report import calibration_text
 
-    roots = _roots(args, loaded)
-    if roots is None:
+    inputs = _roots_and_cases(args, loaded)
+    if inputs is None:
         return EXIT_USAGE
-    cases = _load_cases(args.cases)
-    if cases is None:
-        return EXIT_USAGE
+    roots, cases = inputs
     index = _Engines(args).index(roots, loaded.config)
     if not len(index):
         _say(f"no valid skills under {', '.join(index.roots)}")
