@@ -7,6 +7,7 @@ for an older prompt, config or snapshot is dropped, never shown.
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import subprocess
@@ -22,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import PROJECT_CONFIG_NAME, Config
@@ -44,7 +45,8 @@ from explorer.tui.widgets.skills_table import Limits, SkillsTable
 from explorer.tui.widgets.status_bar import StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 
-DEBOUNCE_S = 0.015  # a keystroke burst; short enough that typing feels immediate
+DEBOUNCE_S = 0.01  # keystrokes during a running decision coalesce over this window
+PANELS_DELAY_S = 0.08  # the decision, terms and skill panels catch up when typing pauses
 NARROW_WIDTH = 110
 RERANKER_HINT = "no reranker: set reranker = DIR"
 
@@ -94,6 +96,10 @@ class ExplorerApp(App[None]):
         self.last_change = "not yet re-indexed"
         self._delta_base: dict[str, Row] | None = None
         self._debounce: Timer | None = None
+        self._panels_timer: Timer | None = None
+        self._decider: Worker[None] | None = None
+        self.panels_shown: Decision | None = None  # the decision the panels show
+        self._typing = False
         self._screen_message = ""
         self.created_at = time.perf_counter()
         self.first_paint_ms: float | None = None  # construction to first frame, for the bench
@@ -138,7 +144,7 @@ class ExplorerApp(App[None]):
 
     # -- loading -------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="load")
+    @work(thread=True, exclusive=True, group="load", description="load the library")
     def load(self) -> None:
         """Lexical first (BM25 works at once), then the models, then the live index."""
         cache = EmbeddingCache(self.cache_dir or self.config.cache_dir or None)
@@ -160,6 +166,9 @@ class ExplorerApp(App[None]):
         self._refresh_status()
 
     def _use_snapshot(self, snapshot: Index, loading: str) -> None:
+        # The library, models and widgets live as long as the app: moved out of the
+        # collector's generations, they no longer make a collection pause a keystroke.
+        gc.freeze()
         self.snapshot = snapshot
         self.loading = loading
         self._refresh_status()
@@ -184,8 +193,9 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
 
     def on_unmount(self) -> None:
-        if self._debounce is not None:
-            self._debounce.stop()
+        for timer in (self._debounce, self._panels_timer):
+            if timer is not None:
+                timer.stop()
         if self.live is not None:
             self.live.stop()
 
@@ -243,6 +253,7 @@ class ExplorerApp(App[None]):
         if event.input.id != "prompt":
             return
         self._delta_base = None  # deltas compare snapshots for the same prompt only
+        self._typing = True
         self.schedule_decide()
 
     def on_input_submitted(self, event: PromptBar.Submitted) -> None:
@@ -250,9 +261,14 @@ class ExplorerApp(App[None]):
             self.history.add(event.value)
 
     def schedule_decide(self) -> None:
+        """Leading-edge debounce: an idle app decides at once; keystrokes that arrive while
+        a decision is computing coalesce into one more run after DEBOUNCE_S."""
         if self._debounce is not None:
             self._debounce.stop()
-        self._debounce = self.set_timer(DEBOUNCE_S, self._decide_now)
+        if self._decider is not None and self._decider.is_running:
+            self._debounce = self.set_timer(DEBOUNCE_S, self._decide_now)
+        else:
+            self._decide_now()
 
     def _decide_now(self) -> None:
         if self.snapshot is None:
@@ -261,9 +277,10 @@ class ExplorerApp(App[None]):
             prompt = self.query_one(PromptBar).value
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down
-        self.run_decide(prompt, self.pinned_prompt, self.snapshot, self.config)
+        self._decider = self.run_decide(prompt, self.pinned_prompt, self.snapshot, self.config)
 
-    @work(thread=True, exclusive=True, group="decide")
+    # A fixed description: by default Textual would repr the arguments, the Index included.
+    @work(thread=True, exclusive=True, group="decide", description="decide")
     def run_decide(self, prompt: str, pinned: str | None, snapshot: Index, config: Config) -> None:
         decision = decide(prompt, snapshot, config)
         pinned_decision = decide(pinned, snapshot, config) if pinned is not None else None
@@ -294,12 +311,34 @@ class ExplorerApp(App[None]):
         self.decision = decision
         if not same_prompt:
             self.highlighted = decision.rows[0].id if decision.rows else None
-        self.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
-        self._show_skill(self.highlighted)
+        # The table follows every keystroke; the panels (long texts that re-lay out the
+        # screen) follow once typing pauses, so they never delay the next keystroke.
         self.call_after_refresh(self._painted)
+        if self._panels_timer is not None:
+            self._panels_timer.stop()
+        if not same_prompt or self._typing:
+            self._panels_timer = self.set_timer(
+                PANELS_DELAY_S, lambda: self._show_panels(decision, pinned)
+            )
+        else:  # a re-index or a threshold edit: no typing to keep up with
+            self.call_after_refresh(self._show_panels, decision, pinned)
 
     def _painted(self) -> None:
         self.painted_at = time.perf_counter()
+
+    def _show_panels(self, decision: Decision, pinned: Decision | None) -> None:
+        self._typing = False
+        if decision is not self.decision:
+            return
+        try:
+            self.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
+        except (NoMatches, ScreenStackError):
+            return  # the app is shutting down
+        self._show_skill(self.highlighted)
+        self.panels_shown = decision
+
+    def on_tabbed_content_tab_activated(self) -> None:
+        self._show_skill(self.highlighted)
 
     def on_skills_table_highlighted(self, event: SkillsTable.Highlighted) -> None:
         self.highlighted = event.skill_id
@@ -311,8 +350,11 @@ class ExplorerApp(App[None]):
             return
         position = snapshot.positions[skill_id]
         skill = snapshot.skills[position]
-        self.query_one(TermsPanel).show(skill, snapshot.lexical.explain(decision.prompt, position))
-        self.query_one(SkillPanel).show(skill, snapshot.built_at)
+        if self.query_one(TabbedContent).active == "skill-tab":  # only the tab on screen
+            self.query_one(SkillPanel).show(skill, snapshot.built_at)
+        else:
+            explain = snapshot.lexical.explain(decision.prompt, position)
+            self.query_one(TermsPanel).show(skill, explain)
 
     # -- thresholds ----------------------------------------------------------------------
 
@@ -332,7 +374,7 @@ class ExplorerApp(App[None]):
     def action_reindex(self) -> None:
         self.reindex()
 
-    @work(thread=True, exclusive=True, group="reindex")
+    @work(thread=True, exclusive=True, group="reindex", description="re-index")
     def reindex(self) -> None:
         if self.live is None:
             self.call_from_thread(self.notify, "still loading", severity="warning")

@@ -38,7 +38,7 @@ class ExplorerCommands(Provider):
                 app.action_screenshot,
             ),
         ]
-        for key, label in COLUMNS[2:]:
+        for key, label, _ in COLUMNS[2:]:
             commands.append(
                 (
                     f"Toggle column: {label}",

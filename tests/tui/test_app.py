@@ -43,16 +43,17 @@ def ready(app: ExplorerApp) -> bool:
 
 
 def shown_for(app: ExplorerApp, prompt: str) -> bool:
-    return app.decision is not None and app.decision.prompt == prompt
+    """The table and the panels all show the decision for `prompt`."""
+    decision = app.decision
+    return decision is not None and decision.prompt == prompt and app.panels_shown is decision
 
 
 def table_rows(app: ExplorerApp) -> list[tuple[str, str]]:
+    """(skill, verdict) as each line of the table shows them."""
     table = app.query_one(SkillsTable)
-    rows = []
-    for index in range(table.row_count):
-        cells = table.get_row_at(index)
-        rows.append((cells[1].plain, cells[2].plain))
-    return rows
+    return [
+        (table.cell_text(row.id, "skill"), table.cell_text(row.id, "verdict")) for row in table.rows
+    ]
 
 
 @pytest.fixture
@@ -98,7 +99,7 @@ async def test_saving_a_skill_updates_the_table_with_deltas(library: Path, tmp_p
             ),
         )
         table = app.query_one(SkillsTable)
-        hybrid = table.get_cell("xlsx", "hybrid").plain
+        hybrid = table.cell_text("xlsx", "hybrid")
         assert "▲" in hybrid  # the description now matches the prompt better
         assert "re-indexed +0 -0 ~1" in app.last_change
 
@@ -151,9 +152,8 @@ async def test_markup_and_escapes_in_skills_are_shown_literally(tmp_path: Path) 
         shown = app.query_one(TermsPanel).query_one("#terms-body").render().plain
         assert "[bold]reports[/bold]" in shown and "[link=https://x.test]" in shown
         assert "\x1b" not in shown and "␛[31m" in shown
-        assert app.query_one(SkillsTable).get_cell("report-writer", "skill").plain == (
-            "report-writer"
-        )
+        line = app.query_one(SkillsTable).line_text(0).plain
+        assert line.split()[1] == "report-writer"
 
 
 async def test_bad_states_are_said_on_screen(tmp_path: Path) -> None:
