@@ -104,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explore.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (default: .)")
     explore.add_argument("--prompt", default="", help="start with this prompt typed")
+    explore.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="labelled cases to re-run on every re-index (default: DIR/cases.toml when it exists)",
+    )
     _common(explore, skills=False)
 
     watch = commands.add_parser(
@@ -335,6 +340,12 @@ def cmd_explore(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.tui.app import ExplorerApp
 
     roots = list(args.dirs) or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
-    app = ExplorerApp(roots, loaded.config, cache_dir=args.cache_dir, initial_prompt=args.prompt)
+    app = ExplorerApp(
+        roots,
+        loaded.config,
+        cache_dir=args.cache_dir,
+        initial_prompt=args.prompt,
+        cases_path=args.cases,
+    )
     app.run()
     return EXIT_OK

@@ -26,8 +26,11 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from explorer.engine.cache import EmbeddingCache
+from explorer.engine.cases import CaseError, load_cases
 from explorer.engine.config import PROJECT_CONFIG_NAME, Config
 from explorer.engine.decision import Decision, Row
+from explorer.engine.evaluate import EvalReport, compare, evaluate
+from explorer.engine.lint import lint
 from explorer.engine.live import IndexChange, LiveIndex
 from explorer.engine.models import assemble_models, load_models
 from explorer.engine.pipeline import decide
@@ -38,6 +41,7 @@ from explorer.tui.commands import ExplorerCommands
 from explorer.tui.history import PromptHistory
 from explorer.tui.safe import plain
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
+from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skill_panel import SkillPanel
@@ -79,6 +83,7 @@ class ExplorerApp(App[None]):
         history: PromptHistory | None = None,
         initial_prompt: str = "",
         show_timings: bool = True,
+        cases_path: str | None = None,
     ) -> None:
         super().__init__()
         self.roots = [os.path.abspath(root) for root in roots]
@@ -87,6 +92,9 @@ class ExplorerApp(App[None]):
         self.history = history or PromptHistory()
         self.initial_prompt = initial_prompt
         self.show_timings = show_timings  # off for stable screenshots in tests
+        self.cases_path = cases_path or _default_cases(self.roots)
+        self.cases_report: EvalReport | None = None
+        self.findings: dict[str, list[str]] = {}  # SKILL.md path -> lint findings
         self.snapshot: Index | None = None
         self.live: LiveIndex | None = None
         self.decision: Decision | None = None
@@ -118,6 +126,8 @@ class ExplorerApp(App[None]):
                         yield TermsPanel(id="terms")
                     with TabPane("Skill", id="skill-tab"):
                         yield SkillPanel(id="skill")
+                    with TabPane("Cases", id="cases-tab"):
+                        yield CasesPanel(id="cases")
                 yield DecisionPanel(id="decision")
         yield StatusBar(id="status")
         yield Footer()
@@ -165,6 +175,40 @@ class ExplorerApp(App[None]):
         self.loading = text
         self._refresh_status()
 
+    # -- cases and lint, re-run on every new snapshot ----------------------------------
+
+    @work(thread=True, exclusive=True, group="quality", description="cases and lint")
+    def run_quality(self, snapshot: Index, config: Config) -> None:
+        findings: dict[str, list[str]] = {}
+        for finding in lint(self.roots, index=snapshot, config=config):
+            findings.setdefault(finding.path, []).append(
+                f"{finding.severity} {finding.rule}: {finding.message}"
+            )
+        report, problem = None, None
+        if self.cases_path:
+            try:
+                report = evaluate(load_cases(self.cases_path).cases, snapshot, config)
+            except CaseError as error:
+                problem = str(error)
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._show_quality, findings, report, problem)
+
+    def _show_quality(
+        self, findings: dict[str, list[str]], report: EvalReport | None, problem: str | None
+    ) -> None:
+        self.findings = findings
+        try:
+            panel = self.query_one(CasesPanel)
+        except (NoMatches, ScreenStackError):
+            return  # the app is shutting down
+        if problem is not None:
+            panel.message(problem)
+        elif report is not None:
+            previous, self.cases_report = self.cases_report, report
+            comparison = compare(previous, report) if previous is not None else None
+            panel.show(report, comparison, self.cases_path or "")
+        self._show_skill(self.highlighted)
+
     def _use_snapshot(self, snapshot: Index, loading: str) -> None:
         # The library, models and widgets live as long as the app: moved out of the
         # collector's generations, they no longer make a collection pause a keystroke.
@@ -174,6 +218,8 @@ class ExplorerApp(App[None]):
         self._refresh_status()
         self._explain_library(snapshot)
         self.schedule_decide()
+        if not loading:
+            self.run_quality(snapshot, self.config)
 
     def _index_changed(self, change: IndexChange) -> None:
         if self.live is None:
@@ -191,6 +237,7 @@ class ExplorerApp(App[None]):
         self._refresh_status()
         self._explain_library(self.snapshot)
         self.schedule_decide()
+        self.run_quality(self.snapshot, self.config)
 
     def on_unmount(self) -> None:
         for timer in (self._debounce, self._panels_timer):
@@ -351,7 +398,7 @@ class ExplorerApp(App[None]):
         position = snapshot.positions[skill_id]
         skill = snapshot.skills[position]
         if self.query_one(TabbedContent).active == "skill-tab":  # only the tab on screen
-            self.query_one(SkillPanel).show(skill, snapshot.built_at)
+            self.query_one(SkillPanel).show(skill, snapshot.built_at, self.findings.get(skill.path))
         else:
             explain = snapshot.lexical.explain(decision.prompt, position)
             self.query_one(TermsPanel).show(skill, explain)
@@ -368,6 +415,8 @@ class ExplorerApp(App[None]):
             self.reindex()
         else:
             self.schedule_decide()
+            if self.snapshot is not None and self.live is not None:
+                self.run_quality(self.snapshot, self.config)
 
     # -- commands ------------------------------------------------------------------------
 
@@ -442,6 +491,13 @@ class ExplorerApp(App[None]):
     def toggle_column(self, key: str) -> None:
         self.query_one(SkillsTable).toggle_column(key)
         self.schedule_decide()
+
+
+def _default_cases(roots: Sequence[str]) -> str | None:
+    """A library's own cases.toml, when the explorer opens one root that has it."""
+    if len(roots) == 1 and os.path.isfile(os.path.join(roots[0], "cases.toml")):
+        return os.path.join(roots[0], "cases.toml")
+    return None
 
 
 def _readable(path: str) -> str:

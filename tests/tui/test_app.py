@@ -7,14 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.widgets import TabbedContent
 
 from explorer.engine.config import Config
 from explorer.engine.pipeline import decide
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens import ThresholdEditor
+from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
+from explorer.tui.widgets.skill_panel import SkillPanel
 from explorer.tui.widgets.skills_table import SkillsTable
 from explorer.tui.widgets.terms_panel import TermsPanel
 from tests.conftest import write_skill
@@ -181,3 +184,39 @@ async def test_history_walks_with_up_and_down(library: Path, tmp_path: Path) -> 
         await pilot.press("down")
         assert app.query_one(PromptBar).value == "second prompt"
     assert PromptHistory(tmp_path / "history.txt").entries == ["first prompt", "second prompt"]
+
+
+async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
+    library: Path, tmp_path: Path
+) -> None:
+    (library / "cases.toml").write_text(
+        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
+        '[[case]]\nprompt = "banana bread recipe"\nexpect = []\nkind = "negative"\n',
+        encoding="utf-8",
+    )
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        cases = app.query_one(CasesPanel).query_one("#cases-body")
+        assert "2 cases" in cases.render().plain
+        assert app.cases_report.rates.recall == 1.0
+        version = app.snapshot.version
+        write_skill(library, "pdf", "Bake bread and banana cakes at home.")  # breaks case 1
+        await settle(
+            pilot,
+            lambda: (
+                app.snapshot.version > version
+                and app.cases_report is not None
+                and app.cases_report.rates.recall == 0.0
+            ),
+        )
+        shown = cases.render().plain
+        assert "BROKE" in shown and "merge two pdf files" in shown
+        await pilot.press(*"bread")
+        await settle(pilot, lambda: shown_for(app, "bread"))
+        app.query_one(TabbedContent).active = "skill-tab"
+        app.highlighted = "pdf"
+        await settle(
+            pilot,
+            lambda: "lint" in app.query_one(SkillPanel).query_one("#skill-body").render().plain,
+        )
