@@ -29,7 +29,7 @@ from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import CaseError, load_cases
 from explorer.engine.config import PROJECT_CONFIG_NAME, Config
 from explorer.engine.decision import Decision, Row
-from explorer.engine.evaluate import EvalReport, compare, evaluate
+from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
 from explorer.engine.lint import lint
 from explorer.engine.live import IndexChange, LiveIndex
 from explorer.engine.models import assemble_models, load_models
@@ -94,6 +94,7 @@ class ExplorerApp(App[None]):
         self.show_timings = show_timings  # off for stable screenshots in tests
         self.cases_path = cases_path or _default_cases(self.roots)
         self.cases_report: EvalReport | None = None
+        self._comparison: Comparison | None = None
         self.findings: dict[str, list[str]] = {}  # SKILL.md path -> lint findings
         self.snapshot: Index | None = None
         self.live: LiveIndex | None = None
@@ -206,6 +207,11 @@ class ExplorerApp(App[None]):
         elif report is not None:
             previous, self.cases_report = self.cases_report, report
             comparison = compare(previous, report) if previous is not None else None
+            if comparison is not None and not comparison.flipped and not comparison.changed:
+                # A re-index that changed no outcome (a second event for the same save,
+                # say) keeps the last change on screen rather than hiding it.
+                comparison = self._comparison
+            self._comparison = comparison
             panel.show(report, comparison, self.cases_path or "")
         self._show_skill(self.highlighted)
 
