@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer import __version__
+from explorer.command_roots import command_roots
 from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import ConfigError, LoadedConfig, load_config
 from explorer.engine.models import Models, load_models
@@ -174,18 +175,6 @@ def open_engine(roots: Sequence[str], args: argparse.Namespace, loaded: LoadedCo
     return Engine(loaded, cache, models, index)
 
 
-def _roots(args: argparse.Namespace, loaded: LoadedConfig) -> list[str] | None:
-    roots = list(getattr(args, "skills", []) or getattr(args, "dirs", []) or [])
-    roots = roots or [os.path.expanduser(root) for root in loaded.config.roots]
-    if not roots:
-        print(
-            "skill-explorer: no skills root: pass --skills DIR or set roots in the config",
-            file=sys.stderr,
-        )
-        return None
-    return roots
-
-
 def _report_library(engine: Engine) -> bool:
     """Say what was rejected or warned about; False when there is nothing to route over."""
     for problem in engine.index.rejected:
@@ -203,7 +192,7 @@ def _report_library(engine: Engine) -> bool:
 
 def _library_engine(args: argparse.Namespace, loaded: LoadedConfig) -> Engine | int:
     """The engine over the roots, or the exit code that says why there is none."""
-    roots = _roots(args, loaded)
+    roots = command_roots(args, loaded)
     if roots is None:
         return EXIT_USAGE
     engine = open_engine(roots, args, loaded)
@@ -242,7 +231,7 @@ def cmd_why(args: argparse.Namespace, loaded: LoadedConfig) -> int:
 
 
 def cmd_index(args: argparse.Namespace, loaded: LoadedConfig) -> int:
-    roots = _roots(args, loaded)
+    roots = command_roots(args, loaded)
     if roots is None:
         return EXIT_USAGE
     started = time.perf_counter()
@@ -299,7 +288,7 @@ def cmd_bench(args: argparse.Namespace, loaded: LoadedConfig) -> int:
 def cmd_watch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.live import IndexChange, LiveIndex
 
-    roots = _roots(args, loaded)
+    roots = command_roots(args, loaded)
     if roots is None:
         return EXIT_USAGE
     config = loaded.config

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from explorer.command_roots import command_roots
 from explorer.engine.config import MODEL_FIELDS, Config, ConfigError, LoadedConfig, load_config
 from explorer.engine.decision import json_default
 
@@ -146,15 +146,6 @@ def _say(message: str) -> None:
     print(f"skill-explorer: {message}", file=sys.stderr)
 
 
-def _roots(args: argparse.Namespace, loaded: LoadedConfig) -> list[str] | None:
-    roots = list(getattr(args, "skills", None) or getattr(args, "dirs", None) or [])
-    roots = roots or [os.path.expanduser(root) for root in loaded.config.roots]
-    if not roots:
-        _say("no skills root: pass --skills DIR (or DIR for lint) or set roots in the config")
-        return None
-    return roots
-
-
 class _Engines:
     """Builds indexes for one command, sharing the cache and models between configs."""
 
@@ -231,7 +222,7 @@ def _roots_and_cases(
     args: argparse.Namespace, loaded: LoadedConfig
 ) -> tuple[list[str], CaseSet] | None:
     """Both inputs of eval and calibrate, or None after saying what is wrong."""
-    roots = _roots(args, loaded)
+    roots = command_roots(args, loaded)
     cases = _load_cases(args.cases) if roots is not None else None
     return None if roots is None or cases is None else (roots, cases)
 
@@ -335,7 +326,7 @@ def cmd_lint(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.lint import has_errors, lint
     from explorer.qa_report import lint_text
 
-    roots = _roots(args, loaded)
+    roots = command_roots(args, loaded)
     if roots is None:
         return EXIT_USAGE
     index = _Engines(args).index(roots, loaded.config, quiet=True)

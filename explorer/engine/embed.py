@@ -101,9 +101,6 @@ def onnx_session(
             return onnxruntime.InferenceSession(str(saved), options, providers=providers)
         except Exception:  # a damaged copy: drop it and optimise afresh
             saved.unlink(missing_ok=True)
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = threads or cpu_count()
-            options.log_severity_level = 3
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     partial = saved.with_name(f"{saved.name}.{os.getpid()}.tmp")
     try:

@@ -43,7 +43,7 @@ class Limits:
     reranker: bool
 
 
-def _coloured(value: float, good: bool, near: bool, text: str) -> Text:
+def _coloured(good: bool, near: bool, text: str) -> Text:
     style = "bold green" if good else ("yellow" if near else "dim")
     return Text(text, style=style)
 
@@ -254,7 +254,6 @@ class SkillsTable(ScrollView, can_focus=True):
             else Text(row.verdict, style="red" if over_floor else "dim")
         )
         hybrid = _coloured(
-            row.score,
             over_floor,
             row.score >= limits.min_similarity - limits.score_margin,
             f"{row.score:.3f}",
@@ -264,7 +263,6 @@ class SkillsTable(ScrollView, can_focus=True):
         if before is not None:
             hybrid.append_text(_delta(row.score, previous.score if previous else None))
         bm25 = _coloured(
-            row.bm25,
             bool(limits.lexical_min and row.bm25 >= limits.lexical_min),
             row.bm25_rank == 1,
             f"{row.bm25:.2f}",
@@ -278,9 +276,7 @@ class SkillsTable(ScrollView, can_focus=True):
         elif row.rerank is None:
             rerank = Text("—", style="dim")
         else:
-            rerank = _coloured(
-                row.rerank, row.rerank >= limits.rerank_min, False, f"{row.rerank:+.2f}"
-            )
+            rerank = _coloured(row.rerank >= limits.rerank_min, False, f"{row.rerank:+.2f}")
             rerank.append(f" {_short(row.rerank_prob or 0.0)}", style="dim")
         cells = {
             "rank": Text(str(row.rank), style="dim"),
@@ -288,7 +284,6 @@ class SkillsTable(ScrollView, can_focus=True):
             "verdict": verdict,
             "hybrid": hybrid,
             "cosine": _coloured(
-                row.cosine,
                 row.cosine >= limits.min_similarity,
                 row.cosine >= limits.min_similarity - limits.score_margin,
                 f"{row.cosine:.3f}",
