@@ -66,6 +66,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
         "file",
         "bm25",
         "norm",
+        "fused",
         "#",
         "rerank",
         "overlap",
@@ -83,6 +84,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
             f"{row.file:.2f}",
             f"{row.bm25:.2f}",
             f"{row.bm25_norm:.2f}",
+            f"{row.bm25_fused:.2f}",
             str(row.bm25_rank or "—"),
             "—" if row.rerank is None else f"{row.rerank:.2f}",
             f"{row.matched_terms}/{row.query_terms}",
@@ -90,7 +92,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
         ]
         for row in rows
     ]
-    return _table(headers, body, right={0, *range(3, 14)})
+    return _table(headers, body, right={0, *range(3, 15)})
 
 
 def gate_line(gate: Gate) -> str:
@@ -133,6 +135,36 @@ def terms_table(index: Index, prompt: str, skill_id: str) -> list[str]:
     return lines
 
 
+def preset_line(decision: Decision) -> str:
+    """The preset and its departures from the reference, as one line (§9, presets.py)."""
+    tuning = decision.tuning
+    if not tuning:
+        return "preset: (unknown)"
+    parts = [f"preset: {tuning['preset']}"]
+    if tuning["bm25_weight"]:
+        parts.append(f"score += {tuning['bm25_weight']:g} × bm25_norm")
+    if tuning["floor_log_slope"]:
+        parts.append(
+            f"floor {tuning['base_min_similarity']:.3f} + {tuning['floor_log_slope']:g} × "
+            f"ln(N/200) = {tuning['min_similarity']:.3f}"
+        )
+    keyword_cos, lexical_cos = tuning["keyword_min_cosine"], tuning["lexical_min_cosine"]
+    guards = [
+        name
+        for name, on in (
+            ("generic keywords ignored", tuning["keyword_generic_guard"]),
+            (f"keyword needs cos ≥ {keyword_cos:g}", keyword_cos),
+            (f"fast path needs cos ≥ {lexical_cos:g}", lexical_cos),
+        )
+        if on
+    ]
+    if guards:
+        parts.append("guards: " + ", ".join(guards))
+    if len(parts) == 1:
+        parts.append("the reference's cascade")
+    return "; ".join(parts)
+
+
 def why_report(decision: Decision, index: Index, *, top: int = 8, skill: str | None = None) -> str:
     models = decision.models
     reranker = models["reranker"] or f"none — {models['reranker_note']}"
@@ -142,6 +174,7 @@ def why_report(decision: Decision, index: Index, *, top: int = 8, skill: str | N
         f"dense model: {models['dense']} (min_similarity "
         f"{decision.thresholds['min_similarity']:.2f}, score_margin "
         f"{decision.thresholds['score_margin']:.2f}: {models['calibration']})",
+        preset_line(decision),
         f"reranker: {reranker}",
         "",
         decision_summary(decision),
@@ -178,18 +211,20 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
         f"{decision.models['reranker'] or 'none'}",
         f"- min_similarity {decision.thresholds['min_similarity']:.2f}, "
         f"score_margin {decision.thresholds['score_margin']:.2f}",
+        f"- {preset_line(decision)}",
         "",
         "## Skills",
         "",
-        "| # | skill | verdict | score | cos | kw | ph | file | bm25 | norm | rerank | overlap |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| # | skill | verdict | score | cos | kw | ph | file | bm25 | norm | fused | rerank "
+        "| overlap |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in decision.rows:
         rerank = "—" if row.rerank is None else f"{row.rerank:.2f}"
         lines.append(
             f"| {row.rank} | `{cell(row.id)}` | {row.verdict} | {row.score:.3f} | "
             f"{row.cosine:.3f} | {row.keyword:.2f} | {row.phrase:.2f} | {row.file:.2f} | "
-            f"{row.bm25:.2f} | {row.bm25_norm:.2f} | {rerank} | "
+            f"{row.bm25:.2f} | {row.bm25_norm:.2f} | {row.bm25_fused:.2f} | {rerank} | "
             f"{row.matched_terms}/{row.query_terms} |"
         )
     lines += ["", "## Gates, in cascade order", ""]

@@ -59,6 +59,14 @@ class Config:
     bm25_index_name_keywords: bool = False
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    # Departures from the reference, bundled in named presets (engine/presets.py); None
+    # takes the preset's value. preset = "reference" is the reference's cascade exactly.
+    preset: str = "reference"
+    bm25_weight: float | None = None  # adds bm25_weight * bm25_norm to the hybrid score
+    floor_log_slope: float | None = None  # floor = min_similarity + slope * ln(N / 200)
+    keyword_generic_guard: bool | None = None  # generic name tokens earn no keyword boost
+    keyword_min_cosine: float | None = None  # a keyword boost needs this cosine (0 = off)
+    lexical_min_cosine: float | None = None  # the fast path's winner needs this cosine
     # models (§6)
     model: str = "minilm"
     model_path: str = ""
@@ -94,7 +102,9 @@ MODEL_FIELDS: tuple[str, ...] = (
     "ski_models_dir",
     "reranker",
 )
+PRESET_NAMES: tuple[str, ...] = ("reference", "fused")
 CHOICES: dict[str, tuple[str, ...]] = {
+    "preset": PRESET_NAMES,
     "candidate_strategy": ("dense", "union"),
     "pooling": ("mean", "cls"),
 }
@@ -127,6 +137,7 @@ def type_label(name: str) -> str:
         list[str]: "a list of strings",
         dict[str, str]: "a table of strings",
         float | None: "a number",
+        bool | None: "true or false",
     }.get(hint, str(hint))
 
 

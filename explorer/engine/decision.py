@@ -54,7 +54,7 @@ class Row:
     keyword: float
     phrase: float
     file: float
-    score: float  # the hybrid score (§3.6)
+    score: float  # the hybrid score (§3.6), plus bm25_fused under a fused preset (§9)
     bm25: float
     bm25_norm: float
     bm25_rank: int | None  # None: no query term in the description
@@ -66,6 +66,7 @@ class Row:
     jaccard: float
     verdict: str  # INJECT, or the name of the gate that dropped it
     path: str
+    bm25_fused: float = 0.0  # bm25_weight * bm25_norm, the §9 fused channel (0 = reference)
 
 
 @dataclass
@@ -79,6 +80,7 @@ class Channels:
     phrase: np.ndarray
     file: np.ndarray
     score: np.ndarray
+    bm25_fused: np.ndarray
     bm25: np.ndarray
     bm25_norm: np.ndarray
     bm25_rank: np.ndarray  # 0 where unranked
@@ -110,6 +112,7 @@ class Decision:
         thresholds: dict[str, float],
         query_terms: tuple[str, ...],
         index_version: int,
+        tuning: dict[str, Any] | None = None,
     ) -> None:
         self.prompt = prompt
         self.stage = stage
@@ -126,6 +129,7 @@ class Decision:
         self.thresholds = thresholds
         self.query_terms = query_terms
         self.index_version = index_version
+        self.tuning = tuning or {}
 
     @property
     def injected_ids(self) -> tuple[str, ...]:
@@ -171,6 +175,7 @@ class Decision:
                     jaccard=float(c.jaccard[index]),
                     verdict=self.verdict(index),
                     path=c.paths[index],
+                    bm25_fused=float(c.bm25_fused[index]),
                 )
             )
         return tuple(rows)
@@ -187,6 +192,7 @@ class Decision:
             "text": self.text,
             "query_terms": list(self.query_terms),
             "thresholds": self.thresholds,
+            "tuning": self.tuning,
             "models": self.models,
             "index_version": self.index_version,
             "gates": [asdict(gate) for gate in self.gates],

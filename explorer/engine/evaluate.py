@@ -17,8 +17,8 @@ import numpy as np
 from explorer.engine.cases import KINDS, Case
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision, Row
-from explorer.engine.models import effective_thresholds
 from explorer.engine.pipeline import decide
+from explorer.engine.presets import resolve
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/eval@1"
@@ -292,8 +292,8 @@ def report_from(
 
 
 def _thresholds(config: Config, index: Index) -> dict[str, float]:
-    min_similarity, score_margin = effective_thresholds(config, index.models.status.calibration)
-    return {"min_similarity": min_similarity, "score_margin": score_margin}
+    tuning = resolve(config, index.models.status, len(index))
+    return {"min_similarity": tuning.min_similarity, "score_margin": tuning.score_margin}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import numpy as np
 from explorer.engine.config import Config
 from explorer.engine.decision import INJECT, Channels, Decision, Gate, Injection
 from explorer.engine.lexical import MIN_SHARED_TERMS
-from explorer.engine.models import effective_thresholds
+from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
 from explorer.engine.snapshot import Index
 from explorer.engine.text import keyword_tokens
@@ -64,6 +64,7 @@ class _Run:
 
     index: Index
     config: Config
+    tuning: Tuning
     min_similarity: float
     score_margin: float
     gates: list[Gate]
@@ -84,8 +85,9 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
     started = clock = time.perf_counter()
     timings: dict[str, float] = {}
     calibration = index.models.status.calibration
-    min_similarity, score_margin = effective_thresholds(config, calibration)
     n = len(index)
+    tuning = resolve(config, index.models.status, n)
+    min_similarity, score_margin = tuning.min_similarity, tuning.score_margin
 
     # §3.1 dense channel
     cosine = np.zeros(n, dtype=np.float64)
@@ -105,11 +107,21 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
     # §3.2-§3.4 boost channels
     prompt_tokens = keyword_tokens(prompt)
     keyword = np.zeros(n, dtype=np.float64)
-    for token in prompt_tokens:
+    generic: list[str] = []
+    for token in sorted(prompt_tokens):
         postings = index.keyword_postings.get(token)
         if postings is not None:
+            if tuning.keyword_generic_guard and generic_word(token):
+                generic.append(token)  # §9 guard: a generic word names no skill
+                continue
             keyword[postings] += 1.0
     keyword *= config.keyword_boost
+    floored: list[int] = []
+    if tuning.keyword_min_cosine > 0:
+        # §9 guard: a name token alone must not lift a skill the prompt is not about.
+        below = (keyword > 0) & (cosine < tuning.keyword_min_cosine)
+        floored = [int(i) for i in np.flatnonzero(below)]
+        keyword[below] = 0.0
     phrase = np.zeros(n, dtype=np.float64)
     query_set = set(lexical.query_terms)
     for token in query_set:
@@ -123,6 +135,11 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
         if position is not None:
             file[position] = config.file_boost
     score = cosine + keyword + phrase + file  # §3.6 (context and project channels: 0, §3.5)
+    # §9 extension: BM25 as an absolute channel (bm25_norm keeps "perfect match" and "no
+    # match" apart in any library); weight 0, the reference, leaves the score untouched.
+    bm25_fused = tuning.bm25_weight * lexical.normalised
+    if tuning.bm25_weight != 0.0:
+        score = score + bm25_fused
     hybrid_order = np.lexsort((index.id_rank, -np.nan_to_num(score, nan=-np.inf)))
     bm25_order = np.lexsort((index.id_rank, -lexical.raw))
     bm25_rank = np.zeros(n, dtype=np.int64)
@@ -138,6 +155,7 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
         phrase=phrase,
         file=file,
         score=score,
+        bm25_fused=bm25_fused,
         bm25=lexical.raw,
         bm25_norm=lexical.normalised,
         bm25_rank=bm25_rank,
@@ -147,7 +165,9 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
         bm25_order=bm25_order,
         query_terms=len(lexical.query_terms),
     )
-    run = _Run(index, config, min_similarity, score_margin, [], {}, {}, {}, timings)
+    run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
+    if prompt.strip() and n and (tuning.keyword_generic_guard or tuning.keyword_min_cosine > 0):
+        run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
 
     if not prompt.strip() or n == 0:
         stage = "blank" if not prompt.strip() else "empty"
@@ -180,8 +200,24 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
             "calibration": calibration.source,
         },
         thresholds={"min_similarity": min_similarity, "score_margin": score_margin},
+        tuning=tuning.as_dict(),
         query_terms=lexical.query_terms,
         index_version=index.version,
+    )
+
+
+def _keyword_guard_gate(tuning: Tuning, generic: list[str], floored: list[str]) -> Gate:
+    """§9 guards on the keyword channel (only when one is on), so `why` says what they removed."""
+    return Gate(
+        "keyword_guard",
+        "9",
+        not generic and not floored,
+        inputs={"generic_tokens": generic, "below_cosine": floored},
+        thresholds={
+            "keyword_generic_guard": tuning.keyword_generic_guard,
+            "keyword_min_cosine": tuning.keyword_min_cosine,
+        },
+        note="keyword boosts removed by the §9 guards" if generic or floored else "",
     )
 
 
@@ -212,6 +248,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     top_bm25 = float(c.bm25[top_i])
     second_bm25 = float(c.bm25[second_i]) if second_i is not None else None
     shared = int(c.matched_terms[top_i])
+    top_cosine = float(c.cosine[top_i])
     inputs = {
         "top": ids[top_i],
         "top_bm25": top_bm25,
@@ -225,6 +262,9 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
         "lexical_margin": config.lexical_margin,
         "min_shared_terms": MIN_SHARED_TERMS,
     }
+    if run.tuning.lexical_min_cosine > 0:  # §9 guard, shown only when on (0 = the reference)
+        inputs["top_cosine"] = top_cosine
+        thresholds["lexical_min_cosine"] = run.tuning.lexical_min_cosine
     if confident or config.lexical_min <= 0:
         note = "confident winner" if confident else "off (lexical_min = 0)"
         gates.append(Gate("lexical_dominance", "5.2", False, True, inputs, thresholds, note))
@@ -234,6 +274,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
             and second_bm25 is not None
             and top_bm25 - second_bm25 >= config.lexical_margin
             and shared >= MIN_SHARED_TERMS
+            and top_cosine >= run.tuning.lexical_min_cosine
         )
         gates.append(Gate("lexical_dominance", "5.2", fires, False, inputs, thresholds))
         if fires:

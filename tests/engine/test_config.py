@@ -331,6 +331,12 @@ def edited_config() -> Config:
         deny=[],
         candidate_strategy="union",
         bm25_index_name_keywords=True,
+        preset="fused",
+        bm25_weight=0.4,
+        floor_log_slope=0.01,
+        keyword_generic_guard=True,
+        keyword_min_cosine=0.2,
+        lexical_min_cosine=0.25,
         query_prefix='Represent this sentence: "x" \\ y',
         roots=["~/skills", "/opt/skills"],
     )

@@ -1,0 +1,156 @@
+"""Named presets: the reference's cascade, and this project's documented departure from it.
+
+The reference (spec §3-§5) scores a skill by cosine + keyword + phrase + file and lets
+BM25 act only as a fast path. Measured on real libraries, its gates throw away most of
+the right skills that stage 1 already ranks first, and its name-token keyword boost is
+behind most false injections. The departures that fix this are §9 extensions, each a
+config option whose value `None` means "the preset's value":
+
+* `bm25_weight`: adds `bm25_weight * bm25_norm` (BM25 ÷ Σ idf of the query terms, so a
+  perfect match and no match stay apart whatever the library) to the hybrid score.
+* `floor_log_slope`: the cosine stage's floor grows with the library's size N as
+  `min_similarity + floor_log_slope * ln(N / FLOOR_REFERENCE_N)`: the best unrelated
+  skill of a bigger library scores higher by chance alone.
+* `keyword_generic_guard`: keyword matches on stopwords and generic words ("you", "set",
+  "what") earn no keyword boost.
+* `keyword_min_cosine`: a keyword boost needs this cosine (0 = no floor).
+* `lexical_min_cosine`: the lexical fast path's winner needs this cosine (0 = no floor).
+
+`preset = "reference"` sets every departure to the reference's behaviour, so its
+decisions are the reference's. The values of the other presets come from
+`skill-explorer calibrate` over the benchmark libraries' train splits (README:
+"Calibration"); a value pinned in a config file or with --set always wins.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from explorer.engine.config import PRESET_NAMES, Config
+from explorer.engine.models import Calibration, ModelStatus
+from explorer.engine.text import STOPWORDS
+
+REFERENCE = "reference"
+FUSED = "fused"
+FLOOR_REFERENCE_N = 200  # the library size at which a preset's floor is quoted
+
+# Words that say nothing about which skill is meant, so a skill name made of them must not
+# pull a prompt in by keyword: question words, fillers and verbs any request may carry.
+# Domain words never belong here ("test", "review", "deploy", "chart" name real tasks).
+GENERIC_WORDS: frozenset[str] = frozenset(
+    (
+        "what how which who whom whose why where there here than then before after about "
+        "all any some each every more most much many very just also only like get got "
+        "make made set put take let go going run new one two first last next best good "
+        "help helper need needs find show give keep start stop try see look know think "
+        "thing things way something anything everything please thanks now today tell "
+        "am been being has have had would should could may might must shall"
+    ).split()
+)
+
+
+def generic_word(token: str) -> bool:
+    """True for a token that cannot identify a skill: a §2.2 stopword or a GENERIC_WORDS one."""
+    return token in STOPWORDS or token in GENERIC_WORDS
+
+
+@dataclass(frozen=True)
+class Preset:
+    """The values a preset gives the departures, and its own knees per dense model."""
+
+    name: str
+    summary: str
+    bm25_weight: float = 0.0
+    floor_log_slope: float = 0.0
+    keyword_generic_guard: bool = False
+    keyword_min_cosine: float = 0.0
+    lexical_min_cosine: float = 0.0
+    # dense model name -> (min_similarity, score_margin) measured under this preset; a model
+    # not listed keeps its own reference knee (models.CALIBRATION), said in the source.
+    knees: dict[str, Calibration] = field(default_factory=dict)
+
+
+PRESETS: dict[str, Preset] = {
+    REFERENCE: Preset(
+        REFERENCE,
+        "the reference's cascade (skill-inject 0.9.0): cosine + keyword + phrase + file, "
+        "BM25 only as a fast path, a constant floor, no guards",
+    ),
+    FUSED: Preset(
+        FUSED,
+        "BM25 fused into the hybrid score, a floor that follows ln N, keyword and "
+        "fast-path guards (not yet calibrated: equal to the reference)",
+    ),
+}
+assert tuple(PRESETS) == PRESET_NAMES
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The effective values one decision runs with: preset, pinned values and library size."""
+
+    preset: str
+    min_similarity: float  # the floor in force for this library (after the ln N rule)
+    score_margin: float
+    base_min_similarity: float  # the floor quoted at N = FLOOR_REFERENCE_N
+    floor_log_slope: float
+    bm25_weight: float
+    keyword_generic_guard: bool
+    keyword_min_cosine: float
+    lexical_min_cosine: float
+    source: str  # where the floor and margin came from, for `why`
+
+    def as_dict(self) -> dict[str, float | bool | str]:
+        return {
+            "preset": self.preset,
+            "min_similarity": self.min_similarity,
+            "score_margin": self.score_margin,
+            "base_min_similarity": self.base_min_similarity,
+            "floor_log_slope": self.floor_log_slope,
+            "bm25_weight": self.bm25_weight,
+            "keyword_generic_guard": self.keyword_generic_guard,
+            "keyword_min_cosine": self.keyword_min_cosine,
+            "lexical_min_cosine": self.lexical_min_cosine,
+        }
+
+
+def floor_for(base: float, slope: float, n: int) -> float:
+    """The floor rule: `base + slope * ln(N / FLOOR_REFERENCE_N)`; slope 0 is a constant."""
+    if slope == 0.0:
+        return base
+    return base + slope * math.log(max(n, 1) / FLOOR_REFERENCE_N)
+
+
+def _pick(value: float | bool | None, default: float | bool) -> float | bool:
+    return default if value is None else value
+
+
+def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
+    """§4 + presets: a pinned value wins, else the preset's, else the model's own knee."""
+    preset = PRESETS[config.preset]
+    knee = preset.knees.get(status.dense)
+    if knee is None:
+        knee = status.calibration
+        source = status.calibration.source
+        if preset.name != REFERENCE:
+            source += f"; preset {preset.name!r} has no knee of its own for this model"
+    else:
+        source = knee.source
+    base = config.min_similarity if config.min_similarity is not None else knee.min_similarity
+    margin = config.score_margin if config.score_margin is not None else knee.score_margin
+    slope = float(_pick(config.floor_log_slope, preset.floor_log_slope))
+    return Tuning(
+        preset=preset.name,
+        min_similarity=floor_for(base, slope, n),
+        score_margin=margin,
+        base_min_similarity=base,
+        floor_log_slope=slope,
+        bm25_weight=float(_pick(config.bm25_weight, preset.bm25_weight)),
+        keyword_generic_guard=bool(
+            _pick(config.keyword_generic_guard, preset.keyword_generic_guard)
+        ),
+        keyword_min_cosine=float(_pick(config.keyword_min_cosine, preset.keyword_min_cosine)),
+        lexical_min_cosine=float(_pick(config.lexical_min_cosine, preset.lexical_min_cosine)),
+        source=source,
+    )

@@ -1,0 +1,131 @@
+"""Presets and the §9 departures: the fused BM25 channel, the ln N floor and the guards."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.engine.config import Config, ConfigError, load_config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.models import assemble_models
+from explorer.engine.pipeline import decide
+from explorer.engine.presets import FLOOR_REFERENCE_N, PRESETS, floor_for, generic_word, resolve
+from explorer.engine.snapshot import build_index
+from tests.conftest import write_skill
+
+REFERENCE = Config(preset="reference")
+
+
+def test_reference_preset_changes_nothing(bow_index) -> None:
+    tuning = resolve(REFERENCE, bow_index.models.status, len(bow_index))
+    assert tuning.bm25_weight == 0.0 and tuning.floor_log_slope == 0.0
+    assert not tuning.keyword_generic_guard
+    assert tuning.keyword_min_cosine == 0.0 and tuning.lexical_min_cosine == 0.0
+    decision = decide("merge two pdf files into one", bow_index, REFERENCE)
+    for row in decision.rows:
+        assert row.bm25_fused == 0.0
+        assert row.score == row.cosine + row.keyword + row.phrase + row.file  # exactly §3.6
+    assert "keyword_guard" not in [gate.name for gate in decision.gates]
+
+
+def test_fused_channel_adds_weight_times_bm25_norm(bow_index) -> None:
+    config = REFERENCE.replace(bm25_weight=0.5)
+    decision = decide("merge two pdf files into one", bow_index, config)
+    row = decision.row("pdf")
+    assert row.bm25_norm > 0
+    assert row.bm25_fused == pytest.approx(0.5 * row.bm25_norm)
+    assert row.score == pytest.approx(
+        row.cosine + row.keyword + row.phrase + row.file + row.bm25_fused
+    )
+    data = decision.to_dict()
+    assert data["tuning"]["bm25_weight"] == 0.5
+    assert {"bm25_fused", "bm25_norm", "score"} <= set(data["skills"][0])
+    # the fused channel can change the order: the hybrid order follows the fused score
+    scores = [
+        decision.row(skill_id).score
+        for skill_id in np.array(decision.channels.ids)[decision.channels.hybrid_order]
+    ]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_floor_follows_ln_n() -> None:
+    assert floor_for(0.5, 0.0, 5000) == 0.5
+    assert floor_for(0.5, 0.02, FLOOR_REFERENCE_N) == pytest.approx(0.5)
+    assert floor_for(0.5, 0.02, 2000) == pytest.approx(0.5 + 0.02 * math.log(10))
+    assert floor_for(0.5, 0.02, 20) < 0.5
+
+
+def test_pinned_values_beat_the_preset(bow_index) -> None:
+    status = bow_index.models.status
+    tuning = resolve(Config(preset="fused", bm25_weight=0.25, min_similarity=0.4), status, 200)
+    assert tuning.bm25_weight == 0.25 and tuning.min_similarity == pytest.approx(0.4 + 0.0 * 0)
+    fused = PRESETS["fused"]
+    tuning = resolve(Config(preset="fused", floor_log_slope=0.0, min_similarity=0.4), status, 5000)
+    assert tuning.min_similarity == 0.4
+    assert resolve(Config(preset="fused"), status, 200).bm25_weight == fused.bm25_weight
+
+
+def test_generic_name_token_earns_no_keyword(tmp_path: Path) -> None:
+    write_skill(tmp_path, "set-reminder", "Schedule a reminder notification at a given time.")
+    write_skill(tmp_path, "before-you-build", "Checklist of questions before writing new code.")
+    write_skill(tmp_path, "gardening", "Plan a vegetable garden and its watering.")
+    index = build_index([tmp_path], REFERENCE, assemble_models(BowEmbedder()))
+    prompt = "can you set the table for dinner"
+    plain = decide(prompt, index, REFERENCE)
+    assert plain.row("set-reminder").keyword == pytest.approx(0.15)  # reference: "set"
+    assert plain.row("before-you-build").keyword == pytest.approx(0.15)  # reference: "you"
+    guarded = decide(prompt, index, REFERENCE.replace(keyword_generic_guard=True))
+    assert guarded.row("set-reminder").keyword == 0.0
+    assert guarded.row("before-you-build").keyword == 0.0
+    gate = guarded.gate("keyword_guard")
+    assert gate.inputs["generic_tokens"] == ["set", "you"] and not gate.passed
+    # a domain token of the same name still counts
+    reminder = decide("a reminder please", index, REFERENCE.replace(keyword_generic_guard=True))
+    assert reminder.row("set-reminder").keyword == pytest.approx(0.15)
+    assert generic_word("you") and generic_word("set") and not generic_word("reminder")
+
+
+def test_keyword_needs_cosine_floor(tmp_path: Path) -> None:
+    write_skill(tmp_path, "pdf", "Read, merge and split PDF documents.")
+    write_skill(tmp_path, "weather", "Forecasts for a city: rain, wind and temperature.")
+    index = build_index([tmp_path], REFERENCE, assemble_models(BowEmbedder()))
+    prompt = "history of the pdf format"
+    plain = decide(prompt, index, REFERENCE).row("pdf")
+    assert plain.keyword == pytest.approx(0.15)
+    high = plain.cosine + 0.01
+    guarded = decide(prompt, index, REFERENCE.replace(keyword_min_cosine=high))
+    assert guarded.row("pdf").keyword == 0.0
+    assert guarded.gate("keyword_guard").inputs["below_cosine"] == ["pdf"]
+    kept = decide(prompt, index, REFERENCE.replace(keyword_min_cosine=plain.cosine - 0.01))
+    assert kept.row("pdf").keyword == pytest.approx(0.15)
+
+
+def test_lexical_fast_path_needs_cosine_floor(tmp_path: Path) -> None:
+    write_skill(
+        tmp_path, "changelog", "Write a changelog: what changed, what it looks like, release notes."
+    )
+    write_skill(tmp_path, "other", "Plan a vegetable garden.")
+    write_skill(tmp_path, "third", "Tune a database index.")
+    index = build_index([tmp_path], REFERENCE, assemble_models(BowEmbedder()))
+    config = REFERENCE.replace(lexical_min=0.5, lexical_margin=0.1)
+    prompt = "what changed and what does it looks like outside"
+    fired = decide(prompt, index, config)
+    assert fired.stage == "lexical"
+    cosine = fired.row("changelog").cosine
+    guarded = decide(prompt, index, config.replace(lexical_min_cosine=cosine + 0.01))
+    assert guarded.stage != "lexical"
+    gate = guarded.gate("lexical_dominance")
+    assert gate.inputs["top_cosine"] == pytest.approx(cosine) and not gate.passed
+    assert (
+        decide(prompt, index, config.replace(lexical_min_cosine=cosine - 0.01)).stage == "lexical"
+    )
+
+
+def test_preset_is_a_checked_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_config(assignments=["preset=reference"]).config.preset == "reference"
+    with pytest.raises(ConfigError, match="preset"):
+        load_config(assignments=["preset=fancy"])
