@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from explorer.engine.text import content_tokens
+from explorer.engine.text import tokenize
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
@@ -226,10 +226,14 @@ def fnv1a_32(data: bytes) -> int:
 
 
 class BowEmbedder:
-    """§6 offline lane: hashed bag of content tokens, FNV-1a 32 mod 256, L2-normalised."""
+    """§6 offline lane: hashed bag of tokens, FNV-1a 32 mod 256, L2-normalised.
+
+    Every token of `tokenize` counts, stopwords included, as in the reference
+    (src/embed/bow.rs): dropping them changed 123 of 310 real prompts' routing.
+    """
 
     name = "bow"
-    identity = "bow-fnv1a32-256"
+    identity = "bow-fnv1a32-256-v2"  # v2: stopwords kept; v1 vectors must not be reused
     dim = BOW_DIM
 
     def __init__(self) -> None:
@@ -237,7 +241,7 @@ class BowEmbedder:
 
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dim, dtype=np.float32)
-        for token in content_tokens(text):
+        for token in tokenize(text):
             bucket = self._buckets.get(token)
             if bucket is None:
                 bucket = self._buckets[token] = fnv1a_32(token.encode()) % self.dim

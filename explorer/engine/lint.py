@@ -317,10 +317,16 @@ def authored_keywords(skill: Skill) -> list[tuple[str, str]]:
 
 
 def keyword_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[Finding]:
-    """Keywords that can never match: §2.5 compares a whole keyword with single prompt
-    tokens after norm_token (§2.4), so multi-word and plural entries never fire."""
+    """Keywords that can never match, and keywords that count twice.
+
+    §2.5 compares each whole keyword, singularised (§2.4), with the singularised single
+    tokens of the prompt (reference: src/rank.rs), so an entry matches only when it is one
+    token of ASCII letters and digits. Plurals match. Two entries that singularise alike
+    each count, so one prompt word earns two boosts.
+    """
     lines = lines or {}
     found: list[Finding] = []
+    seen: dict[str, str] = {}
     for key, entry in authored_keywords(skill):
         tokens = tokenize(entry)
         if tokens != [entry]:
@@ -335,30 +341,21 @@ def keyword_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[
                     lines.get(key),
                 )
             )
-        elif norm_token(entry) != entry:
+            continue
+        normal = norm_token(entry)
+        if normal in seen:
             found.append(
                 Finding(
-                    "retrieval/dead-keyword",
-                    WARNING,
+                    "retrieval/double-keyword",
+                    INFO,
                     skill.path,
-                    f"{key} entry {entry!r} can never match: prompt tokens are singularised "
-                    f"first (§2.4), so prompts give {norm_token(entry)!r}; write that instead",
+                    f"{key} entry {entry!r} matches the same prompt word as {seen[normal]!r} "
+                    f"({normal!r} after §2.4), so that word earns the keyword boost twice",
                     lines.get(key),
                 )
             )
-    authored = {entry for _, entry in authored_keywords(skill)}
-    for token in tokenize(skill.name):
-        if norm_token(token) != token and token not in authored:
-            found.append(
-                Finding(
-                    "retrieval/dead-name-token",
-                    INFO,
-                    skill.path,
-                    f"name token {token!r} is a keyword (§1.4) that never matches: prompts "
-                    f"give {norm_token(token)!r} (§2.4), so the name earns no keyword boost",
-                    lines.get("name"),
-                )
-            )
+        else:
+            seen[normal] = entry
     return found
 
 

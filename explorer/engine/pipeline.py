@@ -114,7 +114,7 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
             if tuning.keyword_generic_guard and generic_word(token):
                 generic.append(token)  # §9 guard: a generic word names no skill
                 continue
-            keyword[postings] += 1.0
+            np.add.at(keyword, postings, 1.0)  # a skill listed twice counts twice
     keyword *= config.keyword_boost
     floored: list[int] = []
     if tuning.keyword_min_cosine > 0:

@@ -31,7 +31,7 @@ class Index:
     models: Models
     vectors: np.ndarray | None  # [N, dim], L2-normalised; None without a dense model
     lexical: LexicalIndex
-    keyword_postings: dict[str, np.ndarray]  # keyword -> skill indices (§3.2)
+    keyword_postings: dict[str, np.ndarray]  # norm_token(keyword) -> skill indices, repeats kept (§3.2)
     phrase_table: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]  # first token -> phrases
     id_rank: np.ndarray  # each skill's position in id order: the tie-break (§3.6)
     positions: dict[str, int]
@@ -119,7 +119,9 @@ def index_skills(
     phrases: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
     for position, skill in enumerate(skills):
         for keyword in skill.keywords:
-            keyword_lists.setdefault(keyword, []).append(position)
+            # §2.5: keywords are singularised like the prompt (reference: src/rank.rs); an
+            # entry listed twice, or two that singularise alike, count once each.
+            keyword_lists.setdefault(norm_token(keyword), []).append(position)
         for phrase in skill.trigger_phrases:
             tokens = tuple(norm_token(token) for token in phrase.split())
             phrases.setdefault(tokens[0], []).append((position, tokens))

@@ -131,7 +131,7 @@ def test_each_failure_names_the_stage_the_gate_and_the_runner_up(index: Index) -
         None,
         ("pdf",),
     )
-    assert false_inject.runner_up == "alpha-tool" and false_inject.min_similarity == 0.30
+    assert false_inject.runner_up == "git-commit-writer" and false_inject.min_similarity == 0.30
 
 
 def test_recall_at_k_follows_rerank_top_k(index: Index) -> None:

@@ -203,27 +203,22 @@ def test_keywords_that_can_never_match(tmp_path: Path) -> None:
     )
     findings = only(lint([tmp_path]), "retrieval/dead-keyword")
     assert [(f.message.split("'")[1], f.line) for f in findings] == [
-        ("workflows", 4),
         ("github ci", 5),
         ("next.js", 5),
     ]
-    assert "prompts give 'workflow'" in findings[0].message
-    assert "tokenizes to 'github', 'ci'" in findings[1].message
-    # 'glass' ends in 'ss' and stays whole (§2.4): it can match.
+    assert "tokenizes to 'github', 'ci'" in findings[0].message
+    # 'workflows' is singularised on both sides (§2.5) and matches; 'glass' stays whole.
 
 
-def test_name_tokens_that_never_match_are_info(tmp_path: Path) -> None:
-    write_skill(tmp_path, "kubernetes-debugger", GOOD)
-    write_skill(tmp_path, "pdf-tools", GOOD.replace("PDF", "PDF tool"))
+def test_keywords_that_match_the_same_word_are_info(tmp_path: Path) -> None:
     raw_skill(
-        tmp_path, "docs-writer", f"name: docs-writer\ndescription: {GOOD} Docs.\nkeywords: [docs]"
+        tmp_path,
+        "plots",
+        f"name: plots\ndescription: {GOOD}\nkeywords: [chart, charts, plot]",
     )
-    findings = only(lint([tmp_path]), "retrieval/dead-name-token")
-    # pdf-tools: 'tools' -> 'tool'; docs-writer: 'docs' is reported once, as a dead keyword
-    assert sorted((f.path.split("/")[-2], f.severity) for f in findings) == [
-        ("kubernetes-debugger", INFO),
-        ("pdf-tools", INFO),
-    ]
+    (finding,) = only(lint([tmp_path]), "retrieval/double-keyword")
+    assert finding.severity == INFO and finding.line == 4
+    assert "'charts'" in finding.message and "'chart'" in finding.message
 
 
 def test_near_duplicates_dense_and_lexical(tmp_path: Path) -> None:
@@ -233,7 +228,7 @@ def test_near_duplicates_dense_and_lexical(tmp_path: Path) -> None:
     index = build_index([tmp_path], Config(model="bow"), assemble_models(BowEmbedder()))
     findings = only(lint([tmp_path], index=index), "retrieval/near-duplicate")
     assert sorted(f.path.split("/")[-2] for f in findings) == ["pdf-joiner", "pdf-merger"]
-    assert "(dense cosine 0.87, BM25 cross-scores 0.74 / 0.74)" in findings[0].message
+    assert "(dense cosine 0.93, BM25 cross-scores 0.74 / 0.74)" in findings[0].message
     # Raising the dense threshold leaves the BM25 cross-scores to find them.
     strict = only(lint([tmp_path], index=index, near_duplicate=0.999), "retrieval/near-duplicate")
     assert len(strict) == 2
