@@ -22,7 +22,7 @@ from explorer.engine.embed import Embedder
 from explorer.engine.skills import Skill, skill_from_record, skill_record
 
 SCHEMA_VERSION = 1
-PARSER_VERSION = 1  # bump when parsing or derived fields change: old records are then ignored
+PARSER_VERSION = 2  # bump when parsing or derived fields change: old records are then ignored
 CACHE_FILE = "embeddings.sqlite3"
 LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
 

@@ -175,7 +175,13 @@ def _parse_warnings(skill: Skill) -> list[Finding]:
             )
         else:
             findings.append(
-                Finding("parse/warning", WARNING, problem.path, problem.message, problem.line)
+                Finding(
+                    problem.rule or "parse/warning",
+                    WARNING,
+                    problem.path,
+                    problem.message,
+                    problem.line,
+                )
             )
     return findings
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from explorer.engine.line_reader import LineReading, is_placeholder, read_frontmatter
+from explorer.engine.line_reader import body_head as reference_body_head
 from explorer.engine.text import match_tokens, tokenize, trigger_phrases
 
 SKILL_FILE = "SKILL.md"
@@ -34,6 +36,7 @@ class Problem:
     path: str
     message: str
     line: int | None = None
+    rule: str = ""  # a lint rule id when the problem has its own (e.g. parse/reading-differs)
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
@@ -214,7 +217,13 @@ def load_skill(path: str, memo: SkillMemo | None = None) -> Skill | Problem:
 
 
 def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Problem:
-    """§1.3: decode, split the frontmatter, parse it, and derive the §1.4 fields."""
+    """§1.3: decode, read the frontmatter as the reference does, derive the §1.4 fields.
+
+    Routing follows the reference router's lenient line reader (`line_reader`), so a file
+    routes here exactly as it routes there. YAML reads the same lines for the metadata the
+    explorer shows and lint checks; where the two readings differ, the skill carries a
+    `reading-differs` warning naming both, so the author can fix the file for every host.
+    """
     warnings: list[Problem] = []
     try:
         text = data.decode("utf-8")
@@ -226,14 +235,44 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
     text = text.removeprefix("\ufeff")
     if "\x00" in text:
         return Problem(path, "binary file (contains NUL bytes)")
-    split = _split_frontmatter(text)
-    if split is None:
-        return Problem(path, "no frontmatter: line 1 must be '---', closed by another '---'")
-    frontmatter_text, body = split
+    reading = read_frontmatter(text)
+    if reading is None:
+        return Problem(path, "no frontmatter: line 1 must be '---'")
+    parts = text.split("\n")
+    if reading.end is None:
+        frontmatter_text, body = "\n".join(parts[1:]), ""
+        warnings.append(
+            Problem(
+                path,
+                "the frontmatter is never closed by a '---' line: the reference router reads "
+                "to the end of the file, so the skill has no body; other hosts reject it",
+                len(parts),
+                rule=READING_RULE,
+            )
+        )
+    else:
+        frontmatter_text = "\n".join(parts[1 : reading.end])
+        body = "\n".join(parts[reading.end + 1 :])
+    for indented, line, which in (
+        (reading.opening_indented, 1, "opening"),
+        (reading.closing_indented, (reading.end or 0) + 1, "closing"),
+    ):
+        if indented:
+            warnings.append(
+                Problem(
+                    path,
+                    f"the {which} '---' fence has spaces around it: the reference router "
+                    "accepts it, strict YAML front-matter readers may not",
+                    line,
+                    rule=READING_RULE,
+                )
+            )
 
     import yaml  # here, not at the top: a warm cache starts the hook without YAML at all
 
     frontmatter: dict[str, Any]
+    yaml_read: dict[str, Any] | None = None
+    not_mapping = False
     try:
         loaded = yaml.load(frontmatter_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
@@ -246,34 +285,119 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
     else:
         if loaded is None:
             loaded = {}
-        if not isinstance(loaded, dict):
+        if isinstance(loaded, dict):
+            frontmatter = yaml_read = {str(key): value for key, value in loaded.items()}
+        else:
+            frontmatter, not_mapping = {}, True
+
+    name, description = reading.name, reading.description
+    if not name:
+        if not_mapping:
             return Problem(path, "frontmatter is not a mapping of keys to values", 2)
-        frontmatter = {str(key): value for key, value in loaded.items()}
-
-    name = _scalar_text(frontmatter.get("name"))
-    description = _scalar_text(frontmatter.get("description"))
-    if name is None or not name.strip():
-        return Problem(path, "missing or empty 'name'")
-    if description is None or not description.strip():
-        return Problem(path, "missing or empty 'description'")
-    name, description = name.strip(), description.strip()
-    if description.lower().startswith("replace with"):
+        return Problem(path, "missing or empty 'name'" + _yaml_hint(yaml_read, "name"))
+    if not description:
+        return Problem(
+            path, "missing or empty 'description'" + _yaml_hint(yaml_read, "description")
+        )
+    if is_placeholder(description):
         return Problem(path, "description is a template placeholder ('replace with …')")
+    if yaml_read is not None:
+        warnings += _reading_differences(path, yaml_read, reading)
 
+    keywords = list(reading.keywords)
+    for token in tokenize(name):  # §1.4: name tokens join unless already a keyword
+        if token not in keywords:
+            keywords.append(token)
     return Skill(
         id=name,
         name=name,
         description=description,
         path=path,
-        keywords=derive_keywords(name, frontmatter, path, warnings),
+        keywords=tuple(keywords),
         trigger_phrases=tuple(trigger_phrases(description)),
-        body_head=body_head(body),
+        body_head=reference_body_head(text, BODY_HEAD_LINES, BODY_HEAD_CHARS),
         body=body.strip(),
         description_tokens=tuple(match_tokens(description)),
         hash=digest or content_hash(data),
         frontmatter=frontmatter,
         warnings=tuple(warnings),
     )
+
+
+READING_RULE = "parse/reading-differs"
+
+
+def _yaml_hint(yaml_read: dict[str, Any] | None, key: str) -> str:
+    value = _scalar_text((yaml_read or {}).get(key))
+    if value and value.strip():
+        return (
+            f"; YAML reads {key} {value.strip()!r}, but the reference router only reads a "
+            f"'{key}:' line starting at column 0"
+        )
+    return ""
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing"
+    return repr(_collapse(str(value)))
+
+
+def _reading_differences(
+    path: str, yaml_read: dict[str, Any], reading: LineReading
+) -> list[Problem]:
+    """Where YAML and the reference's line reader disagree about a routing field."""
+    found: list[Problem] = []
+    for key, routed in (("name", reading.name), ("description", reading.description)):
+        value = yaml_read.get(key)
+        if isinstance(value, str) and _collapse(value) == _collapse(routed):
+            continue
+        if (
+            not isinstance(value, (str, bool, dict, list))
+            and value is not None
+            and _collapse(str(value)) == _collapse(routed)
+        ):
+            continue  # a number reads the same either way
+        found.append(
+            Problem(
+                path,
+                f"YAML reads {key} as {_describe(value)}, the reference router as "
+                f"{_collapse(routed)!r}; routing follows the reference. Quote the value so "
+                "every reader agrees",
+                rule=READING_RULE,
+            )
+        )
+    yaml_keywords: list[str] = []
+    for key in ("keywords", "aliases"):
+        value = yaml_read.get(key)
+        if isinstance(value, str):
+            value = value.strip("[]").split(",")
+        if isinstance(value, list):
+            yaml_keywords += [str(item).strip().strip("'\"").lower() for item in value]
+        elif value is not None:
+            found.append(Problem(path, f"'{key}' should be a list; YAML reads {_describe(value)}"))
+    yaml_keywords = [keyword for keyword in yaml_keywords if keyword]
+    if sorted(yaml_keywords) != sorted(reading.keywords):
+        found.append(
+            Problem(
+                path,
+                f"YAML reads keywords and aliases as {yaml_keywords}, the reference router as "
+                f"{list(reading.keywords)}; routing follows the reference (a later 'keywords:' "
+                "replaces earlier aliases there)",
+                rule=READING_RULE,
+            )
+        )
+    return found
 
 
 def skill_record(skill: Skill) -> str:
@@ -292,19 +416,6 @@ def skill_from_record(record: str) -> Skill:
     return Skill(**data)
 
 
-_FENCE_RE = re.compile(r"^---[ \t]*\r?$")
-
-
-def _split_frontmatter(text: str) -> tuple[str, str] | None:
-    lines = text.splitlines(keepends=True)
-    if not lines or not _FENCE_RE.match(lines[0].rstrip("\n")):
-        return None
-    for index in range(1, len(lines)):
-        if _FENCE_RE.match(lines[index].rstrip("\n")):
-            return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    return None
-
-
 def _yaml_error_line(error: Exception) -> int | None:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     # +2: the frontmatter starts on the file's second line, and marks count from 0.
@@ -317,35 +428,9 @@ def _scalar_text(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def derive_keywords(
-    name: str, frontmatter: dict[str, Any], path: str, warnings: list[Problem]
-) -> tuple[str, ...]:
-    """§1.4: keywords + aliases (lower-cased whole strings) + the name's tokens, de-duplicated."""
-    keywords: list[str] = []
-    for key in ("keywords", "aliases"):
-        value = frontmatter.get(key)
-        if value is None:
-            continue
-        if isinstance(value, str):
-            value = [part for part in value.strip("[]").split(",")]
-        if not isinstance(value, list):
-            warnings.append(Problem(path, f"'{key}' should be a list; ignored"))
-            continue
-        keywords.extend(str(item).strip().strip("'\"").lower() for item in value)
-    keywords.extend(tokenize(name))
-    return tuple(keyword for keyword in dict.fromkeys(keywords) if keyword)
-
-
 def body_head(body: str) -> str:
-    """§1.4: the first 8 non-blank body lines, de-decorated, joined, cut to 600 characters."""
-    head: list[str] = []
-    for line in body.splitlines():
-        if not line.strip():
-            continue
-        head.append(line.strip().lstrip("#-*> "))
-        if len(head) == BODY_HEAD_LINES:
-            break
-    return " ".join(head)[:BODY_HEAD_CHARS]
+    """§1.4 for a body without frontmatter: the reference's rule (see line_reader.body_head)."""
+    return reference_body_head("\n" + body, BODY_HEAD_LINES, BODY_HEAD_CHARS)
 
 
 _KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")

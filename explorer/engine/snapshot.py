@@ -31,7 +31,8 @@ class Index:
     models: Models
     vectors: np.ndarray | None  # [N, dim], L2-normalised; None without a dense model
     lexical: LexicalIndex
-    keyword_postings: dict[str, np.ndarray]  # norm_token(keyword) -> skill indices, repeats kept (§3.2)
+    # norm_token(keyword) -> skill indices, repeats kept (§3.2)
+    keyword_postings: dict[str, np.ndarray]
     phrase_table: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]  # first token -> phrases
     id_rank: np.ndarray  # each skill's position in id order: the tie-break (§3.6)
     positions: dict[str, int]

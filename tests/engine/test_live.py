@@ -129,7 +129,7 @@ def test_a_partial_write_serves_the_last_good_version(live: LiveIndex, library: 
     stale = live.snapshot.skills[live.snapshot.positions["pdf"]]
     assert stale.description == "Merge and split PDF files."  # the last good version
     assert stale.stale is not None and stale.stale.path == str(path)
-    assert "frontmatter" in stale.stale.message
+    assert "description" in stale.stale.message  # the cut fell before the description
     path.write_text(full, encoding="utf-8")
     assert live.wait_for(
         lambda snap: (

@@ -34,7 +34,9 @@ def skill(name: str, description: str, extra: str = "") -> str:
         ("dependencies", "add a dependency"),  # reference: src/rank.rs test, plural keyword
     ],
 )
-def test_keywords_are_singularised_like_the_prompt(tmp_path: Path, keyword: str, prompt: str) -> None:
+def test_keywords_are_singularised_like_the_prompt(
+    tmp_path: Path, keyword: str, prompt: str
+) -> None:
     """reference: src/rank.rs keyword_score applies norm_token (src/text.rs) to each keyword
     as well as to the prompt tokens, so plural keywords and plural prompt words match."""
     index = bow_library(
@@ -53,7 +55,7 @@ def test_name_tokens_are_singularised_too(tmp_path: Path) -> None:
 
 def test_keywords_that_normalise_alike_each_count(tmp_path: Path) -> None:
     """reference: src/rank.rs counts every keyword entry that matches (no de-duplication
-    after normalisation), so `chart` and `charts` both hit on "charts": 2 × 0.15."""
+    after normalisation), so `chart` and `charts` both hit on "charts": 2 x 0.15."""
     index = bow_library(
         tmp_path,
         {"plots": skill("plots", "Draws things.", "keywords: [chart, charts]\n")},
