@@ -35,9 +35,9 @@ class Config:
     # §5.1 confident winner
     high_conf: float = 2.0
     clear_gap: float = 0.12
-    # §5.2 lexical fast path (off while lexical_min = 0)
+    # §5.2 lexical fast path (off while lexical_min = 0); margin 0.0 as in the reference
     lexical_min: float = 0.0
-    lexical_margin: float = 2.0
+    lexical_margin: float = 0.0
     # §5.3 recall floor
     recall_floor: float = 0.50
     # §5.4 rerank and agreement gate

@@ -36,7 +36,10 @@ class Calibration:
 # §4. The MiniLM knee is measured on sample_skills/cases.toml (README: "Calibration").
 CALIBRATION: dict[str, Calibration] = {
     "minilm": Calibration(0.52, 0.12, "measured knee of packaged MiniLM int8 (README)"),
-    "all-MiniLM-L6-v2": Calibration(0.52, 0.12, "knee measured on the int8 MiniLM (README)"),
+    # The reference gives every dense model it knows bge's knee (src/embed/fast.rs); a
+    # reference model id keeps the reference's numbers so its decisions are reproduced.
+    "all-MiniLM-L6-v2": Calibration(0.64, 0.12, "reference value for its dense models (§4)"),
+    "all-MiniLM-L6-v2-q": Calibration(0.64, 0.12, "reference value for its dense models (§4)"),
     "bge-small-en-v1.5": Calibration(0.64, 0.12, "reference knee for bge-small (§4)"),
     "bge-base-en-v1.5": Calibration(0.64, 0.12, "reference value for its dense models (§4)"),
     "bow": Calibration(0.30, 0.15, "reference value for bag-of-words (§4)"),
@@ -48,16 +51,18 @@ UNCALIBRATED = Calibration(0.64, 0.12, "uncalibrated model: reference default (�
 class ReferenceModel:
     """A model of the reference router, looked up in a Hugging Face cache layout (§6)."""
 
-    name: str
+    name: str  # what the cache directory is called: models--<org>--<name>*
     pooling: str
     query_prefix: str
     max_length: int
+    quantized: bool = False  # prefer a quantised .onnx file in the snapshot
 
 
 REFERENCE_DENSE = {
     "bge-small-en-v1.5": ReferenceModel("bge-small-en-v1.5", "cls", BGE_QUERY_PREFIX, 512),
     "bge-base-en-v1.5": ReferenceModel("bge-base-en-v1.5", "cls", BGE_QUERY_PREFIX, 512),
     "all-MiniLM-L6-v2": ReferenceModel("all-MiniLM-L6-v2", "mean", "", 256),
+    "all-MiniLM-L6-v2-q": ReferenceModel("all-MiniLM-L6-v2", "mean", "", 256, quantized=True),
 }
 RERANKER_NAMES = ("jina-reranker-v1-turbo-en", "ms-marco-MiniLM-L-6-v2", "ms-marco-MiniLM-L-12-v2")
 MODEL_CHOICES = (DEFAULT_MODEL, "auto", "bow", "custom", *REFERENCE_DENSE)
@@ -94,27 +99,39 @@ def model_search_dirs(config: Config) -> list[Path]:
     return [Path(os.path.expanduser(item)) for item in dirs if item]
 
 
-def find_hf_model(dirs: list[Path], name: str) -> tuple[Path, Path] | None:
+def find_hf_model(
+    dirs: list[Path], name: str, *, quantized: bool = False
+) -> tuple[Path, Path] | None:
     """An ONNX file + tokenizer.json under `models--<org>--<name>*/snapshots/<rev>/` (§6)."""
     for base in dirs:
         pattern = str(base / f"models--*--{glob.escape(name)}*" / "snapshots" / "*")
         for snapshot in sorted(glob.glob(pattern)):
-            found = onnx_pair_in(Path(snapshot))
+            found = onnx_pair_in(Path(snapshot), quantized=quantized)
             if found:
                 return found
     return None
 
 
-def onnx_pair_in(directory: Path) -> tuple[Path, Path] | None:
-    """The model and tokenizer of an export directory, preferring the plain model.onnx."""
+def onnx_pair_in(directory: Path, *, quantized: bool = False) -> tuple[Path, Path] | None:
+    """The model and tokenizer of an export directory, preferring the plain model.onnx
+    (or, for a quantised model id, a file whose name says it is quantised)."""
     tokenizer = directory / "tokenizer.json"
     if not tokenizer.is_file():
         return None
-    candidates = sorted(
-        directory.glob("**/*.onnx"),
-        key=lambda path: (path.name != "model.onnx", "quant" in path.name, len(path.parts), path),
-    )
+
+    def order(path: Path) -> tuple[bool, bool, int, Path]:
+        quant = "quant" in path.name or path.stem.endswith(("_q", "-q", "int8"))
+        if quantized:
+            return (not quant, path.name != "model.onnx", len(path.parts), path)
+        return (path.name != "model.onnx", quant, len(path.parts), path)
+
+    candidates = sorted(directory.glob("**/*.onnx"), key=order)
     return (candidates[0], tokenizer) if candidates else None
+
+
+def is_known_model(config: Config) -> bool:
+    """Whether `model` names a model this engine can look for (else: bag of words, §6)."""
+    return bool(config.model_path) or config.model in MODEL_CHOICES
 
 
 def model_label(path: Path) -> str:
@@ -187,9 +204,11 @@ def load_embedder(config: Config, cache: EmbeddingCache | None = None) -> Embedd
         )
     reference = REFERENCE_DENSE.get(name)
     if reference is None:
-        raise ModelError(f"unknown model {name!r}; choose one of {', '.join(MODEL_CHOICES)}")
+        # As the reference does (src/embed/mod.rs): an id it does not know means the
+        # offline bag-of-words lane. load_models says so in a warning.
+        return BowEmbedder()
     dirs = model_search_dirs(config)
-    found = find_hf_model(dirs, name)
+    found = find_hf_model(dirs, reference.name, quantized=reference.quantized)
     if found is None:
         looked = ", ".join(str(path) for path in dirs)
         raise ModelError(f"{name} not found in {looked} (Hugging Face cache layout)")
@@ -264,6 +283,11 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
     warnings: list[str] = []
     embedder: Embedder | None
     dense_error: str | None = None
+    if not is_known_model(config):
+        warnings.append(
+            f"unknown model {config.model!r}: using the bag-of-words lane, as the reference "
+            f"router does; known models: {', '.join(MODEL_CHOICES)}"
+        )
     try:
         embedder = load_embedder(config, cache)
     except ModelError as error:

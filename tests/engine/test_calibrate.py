@@ -159,7 +159,7 @@ def test_current_config_is_reported_beside_the_recommendation(index: Index) -> N
         "min_similarity": 0.30,
         "score_margin": 0.15,
         "lexical_min": 0.0,
-        "lexical_margin": 2.0,
+        "lexical_margin": 0.0,
     }
     assert report.train_current.false_injects == 2 and report.train_recommended.false_injects == 0
     assert report.validation_current is not None and report.validation_current.recall == 1.0

@@ -58,7 +58,7 @@ REFERENCE_DEFAULTS = {
     "high_conf": 2.0,
     "clear_gap": 0.12,
     "lexical_min": 0.0,
-    "lexical_margin": 2.0,
+    "lexical_margin": 0.0,
     "recall_floor": 0.5,
     "rerank_top_k": 12,
     "rerank_min": -2.5,
