@@ -7,8 +7,10 @@ a verdict naming the gate that kept or dropped it.
 
 from __future__ import annotations
 
+import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +18,7 @@ import numpy as np
 from explorer.engine.config import Config
 from explorer.engine.decision import INJECT, Channels, Decision, Gate, Injection
 from explorer.engine.lexical import MIN_SHARED_TERMS
+from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
 from explorer.engine.snapshot import Index
@@ -32,18 +35,57 @@ FILE_FAMILIES = {
     **dict.fromkeys(("docx", "doc", "rtf", "odt", "pages"), "docx"),
     **dict.fromkeys(("pptx", "ppt", "odp", "key"), "pptx"),
 }
-_FILE_RE = re.compile(r"[\w\-]\.(" + "|".join(FILE_FAMILIES) + r")\b", re.IGNORECASE)
-_INVOKED_RE = re.compile(r"(?:^|\s)/([A-Za-z0-9][\w.:-]*)")
+# §3.4: what separates file names in prose (reference: src/context.rs file_tokens).
+_FILE_SPLIT_RE = re.compile(f"[{re.escape(WHITESPACE)}\"'()`,]+")
+_COMMAND_RE = re.compile(r"[A-Za-z0-9_:-]+", re.ASCII)
+_WHITESPACE_RE = re.compile(f"[{re.escape(WHITESPACE)}]+")
 
 
-def file_families(prompt: str) -> list[str]:
-    """§3.4: the document families whose files the prompt names, in order of mention."""
-    return list(dict.fromkeys(FILE_FAMILIES[m.group(1).lower()] for m in _FILE_RE.finditer(prompt)))
+def file_extensions(text: str) -> list[str]:
+    """The extension of every file-shaped word, as the reference reads them (src/context.rs).
+
+    Words are split at whitespace and at `"'()`,`; trailing `.:;!?` are trimmed; the
+    extension is what follows the last dot, lower-cased, and a bare `.pdf` (nothing
+    before the dot) names no file. So `data.csv.gz` is a gz, `a.key.pdf` a pdf.
+    """
+    extensions = []
+    for word in _FILE_SPLIT_RE.split(text):
+        stem, dot, extension = word.rstrip(".:;!?").rpartition(".")
+        if dot and stem:
+            extensions.append(ascii_lower(extension))
+    return extensions
+
+
+def file_families(prompt: str, context: Sequence[str] = ()) -> list[str]:
+    """§3.4: the document families whose files the prompt (or a recent turn) names.
+
+    The reference scans the recent turns and the prompt as one text (src/hook.rs).
+    """
+    text = " ".join((*context, prompt)) if context else prompt
+    return list(
+        dict.fromkeys(
+            FILE_FAMILIES[extension]
+            for extension in file_extensions(text)
+            if extension in FILE_FAMILIES
+        )
+    )
 
 
 def invoked_names(prompt: str) -> set[str]:
-    """§5.6: skills the prompt calls explicitly as `/name` (the host loads those itself)."""
-    return {match.group(1).lower() for match in _INVOKED_RE.finditer(prompt)}
+    """§5.6: the skill a *leading* `/name` invokes (the host loads it itself).
+
+    As the reference reads it (src/hook.rs): trim the start, strip one `/`, take the
+    first whitespace-separated word; every character must be in [A-Za-z0-9_:-], and
+    `/plugin:skill` names `skill`. Case is kept: `/PDF` does not drop `pdf`. A `/word`
+    later in the prompt, or a path such as `/tmp/x`, invokes nothing.
+    """
+    stripped = prompt.lstrip(WHITESPACE)
+    if not stripped.startswith("/"):
+        return set()
+    words = [word for word in _WHITESPACE_RE.split(stripped[1:]) if word]
+    if not words or not _COMMAND_RE.fullmatch(words[0]):
+        return set()
+    return {words[0].rsplit(":", 1)[-1]}
 
 
 def band(confidence: float) -> str:
@@ -80,8 +122,20 @@ def _lap(timings: dict[str, float], name: str, started: float) -> float:
     return now
 
 
-def decide(prompt: str, index: Index, config: Config) -> Decision:
-    """Route one prompt: stage 1 channels, then the cascade's gates in order (§5)."""
+def decide(
+    prompt: str,
+    index: Index,
+    config: Config,
+    *,
+    context: Sequence[str] = (),
+    cwd: str | os.PathLike[str] | None = None,
+) -> Decision:
+    """Route one prompt: stage 1 channels, then the cascade's gates in order (§5).
+
+    `context` holds the conversation's recent prompts, oldest first: files named there
+    count for the file and project channels, as in the reference (src/hook.rs). `cwd` is
+    the working directory whose manifests feed the project channel (§3.5); None: none.
+    """
     started = clock = time.perf_counter()
     timings: dict[str, float] = {}
     calibration = index.models.status.calibration
@@ -130,7 +184,7 @@ def decide(prompt: str, index: Index, config: Config) -> Decision:
                 phrase[position] += 1.0
     phrase *= config.phrase_boost
     file = np.zeros(n, dtype=np.float64)
-    for family in file_families(prompt):
+    for family in file_families(prompt, context):
         position = index.positions.get(family)
         if position is not None:
             file[position] = config.file_boost
@@ -296,8 +350,35 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     )
     ambiguous = relevant and not confident
     reranker = run.index.models.reranker
+    failure = ""
     if ambiguous and reranker is not None:
-        return _rerank_stage(run, c, prompt)
+        # As in the reference (src/rerank.rs, src/pipeline.rs): no candidates, or a model
+        # that fails to score, leaves the decision to the cosine stage; never to silence.
+        if config.rerank_top_k <= 0:
+            failure = "rerank_top_k = 0: no candidates, so the cosine stage decides"
+        else:
+            try:
+                return _rerank_stage(run, c, prompt)
+            except Exception as error:  # onnxruntime and tokenizers raise their own types
+                run.pool.clear()
+                run.rerank.clear()
+                failure = (
+                    f"reranker failed ({type(error).__name__}: {error}); "
+                    "the cosine stage decides"
+                )
+    if failure:
+        gates.append(
+            Gate(
+                "reranker",
+                "5.4",
+                False,
+                False,
+                inputs={"available": True, "ambiguous": True, "error": failure},
+                thresholds={"rerank_top_k": config.rerank_top_k},
+                note=failure,
+            )
+        )
+        return _cosine_stage(run, c)
     gates.append(
         Gate(
             "reranker",
@@ -468,7 +549,7 @@ def _finish(
     dropped_invoked, dropped_denied, capped = [], [], []
     for position, confidence in picked:
         skill_id = skills[position].id
-        if skill_id.lower() in invoked:
+        if skill_id in invoked:
             run.verdicts[position] = "invoked"
             dropped_invoked.append(skill_id)
         elif skill_id in deny:

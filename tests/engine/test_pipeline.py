@@ -162,7 +162,7 @@ def test_no_dense_model_degrades_to_the_other_channels(make_library) -> None:
 def test_helpers_for_file_and_invoked_channels() -> None:
     assert file_families("open Q3.XLSX and notes.docx, then deck.key") == ["xlsx", "docx", "pptx"]
     assert file_families("a pdf about pdfs") == []
-    assert invoked_names("/pdf please and /Git-commit now; not a/path") == {"pdf", "git-commit"}
+    assert invoked_names("/pdf please and /Git-commit now; not a/path") == {"pdf"}  # leading only
 
 
 def test_json_contract_keys_are_stable(bow_index) -> None:
