@@ -1,0 +1,615 @@
+"""Calibration over several real libraries at once (spec §4, §9): one rule for all of them.
+
+A floor measured on one library does not carry over to another: a library of 2,000
+skills has a best-by-chance skill that scores higher than one of 130. So the sweep runs
+over every library's train split together, and the floor may follow the library's size
+(`min_similarity + floor_log_slope * ln(N / 200)`, presets.floor_for). Chosen together:
+
+* the structure of stage 1: `bm25_weight`, `keyword_generic_guard`, `keyword_min_cosine`;
+* the lexical fast path: `lexical_min`, `lexical_margin`, `lexical_min_cosine`;
+* the cosine stage: the floor (base and slope) and `score_margin`.
+
+The objective: the highest recall averaged over libraries, subject to every library's
+train false-inject rate staying within a budget (0.05); ties go to fewer false
+injections, then to the middle of the plateau of floors that give the same outcome.
+
+How it stays faithful to the one cascade: every stage-1 score comes from
+`pipeline.decide` (one call per case and structure), and whether the fast path fires
+comes from `decide` too. Only the cosine stage's arithmetic (§5.5: keep scores at or
+above the floor and within the margin of the top, at most max_skills) is redone here,
+vectorised over the grid; the chosen point is then routed through `decide` on every
+train case and the two must agree, or the report says they do not.
+
+Split discipline as in calibrate.py: validation cases are routed only at the chosen
+point and at the reference, to report, never to choose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from explorer.engine.calibrate import memoised
+from explorer.engine.cases import Case
+from explorer.engine.config import Config
+from explorer.engine.evaluate import EvalReport, evaluate
+from explorer.engine.libraries import LibraryCases
+from explorer.engine.pipeline import decide
+from explorer.engine.presets import FLOOR_REFERENCE_N, floor_for
+from explorer.engine.snapshot import Index
+
+SCHEMA = "skill-explorer/calibration-libraries@1"
+FIR_BUDGET = 0.05
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), for the diagnostic only
+TOP = 3  # a pick needs at most max_skills (2) ranks; one more shows the margin's reach
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The departures that change stage-1 scores (one decide() per case each)."""
+
+    bm25_weight: float
+    keyword_generic_guard: bool
+    keyword_min_cosine: float
+
+    def values(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """§5.2 lexical fast path settings (lexical_min 0 = off) and its §9 cosine guard."""
+
+    lexical_min: float
+    lexical_margin: float
+    lexical_min_cosine: float
+
+    def values(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MultiGrid:
+    structures: tuple[Structure, ...]
+    fast_paths: tuple[FastPath, ...]
+    floors: tuple[float, ...]  # the floor at N = FLOOR_REFERENCE_N
+    slopes: tuple[float, ...]
+    margins: tuple[float, ...]
+
+    def __len__(self) -> int:
+        return (
+            len(self.structures)
+            * len(self.fast_paths)
+            * len(self.floors)
+            * len(self.slopes)
+            * len(self.margins)
+        )
+
+
+def default_multi_grid() -> MultiGrid:
+    return MultiGrid(
+        structures=tuple(
+            Structure(weight, guard, floor)
+            for weight in (0.0, 0.25, 0.5, 0.75, 1.0)
+            for guard in (False, True)
+            for floor in (0.0, 0.2, 0.3, 0.4)
+        ),
+        fast_paths=(
+            FastPath(0.0, 2.0, 0.0),
+            *(
+                FastPath(low, gap, cos)
+                for low, gap in ((4.0, 2.0), (6.0, 2.0), (8.0, 3.0))
+                for cos in (0.0, 0.2, 0.3)
+            ),
+        ),
+        floors=tuple(round(0.20 + 0.01 * step, 2) for step in range(91)),  # 0.20 .. 1.10
+        # Ordered by distance from the reference (slope 0, margin 0.12): on a tie the first wins.
+        slopes=(0.0, 0.01, -0.01, 0.02, -0.02, 0.03, 0.04, 0.06),
+        margins=(0.12, 0.08, 0.16, 0.04, 0.20, 0.30),
+    )
+
+
+@dataclass(frozen=True)
+class Rates:
+    """One library, one split, one config: the figures the README and the gate quote."""
+
+    cases: int
+    positives: int
+    hits: int
+    negatives: int
+    false_injects: int
+    recall: float | None
+    false_inject_rate: float | None
+    top1: float | None
+    recall_at_k: float | None
+
+    @classmethod
+    def from_report(cls, report: EvalReport) -> Rates:
+        r = report.rates
+        return cls(
+            r.cases,
+            r.positives,
+            r.hits,
+            r.negatives,
+            r.false_injects,
+            r.recall,
+            r.false_inject_rate,
+            report.top1,
+            report.recall_at_k,
+        )
+
+
+@dataclass(frozen=True)
+class LibraryResult:
+    name: str
+    skills: int
+    train_cases: int
+    validation_cases: int
+    floor: float  # the recommended floor in force for this library's N
+    train: dict[str, Rates]  # config label -> rates
+    validation: dict[str, Rates]
+    best_constant_floor: float | None  # this library's own train knee at the chosen structure
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StructureSummary:
+    """Per structure, on train: stage-1 top-1 and its best feasible point."""
+
+    values: dict[str, Any]
+    top1: dict[str, float | None]  # library -> top-1
+    best_macro_recall: float | None  # None: no point within the false-inject budget
+    best_point: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class MultiCalibration:
+    libraries: tuple[LibraryResult, ...]
+    recommended: dict[str, Any]
+    structures: tuple[StructureSummary, ...]
+    rrf: dict[str, Any]  # diagnostic: reciprocal-rank fusion, top-1 and best feasible recall
+    grid_size: int
+    decide_calls: int
+    seconds: float
+    budget: float
+    verified: bool
+    verify_note: str
+    model: str
+    objective: str = (
+        "highest train recall averaged over libraries, every library's train false-inject "
+        "rate within the budget; ties: fewer train false injections, then the middle of the "
+        "plateau of floors with the same outcome"
+    )
+    labels: tuple[str, ...] = field(default=("reference", "recommended"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "model": self.model,
+            "objective": self.objective,
+            "budget": self.budget,
+            "grid_size": self.grid_size,
+            "decide_calls": self.decide_calls,
+            "seconds": self.seconds,
+            "verified": self.verified,
+            "verify_note": self.verify_note,
+            "recommended": self.recommended,
+            "libraries": [asdict(library) for library in self.libraries],
+            "structures": [asdict(summary) for summary in self.structures],
+            "rrf": self.rrf,
+        }
+
+
+@dataclass
+class _Library:
+    """One library prepared for the sweep: its index, train cases and per-case arrays."""
+
+    cases: LibraryCases
+    index: Index
+    fast: Index
+    positive: np.ndarray  # bool [cases]
+    expected: list[set[int]]  # expected skill positions per case
+
+    @property
+    def n(self) -> int:
+        return len(self.index)
+
+
+@dataclass
+class _Top:
+    """The first TOP skills by hybrid score for every train case, under one structure."""
+
+    scores: np.ndarray  # float [cases, TOP] (-inf pads a library smaller than TOP)
+    hits: np.ndarray  # bool [cases, TOP]: the skill at that rank is expected
+    top1: float | None
+
+
+def _prepare(library: LibraryCases, index: Index) -> _Library:
+    positions = index.positions
+    cases = library.train
+    fast = memoised(index)
+    # The sweep models the cosine stage: a cross-encoder would decide instead (§5.4).
+    fast = dataclasses.replace(fast, models=dataclasses.replace(fast.models, reranker=None))
+    return _Library(
+        library,
+        index,
+        fast,
+        np.array([case.positive for case in cases], dtype=bool),
+        [{positions[s] for s in case.expect if s in positions} for case in cases],
+    )
+
+
+def _structure_config(config: Config, structure: Structure) -> Config:
+    return config.replace(**structure.values(), lexical_min=0.0)
+
+
+def _tops(lib: _Library, config: Config) -> _Top:
+    cases = lib.cases.train
+    scores = np.full((len(cases), TOP), -np.inf)
+    hits = np.zeros((len(cases), TOP), dtype=bool)
+    for row, case in enumerate(cases):
+        channels = decide(case.prompt, lib.fast, config).channels
+        order = channels.hybrid_order[:TOP]
+        scores[row, : len(order)] = channels.score[order]
+        hits[row, : len(order)] = [int(i) in lib.expected[row] for i in order]
+    positives = int(lib.positive.sum())
+    top1 = float(hits[lib.positive, 0].sum() / positives) if positives else None
+    return _Top(scores, hits, top1)
+
+
+def _rrf_tops(lib: _Library, config: Config) -> _Top:
+    """Diagnostic: rank by 1/(60 + dense rank) + 1/(60 + BM25 rank) instead of the score."""
+    cases = lib.cases.train
+    scores = np.full((len(cases), TOP), -np.inf)
+    hits = np.zeros((len(cases), TOP), dtype=bool)
+    for row, case in enumerate(cases):
+        c = decide(case.prompt, lib.fast, config).channels
+        dense_rank = np.empty(len(c.ids), dtype=np.float64)
+        dense_rank[np.lexsort((lib.index.id_rank, -c.cosine))] = np.arange(1, len(c.ids) + 1)
+        fused = 1.0 / (RRF_K + dense_rank)
+        ranked = c.bm25_rank > 0
+        fused[ranked] += 1.0 / (RRF_K + c.bm25_rank[ranked])
+        order = np.lexsort((lib.index.id_rank, -fused))[:TOP]
+        scores[row, : len(order)] = fused[order]
+        hits[row, : len(order)] = [int(i) in lib.expected[row] for i in order]
+    positives = int(lib.positive.sum())
+    top1 = float(hits[lib.positive, 0].sum() / positives) if positives else None
+    return _Top(scores, hits, top1)
+
+
+def _fast_path(lib: _Library, config: Config, fast: FastPath) -> tuple[np.ndarray, np.ndarray]:
+    """Per train case: does the fast path decide, and does its pick pass?"""
+    cases = lib.cases.train
+    fires = np.zeros(len(cases), dtype=bool)
+    passed = np.zeros(len(cases), dtype=bool)
+    if fast.lexical_min <= 0:
+        return fires, passed
+    tuned = config.replace(**fast.values())
+    for row, case in enumerate(cases):
+        decision = decide(case.prompt, lib.fast, tuned)
+        if decision.stage == "lexical":
+            fires[row] = True
+            injected = {lib.index.positions[i] for i in decision.injected_ids}
+            passed[row] = bool(injected & lib.expected[row]) if case.positive else not injected
+    return fires, passed
+
+
+def _sweep_cosine_stage(
+    top: _Top,
+    lib: _Library,
+    fires: np.ndarray,
+    lexical_passed: np.ndarray,
+    floors: np.ndarray,
+    margin: float,
+    max_skills: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """§5.5 + §5.6 cap over a vector of floors: (hits [F], false injects [F])."""
+    s = top.scores  # [C, TOP], descending
+    cutoff = np.maximum(floors[None, :], (s[:, 0] - margin)[:, None])  # [C, F]
+    kept = s[:, :, None] >= cutoff[:, None, :]  # [C, TOP, F]; a prefix of the order
+    kept[:, max_skills:, :] = False
+    picked_hit = (kept & top.hits[:, :, None]).any(axis=1)  # [C, F]
+    any_kept = kept[:, 0, :]
+    positive = lib.positive[:, None]
+    passed = np.where(positive, picked_hit, ~any_kept)
+    passed = np.where(fires[:, None], lexical_passed[:, None], passed)
+    hits = (passed & positive).sum(axis=0)
+    false_injects = (~passed & ~positive).sum(axis=0)
+    return hits, false_injects
+
+
+def calibrate_libraries(
+    libraries: Sequence[tuple[LibraryCases, Index]],
+    config: Config,
+    *,
+    grid: MultiGrid | None = None,
+    budget: float = FIR_BUDGET,
+    progress: Any = None,
+) -> MultiCalibration:
+    """Sweep the grid on every library's train split together; report each on validation."""
+    started = time.perf_counter()
+    grid = grid or default_multi_grid()
+    config = config.replace(reranker="off", force=[], deny=[])
+    libs = [_prepare(cases, index) for cases, index in libraries]
+    if not libs:
+        raise ValueError("no libraries to calibrate on")
+    calls = 0
+    floors = np.array(grid.floors, dtype=np.float64)
+    names = [lib.cases.spec.name for lib in libs]
+    positives = np.array([int(lib.positive.sum()) for lib in libs])
+    negatives = np.array([int((~lib.positive).sum()) for lib in libs])
+    if not positives.all():
+        empty = [name for name, p in zip(names, positives, strict=True) if not p]
+        raise ValueError(f"no positive train cases in: {', '.join(empty)}")
+
+    def say(message: str) -> None:
+        if progress is not None:
+            progress(message)
+
+    # Stage-1 tops per structure, and fast-path outcomes per setting: the decide() calls.
+    tops: dict[Structure, list[_Top]] = {}
+    for structure in grid.structures:
+        tops[structure] = [_tops(lib, _structure_config(config, structure)) for lib in libs]
+        calls += sum(len(lib.cases.train) for lib in libs)
+    say(f"stage 1 scored under {len(grid.structures)} structures")
+    fast_paths: dict[FastPath, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for fast in grid.fast_paths:
+        fast_paths[fast] = [_fast_path(lib, config, fast) for lib in libs]
+        calls += sum(len(lib.cases.train) for lib in libs) if fast.lexical_min > 0 else 0
+    say(f"fast path tried under {len(grid.fast_paths)} settings")
+
+    # The sweep: hits and false injects per library for every grid point.
+    shape = (
+        len(grid.structures),
+        len(grid.fast_paths),
+        len(grid.slopes),
+        len(grid.margins),
+        len(floors),
+        len(libs),
+    )
+    hits = np.zeros(shape, dtype=np.int32)
+    fis = np.zeros(shape, dtype=np.int32)
+    logs = np.array([math.log(max(lib.n, 1) / FLOOR_REFERENCE_N) for lib in libs])
+    for (si, structure), (fi, fast), (ki, slope), (mi, margin) in itertools.product(
+        enumerate(grid.structures),
+        enumerate(grid.fast_paths),
+        enumerate(grid.slopes),
+        enumerate(grid.margins),
+    ):
+        for li, lib in enumerate(libs):
+            fires, lexical_passed = fast_paths[fast][li]
+            h, f = _sweep_cosine_stage(
+                tops[structure][li],
+                lib,
+                fires,
+                lexical_passed,
+                floors + slope * logs[li],
+                margin,
+                config.max_skills,
+            )
+            hits[si, fi, ki, mi, :, li] = h
+            fis[si, fi, ki, mi, :, li] = f
+    say(f"{len(grid)} grid points swept")
+
+    recall = hits / positives  # [..., libs]
+    fir = np.where(negatives > 0, fis / np.maximum(negatives, 1), 0.0)
+    feasible = (fir <= budget + 1e-12).all(axis=-1)
+    macro = recall.mean(axis=-1)
+    total_fi = fis.sum(axis=-1)
+    best = _choose(macro, total_fi, feasible)
+    si, fi, ki, mi, floor_i = best
+    structure, fast = grid.structures[si], grid.fast_paths[fi]
+    # Middle of the plateau: the floors giving exactly this outcome in every library.
+    same = (hits[si, fi, ki, mi] == hits[best]).all(axis=-1) & (
+        fis[si, fi, ki, mi] == fis[best]
+    ).all(axis=-1)
+    plateau = _run_around(same, floor_i)
+    floor_i = plateau[len(plateau) // 2]
+    recommended: dict[str, Any] = {
+        **structure.values(),
+        **fast.values(),
+        "min_similarity": float(floors[floor_i]),
+        "floor_log_slope": float(grid.slopes[ki]),
+        "score_margin": float(grid.margins[mi]),
+    }
+    say(f"chosen: {recommended}")
+
+    summaries = []
+    for s_index, candidate in enumerate(grid.structures):
+        sub = (slice(s_index, s_index + 1),)
+        pick = _choose(macro[sub], total_fi[sub], feasible[sub], allow_none=True)
+        point = None
+        best_macro = None
+        if pick is not None:
+            _, f2, k2, m2, fl2 = pick
+            best_macro = float(macro[s_index, f2, k2, m2, fl2])
+            point = {
+                **grid.fast_paths[f2].values(),
+                "min_similarity": float(floors[fl2]),
+                "floor_log_slope": float(grid.slopes[k2]),
+                "score_margin": float(grid.margins[m2]),
+            }
+        summaries.append(
+            StructureSummary(
+                candidate.values(),
+                {name: top.top1 for name, top in zip(names, tops[candidate], strict=True)},
+                best_macro,
+                point,
+            )
+        )
+
+    rrf = _rrf_diagnostic(libs, config, floors, grid.margins, budget, logs)
+    calls += sum(len(lib.cases.train) for lib in libs)
+
+    # Verify the chosen point through decide(), then report train and validation.
+    tuned = config.replace(**recommended)
+    reference = config.replace(
+        preset="reference",
+        min_similarity=None,
+        score_margin=None,
+        lexical_min=0.0,
+        bm25_weight=None,
+        floor_log_slope=None,
+        keyword_generic_guard=None,
+        keyword_min_cosine=None,
+        lexical_min_cosine=None,
+    )
+    results: list[LibraryResult] = []
+    mismatches: list[str] = []
+    for li, lib in enumerate(libs):
+        spec = lib.cases.spec
+        train: dict[str, Rates] = {}
+        validation: dict[str, Rates] = {}
+        for label, chosen in (("reference", reference), ("recommended", tuned)):
+            report = evaluate(lib.cases.train, lib.fast, chosen, label=label)
+            train[label] = Rates.from_report(report)
+            calls += len(lib.cases.train)
+            if lib.cases.validation:
+                report = evaluate(lib.cases.validation, lib.fast, chosen, label=label)
+                validation[label] = Rates.from_report(report)
+                calls += len(lib.cases.validation)
+        swept_hits, swept_fi = int(hits[best][li]), int(fis[best][li])
+        if (train["recommended"].hits, train["recommended"].false_injects) != (
+            swept_hits,
+            swept_fi,
+        ):
+            mismatches.append(
+                f"{spec.name}: sweep {swept_hits} hits/{swept_fi} false, decide() "
+                f"{train['recommended'].hits}/{train['recommended'].false_injects}"
+            )
+        own = _own_knee(hits[si, fi, ki, mi, :, li], fis[si, fi, ki, mi, :, li], lib, budget)
+        results.append(
+            LibraryResult(
+                name=spec.name,
+                skills=lib.n,
+                train_cases=len(lib.cases.train),
+                validation_cases=len(lib.cases.validation),
+                floor=floor_for(
+                    recommended["min_similarity"], recommended["floor_log_slope"], lib.n
+                ),
+                train=train,
+                validation=validation,
+                best_constant_floor=None
+                if own is None
+                else float(floors[own] + grid.slopes[ki] * logs[li]),
+                warnings=lib.cases.warnings,
+            )
+        )
+    verified = not mismatches
+    note = (
+        "the chosen point routed through decide() on every train case gives the sweep's figures"
+        if verified
+        else "sweep and decide() disagree (an invoked /name, a tie or a reranker?): "
+        + "; ".join(mismatches)
+    )
+    return MultiCalibration(
+        libraries=tuple(results),
+        recommended=recommended,
+        structures=tuple(summaries),
+        rrf=rrf,
+        grid_size=len(grid),
+        decide_calls=calls,
+        seconds=time.perf_counter() - started,
+        budget=budget,
+        verified=verified,
+        verify_note=note,
+        model=libs[0].index.models.status.dense,
+    )
+
+
+def _choose(
+    macro: np.ndarray, total_fi: np.ndarray, feasible: np.ndarray, *, allow_none: bool = False
+) -> Any:
+    """The best grid point: feasible first, highest macro recall, fewest false injections.
+    Without a feasible point: the highest recall - 0.15 x (false injections per library)."""
+    if feasible.any():
+        score = np.where(feasible, np.round(macro, 9), -np.inf)
+    elif allow_none:
+        return None
+    else:
+        score = np.round(macro - 0.15 * total_fi, 9)
+    top = score.max()
+    candidates = np.argwhere(score == top)
+    fewest = min(int(total_fi[tuple(c)]) for c in candidates)
+    # Ties left: the first in grid order (smaller weight, guards off, fast path off, smaller
+    # slope and margin), i.e. the least departure from the reference.
+    chosen = next(tuple(int(x) for x in c) for c in candidates if total_fi[tuple(c)] == fewest)
+    return chosen
+
+
+def _run_around(mask: np.ndarray, at: int) -> list[int]:
+    """The contiguous run of True in `mask` that contains `at`."""
+    low = at
+    while low > 0 and mask[low - 1]:
+        low -= 1
+    high = at
+    while high + 1 < len(mask) and mask[high + 1]:
+        high += 1
+    return list(range(low, high + 1))
+
+
+def _own_knee(hits: np.ndarray, fis: np.ndarray, lib: _Library, budget: float) -> int | None:
+    """One library's best floor alone (within the budget): shows whether the knee moves with N."""
+    negatives = int((~lib.positive).sum())
+    ok = fis <= budget * max(negatives, 1) + 1e-9 if negatives else np.ones_like(fis, bool)
+    if not ok.any():
+        return None
+    score = np.where(ok, hits, -1)
+    candidates = np.flatnonzero(score == score.max())
+    return int(candidates[len(candidates) // 2])
+
+
+def _rrf_diagnostic(
+    libs: list[_Library],
+    config: Config,
+    floors: np.ndarray,
+    margins: Sequence[float],
+    budget: float,
+    logs: np.ndarray,
+) -> dict[str, Any]:
+    """Reciprocal-rank fusion as the order and its top RRF value as the gate, swept the
+    same way (fast path off): what the rank-only fusion can do. Not a product option."""
+    probe = config.replace(bm25_weight=0.0, lexical_min=0.0)
+    tops = [_rrf_tops(lib, probe) for lib in libs]
+    # RRF values live near 2/(60+1); sweep their own floor range.
+    rrf_floors = np.linspace(0.0, 2.0 / (RRF_K + 1), 121)
+    best: tuple[float, float, float] | None = None
+    positives = np.array([int(lib.positive.sum()) for lib in libs])
+    negatives = np.array([int((~lib.positive).sum()) for lib in libs])
+    for margin in (0.0005, 0.001, 0.002, 0.005, 1.0):
+        hit_rows, fi_rows = [], []
+        for top, lib in zip(tops, libs, strict=True):
+            none = np.zeros(len(lib.cases.train), dtype=bool)
+            h, f = _sweep_cosine_stage(top, lib, none, none, rrf_floors, margin, config.max_skills)
+            hit_rows.append(h)
+            fi_rows.append(f)
+        recall = np.array(hit_rows).T / positives  # [F, libs]
+        fir = np.array(fi_rows).T / np.maximum(negatives, 1)
+        feasible = (fir <= budget + 1e-12).all(axis=1)
+        if feasible.any():
+            macro = np.where(feasible, recall.mean(axis=1), -1.0)
+            at = int(np.argmax(macro))
+            if best is None or macro[at] > best[0]:
+                best = (float(macro[at]), float(rrf_floors[at]), margin)
+    del floors, margins, logs
+    return {
+        "k": RRF_K,
+        "top1": {lib.cases.spec.name: top.top1 for lib, top in zip(libs, tops, strict=True)},
+        "best_macro_recall": None if best is None else best[0],
+        "best_floor": None if best is None else best[1],
+        "best_margin": None if best is None else best[2],
+    }
+
+
+def case_counts(cases: Sequence[Case]) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for case in cases:
+        kinds[case.kind] = kinds.get(case.kind, 0) + 1
+    return kinds

@@ -1,0 +1,191 @@
+"""Plain-text and Markdown renderings of the multi-library calibration and quality figures.
+
+The Markdown form is what the README's calibration and quality sections are pasted from,
+so a person can regenerate them with one command and diff the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from explorer.engine.multical import MultiCalibration, Rates
+
+PRESET_KEYS = (
+    "bm25_weight",
+    "min_similarity",
+    "floor_log_slope",
+    "score_margin",
+    "keyword_generic_guard",
+    "keyword_min_cosine",
+    "lexical_min",
+    "lexical_margin",
+    "lexical_min_cosine",
+)
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _rows_markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def _rows_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [
+        max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        pairs = zip(cells, widths, strict=True)
+        return "  ".join(cell.ljust(width) for cell, width in pairs).rstrip()
+
+    return [line(headers), line(["-" * width for width in widths]), *(line(row) for row in rows)]
+
+
+def rates_cells(rates: Rates) -> list[str]:
+    return [
+        f"{_num(rates.recall)} ({rates.hits}/{rates.positives})",
+        f"{_num(rates.false_inject_rate)} ({rates.false_injects}/{rates.negatives})",
+        _num(rates.top1),
+        _num(rates.recall_at_k),
+    ]
+
+
+def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, headers, rows, note) for each table of the report."""
+    recommended = [[key, _value(report.recommended[key])] for key in PRESET_KEYS]
+    names = [library.name for library in report.libraries]
+    fusion_rows = []
+    for summary in report.structures:
+        values = summary.values
+        if values["keyword_generic_guard"] or values["keyword_min_cosine"]:
+            continue  # guards: shown in the guard table
+        fusion_rows.append(
+            [
+                f"fused, bm25_weight {values['bm25_weight']:g}"
+                if values["bm25_weight"]
+                else "reference channels (bm25_weight 0)",
+                *(_num(summary.top1.get(name)) for name in names),
+                _num(summary.best_macro_recall),
+            ]
+        )
+    rrf = report.rrf
+    fusion_rows.append(
+        [
+            f"reciprocal-rank fusion (k {rrf['k']})",
+            *(_num(rrf["top1"].get(name)) for name in names),
+            _num(rrf["best_macro_recall"]),
+        ]
+    )
+    weight = report.recommended["bm25_weight"]
+    guard_rows = [
+        [
+            _value(summary.values["keyword_generic_guard"]),
+            _value(summary.values["keyword_min_cosine"]),
+            _num(summary.best_macro_recall),
+        ]
+        for summary in report.structures
+        if summary.values["bm25_weight"] == weight
+    ]
+    library_rows = []
+    for library in report.libraries:
+        for split, by_label in (("train", library.train), ("validation", library.validation)):
+            for label, rates in by_label.items():
+                library_rows.append(
+                    [library.name, str(library.skills), split, label, *rates_cells(rates)]
+                )
+    knee_rows = [
+        [
+            library.name,
+            str(library.skills),
+            f"{library.floor:.3f}",
+            _num(library.best_constant_floor, 3),
+        ]
+        for library in report.libraries
+    ]
+    budget = f"{report.budget:g}"
+    return [
+        (
+            "Recommended values (the fused preset)",
+            ["option", "value"],
+            recommended,
+            f"Chosen on train only. Objective: {report.objective}; budget {budget}.",
+        ),
+        (
+            "Fusion on train: stage-1 top-1 per library, and the best mean recall within the "
+            "false-inject budget",
+            ["stage-1 score", *names, "best mean recall"],
+            fusion_rows,
+            "Guards off. The RRF row ranks by 1/(60+dense rank)+1/(60+BM25 rank) and gates on "
+            "its top value; it is a diagnostic, not an option.",
+        ),
+        (
+            f"Guards on train at bm25_weight {weight:g} (best mean recall within the budget)",
+            ["keyword_generic_guard", "keyword_min_cosine", "best mean recall"],
+            guard_rows,
+            "The fast-path guard (lexical_min_cosine) is swept with the fast path itself.",
+        ),
+        (
+            "Per library: the floor in force and each library's own train knee",
+            ["library", "N", "floor in force", "own best constant floor"],
+            knee_rows,
+            "floor in force = min_similarity + floor_log_slope x ln(N/200). The own knee is "
+            "the middle of the best floors for that library alone (same structure and margin).",
+        ),
+        (
+            "Per library and split: reference preset vs the recommendation",
+            ["library", "N", "split", "config", "recall", "false-inject", "top-1", "recall@k"],
+            library_rows,
+            "Validation cases were never seen while choosing.",
+        ),
+    ]
+
+
+def calibration_text(report: MultiCalibration) -> str:
+    lines = [
+        f"calibration over {len(report.libraries)} libraries, model {report.model}, "
+        f"{report.grid_size} grid points, {report.decide_calls} decide() calls, "
+        f"{report.seconds:.1f} s",
+        f"check: {report.verify_note}",
+    ]
+    for title, headers, rows, note in _sections(report):
+        lines += ["", title + ":", *_rows_text(headers, rows)]
+        if note:
+            lines.append(f"  ({note})")
+    for library in report.libraries:
+        lines += [f"warning: {warning}" for warning in library.warnings]
+    return "\n".join(lines)
+
+
+def calibration_markdown(report: MultiCalibration) -> str:
+    lines = [
+        f"Generated by `skill-explorer calibrate --manifest ... --markdown` (model "
+        f"{report.model}, {report.grid_size:,} grid points, {report.decide_calls:,} "
+        f"decide() calls). {report.verify_note.capitalize()}.",
+    ]
+    for title, headers, rows, note in _sections(report):
+        lines += ["", f"**{title}**", "", *_rows_markdown(headers, rows)]
+        if note:
+            lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+def toml_values(report: MultiCalibration) -> str:
+    """The recommendation as a config layer (e.g. to pin it, or to review a new preset)."""
+    lines = ["# skill-explorer calibrate (several libraries): chosen on their train splits"]
+    lines += [f"{key} = {_value(report.recommended[key]).lower()}" for key in PRESET_KEYS]
+    return "\n".join(lines) + "\n"
