@@ -10,6 +10,10 @@ manifest names each one; paths in it are relative to the manifest file:
     train = "data/k-dense.train.tsv"        # cases calibration may see
     validation = "data/k-dense.val.tsv"     # cases it never sees
 
+A root that is a `.jsonl` file (one `{"name", "description"}` object a line, the way
+large community indexes are published) is written out as SKILL.md directories in a
+temporary folder while the library is in use (`library_roots`).
+
 On the command line the same is `--library DIR=TRAIN,VALIDATION` (or `DIR=CASES`, where
 the cases file's own split, or a seeded one, is used), the name being DIR's base name.
 """
@@ -17,8 +21,13 @@ the cases file's own split, or a seeded one, is used), the name being DIR's base
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
-from collections.abc import Sequence
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,3 +175,53 @@ def load_library_cases(spec: LibrarySpec, seed: int = 0) -> LibraryCases:
 
 def _tagged(cases: Sequence[Case], split: str) -> tuple[Case, ...]:
     return tuple(dataclasses.replace(case, split=split) for case in cases)
+
+
+def materialise_jsonl(jsonl: str | os.PathLike[str], destination: str | os.PathLike[str]) -> Path:
+    """Each `{"name", "description"}` line as `<destination>/<NNNN>-<slug>/SKILL.md`.
+
+    Numbered by line, so discovery keeps the file's order and, for a name given twice,
+    the first line (§1.2: first path wins). Values are written as JSON strings, which YAML
+    reads as double-quoted scalars, so any text survives; the name is kept as it is.
+    """
+    target = Path(destination)
+    target.mkdir(parents=True, exist_ok=True)
+    lines = Path(jsonl).read_text(encoding="utf-8").splitlines()
+    width = len(str(len(lines)))
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            name, description = str(record["name"]), str(record["description"])
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise LibraryError(
+                f"{jsonl}:{number}: not a name/description object ({error})"
+            ) from error
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60] or "skill"
+        directory = target / f"{number:0{width}d}-{slug}"
+        directory.mkdir(exist_ok=True)
+        front = (
+            f"---\nname: {json.dumps(name, ensure_ascii=False)}\n"
+            f"description: {json.dumps(description, ensure_ascii=False)}\n---\n# {name}\n"
+        )
+        (directory / "SKILL.md").write_text(front, encoding="utf-8")
+    return target
+
+
+@contextmanager
+def library_roots(spec: LibrarySpec) -> Iterator[list[str]]:
+    """The roots to index; `.jsonl` roots are materialised in a temporary folder meanwhile."""
+    work: Path | None = None
+    roots: list[str] = []
+    try:
+        for number, root in enumerate(spec.roots):
+            if root.endswith(".jsonl") and Path(root).is_file():
+                work = work or Path(tempfile.mkdtemp(prefix="skill-explorer-jsonl-"))
+                roots.append(str(materialise_jsonl(root, work / f"{number}-{Path(root).stem}")))
+            else:
+                roots.append(root)
+        yield roots
+    finally:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)

@@ -14,6 +14,7 @@ from explorer.engine.libraries import (
     LibraryCases,
     LibraryError,
     LibrarySpec,
+    library_roots,
     load_library_cases,
     parse_library_arg,
     read_manifest,
@@ -169,3 +170,28 @@ def test_library_argument_and_split_files(tmp_path: Path) -> None:
     assert named.name == "mine" and named.cases == str(train)
     with pytest.raises(LibraryError, match="expected DIR=CASES"):
         parse_library_arg("just-a-dir")
+
+
+def test_jsonl_root_is_materialised_then_removed(tmp_path: Path) -> None:
+    jsonl = tmp_path / "skills.jsonl"
+    jsonl.write_text(
+        '{"name": "PDF Merge & Split", "description": "Merge PDFs: \\"fast\\"."}\n'
+        '{"name": "weather", "description": "Rain and wind."}\n'
+        '{"name": "weather", "description": "A later copy."}\n',
+        encoding="utf-8",
+    )
+    spec = LibrarySpec("big", (str(jsonl),), cases="c.tsv")
+    with library_roots(spec) as roots:
+        index = build_index(roots, CONFIG, assemble_models(BowEmbedder()))
+        assert sorted(index.ids) == ["PDF Merge & Split", "weather"]
+        assert index.skills[index.positions["weather"]].description == "Rain and wind."
+        assert (
+            index.skills[index.positions["PDF Merge & Split"]].description == 'Merge PDFs: "fast".'
+        )
+        made = Path(roots[0])
+        assert made.is_dir()
+    assert not made.exists()
+    (tmp_path / "bad.jsonl").write_text('{"name": "x"}\n', encoding="utf-8")
+    bad = LibrarySpec("bad", (str(tmp_path / "bad.jsonl"),), cases="c")
+    with pytest.raises(LibraryError, match=r"bad\.jsonl:1"), library_roots(bad):
+        pass
