@@ -36,7 +36,7 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def _rows_markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def rows_markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [
         "| " + " | ".join(headers) + " |",
         "|" + "|".join("---" for _ in headers) + "|",
@@ -44,7 +44,7 @@ def _rows_markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
     ]
 
 
-def _rows_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def rows_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [
         max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)
     ]
@@ -163,7 +163,7 @@ def calibration_text(report: MultiCalibration) -> str:
         f"check: {report.verify_note}",
     ]
     for title, headers, rows, note in _sections(report):
-        lines += ["", title + ":", *_rows_text(headers, rows)]
+        lines += ["", title + ":", *rows_text(headers, rows)]
         if note:
             lines.append(f"  ({note})")
     for library in report.libraries:
@@ -178,7 +178,7 @@ def calibration_markdown(report: MultiCalibration) -> str:
         f"decide() calls). {report.verify_note.capitalize()}.",
     ]
     for title, headers, rows, note in _sections(report):
-        lines += ["", f"**{title}**", "", *_rows_markdown(headers, rows)]
+        lines += ["", f"**{title}**", "", *rows_markdown(headers, rows)]
         if note:
             lines += ["", note]
     return "\n".join(lines) + "\n"

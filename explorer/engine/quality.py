@@ -82,28 +82,30 @@ def quality_dict(results: Sequence[LibraryQuality], config: Config) -> dict[str,
 
 
 def regressions(
-    results: Sequence[LibraryQuality], baseline: Mapping[str, Any], tolerance: float = TOLERANCE
+    measured: Mapping[str, Any], baseline: Mapping[str, Any], tolerance: float = TOLERANCE
 ) -> list[str]:
     """What fell more than `tolerance` below (recall) or rose above (false injects) the
-    committed figures; a library or split missing from the run is a regression too."""
+    committed figures; a library or split missing from the run is a regression too.
+    Both arguments are `quality_dict` forms (the JSON `bench --only quality` writes)."""
     found: list[str] = []
-    have = {(r.library, r.split): r.rates for r in results}
+    have = {(entry["library"], entry["split"]): entry for entry in measured.get("libraries", [])}
     for entry in baseline.get("libraries", []):
         key = (entry["library"], entry["split"])
-        rates = have.get(key)
-        if rates is None:
+        now = have.get(key)
+        if now is None:
             found.append(f"{key[0]} ({key[1]}): not measured")
             continue
-        if entry.get("recall") is not None and (rates.recall or 0.0) < entry["recall"] - tolerance:
+        recall, committed = now.get("recall"), entry.get("recall")
+        if committed is not None and (recall or 0.0) < committed - tolerance:
             found.append(
-                f"{key[0]} ({key[1]}): recall {rates.recall:.3f} < committed "
-                f"{entry['recall']:.3f} - {tolerance}"
+                f"{key[0]} ({key[1]}): recall {recall or 0.0:.3f} < committed "
+                f"{committed:.3f} - {tolerance}"
             )
-        fir = entry.get("false_inject_rate")
-        if fir is not None and (rates.false_inject_rate or 0.0) > fir + tolerance:
+        fir, committed = now.get("false_inject_rate"), entry.get("false_inject_rate")
+        if committed is not None and (fir or 0.0) > committed + tolerance:
             found.append(
-                f"{key[0]} ({key[1]}): false-inject rate {rates.false_inject_rate:.3f} > "
-                f"committed {fir:.3f} + {tolerance}"
+                f"{key[0]} ({key[1]}): false-inject rate {fir:.3f} > "
+                f"committed {committed:.3f} + {tolerance}"
             )
     return found
 

@@ -258,7 +258,10 @@ class SkillsTable(ScrollView, can_focus=True):
             row.score >= limits.min_similarity - limits.score_margin,
             f"{row.score:.3f}",
         )
-        parts = "+".join(_short(value) for value in (row.cosine, row.keyword, row.phrase, row.file))
+        channels = (row.cosine, row.keyword, row.phrase, row.file)
+        if row.bm25_fused:  # the §9 fused channel, under a preset that has one
+            channels += (row.bm25_fused,)
+        parts = "+".join(_short(value) for value in channels)
         hybrid.append(f" {parts}", style="dim")
         if before is not None:
             hybrid.append_text(_delta(row.score, previous.score if previous else None))
