@@ -49,7 +49,8 @@ def eval_text(report: EvalReport, source: str) -> str:
         f"on {report.skills} skills [{report.label}]",
         f"model {report.models['dense']}, reranker {report.models['reranker'] or 'none'}; "
         f"min_similarity {report.thresholds['min_similarity']:.2f}, "
-        f"score_margin {report.thresholds['score_margin']:.2f}",
+        f"score_margin {report.thresholds['score_margin']:.2f}; "
+        f"preset {report.config.get('preset', 'reference')}",
         *(f"warning: {warning}" for warning in report.warnings),
         "",
         *headline(r),

@@ -287,7 +287,7 @@ def report_from(
         models={"dense": status.dense, "reranker": status.reranker},
         skills=len(index),
         warnings=warnings,
-        config={name: getattr(config, name) for name in TUNED_FIELDS},
+        config={"preset": config.preset, **{name: getattr(config, name) for name in TUNED_FIELDS}},
     )
 
 
