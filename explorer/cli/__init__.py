@@ -1,0 +1,40 @@
+"""`skill-explorer`: the command line, one module per command under `explorer.cli.commands`.
+
+`skill-explorer [DIR]` with no command opens the explorer. Exit codes are described in
+`explorer.cli.base`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from explorer import __version__
+from explorer.cli.commands import REGISTRY, create_command
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: one subparser per registered command."""
+    parser = argparse.ArgumentParser(
+        prog="skill-explorer",
+        description="See why an agent skill triggers, or why it does not.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in REGISTRY:
+        command = create_command(name)
+        sub = subparsers.add_parser(name, help=command.help, description=command.description)
+        command.add_arguments(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments or (
+        arguments[0] not in REGISTRY and arguments[0] not in ("-h", "--help", "--version")
+    ):
+        arguments = ["explore", *arguments]  # skill-explorer [DIR] opens the explorer
+    args = parser.parse_args(arguments)
+    return create_command(args.command).main(args)

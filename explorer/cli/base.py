@@ -1,0 +1,106 @@
+"""What every command shares: the Command base class, exit codes, common options, arg types.
+
+Exit codes: 0 success; 1 the command ran but could not do its job (no skills found, a
+model failed to load for `index`, a QA threshold not met, lint errors); 2 bad usage or
+configuration. `hook` always exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import ClassVar
+
+from explorer.engine.config import ConfigError, LoadedConfig, load_config
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def say(message: str) -> None:
+    """One line to stderr, prefixed with the program's name (stdout is for results)."""
+    print(f"skill-explorer: {message}", file=sys.stderr)
+
+
+class Command:
+    """One subcommand: declares its arguments, then adapts parsed args to the engine.
+
+    Subclasses keep their engine imports inside `run`: parsing the command line must stay
+    cheap, because the hook starts a new process for every prompt.
+    """
+
+    name: ClassVar[str]
+    help: ClassVar[str]
+    description: ClassVar[str | None] = None
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add this command's own options and the common ones it takes."""
+        add_common_options(parser)
+
+    def main(self, args: argparse.Namespace) -> int:
+        """Load the layered config (a bad one is a usage error), then run."""
+        try:
+            loaded = load_config(args.config, args.assignments, use_ski_config=args.ski_config)
+        except ConfigError as error:
+            say(str(error))
+            return EXIT_USAGE
+        for warning in loaded.warnings:
+            say(f"warning: {warning}")
+        return self.run(args, loaded)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        raise NotImplementedError
+
+
+def add_common_options(parser: argparse.ArgumentParser, *, skills: bool = True) -> None:
+    """--skills (unless the command takes DIRs), --config, --set, --ski-config, --cache-dir."""
+    if skills:
+        parser.add_argument(
+            "--skills",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="a skills root (repeatable); default: the config's roots",
+        )
+    parser.add_argument("--config", metavar="FILE", help="a TOML config layered over the others")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="assignments",
+        help="override one config field (repeatable), e.g. --set min_similarity=0.45",
+    )
+    parser.add_argument(
+        "--ski-config",
+        action="store_true",
+        help="also read the reference router's ~/.config/ski/config.toml (lowest file layer)",
+    )
+    parser.add_argument("--cache-dir", metavar="DIR", help="where the embedding cache lives")
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1 (recall and false-inject rate are rates)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
+def number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be above 0")
+    return value

@@ -1,0 +1,72 @@
+"""`calibrate CASES`: sweep the gates' thresholds on train cases, report on validation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from explorer.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_common_options,
+    positive_int,
+    say,
+)
+from explorer.cli.library import Engines, roots_and_cases
+from explorer.engine.config import LoadedConfig
+from explorer.engine.decision import json_default
+
+
+class CalibrateCommand(Command):
+    name = "calibrate"
+    help = "sweep the gates' thresholds on train cases, report on validation"
+    description = (
+        "Sweep min_similarity, score_margin, lexical_min/lexical_margin (and "
+        "rerank_min/rerank_margin with a reranker) over a grid; choose on the train split, "
+        "report on the validation split."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("cases", metavar="CASES", help="cases file (.toml, or .tsv)")
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument("--write", metavar="FILE", help="write the recommendation as TOML")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the random split for cases without one"
+        )
+        parser.add_argument(
+            "--top", type=positive_int, default=10, metavar="N", help="grid rows to show (10)"
+        )
+        add_common_options(parser)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.engine.calibrate import calibrate
+        from explorer.qa_report import calibration_text
+
+        inputs = roots_and_cases(args, loaded)
+        if inputs is None:
+            return EXIT_USAGE
+        roots, cases = inputs
+        index = Engines(args).index(roots, loaded.config)
+        if not len(index):
+            say(f"no valid skills under {', '.join(index.roots)}")
+            return EXIT_FAILED
+        report = calibrate(cases.cases, index, loaded.config, seed=args.seed)
+        if not report.train_cases:
+            say("no train cases: the split left nothing to choose on")
+            return EXIT_FAILED
+        if args.write:
+            try:
+                with open(args.write, "w", encoding="utf-8") as handle:
+                    handle.write(report.to_toml(loaded.config))
+            except OSError as error:
+                say(f"{args.write}: cannot write: {error.strerror or error}")
+                return EXIT_FAILED
+        if args.json:
+            print(json.dumps(report.to_dict(top=args.top), indent=2, default=json_default))
+        else:
+            print(calibration_text(report, args.cases, args.top))
+            if args.write:
+                print(f"\nwrote the recommendation to {args.write} (use it with --config)")
+        return EXIT_OK

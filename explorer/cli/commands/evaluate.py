@@ -1,0 +1,146 @@
+"""`eval CASES`: run labelled cases through the router; recall, false injections, CI gates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from explorer.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_common_options,
+    fraction,
+    number,
+    say,
+)
+from explorer.cli.library import Engines, roots_and_cases, run_label
+from explorer.engine.config import Config, ConfigError, LoadedConfig, load_config
+from explorer.engine.decision import json_default
+
+if TYPE_CHECKING:
+    from explorer.engine.evaluate import Comparison, EvalReport
+
+
+def check_thresholds(report: EvalReport, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The CI gates: each requested threshold with the measured value and whether it holds."""
+    checks = []
+    for metric, limit, at_least in (
+        ("recall", args.min_recall, True),
+        ("false_inject_rate", args.max_false_inject, False),
+        ("host_value", args.min_host_value, True),
+    ):
+        if limit is None:
+            continue
+        value = report.metric(metric)
+        # An undefined metric (no positives / no negatives) cannot show the gate holds.
+        held = value is not None and (value >= limit if at_least else value <= limit)
+        checks.append(
+            {"metric": metric, "limit": limit, "at_least": at_least, "value": value, "passed": held}
+        )
+    return checks
+
+
+class EvalCommand(Command):
+    name = "eval"
+    help = "run labelled cases through the router: recall, false injections, failures"
+    description = (
+        "Route every case of a cases file (TOML, or the reference's TSV) and "
+        "report recall, false-inject rate, host value, stage-1 recall@k, a breakdown by kind, "
+        "every failure with the gate that caused it, and timings."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("cases", metavar="CASES", help="cases file (.toml, or .tsv)")
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument(
+            "--min-recall", type=fraction, metavar="X", help="exit 1 when recall is below X"
+        )
+        parser.add_argument(
+            "--max-false-inject",
+            type=fraction,
+            metavar="X",
+            help="exit 1 when the false-inject rate is above X",
+        )
+        parser.add_argument(
+            "--min-host-value", type=number, metavar="X", help="exit 1 when host value is below X"
+        )
+        other = parser.add_mutually_exclusive_group()
+        other.add_argument(
+            "--compare-config",
+            metavar="FILE",
+            help="also run with this config file in place of --config and show both side by "
+            "side (thresholds apply to the main run)",
+        )
+        other.add_argument(
+            "--compare-skills",
+            metavar="DIR",
+            action="append",
+            help="also run over this library (repeatable) and show both side by side, e.g. a "
+            "description before and after an edit (thresholds apply to the main run)",
+        )
+        add_common_options(parser)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.engine.evaluate import compare, evaluate
+        from explorer.qa_report import compare_text, eval_text
+
+        inputs = roots_and_cases(args, loaded)
+        if inputs is None:
+            return EXIT_USAGE
+        roots, cases = inputs
+        other_config: Config | None = None
+        if args.compare_config:
+            try:
+                other = load_config(
+                    args.compare_config, args.assignments, use_ski_config=args.ski_config
+                )
+            except ConfigError as error:
+                say(str(error))
+                return EXIT_USAGE
+            other_config = other.config
+        engines = Engines(args)
+        index = engines.index(roots, loaded.config)
+        if not len(index):
+            say(f"no valid skills under {', '.join(index.roots)}")
+            return EXIT_FAILED
+        report = evaluate(cases.cases, index, loaded.config, label=run_label(roots, args.config))
+        for warning in report.warnings:
+            say(f"warning: {warning}")
+        checks = check_thresholds(report, args)
+
+        other_report: EvalReport | None = None
+        comparison: Comparison | None = None
+        if other_config is not None or args.compare_skills:
+            other_roots = args.compare_skills or roots
+            config_b = other_config or loaded.config
+            index_b = engines.index(other_roots, config_b, quiet=True)
+            label_b = run_label(other_roots, args.compare_config or args.config)
+            other_report = evaluate(cases.cases, index_b, config_b, label=label_b)
+            comparison = compare(report, other_report)
+
+        if args.json:
+            data: dict[str, Any] = {**report.to_dict(), "checks": checks}
+            if comparison is not None and other_report is not None:
+                data = {
+                    "a": report.to_dict(),
+                    "b": other_report.to_dict(),
+                    "compare": comparison.to_dict(),
+                    "checks": checks,
+                }
+            print(json.dumps(data, indent=2, default=json_default))
+        else:
+            print(eval_text(report, args.cases))
+            if comparison is not None and other_report is not None:
+                print()
+                print(compare_text(comparison, report, other_report))
+            if checks:
+                print()
+                for check in checks:
+                    relation = ">=" if check["at_least"] else "<="
+                    value = "undefined" if check["value"] is None else f"{check['value']:.3f}"
+                    mark = "ok  " if check["passed"] else "FAIL"
+                    print(f"{mark} {check['metric']} {value} (needs {relation} {check['limit']:g})")
+        return EXIT_OK if all(check["passed"] for check in checks) else EXIT_FAILED

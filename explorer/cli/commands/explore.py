@@ -1,0 +1,39 @@
+"""`explore [DIR]` (the default command): the interactive explorer over a live index."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from explorer.cli.base import EXIT_OK, Command, add_common_options
+from explorer.engine.config import LoadedConfig
+
+
+class ExploreCommand(Command):
+    name = "explore"
+    help = "the interactive explorer (the default: skill-explorer [DIR])"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (default: .)")
+        parser.add_argument("--prompt", default="", help="start with this prompt typed")
+        parser.add_argument(
+            "--cases",
+            metavar="FILE",
+            help="labelled cases to re-run on every re-index "
+            "(default: DIR/cases.toml when it exists)",
+        )
+        add_common_options(parser, skills=False)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.tui.app import ExplorerApp
+
+        roots = list(args.dirs) or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
+        app = ExplorerApp(
+            roots,
+            loaded.config,
+            cache_dir=args.cache_dir,
+            initial_prompt=args.prompt,
+            cases_path=args.cases,
+        )
+        app.run()
+        return EXIT_OK

@@ -1,0 +1,43 @@
+"""`index DIR...`: build or refresh the persistent embedding cache, and say what it holds."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options
+from explorer.cli.library import open_engine
+from explorer.cli.roots import command_roots
+from explorer.engine.config import LoadedConfig
+
+
+class IndexCommand(Command):
+    name = "index"
+    help = "build or refresh the persistent index"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots")
+        add_common_options(parser, skills=False)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        roots = command_roots(args, loaded)
+        if roots is None:
+            return EXIT_USAGE
+        started = time.perf_counter()
+        engine = open_engine(roots, args, loaded)
+        elapsed = (time.perf_counter() - started) * 1000
+        index = engine.index
+        for problem in index.rejected:
+            print(f"skipped  {problem}")
+        for problem in index.warnings:
+            print(f"warning  {problem}")
+        cached = len(index) - index.embedded if index.vectors is not None else 0
+        print(
+            f"indexed {len(index)} skills from {', '.join(index.roots)}: "
+            f"{index.embedded} embedded, {cached} from cache, "
+            f"{len(index.rejected)} skipped, {len(index.warnings)} warnings "
+            f"({engine.models.status.dense}, cache {engine.cache.path}) in {elapsed:.0f} ms"
+        )
+        if engine.models.embedder is None:
+            return EXIT_FAILED
+        return EXIT_OK if len(index) else EXIT_FAILED

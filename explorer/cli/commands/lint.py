@@ -1,0 +1,80 @@
+"""`lint DIR...`: the Agent Skills spec rules and the retrieval rules, over a library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from explorer.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_common_options,
+    fraction,
+    positive_int,
+)
+from explorer.cli.library import Engines
+from explorer.cli.roots import command_roots
+from explorer.engine.config import LoadedConfig
+
+
+class LintCommand(Command):
+    name = "lint"
+    help = "check skills against the Agent Skills spec and for retrieval problems"
+    description = (
+        "Spec rules (name, description, keys, XML tags, reserved words) and "
+        "retrieval rules (near-duplicates, generic terms, trigger language, dead keywords, "
+        "Claude Code listing budget). Exit 1 when there are errors."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots")
+        parser.add_argument(
+            "--claude-code",
+            action="store_true",
+            help="accept Claude Code's extra frontmatter keys",
+        )
+        parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+        parser.add_argument(
+            "--context-tokens",
+            type=positive_int,
+            default=200_000,
+            metavar="N",
+            help="context window for the listing budget (default 200000)",
+        )
+        parser.add_argument(
+            "--near-duplicate",
+            type=fraction,
+            default=0.85,
+            metavar="X",
+            help="dense cosine from which two descriptions count as near-duplicates (0.85)",
+        )
+        add_common_options(parser, skills=False)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.engine.lint import has_errors, lint
+        from explorer.qa_report import lint_text
+
+        roots = command_roots(args, loaded)
+        if roots is None:
+            return EXIT_USAGE
+        index = Engines(args).index(roots, loaded.config, quiet=True)
+        findings = lint(
+            roots,
+            claude_code=args.claude_code,
+            index=index,
+            config=loaded.config,
+            context_tokens=args.context_tokens,
+            near_duplicate=args.near_duplicate,
+        )
+        if args.json:
+            data = {
+                "schema": "skill-explorer/lint@1",
+                "skills": len(index),
+                "findings": [finding.to_dict() for finding in findings],
+            }
+            print(json.dumps(data, indent=2))
+        else:
+            print(lint_text(findings, len(index)))
+        return EXIT_FAILED if has_errors(findings) else EXIT_OK

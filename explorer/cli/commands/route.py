@@ -1,0 +1,34 @@
+"""`route PROMPT`: the decision for one prompt, as a summary or as the full JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from explorer.cli.base import EXIT_OK, Command, add_common_options
+from explorer.cli.library import library_engine
+from explorer.engine.config import LoadedConfig
+
+
+class RouteCommand(Command):
+    name = "route"
+    help = "route one prompt and print the decision"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("prompt")
+        parser.add_argument("--json", action="store_true", help="print the full decision as JSON")
+        add_common_options(parser)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.engine.pipeline import decide
+
+        engine = library_engine(args, loaded)
+        if isinstance(engine, int):
+            return engine
+        decision = decide(args.prompt, engine.index, loaded.config)
+        if args.json:
+            print(decision.to_json())
+            return EXIT_OK
+        from explorer.report import decision_summary
+
+        print(decision_summary(decision))
+        return EXIT_OK

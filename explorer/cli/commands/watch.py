@@ -1,0 +1,69 @@
+"""`watch DIR...`: keep a live index and print one line per re-index until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
+from explorer.cli.roots import command_roots
+from explorer.engine.config import LoadedConfig
+
+if TYPE_CHECKING:
+    from explorer.engine.live import IndexChange
+
+
+def change_line(change: IndexChange) -> str:
+    """The summary of one re-index and the ids it added (+), removed (-) and changed (~)."""
+    names = " ".join(
+        [
+            *(f"+{i}" for i in change.added),
+            *(f"-{i}" for i in change.removed),
+            *(f"~{i}" for i in change.changed),
+        ]
+    )
+    return f"{change.summary}  {names}".rstrip()
+
+
+class WatchCommand(Command):
+    name = "watch"
+    help = "re-index live as files change; one line per re-index (Ctrl-C stops)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots")
+        add_common_options(parser, skills=False)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.engine.cache import EmbeddingCache
+        from explorer.engine.live import LiveIndex
+        from explorer.engine.models import load_models
+
+        roots = command_roots(args, loaded)
+        if roots is None:
+            return EXIT_USAGE
+        config = loaded.config
+        cache = EmbeddingCache(args.cache_dir or config.cache_dir or None)
+        models = load_models(config, cache)
+        for warning in (*cache.warnings, *models.warnings):
+            say(f"warning: {warning}")
+        live = LiveIndex(roots, config, models, cache)
+        first = live.snapshot
+        print(
+            f"v{first.version} {len(first)} skills, {len(first.rejected)} errors "
+            f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}",
+            flush=True,
+        )
+
+        def report(change: IndexChange) -> None:
+            print(change_line(change), flush=True)
+            for problem in change.errors:
+                print(f"  error {problem}", flush=True)
+
+        live.subscribe(report)
+        with live:
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                return EXIT_OK

@@ -1,0 +1,38 @@
+"""`why PROMPT`: channels, gates and BM25 terms of a routing, for any skill."""
+
+from __future__ import annotations
+
+import argparse
+
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
+from explorer.cli.library import library_engine
+from explorer.engine.config import LoadedConfig
+
+
+class WhyCommand(Command):
+    name = "why"
+    help = "explain a routing: channels, gates and BM25 terms"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("prompt")
+        parser.add_argument(
+            "--skill", metavar="ID", help="explain this skill's terms, even if it lost"
+        )
+        parser.add_argument(
+            "--top", type=int, default=8, metavar="N", help="rows to show (default 8)"
+        )
+        add_common_options(parser)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.engine.pipeline import decide
+        from explorer.report import why_report
+
+        engine = library_engine(args, loaded)
+        if isinstance(engine, int):
+            return engine
+        if args.skill and args.skill not in engine.index.positions:
+            say(f"no skill with id {args.skill!r}")
+            return EXIT_USAGE
+        decision = decide(args.prompt, engine.index, loaded.config)
+        print(why_report(decision, engine.index, top=args.top, skill=args.skill))
+        return EXIT_OK
