@@ -30,8 +30,8 @@ class BenchCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.bench import format_report
-        from explorer.engine.bench import run_bench
+        from explorer.bench.report import format_report
+        from explorer.bench.run import run_bench
 
         try:
             sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
@@ -51,7 +51,7 @@ class BenchCommand(Command):
                 include=engine_metrics or None,
             )
         if ui:
-            from explorer.tui.bench import run_ui_bench
+            from explorer.bench.ui import run_ui_bench
 
             result["metrics"].update(run_ui_bench(tuple(sizes), loaded.config))
         print(json.dumps(result, indent=2) if args.json else format_report(result))

@@ -1,4 +1,4 @@
-"""UI benchmarks: keystroke -> repainted table, and start -> first frame, through the Pilot."""
+"""UI benchmarks (`bench --only ui`): keystroke -> repainted table, start -> first frame."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.bench import generate_library
+from explorer.bench.synthetic import generate_library
 from explorer.engine.config import Config
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
@@ -53,12 +53,11 @@ async def _keystrokes(root: Path, config: Config, work: Path) -> tuple[list[floa
 
 def _import_ms() -> float:
     """A new process importing the app module: what a user waits for before the window."""
-    script = (
-        "import time; t = time.perf_counter(); import explorer.tui.app; "
-        "print((time.perf_counter() - t) * 1000)"
-    )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "explorer.bench.app_import"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return float(done.stdout.strip())
 

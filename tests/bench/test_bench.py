@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.bench import (
+from explorer.bench.cold_open import bench_cold_open
+from explorer.bench.hook_cold import bench_hook_cold
+from explorer.bench.peak_rss import bench_peak_rss
+from explorer.bench.report import format_report
+from explorer.bench.run import METRICS, run_bench
+from explorer.bench.synthetic import (
     MAX_WORDS,
-    METRICS,
     MIN_WORDS,
-    format_report,
     generate_library,
-    run_bench,
     synthetic_descriptions,
     synthetic_prompts,
 )
@@ -179,3 +181,34 @@ def test_live_save_measures_real_saves(tmp_path: Path) -> None:
     assert "error" not in row, row
     assert row["n"] == 30 and 0 < row["median_ms"] <= row["p95_ms"]
     assert "live_save@20" in format_report(result)
+
+
+# The children are real modules run with `python -m`: each must start, measure and report.
+
+
+def test_peak_rss_child_reports_every_phase(tmp_path: Path) -> None:
+    library = generate_library(tmp_path / "lib", 15, seed=1)
+    row = bench_peak_rss(library, Config(model="bow", reranker="off"), tmp_path)
+    assert "error" not in row, row
+    assert row["size"] == 15 and row["unit"] == "MB"
+    assert list(row["phases_mb"]["cold"]) == ["imports", "models", "build", "decides"]
+    assert 0 < row["phases_mb"]["cold"]["imports"] <= row["value"]
+
+
+def test_cold_open_child_times_imports_models_and_index(tmp_path: Path) -> None:
+    library = generate_library(tmp_path / "lib", 15, seed=1)
+    rows = bench_cold_open(library, Config(model="bow", reranker="off"), tmp_path)
+    assert set(rows) == {"cold_open_warm", "cold_open_empty"}, rows
+    warm = rows["cold_open_warm"]
+    assert warm["size"] == 15 and warm["value"] > 0
+    assert "imports" in warm["note"] and "15 embedded" in rows["cold_open_empty"]["note"]
+
+
+@pytest.mark.slow
+def test_hook_cold_runs_the_hook_and_the_bare_onnx_baseline(tmp_path: Path) -> None:
+    library = generate_library(tmp_path / "lib", 10, seed=1)
+    rows = bench_hook_cold({10: (library, tmp_path / "xdg-cache-10")}, tmp_path, repeats=1)
+    row = rows["hook_cold@10"]
+    assert "error" not in row, row
+    assert row["n"] == 1 and row["baseline"]["n"] == 1
+    assert row["baseline"]["name"].startswith("explorer.bench.bare_onnx")

@@ -1,0 +1,100 @@
+"""index_build: the per-skill cost of a cold build, against embedding the same texts directly.
+
+The embedding dominates a build; the target is 1.25 x the embedder's own length-sorted
+batches of the same descriptions.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from explorer.bench import measure
+from explorer.bench.synthetic import synthetic_descriptions
+from explorer.engine.cache import EmbeddingCache
+from explorer.engine.config import Config
+from explorer.engine.models import Models
+from explorer.engine.skills import Discovery, Skill, discover
+from explorer.engine.snapshot import index_skills
+
+BUILD_CHUNKS = 4
+BUILD_FACTOR = 1.25
+
+
+def bench_index_build(
+    root: Path,
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache,
+    *,
+    chunks: int = BUILD_CHUNKS,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Per-skill embedding cost of a cold build against embedding the same texts directly.
+
+    The library is cut into `chunks` parts; for each, a cold `index_skills` (every text new
+    to `cache`) and the floor (the embedder's own length-sorted batches of the same texts)
+    run back to back, in alternating order, so load from other processes hits both alike.
+    Unsorted batches of 32 are timed for context (what the sorting saves). Afterwards
+    `cache` holds every description, so later builds of this library are warm.
+    """
+    embedder = models.embedder
+    if embedder is None:
+        return measure.error_row("index_build", f"no dense model: {models.status.dense_error}")
+    started = time.perf_counter()
+    found = discover([root])
+    parse_ms = measure.ms(time.perf_counter() - started)
+    skills = found.skills
+    n = len(skills)
+    if not n:
+        return measure.error_row("index_build", f"no skills under {root}")
+    embedder.embed_documents(synthetic_descriptions(32, seed + 5)[1])  # warm the session up
+    batch = int(getattr(embedder, "batch_size", 32))
+    build_ms = floor_ms = unsorted_ms = lexical_ms = 0.0
+    embedded = 0
+    step = -(-n // max(1, chunks))
+    for number, start in enumerate(range(0, n, step)):
+        part = skills[start : start + step]
+        texts = [skill.description for skill in part]
+
+        def build(part: tuple[Skill, ...] = part) -> tuple[float, float, int]:
+            index = index_skills(Discovery(part, ()), [root], config, models, cache)
+            return index.timings_ms["embed"], index.timings_ms["lexical"], index.embedded
+
+        def floor(texts: list[str] = texts) -> float:
+            return measure.timed(lambda: embedder.embed_documents(texts))
+
+        if number % 2 == 0:
+            embed_ms, lex_ms, count = build()
+            floor_ms += floor()
+        else:
+            floor_ms += floor()
+            embed_ms, lex_ms, count = build()
+        build_ms += embed_ms
+        lexical_ms += lex_ms
+        embedded += count
+        unsorted_ms += measure.timed(
+            lambda texts=texts: [
+                embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)
+            ]
+        )
+    build_per, sorted_per, unsorted_per = build_ms / n, floor_ms / n, unsorted_ms / n
+    return {
+        "metric": "index_build",
+        "size": n,
+        "value": build_per,
+        "unit": "ms/skill",
+        "baseline": {
+            "name": "embed_documents, length-sorted batches",
+            "value": sorted_per,
+            "unsorted_value": unsorted_per,
+        },
+        "target": f"<= {BUILD_FACTOR} x direct sorted embedding per skill",
+        **measure.verdict(build_per, BUILD_FACTOR * sorted_per),
+        "note": (
+            f"{embedded}/{n} embedded (empty cache), {chunks} interleaved chunks; floor "
+            f"{sorted_per:.2f} ms/skill sorted, {unsorted_per:.2f} unsorted; "
+            f"parse {parse_ms:.0f} ms, lexical {lexical_ms:.0f} ms for {n} skills"
+        ),
+    }
