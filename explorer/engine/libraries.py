@@ -181,8 +181,7 @@ def materialise_jsonl(jsonl: str | os.PathLike[str], destination: str | os.PathL
     """Each `{"name", "description"}` line as `<destination>/<NNNN>-<slug>/SKILL.md`.
 
     Numbered by line, so discovery keeps the file's order and, for a name given twice,
-    the first line (§1.2: first path wins). Values are written as JSON strings, which YAML
-    reads as double-quoted scalars, so any text survives; the name is kept as it is.
+    the first line (§1.2: first path wins). The name is kept as it is.
     """
     target = Path(destination)
     target.mkdir(parents=True, exist_ok=True)
@@ -201,9 +200,12 @@ def materialise_jsonl(jsonl: str | os.PathLike[str], destination: str | os.PathL
         slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60] or "skill"
         directory = target / f"{number:0{width}d}-{slug}"
         directory.mkdir(exist_ok=True)
+        # A literal block keeps any text as it is for both the YAML reader and the
+        # reference's lenient line reader (which does not undo JSON escapes).
+        block = "\n".join(f"  {line}" for line in description.splitlines() or [""])
         front = (
             f"---\nname: {json.dumps(name, ensure_ascii=False)}\n"
-            f"description: {json.dumps(description, ensure_ascii=False)}\n---\n# {name}\n"
+            f"description: |-\n{block}\n---\n# {name}\n"
         )
         (directory / "SKILL.md").write_text(front, encoding="utf-8")
     return target
