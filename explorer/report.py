@@ -64,6 +64,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
         "kw",
         "ph",
         "file",
+        "proj",
         "bm25",
         "norm",
         "fused",
@@ -82,6 +83,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
             f"{row.keyword:.2f}",
             f"{row.phrase:.2f}",
             f"{row.file:.2f}",
+            f"{row.project:.2f}",
             f"{row.bm25:.2f}",
             f"{row.bm25_norm:.2f}",
             f"{row.bm25_fused:.2f}",
@@ -92,7 +94,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
         ]
         for row in rows
     ]
-    return _table(headers, body, right={0, *range(3, 15)})
+    return _table(headers, body, right={0, *range(3, 16)})
 
 
 def gate_line(gate: Gate) -> str:

@@ -48,6 +48,10 @@ class Config:
     keyword_boost: float = 0.15
     phrase_boost: float = 0.20
     file_boost: float = 0.3
+    project_boost: float = 0.15
+    """§3.5: added to a skill whose ecosystem the working directory's manifests (or a code
+    file named in the conversation) imply, when its cosine is at least min_similarity -
+    0.06. 0.15 and on, as in the reference (src/config.rs); 0 turns the channel off."""
     # §5.6 after the stage
     max_skills: int = 2
     char_budget: int = 6000

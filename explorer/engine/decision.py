@@ -54,6 +54,7 @@ class Row:
     keyword: float
     phrase: float
     file: float
+    project: float  # §3.5: the working directory's ecosystem
     score: float  # the hybrid score (§3.6), plus bm25_fused under a fused preset (§9)
     bm25: float
     bm25_norm: float
@@ -79,6 +80,7 @@ class Channels:
     keyword: np.ndarray
     phrase: np.ndarray
     file: np.ndarray
+    project: np.ndarray
     score: np.ndarray
     bm25_fused: np.ndarray
     bm25: np.ndarray
@@ -113,6 +115,7 @@ class Decision:
         query_terms: tuple[str, ...],
         index_version: int,
         tuning: dict[str, Any] | None = None,
+        project_terms: dict[str, str] | None = None,
     ) -> None:
         self.prompt = prompt
         self.stage = stage
@@ -130,6 +133,8 @@ class Decision:
         self.query_terms = query_terms
         self.index_version = index_version
         self.tuning = tuning or {}
+        # §3.5: skill id -> the ecosystem term that earned it the project boost
+        self.project_terms = project_terms or {}
 
     @property
     def injected_ids(self) -> tuple[str, ...]:
@@ -163,6 +168,7 @@ class Decision:
                     keyword=float(c.keyword[index]),
                     phrase=float(c.phrase[index]),
                     file=float(c.file[index]),
+                    project=float(c.project[index]),
                     score=float(c.score[index]),
                     bm25=float(c.bm25[index]),
                     bm25_norm=float(c.bm25_norm[index]),
@@ -193,6 +199,7 @@ class Decision:
             "query_terms": list(self.query_terms),
             "thresholds": self.thresholds,
             "tuning": self.tuning,
+            "project_terms": self.project_terms,
             "models": self.models,
             "index_version": self.index_version,
             "gates": [asdict(gate) for gate in self.gates],

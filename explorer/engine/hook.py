@@ -73,7 +73,8 @@ def run_hook(
         cache = EmbeddingCache(cache_dir or config.cache_dir or None)
         models = load_models(config, cache)
         index = build_index(roots, config, models, cache)
-        decision = decide(prompt, index, config)
+        # §3.5: the session's working directory feeds the project channel (src/hook.rs)
+        decision = decide(prompt, index, config, cwd=cwd if isinstance(cwd, str) else None)
         if debug:
             for message in (*loaded.warnings, *cache.warnings, *models.warnings):
                 print(f"skill-explorer hook: {message}", file=stderr)

@@ -20,6 +20,7 @@ from explorer.engine.decision import INJECT, Channels, Decision, Gate, Injection
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.presets import Tuning, generic_word, resolve
+from explorer.engine.project import PROJECT_GATE_SLACK, code_terms, manifest_terms, skills_for_terms
 from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
 from explorer.engine.snapshot import Index
 from explorer.engine.text import keyword_tokens
@@ -188,7 +189,18 @@ def decide(
         position = index.positions.get(family)
         if position is not None:
             file[position] = config.file_boost
-    score = cosine + keyword + phrase + file  # §3.6 (context and project channels: 0, §3.5)
+    # §3.5 project channel: the working directory's ecosystem (reference: src/rank.rs)
+    project = np.zeros(n, dtype=np.float64)
+    project_terms: dict[str, str] = {}
+    if config.project_boost > 0 and n:
+        text = " ".join((*context, prompt)) if context else prompt
+        terms = manifest_terms(cwd) + code_terms(file_extensions(text))
+        gate = min_similarity - PROJECT_GATE_SLACK
+        for position, term in skills_for_terms(terms, index.ecosystem_postings).items():
+            if cosine[position] >= gate:
+                project[position] = config.project_boost
+                project_terms[index.ids[position]] = term
+    score = cosine + keyword + phrase + file + project  # §3.6 (context channel: 0, §3.5)
     # §9 extension: BM25 as an absolute channel (bm25_norm keeps "perfect match" and "no
     # match" apart in any library); weight 0, the reference, leaves the score untouched.
     bm25_fused = tuning.bm25_weight * lexical.normalised
@@ -208,6 +220,7 @@ def decide(
         keyword=keyword,
         phrase=phrase,
         file=file,
+        project=project,
         score=score,
         bm25_fused=bm25_fused,
         bm25=lexical.raw,
@@ -255,6 +268,7 @@ def decide(
         },
         thresholds={"min_similarity": min_similarity, "score_margin": score_margin},
         tuning=tuning.as_dict(),
+        project_terms=project_terms,
         query_terms=lexical.query_terms,
         index_version=index.version,
     )

@@ -18,7 +18,7 @@ from explorer.engine.config import Config
 from explorer.engine.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.models import Models
 from explorer.engine.skills import Discovery, Problem, Skill, discover
-from explorer.engine.text import norm_token
+from explorer.engine.text import norm_token, tokenize
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,9 @@ class Index:
     built_at: float = field(default_factory=time.time)
     timings_ms: dict[str, float] = field(default_factory=dict)
     embedded: int = 0  # descriptions embedded by the model (not read from the cache) in this build
+    # §3.5 project channel: token -> skills whose keywords' tokens or description's match
+    # tokens hold it (an ecosystem term such as "uv" or "rust" resolves through this).
+    ecosystem_postings: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -117,12 +120,16 @@ def index_skills(
         b=config.bm25_b,
     )
     keyword_lists: dict[str, list[int]] = {}
+    ecosystem_lists: dict[str, list[int]] = {}
     phrases: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
     for position, skill in enumerate(skills):
         for keyword in skill.keywords:
             # §2.5: keywords are singularised like the prompt (reference: src/rank.rs); an
             # entry listed twice, or two that singularise alike, count once each.
             keyword_lists.setdefault(norm_token(keyword), []).append(position)
+        ecosystem = {norm_token(token) for keyword in skill.keywords for token in tokenize(keyword)}
+        for token in ecosystem.union(skill.description_tokens):
+            ecosystem_lists.setdefault(token, []).append(position)
         for phrase in skill.trigger_phrases:
             tokens = tuple(norm_token(token) for token in phrase.split())
             phrases.setdefault(tokens[0], []).append((position, tokens))
@@ -146,4 +153,7 @@ def index_skills(
         version=version,
         timings_ms=timings,
         embedded=embedded,
+        ecosystem_postings={
+            token: np.array(indices, dtype=np.int64) for token, indices in ecosystem_lists.items()
+        },
     )

@@ -6,15 +6,19 @@ AGPL, so nothing here is copied from it.
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
 
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder
+from explorer.engine.hook import run_hook
 from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import file_families
-from explorer.engine.snapshot import build_index
+from explorer.engine.project import code_terms, manifest_terms, skills_for_terms
+from explorer.engine.snapshot import Index, build_index
 from tests.conftest import write_skill
 from tests.parity.helpers import route
 
@@ -55,3 +59,116 @@ def test_a_file_named_in_a_recent_turn_counts(tmp_path: Path) -> None:
     decision = route("clean it up", index, context=["attached sales.xlsx"])
     assert decision.row("xlsx").file == pytest.approx(0.3)
     assert decision.row("pdf").file == 0.0
+
+
+# §3.5 the project channel ---------------------------------------------------------------
+
+
+def test_manifests_in_the_working_directory_and_its_ancestors(tmp_path: Path) -> None:
+    """reference: src/context.rs project_terms: each known manifest in cwd and up to five
+    ancestors adds its terms, most specific first, de-duplicated."""
+    (tmp_path / "uv.lock").write_text("version = 1\n")
+    nested = tmp_path / "src" / "inner"
+    nested.mkdir(parents=True)
+    assert manifest_terms(tmp_path) == ["uv", "python"]
+    assert manifest_terms(nested) == ["uv", "python"]
+    (nested / "Cargo.toml").write_text("[package]\n")
+    assert manifest_terms(nested) == ["rust", "cargo", "uv", "python"]
+    assert manifest_terms(None) == [] and manifest_terms("") == []
+    assert manifest_terms(tmp_path / "no" / "such" / "dir") == ["uv", "python"]
+
+
+def test_the_walk_stops_after_six_directories(tmp_path: Path) -> None:
+    """reference: src/context.rs PROJECT_WALK_LEVELS = 6 (cwd and five ancestors)."""
+    (tmp_path / "go.mod").write_text("module x\n")
+    five_down = tmp_path.joinpath("a", "b", "c", "d", "e")
+    five_down.mkdir(parents=True)
+    assert manifest_terms(five_down) == ["go", "golang"]
+    assert manifest_terms(five_down / "f") == []
+
+
+def test_code_files_named_in_the_conversation_add_terms() -> None:
+    """reference: src/context.rs code_terms: code-file extensions map to ecosystems."""
+    assert code_terms(["py", "rs", "pdf", "tsx"]) == ["python", "rust", "typescript"]
+
+
+def _project_index(tmp_path: Path) -> Index:
+    root = tmp_path / "skills"
+    write_skill(root, "uv-development", "Bootstrap and manage projects and dependencies.")
+    (root / "uv-development" / "SKILL.md").write_text(
+        "---\nname: uv-development\n"
+        "description: Bootstrap and manage projects and dependencies.\n"
+        "keywords: [uv, python]\n---\nBody.\n"
+    )
+    write_skill(root, "rusty-style", "Idiomatic Rust patterns and error handling.")
+    write_skill(root, "git-attribution", "Credit AI assistance in commits.")
+    return build_index([root], Config(), assemble_models(BowEmbedder()))
+
+
+def test_terms_resolve_against_keywords_and_description(tmp_path: Path) -> None:
+    """reference: src/context.rs skills_for_terms: a skill matches the first term found
+    among its keywords' tokens or its description's match tokens."""
+    index = _project_index(tmp_path)
+    matched = skills_for_terms(["uv", "python", "rust"], index.ecosystem_postings)
+    by_id = {index.skills[position].id: term for position, term in matched.items()}
+    assert by_id == {"uv-development": "uv", "rusty-style": "rust"}
+
+
+PROMPT = "add that dependency to the projects"
+
+
+def test_the_boost_applies_within_the_slack_below_the_floor(tmp_path: Path) -> None:
+    """reference: src/rank.rs: project_boost (0.15) when the skill's own cosine is at least
+    min_similarity - 0.06 (PROJECT_GATE_SLACK)."""
+    index = _project_index(tmp_path)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "uv.lock").write_text("")
+    cosine = route(PROMPT, index).row("uv-development").cosine
+    near = Config(min_similarity=cosine + 0.05)
+    lifted = route(PROMPT, index, near, cwd=tmp_path / "work")
+    assert lifted.row("uv-development").project == pytest.approx(0.15)
+    assert lifted.row("uv-development").score == pytest.approx(
+        lifted.row("uv-development").cosine + 0.15 + lifted.row("uv-development").keyword
+    )
+    assert lifted.injected_ids == ("uv-development",)
+    assert lifted.project_terms == {"uv-development": "uv"}
+    far = Config(min_similarity=cosine + 0.07)
+    assert route(PROMPT, index, far, cwd=tmp_path / "work").row("uv-development").project == 0.0
+    assert route(PROMPT, index, near).row("uv-development").project == 0.0  # no cwd
+    off = near.replace(project_boost=0.0)
+    assert route(PROMPT, index, off, cwd=tmp_path / "work").row("uv-development").project == 0.0
+
+
+def test_a_code_file_in_the_prompt_feeds_the_project_channel(tmp_path: Path) -> None:
+    index = _project_index(tmp_path)
+    cosine = route("tidy handler.rs patterns", index).row("rusty-style").cosine
+    decision = route("tidy handler.rs patterns", index, Config(min_similarity=cosine))
+    assert decision.row("rusty-style").project == pytest.approx(0.15)
+    assert Config().project_boost == 0.15  # on by default, as in the reference (src/config.rs)
+
+
+def test_the_hook_reads_cwd_from_stdin(tmp_path: Path) -> None:
+    """reference: src/hook.rs takes `cwd` from the hook event for the project channel."""
+    _project_index(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "uv.lock").write_text("")
+    index = _project_index(tmp_path)
+    cosine = route(PROMPT, index).row("uv-development").cosine
+    pin = [f"min_similarity={cosine + 0.05}", "model=bow", "reranker=off"]
+
+    def hook(cwd: str | None) -> str:
+        payload = {"prompt": PROMPT, "session_id": "s", **({"cwd": cwd} if cwd else {})}
+        out = io.StringIO()
+        run_hook(
+            io.StringIO(json.dumps(payload)),
+            out,
+            io.StringIO(),
+            cli_roots=[str(tmp_path / "skills")],
+            assignments=pin,
+            cache_dir=str(tmp_path / "cache"),
+        )
+        return out.getvalue()
+
+    assert "uv-development" in hook(str(work))
+    assert hook(None) == ""
