@@ -58,6 +58,18 @@ class Config:
     body_inject_min: float = 0.92
     force: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
+    inject_mode: str = "directive"
+    """How picks are injected: "directive" points at each skill and escalates a lone pick
+    at >= body_inject_min to its body; "body" injects every pick's body (the reference's
+    inject_mode)."""
+    directive_strength: str = "auto"
+    """How firmly the text asks the model to use a skill: "soft", "hard" (imperative, and
+    stronger still for a high-band pick in the reference format) or "auto" (soft: what
+    the reference chooses for Claude Code)."""
+    inject_format: str = "explorer"
+    """The injected text's layout: "explorer" (confidence, band and path per skill; the
+    budget counts the whole text; a lone long body is cut, not dropped) or "reference"
+    (the reference's blocks, SkillRecommendation token, evidence and byte budget)."""
     # §9 extensions (defaults keep parity with the reference)
     candidate_strategy: str = "dense"
     bm25_index_name_keywords: bool = False
@@ -108,6 +120,9 @@ MODEL_FIELDS: tuple[str, ...] = (
 )
 PRESET_NAMES: tuple[str, ...] = ("reference", "fused")
 CHOICES: dict[str, tuple[str, ...]] = {
+    "inject_mode": ("directive", "body"),
+    "directive_strength": ("auto", "soft", "hard"),
+    "inject_format": ("explorer", "reference"),
     "preset": PRESET_NAMES,
     "candidate_strategy": ("dense", "union"),
     "pooling": ("mean", "cls"),

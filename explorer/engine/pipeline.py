@@ -11,12 +11,14 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from explorer.engine.config import Config
 from explorer.engine.decision import INJECT, Channels, Decision, Gate, Injection
+from explorer.engine.inject import Pick
+from explorer.engine.inject import build as build_injection
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.presets import Tuning, generic_word, resolve
@@ -115,6 +117,8 @@ class _Run:
     rerank: dict[int, float]
     pool: dict[int, str]
     timings: dict[str, float]
+    channels: Channels | None = None
+    project_terms: dict[str, str] = field(default_factory=dict)
 
 
 def _lap(timings: dict[str, float], name: str, started: float) -> float:
@@ -233,6 +237,7 @@ def decide(
         query_terms=len(lexical.query_terms),
     )
     run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
+    run.channels, run.project_terms = channels, project_terms
     if prompt.strip() and n and (tuning.keyword_generic_guard or tuning.keyword_min_cosine > 0):
         run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
 
@@ -604,70 +609,64 @@ def _finish(
         )
     )
 
+    # §5.7: a lone, near-certain pick is escalated to its full body in directive mode;
+    # inject_mode = "body" injects every pick's body (reference: src/hook.rs inject_mode).
     lone = len(survivors) == 1 and survivors[0][1] >= config.body_inject_min
+    body = config.inject_mode == "body" or lone
     gates.append(
         Gate(
             "body_inject",
             "5.7",
-            lone,
+            body,
             not survivors,
             inputs={
                 "picks": len(survivors),
                 "confidence": survivors[0][1] if len(survivors) == 1 else None,
+                "inject_mode": config.inject_mode,
             },
             thresholds={"body_inject_min": config.body_inject_min},
         )
     )
-    injected: list[Injection] = []
-    parts: list[str] = []
-    over_budget: list[str] = []
-    used = len(HEADER)
-    for position, confidence in survivors:
-        skill = skills[position]
-        entry = _injection_text(
-            skill.id, skill.path, confidence, skill.body if lone else skill.description, lone
+    channels = run.channels
+    picks = [
+        Pick(
+            position,
+            skills[position],
+            confidence,
+            body,
+            file_evidence=channels is not None and bool(channels.file[position] > 0),
+            project_term=run.project_terms.get(skills[position].id),
         )
-        room = config.char_budget - used - (1 if parts else 0)
-        if len(entry) > room:
-            if parts or room < 200:
-                run.verdicts[position] = "char_budget"
-                over_budget.append(skill.id)
-                continue
-            entry = entry[: room - len(TRUNCATION_MARK)] + TRUNCATION_MARK
-        parts.append(entry)
-        used += len(entry) + (1 if len(parts) > 1 else 0)
-        run.verdicts[position] = INJECT
+        for position, confidence in survivors
+    ]
+    built = build_injection(picks, config)
+    injected: list[Injection] = []
+    for pick in built.kept:
+        run.verdicts[pick.position] = INJECT
         injected.append(
             Injection(
-                skill.id,
-                confidence,
-                band(confidence),
-                "body" if lone else "description",
-                skill.path,
+                pick.skill.id,
+                pick.confidence,
+                band(pick.confidence),
+                "body" if pick.body else "description",
+                pick.skill.path,
             )
         )
+    over_budget = []
+    for pick in built.dropped:
+        run.verdicts[pick.position] = "char_budget"
+        over_budget.append(pick.skill.id)
     gates.append(
         Gate(
             "char_budget",
             "5.6",
             not over_budget,
             False,
-            inputs={"chars": used, "dropped": over_budget},
+            inputs={"chars": built.used, "dropped": over_budget},
             thresholds={"char_budget": config.char_budget},
+            note="bytes, header not counted (reference format)"
+            if config.inject_format == "reference"
+            else "",
         )
     )
-    return tuple(injected), (HEADER + "\n".join(parts)) if parts else ""
-
-
-HEADER = (
-    "Skill router: these skills match the user's request; "
-    "read a skill's SKILL.md before using it.\n"
-)
-TRUNCATION_MARK = "\n[… cut at char_budget; read the whole SKILL.md]"
-
-
-def _injection_text(skill_id: str, path: str, confidence: float, text: str, body: bool) -> str:
-    summary = f"{skill_id} (confidence {confidence:.2f}, {band(confidence)}; {path})"
-    if body:
-        return f"- {summary}. Its instructions follow.\n\n{text}"
-    return f"- {summary}: {' '.join(text.split())}"
+    return tuple(injected), built.text

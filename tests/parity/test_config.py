@@ -12,7 +12,21 @@ import pytest
 
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import CALIBRATION, load_models
+from explorer.engine.inject import (
+    FILE_EVIDENCE,
+    REFERENCE_BODY_HEADER,
+    REFERENCE_DIRECTIVE_HEADER,
+    VERB_HARD,
+    VERB_HARD_HIGH,
+    VERB_SOFT,
+    Pick,
+)
+from explorer.engine.inject import build as build_injection
+from explorer.engine.models import CALIBRATION, assemble_models, load_models
+from explorer.engine.skills import Skill, parse_skill
+from explorer.engine.snapshot import Index, build_index
+from tests.conftest import write_skill
+from tests.parity.helpers import route
 
 
 def test_lexical_margin_defaults_to_zero() -> None:
@@ -52,3 +66,96 @@ def test_a_known_model_that_is_missing_still_says_where_it_looked(tmp_path: Path
     network, so a known model that is not on disk turns the cosine channel off instead."""
     models = load_models(Config(model="bge-small-en-v1.5", ski_models_dir=str(tmp_path)))
     assert models.embedder is None and str(tmp_path) in (models.status.dense_error or "")
+
+
+# injection options (reference: src/inject.rs, src/hook.rs) -------------------------------
+
+PDF = "Merge split and extract tables from pdf files and documents."
+XLSX = "Spreadsheet formulas clean csv data and workbook report tables."
+
+
+def _inject_index(tmp_path: Path) -> Index:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", PDF, body="# PDF\n\nUse pypdf to merge.")
+    write_skill(root, "xlsx", XLSX, body="# XLSX\n\nUse openpyxl.")
+    return build_index([root], Config(), assemble_models(BowEmbedder()))
+
+
+BOTH = "extract tables from pdf files and csv data workbook report.pdf"
+
+
+def test_the_reference_format_lays_out_directive_blocks(tmp_path: Path) -> None:
+    """reference: src/inject.rs: header, blank line, one `- SkillRecommendation(`name`):
+    description — verb` block per pick, blocks separated by a blank line; a fired file
+    channel adds `[matched because …]` (src/hook.rs evidence)."""
+    index = _inject_index(tmp_path)
+    config = Config(inject_format="reference", min_similarity=0.1, score_margin=1.0)
+    decision = route(BOTH, index, config)
+    assert decision.injected_ids == ("pdf", "xlsx")
+    header, first, second = decision.text.split("\n\n")
+    assert header == REFERENCE_DIRECTIVE_HEADER
+    assert first == (
+        f"- SkillRecommendation(`pdf`): {PDF} [matched because {FILE_EVIDENCE}] — {VERB_SOFT}"
+    )
+    assert second == f"- SkillRecommendation(`xlsx`): {XLSX} — {VERB_SOFT}"
+
+
+@pytest.mark.parametrize(
+    ("strength", "confidence", "verb"),
+    [
+        ("auto", 0.95, VERB_SOFT),  # auto is soft for Claude Code (src/hook.rs)
+        ("soft", 0.40, VERB_SOFT),  # soft never weakens with the band
+        ("hard", 0.85, VERB_HARD_HIGH),
+        ("hard", 0.70, VERB_HARD),
+    ],
+)
+def test_directive_strength_sets_the_verb(strength: str, confidence: float, verb: str) -> None:
+    """reference: src/inject.rs directive_block: Hard + High band -> the imperative,
+    Hard otherwise -> the firm verb, Soft -> one firm verb at every band."""
+    skill = parse_skill("/v/pdf/SKILL.md", f"---\nname: pdf\ndescription: {PDF}\n---\n".encode())
+    assert isinstance(skill, Skill)
+    built = build_injection(
+        [Pick(0, skill, confidence, body=False)],
+        Config(inject_format="reference", directive_strength=strength),
+    )
+    assert built.text.endswith(f" — {verb}")
+
+
+def test_inject_mode_body_injects_every_body(tmp_path: Path) -> None:
+    """reference: src/hook.rs inject_mode: an explicit `body` inlines every pick as a
+    `<skill name="…">` block under the body header."""
+    index = _inject_index(tmp_path)
+    config = Config(
+        inject_format="reference", inject_mode="body", min_similarity=0.1, score_margin=1.0
+    )
+    decision = route(BOTH, index, config)
+    assert [item.mode for item in decision.injected] == ["body", "body"]
+    assert decision.text == (
+        f"{REFERENCE_BODY_HEADER}\n\n"
+        '<skill name="pdf">\n# PDF\n\nUse pypdf to merge.\n</skill>\n\n'
+        '<skill name="xlsx">\n# XLSX\n\nUse openpyxl.\n</skill>'
+    )
+    ours = route(BOTH, index, config.replace(inject_format="explorer"))
+    assert "Use pypdf to merge." in ours.text and "Use openpyxl." in ours.text
+
+
+def test_the_reference_budget_counts_bytes_and_stops_at_the_first_overflow() -> None:
+    """reference: src/inject.rs build: a block is added while `used + block.len()` (bytes)
+    fits char_budget; the first block always goes in; the loop stops at the first that
+    does not fit, so a smaller later block is not tried."""
+
+    def skill(name: str, description: str) -> Skill:
+        text = f"---\nname: {name}\ndescription: {description}\n---\n"
+        parsed = parse_skill(f"/v/{name}/SKILL.md", text.encode())
+        assert isinstance(parsed, Skill)
+        return parsed
+
+    big = skill("big", "é" * 100)  # 200 bytes of description
+    mid = skill("mid", "m" * 150)
+    small = skill("small", "s")
+    picks = [Pick(0, big, 0.9, False), Pick(1, mid, 0.9, False), Pick(2, small, 0.9, False)]
+    built = build_injection(picks, Config(inject_format="reference", char_budget=250))
+    assert [pick.skill.id for pick in built.kept] == ["big"]
+    assert [pick.skill.id for pick in built.dropped] == ["mid", "small"]
+    lone = build_injection(picks[:1], Config(inject_format="reference", char_budget=10))
+    assert [pick.skill.id for pick in lone.kept] == ["big"]
