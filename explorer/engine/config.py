@@ -139,6 +139,7 @@ class LoadedConfig:
     sources: dict[str, str]  # field -> where its value came from, for fields not at default
     warnings: tuple[str, ...]
     files: tuple[str, ...]  # the files that were read, lowest precedence first
+    notes: tuple[str, ...] = ()  # things worth knowing that are not problems (ski-only keys)
 
     def pinned(self, name: str) -> bool:
         return name in self.sources
@@ -265,35 +266,119 @@ def user_config_path() -> Path:
     return Path(base) / "skill-explorer" / "config.toml"
 
 
-SKI_CONFIG_PATH = Path("~/.config/ski/config.toml")
 PROJECT_CONFIG_NAME = "skill-explorer.toml"
+
+# The reference router's own config file (skill-inject 0.9.0, src/config.rs FileConfig):
+# the keys it reads. Keys we have as fields take effect; the rest are understood and
+# reported as not used here, with the reason.
+SKI_KEYS: frozenset[str] = frozenset(
+    (
+        "model min_similarity score_margin max_skills char_budget keyword_boost phrase_boost "
+        "roots inject_mode directive_strength deny force context_depth context_weight "
+        "vague_lo vague_hi file_boost project_boost recall_floor high_conf clear_gap "
+        "rerank_top_k rerank_min rerank_margin body_inject_min lexical_min lexical_margin "
+        "telemetry"
+    ).split()
+)
+SKI_ONLY_KEYS: dict[str, str] = {
+    "context_depth": "the conversation window belongs to the session ledger",
+    "context_weight": "the dense context blend is not implemented (off in the reference too)",
+    "vague_lo": "the dense context blend is not implemented (off in the reference too)",
+    "vague_hi": "the dense context blend is not implemented (off in the reference too)",
+    "telemetry": "skill-explorer keeps no telemetry log",
+}
+SKI_LENIENT_CHOICES = ("inject_mode", "directive_strength")  # a bad value keeps the default
+
+
+def ski_config_path() -> Path:
+    """The reference's config file: $XDG_CONFIG_HOME/ski/config.toml (src/paths.rs)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "ski" / "config.toml"
+
+
+def read_ski_config(
+    path: Path, warnings: list[str], notes: list[str] | None = None
+) -> dict[str, Any] | None:
+    """The reference's config.toml as the reference reads it, or None when it is unusable.
+
+    Like the reference (src/config.rs FileConfig::load): a file that is not valid TOML, or
+    whose known keys hold values of the wrong type, is ignored as a whole, with a warning
+    (never silently); an unknown inject_mode or directive_strength keeps the default;
+    keys the reference does not read are ignored. Keys the reference reads but this engine
+    does not use (context_depth, telemetry, ...) go to `notes` with the reason.
+    """
+    try:
+        raw = read_toml(path)
+    except ConfigError as error:
+        warnings.append(f"{error}; the reference's config is ignored")
+        return None
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in SKI_KEYS:
+            continue
+        if key in SKI_ONLY_KEYS and key not in _HINTS:
+            if notes is not None:
+                notes.append(f"{path}: {key} = {value!r} is not used here: {SKI_ONLY_KEYS[key]}")
+            continue
+        if key in SKI_LENIENT_CHOICES and isinstance(value, str):
+            normal = value.strip().lower()
+            if normal not in CHOICES[key]:
+                warnings.append(
+                    f"{path}: {key} = {value!r} is not one of {', '.join(CHOICES[key])}; "
+                    "the default is kept, as the reference does"
+                )
+                continue
+            value = normal
+        try:
+            values[key] = coerce(key, value, str(path))
+        except ConfigError as error:
+            warnings.append(f"{error}; the reference's whole config file is ignored, as it does")
+            return None
+    return values
 
 
 def load_config(
     config_file: str | os.PathLike[str] | None = None,
     assignments: Iterable[str] = (),
     *,
-    use_ski_config: bool = False,
+    use_ski_config: bool = True,
     cwd: str | os.PathLike[str] | None = None,
+    strict: bool = True,
 ) -> LoadedConfig:
-    """Build the effective config from every source, lowest precedence first."""
+    """Build the effective config from every source, lowest precedence first.
+
+    The reference router's `config.toml` is the lowest layer when it exists (turn it off
+    with use_ski_config=False, `--no-ski-config` on the command line). With strict=False
+    (the hook) one of our own files that cannot be used is a warning and is skipped, so a
+    typo never silences the router.
+    """
     config = Config()
     sources: dict[str, str] = {}
     warnings: list[str] = []
+    notes: list[str] = []
     files: list[str] = []
-    layers: list[Path] = []
     if use_ski_config:
-        layers.append(SKI_CONFIG_PATH.expanduser())
-    layers.append(user_config_path())
-    layers.append(Path(cwd or os.getcwd()) / PROJECT_CONFIG_NAME)
-    for path in layers:
-        if path.is_file():
-            config, changed = apply(config, read_toml(path), str(path), warnings)
-            sources.update(changed)
-            files.append(str(path))
+        ski = ski_config_path()
+        if ski.is_file():
+            values = read_ski_config(ski, warnings, notes)
+            if values is not None:
+                config, changed = apply(config, values, str(ski), warnings)
+                sources.update(changed)
+                files.append(str(ski))
+    layers = [user_config_path(), Path(cwd or os.getcwd()) / PROJECT_CONFIG_NAME]
     if config_file is not None:
-        path = Path(config_file)
-        config, changed = apply(config, read_toml(path), str(path), warnings)
+        layers.append(Path(config_file))
+    for position, path in enumerate(layers):
+        explicit = config_file is not None and position == len(layers) - 1
+        if not explicit and not path.is_file():
+            continue
+        try:
+            config, changed = apply(config, read_toml(path), str(path), warnings)
+        except ConfigError as error:
+            if strict:
+                raise
+            warnings.append(f"{error}; this file is ignored")
+            continue
         sources.update(changed)
         files.append(str(path))
     for assignment in assignments:
@@ -302,7 +387,7 @@ def load_config(
             raise ConfigError(f"--set: unknown key {key!r}; known keys: {', '.join(FIELD_NAMES)}")
         config, changed = apply(config, {key: value}, "--set", warnings)
         sources.update(changed)
-    return LoadedConfig(config, sources, tuple(warnings), tuple(files))
+    return LoadedConfig(config, sources, tuple(warnings), tuple(files), tuple(notes))
 
 
 def to_toml(config: Config, only: Iterable[str] | None = None) -> str:

@@ -15,9 +15,9 @@ from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import load_config
 from explorer.engine.models import load_models
 from explorer.engine.pipeline import decide
+from explorer.engine.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
 from explorer.engine.snapshot import build_index
 
-ROOTS_VARIABLE = "SKILL_EXPLORER_ROOTS"
 DEBUG_VARIABLE = "SKILL_EXPLORER_DEBUG"
 CONTROL_PREFIXES = ("<task-notification", "<system-reminder")
 
@@ -31,14 +31,6 @@ def hook_output(context: str) -> dict[str, Any]:
     }
 
 
-def resolve_roots(cli_roots: Sequence[str], config_roots: Sequence[str]) -> list[str]:
-    """--skills, else $SKILL_EXPLORER_ROOTS (colon-separated), else the config's roots."""
-    if cli_roots:
-        return list(cli_roots)
-    from_env = [part for part in os.environ.get(ROOTS_VARIABLE, "").split(os.pathsep) if part]
-    return from_env or [os.path.expanduser(root) for root in config_roots]
-
-
 def run_hook(
     stdin: TextIO,
     stdout: TextIO,
@@ -47,7 +39,7 @@ def run_hook(
     cli_roots: Sequence[str] = (),
     config_file: str | None = None,
     assignments: Sequence[str] = (),
-    use_ski_config: bool = False,
+    use_ski_config: bool = True,
     cache_dir: str | None = None,
 ) -> int:
     """Answer one hook call. Returns 0 whatever happens: a router must never block a prompt."""
@@ -60,23 +52,28 @@ def run_hook(
         if prompt.lstrip().startswith(CONTROL_PREFIXES):
             return _quiet(stderr, debug, "control payload ignored")
         cwd = payload.get("cwd")
+        workdir = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
         loaded = load_config(
-            config_file,
-            assignments,
-            use_ski_config=use_ski_config,
-            cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None,
+            config_file, assignments, use_ski_config=use_ski_config, cwd=workdir, strict=False
         )
+        for message in loaded.warnings:  # a config the user wrote is being ignored: say so
+            print(f"skill-explorer hook: {message}", file=stderr)
         config = loaded.config
-        roots = resolve_roots(cli_roots, config.roots)
+        roots = list(resolve_roots(cli_roots, config.roots, cwd=workdir).roots)
         if not roots:
-            return _quiet(stderr, debug, f"no skill roots (--skills, ${ROOTS_VARIABLE} or roots)")
+            return _quiet(
+                stderr,
+                debug,
+                f"no skill roots (--skills, ${ROOTS_VARIABLE}, ${SKI_ROOTS_VARIABLE}, roots, "
+                "or the default ~/.claude/skills, ~/.claude/plugins, ./.claude/skills)",
+            )
         cache = EmbeddingCache(cache_dir or config.cache_dir or None)
         models = load_models(config, cache)
         index = build_index(roots, config, models, cache)
         # §3.5: the session's working directory feeds the project channel (src/hook.rs)
         decision = decide(prompt, index, config, cwd=cwd if isinstance(cwd, str) else None)
         if debug:
-            for message in (*loaded.warnings, *cache.warnings, *models.warnings):
+            for message in (*cache.warnings, *models.warnings):
                 print(f"skill-explorer hook: {message}", file=stderr)
             print(
                 f"skill-explorer hook: stage={decision.stage} "

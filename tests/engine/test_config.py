@@ -150,11 +150,12 @@ def test_project_file_is_read_from_cwd_argument(env: dict[str, Path]) -> None:
     assert load_config().config.max_skills == 4  # defaults to the process's cwd
 
 
-def test_ski_config_only_on_request_and_lowest(env: dict[str, Path]) -> None:
+def test_ski_config_by_default_and_lowest(env: dict[str, Path], monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env["home"] / ".config"))
     ski = write(ski_file(env), "min_similarity = 0.7\nmax_skills = 1\n")
-    user = write(user_file(env), "max_skills = 3\n")
-    assert load_config().config.min_similarity is None
-    loaded = load_config(use_ski_config=True)
+    user = write(env["home"] / ".config" / "skill-explorer" / "config.toml", "max_skills = 3\n")
+    assert load_config(use_ski_config=False).config.min_similarity is None
+    loaded = load_config()
     assert loaded.config.min_similarity == 0.7
     assert loaded.config.max_skills == 3  # our user file beats the reference's file
     assert loaded.sources == {"min_similarity": str(ski), "max_skills": str(user)}

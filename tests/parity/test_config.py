@@ -6,11 +6,14 @@ AGPL, so nothing here is copied from it.
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config
+from explorer.engine.config import Config, load_config
+from explorer.engine.hook import run_hook
 from explorer.engine.embed import BowEmbedder
 from explorer.engine.inject import (
     FILE_EVIDENCE,
@@ -23,6 +26,7 @@ from explorer.engine.inject import (
 )
 from explorer.engine.inject import build as build_injection
 from explorer.engine.models import CALIBRATION, assemble_models, load_models
+from explorer.engine.roots import resolve_roots
 from explorer.engine.skills import Skill, parse_skill
 from explorer.engine.snapshot import Index, build_index
 from tests.conftest import write_skill
@@ -159,3 +163,93 @@ def test_the_reference_budget_counts_bytes_and_stops_at_the_first_overflow() -> 
     assert [pick.skill.id for pick in built.dropped] == ["mid", "small"]
     lone = build_injection(picks[:1], Config(inject_format="reference", char_budget=10))
     assert [pick.skill.id for pick in lone.kept] == ["big"]
+
+
+# the reference's config.toml and roots (reference: src/config.rs, src/paths.rs) -------
+
+
+@pytest.fixture
+def ski_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    monkeypatch.chdir(tmp_path)
+    (xdg / "ski").mkdir(parents=True)
+    return xdg / "ski" / "config.toml"
+
+
+def test_the_reference_config_is_read_by_default(ski_home: Path) -> None:
+    """reference: src/paths.rs config_path = $XDG_CONFIG_HOME/ski/config.toml."""
+    ski_home.write_text("max_skills = 4\nrerank_min = -1.1\ndeny = ['noisy']\n")
+    loaded = load_config()
+    assert (loaded.config.max_skills, loaded.config.rerank_min) == (4, -1.1)
+    assert loaded.config.deny == ["noisy"] and loaded.files == (str(ski_home),)
+    assert load_config(use_ski_config=False).config.max_skills == 2
+
+
+@pytest.mark.parametrize("text", ["this is not = = toml", 'max_skills = "nope"\nrerank_min = 1.0'])
+def test_a_broken_reference_config_is_ignored_whole_with_a_warning(
+    ski_home: Path, text: str
+) -> None:
+    """reference: src/config.rs FileConfig::load: a file that does not parse (bad TOML, or
+    a value of the wrong type) is ignored as a whole, with a warning on stderr."""
+    ski_home.write_text(text)
+    loaded = load_config()
+    assert loaded.config == Config()
+    (warning,) = loaded.warnings
+    assert str(ski_home) in warning and "ignored" in warning
+
+
+def test_a_bad_inject_mode_keeps_the_default_and_the_rest_applies(ski_home: Path) -> None:
+    """reference: src/config.rs: an unknown inject_mode / directive_strength string is
+    ignored field by field; `directive_strength = "HARD"` is read case-insensitively."""
+    ski_home.write_text('inject_mode = "nonsense"\ndirective_strength = "HARD"\nmax_skills = 3\n')
+    loaded = load_config()
+    assert (loaded.config.inject_mode, loaded.config.directive_strength) == ("directive", "hard")
+    assert loaded.config.max_skills == 3
+    assert any("inject_mode" in warning for warning in loaded.warnings)
+
+
+def test_reference_only_keys_are_understood_and_unknown_ones_ignored(ski_home: Path) -> None:
+    """reference: src/config.rs reads context_depth, context_weight, vague_lo/hi and
+    telemetry (used by features this engine has no part of) and ignores unknown keys."""
+    ski_home.write_text("context_depth = 3\ntelemetry = true\nbogus_key = 1\nproject_boost = 0.0\n")
+    loaded = load_config()
+    assert loaded.warnings == ()
+    assert loaded.config.project_boost == 0.0
+    noted = " ".join(loaded.notes)
+    assert "telemetry" in noted and "bogus_key" not in noted
+
+
+def test_roots_follow_the_reference_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """reference: src/config.rs host_roots: SKI_ROOTS (colon-separated) wins over the
+    file's roots; with nothing set, ~/.claude/skills, ~/.claude/plugins, ./.claude/skills."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    (home / ".claude" / "plugins").mkdir(parents=True)
+    (tmp_path / "proj" / ".claude" / "skills").mkdir(parents=True)
+    found = resolve_roots([], [], cwd=tmp_path / "proj")
+    assert found.source == "defaults"
+    assert found.roots == (
+        str(home / ".claude" / "plugins"),
+        str(tmp_path / "proj" / ".claude" / "skills"),
+    )
+    assert found.looked[0] == str(home / ".claude" / "skills")
+    assert resolve_roots([], ["/from/config"]).roots == ("/from/config",)
+    monkeypatch.setenv("SKI_ROOTS", "/a::/b")
+    assert resolve_roots([], ["/from/config"]).roots == ("/a", "/b")
+    monkeypatch.setenv("SKILL_EXPLORER_ROOTS", "/ours")
+    assert resolve_roots([], []).roots == ("/ours",)
+    assert resolve_roots(["/cli"], []).roots == ("/cli",)
+
+
+def test_the_hook_keeps_routing_past_a_broken_reference_config(
+    ski_home: Path, tmp_path: Path
+) -> None:
+    ski_home.write_text("max_skills = [")
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", PDF)
+    out, err = io.StringIO(), io.StringIO()
+    payload = json.dumps({"prompt": PDF.lower()})
+    run_hook(io.StringIO(payload), out, err, cli_roots=[str(root)], assignments=["model=bow"])
+    assert "pdf" in out.getvalue()
+    assert str(ski_home) in err.getvalue()
