@@ -52,7 +52,8 @@ class Command:
 
 
 def add_common_options(parser: argparse.ArgumentParser, *, skills: bool = True) -> None:
-    """--skills (unless the command takes DIRs), --config, --set, --ski-config, --cache-dir."""
+    """--skills (unless the command takes DIRs), --config, --set, --[no-]ski-config,
+    --cache-dir."""
     if skills:
         parser.add_argument(
             "--skills",
@@ -72,8 +73,17 @@ def add_common_options(parser: argparse.ArgumentParser, *, skills: bool = True) 
     )
     parser.add_argument(
         "--ski-config",
+        dest="ski_config",
         action="store_true",
-        help="also read the reference router's ~/.config/ski/config.toml (lowest file layer)",
+        default=True,
+        help="read the reference router's $XDG_CONFIG_HOME/ski/config.toml when it exists "
+        "(the lowest file layer; the default)",
+    )
+    parser.add_argument(
+        "--no-ski-config",
+        dest="ski_config",
+        action="store_false",
+        help="do not read the reference router's config.toml",
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="where the embedding cache lives")
 

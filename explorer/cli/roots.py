@@ -1,22 +1,25 @@
-"""The skill roots a command works on: the ones named on its command line, else the config's."""
+"""The skill roots a command works on (engine/roots.py gives the order)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from explorer.engine.config import LoadedConfig
+from explorer.engine.roots import resolve_roots
 
 
 def command_roots(args: argparse.Namespace, loaded: LoadedConfig) -> list[str] | None:
-    """--skills DIR or positional DIRs, else `roots` from the config; None after saying so."""
-    roots = list(getattr(args, "skills", None) or getattr(args, "dirs", None) or [])
-    roots = roots or [os.path.expanduser(root) for root in loaded.config.roots]
-    if not roots:
+    """--skills DIR or positional DIRs, else $SKILL_EXPLORER_ROOTS, $SKI_ROOTS, the config's
+    roots, or the reference's default roots that exist; None after saying so."""
+    named = list(getattr(args, "skills", None) or getattr(args, "dirs", None) or [])
+    found = resolve_roots(named, loaded.config.roots)
+    if not found.roots:
+        looked = ", ".join(found.looked)
         print(
-            "skill-explorer: no skills root: pass --skills DIR (or DIR) or set roots in the config",
+            "skill-explorer: no skills root: pass --skills DIR (or DIR), set roots in the "
+            f"config or $SKI_ROOTS; none of the default roots exists ({looked})",
             file=sys.stderr,
         )
         return None
-    return roots
+    return list(found.roots)

@@ -84,8 +84,10 @@ class ExplorerApp(App[None]):
         initial_prompt: str = "",
         show_timings: bool = True,
         cases_path: str | None = None,
+        cwd: str | None = None,
     ) -> None:
         super().__init__()
+        self.cwd = cwd  # the working directory of the project channel (§3.5), like the hook's
         self.roots = [os.path.abspath(root) for root in roots]
         self.config = self.baseline = config
         self.cache_dir = cache_dir
@@ -335,8 +337,10 @@ class ExplorerApp(App[None]):
     # A fixed description: by default Textual would repr the arguments, the Index included.
     @work(thread=True, exclusive=True, group="decide", description="decide")
     def run_decide(self, prompt: str, pinned: str | None, snapshot: Index, config: Config) -> None:
-        decision = decide(prompt, snapshot, config)
-        pinned_decision = decide(pinned, snapshot, config) if pinned is not None else None
+        decision = decide(prompt, snapshot, config, cwd=self.cwd)
+        pinned_decision = (
+            decide(pinned, snapshot, config, cwd=self.cwd) if pinned is not None else None
+        )
         if not get_current_worker().is_cancelled:
             self.call_from_thread(self._show, decision, pinned_decision, snapshot, config)
 

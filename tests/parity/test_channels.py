@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.cli import main
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder
 from explorer.engine.hook import run_hook
@@ -172,3 +173,22 @@ def test_the_hook_reads_cwd_from_stdin(tmp_path: Path) -> None:
 
     assert "uv-development" in hook(str(work))
     assert hook(None) == ""
+
+
+def test_route_and_why_take_cwd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`route`/`why --cwd DIR` give the project channel the directory the hook gets."""
+    index = _project_index(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "uv.lock").write_text("")
+    cosine = route(PROMPT, index).row("uv-development").cosine
+    common = ["--skills", str(tmp_path / "skills"), "--set", "model=bow", "--no-ski-config"]
+    common += ["--set", f"min_similarity={cosine + 0.05}", "--cache-dir", str(tmp_path / "c")]
+    assert main(["route", PROMPT, "--json", "--cwd", str(work), *common]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [item["id"] for item in data["injected"]] == ["uv-development"]
+    assert data["project_terms"] == {"uv-development": "uv"}
+    assert main(["route", PROMPT, "--json", *common]) == 0
+    assert json.loads(capsys.readouterr().out)["injected"] == []
+    assert main(["why", PROMPT, "--cwd", str(work), *common]) == 0
+    assert "proj" in capsys.readouterr().out

@@ -17,6 +17,12 @@ class ExploreCommand(Command):
         parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (default: .)")
         parser.add_argument("--prompt", default="", help="start with this prompt typed")
         parser.add_argument(
+            "--cwd",
+            metavar="DIR",
+            help="the working directory whose manifests feed the project channel "
+            "(as the hook's cwd does; default: none)",
+        )
+        parser.add_argument(
             "--cases",
             metavar="FILE",
             help="labelled cases to re-run on every re-index "
@@ -34,6 +40,7 @@ class ExploreCommand(Command):
             cache_dir=args.cache_dir,
             initial_prompt=args.prompt,
             cases_path=args.cases,
+            cwd=args.cwd,
         )
         app.run()
         return EXIT_OK

@@ -15,6 +15,12 @@ class RouteCommand(Command):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("prompt")
+        parser.add_argument(
+            "--cwd",
+            metavar="DIR",
+            help="the working directory whose manifests feed the project channel "
+            "(as the hook's cwd does; default: none)",
+        )
         parser.add_argument("--json", action="store_true", help="print the full decision as JSON")
         add_common_options(parser)
 
@@ -24,7 +30,7 @@ class RouteCommand(Command):
         engine = library_engine(args, loaded)
         if isinstance(engine, int):
             return engine
-        decision = decide(args.prompt, engine.index, loaded.config)
+        decision = decide(args.prompt, engine.index, loaded.config, cwd=args.cwd)
         if args.json:
             print(decision.to_json())
             return EXIT_OK

@@ -16,6 +16,12 @@ class WhyCommand(Command):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("prompt")
         parser.add_argument(
+            "--cwd",
+            metavar="DIR",
+            help="the working directory whose manifests feed the project channel "
+            "(as the hook's cwd does; default: none)",
+        )
+        parser.add_argument(
             "--skill", metavar="ID", help="explain this skill's terms, even if it lost"
         )
         parser.add_argument(
@@ -33,6 +39,6 @@ class WhyCommand(Command):
         if args.skill and args.skill not in engine.index.positions:
             say(f"no skill with id {args.skill!r}")
             return EXIT_USAGE
-        decision = decide(args.prompt, engine.index, loaded.config)
+        decision = decide(args.prompt, engine.index, loaded.config, cwd=args.cwd)
         print(why_report(decision, engine.index, top=args.top, skill=args.skill))
         return EXIT_OK
