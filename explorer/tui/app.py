@@ -405,13 +405,19 @@ class ExplorerApp(App[None]):
         snapshot, decision = self.snapshot, self.decision
         if snapshot is None or decision is None or skill_id not in snapshot.positions:
             return
+        # The panels live on the main screen: query it, not whichever screen is on top (F2,
+        # F3), and do nothing once it has been torn down (a late event at exit).
+        tabs = self.screen_stack[0].query(TabbedContent) if self.screen_stack else None
+        if not tabs:
+            return
         position = snapshot.positions[skill_id]
         skill = snapshot.skills[position]
-        if self.query_one(TabbedContent).active == "skill-tab":  # only the tab on screen
-            self.query_one(SkillPanel).show(skill, snapshot.built_at, self.findings.get(skill.path))
+        main = self.screen_stack[0]
+        if tabs.first().active == "skill-tab":  # only the tab on screen
+            main.query_one(SkillPanel).show(skill, snapshot.built_at, self.findings.get(skill.path))
         else:
             explain = snapshot.lexical.explain(decision.prompt, position)
-            self.query_one(TermsPanel).show(skill, explain)
+            main.query_one(TermsPanel).show(skill, explain)
 
     # -- thresholds ----------------------------------------------------------------------
 
