@@ -1,0 +1,225 @@
+"""The session ledger: what a conversation already has, so the hook does not repeat itself.
+
+A router that decides each prompt alone re-injects the same skill on every turn. The
+reference router (reference: src/session.rs, src/observe.rs, src/session_start.rs) keeps,
+per `session_id`, which skills are already in context and how they got there:
+
+* **loaded by the model** (it read the SKILL.md or called the Skill tool): never injected
+  again in that session;
+* **recommended by us** at some confidence: injected again only when it newly reaches the
+  high band (one stronger nudge; after a high showing, never);
+* a **compaction** forgets the ledger (re-arm), because the summary lost the skill's text.
+
+It also keeps the recent prompts, which feed the conversation context (`context_depth`).
+
+Where we go further than the reference: every read-modify-write of a session file happens
+under an advisory lock, so concurrent hooks on one session (the host fires them in parallel
+on fast typing; PostToolUse arrives while a prompt is being routed) lose no entry. The
+reference merges on save and leaves a small lost-update window. Writes are atomic (temp
+file + rename); a file that cannot be parsed is moved aside, never silently overwritten;
+and a lock that cannot be had in time fails open, because the hook never blocks a prompt.
+See docs/routing.md, "The session ledger".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+LEDGER_FORMAT = "skill-explorer/session@1"
+LOCK_TIMEOUT_S = 3.0  # far above a ledger update (about a millisecond), far below a hook's limit
+_SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class Source(StrEnum):
+    """Who put a skill into the conversation."""
+
+    RECOMMENDED = "ski"  # we injected it (the reference's name for the value)
+    MODEL = "model"  # the model loaded it itself: the strongest signal
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """How a skill got into context, and the confidence we last showed for it (0 if never)."""
+
+    source: Source
+    confidence: float
+
+
+class SessionVerdict(StrEnum):
+    """The ledger's answer for one skill the cascade would inject."""
+
+    NEW = "new"  # not in the ledger: inject
+    RISEN = "risen_to_high"  # recommended below the high band before, now in it: inject again
+    LOADED = "loaded_by_model"  # the model has it: never again
+    ALREADY = "already_recommended"  # recommended before and not newly high: stay quiet
+
+
+@dataclass(slots=True)
+class Session:
+    """One conversation's ledger and its recent prompts (oldest first)."""
+
+    loaded: dict[str, LedgerEntry] = field(default_factory=dict)
+    recent_prompts: list[str] = field(default_factory=list)
+
+    def verdict(self, skill_id: str, confidence: float, high: float) -> SessionVerdict:
+        """Whether `skill_id`, about to be injected at `confidence`, should be sent again."""
+        entry = self.loaded.get(skill_id)
+        if entry is None:
+            return SessionVerdict.NEW
+        if entry.source is Source.MODEL:
+            return SessionVerdict.LOADED
+        if confidence >= high > entry.confidence:
+            return SessionVerdict.RISEN
+        return SessionVerdict.ALREADY
+
+    def mark_recommended(self, skill_id: str, confidence: float) -> None:
+        """Record an injection; a skill the model loaded stays loaded."""
+        entry = self.loaded.get(skill_id)
+        if entry is None or entry.source is Source.RECOMMENDED:
+            self.loaded[skill_id] = LedgerEntry(Source.RECOMMENDED, confidence)
+
+    def mark_loaded(self, skill_id: str) -> None:
+        """Record that the model loaded the skill itself; keeps the confidence we had shown."""
+        entry = self.loaded.get(skill_id)
+        self.loaded[skill_id] = LedgerEntry(Source.MODEL, entry.confidence if entry else 0.0)
+
+    def push_prompt(self, prompt: str, depth: int) -> None:
+        """Keep the last `depth` distinct prompts; a blank prompt or a resubmit is skipped."""
+        text = prompt.strip()
+        if depth <= 0 or not text or (self.recent_prompts and self.recent_prompts[-1] == text):
+            return
+        self.recent_prompts.append(text)
+        del self.recent_prompts[:-depth]
+
+    def rearm(self) -> None:
+        """Forget everything (after a compaction the summary no longer holds the skills)."""
+        self.loaded.clear()
+        self.recent_prompts.clear()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": LEDGER_FORMAT,
+            "loaded": {
+                skill_id: {"source": entry.source.value, "confidence": entry.confidence}
+                for skill_id, entry in sorted(self.loaded.items())
+            },
+            "recent_prompts": list(self.recent_prompts),
+            "updated": time.time(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Session:
+        """Read our format and the reference's (a bare "ski"/"model" string per skill)."""
+        if not isinstance(data, dict):
+            raise ValueError("a session file holds a JSON object")
+        loaded: dict[str, LedgerEntry] = {}
+        raw_loaded = data.get("loaded", {})
+        if not isinstance(raw_loaded, dict):
+            raise ValueError("'loaded' is not an object")
+        for skill_id, raw in raw_loaded.items():
+            if isinstance(raw, str):
+                loaded[skill_id] = LedgerEntry(Source(raw), 0.0)
+            elif isinstance(raw, dict):
+                confidence = float(raw.get("confidence", 0.0))
+                loaded[skill_id] = LedgerEntry(Source(raw["source"]), confidence)
+            else:
+                raise ValueError(f"ledger entry for {skill_id!r} is neither a string nor an object")
+        prompts = data.get("recent_prompts", [])
+        if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
+            raise ValueError("'recent_prompts' is not a list of strings")
+        return cls(loaded, list(prompts))
+
+
+class LedgerUnavailable(Exception):
+    """The ledger could not be read or locked in time; the caller routes without it."""
+
+
+@dataclass(frozen=True)
+class SessionStore:
+    """Session files under `directory`, one per session id, each updated under a lock."""
+
+    directory: Path
+    lock_timeout_s: float = LOCK_TIMEOUT_S
+
+    def path_for(self, session_id: str) -> Path:
+        """A file name that cannot escape the directory, whatever the host sends as an id."""
+        digest = hashlib.blake2b(session_id.encode("utf-8", "replace"), digest_size=6).hexdigest()
+        readable = _SAFE_ID.sub("_", session_id)[:64]
+        return self.directory / f"{readable}-{digest}.json"
+
+    def load(self, session_id: str) -> Session:
+        """The session as it is now (read under the lock, so never half-written)."""
+        with self._locked(session_id) as path:
+            return self._read(path)
+
+    def update(self, session_id: str, change: Callable[[Session], None]) -> Session:
+        """Read, apply `change`, and write back atomically, all under the session's lock."""
+        with self._locked(session_id) as path:
+            session = self._read(path)
+            change(session)
+            self._write(path, session)
+            return session
+
+    @contextlib.contextmanager
+    def _locked(self, session_id: str) -> Iterator[Path]:
+        path = self.path_for(session_id)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as error:
+            message = f"cannot open the session lock in {self.directory}: {error}"
+            raise LedgerUnavailable(message) from error
+        try:
+            deadline = time.monotonic() + self.lock_timeout_s
+            while True:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as error:
+                    if error.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise LedgerUnavailable(f"cannot lock {path}: {error}") from error
+                    if time.monotonic() > deadline:
+                        raise LedgerUnavailable(
+                            f"{path} stayed locked for {self.lock_timeout_s:.1f} s"
+                        ) from error
+                    time.sleep(0.002)
+            yield path
+        finally:
+            os.close(descriptor)  # closing releases the lock
+
+    def _read(self, path: Path) -> Session:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return Session()
+        except OSError as error:
+            raise LedgerUnavailable(f"cannot read {path}: {error}") from error
+        try:
+            return Session.from_json(json.loads(text))
+        except (ValueError, KeyError, TypeError):
+            # Kept for a human to look at; the conversation goes on with an empty ledger.
+            with contextlib.suppress(OSError):
+                path.rename(path.with_name(f"{path.name}.corrupt-{time.time_ns()}"))
+            return Session()
+
+    def _write(self, path: Path, session: Session) -> None:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
+        try:
+            temporary.write_text(json.dumps(session.to_json(), indent=1), encoding="utf-8")
+            os.replace(temporary, path)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise LedgerUnavailable(f"cannot write {path}: {error}") from error

@@ -1,0 +1,128 @@
+"""The session ledger: dedup rules as the reference has them (src/session.rs), and a store that
+loses nothing under concurrency and survives a corrupt file."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.session import (
+    LedgerEntry,
+    LedgerUnavailable,
+    Session,
+    SessionStore,
+    SessionVerdict,
+    Source,
+)
+
+HIGH = 0.80
+
+
+def test_an_unseen_skill_is_new_at_any_confidence() -> None:
+    assert Session().verdict("pdf", 0.40, HIGH) is SessionVerdict.NEW
+
+
+def test_a_skill_the_model_loaded_is_never_sent_again() -> None:
+    session = Session()
+    session.mark_loaded("pdf")
+    assert session.verdict("pdf", 0.99, HIGH) is SessionVerdict.LOADED
+
+
+def test_a_recommendation_is_repeated_only_when_it_rises_into_the_high_band() -> None:
+    session = Session()
+    session.mark_recommended("pdf", 0.60)
+    assert session.verdict("pdf", 0.70, HIGH) is SessionVerdict.ALREADY
+    assert session.verdict("pdf", 0.85, HIGH) is SessionVerdict.RISEN
+    session.mark_recommended("pdf", 0.85)
+    assert session.verdict("pdf", 0.95, HIGH) is SessionVerdict.ALREADY  # after a high showing
+
+
+def test_a_model_load_is_never_downgraded_and_keeps_the_confidence_shown() -> None:
+    session = Session()
+    session.mark_recommended("pdf", 0.6)
+    session.mark_loaded("pdf")
+    session.mark_recommended("pdf", 0.9)
+    assert session.loaded["pdf"] == LedgerEntry(Source.MODEL, 0.6)
+
+
+def test_recent_prompts_keep_the_last_distinct_turns() -> None:
+    session = Session()
+    for prompt in ["one", "two", "two", "  ", "three", "four"]:
+        session.push_prompt(prompt, depth=3)
+    assert session.recent_prompts == ["two", "three", "four"]
+    session.push_prompt("five", depth=0)  # the feature off writes nothing
+    assert session.recent_prompts == ["two", "three", "four"]
+
+
+def test_rearm_forgets_the_ledger_and_the_turns() -> None:
+    session = Session({"pdf": LedgerEntry(Source.MODEL, 0.0)}, ["one"])
+    session.rearm()
+    assert session == Session()
+
+
+def test_the_store_round_trips_and_reads_the_reference_format(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    store.update("abc", lambda s: s.mark_recommended("pdf", 0.7))
+    assert store.load("abc").loaded == {"pdf": LedgerEntry(Source.RECOMMENDED, 0.7)}
+    legacy = {"loaded": {"xlsx": "model", "docx": {"source": "ski", "confidence": 0.5}}}
+    store.path_for("old").write_text(json.dumps(legacy))
+    assert store.load("old").loaded == {
+        "xlsx": LedgerEntry(Source.MODEL, 0.0),
+        "docx": LedgerEntry(Source.RECOMMENDED, 0.5),
+    }
+
+
+@pytest.mark.parametrize("session_id", ["../../etc/passwd", "/abs/path", "a\x00b", "", "é" * 300])
+def test_any_session_id_stays_inside_the_directory(tmp_path: Path, session_id: str) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    path = store.path_for(session_id)
+    assert path.parent == tmp_path / "sessions"
+    store.update(session_id, lambda s: s.mark_loaded("pdf"))
+    assert store.load(session_id).loaded["pdf"].source is Source.MODEL
+
+
+def test_a_corrupt_file_is_moved_aside_and_the_session_starts_empty(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    store.path_for("s").write_text("{not json")
+    session = store.update("s", lambda s: s.mark_recommended("pdf", 0.9))
+    assert session.loaded == {"pdf": LedgerEntry(Source.RECOMMENDED, 0.9)}
+    kept = [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+    assert len(kept) == 1 and kept[0].read_text() == "{not json"
+
+
+def test_a_lock_held_too_long_fails_open_with_a_reason(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, lock_timeout_s=0.05)
+    store.update("s", lambda s: None)
+    holder = os.open(store.path_for("s").with_suffix(".lock"), os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(LedgerUnavailable, match="stayed locked"):
+            store.update("s", lambda s: s.mark_loaded("pdf"))
+    finally:
+        os.close(holder)
+    assert store.load("s").loaded == {}
+
+
+def _mark_many(directory: str, worker: int, count: int) -> None:
+    store = SessionStore(Path(directory), lock_timeout_s=60.0)
+    for n in range(count):
+        store.update("shared", lambda s, n=n: s.mark_recommended(f"skill-{worker}-{n}", 0.5))
+
+
+def test_concurrent_writers_on_one_session_lose_no_entry(tmp_path: Path) -> None:
+    workers, each = 8, 125  # 1,000 read-modify-writes racing on one file
+    context = multiprocessing.get_context("fork")
+    processes = [
+        context.Process(target=_mark_many, args=(str(tmp_path), w, each)) for w in range(workers)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(120)
+        assert process.exitcode == 0
+    assert len(SessionStore(tmp_path).load("shared").loaded) == workers * each
