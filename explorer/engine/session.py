@@ -18,7 +18,7 @@ on fast typing; PostToolUse arrives while a prompt is being routed) lose no entr
 reference merges on save and leaves a small lost-update window. Writes are atomic (temp
 file + rename); a file that cannot be parsed is moved aside, never silently overwritten;
 and a lock that cannot be had in time fails open, because the hook never blocks a prompt.
-See docs/routing.md, "The session ledger".
+See docs/routing.md, §10.
 """
 
 from __future__ import annotations
