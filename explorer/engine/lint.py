@@ -19,7 +19,7 @@ import numpy as np
 
 from explorer.engine.config import Config
 from explorer.engine.models import assemble_models
-from explorer.engine.skills import Problem, Skill, discover
+from explorer.engine.skills import Problem, Skill, discover, read_skill_bytes
 from explorer.engine.snapshot import Index, index_skills
 from explorer.engine.text import match_tokens, norm_token, tokenize
 
@@ -140,11 +140,10 @@ def _library_path(index: Index, roots: Sequence[str | os.PathLike[str]]) -> str:
 def _key_lines(path: str) -> dict[str, int]:
     """Line of each top-level frontmatter key (line 1 is the opening `---`)."""
     lines: dict[str, int] = {}
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except OSError:
+    data = read_skill_bytes(path)  # regular files only, size-capped: never a FIFO
+    if isinstance(data, Problem):
         return lines
+    text = data.decode("utf-8", errors="replace")
     for number, line in enumerate(text.removeprefix("\ufeff").splitlines()[1:], start=2):
         if line.strip() == "---":
             break

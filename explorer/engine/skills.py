@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,6 +28,14 @@ SKIPPED_DIRS = frozenset(
 )
 BODY_HEAD_LINES = 8
 BODY_HEAD_CHARS = 600
+# The spec caps a description at 1,024 characters and advises a body under 500 lines: a
+# megabyte is generous, and a cap keeps a link to /dev/zero or a huge file from eating memory.
+MAX_SKILL_BYTES = 1 << 20
+# Frontmatter is copied into the parse cache and shown by lint and the explorer. An alias
+# bomb expands to billions of nodes and a 10,000-deep list overflows the stack, so only
+# this much of it is kept; name and description are read before the cut.
+FRONTMATTER_BUDGET = 10_000  # values, plus one per 64 characters of text (see bounded)
+FRONTMATTER_MAX_DEPTH = 16
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,11 @@ def _walk_root(root: str, problems: list[Problem], linked: list[str] | None) -> 
             continue
         for entry in entries:
             if entry.name == SKILL_FILE:
-                if entry.is_dir():
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False  # a symlink loop: load_skill says so, with the path
+                if is_dir:
                     problems.append(Problem(entry.path, "SKILL.md is a directory, not a file"))
                 else:
                     yield entry.path
@@ -200,11 +213,9 @@ def discover(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = N
 
 def load_skill(path: str, memo: SkillMemo | None = None) -> Skill | Problem:
     """Read one SKILL.md; any failure is returned as a Problem, never raised."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        return Problem(path, f"cannot read file: {error.strerror or error}")
+    data = read_skill_bytes(path)
+    if isinstance(data, Problem):
+        return data
     digest = content_hash(data)
     if memo is not None:
         known = memo.recall(path, digest)
@@ -214,6 +225,112 @@ def load_skill(path: str, memo: SkillMemo | None = None) -> Skill | Problem:
     if memo is not None and isinstance(result, Skill):
         memo.remember(result)
     return result
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _not_regular(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    return f"not a regular file ({kind}); not read"
+
+
+def read_skill_bytes(path: str, limit: int = MAX_SKILL_BYTES) -> bytes | Problem:
+    """The bytes of a regular file of at most `limit` bytes, or why not.
+
+    A FIFO would block the reader forever and a device or a huge file would fill memory,
+    so the kind is checked before opening, the open never blocks (O_NONBLOCK), the kind is
+    checked again on the open descriptor (the path may have been swapped in between), and
+    no more than limit + 1 bytes are ever read.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        return Problem(path, _os_reason(error))
+    reason = _not_regular(info.st_mode)
+    if reason:
+        return Problem(path, reason)
+    if info.st_size > limit:
+        return Problem(path, _too_large(info.st_size, limit))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as error:
+        return Problem(path, _os_reason(error))
+    try:
+        reason = _not_regular(os.fstat(fd).st_mode)
+        if reason:
+            return Problem(path, reason)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as error:
+        return Problem(path, _os_reason(error))
+    finally:
+        os.close(fd)
+    if size > limit:
+        return Problem(path, _too_large(size, limit, grew=True))
+    return b"".join(chunks)
+
+
+def _os_reason(error: OSError) -> str:
+    import errno
+
+    if error.errno == errno.ELOOP:
+        return "symlink loop (too many levels of symbolic links); not read"
+    if error.errno == errno.ENOENT:
+        return "cannot read file: no such file (a dangling symlink?)"
+    return f"cannot read file: {error.strerror or error}"
+
+
+def _too_large(size: int, limit: int, *, grew: bool = False) -> str:
+    what = "more than" if grew else f"{size:,} bytes,"
+    return f"file too large ({what} {limit:,} bytes allowed = {limit // (1 << 20)} MB); not read"
+
+
+def bounded(value: Any, budget: list[int], depth: int = 0) -> Any:
+    """A plain copy of parsed YAML that costs at most FRONTMATTER_BUDGET in all.
+
+    Each value costs 1, plus 1 per 64 characters of text. Shared references (YAML
+    aliases) are paid for each time they occur, which is what an expansion would cost, so
+    an alias bomb stops after a few thousand values instead of expanding to billions.
+    Depth is capped before recursing, so deep nesting never reaches Python's stack limit.
+    `budget` is a one-item list, so the caller sees whether anything was cut (it is < 0).
+    """
+    cost = 1 + (len(value) // 64 if isinstance(value, str) else 0)
+    budget[0] -= cost
+    if budget[0] < 0 or depth >= FRONTMATTER_MAX_DEPTH:
+        budget[0] = min(budget[0], -1)
+        return "…"
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if budget[0] < 0:
+                break
+            out[str(key)] = bounded(item, budget, depth + 1)
+        return out
+    if isinstance(value, (list, tuple, set)):
+        items: list[Any] = []
+        for item in value:
+            if budget[0] < 0:
+                break
+            items.append(bounded(item, budget, depth + 1))
+        return items
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return str(value)  # dates and the like: text, as the parse cache keeps them
 
 
 def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Problem:
@@ -275,6 +392,10 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
     not_mapping = False
     try:
         loaded = yaml.load(frontmatter_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except RecursionError:
+        # The pure-Python loader recurses per nesting level; libyaml does not.
+        warnings.append(Problem(path, "frontmatter nested too deeply; recovered by line reader"))
+        frontmatter = lenient_frontmatter(frontmatter_text)
     except yaml.YAMLError as error:
         line = _yaml_error_line(error)
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]
@@ -286,7 +407,16 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
         if loaded is None:
             loaded = {}
         if isinstance(loaded, dict):
-            frontmatter = yaml_read = {str(key): value for key, value in loaded.items()}
+            budget = [FRONTMATTER_BUDGET]
+            frontmatter = yaml_read = bounded(loaded, budget)
+            if budget[0] < 0:
+                warnings.append(
+                    Problem(
+                        path,
+                        "frontmatter too large once YAML aliases are expanded, or nested "
+                        f"deeper than {FRONTMATTER_MAX_DEPTH} levels; only its first part is kept",
+                    )
+                )
         else:
             frontmatter, not_mapping = {}, True
 

@@ -430,10 +430,19 @@ def test_invalid_yaml_in_discovery_keeps_the_skill(tmp_path: Path) -> None:
     assert "invalid YAML" in skill.warnings[0].message
 
 
-def test_five_megabyte_description_loads_in_reasonable_time(tmp_path: Path) -> None:
+def test_five_megabyte_file_is_rejected_as_too_large(tmp_path: Path) -> None:
     description = "Convert documents quickly. " * 200_000  # 5.4 MB
     path = write_skill(tmp_path / "big", skill_text("big", description.strip()))
     assert path.stat().st_size > 5_000_000
+    discovery = discover([tmp_path])
+    assert discovery.skills == ()
+    ((rejected),) = discovery.rejected
+    assert rejected.path == str(path) and "too large" in rejected.message
+
+
+def test_a_megabyte_long_line_loads_in_reasonable_time(tmp_path: Path) -> None:
+    description = "Convert documents quickly. " * 38_000  # 1.0 MB on one line
+    write_skill(tmp_path / "big", skill_text("big", description.strip()))
     start = time.monotonic()
     discovery = discover([tmp_path])
     assert time.monotonic() - start < 20
