@@ -287,12 +287,26 @@ class LiveIndex:
         return index, _diff(previous, index, full)
 
     def _keep_last_good(self, results: dict[str, Skill | Problem]) -> dict[str, Skill | Problem]:
-        """A file that no longer parses keeps serving its last good version, marked stale."""
+        """A file that no longer parses keeps serving its last good version, marked stale.
+
+        Never against a valid file on disk: when another path now holds a skill with the
+        same id (the file was moved, then its old place re-created broken), that file
+        wins and the broken one is reported as it is.
+        """
+        valid_ids = {
+            result.id
+            for result in results.values()
+            if isinstance(result, Skill) and result.stale is None
+        }
         kept = dict(results)
         for path, result in results.items():
             last = self._by_path.get(path)
             if isinstance(result, Problem) and isinstance(last, Skill):
-                kept[path] = dataclasses.replace(last, stale=result)
+                if last.id not in valid_ids:
+                    kept[path] = dataclasses.replace(last, stale=result)
+            elif isinstance(result, Skill) and result.stale is not None:
+                if result.id in valid_ids:  # kept from before; a valid copy has appeared
+                    kept[path] = result.stale
         return kept
 
     # -- watches -------------------------------------------------------------------------

@@ -266,3 +266,37 @@ def test_a_thousand_random_operations_end_equal_to_a_fresh_index(tmp_path: Path)
         )
         assert not any(skill.stale for skill in live.snapshot.skills)
         assert live.failures == []
+
+
+def test_last_good_never_beats_a_valid_file_on_disk(tmp_path: Path) -> None:
+    """mv A/SKILL.md B/SKILL.md, then a broken A/SKILL.md: B is the skill, A is an error."""
+    root = tmp_path / "skills"
+    write(root / "a" / "SKILL.md", skill_text("shared", "Merge and split PDF files."))
+    live = LiveIndex([root], CONFIG, MODELS)  # not started: re-index by hand, no timing
+    (root / "b").mkdir()
+    os.replace(root / "a" / "SKILL.md", root / "b" / "SKILL.md")
+    (root / "a" / "SKILL.md").write_text("", encoding="utf-8")
+    change = live.reindex_now()
+    (skill,) = live.snapshot.skills
+    assert (skill.id, skill.path, skill.stale) == ("shared", str(root / "b" / "SKILL.md"), None)
+    assert [problem.path for problem in change.errors] == [str(root / "a" / "SKILL.md")]
+    assert state(live.snapshot) == state(build_index([root], CONFIG, MODELS))
+    # The incremental path (only the two files touched) ends the same way.
+    write(root / "b" / "SKILL.md", skill_text("shared", "Merge PDF files."))
+    live._reindex(full=False, touched=[str(root / "b" / "SKILL.md")])
+    assert state(live.snapshot) == state(build_index([root], CONFIG, MODELS))
+
+
+def test_a_stale_copy_steps_aside_when_a_valid_one_appears(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    a, b = root / "a" / "SKILL.md", root / "b" / "SKILL.md"
+    write(a, skill_text("shared", "Merge and split PDF files."))
+    live = LiveIndex([root], CONFIG, MODELS)
+    a.write_text("---\nname: shared\n", encoding="utf-8")  # broken: served stale
+    live._reindex(full=False, touched=[str(a)])
+    assert live.snapshot.skills[0].stale is not None
+    write(b, skill_text("shared", "Merge PDF files."))
+    live._reindex(full=False, touched=[str(b)])
+    (skill,) = live.snapshot.skills
+    assert (skill.path, skill.stale) == (str(b), None)
+    assert [problem.path for problem in live.snapshot.rejected] == [str(a)]
