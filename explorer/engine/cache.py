@@ -123,10 +123,22 @@ class EmbeddingCache:
             model,
             hashes,
         )
+        invalid = 0
         for key, blob in rows:
+            if not isinstance(blob, bytes) or len(blob) != dim * 4:
+                continue  # another dimension (or not a vector at all): a miss
             vector = np.frombuffer(blob, dtype=np.float32)
-            if vector.shape == (dim,):
+            # A NaN or infinite value poisons every cosine it enters, silently: such a row
+            # is a miss, so the caller embeds the text again and overwrites it.
+            if np.isfinite(vector).all():
                 found[key] = vector
+            else:
+                invalid += 1
+        if invalid:
+            self.warnings.append(
+                f"embedding cache {self.path}: {invalid} cached vectors held NaN or infinite "
+                "values; rebuilt"
+            )
         return found
 
     def _select_in(self, query: str, first: object, keys: Sequence[str]) -> list[tuple]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -95,6 +96,7 @@ def onnx_session(
         digest_size=10,
     ).hexdigest()
     saved = Path(optimized_dir) / f"{Path(model_path).stem}-{key}.ort.onnx"
+    remove_orphaned_partials(saved.parent)
     if saved.is_file():
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         try:
@@ -113,6 +115,46 @@ def onnx_session(
         partial.unlink(missing_ok=True)
         options.optimized_model_filepath = ""
         return onnxruntime.InferenceSession(model_path, options, providers=providers)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+_PARTIAL_RE = re.compile(r"^.+\.ort\.onnx\.(\d+)\.tmp$")
+
+
+def remove_orphaned_partials(directory: Path) -> list[Path]:
+    """Delete `*.ort.onnx.<pid>.tmp` files whose writer is dead (killed mid-save).
+
+    A live pid keeps its file: that process may still be writing it. Returns what went.
+    """
+    removed: list[Path] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _PARTIAL_RE.match(name)
+        if match and not _pid_alive(int(match.group(1))):
+            path = directory / name
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False  # no such process (or a number no process can have)
+    except PermissionError:
+        return True  # it exists, owned by another user
+    return True
 
 
 class _QueryCache:

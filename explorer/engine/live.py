@@ -304,9 +304,8 @@ class LiveIndex:
             if isinstance(result, Problem) and isinstance(last, Skill):
                 if last.id not in valid_ids:
                     kept[path] = dataclasses.replace(last, stale=result)
-            elif isinstance(result, Skill) and result.stale is not None:
-                if result.id in valid_ids:  # kept from before; a valid copy has appeared
-                    kept[path] = result.stale
+            elif isinstance(result, Skill) and result.stale and result.id in valid_ids:
+                kept[path] = result.stale  # kept from before; a valid copy has appeared
         return kept
 
     # -- watches -------------------------------------------------------------------------

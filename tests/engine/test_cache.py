@@ -169,3 +169,27 @@ def test_a_writer_killed_mid_write_leaves_a_usable_cache(tmp_path: Path) -> None
     assert cache.count() >= 2000 and cache.count() % 200 == 0  # whole transactions only
     _, computed = embed_with_cache(BowEmbedder(), ["after the crash"], cache)
     assert computed == 1 and cache.count(BowEmbedder.identity) == 1
+
+
+def test_nan_and_inf_vectors_are_rebuilt_with_a_warning(tmp_path: Path, make_library) -> None:
+    """A corrupted row once made a skill never inject, silently: values are checked too."""
+    root = make_library({"pdf": "Merge pdf files.", "b": "Spreadsheet formulas.", "c": "Docker."})
+    models = assemble_models(BowEmbedder())
+    first = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
+    with sqlite3.connect(tmp_path / "c" / CACHE_FILE) as connection:
+        rows = connection.execute("SELECT model, text_hash, vector FROM embeddings").fetchall()
+        for (model, key, blob), bad in zip(rows, (np.nan, np.inf), strict=False):
+            vector = np.frombuffer(blob, dtype=np.float32).copy()
+            vector[3] = bad
+            connection.execute(
+                "UPDATE embeddings SET vector = ? WHERE model = ? AND text_hash = ?",
+                (vector.tobytes(), model, key),
+            )
+    cache = EmbeddingCache(tmp_path / "c")
+    second = build_index([root], Config(), models, cache)
+    assert second.embedded == 2
+    assert np.isfinite(second.vectors).all()
+    assert np.array_equal(first.vectors, second.vectors)
+    assert any("2 cached vectors" in warning and "rebuilt" in warning for warning in cache.warnings)
+    third = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
+    assert third.embedded == 0

@@ -116,3 +116,29 @@ def test_optimised_graph_is_saved_reused_and_repaired(tmp_path: Path) -> None:
     saved.write_bytes(b"damaged")
     assert np.allclose(load().embed_documents(["merge pdf files"]), first)
     assert saved.stat().st_size > len(b"damaged")  # optimised afresh
+
+
+def test_partial_graphs_of_dead_processes_are_cleaned(tmp_path: Path) -> None:
+    """A process killed while saving leaves `<name>.ort.onnx.<pid>.tmp` (90 MB for MiniLM)."""
+    import os
+    import subprocess
+    import sys
+
+    model, tokenizer = build_tiny_embedder(tmp_path / "m", VOCAB)
+    saved_dir = tmp_path / "onnx"
+    saved_dir.mkdir()
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = saved_dir / f"model-0123456789abcdef0123.ort.onnx.{int(child.stdout)}.tmp"
+    alive = saved_dir / f"model-0123456789abcdef0123.ort.onnx.{os.getppid()}.tmp"
+    unrelated = saved_dir / "notes.tmp"
+    for path in (dead, alive, unrelated):
+        path.write_bytes(b"partial")
+    OnnxEmbedder(model, tokenizer, name="t", identity="t", optimized_dir=saved_dir)
+    assert not dead.exists()
+    assert alive.exists() and unrelated.exists()  # another process may still be writing it
+    assert len(list(saved_dir.glob("*.ort.onnx"))) == 1

@@ -14,8 +14,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from explorer.engine.cache import CachedSkills, EmbeddingCache
 from explorer.engine.skills import (
     MAX_SKILL_BYTES,
@@ -92,9 +90,7 @@ def test_symlink_to_itself_is_rejected_and_the_rest_is_found(tmp_path: Path) -> 
     os.symlink("SKILL.md", bad)
     discovery = discover([tmp_path / "skills"])
     assert [skill.id for skill in discovery.skills] == ["a-good", "z-good"]
-    assert [(p.path, "symlink loop" in p.message) for p in discovery.rejected] == [
-        (str(bad), True)
-    ]
+    assert [(p.path, "symlink loop" in p.message) for p in discovery.rejected] == [(str(bad), True)]
 
 
 def test_dangling_symlink_is_rejected_with_its_path(tmp_path: Path) -> None:
