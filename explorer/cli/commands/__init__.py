@@ -23,6 +23,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "eval": ("evaluate", "EvalCommand"),
     "calibrate": ("calibrate", "CalibrateCommand"),
     "lint": ("lint", "LintCommand"),
+    "init": ("init", "InitCommand"),
+    "doctor": ("doctor", "DoctorCommand"),
 }
 
 

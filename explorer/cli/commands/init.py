@@ -1,0 +1,61 @@
+"""`init`: wire `skill-explorer hook` into Claude Code's settings.json (merged, backed up)."""
+
+from __future__ import annotations
+
+import argparse
+
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, say
+from explorer.engine.config import LoadedConfig
+
+
+class InitCommand(Command):
+    name = "init"
+    help = "add the UserPromptSubmit hook to .claude/settings.json (merges; keeps a backup)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--user",
+            action="store_true",
+            help="write ~/.claude/settings.json (every project) instead of ./.claude/settings.json",
+        )
+        parser.add_argument(
+            "--skills",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="skills roots for the hook command (default: what the hook finds itself: "
+            "$SKI_ROOTS, roots in the config, ~/.claude/skills, ~/.claude/plugins, "
+            "./.claude/skills)",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print the merged settings, write nothing"
+        )
+
+    def main(self, args: argparse.Namespace) -> int:
+        """No config is needed to write the hook entry."""
+        from explorer.engine.setup import SetupError, hook_command, install_hook, settings_path
+
+        path = settings_path(args.user)
+        try:
+            installed, text = install_hook(path, hook_command(args.skills), dry_run=args.dry_run)
+        except SetupError as error:
+            say(str(error))
+            return EXIT_USAGE
+        except OSError as error:
+            say(f"{path}: cannot write: {error.strerror or error}")
+            return EXIT_USAGE
+        if args.dry_run:
+            print(text, end="")
+            return EXIT_OK
+        if not installed.added:
+            print(f"the hook is already wired in {installed.path}; nothing changed")
+            return EXIT_OK
+        backup = f" (previous file kept as {installed.backup})" if installed.backup else ""
+        print(f"added the UserPromptSubmit hook to {installed.path}{backup}:")
+        print(f"  {installed.command}")
+        print("next: `skill-explorer index` fills the embedding cache; `skill-explorer doctor`")
+        print("      shows the roots, model and config the hook will use")
+        return EXIT_OK
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:  # pragma: no cover
+        raise NotImplementedError  # main() does the work

@@ -1,0 +1,156 @@
+"""`doctor`: what the router will use, read the way the hook reads it, and what is wrong.
+
+Every check is data (a Check with a status and a message), so the command only renders.
+A problem that stops routing is an error; one that weakens it (no reranker, a skill the
+router skips) is a warning; the rest is information.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from explorer.engine.config import LoadedConfig, ski_config_path, user_config_path
+from explorer.engine.roots import resolve_roots
+from explorer.engine.setup import hook_wired, settings_path
+
+OK, INFO, WARNING, ERROR = "ok", "info", "warning", "error"
+
+
+@dataclass(frozen=True)
+class Check:
+    area: str  # config | roots | skills | model | reranker | cache | hook
+    status: str  # ok | info | warning | error
+    message: str
+
+
+@dataclass
+class Report:
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, area: str, status: str, message: str) -> None:
+        self.checks.append(Check(area, status, message))
+
+    @property
+    def errors(self) -> list[Check]:
+        return [check for check in self.checks if check.status == ERROR]
+
+    @property
+    def problems(self) -> list[Check]:
+        return [check for check in self.checks if check.status in (ERROR, WARNING)]
+
+
+def diagnose(
+    loaded: LoadedConfig,
+    cli_roots: Sequence[str] = (),
+    *,
+    cache_dir: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Report:
+    """Look at everything the hook would use, in the order it uses it."""
+    from explorer.engine.cache import EmbeddingCache
+    from explorer.engine.models import load_models
+    from explorer.engine.skills import discover
+
+    report = Report()
+    config = loaded.config
+
+    # config layers, lowest first
+    ski = ski_config_path()
+    considered = [
+        (ski, "the reference router's config"),
+        (user_config_path(), "your user config"),
+        (Path(cwd or os.getcwd()) / "skill-explorer.toml", "this project's config"),
+    ]
+    for path, label in considered:
+        state = "read" if str(path) in loaded.files else "not present"
+        if path.is_file() and str(path) not in loaded.files:
+            state = "present but not read"
+        report.add("config", INFO, f"{label}: {path} ({state})")
+    for path in loaded.files:
+        if path not in {str(item) for item, _ in considered}:
+            report.add("config", INFO, f"--config file: {path} (read)")
+    for name, source in sorted(loaded.sources.items()):
+        report.add("config", INFO, f"{name} = {getattr(config, name)!r} from {source}")
+    for warning in loaded.warnings:
+        report.add("config", WARNING, warning)
+    for note in loaded.notes:
+        report.add("config", INFO, note)
+
+    # roots and skills
+    found = resolve_roots(cli_roots, config.roots, cwd=cwd)
+    if not found.roots:
+        report.add(
+            "roots",
+            ERROR,
+            "no skills root: none of the default roots exists "
+            f"({', '.join(found.looked)}); pass --skills DIR, set roots or $SKI_ROOTS",
+        )
+    for root in found.roots:
+        status = OK if os.path.isdir(root) else ERROR
+        note = "" if status == OK else " (does not exist)"
+        report.add("roots", status, f"{root} from {found.source}{note}")
+    if found.roots:
+        discovery = discover(found.roots)
+        count = len(discovery.skills)
+        report.add(
+            "skills",
+            OK if count else ERROR,
+            f"{count} skills found" if count else "no valid skill under the roots",
+        )
+        for problem in discovery.rejected:
+            report.add("skills", WARNING, f"skipped {problem}")
+        warned = sum(1 for skill in discovery.skills if skill.warnings)
+        if warned:
+            report.add(
+                "skills", INFO, f"{warned} skills route with parse warnings (lint shows them)"
+            )
+
+    # cache, models
+    cache = EmbeddingCache(cache_dir or config.cache_dir or None)
+    cache_state = "usable" if cache.available else "not usable"
+    report.add("cache", OK if cache.available else WARNING, f"{cache.path} ({cache_state})")
+    for warning in cache.warnings:
+        report.add("cache", WARNING, warning)
+    models = load_models(config, cache)
+    status = models.status
+    if models.embedder is None:
+        report.add(
+            "model", ERROR, f"dense model unavailable, cosine channel off: {status.dense_error}"
+        )
+    else:
+        where = f" ({status.dense_path})" if status.dense_path else ""
+        report.add("model", OK, f"dense model {status.dense}{where}")
+    for warning in models.warnings:
+        if models.embedder is not None or "dense model" not in warning:
+            report.add("model", WARNING, warning)
+    calibration = status.calibration
+    report.add(
+        "model",
+        INFO,
+        f"calibration {calibration.min_similarity:.2f} / {calibration.score_margin:.2f} "
+        f"({calibration.source}); pinned values win",
+    )
+    if models.reranker is None:
+        off = config.reranker.strip().lower() in ("off", "none", "")
+        report.add("reranker", INFO if off else WARNING, status.reranker_note)
+    else:
+        report.add("reranker", OK, f"{status.reranker} ({status.reranker_path})")
+
+    # the hook
+    project = settings_path(False, cwd)
+    user = settings_path(True)
+    wired = {path: hook_wired(path) for path in (project, user)}
+    for path, state in wired.items():
+        label = {None: "no settings file", True: "hook wired", False: "hook not wired"}[state]
+        report.add("hook", INFO, f"{path}: {label}")
+    if not any(wired.values()):
+        report.add(
+            "hook",
+            WARNING,
+            "Claude Code does not run skill-explorer's hook here: run `skill-explorer init` "
+            "(or `init --user`)",
+        )
+    return report

@@ -1,0 +1,141 @@
+"""Wiring the hook into Claude Code's `settings.json`: merged, never clobbered, backed up.
+
+`skill-explorer init` adds one `UserPromptSubmit` entry that runs `skill-explorer hook`.
+Everything else in the file is kept as it was (key order included); an entry that already
+runs our hook is left alone, so running init twice changes nothing. A file that is not a
+JSON object, or whose `hooks` has an unexpected shape, is never rewritten: the error says
+what is wrong and where. The previous file is copied to `settings.json.bak` (or `.bak.1`,
+`.bak.2`… when a backup already exists) before it is replaced, atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HOOK_EVENT = "UserPromptSubmit"
+# `…/skill-explorer hook` (quoted or not) or `python -m explorer hook`
+HOOK_RE = re.compile(r"""(skill-explorer['"]?|-m\s+explorer)\s+hook\b""")
+
+
+class SetupError(ValueError):
+    """settings.json cannot be merged safely; the message names the file and the problem."""
+
+
+def hook_command(roots: list[str] | None = None) -> str:
+    """The command Claude Code runs: this installation's program, by absolute path when
+    it can be found, so the hook works whatever PATH the host passes on."""
+    program = shutil.which("skill-explorer")
+    words = [program, "hook"] if program else [sys.executable, "-m", "explorer", "hook"]
+    for root in roots or []:
+        words += ["--skills", os.path.abspath(os.path.expanduser(root))]
+    return shlex.join(words)
+
+
+def runs_our_hook(entry: Any) -> bool:
+    """Whether a settings hook group already runs skill-explorer's hook."""
+    if not isinstance(entry, dict):
+        return False
+    for hook in entry.get("hooks") or []:
+        command = hook.get("command") if isinstance(hook, dict) else None
+        if isinstance(command, str) and HOOK_RE.search(command):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Merge:
+    settings: dict[str, Any]
+    added: bool  # False: the hook was already wired
+
+
+def merge_hook(settings: Any, command: str, path: str = "settings.json") -> Merge:
+    """`settings` with our UserPromptSubmit entry added (a new dict; the input is untouched)."""
+    if not isinstance(settings, dict):
+        raise SetupError(f"{path}: the file must hold a JSON object")
+    merged = json.loads(json.dumps(settings))  # a deep copy that keeps key order
+    hooks = merged.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SetupError(f'{path}: "hooks" must be an object')
+    entries = hooks.setdefault(HOOK_EVENT, [])
+    if not isinstance(entries, list):
+        raise SetupError(f'{path}: "hooks.{HOOK_EVENT}" must be a list')
+    if any(runs_our_hook(entry) for entry in entries):
+        return Merge(settings, False)
+    entries.append({"hooks": [{"type": "command", "command": command}]})
+    return Merge(merged, True)
+
+
+@dataclass(frozen=True)
+class Installed:
+    path: Path
+    added: bool
+    backup: Path | None
+    command: str
+
+
+def settings_path(user: bool, cwd: str | os.PathLike[str] | None = None) -> Path:
+    """`./.claude/settings.json` (the project), or `~/.claude/settings.json` (user-wide)."""
+    base = Path(os.path.expanduser("~")) if user else Path(cwd or os.getcwd())
+    return base / ".claude" / "settings.json"
+
+
+def install_hook(path: Path, command: str, *, dry_run: bool = False) -> tuple[Installed, str]:
+    """Merge the hook into `path`; returns what happened and the resulting text."""
+    existing: Any = {}
+    if path.exists():
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise SetupError(f"{path}: cannot read: {error.strerror}") from error
+        try:
+            existing = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as error:
+            raise SetupError(
+                f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix it first, "
+                "nothing was written"
+            ) from error
+    merge = merge_hook(existing, command, str(path))
+    text = json.dumps(merge.settings, indent=2, ensure_ascii=False) + "\n"
+    if not merge.added or dry_run:
+        return Installed(path, merge.added, None, command), text
+    backup = _backup(path) if path.exists() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return Installed(path, True, backup, command), text
+
+
+def _backup(path: Path) -> Path:
+    candidate = path.with_name(path.name + ".bak")
+    number = 0
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.name}.bak.{number}")
+    shutil.copy2(path, candidate)
+    return candidate
+
+
+def hook_wired(path: Path) -> bool | None:
+    """Whether `path` wires our hook; None when the file is missing or unreadable."""
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    entries = hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
+    return isinstance(entries, list) and any(runs_our_hook(entry) for entry in entries)

@@ -1,0 +1,151 @@
+"""`init` (the hook into settings.json, merged and backed up) and `doctor`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from explorer.cli import main
+from explorer.engine.setup import hook_wired, merge_hook
+from tests.conftest import SAMPLE_SKILLS
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_init_creates_the_settings_file(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "init")
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    (entry,) = settings["hooks"]["UserPromptSubmit"]
+    assert entry["hooks"][0]["type"] == "command"
+    assert entry["hooks"][0]["command"].endswith(" hook")
+    assert code == 0 and "added" in out
+    assert not list((project / ".claude").glob("*.bak*"))
+
+
+def test_init_merges_keeps_everything_and_backs_up(project: Path, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = {
+        "permissions": {"allow": ["Bash(ls)"]},
+        "hooks": {
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo hi"}]}],
+            "PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": "x"}]}],
+        },
+        "model": "opus",
+    }
+    path.write_text(json.dumps(original, indent=4))
+    before = path.read_text()
+    assert run(capsys, "init", "--skills", str(SAMPLE_SKILLS))[0] == 0
+    merged = json.loads(path.read_text())
+    assert list(merged) == ["permissions", "hooks", "model"]  # key order kept
+    assert merged["permissions"] == original["permissions"]
+    assert merged["hooks"]["PostToolUse"] == original["hooks"]["PostToolUse"]
+    first, ours = merged["hooks"]["UserPromptSubmit"]
+    assert first == original["hooks"]["UserPromptSubmit"][0]
+    assert f"--skills {shlex.quote(str(SAMPLE_SKILLS))}" in ours["hooks"][0]["command"]
+    assert (path.parent / "settings.json.bak").read_text() == before
+    # a second run changes nothing and makes no second backup
+    code, out, _ = run(capsys, "init")
+    assert code == 0 and "already wired" in out
+    assert json.loads(path.read_text()) == merged
+    assert not (path.parent / "settings.json.bak.1").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"hooks": []}', '"hooks" must be an object'),
+        ('{"hooks": {"UserPromptSubmit": {}}}', "must be a list"),
+    ],
+)
+def test_init_never_rewrites_a_file_it_cannot_merge(
+    project: Path, capsys, text: str, reason: str
+) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    code, _, err = run(capsys, "init")
+    assert code == 2 and reason in err and str(path) in err
+    assert path.read_text() == text
+    assert not list(path.parent.glob("*.bak*"))
+
+
+def test_init_user_and_dry_run(project: Path, capsys) -> None:
+    home = Path(os.environ["HOME"])
+    code, out, _ = run(capsys, "init", "--user", "--dry-run")
+    assert code == 0 and json.loads(out)["hooks"]["UserPromptSubmit"]
+    assert not (home / ".claude" / "settings.json").exists()
+    assert run(capsys, "init", "--user")[0] == 0
+    assert hook_wired(home / ".claude" / "settings.json") is True
+    assert hook_wired(project / ".claude" / "settings.json") is None
+
+
+def test_the_hook_counts_as_wired_whatever_the_path_looks_like() -> None:
+    for command in (
+        "'/opt/my tools/skill-explorer' hook --skills x",
+        "/usr/bin/python3 -m explorer hook",
+    ):
+        settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{"command": command}]}]}}
+        assert merge_hook(settings, "new").added is False
+    other = {"hooks": {"UserPromptSubmit": [{"hooks": [{"command": "skill-explorer why x"}]}]}}
+    assert merge_hook(other, "new").added is True
+
+
+def test_the_written_command_runs_the_hook(project: Path, capsys) -> None:
+    assert run(capsys, "init", "--skills", str(SAMPLE_SKILLS))[0] == 0
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    payload = json.dumps({"prompt": "merge these report.pdf files", "cwd": str(project)})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        shlex.split(command) + ["--set", "model=bow"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert "pdf" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_doctor_reports_what_the_router_uses(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "doctor", "--skills", str(SAMPLE_SKILLS), "--set", "model=bow")
+    assert code == 0
+    for area in ("config:", "roots:", "skills:", "cache:", "model:", "reranker:", "hook:"):
+        assert area in out
+    assert f"{SAMPLE_SKILLS} from command line" in out
+    assert "dense model bow" in out
+    assert "skill-explorer init" in out  # the hook is not wired in this project
+
+
+def test_doctor_says_what_is_wrong(project: Path, capsys, monkeypatch) -> None:
+    ski = Path(os.environ["XDG_CONFIG_HOME"]) / "ski" / "config.toml"
+    ski.parent.mkdir(parents=True)
+    ski.write_text("max_skills = [")
+    code, out, _ = run(capsys, "doctor", "--set", "model=nope", "--json")
+    checks = json.loads(out)
+    assert code == 1
+    errors = [check["message"] for check in checks if check["status"] == "error"]
+    assert any("no skills root" in message for message in errors)
+    warnings = " ".join(check["message"] for check in checks if check["status"] == "warning")
+    assert str(ski) in warnings and "unknown model 'nope'" in warnings
