@@ -117,7 +117,7 @@ def test_the_written_command_runs_the_hook(project: Path, capsys) -> None:
     payload = json.dumps({"prompt": "merge these report.pdf files", "cwd": str(project)})
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     done = subprocess.run(
-        shlex.split(command) + ["--set", "model=bow"],
+        [*shlex.split(command), "--set", "model=bow"],
         input=payload,
         capture_output=True,
         text=True,
