@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from explorer.engine.calibrate import CalibrationReport
+from explorer.engine.cases import OBSERVE_ONLY
 from explorer.engine.evaluate import HOST_VALUE_PENALTY, CaseResult, Comparison, EvalReport, Rates
 from explorer.engine.lint import SEVERITIES, Finding
 from explorer.report import _table as table
@@ -60,9 +61,15 @@ def eval_text(report: EvalReport, source: str) -> str:
         f"unexpected skill   {report.extra_injects} positives got a skill they did not expect",
         "",
         *table(
-            ["kind", "cases", "passed", "rate"],
+            ["kind", "cases", "passed", "rate", ""],
             [
-                [kind.kind, str(kind.cases), str(kind.passed), _rate(kind.rate)]
+                [
+                    kind.kind,
+                    str(kind.cases),
+                    str(kind.passed),
+                    _rate(kind.rate),
+                    "observe only: not in the figures above" if kind.kind in OBSERVE_ONLY else "",
+                ]
                 for kind in report.by_kind.values()
             ],
             right={1, 2, 3},
@@ -95,6 +102,9 @@ def failure_table(failures: Sequence[CaseResult]) -> list[str]:
             why = failure.gate or "—"
             if failure.injected:
                 why += f"; got {_ids(failure.injected)}"
+        elif result.case.reject:
+            expected, score = f"not {_ids(result.case.reject)}", "—"
+            why = f"injected {_ids(failure.injected)}"
         else:
             expected, score = "(none)", "—"
             why = f"injected {_ids(failure.injected)}"

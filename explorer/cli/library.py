@@ -93,12 +93,13 @@ class Engines:
         return index
 
 
-def load_case_set(path: str) -> CaseSet | None:
-    """The cases file, or None after saying what is wrong with it."""
+def load_case_set(path: str, skill: str | None = None) -> CaseSet | None:
+    """The cases file (a trigger eval set needs the skill it is about), or None after
+    saying what is wrong with it."""
     from explorer.engine.cases import CaseError, load_cases
 
     try:
-        cases = load_cases(path)
+        cases = load_cases(path, skill=skill)
     except CaseError as error:
         say(str(error))
         return None
@@ -115,7 +116,8 @@ def roots_and_cases(
 ) -> tuple[list[str], CaseSet] | None:
     """Both inputs of eval and calibrate, or None after saying what is wrong."""
     roots = command_roots(args, loaded)
-    cases = load_case_set(args.cases) if roots is not None else None
+    skill = getattr(args, "skill", None)
+    cases = load_case_set(args.cases, skill) if roots is not None else None
     return None if roots is None or cases is None else (roots, cases)
 
 

@@ -336,7 +336,7 @@ def knee(cases: Sequence[Case], index: Index, config: Config) -> dict[str, dict[
     positive: list[float] = []
     negative: list[float] = []
     for case in cases:
-        decision = decide(case.prompt, index, config)
+        decision = decide(case.prompt, index, config, context=case.context, cwd=case.cwd or None)
         cosines = decision.channels.cosine
         if case.positive:
             found = [

@@ -7,10 +7,11 @@ every later message (a bad row, a failing case) can point at the line to edit.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,28 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - Python < 3.11 gets the tomli backport
     import tomli as tomllib  # type: ignore[no-redef]
 
-KINDS = ("direct", "indirect", "confusable", "negative")
+# Ours (direct, indirect, confusable, negative), the reference's TSV corpora's (task,
+# followup, distract, borderline; reference: tests/data/README.md and examples/eval.rs) and
+# skill-creator's trigger evals (should-trigger / should-not-trigger, one skill each).
+SHOULD_TRIGGER, SHOULD_NOT_TRIGGER = "should-trigger", "should-not-trigger"
+KINDS = (
+    "direct",
+    "indirect",
+    "task",
+    "followup",
+    "distract",
+    "confusable",
+    "negative",
+    "borderline",
+    SHOULD_TRIGGER,
+    SHOULD_NOT_TRIGGER,
+)
+# Observed and reported, never counted in the headline figures (the reference's rule for
+# `borderline`: a prompt that plausibly matches a skill, but need not).
+OBSERVE_ONLY = frozenset({"borderline"})
 SPLITS = ("train", "validation")
 NONE_MARK = "(none)"  # the TSV format's expected id for a negative
-TOML_KEYS = frozenset({"prompt", "expect", "kind", "note", "split"})
+TOML_KEYS = frozenset({"prompt", "expect", "kind", "note", "split", "context", "cwd"})
 _CASE_HEADER_RE = re.compile(r"^\s*\[\[\s*case\s*\]\]\s*(?:#.*)?$")
 
 
@@ -41,10 +60,17 @@ class Case:
     split: str | None = None
     source: str = ""
     line: int | None = None
+    context: tuple[str, ...] = ()  # earlier prompts of the conversation, oldest first
+    cwd: str = ""  # the working directory for the project channel (§3.5); "" = none
+    reject: tuple[str, ...] = ()  # skills that must not be injected (should-not-trigger)
 
     @property
     def positive(self) -> bool:
         return bool(self.expect)
+
+    @property
+    def observe_only(self) -> bool:
+        return self.kind in OBSERVE_ONLY
 
     @property
     def where(self) -> str:
@@ -59,6 +85,9 @@ class Case:
             "split": self.split,
             "source": self.source,
             "line": self.line,
+            "context": list(self.context),
+            "cwd": self.cwd,
+            "reject": list(self.reject),
         }
 
 
@@ -74,8 +103,9 @@ class CaseSet:
         return len(self.cases)
 
 
-def load_cases(path: str | os.PathLike[str]) -> CaseSet:
-    """Read a cases file: `.toml` as TOML, `.tsv`/`.txt` as the reference's TSV, else sniff."""
+def load_cases(path: str | os.PathLike[str], *, skill: str | None = None) -> CaseSet:
+    """Read a cases file: `.toml` as TOML, `.tsv`/`.txt` as the reference's TSV, `.json` as
+    a skill-creator trigger eval set for `skill`, else sniff."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -84,6 +114,10 @@ def load_cases(path: str | os.PathLike[str]) -> CaseSet:
     except UnicodeDecodeError as error:
         raise CaseError(f"{file}: not UTF-8 text (byte {error.start})") from error
     suffix = file.suffix.lower()
+    if suffix == ".json" or (suffix not in (".toml", ".tsv", ".txt") and text.lstrip()[:1] in "[{"):
+        return parse_trigger_evals(text, str(file), skill)
+    if skill is not None:
+        raise CaseError(f"{file}: --skill is for skill-creator trigger eval sets (.json)")
     if suffix == ".toml":
         return parse_toml_cases(text, str(file))
     if suffix in (".tsv", ".txt"):
@@ -144,11 +178,22 @@ def _case_from_table(
     split = table.get("split")
     if split is not None and split not in SPLITS:
         raise CaseError(f"{where}: split = {split!r}; expected one of {', '.join(SPLITS)}")
-    return _checked(prompt, expect, kind, note, split, source, line)
+    context = table.get("context", [])
+    if isinstance(context, str):
+        context = [context]
+    if not isinstance(context, list) or not all(isinstance(item, str) for item in context):
+        raise CaseError(f"{where}: 'context' must be a list of earlier prompts")
+    cwd = table.get("cwd", "")
+    if not isinstance(cwd, str):
+        raise CaseError(f"{where}: 'cwd' must be a directory path")
+    case = _checked(prompt, expect, kind, note, split, source, line)
+    return replace(case, context=tuple(context), cwd=cwd)
 
 
 def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
-    """The reference router's format: `expected-id TAB kind TAB prompt`, one case a line.
+    """The reference router's format: `expected-id TAB kind TAB prompt`, one case a line,
+    with two optional columns (reference: tests/data/README.md, examples/eval.rs): the
+    earlier turns, oldest first, separated by `|`, and a working directory.
 
     `(none)` marks a negative, several ids are comma-separated, `#` starts a comment
     line, blank lines are skipped. TSV has no split column: every case gets split None.
@@ -158,13 +203,15 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
         line = raw.rstrip("\r\n")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        fields = line.split("\t", 2)
+        fields = line.split("\t", 4)
         if len(fields) < 3:
             raise CaseError(
                 f"{source}:{number}: expected 3 tab-separated fields "
                 f"(expected-id, kind, prompt), found {len(fields)}"
             )
-        ids_field, kind, prompt = (field.strip() for field in fields)
+        ids_field, kind, prompt = (field.strip() for field in fields[:3])
+        context = tuple(turn.strip() for turn in (fields[3] if len(fields) > 3 else "").split("|"))
+        cwd = fields[4].strip() if len(fields) > 4 else ""
         if not ids_field:
             raise CaseError(f"{source}:{number}: empty expected id (use {NONE_MARK} for none)")
         if not prompt:
@@ -175,8 +222,60 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
             expect = [part.strip() for part in ids_field.split(",")]
             if not all(expect):
                 raise CaseError(f"{source}:{number}: empty id in {ids_field!r}")
-        cases.append(_checked(prompt, expect, kind, "", None, source, number))
+        case = _checked(prompt, expect, kind, "", None, source, number)
+        cases.append(replace(case, context=tuple(turn for turn in context if turn), cwd=cwd))
     return CaseSet(tuple(cases), tuple(_duplicate_warnings(cases)), source)
+
+
+def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = None) -> CaseSet:
+    """A trigger eval set as Anthropic's skill-creator has authors write it: a JSON list of
+    `{"query": ..., "should_trigger": true|false}` for one skill (given as `skill`).
+
+    A should-trigger query passes when the skill is injected; a should-not-trigger one
+    when it is not (other skills may be).
+    """
+    if not skill:
+        raise CaseError(f"{source}: a trigger eval set is about one skill: pass --skill ID")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CaseError(f"{source}:{error.lineno}: invalid JSON ({error.msg})") from error
+    if isinstance(data, dict):  # tolerate {"queries": [...]} / {"evals": [...]}
+        data = data.get("queries", data.get("evals"))
+    if not isinstance(data, list):
+        raise CaseError(f'{source}: expected a list of {{"query": ..., "should_trigger": ...}}')
+    lines = _json_item_lines(text)
+    cases: list[Case] = []
+    warnings: list[str] = []
+    for position, item in enumerate(data):
+        line = lines[position] if position < len(lines) else None
+        where = f"{source}:{line}" if line else f"{source} item {position + 1}"
+        if not isinstance(item, dict):
+            raise CaseError(f"{where}: each item must be an object with query and should_trigger")
+        query, trigger = item.get("query"), item.get("should_trigger")
+        if not isinstance(query, str) or not query.strip():
+            raise CaseError(f"{where}: 'query' is missing or empty")
+        if not isinstance(trigger, bool):
+            raise CaseError(f"{where}: 'should_trigger' must be true or false")
+        for key in sorted(set(item) - {"query", "should_trigger"}):
+            warnings.append(f"{where}: key {key!r} ignored")
+        kind = SHOULD_TRIGGER if trigger else SHOULD_NOT_TRIGGER
+        cases.append(
+            Case(
+                prompt=query.strip(),
+                expect=(skill,) if trigger else (),
+                kind=kind,
+                source=source,
+                line=line,
+                reject=() if trigger else (skill,),
+            )
+        )
+    return CaseSet(tuple(cases), tuple(warnings + _duplicate_warnings(cases)), source)
+
+
+def _json_item_lines(text: str) -> list[int]:
+    """The line of each `"query"` key, in order: where each item of the list starts."""
+    return [number for number, line in enumerate(text.splitlines(), 1) if '"query"' in line]
 
 
 def _checked(
@@ -195,7 +294,7 @@ def _checked(
         raise CaseError(f"{where}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     if kind == "negative" and ids:
         raise CaseError(f"{where}: a negative case expects no skill, got {', '.join(ids)}")
-    if kind != "negative" and not ids:
+    if kind not in ("negative", SHOULD_NOT_TRIGGER) and not ids:
         raise CaseError(f"{where}: a {kind} case needs at least one expected skill id")
     return Case(prompt, ids, kind, note, split, source, line)
 

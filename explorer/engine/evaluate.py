@@ -39,9 +39,14 @@ TUNED_FIELDS = (
 
 
 def passes(case: Case, injected: Iterable[str]) -> bool:
-    """A positive passes when any expected id is injected; a negative when nothing is."""
+    """A positive passes when any expected id is injected; a negative when nothing is; a
+    should-not-trigger case when none of its rejected skills is."""
     chosen = set(injected)
-    return bool(chosen & set(case.expect)) if case.positive else not chosen
+    if case.positive:
+        return bool(chosen & set(case.expect))
+    if case.reject:
+        return not chosen & set(case.reject)
+    return not chosen
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ def rates(cases: Sequence[Case], injected: Sequence[Iterable[str]]) -> Rates:
     """Headline figures from each case's injected ids (the calibration sweep's fast path)."""
     positives = hits = negatives = false_injects = 0
     for case, chosen in zip(cases, injected, strict=True):
+        if case.observe_only:
+            continue  # reported by kind, never in the headline (reference: examples/eval.rs)
         ok = passes(case, chosen)
         if case.positive:
             positives += 1
@@ -141,7 +148,10 @@ class EvalReport:
 
     @property
     def failures(self) -> tuple[CaseResult, ...]:
-        return tuple(result for result in self.results if not result.passed)
+        """Failed cases that count (observe-only kinds are in by_kind, not here)."""
+        return tuple(
+            result for result in self.results if not result.passed and not result.case.observe_only
+        )
 
     def metric(self, name: str) -> float | None:
         """A headline metric by its JSON name (recall, false_inject_rate, host_value, ...)."""
@@ -188,13 +198,22 @@ def _result_dict(result: CaseResult) -> dict[str, Any]:
 METRIC_NAMES = ("recall", "false_inject_rate", "host_value", "recall_at_k", "top1")
 
 
-def evaluate(cases: Iterable[Case], index: Index, config: Config, *, label: str = "") -> EvalReport:
-    """`decide()` every case (§5, the one cascade) and gather metrics and failures."""
+def evaluate(
+    cases: Iterable[Case],
+    index: Index,
+    config: Config,
+    *,
+    label: str = "",
+    cwd: str | None = None,
+) -> EvalReport:
+    """`decide()` every case (§5, the one cascade) and gather metrics and failures.
+
+    A case's own cwd (the TSV's 5th column) wins over `cwd`, the session's directory."""
     case_list = list(cases)
     results: list[CaseResult] = []
     for case in case_list:
         started = time.perf_counter()
-        decision = decide(case.prompt, index, config)
+        decision = decide(case.prompt, index, config, context=case.context, cwd=case.cwd or cwd)
         elapsed = (time.perf_counter() - started) * 1000
         results.append(case_result(case, decision, elapsed))
     return report_from(results, index, config, label=label)
@@ -252,7 +271,7 @@ def report_from(
     cases = [result.case for result in results]
     headline = rates(cases, [result.injected for result in results])
     k = max(config.rerank_top_k, 1)
-    positives = [result for result in results if result.case.positive]
+    positives = [r for r in results if r.case.positive and not r.case.observe_only]
     at_k = sum(1 for r in positives if r.expected_rank is not None and r.expected_rank <= k)
     top1 = sum(1 for r in positives if r.expected_rank == 1)
     by_kind: dict[str, KindRates] = {}
@@ -267,7 +286,8 @@ def report_from(
         p95_ms=float(np.percentile(times, 95)) if len(times) else 0.0,
         total_ms=float(times.sum()),
     )
-    unknown = sorted({skill for case in cases for skill in case.expect} - set(index.ids))
+    named = {skill for case in cases for skill in (*case.expect, *case.reject)}
+    unknown = sorted(named - set(index.ids))
     warnings = tuple(
         f"expected skill {skill!r} is not in the library; its cases cannot pass"
         for skill in unknown

@@ -85,6 +85,7 @@ class ExplorerApp(App[None]):
         show_timings: bool = True,
         cases_path: str | None = None,
         cwd: str | None = None,
+        cases_skill: str | None = None,
     ) -> None:
         super().__init__()
         self.cwd = cwd  # the working directory of the project channel (§3.5), like the hook's
@@ -95,6 +96,7 @@ class ExplorerApp(App[None]):
         self.initial_prompt = initial_prompt
         self.show_timings = show_timings  # off for stable screenshots in tests
         self.cases_path = cases_path or _default_cases(self.roots)
+        self.cases_skill = cases_skill  # the skill a skill-creator trigger eval set is about
         self.cases_report: EvalReport | None = None
         self._comparison: Comparison | None = None
         self.findings: dict[str, list[str]] = {}  # SKILL.md path -> lint findings
@@ -190,7 +192,8 @@ class ExplorerApp(App[None]):
         report, problem = None, None
         if self.cases_path:
             try:
-                report = evaluate(load_cases(self.cases_path).cases, snapshot, config)
+                cases = load_cases(self.cases_path, skill=self.cases_skill).cases
+                report = evaluate(cases, snapshot, config, cwd=self.cwd)
             except CaseError as error:
                 problem = str(error)
         if not get_current_worker().is_cancelled:

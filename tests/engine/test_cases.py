@@ -119,8 +119,10 @@ def test_tsv_cases_follow_the_reference_format() -> None:
             4,
             None,
         ),
-        ((), "negative", "banana bread\twith a tab inside", 5, None),
+        ((), "negative", "banana bread", 5, None),
     ]
+    # a 4th column holds earlier turns (reference: examples/eval.rs)
+    assert cases.cases[2].context == ("with a tab inside",)
 
 
 @pytest.mark.parametrize(

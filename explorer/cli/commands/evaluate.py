@@ -47,13 +47,25 @@ class EvalCommand(Command):
     name = "eval"
     help = "run labelled cases through the router: recall, false injections, failures"
     description = (
-        "Route every case of a cases file (TOML, or the reference's TSV) and "
+        "Route every case of a cases file (TOML, the reference's TSV, or a skill-creator "
+        "trigger eval set) and "
         "report recall, false-inject rate, host value, stage-1 recall@k, a breakdown by kind, "
         "every failure with the gate that caused it, and timings."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("cases", metavar="CASES", help="cases file (.toml, or .tsv)")
+        parser.add_argument(
+            "cases",
+            metavar="CASES",
+            help="cases file: .toml, the reference's .tsv (all kinds, context and cwd "
+            "columns), or a skill-creator trigger eval set .json (with --skill)",
+        )
+        parser.add_argument(
+            "--skill",
+            metavar="ID",
+            help="the skill a skill-creator trigger eval set is about "
+            '([{"query": ..., "should_trigger": true|false}])',
+        )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument(
             "--min-recall", type=fraction, metavar="X", help="exit 1 when recall is below X"

@@ -26,7 +26,11 @@ class ExploreCommand(Command):
             "--cases",
             metavar="FILE",
             help="labelled cases to re-run on every re-index "
-            "(default: DIR/cases.toml when it exists)",
+            "(default: DIR/cases.toml when it exists); a skill-creator trigger eval set "
+            ".json needs --skill",
+        )
+        parser.add_argument(
+            "--skill", metavar="ID", help="the skill a trigger eval set (--cases X.json) is about"
         )
         add_common_options(parser, skills=False)
 
@@ -41,6 +45,7 @@ class ExploreCommand(Command):
             initial_prompt=args.prompt,
             cases_path=args.cases,
             cwd=args.cwd,
+            cases_skill=args.skill,
         )
         app.run()
         return EXIT_OK
