@@ -1,0 +1,1 @@
+"""Benchmarks: labelled routing data over real skill libraries (see benchmarks/data/README.md)."""
