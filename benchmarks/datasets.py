@@ -16,12 +16,13 @@ training script) agrees on them:
 
 The 2,289-skill openclaw library is stored as the `skills.jsonl` it was published as
 (`name` and `description` only); `materialise_jsonl` writes it out as SKILL.md
-directories so the engine reads it like any other root.
+directories so the engine reads it like any other root. `benchmarks/libraries.toml` is
+the same table in the form `calibrate --by-library`, `eval --by-library` and
+`bench --only quality` read.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.engine.cases import Case, load_cases
+from explorer.engine.libraries import materialise_jsonl as engine_materialise
 
 BENCHMARKS = Path(__file__).resolve().parent
 LIBRARIES_DIR = BENCHMARKS / "libraries"
@@ -112,30 +114,12 @@ def load_labelled(path: str | os.PathLike[str]) -> list[tuple[Case, str]]:
 def materialise_jsonl(jsonl: str | os.PathLike[str], destination: str | os.PathLike[str]) -> Path:
     """Write each `{"name", "description"}` line as `<destination>/<NNNN>-<slug>/SKILL.md`.
 
-    The directory's number is the line's, so discovery walks the skills in file order and,
-    where two lines share a name, the engine keeps the first (its rule: first path wins).
-    The skill id is whatever the engine derives from the frontmatter `name`, unchanged:
-    non-slug names such as "PDF Merge & Split" stay ids. Values are written as JSON
-    strings, which YAML reads as double-quoted scalars, so any text survives.
+    The engine's own writer (`explorer.engine.libraries`), so `eval --by-library`,
+    `calibrate` and these helpers route the very same files. The directory's number is the
+    line's, so of two lines with the same name the first wins (first path wins), and the id
+    is the `name` unchanged: non-slug names such as "PDF Merge & Split" stay ids.
     """
-    target = Path(destination)
-    target.mkdir(parents=True, exist_ok=True)
-    lines = Path(jsonl).read_text(encoding="utf-8").splitlines()
-    width = len(str(len(lines)))
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        slug = re.sub(r"[^a-z0-9]+", "-", str(record["name"]).lower()).strip("-")[:60] or "skill"
-        directory = target / f"{number:0{width}d}-{slug}"
-        directory.mkdir(exist_ok=True)
-        name = json.dumps(str(record["name"]), ensure_ascii=False)
-        description = json.dumps(str(record["description"]), ensure_ascii=False)
-        body = f"# {record['name']}\n"
-        (directory / "SKILL.md").write_text(
-            f"---\nname: {name}\ndescription: {description}\n---\n{body}", encoding="utf-8"
-        )
-    return target
+    return engine_materialise(jsonl, destination)
 
 
 @contextmanager

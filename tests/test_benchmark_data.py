@@ -217,3 +217,20 @@ def test_libraries_table_is_consistent() -> None:
         assert isinstance(library, Library)
         for root in library.roots:
             assert (LIBRARIES_DIR / root).is_dir()
+
+
+def test_manifest_names_the_same_libraries_and_files() -> None:
+    """benchmarks/libraries.toml (read by calibrate/eval/bench) and LIBRARIES agree."""
+    from explorer.engine.libraries import read_manifest
+
+    specs = {spec.name: spec for spec in read_manifest(LIBRARIES_DIR.parent / "libraries.toml")}
+    assert set(specs) == set(LIBRARIES)
+    for name, library in LIBRARIES.items():
+        spec = specs[name]
+        roots = [Path(root).resolve() for root in spec.roots]
+        if library.jsonl:
+            assert roots == [OPENCLAW_JSONL.resolve()]
+        else:
+            assert roots == [(LIBRARIES_DIR / root).resolve() for root in library.roots]
+        assert Path(spec.train or "").resolve() == library.cases_file("train").resolve()
+        assert Path(spec.validation or "").resolve() == library.cases_file("val").resolve()
