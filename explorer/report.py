@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.engine.decision import Decision, Gate, Row
+from explorer.engine.decision import Decision, Gate, Row, Verdict
 from explorer.engine.snapshot import Index
 
 
@@ -77,7 +77,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
         [
             str(row.rank),
             row.id,
-            row.verdict.upper() if row.verdict == "inject" else row.verdict,
+            row.verdict.upper() if row.verdict is Verdict.INJECT else row.verdict,
             f"{row.score:.3f}",
             f"{row.cosine:.3f}",
             f"{row.keyword:.2f}",

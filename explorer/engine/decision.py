@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
@@ -17,16 +18,83 @@ from explorer.engine.rerank import sigmoid
 
 SCHEMA = "skill-explorer/decision@1"
 
-# The stage that decided (§5). "blank" and "empty" mean the cascade had nothing to do.
-STAGES = ("blank", "empty", "lexical", "rerank", "cosine")
-INJECT = "inject"
+# The vocabulary of a decision. Each enum is a str, so the JSON (and any code that still
+# compares with a plain string) sees exactly the values the schema has always had.
 
 
-@dataclass(frozen=True)
+class Stage(StrEnum):
+    """The stage that decided (§5); BLANK and EMPTY: the cascade had nothing to do."""
+
+    BLANK = "blank"
+    EMPTY = "empty"
+    LEXICAL = "lexical"
+    RERANK = "rerank"
+    COSINE = "cosine"
+
+
+class GateName(StrEnum):
+    """The gates, in the order the cascade runs them (those that do not apply are absent)."""
+
+    KEYWORD_GUARD = "keyword_guard"  # §9, only when a keyword guard is on
+    CONFIDENT_WINNER = "confident_winner"  # §5.1
+    LEXICAL_DOMINANCE = "lexical_dominance"  # §5.2
+    RECALL_FLOOR = "recall_floor"  # §5.3
+    RERANKER = "reranker"  # §5.4
+    AGREEMENT_FLOOR = "agreement_floor"  # §5.4
+    RERANK_MIN = "rerank_min"  # §5.4
+    RERANK_MARGIN = "rerank_margin"  # §5.4
+    MIN_SIMILARITY = "min_similarity"  # §5.5
+    SCORE_MARGIN = "score_margin"  # §5.5
+    FORCE = "force"  # §5.5
+    INVOKED = "invoked"  # §5.6
+    DENY = "deny"  # §5.6
+    MAX_SKILLS = "max_skills"  # §5.6
+    BODY_INJECT = "body_inject"  # §5.7
+    CHAR_BUDGET = "char_budget"  # §5.6
+
+
+class Verdict(StrEnum):
+    """What became of one skill: INJECT, or the reason (mostly a gate) that dropped it."""
+
+    INJECT = "inject"
+    BLANK_PROMPT = "blank_prompt"  # the prompt was blank: nothing was routed
+    EMPTY = "empty"  # never on a row (an empty library has none); kept for the stage's name
+    LEXICAL_DOMINANCE = "lexical_dominance"  # another skill won the lexical fast path
+    RERANK_TOP_K = "rerank_top_k"  # not among the reranker's candidates
+    AGREEMENT_FLOOR = "agreement_floor"
+    RERANK_MIN = "rerank_min"
+    RERANK_MARGIN = "rerank_margin"
+    MIN_SIMILARITY = "min_similarity"
+    SCORE_MARGIN = "score_margin"
+    INVOKED = "invoked"
+    DENY = "deny"
+    MAX_SKILLS = "max_skills"
+    CHAR_BUDGET = "char_budget"
+
+
+class Band(StrEnum):
+    """How sure an injection is (§5.7)."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class InjectionMode(StrEnum):
+    """What an injection carries: the description, or the body for a lone confident pick."""
+
+    DESCRIPTION = "description"
+    BODY = "body"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Gate:
-    """One gate of the cascade, in order: its inputs, its thresholds and its outcome."""
+    """One gate of the cascade, in order: its inputs, its thresholds and its outcome.
 
-    name: str
+    Keyword-only: `passed` and `skipped` are two booleans that must never be swapped.
+    """
+
+    name: GateName
     section: str  # the spec section it implements
     passed: bool
     skipped: bool = False
@@ -35,16 +103,16 @@ class Gate:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Injection:
     id: str
     confidence: float
-    band: str  # high | medium | low (§5.7)
-    mode: str  # "description", or "body" for a lone confident pick (§5.7)
+    band: Band
+    mode: InjectionMode
     path: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     """One skill's line in the trace: every channel, and the gate that kept or dropped it."""
 
@@ -65,7 +133,7 @@ class Row:
     matched_terms: int
     query_terms: int
     jaccard: float
-    verdict: str  # INJECT, or the name of the gate that dropped it
+    verdict: Verdict
     path: str
     bm25_fused: float = 0.0  # bm25_weight * bm25_norm, the §9 fused channel (0 = reference)
 
@@ -100,13 +168,13 @@ class Decision:
         self,
         *,
         prompt: str,
-        stage: str,
+        stage: Stage,
         injected: tuple[Injection, ...],
         text: str,
         gates: tuple[Gate, ...],
         channels: Channels,
-        verdicts: dict[int, str],
-        default_verdict: str,
+        verdicts: dict[int, Verdict],
+        default_verdict: Verdict,
         rerank: dict[int, float],
         pool: dict[int, str],
         timings_ms: dict[str, float],
@@ -140,10 +208,10 @@ class Decision:
     def injected_ids(self) -> tuple[str, ...]:
         return tuple(item.id for item in self.injected)
 
-    def gate(self, name: str) -> Gate:
+    def gate(self, name: GateName) -> Gate:
         return next(gate for gate in self.gates if gate.name == name)
 
-    def verdict(self, index: int) -> str:
+    def verdict(self, index: int) -> Verdict:
         return self._verdicts.get(index, self._default_verdict)
 
     @cached_property

@@ -16,7 +16,7 @@ import numpy as np
 
 from explorer.engine.cases import KINDS, Case
 from explorer.engine.config import Config
-from explorer.engine.decision import Decision, Row
+from explorer.engine.decision import Decision, Row, Stage, Verdict
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import resolve
 from explorer.engine.snapshot import Index
@@ -87,8 +87,8 @@ class Failure:
     """Why one case failed: where the cascade decided and which gate is to blame."""
 
     reason: str  # "missed" (a positive) or "false_inject" (a negative)
-    stage: str  # the stage that decided (§5): cosine, lexical, rerank, ...
-    gate: str | None  # missed: the expected skill's verdict; false_inject: None
+    stage: Stage  # the stage that decided (§5)
+    gate: Verdict | str | None  # missed: the expected skill's verdict (or NOT_IN_LIBRARY)
     expected: str | None  # the best-ranked expected skill (missed)
     expected_rank: int | None
     expected_score: float | None
@@ -104,7 +104,7 @@ class CaseResult:
     case: Case
     injected: tuple[str, ...]
     passed: bool
-    stage: str
+    stage: Stage
     expected_rank: int | None  # best stage-1 rank of an expected skill (positives)
     top: str | None  # the stage-1 winner by hybrid score
     extra: tuple[str, ...]  # on a positive: injected ids that were not expected

@@ -39,6 +39,7 @@ import numpy as np
 from explorer.engine.calibrate import memoised
 from explorer.engine.cases import Case
 from explorer.engine.config import Config
+from explorer.engine.decision import Stage
 from explorer.engine.evaluate import EvalReport, evaluate
 from explorer.engine.libraries import LibraryCases
 from explorer.engine.pipeline import decide
@@ -294,7 +295,7 @@ def _fast_path(lib: _Library, config: Config, fast: FastPath) -> tuple[np.ndarra
     tuned = config.replace(**fast.values())
     for row, case in enumerate(cases):
         decision = decide(case.prompt, lib.fast, tuned)
-        if decision.stage == "lexical":
+        if decision.stage is Stage.LEXICAL:
             fires[row] = True
             injected = {lib.index.positions[i] for i in decision.injected_ids}
             passed[row] = bool(injected & lib.expected[row]) if case.positive else not injected

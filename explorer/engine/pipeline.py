@@ -16,7 +16,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.engine.config import Config
-from explorer.engine.decision import INJECT, Channels, Decision, Gate, Injection
+from explorer.engine.decision import (
+    Band,
+    Channels,
+    Decision,
+    Gate,
+    GateName,
+    Injection,
+    InjectionMode,
+    Stage,
+    Verdict,
+)
 from explorer.engine.inject import Pick
 from explorer.engine.inject import build as build_injection
 from explorer.engine.lexical import MIN_SHARED_TERMS
@@ -91,16 +101,21 @@ def invoked_names(prompt: str) -> set[str]:
     return {words[0].rsplit(":", 1)[-1]}
 
 
-def band(confidence: float) -> str:
+def band(confidence: float) -> Band:
     if confidence >= BAND_HIGH:
-        return "high"
-    return "medium" if confidence >= BAND_MEDIUM else "low"
+        return Band.HIGH
+    return Band.MEDIUM if confidence >= BAND_MEDIUM else Band.LOW
 
 
 def cosine_confidence(score: float, min_similarity: float) -> float:
     """§5.7: 0.5 at the floor, rising linearly over 0.45, capped at 0.99."""
     lift = min(max((score - min_similarity) / COSINE_CONFIDENCE_SPAN, 0.0), 1.0)
     return min(max(0.5 + 0.47 * lift, 0.0), 0.99)
+
+
+# What a stage returns: the stage, its picks with their confidence, and the verdict of
+# every skill it did not decide about.
+Outcome = tuple[Stage, list[tuple[int, float]], Verdict]
 
 
 @dataclass
@@ -113,7 +128,7 @@ class _Run:
     min_similarity: float
     score_margin: float
     gates: list[Gate]
-    verdicts: dict[int, str]
+    verdicts: dict[int, Verdict]
     rerank: dict[int, float]
     pool: dict[int, str]
     timings: dict[str, float]
@@ -242,9 +257,9 @@ def decide(
         run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
 
     if not prompt.strip() or n == 0:
-        stage = "blank" if not prompt.strip() else "empty"
+        stage = Stage.BLANK if not prompt.strip() else Stage.EMPTY
         picked: list[tuple[int, float]] = []
-        default_verdict = "blank_prompt" if stage == "blank" else "empty"
+        default_verdict = Verdict.BLANK_PROMPT if stage is Stage.BLANK else Verdict.EMPTY
     else:
         stage, picked, default_verdict = _cascade(run, channels, prompt)
     clock = _lap(timings, "gates", clock)
@@ -282,9 +297,9 @@ def decide(
 def _keyword_guard_gate(tuning: Tuning, generic: list[str], floored: list[str]) -> Gate:
     """§9 guards on the keyword channel (only when one is on), so `why` says what they removed."""
     return Gate(
-        "keyword_guard",
-        "9",
-        not generic and not floored,
+        name=GateName.KEYWORD_GUARD,
+        section="9",
+        passed=not generic and not floored,
         inputs={"generic_tokens": generic, "below_cosine": floored},
         thresholds={
             "keyword_generic_guard": tuning.keyword_generic_guard,
@@ -294,7 +309,7 @@ def _keyword_guard_gate(tuning: Tuning, generic: list[str], floored: list[str]) 
     )
 
 
-def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, float]], str]:
+def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§5.1-§5.5; returns the stage, the picks with their confidence, and the default verdict."""
     config, gates, ids = run.config, run.gates, c.ids
     n = len(ids)
@@ -306,9 +321,9 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     confident = c1 >= config.high_conf and c1 - c2 >= config.clear_gap
     gates.append(
         Gate(
-            "confident_winner",
-            "5.1",
-            confident,
+            name=GateName.CONFIDENT_WINNER,
+            section="5.1",
+            passed=confident,
             inputs={"c1": c1, "c2": c2, "gap": c1 - c2, "top": ids[int(np.argmax(c.cosine))]},
             thresholds={"high_conf": config.high_conf, "clear_gap": config.clear_gap},
             note="skips the lexical fast path and rerank" if confident else "",
@@ -340,7 +355,17 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
         thresholds["lexical_min_cosine"] = run.tuning.lexical_min_cosine
     if confident or config.lexical_min <= 0:
         note = "confident winner" if confident else "off (lexical_min = 0)"
-        gates.append(Gate("lexical_dominance", "5.2", False, True, inputs, thresholds, note))
+        gates.append(
+            Gate(
+                name=GateName.LEXICAL_DOMINANCE,
+                section="5.2",
+                passed=False,
+                skipped=True,
+                inputs=inputs,
+                thresholds=thresholds,
+                note=note,
+            )
+        )
     else:
         fires = (
             top_bm25 >= config.lexical_min
@@ -349,9 +374,17 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
             and shared >= MIN_SHARED_TERMS
             and top_cosine >= run.tuning.lexical_min_cosine
         )
-        gates.append(Gate("lexical_dominance", "5.2", fires, False, inputs, thresholds))
+        gates.append(
+            Gate(
+                name=GateName.LEXICAL_DOMINANCE,
+                section="5.2",
+                passed=fires,
+                inputs=inputs,
+                thresholds=thresholds,
+            )
+        )
         if fires:
-            return "lexical", [(top_i, LEXICAL_CONFIDENCE)], "lexical_dominance"
+            return Stage.LEXICAL, [(top_i, LEXICAL_CONFIDENCE)], Verdict.LEXICAL_DOMINANCE
 
     # §5.3 recall floor and ambiguity
     top_h = int(c.hybrid_order[0])
@@ -359,9 +392,9 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     relevant = top_score >= config.recall_floor
     gates.append(
         Gate(
-            "recall_floor",
-            "5.3",
-            relevant,
+            name=GateName.RECALL_FLOOR,
+            section="5.3",
+            passed=relevant,
             inputs={"top": ids[top_h], "top_score": top_score},
             thresholds={"recall_floor": config.recall_floor},
             note="" if relevant else "nothing relevant: rerank skipped",
@@ -388,10 +421,9 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     if failure:
         gates.append(
             Gate(
-                "reranker",
-                "5.4",
-                False,
-                False,
+                name=GateName.RERANKER,
+                section="5.4",
+                passed=False,
                 inputs={"available": True, "ambiguous": True, "error": failure},
                 thresholds={"rerank_top_k": config.rerank_top_k},
                 note=failure,
@@ -400,10 +432,10 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
         return _cosine_stage(run, c)
     gates.append(
         Gate(
-            "reranker",
-            "5.4",
-            False,
-            True,
+            name=GateName.RERANKER,
+            section="5.4",
+            passed=False,
+            skipped=True,
             inputs={"available": reranker is not None, "ambiguous": ambiguous},
             note=run.index.models.status.reranker_note
             if reranker is None
@@ -413,7 +445,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, 
     return _cosine_stage(run, c)
 
 
-def _rerank_stage(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[int, float]], str]:
+def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§5.4 (+§9.1 union): cross-encode the candidates, then the agreement gate."""
     config, index = run.config, run.index
     started = time.perf_counter()
@@ -435,9 +467,9 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[
     run.timings["rerank"] = (time.perf_counter() - started) * 1000
     run.gates.append(
         Gate(
-            "reranker",
-            "5.4",
-            True,
+            name=GateName.RERANKER,
+            section="5.4",
+            passed=True,
             inputs={
                 "candidates": [c.ids[i] for i in candidates],
                 "model": index.models.reranker.name,
@@ -456,9 +488,9 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[
     )
     run.gates.append(
         Gate(
-            "agreement_floor",
-            "5.4",
-            bool(agreement.eligible),
+            name=GateName.AGREEMENT_FLOOR,
+            section="5.4",
+            passed=bool(agreement.eligible),
             inputs={"eligible": [c.ids[i] for i in agreement.eligible]},
             thresholds={"floor": agreement.floor, "min_similarity": run.min_similarity},
             note="eligible = candidates with hybrid score >= floor",
@@ -467,18 +499,18 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[
     above_min = [i for i in agreement.eligible if run.rerank[i] >= config.rerank_min]
     run.gates.append(
         Gate(
-            "rerank_min",
-            "5.4",
-            bool(above_min),
+            name=GateName.RERANK_MIN,
+            section="5.4",
+            passed=bool(above_min),
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in above_min]},
             thresholds={"rerank_min": config.rerank_min},
         )
     )
     run.gates.append(
         Gate(
-            "rerank_margin",
-            "5.4",
-            bool(agreement.passed),
+            name=GateName.RERANK_MARGIN,
+            section="5.4",
+            passed=bool(agreement.passed),
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in agreement.passed]},
             thresholds={
                 "rerank_margin": config.rerank_margin,
@@ -488,16 +520,16 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> tuple[str, list[tuple[
     )
     for position in candidates:
         if position not in agreement.eligible:
-            run.verdicts[position] = "agreement_floor"
+            run.verdicts[position] = Verdict.AGREEMENT_FLOOR
         elif run.rerank[position] < config.rerank_min:
-            run.verdicts[position] = "rerank_min"
+            run.verdicts[position] = Verdict.RERANK_MIN
         elif position not in agreement.passed:
-            run.verdicts[position] = "rerank_margin"
+            run.verdicts[position] = Verdict.RERANK_MARGIN
     picked = sorted(agreement.passed, key=lambda i: (-run.rerank[i], index.id_rank[i]))
-    return "rerank", [(i, sigmoid(run.rerank[i])) for i in picked], "rerank_top_k"
+    return Stage.RERANK, [(i, sigmoid(run.rerank[i])) for i in picked], Verdict.RERANK_TOP_K
 
 
-def _cosine_stage(run: _Run, c: Channels) -> tuple[str, list[tuple[int, float]], str]:
+def _cosine_stage(run: _Run, c: Channels) -> Outcome:
     """§5.5: the hybrid score against the floor and the margin below the top; force rescues."""
     config = run.config
     top = float(c.score[c.hybrid_order[0]])
@@ -518,49 +550,49 @@ def _cosine_stage(run: _Run, c: Channels) -> tuple[str, list[tuple[int, float]],
             kept.append(position)
             forced.append(c.ids[position])
         elif c.score[position] < cutoff:
-            run.verdicts[position] = "score_margin"
+            run.verdicts[position] = Verdict.SCORE_MARGIN
         else:
             kept.append(position)
     above_floor = [c.ids[i] for i in ordered if over_floor[i]]
     run.gates.append(
         Gate(
-            "min_similarity",
-            "5.5",
-            bool(above_floor),
+            name=GateName.MIN_SIMILARITY,
+            section="5.5",
+            passed=bool(above_floor),
             inputs={"top_score": top, "above": above_floor},
             thresholds={"min_similarity": run.min_similarity},
         )
     )
     run.gates.append(
         Gate(
-            "score_margin",
-            "5.5",
-            bool(kept),
+            name=GateName.SCORE_MARGIN,
+            section="5.5",
+            passed=bool(kept),
             inputs={"top_score": top, "kept": [c.ids[i] for i in kept]},
             thresholds={"score_margin": run.score_margin, "cutoff": cutoff},
         )
     )
     run.gates.append(
         Gate(
-            "force",
-            "5.5",
-            bool(forced),
-            not force,
+            name=GateName.FORCE,
+            section="5.5",
+            passed=bool(forced),
+            skipped=not force,
             inputs={"forced": forced},
             thresholds={"force": sorted(force)},
             note="forced skills need a keyword hit",
         )
     )
     picked = [(i, cosine_confidence(float(c.score[i]), run.min_similarity)) for i in kept]
-    return "cosine", picked, "min_similarity"
+    return Stage.COSINE, picked, Verdict.MIN_SIMILARITY
 
 
 def _finish(
-    run: _Run, picked: list[tuple[int, float]], prompt: str, stage: str
+    run: _Run, picked: list[tuple[int, float]], prompt: str, stage: Stage
 ) -> tuple[tuple[Injection, ...], str]:
     """§5.6-§5.7: drop invoked and denied skills, cap, budget the text, choose body or not."""
     config, skills, gates = run.config, run.index.skills, run.gates
-    if stage in ("blank", "empty"):
+    if stage in (Stage.BLANK, Stage.EMPTY):
         return (), ""
     invoked = invoked_names(prompt)
     deny = set(config.deny)
@@ -569,41 +601,40 @@ def _finish(
     for position, confidence in picked:
         skill_id = skills[position].id
         if skill_id in invoked:
-            run.verdicts[position] = "invoked"
+            run.verdicts[position] = Verdict.INVOKED
             dropped_invoked.append(skill_id)
         elif skill_id in deny:
-            run.verdicts[position] = "deny"
+            run.verdicts[position] = Verdict.DENY
             dropped_denied.append(skill_id)
         elif len(survivors) >= config.max_skills:
-            run.verdicts[position] = "max_skills"
+            run.verdicts[position] = Verdict.MAX_SKILLS
             capped.append(skill_id)
         else:
             survivors.append((position, confidence))
     gates.append(
         Gate(
-            "invoked",
-            "5.6",
-            not dropped_invoked,
-            not invoked,
+            name=GateName.INVOKED,
+            section="5.6",
+            passed=not dropped_invoked,
+            skipped=not invoked,
             inputs={"invoked": sorted(invoked), "dropped": dropped_invoked},
         )
     )
     gates.append(
         Gate(
-            "deny",
-            "5.6",
-            not dropped_denied,
-            not deny,
+            name=GateName.DENY,
+            section="5.6",
+            passed=not dropped_denied,
+            skipped=not deny,
             inputs={"dropped": dropped_denied},
             thresholds={"deny": sorted(deny)},
         )
     )
     gates.append(
         Gate(
-            "max_skills",
-            "5.6",
-            not capped,
-            False,
+            name=GateName.MAX_SKILLS,
+            section="5.6",
+            passed=not capped,
             inputs={"dropped": capped},
             thresholds={"max_skills": config.max_skills},
         )
@@ -615,10 +646,10 @@ def _finish(
     body = config.inject_mode == "body" or lone
     gates.append(
         Gate(
-            "body_inject",
-            "5.7",
-            body,
-            not survivors,
+            name=GateName.BODY_INJECT,
+            section="5.7",
+            passed=body,
+            skipped=not survivors,
             inputs={
                 "picks": len(survivors),
                 "confidence": survivors[0][1] if len(survivors) == 1 else None,
@@ -642,26 +673,25 @@ def _finish(
     built = build_injection(picks, config)
     injected: list[Injection] = []
     for pick in built.kept:
-        run.verdicts[pick.position] = INJECT
+        run.verdicts[pick.position] = Verdict.INJECT
         injected.append(
             Injection(
                 pick.skill.id,
                 pick.confidence,
                 band(pick.confidence),
-                "body" if pick.body else "description",
+                InjectionMode.BODY if pick.body else InjectionMode.DESCRIPTION,
                 pick.skill.path,
             )
         )
     over_budget = []
     for pick in built.dropped:
-        run.verdicts[pick.position] = "char_budget"
+        run.verdicts[pick.position] = Verdict.CHAR_BUDGET
         over_budget.append(pick.skill.id)
     gates.append(
         Gate(
-            "char_budget",
-            "5.6",
-            not over_budget,
-            False,
+            name=GateName.CHAR_BUDGET,
+            section="5.6",
+            passed=not over_budget,
             inputs={"chars": built.used, "dropped": over_budget},
             thresholds={"char_budget": config.char_budget},
             note="bytes, header not counted (reference format)"

@@ -118,8 +118,3 @@ def trigger_phrases(description: str) -> list[str]:
             if phrase not in phrases:
                 phrases.append(phrase)
     return phrases
-
-
-def phrase_matches(phrase: str, prompt_match_tokens: set[str]) -> bool:
-    """§3.3: every token of the phrase (normalised) occurs among the prompt's match tokens."""
-    return all(norm_token(token) in prompt_match_tokens for token in phrase.split())

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from explorer.engine.config import Config
-from explorer.engine.decision import SCHEMA
+from explorer.engine.decision import SCHEMA, GateName, Stage, Verdict
 from explorer.engine.embed import BowEmbedder
 from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import cosine_confidence, decide, file_families, invoked_names
@@ -19,11 +19,11 @@ from tests.conftest import write_skill
 
 def test_every_skill_gets_a_row_and_a_verdict(bow_index) -> None:
     decision = decide("merge two pdf files into one", bow_index, Config())
-    assert decision.stage == "cosine"
+    assert decision.stage is Stage.COSINE
     assert decision.injected_ids == ("pdf",)
     assert {row.id for row in decision.rows} == set(bow_index.ids)
-    assert decision.rows[0].id == "pdf" and decision.rows[0].verdict == "inject"
-    assert all(row.verdict != "inject" for row in decision.rows[1:])
+    assert decision.rows[0].id == "pdf" and decision.rows[0].verdict is Verdict.INJECT
+    assert all(row.verdict is not Verdict.INJECT for row in decision.rows[1:])
     assert [row.rank for row in decision.rows] == sorted(row.rank for row in decision.rows)
 
 
@@ -72,30 +72,31 @@ def test_gates_come_in_cascade_order(bow_index) -> None:
 def test_confident_winner_skips_the_lexical_path(bow_index) -> None:
     config = Config(high_conf=0.3, clear_gap=0.05, lexical_min=0.5)
     decision = decide("merge pdf files", bow_index, config)
-    assert decision.gate("confident_winner").passed
-    lexical = decision.gate("lexical_dominance")
+    assert decision.gate(GateName.CONFIDENT_WINNER).passed
+    lexical = decision.gate(GateName.LEXICAL_DOMINANCE)
     assert lexical.skipped and lexical.note == "confident winner"
-    assert decision.gate("reranker").inputs["ambiguous"] is False
+    assert decision.gate(GateName.RERANKER).inputs["ambiguous"] is False
 
 
 def test_lexical_fast_path_fires_with_two_shared_terms(bow_index) -> None:
     config = Config(lexical_min=1.0, lexical_margin=0.5)
     decision = decide("merge and split documents", bow_index, config)
-    assert decision.stage == "lexical"
+    assert decision.stage is Stage.LEXICAL
     assert decision.injected_ids == ("pdf",)
     assert decision.injected[0].confidence == 0.90
-    gate = decision.gate("lexical_dominance")
+    gate = decision.gate(GateName.LEXICAL_DOMINANCE)
     assert gate.passed and gate.inputs["shared_terms"] >= 2
-    assert decision.row("xlsx").verdict == "lexical_dominance"
+    assert decision.row("xlsx").verdict is Verdict.LEXICAL_DOMINANCE
     # One shared term is not enough, however dominant the score (§5.2).
     single = decide("merge", bow_index, config)
-    assert single.stage != "lexical" and single.gate("lexical_dominance").passed is False
+    assert single.stage is not Stage.LEXICAL
+    assert single.gate(GateName.LEXICAL_DOMINANCE).passed is False
 
 
 def test_recall_floor_means_nothing_is_relevant(bow_index) -> None:
     decision = decide("banana bread recipe with walnuts", bow_index, Config())
     assert decision.injected_ids == ()
-    assert decision.gate("recall_floor").passed is False
+    assert decision.gate(GateName.RECALL_FLOOR).passed is False
     assert {row.verdict for row in decision.rows} == {"min_similarity"}
 
 
@@ -104,7 +105,7 @@ def test_score_margin_drops_runners_up(bow_index) -> None:
     decision = decide("git commit history release notes", bow_index, config)
     kept = decision.injected_ids
     assert len(kept) == 1
-    assert any(row.verdict == "score_margin" for row in decision.rows)
+    assert any(row.verdict is Verdict.SCORE_MARGIN for row in decision.rows)
 
 
 def test_force_deny_invoked_and_cap(bow_index) -> None:
@@ -112,14 +113,15 @@ def test_force_deny_invoked_and_cap(bow_index) -> None:
     everything = decide("git pdf xlsx docker changelog", bow_index, loose)
     assert len(everything.injected_ids) == 5
     denied = decide("git pdf xlsx docker changelog", bow_index, loose.replace(deny=["pdf"]))
-    assert "pdf" not in denied.injected_ids and denied.row("pdf").verdict == "deny"
+    assert "pdf" not in denied.injected_ids and denied.row("pdf").verdict is Verdict.DENY
     invoked = decide("/pdf merge these xlsx files", bow_index, loose)
-    assert "pdf" not in invoked.injected_ids and invoked.row("pdf").verdict == "invoked"
+    assert "pdf" not in invoked.injected_ids and invoked.row("pdf").verdict is Verdict.INVOKED
     capped = decide("git pdf xlsx docker changelog", bow_index, loose.replace(max_skills=2))
     assert len(capped.injected_ids) == 2
-    assert sum(row.verdict == "max_skills" for row in capped.rows) == 3
+    assert sum(row.verdict is Verdict.MAX_SKILLS for row in capped.rows) == 3
     forced = decide("pdf", bow_index, Config(min_similarity=0.99, force=["pdf"]))
-    assert forced.injected_ids == ("pdf",) and forced.gate("force").inputs["forced"] == ["pdf"]
+    assert forced.injected_ids == ("pdf",)
+    assert forced.gate(GateName.FORCE).inputs["forced"] == ["pdf"]
 
 
 def test_confidence_and_body_injection(bow_index) -> None:
@@ -137,16 +139,16 @@ def test_char_budget_limits_the_text(bow_index) -> None:
     loose = Config(min_similarity=0.0, score_margin=10.0, max_skills=5, body_inject_min=1.0)
     tight = decide("git pdf xlsx docker changelog", bow_index, loose.replace(char_budget=320))
     assert len(tight.text) <= 320
-    assert tight.gate("char_budget").inputs["dropped"]
-    assert any(row.verdict == "char_budget" for row in tight.rows)
+    assert tight.gate(GateName.CHAR_BUDGET).inputs["dropped"]
+    assert any(row.verdict is Verdict.CHAR_BUDGET for row in tight.rows)
 
 
 def test_blank_prompt_and_empty_library(bow_index, tmp_path: Path) -> None:
     blank = decide("   ", bow_index, Config())
-    assert blank.stage == "blank" and blank.injected_ids == () and blank.text == ""
+    assert blank.stage is Stage.BLANK and blank.injected_ids == () and blank.text == ""
     (tmp_path / "empty").mkdir()
     empty = build_index([tmp_path / "empty"], Config(), assemble_models(BowEmbedder()))
-    assert decide("merge pdf", empty, Config()).stage == "empty"
+    assert decide("merge pdf", empty, Config()).stage is Stage.EMPTY
 
 
 def test_no_dense_model_degrades_to_the_other_channels(make_library) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from explorer.engine.config import Config, ConfigError, load_config
+from explorer.engine.decision import GateName, Stage
 from explorer.engine.embed import BowEmbedder
 from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import decide
@@ -80,7 +81,7 @@ def test_generic_name_token_earns_no_keyword(tmp_path: Path) -> None:
     guarded = decide(prompt, index, REFERENCE.replace(keyword_generic_guard=True))
     assert guarded.row("set-reminder").keyword == 0.0
     assert guarded.row("before-you-build").keyword == 0.0
-    gate = guarded.gate("keyword_guard")
+    gate = guarded.gate(GateName.KEYWORD_GUARD)
     assert gate.inputs["generic_tokens"] == ["set", "you"] and not gate.passed
     # a domain token of the same name still counts
     reminder = decide("a reminder please", index, REFERENCE.replace(keyword_generic_guard=True))
@@ -98,7 +99,7 @@ def test_keyword_needs_cosine_floor(tmp_path: Path) -> None:
     high = plain.cosine + 0.01
     guarded = decide(prompt, index, REFERENCE.replace(keyword_min_cosine=high))
     assert guarded.row("pdf").keyword == 0.0
-    assert guarded.gate("keyword_guard").inputs["below_cosine"] == ["pdf"]
+    assert guarded.gate(GateName.KEYWORD_GUARD).inputs["below_cosine"] == ["pdf"]
     kept = decide(prompt, index, REFERENCE.replace(keyword_min_cosine=plain.cosine - 0.01))
     assert kept.row("pdf").keyword == pytest.approx(0.15)
 
@@ -113,15 +114,14 @@ def test_lexical_fast_path_needs_cosine_floor(tmp_path: Path) -> None:
     config = REFERENCE.replace(lexical_min=0.5, lexical_margin=0.1)
     prompt = "what changed and what does it looks like outside"
     fired = decide(prompt, index, config)
-    assert fired.stage == "lexical"
+    assert fired.stage is Stage.LEXICAL
     cosine = fired.row("changelog").cosine
     guarded = decide(prompt, index, config.replace(lexical_min_cosine=cosine + 0.01))
-    assert guarded.stage != "lexical"
-    gate = guarded.gate("lexical_dominance")
+    assert guarded.stage is not Stage.LEXICAL
+    gate = guarded.gate(GateName.LEXICAL_DOMINANCE)
     assert gate.inputs["top_cosine"] == pytest.approx(cosine) and not gate.passed
-    assert (
-        decide(prompt, index, config.replace(lexical_min_cosine=cosine - 0.01)).stage == "lexical"
-    )
+    looser = config.replace(lexical_min_cosine=cosine - 0.01)
+    assert decide(prompt, index, looser).stage is Stage.LEXICAL
 
 
 def test_preset_is_a_checked_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

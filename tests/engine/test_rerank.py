@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.engine.config import Config
+from explorer.engine.decision import GateName, Stage, Verdict
 from explorer.engine.embed import BowEmbedder
 from explorer.engine.models import assemble_models, find_reranker, load_models
 from explorer.engine.pipeline import decide
@@ -87,7 +88,7 @@ def test_rerank_stage_decides_with_real_logits(tmp_path: Path) -> None:
     config = Config(recall_floor=0.1, min_similarity=0.2)
     index = _index(tmp_path, _encoder(tmp_path / "m"), config)
     decision = decide("merge pdf files and extract tables", index, config)
-    assert decision.stage == "rerank"
+    assert decision.stage is Stage.RERANK
     assert decision.injected_ids[0] == "pdf"
     row = decision.row("pdf")
     assert row.rerank is not None and row.rerank_prob == pytest.approx(sigmoid(row.rerank))
@@ -111,9 +112,9 @@ def test_a_reranker_that_favours_one_document_moves_the_decision(tmp_path: Path)
     # The agreement floor still guards: with a floor above every hybrid score, no pick.
     strict = config.replace(min_similarity=5.0)
     blocked = decide(prompt, favouring, strict)
-    assert blocked.stage == "rerank" and blocked.injected_ids == ()
-    assert blocked.gate("agreement_floor").passed is False
-    assert blocked.row("invoices").verdict == "agreement_floor"
+    assert blocked.stage is Stage.RERANK and blocked.injected_ids == ()
+    assert blocked.gate(GateName.AGREEMENT_FLOOR).passed is False
+    assert blocked.row("invoices").verdict is Verdict.AGREEMENT_FLOOR
 
 
 def test_rerank_min_drops_weak_logits(tmp_path: Path) -> None:
@@ -147,9 +148,9 @@ def test_no_reranker_behaves_like_the_reference_and_says_where_it_looked(
     pair, note = find_reranker(Config(ski_models_dir=str(tmp_path)))
     assert pair is None and str(tmp_path) in note
     decision = decide("merge pdf files", bow_index, Config())
-    gate = decision.gate("reranker")
+    gate = decision.gate(GateName.RERANKER)
     assert gate.skipped and gate.inputs["available"] is False
-    assert decision.stage == "cosine"
+    assert decision.stage is Stage.COSINE
 
 
 def test_reranker_found_in_the_reference_cache_layout(tmp_path: Path) -> None:

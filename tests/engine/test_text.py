@@ -11,7 +11,6 @@ from explorer.engine.text import (
     keyword_tokens,
     match_tokens,
     norm_token,
-    phrase_matches,
     quoted_spans,
     tokenize,
     trigger_phrases,
@@ -251,18 +250,3 @@ def test_straight_quote_after_alphanumeric_does_not_open() -> None:
 def test_straight_quote_closes_only_before_non_alphanumeric() -> None:
     # the quote in "it's" is skipped as a closer; the span runs to the next real closer
     assert quoted_spans("'it's a thing' ok") == ["it's a thing"]
-
-
-@pytest.mark.parametrize(
-    ("phrase", "prompt", "expected"),
-    [
-        ("make gif", "please make me a gif", True),
-        ("make gif", "please make me a png", False),
-        ("merge pdf files", "merge these PDF file", True),  # norm_token on both sides
-        ("post slack", "slack post", True),  # order does not matter
-        ("run tests", "run the test suite", True),
-        ("run tests", "", False),
-    ],
-)
-def test_phrase_matches(phrase: str, prompt: str, expected: bool) -> None:
-    assert phrase_matches(phrase, set(match_tokens(prompt))) is expected

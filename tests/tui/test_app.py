@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import TabbedContent
 
 from explorer.engine.config import Config
+from explorer.engine.decision import Verdict
 from explorer.engine.pipeline import decide
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
@@ -76,7 +77,7 @@ async def test_typing_shows_exactly_what_decide_returns(library: Path, tmp_path:
         await pilot.press(*prompt)
         await settle(pilot, lambda: shown_for(app, prompt))
         expected = decide(prompt, app.live.snapshot, app.config)
-        verdicts = [("INJECT" if r.verdict == "inject" else r.verdict) for r in expected.rows]
+        verdicts = [("INJECT" if r.verdict is Verdict.INJECT else r.verdict) for r in expected.rows]
         assert table_rows(app) == list(zip([r.id for r in expected.rows], verdicts, strict=True))
         assert expected.injected_ids == ("pdf",)
         panel = app.query_one(DecisionPanel).query_one("#decision-body").render()

@@ -14,7 +14,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from explorer.engine.decision import Decision, Row
+from explorer.engine.decision import Decision, Row, Verdict
 from explorer.tui.safe import one_line
 
 # (key, label, width). Fixed widths: measuring every cell of every row to size the
@@ -250,7 +250,7 @@ class SkillsTable(ScrollView, can_focus=True):
         over_floor = row.score >= limits.min_similarity
         verdict = (
             Text("INJECT", style="bold reverse green")
-            if row.verdict == "inject"
+            if row.verdict is Verdict.INJECT
             else Text(row.verdict, style="red" if over_floor else "dim")
         )
         hybrid = _coloured(

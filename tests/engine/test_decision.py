@@ -1,0 +1,103 @@
+"""The decision's vocabulary: enums whose values are the schema's strings, and typed records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.decision import (
+    SCHEMA,
+    Band,
+    Gate,
+    GateName,
+    InjectionMode,
+    Row,
+    Stage,
+    Verdict,
+)
+from explorer.engine.pipeline import decide
+from explorer.engine.snapshot import Index
+
+# The strings hooks, CI scripts and the explorer read (schema skill-explorer/decision@1).
+# Renaming a value is a schema change: bump SCHEMA and the README's list with it.
+SCHEMA_VALUES = {
+    Stage: {"blank", "empty", "lexical", "rerank", "cosine"},
+    GateName: {
+        "keyword_guard",
+        "confident_winner",
+        "lexical_dominance",
+        "recall_floor",
+        "reranker",
+        "agreement_floor",
+        "rerank_min",
+        "rerank_margin",
+        "min_similarity",
+        "score_margin",
+        "force",
+        "invoked",
+        "deny",
+        "max_skills",
+        "body_inject",
+        "char_budget",
+    },
+    Verdict: {
+        "inject",
+        "blank_prompt",
+        "empty",
+        "lexical_dominance",
+        "rerank_top_k",
+        "agreement_floor",
+        "rerank_min",
+        "rerank_margin",
+        "min_similarity",
+        "score_margin",
+        "invoked",
+        "deny",
+        "max_skills",
+        "char_budget",
+    },
+    Band: {"high", "medium", "low"},
+    InjectionMode: {"description", "body"},
+}
+
+
+@pytest.mark.parametrize("enum", list(SCHEMA_VALUES), ids=lambda enum: enum.__name__)
+def test_enum_values_are_the_schema_strings(enum: type) -> None:
+    assert SCHEMA == "skill-explorer/decision@1"
+    assert {member.value for member in enum} == SCHEMA_VALUES[enum]
+
+
+def test_json_carries_plain_strings_from_the_vocabulary(bow_index: Index) -> None:
+    decision = decide("merge two pdf files into one", bow_index, Config(max_skills=1))
+    data = json.loads(decision.to_json())
+    assert data["stage"] == decision.stage and type(data["stage"]) is str
+    assert Stage(data["stage"]) is decision.stage
+    assert [gate["name"] for gate in data["gates"]] == [gate.name for gate in decision.gates]
+    assert {Verdict(row["verdict"]) for row in data["skills"]} == {
+        row.verdict for row in decision.rows
+    }
+    assert data["injected"][0]["band"] in SCHEMA_VALUES[Band]
+    assert data["injected"][0]["mode"] in SCHEMA_VALUES[InjectionMode]
+
+
+def test_every_decision_field_is_typed(bow_index: Index) -> None:
+    for prompt in ("merge two pdf files", "", "banana bread"):
+        decision = decide(prompt, bow_index, Config())
+        assert isinstance(decision.stage, Stage)
+        assert all(isinstance(gate.name, GateName) for gate in decision.gates)
+        assert all(isinstance(row.verdict, Verdict) for row in decision.rows)
+        assert all(isinstance(item.band, Band) for item in decision.injected)
+
+
+def test_gate_fields_are_named_never_positional() -> None:
+    with pytest.raises(TypeError):
+        Gate(GateName.DENY, "5.6", True, False)  # type: ignore[misc]
+    gate = Gate(name=GateName.DENY, section="5.6", passed=True, skipped=True)
+    assert gate.skipped and gate.inputs == {} and gate.note == ""
+
+
+def test_rows_are_slotted(bow_index: Index) -> None:
+    row = decide("merge pdf", bow_index, Config()).rows[0]
+    assert isinstance(row, Row) and not hasattr(row, "__dict__")
