@@ -77,8 +77,10 @@ class ModelStatus:
     """What a person needs to know about the models behind a decision."""
 
     dense: str  # model name, or "none"
+    dense_path: str
     dense_error: str | None
     reranker: str | None
+    reranker_path: str
     reranker_note: str  # why there is none, with the places looked in; or where it came from
     calibration: Calibration
 
@@ -319,8 +321,10 @@ def assemble_models(
     dense_name = embedder.name if embedder else "none"
     status = ModelStatus(
         dense=dense_name,
+        dense_path=getattr(embedder, "model_path", "") if embedder else "",
         dense_error=dense_error,
         reranker=reranker.name if reranker else None,
+        reranker_path=reranker.model_path if reranker else "",
         reranker_note=reranker_note or ("" if reranker else "no reranker given"),
         calibration=CALIBRATION.get(dense_name, UNCALIBRATED),
     )
