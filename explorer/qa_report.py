@@ -1,6 +1,8 @@
-"""Plain-text renderings of eval, compare, calibration and lint results for the terminal.
+"""Renderings of eval, compare, calibration and lint results for the terminal.
 
-Rendering only: every figure shown comes from the engine's report objects.
+Rendering only: every figure shown comes from the engine's report objects. Each
+rendering is a list of blocks (text and rich tables) for `explorer.terminal.emit`, which
+makes prompts and skill text visible-safe and fits tables to the terminal.
 """
 
 from __future__ import annotations
@@ -8,11 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from rich.table import Table
+
 from explorer.engine.calibrate import CalibrationReport
 from explorer.engine.cases import OBSERVE_ONLY
 from explorer.engine.evaluate import HOST_VALUE_PENALTY, CaseResult, Comparison, EvalReport, Rates
 from explorer.engine.lint import SEVERITIES, Finding
-from explorer.report import _table as table
+from explorer.report import Blocks
+from explorer.terminal import table
 
 PROMPT_WIDTH = 60
 
@@ -43,9 +48,9 @@ def headline(rates: Rates) -> list[str]:
     ]
 
 
-def eval_text(report: EvalReport, source: str) -> str:
+def eval_text(report: EvalReport, source: str) -> Blocks:
     r = report.rates
-    lines = [
+    lines: Blocks = [
         f"eval {source}: {r.cases} cases ({r.positives} positive, {r.negatives} negative) "
         f"on {report.skills} skills [{report.label}]",
         f"model {report.models['dense']}, reranker {report.models['reranker'] or 'none'}; "
@@ -60,7 +65,7 @@ def eval_text(report: EvalReport, source: str) -> str:
         f"stage-1 top-1      {_rate(report.top1)}",
         f"unexpected skill   {report.extra_injects} positives got a skill they did not expect",
         "",
-        *table(
+        table(
             ["kind", "cases", "passed", "rate", ""],
             [
                 [
@@ -78,7 +83,7 @@ def eval_text(report: EvalReport, source: str) -> str:
     failures = report.failures
     lines += ["", f"failures ({len(failures)}):"]
     if failures:
-        lines += failure_table(failures)
+        lines.append(failure_table(failures))
     else:
         lines.append("  none")
     t = report.timings
@@ -87,10 +92,10 @@ def eval_text(report: EvalReport, source: str) -> str:
         f"timings: decide() median {t.median_ms:.1f} ms, p95 {t.p95_ms:.1f} ms, "
         f"total {t.total_ms / 1000:.2f} s for {r.cases} cases",
     ]
-    return "\n".join(lines)
+    return lines
 
 
-def failure_table(failures: Sequence[CaseResult]) -> list[str]:
+def failure_table(failures: Sequence[CaseResult]) -> Table:
     """One row per failed case: the stage, the gate to blame, and who came next."""
     rows = []
     for result in failures:
@@ -141,7 +146,7 @@ def failure_table(failures: Sequence[CaseResult]) -> list[str]:
     )
 
 
-def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalReport) -> str:
+def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalReport) -> Blocks:
     rows = [
         [name, _rate(values["a"]), _rate(values["b"]), _delta(values["delta"])]
         for name, values in comparison.metrics.items()
@@ -150,11 +155,11 @@ def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalRep
         [f"{kind} pass rate", _rate(values["a"]), _rate(values["b"]), _delta(values["delta"])]
         for kind, values in comparison.by_kind.items()
     ]
-    lines = [
+    lines: Blocks = [
         f"A: {comparison.label_a}",
         f"B: {comparison.label_b}",
         "",
-        *table(["metric", "A", "B", "B - A"], rows, right={1, 2, 3}),
+        table(["metric", "A", "B", "B - A"], rows, right={1, 2, 3}),
         "",
         f"injected sets: mean Jaccard overlap {_rate(comparison.jaccard)} over "
         f"{comparison.matched} cases; {comparison.changed} cases changed",
@@ -165,19 +170,21 @@ def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalRep
     ):
         lines += ["", f"{title} ({len(flips)}):"]
         if flips:
-            lines += table(
-                ["where", "kind", "A injected", "B injected", "prompt"],
-                [
+            lines.append(
+                table(
+                    ["where", "kind", "A injected", "B injected", "prompt"],
                     [
-                        flip.where,
-                        flip.kind,
-                        _ids(flip.injected_a),
-                        _ids(flip.injected_b),
-                        _clip(flip.prompt),
-                    ]
-                    for flip in flips
-                ],
-                right=set(),
+                        [
+                            flip.where,
+                            flip.kind,
+                            _ids(flip.injected_a),
+                            _ids(flip.injected_b),
+                            _clip(flip.prompt),
+                        ]
+                        for flip in flips
+                    ],
+                    right=set(),
+                )
             )
         else:
             lines.append("  none")
@@ -186,20 +193,20 @@ def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalRep
         "",
         f"timings: A median {timing_a.median_ms:.1f} ms, B median {timing_b.median_ms:.1f} ms",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def _values(values: dict[str, float]) -> str:
     return ", ".join(f"{name} = {value:g}" for name, value in values.items())
 
 
-def calibration_text(report: CalibrationReport, source: str, top: int) -> str:
+def calibration_text(report: CalibrationReport, source: str, top: int) -> Blocks:
     rerank = (
         f"reranker {report.reranker}"
         if report.reranker
         else "no reranker (rerank_min and rerank_margin not swept)"
     )
-    lines = [
+    lines: Blocks = [
         f"calibrate {source}: model {report.model}, {rerank}",
         f"split: {report.split_note}: {report.train_cases} train, "
         f"{report.validation_cases} validation; chosen on train only",
@@ -211,7 +218,7 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> str:
         [label, *(_rate(values.get(name)) for name in names)]
         for label, values in report.knee.items()
     ]
-    lines += table(["", *names], rows, right=set(range(1, len(names) + 1)))
+    lines.append(table(["", *names], rows, right=set(range(1, len(names) + 1))))
     lines += [
         "",
         f"grid: {report.grid_size:,} points, {report.decide_calls:,} decide() calls "
@@ -228,10 +235,8 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> str:
         ]
         for point in report.table[:top]
     ]
-    lines += table(
-        [*swept, "recall", "false-inj", "host"],
-        grid_rows,
-        right=set(range(len(swept) + 3)),
+    lines.append(
+        table([*swept, "recall", "false-inj", "host"], grid_rows, right=range(len(swept) + 3))
     )
     lines += [
         "",
@@ -258,20 +263,22 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> str:
                 _rate(recommended.host_value),
             ]
         )
-    lines += table(
-        [
-            "split",
-            "recall now",
-            "false-inj now",
-            "host now",
-            "recall rec",
-            "false-inj rec",
-            "host rec",
-        ],
-        outcome_rows,
-        right=set(range(1, 7)),
+    lines.append(
+        table(
+            [
+                "split",
+                "recall now",
+                "false-inj now",
+                "host now",
+                "recall rec",
+                "false-inj rec",
+                "host rec",
+            ],
+            outcome_rows,
+            right=set(range(1, 7)),
+        )
     )
-    return "\n".join(lines)
+    return lines
 
 
 def lint_text(findings: Sequence[Finding], skills: int) -> str:

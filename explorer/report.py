@@ -1,14 +1,22 @@
-"""Plain-text renderings of a Decision for the terminal (`route`, `why`).
+"""Renderings of a Decision for the terminal (`route`, `why`) and for Markdown.
 
 Rendering only: every number shown comes from the Decision or the index's explain.
+Terminal renderings are lists of blocks (text and rich tables) for `explorer.terminal.emit`,
+which makes skill text visible-safe and fits tables to the terminal.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.console import RenderableType
+from rich.table import Table
+
 from explorer.engine.decision import Decision, Gate, Row, Verdict
 from explorer.engine.snapshot import Index
+from explorer.terminal import plain, render, table
+
+Blocks = list[str | RenderableType]
 
 
 def format_value(value: Any) -> str:
@@ -42,19 +50,7 @@ def decision_summary(decision: Decision) -> str:
     return "\n".join(lines)
 
 
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) for i in range(len(headers))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
-            for i, cell in enumerate(cells)
-        ).rstrip()
-
-    return [line(headers), line(["-" * width for width in widths]), *(line(r) for r in rows)]
-
-
-def channel_table(rows: tuple[Row, ...]) -> list[str]:
+def channel_table(rows: tuple[Row, ...]) -> Table:
     headers = [
         "rank",
         "skill",
@@ -76,8 +72,8 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
     body = [
         [
             str(row.rank),
-            row.id,
-            row.verdict.upper() if row.verdict is Verdict.INJECT else row.verdict,
+            plain(row.id),
+            plain("INJECT", style="bold green") if row.verdict is Verdict.INJECT else row.verdict,
             f"{row.score:.3f}",
             f"{row.cosine:.3f}",
             f"{row.keyword:.2f}",
@@ -94,7 +90,7 @@ def channel_table(rows: tuple[Row, ...]) -> list[str]:
         ]
         for row in rows
     ]
-    return _table(headers, body, right={0, *range(3, 16)})
+    return table(headers, body, right={0, *range(3, 16)})
 
 
 def gate_line(gate: Gate) -> str:
@@ -109,7 +105,7 @@ def gate_line(gate: Gate) -> str:
     return text
 
 
-def terms_table(index: Index, prompt: str, skill_id: str) -> list[str]:
+def terms_table(index: Index, prompt: str, skill_id: str) -> Blocks:
     position = index.positions[skill_id]
     explain = index.lexical.explain(prompt, position)
     body = [
@@ -123,13 +119,15 @@ def terms_table(index: Index, prompt: str, skill_id: str) -> list[str]:
         ]
         for term in explain.terms
     ]
-    lines = [
+    lines: Blocks = [
         f"BM25 terms for {skill_id}: score {explain.score:.3f}, normalised "
         f"{explain.normalised:.3f} (N={index.lexical.n}, dl={int(index.lexical.dl[position])}, "
         f"avgdl={index.lexical.avgdl:.1f}, k1={index.lexical.k1}, b={index.lexical.b})"
     ]
     if body:
-        lines += _table(["term", "match", "tf", "df", "idf", "contrib"], body, right={2, 3, 4, 5})
+        lines.append(
+            table(["term", "match", "tf", "df", "idf", "contrib"], body, right={2, 3, 4, 5})
+        )
     else:
         lines.append("  (the prompt has no content terms)")
     if explain.missing:
@@ -167,10 +165,12 @@ def preset_line(decision: Decision) -> str:
     return "; ".join(parts)
 
 
-def why_report(decision: Decision, index: Index, *, top: int = 8, skill: str | None = None) -> str:
+def why_report(
+    decision: Decision, index: Index, *, top: int = 8, skill: str | None = None
+) -> Blocks:
     models = decision.models
     reranker = models["reranker"] or f"none — {models['reranker_note']}"
-    lines = [
+    lines: Blocks = [
         f"prompt: {decision.prompt!r}",
         f"query terms: {', '.join(decision.query_terms) or '(none)'}",
         f"dense model: {models['dense']} (min_similarity "
@@ -181,7 +181,7 @@ def why_report(decision: Decision, index: Index, *, top: int = 8, skill: str | N
         "",
         decision_summary(decision),
         "",
-        *channel_table(decision.rows[: max(top, 1)]),
+        channel_table(decision.rows[: max(top, 1)]),
     ]
     hidden = len(decision.rows) - max(top, 1)
     if hidden > 0:
@@ -194,7 +194,7 @@ def why_report(decision: Decision, index: Index, *, top: int = 8, skill: str | N
         lines += ["", "hook would inject:", decision.text]
     timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
     lines += ["", f"timings (ms): {timings}"]
-    return "\n".join(lines)
+    return lines
 
 
 def markdown_report(decision: Decision, index: Index, skill: str | None = None) -> str:
@@ -234,7 +234,7 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
     explained = skill or (decision.rows[0].id if decision.rows else None)
     if explained is not None:
         lines += ["", f"## BM25 terms of `{cell(explained)}`", "", "```"]
-        lines += terms_table(index, decision.prompt, explained)
+        lines += [render(block) for block in terms_table(index, decision.prompt, explained)]
         lines += ["```"]
     lines += ["", "## The hook would inject", "", "```", decision.text or "(nothing)", "```", ""]
     return "\n".join(lines)

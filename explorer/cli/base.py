@@ -12,13 +12,14 @@ import sys
 from typing import ClassVar
 
 from explorer.engine.config import ConfigError, LoadedConfig, load_config
+from explorer.terminal import visible
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def say(message: str) -> None:
     """One line to stderr, prefixed with the program's name (stdout is for results)."""
-    print(f"skill-explorer: {message}", file=sys.stderr)
+    print(f"skill-explorer: {visible(message)}", file=sys.stderr)
 
 
 class Command:

@@ -37,9 +37,9 @@ from explorer.engine.pipeline import decide
 from explorer.engine.skills import Problem
 from explorer.engine.snapshot import Index, build_index
 from explorer.report import markdown_report
+from explorer.terminal import plain
 from explorer.tui.commands import ExplorerCommands
 from explorer.tui.history import PromptHistory
-from explorer.tui.safe import plain
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel

@@ -25,7 +25,7 @@ from explorer.engine.config import (
     type_label,
 )
 from explorer.engine.skills import Problem
-from explorer.tui.safe import plain
+from explorer.terminal import plain
 
 # Fields read when the index is built: editing them re-indexes instead of just re-deciding.
 INDEX_FIELDS = frozenset({"bm25_k1", "bm25_b", "bm25_index_name_keywords"})

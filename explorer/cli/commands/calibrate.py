@@ -17,6 +17,7 @@ from explorer.cli.base import (
 from explorer.cli.library import Engines, roots_and_cases
 from explorer.engine.config import LoadedConfig
 from explorer.engine.decision import json_default
+from explorer.terminal import emit
 
 
 class CalibrateCommand(Command):
@@ -66,7 +67,7 @@ class CalibrateCommand(Command):
         if args.json:
             print(json.dumps(report.to_dict(top=args.top), indent=2, default=json_default))
         else:
-            print(calibration_text(report, args.cases, args.top))
+            emit(*calibration_text(report, args.cases, args.top))
             if args.write:
-                print(f"\nwrote the recommendation to {args.write} (use it with --config)")
+                emit(f"\nwrote the recommendation to {args.write} (use it with --config)")
         return EXIT_OK

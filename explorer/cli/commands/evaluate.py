@@ -19,6 +19,7 @@ from explorer.cli.base import (
 from explorer.cli.library import Engines, roots_and_cases, run_label
 from explorer.engine.config import Config, ConfigError, LoadedConfig, load_config
 from explorer.engine.decision import json_default
+from explorer.terminal import emit
 
 if TYPE_CHECKING:
     from explorer.engine.evaluate import Comparison, EvalReport
@@ -144,10 +145,10 @@ class EvalCommand(Command):
                 }
             print(json.dumps(data, indent=2, default=json_default))
         else:
-            print(eval_text(report, args.cases))
+            emit(*eval_text(report, args.cases))
             if comparison is not None and other_report is not None:
                 print()
-                print(compare_text(comparison, report, other_report))
+                emit(*compare_text(comparison, report, other_report))
             if checks:
                 print()
                 for check in checks:

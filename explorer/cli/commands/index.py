@@ -9,6 +9,7 @@ from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_com
 from explorer.cli.library import open_engine
 from explorer.cli.roots import command_roots
 from explorer.engine.config import LoadedConfig
+from explorer.terminal import emit
 
 
 class IndexCommand(Command):
@@ -28,11 +29,11 @@ class IndexCommand(Command):
         elapsed = (time.perf_counter() - started) * 1000
         index = engine.index
         for problem in index.rejected:
-            print(f"skipped  {problem}")
+            emit(f"skipped  {problem}")
         for problem in index.warnings:
-            print(f"warning  {problem}")
+            emit(f"warning  {problem}")
         cached = len(index) - index.embedded if index.vectors is not None else 0
-        print(
+        emit(
             f"indexed {len(index)} skills from {', '.join(index.roots)}: "
             f"{index.embedded} embedded, {cached} from cache, "
             f"{len(index.rejected)} skipped, {len(index.warnings)} warnings "

@@ -17,6 +17,7 @@ from explorer.cli.base import (
 from explorer.cli.library import Engines
 from explorer.cli.roots import command_roots
 from explorer.engine.config import LoadedConfig
+from explorer.terminal import emit
 
 
 class LintCommand(Command):
@@ -76,5 +77,5 @@ class LintCommand(Command):
             }
             print(json.dumps(data, indent=2))
         else:
-            print(lint_text(findings, len(index)))
+            emit(lint_text(findings, len(index)))
         return EXIT_FAILED if has_errors(findings) else EXIT_OK

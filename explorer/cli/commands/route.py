@@ -7,6 +7,7 @@ import argparse
 from explorer.cli.base import EXIT_OK, Command, add_common_options
 from explorer.cli.library import library_engine
 from explorer.engine.config import LoadedConfig
+from explorer.terminal import emit
 
 
 class RouteCommand(Command):
@@ -36,5 +37,5 @@ class RouteCommand(Command):
             return EXIT_OK
         from explorer.report import decision_summary
 
-        print(decision_summary(decision))
+        emit(decision_summary(decision))
         return EXIT_OK

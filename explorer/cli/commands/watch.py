@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
 from explorer.cli.roots import command_roots
 from explorer.engine.config import LoadedConfig
+from explorer.terminal import emit
 
 if TYPE_CHECKING:
     from explorer.engine.live import IndexChange
@@ -49,16 +50,13 @@ class WatchCommand(Command):
             say(f"warning: {warning}")
         live = LiveIndex(roots, config, models, cache)
         first = live.snapshot
-        print(
+        emit(
             f"v{first.version} {len(first)} skills, {len(first.rejected)} errors "
-            f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}",
-            flush=True,
+            f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}"
         )
 
         def report(change: IndexChange) -> None:
-            print(change_line(change), flush=True)
-            for problem in change.errors:
-                print(f"  error {problem}", flush=True)
+            emit(change_line(change), *(f"  error {problem}" for problem in change.errors))
 
         live.subscribe(report)
         with live:

@@ -7,6 +7,7 @@ import argparse
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
 from explorer.cli.library import library_engine
 from explorer.engine.config import LoadedConfig
+from explorer.terminal import emit
 
 
 class WhyCommand(Command):
@@ -40,5 +41,5 @@ class WhyCommand(Command):
             say(f"no skill with id {args.skill!r}")
             return EXIT_USAGE
         decision = decide(args.prompt, engine.index, loaded.config, cwd=args.cwd)
-        print(why_report(decision, engine.index, top=args.top, skill=args.skill))
+        emit(*why_report(decision, engine.index, top=args.top, skill=args.skill))
         return EXIT_OK

@@ -7,7 +7,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.engine.evaluate import Comparison, EvalReport
-from explorer.tui.safe import plain
+from explorer.terminal import plain, visible
 
 
 def _rate(value: float | None) -> str:
@@ -44,7 +44,7 @@ def cases_text(report: EvalReport, comparison: Comparison | None, source: str) -
         got = ", ".join(result.injected) or "nothing"
         out.append("  ✗ ", style="red")
         out.append_text(plain(f"{result.case.prompt[:60]}"))
-        out.append(f"\n      expected {expected}, got {got}", style="dim")
+        out.append(visible(f"\n      expected {expected}, got {got}"), style="dim")
         if result.failure is not None and result.failure.gate:
             out.append(f" [{result.failure.gate}]", style="yellow")
         out.append("\n")

@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from explorer.engine.decision import Decision, Gate
 from explorer.report import format_value
-from explorer.tui.safe import plain
+from explorer.terminal import plain, visible
 
 
 def gate_text(gate: Gate) -> Text:
@@ -49,7 +49,7 @@ def decision_text(
     if decision.injected:
         out.append("  inject ", style="dim")
         for item in decision.injected:
-            out.append(f"{item.id} ", style="bold green")
+            out.append(visible(f"{item.id} "), style="bold green")
             out.append(f"{item.confidence:.2f} {item.band} ({item.mode})  ", style="green")
     else:
         out.append("  nothing injected", style="yellow")
@@ -62,13 +62,17 @@ def decision_text(
     if pinned is not None:
         out.append("\npinned prompt ", style="bold")
         out.append_text(plain(repr(pinned.prompt)))
-        out.append(f"\n  stage {pinned.stage}, inject {', '.join(pinned.injected_ids) or '—'}\n")
+        out.append_text(
+            plain(f"\n  stage {pinned.stage}, inject {', '.join(pinned.injected_ids) or '—'}\n")
+        )
         now, then = set(decision.injected_ids), set(pinned.injected_ids)
         if now != then:
-            out.append(
-                f"  only now: {', '.join(sorted(now - then)) or '—'}; "
-                f"only pinned: {', '.join(sorted(then - now)) or '—'}\n",
-                style="yellow",
+            out.append_text(
+                plain(
+                    f"  only now: {', '.join(sorted(now - then)) or '—'}; "
+                    f"only pinned: {', '.join(sorted(then - now)) or '—'}\n",
+                    style="yellow",
+                )
             )
     out.append("\nthe hook would inject:\n", style="bold")
     if decision.text:

@@ -10,13 +10,13 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.engine.skills import Skill
-from explorer.tui.safe import plain
+from explorer.terminal import plain, visible
 
 
 def _frontmatter_lines(frontmatter: dict[str, Any]) -> Text:
     out = Text()
     for key, value in frontmatter.items():
-        out.append(f"  {key}: ", style="cyan")
+        out.append(visible(f"  {key}: "), style="cyan")
         out.append_text(plain(" ".join(str(value).split())[:400]))
         out.append("\n")
     return out
@@ -24,7 +24,7 @@ def _frontmatter_lines(frontmatter: dict[str, Any]) -> Text:
 
 def skill_text(skill: Skill, indexed_at: float, findings: list[str] | None = None) -> Text:
     out = Text()
-    out.append(f"{skill.id}\n", style="bold")
+    out.append(visible(f"{skill.id}\n"), style="bold")
     out.append_text(plain(skill.path, style="dim"))
     out.append("\n")
     if skill.stale is not None:

@@ -15,7 +15,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from explorer.engine.decision import Decision, Row, Verdict
-from explorer.tui.safe import one_line
+from explorer.terminal import one_line
 
 # (key, label, width). Fixed widths: measuring every cell of every row to size the
 # columns was most of the cost of a keystroke at 1,000 skills. 118 columns in all.

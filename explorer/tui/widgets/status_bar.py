@@ -6,6 +6,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Static
 
+from explorer.terminal import visible
+
 
 class StatusBar(Static):
     class ErrorsClicked(Message):
@@ -20,7 +22,7 @@ class StatusBar(Static):
     ) -> None:
         self.error_count = errors
         text = Text()
-        text.append(f" {roots} ", style="bold")
+        text.append(visible(f" {roots} "), style="bold")
         text.append(f"{skills} skills", style="bold cyan")
         text.append(f" │ {dense} │ {reranker} │ {last} │ ", style="")
         text.append(

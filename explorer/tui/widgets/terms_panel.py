@@ -11,7 +11,7 @@ from textual.widgets import Static
 from explorer.engine.lexical import Explain
 from explorer.engine.skills import Skill
 from explorer.engine.text import STOPWORDS, norm_token
-from explorer.tui.safe import visible
+from explorer.terminal import visible
 
 _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
 
@@ -28,7 +28,7 @@ def highlighted_description(description: str, matched: set[str]) -> Text:
 
 def terms_text(skill: Skill, explain: Explain) -> Text:
     out = Text()
-    out.append(f"{skill.id} ", style="bold")
+    out.append(visible(f"{skill.id} "), style="bold")
     out.append(f"  BM25 {explain.score:.3f}  normalised {explain.normalised:.3f}\n", style="dim")
     if explain.terms:
         first = explain.terms[0]

@@ -1,0 +1,159 @@
+"""Everything shown to a terminal goes through here: skill text is data, never control.
+
+A SKILL.md is written by someone else. Its name, description or path can hold an ESC
+starting a sequence that sets the window title, plants a hyperlink (OSC 8), writes the
+clipboard (OSC 52) or clears the screen; a C1 control (0x80-0x9F, CSI is 0x9B) does the
+same on terminals that honour 8-bit controls; `[bold]` would be rich markup. The CLI
+(`route`, `why`, `watch`, `lint`, `eval`, `calibrate`, messages on stderr) and the
+explorer both render through these helpers, so one rule covers every screen:
+
+- control characters other than newline and tab are shown as visible pictures
+  (ESC as ␛, NUL as ␀, C1 as \\x9b), never sent;
+- Unicode bidirectional overrides and isolates, which can make text read differently
+  from what it is, are shown as \\u202e and the like;
+- text is never parsed as markup (rich `Text`, not markup strings).
+
+`--json` output is not passed through here: it stays exact, and JSON escapes every
+control character (the CLI's JSON is ASCII-only).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # rich loads on first use: `say` in the hook's process never pays for it
+    from rich.console import Console, RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
+# C0 and C1 controls other than newline and tab; the bidi embeddings, overrides and isolates.
+_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with every control character as a visible picture; the rest unchanged."""
+    return _UNSAFE_RE.sub(lambda match: _picture(match.group()), text)
+
+
+def is_safe(text: str) -> bool:
+    """Whether `text` holds nothing a terminal would act on (besides newline and tab)."""
+    return _UNSAFE_RE.search(text) is None
+
+
+def _picture(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␛ for ESC, ␀ for NUL, ␍ for CR, …
+    if code == 0x7F:
+        return "␡"
+    if code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def plain(text: str, style: str = "") -> Text:
+    """A Text that shows `text` literally: `[bold]` stays `[bold]`, ESC shows as ␛."""
+    from rich.text import Text
+
+    return Text(visible(text), style=style, no_wrap=False)
+
+
+def one_line(text: str, limit: int = 200) -> Text:
+    """A single-line, truncated Text for table cells."""
+    from rich.text import Text
+
+    flat = " ".join(visible(text).split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return Text(flat, no_wrap=True, overflow="ellipsis")
+
+
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str | Text]],
+    right: Iterable[int] = (),
+    *,
+    title: str | None = None,
+) -> Table:
+    """A rich table of literal cells: right-aligned numbers, a rule under the header.
+
+    Cells are made `Text` through `plain`, so a skill id is never read as markup.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    aligned = set(right)
+    grid = Table(
+        box=None,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        header_style="bold",
+        title=title,
+        title_justify="left",
+        show_header=True,
+    )
+    for position, header in enumerate(headers):
+        grid.add_column(header, justify="right" if position in aligned else "left")
+    for row in rows:
+        grid.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in row))
+    return grid
+
+
+def console(file: IO[str] | None = None) -> Console:
+    """A console that never reads markup or highlights, with colour only on a terminal.
+
+    On a terminal, the terminal's width; in a pipe, $COLUMNS or a wide page, so rows of a
+    table are not wrapped for scripts and files.
+    """
+    from rich.console import Console
+
+    stream = file if file is not None else sys.stdout
+    is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    width: int | None = None
+    if not is_tty:
+        try:
+            width = int(os.environ.get("COLUMNS", "")) or None
+        except ValueError:
+            width = None
+        width = width or 200
+    return Console(
+        file=stream,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        width=width,
+        soft_wrap=False,
+        no_color=None if is_tty else True,
+        force_terminal=is_tty,
+    )
+
+
+def emit(*blocks: str | RenderableType, file: IO[str] | None = None) -> None:
+    """Print text and rich renderables; plain strings are made visible first."""
+    stream = file if file is not None else sys.stdout
+    out: Console | None = None
+    for block in blocks:
+        if isinstance(block, str):
+            stream.write(visible(block) + "\n")
+            continue
+        if out is None:
+            out = console(stream)
+        out.print(block)
+    stream.flush()
+
+
+def render(block: Any, width: int = 200) -> str:
+    """A renderable as plain text (Markdown exports, tests), no colour, no trailing space."""
+    if isinstance(block, str):
+        return visible(block)
+    from rich.console import Console
+
+    sink = Console(width=width, markup=False, highlight=False, emoji=False, no_color=True)
+    with sink.capture() as captured:
+        sink.print(block)
+    return "\n".join(line.rstrip() for line in captured.get().splitlines())

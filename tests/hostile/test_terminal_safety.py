@@ -1,0 +1,197 @@
+"""No skill text reaches the terminal as control (issue 13, items 6-7).
+
+A hostile library puts every kind of terminal control into names, descriptions, bodies
+and directory names: OSC 0 (window title), OSC 8 (hyperlink), OSC 52 (clipboard), CSI 2J
+(clear screen), C1 CSI (0x9b), BEL, backspace, CR, a lone ESC, bidi overrides and rich
+markup. route, why, watch, lint and eval run as subprocesses; the explorer through the
+Pilot. Output is checked by code point: a UTF-8 em dash has bytes 0x80-0x9f inside it, but
+only a code point in C0/C1 is something a terminal acts on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from explorer.terminal import is_safe, plain, render, table, visible
+from tests.conftest import REPO
+
+ESC = "\x1b"
+CONTROLS = [
+    f"{ESC}]0;pwned-title\x07",  # set the window title
+    f"{ESC}]8;;https://evil.test/\x07click{ESC}]8;;\x07",  # a hyperlink
+    f"{ESC}]52;c;ZWNobyBwd25lZA==\x07",  # write the clipboard
+    f"{ESC}[2J{ESC}[H",  # clear the screen
+    "\x9b31m",  # C1 CSI
+    "\x07\x08\r",  # bell, backspace, carriage return
+    f"lone{ESC}",
+    "\u202edesrever",  # right-to-left override
+    "[bold]markup[/bold] [link=https://evil.test]x[/link]",
+]
+HOSTILE = "".join(CONTROLS)
+
+
+def unsafe_characters(text: str) -> list[str]:
+    return sorted(
+        {
+            f"U+{ord(char):04X}"
+            for char in text
+            if (ord(char) < 0x20 and char not in "\n\t") or 0x7F <= ord(char) <= 0x9F
+        }
+    )
+
+
+def hostile_library(root: Path) -> Path:
+    """Two good skills and three that carry every control: in the description, the name
+    (YAML-escaped and raw) and the directory's name."""
+    skills = {
+        "pdf": "---\nname: pdf\ndescription: Use when merging or splitting PDF files.\n---\nB\n",
+        "xlsx": "---\nname: xlsx\ndescription: Use when building spreadsheets.\n---\nB\n",
+        "evil-desc": (
+            f"---\nname: evil-desc\ndescription: Use when merging PDF files {HOSTILE}\n---\n"
+            f"Body {HOSTILE}\n"
+        ),
+        f"evil{ESC}[2Jdir": (
+            f"---\nname: evil-name{ESC}]0;title\x07\x9b\ndescription: Use when merging PDF "
+            "reports.\n---\nB\n"
+        ),
+    }
+    for directory, text in skills.items():
+        (root / directory).mkdir(parents=True, exist_ok=True)
+        (root / directory / "SKILL.md").write_bytes(text.encode("utf-8"))
+    return root
+
+
+def cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *argv],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        timeout=timeout,
+        env=env,
+    )
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    return hostile_library(tmp_path / "skills")
+
+
+def test_the_sanitiser_shows_every_control_and_keeps_the_rest() -> None:
+    shown = visible(HOSTILE + "\nnext\tline — ✓ é")
+    assert unsafe_characters(shown) == [] and is_safe(shown)
+    assert shown.endswith("\nnext\tline — ✓ é")
+    assert "␛]0;pwned-title␇" in shown and "\\x9b31m" in shown and "\\u202e" in shown
+    assert not is_safe(HOSTILE)
+    assert render(table(["id"], [[HOSTILE]])).count("[bold]markup[/bold]") == 1
+    assert plain("[bold]x[/bold]").plain == "[bold]x[/bold]"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["route", "merge pdf files"],
+        ["why", "merge pdf files", "--top", "10"],
+        ["why", "merge pdf files", "--skill", "evil-desc"],
+        ["lint"],
+    ],
+    ids=["route", "why", "why-skill", "lint"],
+)
+def test_cli_output_carries_no_control(library: Path, tmp_path: Path, argv: list[str]) -> None:
+    where = [str(library)] if argv[0] == "lint" else ["--skills", str(library)]
+    argv = [*argv, *where]
+    done = cli(*argv, "--set", "model=bow", "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode in (0, 1), done.stderr
+    assert "evil-desc" in done.stdout + done.stderr
+    assert unsafe_characters(done.stdout) == []
+    assert unsafe_characters(done.stderr) == []
+
+
+def test_route_json_stays_exact(library: Path, tmp_path: Path) -> None:
+    done = cli(
+        "route", "merge pdf files", "--skills", str(library), "--json",
+        "--set", "model=bow", "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert done.returncode == 0 and unsafe_characters(done.stdout) == []
+    data = json.loads(done.stdout)
+    ids = {row["id"] for row in data["skills"]}
+    assert f"evil-name{ESC}]0;title\x07\x9b" in ids  # the exact text, escaped by JSON
+
+
+def test_watch_output_carries_no_control(library: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "watch", str(library), "--set", "model=bow",
+         "--cache-dir", str(tmp_path / "cache")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    try:
+        time.sleep(3)  # the first build is printed; then a change under watch
+        (library / f"new{ESC}]0;x\x07").mkdir()
+        (library / f"new{ESC}]0;x\x07" / "SKILL.md").write_text(
+            f"---\nname: new-one{ESC}[2J\ndescription: Use when {HOSTILE}\n---\nB\n"
+        )
+        (library / "broken").mkdir()
+        (library / "broken" / "SKILL.md").write_text(f"no frontmatter {HOSTILE}\n")
+        time.sleep(4)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    text = out.decode("utf-8", "surrogateescape")
+    assert "new-one" in text, (text, err[-2000:])
+    assert unsafe_characters(text) == []
+    assert unsafe_characters(err.decode("utf-8", "surrogateescape")) == []
+
+
+def screen_text(app) -> str:  # type: ignore[no-untyped-def]
+    """Every segment the compositor would send for the current screen, as one string."""
+    update = app.screen._compositor.render_update(full=True)
+    return "\n".join("".join(segment.text for segment in strip) for strip in update.strips)
+
+
+async def test_explorer_renders_no_control(library: Path, tmp_path: Path) -> None:
+    from textual.widgets import TabbedContent
+
+    from explorer.engine.config import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from explorer.tui.widgets.skills_table import SkillsTable
+    from tests.tui.test_app import settle
+
+    app = ExplorerApp(
+        [str(library)],
+        Config(model="bow", reranker="off", min_similarity=0.05, score_margin=1.0),
+        cache_dir=str(tmp_path / "cache"),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    async with app.run_test(size=(160, 60)) as pilot:
+        await settle(pilot, lambda: app.live is not None and app.snapshot is app.live.snapshot)
+        await pilot.press(*"merge pdf files")
+        await settle(pilot, lambda: app.decision is not None and app.panels_shown is app.decision)
+        await pilot.pause(0.2)
+        assert {"evil-desc", "evil-name"} & {i[:9] for i in app.decision.injected_ids}
+        seen = [screen_text(app)]
+        table = app.query_one(SkillsTable)
+        await pilot.press("tab")
+        for _ in range(len(table.rows)):
+            await pilot.press("down")
+            for tab in ("terms-tab", "skill-tab", "cases-tab"):
+                app.query_one("#details", TabbedContent).active = tab
+                await pilot.pause(0.05)
+                seen.append(screen_text(app))
+        await pilot.press("f3")  # the errors screen: paths and reasons
+        await pilot.pause(0.2)
+        seen.append(screen_text(app))
+    text = "\n".join(seen)
+    assert "evil-desc" in text and "evil-name" in text
+    assert unsafe_characters(text) == []
