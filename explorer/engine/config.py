@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
@@ -344,13 +344,15 @@ def load_config(
     use_ski_config: bool = True,
     cwd: str | os.PathLike[str] | None = None,
     strict: bool = True,
+    trust: Callable[[Path], bool] | None = None,
 ) -> LoadedConfig:
     """Build the effective config from every source, lowest precedence first.
 
     The reference router's `config.toml` is the lowest layer when it exists (turn it off
     with use_ski_config=False, `--no-ski-config` on the command line). With strict=False
     (the hook) one of our own files that cannot be used is a warning and is skipped, so a
-    typo never silences the router.
+    typo never silences the router. With `trust` (the hook: explorer.engine.trust), the
+    project's skill-explorer.toml is read only when trust(its directory) is true.
     """
     config = Config()
     sources: dict[str, str] = {}
@@ -371,6 +373,12 @@ def load_config(
     for position, path in enumerate(layers):
         explicit = config_file is not None and position == len(layers) - 1
         if not explicit and not path.is_file():
+            continue
+        if position == 1 and trust is not None and not trust(path.parent):
+            warnings.append(
+                f"{path}: project config not trusted, ignored; if you trust this repository, "
+                f"run: skill-explorer trust {path.parent}"
+            )
             continue
         try:
             config, changed = apply(config, read_toml(path), str(path), warnings)

@@ -69,6 +69,19 @@ def diagnose(
         if path.is_file() and str(path) not in loaded.files:
             state = "present but not read"
         report.add("config", INFO, f"{label}: {path} ({state})")
+    project = considered[2][0]
+    if project.is_file():
+        from explorer.engine.trust import is_trusted
+
+        if is_trusted(project.parent):
+            report.add("config", INFO, f"{project.parent} is trusted: the hook reads its config")
+        else:
+            report.add(
+                "config",
+                WARNING,
+                f"{project.parent} is not trusted: the hook ignores its config "
+                f"(skill-explorer trust {project.parent})",
+            )
     for path in loaded.files:
         if path not in {str(item) for item, _ in considered}:
             report.add("config", INFO, f"--config file: {path} (read)")

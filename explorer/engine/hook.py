@@ -17,6 +17,7 @@ from explorer.engine.models import load_models
 from explorer.engine.pipeline import decide
 from explorer.engine.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
 from explorer.engine.snapshot import build_index
+from explorer.engine.trust import project_trust
 
 DEBUG_VARIABLE = "SKILL_EXPLORER_DEBUG"
 CONTROL_PREFIXES = ("<task-notification", "<system-reminder")
@@ -54,7 +55,12 @@ def run_hook(
         cwd = payload.get("cwd")
         workdir = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
         loaded = load_config(
-            config_file, assignments, use_ski_config=use_ski_config, cwd=workdir, strict=False
+            config_file,
+            assignments,
+            use_ski_config=use_ski_config,
+            cwd=workdir,
+            strict=False,
+            trust=project_trust(),  # a cloned repository's config waits for the user's trust
         )
         for message in loaded.warnings:  # a config the user wrote is being ignored: say so
             print(f"skill-explorer hook: {message}", file=stderr)

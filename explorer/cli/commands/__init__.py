@@ -25,6 +25,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "lint": ("lint", "LintCommand"),
     "init": ("init", "InitCommand"),
     "doctor": ("doctor", "DoctorCommand"),
+    "trust": ("trust", "TrustCommand"),
 }
 
 

@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, Command, add_common_options
 from explorer.engine.config import LoadedConfig
+from explorer.terminal import emit
 
 MARKS = {"ok": "✓", "info": "·", "warning": "!", "error": "✗"}
 
@@ -33,7 +34,7 @@ class DoctorCommand(Command):
                 if check.area != area:
                     area = check.area
                     print(f"{area}:")
-                print(f"  {MARKS[check.status]} {check.message}")
+                emit(f"  {MARKS[check.status]} {check.message}")
             problems = report.problems
             if problems:
                 print(
