@@ -84,6 +84,13 @@ class Discovery:
     linked_dirs: tuple[str, ...] = ()  # real paths of directories reached through symlinks
 
 
+def path_order(path: str) -> list[str]:
+    """Sort key: paths compared component by component, as the reference sorts them
+    (Rust's PathBuf order), so `a/b/SKILL.md` comes before `a-b/SKILL.md` and the same
+    duplicate wins (§1.2)."""
+    return path.split(os.sep)
+
+
 def content_hash(data: bytes) -> str:
     """A stable 64-bit content hash (§1.4 names FNV-1a 64; any stable 64-bit hash serves)."""
     return hashlib.blake2b(data, digest_size=8).hexdigest()
@@ -108,7 +115,7 @@ def find_skill_files(
             problems.append(Problem(root_path, "skills root does not exist or is not a directory"))
             continue
         found.extend(_walk_root(root_path, problems, linked))
-    return sorted(dict.fromkeys(found)), problems
+    return sorted(dict.fromkeys(found), key=path_order), problems
 
 
 def _walk_root(root: str, problems: list[Problem], linked: list[str] | None) -> Iterable[str]:
@@ -191,7 +198,7 @@ def assemble(
     skills: list[Skill] = []
     rejected = list(problems)
     first_path: dict[str, str] = {}
-    for path in sorted(results):
+    for path in sorted(results, key=path_order):
         result = results[path]
         if isinstance(result, Problem):
             rejected.append(result)

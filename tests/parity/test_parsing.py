@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from explorer.engine.lint import lint
-from explorer.engine.skills import Problem, Skill, parse_skill
+from explorer.engine.skills import Problem, Skill, discover, parse_skill
 from tests.parity.helpers import write_raw
 
 GOOD = (
@@ -165,3 +165,15 @@ def test_body_head_is_cut_at_600_characters() -> None:
 def test_the_template_placeholder_is_rejected() -> None:
     """reference: src/skill.rs rejects a description starting "replace with", any case."""
     assert "placeholder" in rejected("---\nname: x\ndescription:   Replace WITH it\n---\n").message
+
+
+def test_the_first_path_in_component_order_wins_a_duplicate_id(tmp_path: Path) -> None:
+    """reference: src/skill.rs sorts the found paths as paths (component by component),
+    then keeps the first skill of each id: `a/b/SKILL.md` precedes `a-b/SKILL.md`."""
+    root = tmp_path / "skills"
+    write_raw(root, "a-b", f"---\nname: dup\ndescription: from a-b. {GOOD}\n---\n")
+    write_raw(root / "a", "b", f"---\nname: dup\ndescription: from a/b. {GOOD}\n---\n")
+    found = discover([root])
+    (skill,) = found.skills
+    assert skill.description.startswith("from a/b.")
+    assert any("duplicate skill id 'dup'" in problem.message for problem in found.rejected)
