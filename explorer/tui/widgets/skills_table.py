@@ -259,6 +259,8 @@ class SkillsTable(ScrollView, can_focus=True):
             f"{row.score:.3f}",
         )
         channels = (row.cosine, row.keyword, row.phrase, row.file)
+        if row.project:  # §3.5, when a working directory (--cwd) implies the skill's ecosystem
+            channels += (row.project,)
         if row.bm25_fused:  # the §9 fused channel, under a preset that has one
             channels += (row.bm25_fused,)
         parts = "+".join(_short(value) for value in channels)
