@@ -490,6 +490,20 @@ def _describe(value: Any) -> str:
     return repr(_collapse(str(value)))
 
 
+def _advice(value: Any, routed: str) -> str:
+    """How to write a value so YAML and the reference's line reader agree."""
+    if isinstance(value, str) and "\\" in routed and "\\" not in value:
+        return (
+            "The reference does not undo YAML escapes such as \\\": single-quote the value "
+            "or write it without escapes"
+        )
+    if isinstance(value, str) and "#" in routed and "#" not in value:
+        return "YAML ends a plain value at ' #': quote the value"
+    if isinstance(value, (bool, dict, list)) or value is None:
+        return "Quote the value so every reader reads text"
+    return "Write the value so both read the same text (quoted, on one line)"
+
+
 def _reading_differences(
     path: str, yaml_read: dict[str, Any], reading: LineReading
 ) -> list[Problem]:
@@ -509,8 +523,8 @@ def _reading_differences(
             Problem(
                 path,
                 f"YAML reads {key} as {_describe(value)}, the reference router as "
-                f"{_collapse(routed)!r}; routing follows the reference. Quote the value so "
-                "every reader agrees",
+                f"{_collapse(routed)!r}; routing follows the reference. "
+                f"{_advice(value, routed)}",
                 rule=READING_RULE,
             )
         )
