@@ -87,15 +87,12 @@ def loaded_libraries(
     specs: Sequence[LibrarySpec], config: Config, cache_dir: str | None, *, quiet: bool = False
 ) -> Iterator[list[tuple[LibraryCases, Index]]]:
     """Each library's cases and index (one model load and one cache for all of them)."""
-    from explorer.engine.cache import EmbeddingCache
     from explorer.engine.libraries import library_roots, load_library_cases
-    from explorer.engine.models import load_models
-    from explorer.engine.snapshot import build_index
+    from explorer.engine.library import open_engine, open_library
 
-    cache = EmbeddingCache(cache_dir or config.cache_dir or None)
-    models = load_models(config, cache)
+    engine = open_engine(config, cache_dir)
     if not quiet:
-        for warning in [*cache.warnings, *models.warnings]:
+        for warning in engine.warnings:
             _say(f"warning: {warning}")
     loaded: list[tuple[LibraryCases, Index]] = []
     with ExitStack() as stack:
@@ -105,7 +102,7 @@ def loaded_libraries(
                 for warning in cases.warnings:
                     _say(f"warning: {warning}")
             roots = stack.enter_context(library_roots(spec))
-            index = build_index(roots, config, models, cache)
+            index = open_library(roots, config, engine=engine)
             if not len(index):
                 raise ValueError(f"{spec.name}: no valid skills under {', '.join(roots)}")
             loaded.append((cases, index))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from explorer.cli.base import EXIT_FAILED, EXIT_USAGE, say
@@ -14,51 +13,41 @@ from explorer.engine.config import MODEL_FIELDS, Config, LoadedConfig
 if TYPE_CHECKING:  # the engine loads lazily: parsing a command line never pays for it
     from explorer.engine.cache import EmbeddingCache
     from explorer.engine.cases import CaseSet
-    from explorer.engine.models import Models
+    from explorer.engine.library import Engine
     from explorer.engine.snapshot import Index
 
 
-@dataclass
-class Engine:
-    loaded: LoadedConfig
-    cache: EmbeddingCache
-    models: Models
-    index: Index
+def engine_for(args: argparse.Namespace, config: Config) -> Engine:
+    """The cache (--cache-dir first) and the models, after saying what degraded."""
+    from explorer.engine.library import open_engine
 
-
-def open_engine(roots: Sequence[str], args: argparse.Namespace, loaded: LoadedConfig) -> Engine:
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.models import load_models
-    from explorer.engine.snapshot import build_index
-
-    config = loaded.config
-    cache = EmbeddingCache(args.cache_dir or config.cache_dir or None)
-    models = load_models(config, cache)
-    for warning in (*cache.warnings, *models.warnings):
+    engine = open_engine(config, args.cache_dir)
+    for warning in engine.warnings:
         say(f"warning: {warning}")
-    index = build_index(roots, config, models, cache)
-    return Engine(loaded, cache, models, index)
+    return engine
 
 
-def report_library(engine: Engine) -> bool:
+def report_library(index: Index) -> bool:
     """Say what was rejected or warned about; False when there is nothing to route over."""
-    for problem in engine.index.rejected:
+    for problem in index.rejected:
         say(f"skipped {problem}")
-    for problem in engine.index.warnings:
+    for problem in index.warnings:
         say(f"warning: {problem}")
-    if not len(engine.index):
-        say(f"no valid skills under {', '.join(engine.index.roots)}")
+    if not len(index):
+        say(f"no valid skills under {', '.join(index.roots)}")
         return False
     return True
 
 
-def library_engine(args: argparse.Namespace, loaded: LoadedConfig) -> Engine | int:
-    """The engine over the roots, or the exit code that says why there is none."""
+def library_index(args: argparse.Namespace, loaded: LoadedConfig) -> Index | int:
+    """The index over the command's roots, or the exit code that says why there is none."""
     roots = command_roots(args, loaded)
     if roots is None:
         return EXIT_USAGE
-    engine = open_engine(roots, args, loaded)
-    return engine if report_library(engine) else EXIT_FAILED
+    from explorer.engine.library import open_library
+
+    index = open_library(roots, loaded.config, engine=engine_for(args, loaded.config))
+    return index if report_library(index) else EXIT_FAILED
 
 
 class Engines:
@@ -67,24 +56,20 @@ class Engines:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self._cache: EmbeddingCache | None = None
-        self._models: dict[tuple[Any, ...], Models] = {}
+        self._engines: dict[tuple[Any, ...], Engine] = {}
 
     def index(self, roots: Sequence[str], config: Config, *, quiet: bool = False) -> Index:
-        from explorer.engine.cache import EmbeddingCache
-        from explorer.engine.models import load_models
-        from explorer.engine.snapshot import build_index
+        from explorer.engine.library import open_cache, open_engine, open_library
 
-        if self._cache is None:
-            self._cache = EmbeddingCache(self.args.cache_dir or config.cache_dir or None)
-            for warning in self._cache.warnings:
-                say(f"warning: {warning}")
         key = tuple(getattr(config, name) for name in MODEL_FIELDS)
-        models = self._models.get(key)
-        if models is None:
-            models = self._models[key] = load_models(config, self._cache)
-            for warning in models.warnings:
+        engine = self._engines.get(key)
+        if engine is None:
+            if self._cache is None:
+                self._cache = open_cache(config, self.args.cache_dir)
+            engine = self._engines[key] = open_engine(config, cache=self._cache)
+            for warning in engine.warnings:
                 say(f"warning: {warning}")
-        index = build_index(roots, config, models, self._cache)
+        index = open_library(roots, config, engine=engine)
         if not quiet:
             for problem in index.rejected:
                 say(f"skipped {problem}")

@@ -1,7 +1,10 @@
-"""The Claude Code `UserPromptSubmit` hook (spec §7): fail open, always exit 0.
+"""The Claude Code `UserPromptSubmit` hook (spec §7): fail open, never block a prompt.
 
-It reads the persistent embedding cache, so a prompt costs one query embedding plus
-parsing the library, never a re-embedding of every description.
+`answer_hook` turns the host's stdin into a `HookAnswer`: the JSON payload to print (or
+None for silence) and what may be said on stderr. It prints nothing itself; the `hook`
+command writes the answer and always exits 0. It reads the persistent embedding cache,
+so a prompt costs one query embedding plus parsing the library, never a re-embedding
+of every description.
 """
 
 from __future__ import annotations
@@ -9,21 +12,25 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Any
 
-from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import load_config
-from explorer.engine.models import load_models
+from explorer.engine.library import open_engine, open_library
 from explorer.engine.pipeline import decide
 from explorer.engine.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
-from explorer.engine.snapshot import build_index
 from explorer.engine.trust import project_trust
 
 DEBUG_VARIABLE = "SKILL_EXPLORER_DEBUG"
 CONTROL_PREFIXES = ("<task-notification", "<system-reminder")
+NO_ROOTS = (
+    f"no skill roots (--skills, ${ROOTS_VARIABLE}, ${SKI_ROOTS_VARIABLE}, roots, "
+    "or the default ~/.claude/skills, ~/.claude/plugins, ./.claude/skills)"
+)
 
 
 def hook_output(context: str) -> dict[str, Any]:
+    """The JSON a UserPromptSubmit hook prints to add `context` to the prompt."""
     return {
         "hookSpecificOutput": {
             "hookEventName": "UserPromptSubmit",
@@ -32,26 +39,36 @@ def hook_output(context: str) -> dict[str, Any]:
     }
 
 
-def run_hook(
-    stdin: TextIO,
-    stdout: TextIO,
-    stderr: TextIO,
+@dataclass(frozen=True)
+class HookAnswer:
+    """What one hook call says: to the host (`payload`) and to a person (stderr lines)."""
+
+    payload: dict[str, Any] | None = None  # None: print nothing, the prompt goes on as is
+    warnings: tuple[str, ...] = ()  # always shown: a config the user wrote is being ignored
+    debug: tuple[str, ...] = ()  # shown only with SKILL_EXPLORER_DEBUG=1
+
+    def stderr_lines(self, debug: bool) -> tuple[str, ...]:
+        return (*self.warnings, *self.debug) if debug else self.warnings
+
+
+def answer_hook(
+    stdin_text: str,
     *,
     cli_roots: Sequence[str] = (),
     config_file: str | None = None,
     assignments: Sequence[str] = (),
     use_ski_config: bool = True,
     cache_dir: str | None = None,
-) -> int:
-    """Answer one hook call. Returns 0 whatever happens: a router must never block a prompt."""
-    debug = os.environ.get(DEBUG_VARIABLE) == "1"
+) -> HookAnswer:
+    """Answer one hook call. Never raises: any failure is a silent answer (§7)."""
+    warnings: tuple[str, ...] = ()
     try:
-        payload = json.loads(stdin.read())
+        payload = json.loads(stdin_text)
         prompt = payload.get("prompt") if isinstance(payload, dict) else None
         if not isinstance(prompt, str) or not prompt.strip():
-            return _quiet(stderr, debug, "no prompt in the payload")
+            return HookAnswer(debug=("no prompt in the payload",))
         if prompt.lstrip().startswith(CONTROL_PREFIXES):
-            return _quiet(stderr, debug, "control payload ignored")
+            return HookAnswer(debug=("control payload ignored",))
         cwd = payload.get("cwd")
         workdir = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
         loaded = load_config(
@@ -62,39 +79,20 @@ def run_hook(
             strict=False,
             trust=project_trust(),  # a cloned repository's config waits for the user's trust
         )
-        for message in loaded.warnings:  # a config the user wrote is being ignored: say so
-            print(f"skill-explorer hook: {message}", file=stderr)
+        warnings = tuple(loaded.warnings)
         config = loaded.config
         roots = list(resolve_roots(cli_roots, config.roots, cwd=workdir).roots)
         if not roots:
-            return _quiet(
-                stderr,
-                debug,
-                f"no skill roots (--skills, ${ROOTS_VARIABLE}, ${SKI_ROOTS_VARIABLE}, roots, "
-                "or the default ~/.claude/skills, ~/.claude/plugins, ./.claude/skills)",
-            )
-        cache = EmbeddingCache(cache_dir or config.cache_dir or None)
-        models = load_models(config, cache)
-        index = build_index(roots, config, models, cache)
+            return HookAnswer(warnings=warnings, debug=(NO_ROOTS,))
+        engine = open_engine(config, cache_dir)
+        index = open_library(roots, config, engine=engine)
         # §3.5: the session's working directory feeds the project channel (src/hook.rs)
         decision = decide(prompt, index, config, cwd=cwd if isinstance(cwd, str) else None)
-        if debug:
-            for message in (*cache.warnings, *models.warnings):
-                print(f"skill-explorer hook: {message}", file=stderr)
-            print(
-                f"skill-explorer hook: stage={decision.stage} "
-                f"injected={list(decision.injected_ids)}",
-                file=stderr,
-            )
-        if decision.text:
-            stdout.write(json.dumps(hook_output(decision.text)))
-            stdout.write("\n")
-        return 0
+        debug = (
+            *engine.warnings,
+            f"stage={decision.stage} injected={list(decision.injected_ids)}",
+        )
+        output = hook_output(decision.text) if decision.text else None
+        return HookAnswer(output, warnings, debug)
     except Exception as error:  # fail open (§7)
-        return _quiet(stderr, debug, f"{type(error).__name__}: {error}")
-
-
-def _quiet(stderr: TextIO, debug: bool, message: str) -> int:
-    if debug:
-        print(f"skill-explorer hook: {message}", file=stderr)
-    return 0
+        return HookAnswer(warnings=warnings, debug=(f"{type(error).__name__}: {error}",))

@@ -25,17 +25,17 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
-from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import CaseError, load_cases
 from explorer.engine.config import PROJECT_CONFIG_NAME, Config
 from explorer.engine.decision import Decision, Row
 from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
+from explorer.engine.library import Engine, open_cache, open_engine, open_library
 from explorer.engine.lint import lint
 from explorer.engine.live import IndexChange, LiveIndex
-from explorer.engine.models import assemble_models, load_models
+from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import decide
 from explorer.engine.skills import Problem
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.snapshot import Index
 from explorer.report import markdown_report
 from explorer.terminal import plain
 from explorer.tui.commands import ExplorerCommands
@@ -162,15 +162,15 @@ class ExplorerApp(App[None]):
     @work(thread=True, exclusive=True, group="load", description="load the library")
     def load(self) -> None:
         """Lexical first (BM25 works at once), then the models, then the live index."""
-        cache = EmbeddingCache(self.cache_dir or self.config.cache_dir or None)
+        cache = open_cache(self.config, self.cache_dir)
         lexical_only = assemble_models(None, dense_error="loading the dense model…")
-        first = build_index(self.roots, self.config, lexical_only, cache)
+        first = open_library(self.roots, self.config, engine=Engine(cache, lexical_only))
         self.call_from_thread(self._use_snapshot, first, "loading the dense model…")
-        models = load_models(self.config, cache)
-        for warning in (*cache.warnings, *models.warnings):
+        engine = open_engine(self.config, cache=cache)
+        for warning in engine.warnings:
             self.call_from_thread(self.notify, warning, severity="warning", timeout=10)
         self.call_from_thread(self._set_loading, f"embedding {len(first)} skills…")
-        live = LiveIndex(self.roots, self.config, models, cache)
+        live = LiveIndex(self.roots, self.config, engine.models, cache)
         live.subscribe(lambda change: self.call_from_thread(self._index_changed, change))
         live.start()
         self.live = live

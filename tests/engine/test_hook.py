@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.hook import run_hook
+from explorer.cli.commands.hook import run_hook
 from tests.conftest import SAMPLE_SKILLS
 
 
@@ -69,3 +69,32 @@ def test_roots_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 def test_no_roots_means_no_output() -> None:
     assert _run(json.dumps({"prompt": "merge pdf files"})) == (0, "", "")
+
+
+# The engine's side: an answer as data, nothing written anywhere.
+
+
+def test_answer_hook_returns_the_payload_and_prints_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from explorer.engine.hook import answer_hook, hook_output
+
+    prompt = "merge these report.pdf files and extract the tables"
+    answer = answer_hook(
+        json.dumps({"prompt": prompt}), cli_roots=[str(SAMPLE_SKILLS)], assignments=["model=bow"]
+    )
+    assert answer.payload is not None
+    context = answer.payload["hookSpecificOutput"]["additionalContext"]
+    assert answer.payload == hook_output(context)
+    assert "pdf (confidence" in context
+    assert answer.warnings == () and any(line.startswith("stage=") for line in answer.debug)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_answer_hook_is_silent_but_explains_itself_in_debug_lines() -> None:
+    from explorer.engine.hook import answer_hook
+
+    answer = answer_hook("{nope", cli_roots=[str(SAMPLE_SKILLS)])
+    assert answer.payload is None and answer.warnings == ()
+    assert answer.stderr_lines(debug=False) == ()
+    assert "JSONDecodeError" in answer.stderr_lines(debug=True)[0]

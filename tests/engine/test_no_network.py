@@ -8,9 +8,9 @@ import socket
 
 import pytest
 
+from explorer.cli.commands.hook import run_hook
 from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import Config
-from explorer.engine.hook import run_hook
 from explorer.engine.models import load_models
 from explorer.engine.pipeline import decide
 from explorer.engine.snapshot import build_index

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
+from explorer.cli.commands.hook import run_hook
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder
-from explorer.engine.hook import run_hook
 from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import file_families
 from explorer.engine.project import code_terms, manifest_terms, skills_for_terms

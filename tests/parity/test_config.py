@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from explorer.cli.commands.hook import run_hook
 from explorer.engine.config import Config, load_config
 from explorer.engine.embed import BowEmbedder
-from explorer.engine.hook import run_hook
 from explorer.engine.inject import (
     FILE_EVIDENCE,
     REFERENCE_BODY_HEADER,

@@ -3,9 +3,50 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from collections.abc import Sequence
+from typing import TextIO
 
-from explorer.cli.base import Command
+from explorer.cli.base import EXIT_OK, Command
+
+PREFIX = "skill-explorer hook: "
+
+
+def run_hook(
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    *,
+    cli_roots: Sequence[str] = (),
+    config_file: str | None = None,
+    assignments: Sequence[str] = (),
+    use_ski_config: bool = True,
+    cache_dir: str | None = None,
+) -> int:
+    """Read the host's JSON, write the engine's answer; 0 whatever happens (§7)."""
+    debug = os.environ.get("SKILL_EXPLORER_DEBUG") == "1"
+    try:
+        from explorer.engine.hook import answer_hook
+
+        answer = answer_hook(
+            stdin.read(),
+            cli_roots=cli_roots,
+            config_file=config_file,
+            assignments=assignments,
+            use_ski_config=use_ski_config,
+            cache_dir=cache_dir,
+        )
+        for line in answer.stderr_lines(debug):
+            print(PREFIX + line, file=stderr)
+        if answer.payload is not None:
+            stdout.write(json.dumps(answer.payload))
+            stdout.write("\n")
+    except Exception as error:  # an import or a closed pipe: still never block the prompt
+        if debug:
+            print(f"{PREFIX}{type(error).__name__}: {error}", file=stderr)
+    return EXIT_OK
 
 
 class HookCommand(Command):
@@ -14,8 +55,6 @@ class HookCommand(Command):
 
     def main(self, args: argparse.Namespace) -> int:
         """No config loading here: the hook reads its own, and stays silent on any error."""
-        from explorer.engine.hook import run_hook
-
         return run_hook(
             sys.stdin,
             sys.stdout,

@@ -6,7 +6,7 @@ import argparse
 import time
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options
-from explorer.cli.library import open_engine
+from explorer.cli.library import engine_for
 from explorer.cli.roots import command_roots
 from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit
@@ -24,10 +24,12 @@ class IndexCommand(Command):
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
+        from explorer.engine.library import open_library
+
         started = time.perf_counter()
-        engine = open_engine(roots, args, loaded)
+        engine = engine_for(args, loaded.config)
+        index = open_library(roots, loaded.config, engine=engine)
         elapsed = (time.perf_counter() - started) * 1000
-        index = engine.index
         for problem in index.rejected:
             emit(f"skipped  {problem}")
         for problem in index.warnings:

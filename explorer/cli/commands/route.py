@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from explorer.cli.base import EXIT_OK, Command, add_common_options
-from explorer.cli.library import library_engine
+from explorer.cli.library import library_index
 from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit
 
@@ -28,10 +28,10 @@ class RouteCommand(Command):
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine.pipeline import decide
 
-        engine = library_engine(args, loaded)
-        if isinstance(engine, int):
-            return engine
-        decision = decide(args.prompt, engine.index, loaded.config, cwd=args.cwd)
+        index = library_index(args, loaded)
+        if isinstance(index, int):
+            return index
+        decision = decide(args.prompt, index, loaded.config, cwd=args.cwd)
         if args.json:
             print(decision.to_json())
             return EXIT_OK

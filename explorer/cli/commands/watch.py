@@ -6,7 +6,8 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
-from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options
+from explorer.cli.library import engine_for
 from explorer.cli.roots import command_roots
 from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit
@@ -36,19 +37,14 @@ class WatchCommand(Command):
         add_common_options(parser, skills=False)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.cache import EmbeddingCache
         from explorer.engine.live import LiveIndex
-        from explorer.engine.models import load_models
 
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
         config = loaded.config
-        cache = EmbeddingCache(args.cache_dir or config.cache_dir or None)
-        models = load_models(config, cache)
-        for warning in (*cache.warnings, *models.warnings):
-            say(f"warning: {warning}")
-        live = LiveIndex(roots, config, models, cache)
+        engine = engine_for(args, config)
+        live = LiveIndex(roots, config, engine.models, engine.cache)
         first = live.snapshot
         emit(
             f"v{first.version} {len(first)} skills, {len(first.rejected)} errors "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
-from explorer.cli.library import library_engine
+from explorer.cli.library import library_index
 from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit
 
@@ -34,12 +34,12 @@ class WhyCommand(Command):
         from explorer.engine.pipeline import decide
         from explorer.report import why_report
 
-        engine = library_engine(args, loaded)
-        if isinstance(engine, int):
-            return engine
-        if args.skill and args.skill not in engine.index.positions:
+        index = library_index(args, loaded)
+        if isinstance(index, int):
+            return index
+        if args.skill and args.skill not in index.positions:
             say(f"no skill with id {args.skill!r}")
             return EXIT_USAGE
-        decision = decide(args.prompt, engine.index, loaded.config, cwd=args.cwd)
-        emit(*why_report(decision, engine.index, top=args.top, skill=args.skill))
+        decision = decide(args.prompt, index, loaded.config, cwd=args.cwd)
+        emit(*why_report(decision, index, top=args.top, skill=args.skill))
         return EXIT_OK
