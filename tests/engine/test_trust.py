@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
+from explorer.cli.commands.hook import run_hook
 from explorer.engine.config import load_config
 from explorer.engine.doctor import diagnose
-from explorer.engine.hook import run_hook
 from explorer.engine.trust import add_trusted, is_trusted, remove_trusted, trust_file, trusted
 from tests.conftest import SAMPLE_SKILLS
 
