@@ -8,7 +8,6 @@ Sources, lowest first: defaults < $XDG_CONFIG_HOME/skill-explorer/config.toml <
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -400,26 +399,30 @@ def load_config(
 
 def to_toml(config: Config, only: Iterable[str] | None = None) -> str:
     """Serialise fields (all, or `only` those named) as flat TOML, for saving edits."""
-    lines: list[str] = []
+    import tomlkit
+
+    document = tomlkit.document()
     names = list(only) if only is not None else list(FIELD_NAMES)
     for name in names:
         value = getattr(config, name)
-        if value is None:
-            continue
-        lines.append(f"{name} = {toml_value(value)}")
-    return "\n".join(lines) + "\n"
+        if value is not None:
+            document[name] = toml_item(value)
+    return tomlkit.dumps(document)
+
+
+def toml_item(value: Any) -> Any:
+    """A tomlkit item for one field value; a mapping is an inline table (one line)."""
+    import tomlkit
+
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        table.update({str(key): toml_item(item) for key, item in value.items()})
+        return table
+    if isinstance(value, (bool, int, float, str, list)):
+        return tomlkit.item(value)
+    raise TypeError(f"cannot write {value!r} as TOML")
 
 
 def toml_value(value: Any) -> str:
-    """One value as a TOML literal."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(item) for item in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{key} = {toml_value(item)}" for key, item in value.items()) + " }"
-    raise TypeError(f"cannot write {value!r} as TOML")
+    """One value as a TOML literal (tomlkit's escaping: any text round-trips)."""
+    return toml_item(value).as_string()

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from explorer.engine.config import user_config_path
+from explorer.engine.files import write_atomically
 
 TRUST_FILE_NAME = "trusted-dirs"
 
@@ -117,30 +117,3 @@ def _lock(fd: int) -> None:
     except ImportError:  # pragma: no cover - Windows: the atomic rename still holds
         return
     fcntl.flock(fd, fcntl.LOCK_EX)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write a temporary file beside `path`, flush it to disk, then rename it over `path`.
-
-    A reader sees the old file or the new one, never half of either; the file keeps its
-    permissions when it existed.
-    """
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except OSError:
-            mode = 0o644  # a new file: what an editor would create, not mkstemp's 0600
-        with contextlib.suppress(OSError):
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

@@ -20,12 +20,12 @@ from explorer.engine.config import (
     ConfigError,
     coerce,
     read_value,
-    to_toml,
     toml_value,
     type_label,
 )
 from explorer.engine.skills import Problem
-from explorer.terminal import plain
+from explorer.engine.tomlfile import update_toml
+from explorer.terminal import plain, visible
 
 # Fields read when the index is built: editing them re-indexes instead of just re-deciding.
 INDEX_FIELDS = frozenset({"bm25_k1", "bm25_b", "bm25_index_name_keywords"})
@@ -45,7 +45,8 @@ class ThresholdEditor(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape", "close", "Close", id="editor-close"),
-        Binding("ctrl+s", "save", "Save TOML", id="editor-save"),
+        # ctrl+s stays the app's screenshot key: one key, one meaning.
+        Binding("f4", "save", "Save edits", id="editor-save"),
     ]
 
     class Edited(Message):
@@ -58,6 +59,7 @@ class ThresholdEditor(ModalScreen[None]):
         super().__init__()
         self.config = config
         self.baseline = baseline  # what the app started with: edits are marked against it
+        self.opened = config  # what this screen started with: only edits made here are saved
         self.save_path = save_path
 
     def compose(self) -> ComposeResult:
@@ -66,8 +68,8 @@ class ThresholdEditor(ModalScreen[None]):
                 Text.assemble(
                     ("Thresholds and settings", "bold"),
                     ("  edits apply as you type; ", "dim"),
-                    ("ctrl+s", "bold"),
-                    (f" saves changed fields to {self.save_path}; ", "dim"),
+                    ("f4", "bold"),
+                    (f" saves the fields edited here to {self.save_path}; ", "dim"),
                     ("esc", "bold"),
                     (" closes", "dim"),
                 ),
@@ -132,13 +134,32 @@ class ThresholdEditor(ModalScreen[None]):
         self.post_message(self.Edited(self.config, name))
 
     def action_save(self) -> None:
-        changed = [n for n in FIELD_NAMES if getattr(self.config, n) != getattr(Config(), n)]
-        try:
-            self.save_path.write_text(to_toml(self.config, changed), encoding="utf-8")
-        except OSError as error:
-            self.notify(f"cannot save {self.save_path}: {error}", severity="error")
+        """Write only the fields edited in this screen; the rest of the file stays as it is.
+
+        Values from --set, the user's config or the reference's config are not edits made
+        here, so they never leak into the project file.
+        """
+        edited = {
+            name: getattr(self.config, name)
+            for name in FIELD_NAMES
+            if getattr(self.config, name) != getattr(self.opened, name)
+        }
+        if not edited:
+            self.notify("nothing edited here: nothing saved", severity="warning")
             return
-        self.notify(f"saved {len(changed)} fields to {self.save_path}")
+        try:
+            written = update_toml(
+                self.save_path, edited, header="# skill-explorer settings (saved by the explorer)\n"
+            )
+        except ConfigError as error:
+            self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
+            return
+        self.opened = self.config
+        self.notify(
+            visible(f"wrote {'; '.join(written)} to {self.save_path.resolve()}"),
+            markup=False,
+            timeout=8,
+        )
 
     def action_close(self) -> None:
         self.dismiss()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -212,6 +213,27 @@ def test_calibrate_reports_and_writes_a_config(
     assert written.startswith("# skill-explorer calibrate: chosen on 3 train cases")
     code, out, _ = run(capsys, "eval", str(cases), *common, "--config", str(target), "--json")
     assert code == 0 and json.loads(out)["config"]["lexical_min"] is not None
+
+
+def test_calibrate_write_never_overwrites_without_force(
+    capsys: Capture, library: Library, tmp_path: Path
+) -> None:
+    _, cases, common = library
+    target = tmp_path / "mine.toml"
+    mine = '# my settings\nmax_skills = 1  # keep\n\n[routing]\nmin_similarity = 0.2\n'
+    target.write_text(mine, encoding="utf-8")
+    code, out, err = run(capsys, "calibrate", str(cases), *common, "--write", str(target))
+    assert code == 2 and "exists" in err and "--force" in err and out == ""
+    assert target.read_text(encoding="utf-8") == mine
+    code, out, _ = run(
+        capsys, "calibrate", str(cases), *common, "--write", str(target), "--force"
+    )
+    assert code == 0 and f"to {target}" in out
+    written = target.read_text(encoding="utf-8")
+    assert written.startswith("# my settings\nmax_skills = 1  # keep\n")  # the rest is kept
+    data = tomllib.loads(written)
+    assert data["max_skills"] == 1 and data["routing"]["min_similarity"] != 0.2
+    assert "lexical_min" in data
 
 
 def test_calibrate_json_and_the_seeded_split(

@@ -24,6 +24,13 @@ from explorer.tui.widgets.terms_panel import TermsPanel
 from tests.conftest import write_skill
 
 CONFIG = Config(model="bow", reranker="off", min_similarity=0.3)
+WRITTEN_BY_HAND = """\
+# our team's router settings
+unknown_future_key = "kept"   # a newer version's key
+
+[routing]
+min_similarity = 0.4  # tuned on our cases
+"""
 SIZE = (120, 40)
 
 
@@ -111,7 +118,8 @@ async def test_saving_a_skill_updates_the_table_with_deltas(library: Path, tmp_p
 async def test_editing_a_threshold_changes_the_decision(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # ctrl+s writes ./skill-explorer.toml
+    monkeypatch.chdir(tmp_path)  # f4 writes ./skill-explorer.toml
+    (tmp_path / "skill-explorer.toml").write_text(WRITTEN_BY_HAND)
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))
@@ -136,8 +144,19 @@ async def test_editing_a_threshold_changes_the_decision(
         await pilot.pause(0.1)
         assert app.config.min_similarity == 0.99
         assert editor.query_one("#hint-min_similarity").has_class("error")
-        await pilot.press("ctrl+s")
-        assert "min_similarity = 0.99" in (tmp_path / "skill-explorer.toml").read_text()
+        await pilot.press("ctrl+s")  # the screenshot key, here as everywhere: no save
+        await pilot.pause(0.1)
+        assert (tmp_path / "skill-explorer.toml").read_text() == WRITTEN_BY_HAND
+        await pilot.press("f4")
+        saved = (tmp_path / "skill-explorer.toml").read_text()
+        # Only the field edited here; comments, sections and unknown keys byte for byte;
+        # the app's one-off values (model = "bow", reranker = "off") are not written.
+        assert saved == WRITTEN_BY_HAND.replace("min_similarity = 0.4", "min_similarity = 0.99")
+        assert not list(tmp_path.glob(".skill-explorer.toml.*"))  # the temporary is gone
+        await settle(
+            pilot,
+            lambda: any("wrote min_similarity = 0.99" in n.message for n in app._notifications),
+        )
         await pilot.press("escape")
         assert not isinstance(app.screen, ThresholdEditor)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from explorer.cli.base import (
     EXIT_FAILED,
@@ -32,7 +33,16 @@ class CalibrateCommand(Command):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("cases", metavar="CASES", help="cases file (.toml, or .tsv)")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
-        parser.add_argument("--write", metavar="FILE", help="write the recommendation as TOML")
+        parser.add_argument(
+            "--write",
+            metavar="FILE",
+            help="write the recommendation as TOML (an existing FILE needs --force)",
+        )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="let --write update an existing FILE: only the swept fields change",
+        )
         parser.add_argument(
             "--seed", type=int, default=0, help="seed of the random split for cases without one"
         )
@@ -45,6 +55,12 @@ class CalibrateCommand(Command):
         from explorer.engine.calibrate import calibrate
         from explorer.qa_report import calibration_text
 
+        if args.write and os.path.exists(args.write) and not args.force:
+            say(
+                f"{args.write} exists; --force updates the swept fields in it and keeps the "
+                "rest, or --write a new file"
+            )
+            return EXIT_USAGE
         inputs = roots_and_cases(args, loaded)
         if inputs is None:
             return EXIT_USAGE
@@ -58,16 +74,26 @@ class CalibrateCommand(Command):
             say("no train cases: the split left nothing to choose on")
             return EXIT_FAILED
         if args.write:
+            from explorer.engine.config import ConfigError
+            from explorer.engine.tomlfile import update_toml
+
+            recommended = report.recommended_config(loaded.config)
             try:
-                with open(args.write, "w", encoding="utf-8") as handle:
-                    handle.write(report.to_toml(loaded.config))
-            except OSError as error:
-                say(f"{args.write}: cannot write: {error.strerror or error}")
+                written = update_toml(
+                    args.write,
+                    {name: getattr(recommended, name) for name in report.swept},
+                    header=report.to_toml(loaded.config).splitlines(keepends=True)[0],
+                )
+            except ConfigError as error:
+                say(str(error))
                 return EXIT_FAILED
         if args.json:
             print(json.dumps(report.to_dict(top=args.top), indent=2, default=json_default))
         else:
             emit(*calibration_text(report, args.cases, args.top))
             if args.write:
-                emit(f"\nwrote the recommendation to {args.write} (use it with --config)")
+                emit(
+                    f"\nwrote the recommendation to {args.write} (use it with --config): "
+                    + "; ".join(written)
+                )
         return EXIT_OK

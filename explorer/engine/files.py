@@ -1,0 +1,37 @@
+"""Writing a file so that no reader and no crash ever sees half of it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+    """Write a temporary file beside `path`, flush it to disk, then rename it over `path`.
+
+    A reader sees the old file or the new one, never half of either, and a process killed
+    mid-write leaves the old file as it was. An existing file keeps its permissions; a new
+    one gets 0644, what an editor would create (not mkstemp's 0600).
+    """
+    target = Path(path)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+    )
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except OSError:
+            mode = 0o644
+        with contextlib.suppress(OSError):
+            os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
