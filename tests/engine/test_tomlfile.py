@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import ConfigError, Config, to_toml, toml_value
+from explorer.engine.config import Config, ConfigError, to_toml, toml_value
 from explorer.engine.tomlfile import update_toml
 
 WRITTEN = """\
