@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -240,3 +241,22 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
             pilot,
             lambda: "lint" in app.query_one(SkillPanel).query_one("#skill-body").render().plain,
         )
+
+
+async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: Path) -> None:
+    evals = tmp_path / "pdf-evals.json"
+    evals.write_text(
+        json.dumps(
+            [
+                {"query": "merge two pdf files", "should_trigger": True},
+                {"query": "banana bread recipe", "should_trigger": False},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    app = make_app(library, tmp_path, cases_path=str(evals), cases_skill="pdf")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        assert app.cases_report is not None
+        assert set(app.cases_report.by_kind) == {"should-trigger", "should-not-trigger"}
+        assert "2 cases" in app.query_one(CasesPanel).query_one("#cases-body").render().plain
