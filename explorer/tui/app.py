@@ -37,9 +37,9 @@ from explorer.engine.pipeline import decide
 from explorer.engine.skills import Problem
 from explorer.engine.snapshot import Index
 from explorer.report import markdown_report
-from explorer.terminal import plain
+from explorer.terminal import plain, visible
 from explorer.tui.commands import ExplorerCommands
-from explorer.tui.history import PromptHistory
+from explorer.tui.history import PromptHistory, write_new_file
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -493,9 +493,13 @@ class ExplorerApp(App[None]):
     def action_export_markdown(self) -> None:
         if self.decision is None or self.snapshot is None:
             return
-        path = Path(f"skill-explorer-why-{time.strftime('%Y%m%d-%H%M%S')}.md").resolve()
-        path.write_text(markdown_report(self.decision, self.snapshot, self.highlighted), "utf-8")
-        self.notify(f"explanation written to {path}")
+        text = markdown_report(self.decision, self.snapshot, self.highlighted)
+        try:
+            path = write_new_file("skill-explorer-why", ".md", text)
+        except OSError as error:
+            self.notify(visible(f"cannot export: {error}"), severity="error", markup=False)
+            return
+        self.notify(visible(f"explanation written to {path}"), markup=False)
 
     def action_pin(self) -> None:
         prompt = self.query_one(PromptBar).value
@@ -504,8 +508,13 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
 
     def action_screenshot(self) -> None:
-        path = self.save_screenshot(path=os.getcwd())
-        self.notify(f"screenshot saved to {path}")
+        try:
+            path = self.save_screenshot(path=os.getcwd())
+        except OSError as error:
+            message = visible(f"cannot save a screenshot: {error}")
+            self.notify(message, severity="error", markup=False)
+            return
+        self.notify(visible(f"screenshot saved to {path}"), markup=False)
 
     def toggle_column(self, key: str) -> None:
         self.query_one(SkillsTable).toggle_column(key)

@@ -260,3 +260,30 @@ async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: P
         assert app.cases_report is not None
         assert set(app.cases_report.by_kind) == {"should-trigger", "should-not-trigger"}
         assert "2 cases" in app.query_one(CasesPanel).query_one("#cases-body").render().plain
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+async def test_exports_never_overwrite_and_an_unwritable_place_is_said(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await pilot.press(*"merge pdf")
+        await settle(pilot, lambda: shown_for(app, "merge pdf"))
+        await pilot.press("tab")  # into the table: in the prompt, ctrl+x is the input's cut
+        for _ in range(3):  # the same second: three files, none overwritten
+            await pilot.press("ctrl+x")
+        await pilot.pause(0.1)
+        assert len(list(out.glob("skill-explorer-why-*.md"))) == 3
+        # /proc refuses new files even to root (a read-only mount does too, but needs setup)
+        monkeypatch.chdir("/proc")
+        await pilot.press("ctrl+x")
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.2)
+        messages = [n.message for n in app._notifications]
+        assert sum("cannot" in message for message in messages) == 2, messages
+        assert app.is_running and shown_for(app, "merge pdf")

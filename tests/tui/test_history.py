@@ -1,0 +1,50 @@
+"""Prompt history: two explorers never lose each other's prompts; writes are atomic."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+from explorer.tui.history import HISTORY_LIMIT, PromptHistory
+
+
+def test_two_explorers_merge_instead_of_overwriting(tmp_path: Path) -> None:
+    path = tmp_path / "history.txt"
+    first, second = PromptHistory(path), PromptHistory(path)
+    first.add("one")
+    second.add("two")  # `second` read the file before "one" was written
+    first.add("three")
+    assert PromptHistory(path).entries == ["one", "two", "three"]
+    assert first.entries == ["one", "two", "three"]  # up/down now walks the merged list
+    second.add("one")  # a repeat moves to the end, once
+    assert PromptHistory(path).entries == ["two", "three", "one"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".history.txt.lock", "history.txt"]
+
+
+def _add_many(path: str, worker: int) -> None:
+    history = PromptHistory(Path(path))
+    for number in range(25):
+        history.add(f"worker {worker} prompt {number}")
+
+
+def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "history.txt"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_add_many, args=(str(path), w)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(60)
+        assert process.exitcode == 0
+    entries = PromptHistory(path).entries
+    assert len(entries) == 100 and len(set(entries)) == 100
+
+
+def test_the_limit_holds_and_a_bad_file_is_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "history.txt"
+    path.write_bytes(b"\xff\xfe not utf-8\nok prompt\n")
+    history = PromptHistory(path)
+    for number in range(HISTORY_LIMIT + 5):
+        history.add(f"p{number}")
+    entries = PromptHistory(path).entries
+    assert len(entries) == HISTORY_LIMIT and entries[-1] == f"p{HISTORY_LIMIT + 4}"
