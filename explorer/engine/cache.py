@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.engine import paths
 from explorer.engine.embed import Embedder
 from explorer.engine.skills import Skill, skill_from_record, skill_record
 
@@ -28,8 +29,7 @@ LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means s
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "skill-explorer"
+    return paths.cache_dir()
 
 
 def text_hash(text: str) -> str:

@@ -19,6 +19,8 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - Python < 3.11 gets the tomli backport
     import tomli as tomllib  # type: ignore[no-redef]
 
+from explorer.engine import paths
+
 
 class ConfigError(ValueError):
     """A config value that cannot be used; the message names the key, the source and the type."""
@@ -261,8 +263,7 @@ def read_value(name: str, raw: str) -> Any:
 
 
 def user_config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "skill-explorer" / "config.toml"
+    return paths.config_dir() / "config.toml"
 
 
 PROJECT_CONFIG_NAME = "skill-explorer.toml"
@@ -291,8 +292,7 @@ SKI_LENIENT_CHOICES = ("inject_mode", "directive_strength")  # a bad value keeps
 
 def ski_config_path() -> Path:
     """The reference's config file: $XDG_CONFIG_HOME/ski/config.toml (src/paths.rs)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "ski" / "config.toml"
+    return paths.ski_config_dir() / "config.toml"
 
 
 def read_ski_config(

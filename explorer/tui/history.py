@@ -7,16 +7,14 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from explorer.engine import paths
 from explorer.engine.files import write_atomically
 
 HISTORY_LIMIT = 500
 
 
 def history_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
-    )
-    return Path(base) / "skill-explorer" / "history.txt"
+    return paths.state_dir() / "history.txt"
 
 
 class PromptHistory:
