@@ -1,7 +1,8 @@
 """SVG snapshots at a fixed size (pytest-textual-snapshot). Update: --snapshot-update.
 
-The library is copied to a fixed path and the model is the bag-of-words lane, so the
-pictures are the same on every machine; timings and clock times are hidden.
+The library is copied per test and opened by a relative path, and the model is the
+bag-of-words lane, so the pictures are the same on every machine (and concurrent runs
+share no files); timings and clock times are hidden.
 """
 
 from __future__ import annotations
@@ -19,15 +20,16 @@ from explorer.tui.widgets.prompt_bar import PromptBar
 from tests.conftest import SAMPLE_SKILLS
 from tests.tui.test_app import ready, settle, shown_for
 
-FIXED_ROOT = Path("/tmp/skill-explorer-snapshots")
 PROMPT = "merge two report.pdf files into one"
 
 
 @pytest.fixture
 def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ExplorerApp:
-    shutil.rmtree(FIXED_ROOT, ignore_errors=True)
-    shutil.copytree(SAMPLE_SKILLS, FIXED_ROOT / "sample_skills")
-    monkeypatch.chdir(FIXED_ROOT)
+    # Relative roots: no absolute path reaches the picture, so each run has its own copy
+    # (a shared fixed path let concurrent runs delete each other's library mid-test).
+    work = tmp_path / "snapshot-root"
+    shutil.copytree(SAMPLE_SKILLS, work / "sample_skills")
+    monkeypatch.chdir(work)
     return ExplorerApp(
         ["sample_skills"],
         Config(model="bow", reranker="off"),
