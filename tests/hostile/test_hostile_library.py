@@ -1,0 +1,208 @@
+"""The hostile library (issue 13): every bad file at once, through every command.
+
+`hostile_library.py` builds, in a temporary directory, the good skills plus every case
+the audit tried: a symlink to itself, a FIFO, a link to /dev/zero, a 64 MB file, a YAML
+alias bomb, 10,000-deep nesting, binary and NUL bytes, invalid UTF-8, a BOM, CRLF, a
+5 MB line, a 100,000-character name, a `!!python/object` tag, an empty file, no or an
+unclosed frontmatter, a directory named SKILL.md, a dangling link, a duplicate id.
+
+Each command runs as a subprocess with a timeout and must finish within seconds, exit as
+documented, name every rejected file with its reason, and route every prompt exactly as
+the same library does without the rejected files. The explorer is driven by the Pilot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.pipeline import decide
+from explorer.engine.skills import discover
+from tests.conftest import REPO
+from tests.hostile.hostile_library import GOOD, PROMPTS, build_hostile
+
+SECONDS = 30  # "within seconds", with room for a loaded CI machine; the timeout is twice that
+BOW = ("--set", "model=bow", "--set", "reranker=off")
+
+
+@pytest.fixture(scope="module")
+def libraries(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """(hostile library, the same without its rejected files, {kind: {path: reason}})."""
+    base = tmp_path_factory.mktemp("hostile")
+    hostile = base / "lib"
+    kinds = build_hostile(hostile)
+    clean = base / "clean"
+    clean.mkdir()
+    for directory in sorted(hostile.iterdir()):
+        path = directory / "SKILL.md"
+        if str(path) not in kinds["rejected"]:
+            shutil.copytree(directory, clean / directory.name)
+    return hostile, clean, kinds
+
+
+def cli(
+    *argv: str, stdin: str | None = None, cache: Path
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", *argv, "--cache-dir", str(cache)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=2 * SECONDS,
+        env=env,
+    )
+    return done, time.monotonic() - started
+
+
+def test_discovery_reports_every_bad_file_with_path_and_reason(libraries) -> None:
+    hostile, _, kinds = libraries
+    started = time.monotonic()
+    discovery = discover([hostile])
+    assert time.monotonic() - started < SECONDS
+    rejected = {problem.path: problem.message for problem in discovery.rejected}
+    for path, reason in kinds["rejected"].items():
+        assert path in rejected, path
+        assert reason.lower() in rejected[path].lower(), (path, rejected[path])
+    warnings: dict[str, str] = {}
+    for skill in discovery.skills:
+        for warning in skill.warnings:
+            warnings[warning.path] = warnings.get(warning.path, "") + warning.message + "; "
+    for path, reason in kinds["warned"].items():
+        assert reason in warnings.get(path, ""), (path, warnings.get(path))
+    routed = {skill.path for skill in discovery.skills}
+    assert set(kinds["fine"]) <= routed and set(kinds["warned"]) <= routed
+    assert {skill.id for skill in discovery.skills} >= set(GOOD)
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_route_is_the_same_with_and_without_the_bad_files(libraries, tmp_path, prompt) -> None:
+    hostile, clean, kinds = libraries
+    bad, took = cli("route", prompt, "--skills", str(hostile), "--json", *BOW, cache=tmp_path)
+    good, _ = cli("route", prompt, "--skills", str(clean), "--json", *BOW, cache=tmp_path)
+    assert bad.returncode == good.returncode == 0, bad.stderr[-2000:]
+    assert took < SECONDS
+
+    def outcome(out: str) -> tuple:
+        data = json.loads(out)
+        rows = [(r["id"], r["verdict"], round(r["score"], 6)) for r in data["skills"]]
+        injected = [(i["id"], round(i["confidence"], 6)) for i in data["injected"]]
+        return data["stage"], injected, rows
+
+    assert outcome(bad.stdout) == outcome(good.stdout)
+    for path in kinds["rejected"]:
+        assert path in bad.stderr  # each rejected file is named, with its reason
+
+
+def test_why_finishes_and_names_every_rejected_file(libraries, tmp_path) -> None:
+    hostile, _, kinds = libraries
+    done, took = cli("why", PROMPTS[0], "--skills", str(hostile), *BOW, cache=tmp_path)
+    assert done.returncode == 0 and took < SECONDS, done.stderr[-2000:]
+    assert "gates, in cascade order:" in done.stdout
+    for path, reason in kinds["rejected"].items():
+        line = next(line for line in done.stderr.splitlines() if path in line)
+        assert reason.lower() in line.lower()
+
+
+def test_lint_finishes_exits_1_and_lists_every_rejected_file(libraries, tmp_path) -> None:
+    hostile, _, kinds = libraries
+    done, took = cli("lint", str(hostile), "--json", *BOW, cache=tmp_path)
+    assert done.returncode == 1 and took < SECONDS, done.stderr[-2000:]  # 1: errors found
+    findings = json.loads(done.stdout)["findings"]
+    rejected = {f["path"]: f["message"] for f in findings if f["rule"] == "parse/rejected"}
+    for path, reason in kinds["rejected"].items():
+        assert reason.lower() in rejected.get(path, "").lower(), (path, rejected.get(path))
+
+
+def test_index_finishes_and_reports(libraries, tmp_path) -> None:
+    hostile, _, kinds = libraries
+    done, took = cli("index", str(hostile), *BOW, cache=tmp_path)
+    assert done.returncode == 0 and took < SECONDS, done.stderr[-2000:]
+    assert f"{len(kinds['rejected'])} skipped" in done.stdout
+    for path in kinds["rejected"]:
+        assert path in done.stdout
+
+
+@pytest.mark.parametrize("prompt", PROMPTS[:3])
+def test_hook_injects_as_without_the_bad_files(libraries, tmp_path, prompt) -> None:
+    hostile, clean, _ = libraries
+    payload = json.dumps({"prompt": prompt, "cwd": str(tmp_path), "session_id": "s"})
+    bad, took = cli("hook", "--skills", str(hostile), *BOW, stdin=payload, cache=tmp_path)
+    good, _ = cli("hook", "--skills", str(clean), *BOW, stdin=payload, cache=tmp_path)
+    assert bad.returncode == good.returncode == 0 and took < SECONDS
+    assert bool(bad.stdout) == bool(good.stdout)
+    if good.stdout:
+        context = json.loads(bad.stdout)["hookSpecificOutput"]["additionalContext"]
+        expected = json.loads(good.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert context == expected.replace(str(clean), str(hostile))
+
+
+def test_watch_survives_a_symlink_loop_appearing(libraries, tmp_path) -> None:
+    hostile, _, _ = libraries
+    root = tmp_path / "live"
+    shutil.copytree(hostile / "pdf", root / "pdf")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "watch", str(root), *BOW, "--cache-dir", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("v1 ")
+        (root / "loop").mkdir()
+        os.symlink("SKILL.md", root / "loop" / "SKILL.md")
+        time.sleep(1.0)
+        shutil.copytree(hostile / "xlsx", root / "xlsx")  # a later full walk still works
+        deadline = time.monotonic() + SECONDS
+        seen = []
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            seen.append(line)
+            if "+xlsx" in line:
+                break
+        assert any("+xlsx" in line for line in seen), seen
+        assert any("symlink loop" in line for line in seen), seen
+    finally:
+        process.terminate()
+        process.wait(timeout=SECONDS)
+
+
+async def test_the_explorer_opens_the_hostile_library(libraries, tmp_path) -> None:
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from tests.tui.test_app import settle, shown_for
+
+    hostile, clean, kinds = libraries
+    config = Config(model="bow", reranker="off")
+    app = ExplorerApp(
+        [str(hostile)], config, cache_dir=str(tmp_path / "c"),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )  # fmt: skip
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, lambda: app.live is not None and app.snapshot is app.live.snapshot)
+        shown = {problem.path for problem in app.snapshot.rejected}
+        assert set(kinds["rejected"]) <= shown
+        await pilot.press(*PROMPTS[0])
+        await settle(pilot, lambda: shown_for(app, PROMPTS[0]))
+        from explorer.engine.embed import BowEmbedder
+        from explorer.engine.models import assemble_models
+        from explorer.engine.snapshot import build_index
+
+        baseline = build_index([clean], app.config, assemble_models(BowEmbedder()))
+        expected = decide(PROMPTS[0], baseline, app.config)
+        assert app.decision.injected_ids == expected.injected_ids
+        await pilot.press("f3")  # the errors screen lists every rejected file
+        await pilot.pause(0.2)
+        body = app.screen.query_one("#page-body").render().plain
+        for path in kinds["rejected"]:
+            assert path in body
