@@ -58,13 +58,23 @@ def test_errors_reach_stderr_only_in_debug(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_a_bad_config_value_fails_open(monkeypatch: pytest.MonkeyPatch) -> None:
     payload = json.dumps({"prompt": "merge pdf files"})
-    assert _run(payload, str(SAMPLE_SKILLS), assignments=("max_skills=many",)) == (0, "", "")
+    bad = ("model=bow", "max_skills=many")
+    assert _run(payload, str(SAMPLE_SKILLS), assignments=bad) == (0, "", "")
+    # Silent because of the bad value, not by accident: debug names it, and a good value routes.
+    monkeypatch.setenv("SKILL_EXPLORER_DEBUG", "1")
+    code, out, err = _run(payload, str(SAMPLE_SKILLS), assignments=bad)
+    assert (code, out) == (0, "") and "ConfigError" in err and "max_skills" in err
+    code, out, _ = _run(payload, str(SAMPLE_SKILLS), assignments=("model=bow", "max_skills=2"))
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_roots_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SKILL_EXPLORER_ROOTS", f"{tmp_path}:{SAMPLE_SKILLS}")
     code, out, _ = _run(json.dumps({"prompt": "merge report.pdf files"}))
-    assert code == 0 and "pdf" in out
+    assert code == 0
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    # the pdf skill of the root named in the variable, and no other library
+    assert "pdf (confidence" in context and str(SAMPLE_SKILLS / "pdf" / "SKILL.md") in context
 
 
 def test_no_roots_means_no_output() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import socket
@@ -22,23 +23,38 @@ class NetworkUsed(AssertionError):
 
 
 @pytest.fixture
-def no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise NetworkUsed(f"network access attempted: {args!r}")
+def no_sockets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Refuse every socket, and remember each attempt: code that catches the refusal
+    (the hook fails open, model loading degrades) must not hide that it tried."""
+    attempts: list[str] = []
 
-    monkeypatch.setattr(socket, "socket", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    def refuse(name: str):  # type: ignore[no-untyped-def]
+        def refused(*args: object, **kwargs: object) -> None:
+            attempts.append(f"{name}{args!r}")
+            raise NetworkUsed(f"network access attempted: {name}{args!r}")
+
+        return refused
+
+    for name in ("socket", "create_connection", "getaddrinfo", "socketpair"):
+        monkeypatch.setattr(socket, name, refuse(name))
+    return attempts
 
 
-def test_the_guard_really_blocks() -> None:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(socket, "socket", lambda *a, **k: (_ for _ in ()).throw(NetworkUsed()))
-        with pytest.raises(NetworkUsed):
-            socket.socket()
+def test_the_guard_really_blocks(no_sockets: list[str]) -> None:
+    with pytest.raises(NetworkUsed):
+        socket.create_connection(("127.0.0.1", 9), timeout=1)
+    with pytest.raises(NetworkUsed):
+        socket.getaddrinfo("huggingface.co", 443)
+    with contextlib.suppress(Exception):  # what a library that degrades on errors does
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    assert [attempt.split("(")[0] for attempt in no_sockets] == [
+        "create_connection",
+        "getaddrinfo",
+        "socket",
+    ]
 
 
-def test_load_index_route_and_hook_offline(no_sockets: None, tmp_path) -> None:
+def test_load_index_route_and_hook_offline(no_sockets: list[str], tmp_path) -> None:
     config = Config()
     cache = EmbeddingCache(tmp_path)
     models = load_models(config, cache)
@@ -54,4 +70,6 @@ def test_load_index_route_and_hook_offline(no_sockets: None, tmp_path) -> None:
         cli_roots=[str(SAMPLE_SKILLS)],
         cache_dir=str(tmp_path),
     )
-    assert "pdf" in out.getvalue()
+    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert "pdf (confidence" in context
+    assert no_sockets == []  # not even an attempt that something caught
