@@ -102,6 +102,16 @@ class Config:
     # where the router and the hook look for skills, and where caches live
     roots: list[str] = field(default_factory=list)
     cache_dir: str = ""
+    # §10 the session: the conversation window and the opt-in usage log
+    context_depth: int = 3
+    """How many recent prompts of the session feed the file and project channels (§3.5);
+    0 keeps no window. 3, as in the reference (src/config.rs)."""
+    telemetry: bool = False
+    """Log each hook decision and what the model then loaded to telemetry.jsonl under the
+    state directory (also SKILL_EXPLORER_TELEMETRY=1); read back by `history`."""
+    telemetry_prompts: bool = False
+    """Also keep the prompt's text in that log (also SKILL_EXPLORER_TELEMETRY_PROMPTS=1),
+    which replay needs; without it a short hash stands in for the prompt."""
 
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
@@ -266,6 +276,14 @@ def user_config_path() -> Path:
     return paths.config_dir() / "config.toml"
 
 
+def user_state_dir() -> Path:
+    """Where session ledgers and the telemetry log live: $XDG_STATE_HOME/skill-explorer."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(base) / "skill-explorer"
+
+
 PROJECT_CONFIG_NAME = "skill-explorer.toml"
 
 # The reference router's own config file (skill-inject 0.9.0, src/config.rs FileConfig):
@@ -281,11 +299,9 @@ SKI_KEYS: frozenset[str] = frozenset(
     ).split()
 )
 SKI_ONLY_KEYS: dict[str, str] = {
-    "context_depth": "the conversation window belongs to the session ledger",
     "context_weight": "the dense context blend is not implemented (off in the reference too)",
     "vague_lo": "the dense context blend is not implemented (off in the reference too)",
     "vague_hi": "the dense context blend is not implemented (off in the reference too)",
-    "telemetry": "skill-explorer keeps no telemetry log",
 }
 SKI_LENIENT_CHOICES = ("inject_mode", "directive_strength")  # a bad value keeps the default
 

@@ -48,6 +48,7 @@ class GateName(StrEnum):
     FORCE = "force"  # §5.5
     INVOKED = "invoked"  # §5.6
     DENY = "deny"  # §5.6
+    SESSION_LEDGER = "session_ledger"  # §10, only when the hook passes the session's ledger
     MAX_SKILLS = "max_skills"  # §5.6
     BODY_INJECT = "body_inject"  # §5.7
     CHAR_BUDGET = "char_budget"  # §5.6
@@ -68,6 +69,7 @@ class Verdict(StrEnum):
     SCORE_MARGIN = "score_margin"
     INVOKED = "invoked"
     DENY = "deny"
+    SESSION_LEDGER = "session_ledger"  # already in the conversation (§10)
     MAX_SKILLS = "max_skills"
     CHAR_BUDGET = "char_budget"
 

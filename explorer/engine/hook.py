@@ -13,12 +13,26 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
-from explorer.engine.config import load_config
+from explorer.engine.config import Config, load_config, user_state_dir
 from explorer.engine.library import open_engine, open_library
 from explorer.engine.pipeline import decide
 from explorer.engine.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
+from explorer.engine.session import LedgerUnavailable, Session, SessionStore
+from explorer.engine.skills import SKILL_FILE, Skill, load_skill
+from explorer.engine.telemetry import (
+    CONSIDERED_TOP_K,
+    ENABLE_VARIABLE,
+    PROMPTS_VARIABLE,
+    REFERENCE_ENABLE_VARIABLE,
+    TELEMETRY_FILE,
+    Ranked,
+    TelemetryLog,
+    switched_on,
+)
 from explorer.engine.trust import project_trust
 
 DEBUG_VARIABLE = "SKILL_EXPLORER_DEBUG"
@@ -51,24 +65,40 @@ class HookAnswer:
         return (*self.warnings, *self.debug) if debug else self.warnings
 
 
+class HookEvent(StrEnum):
+    """The host events the hook answers (Claude Code's `hook_event_name`)."""
+
+    PROMPT = "UserPromptSubmit"  # route the prompt (§7)
+    TOOL_USED = "PostToolUse"  # observe: the model loaded a skill itself (§10)
+    SESSION_START = "SessionStart"  # refresh the index; a compaction re-arms the ledger (§10)
+
+
 def answer_hook(
     stdin_text: str,
     *,
+    event: str | None = None,
     cli_roots: Sequence[str] = (),
     config_file: str | None = None,
     assignments: Sequence[str] = (),
     use_ski_config: bool = True,
     cache_dir: str | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> HookAnswer:
-    """Answer one hook call. Never raises: any failure is a silent answer (§7)."""
+    """Answer one hook call. Never raises: any failure is a silent answer (§7).
+
+    The event is `event` when given (`hook --event`), else the payload's
+    `hook_event_name`, else UserPromptSubmit (hosts that do not name it).
+    """
     warnings: tuple[str, ...] = ()
     try:
         payload = json.loads(stdin_text)
-        prompt = payload.get("prompt") if isinstance(payload, dict) else None
-        if not isinstance(prompt, str) or not prompt.strip():
-            return HookAnswer(debug=("no prompt in the payload",))
-        if prompt.lstrip().startswith(CONTROL_PREFIXES):
-            return HookAnswer(debug=("control payload ignored",))
+        if not isinstance(payload, dict):
+            return HookAnswer(debug=("the payload is not a JSON object",))
+        name = event or payload.get("hook_event_name") or HookEvent.PROMPT
+        try:
+            kind = HookEvent(name)
+        except ValueError:
+            return HookAnswer(debug=(f"event {name!r} is not one the hook answers",))
         cwd = payload.get("cwd")
         workdir = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
         loaded = load_config(
@@ -80,19 +110,155 @@ def answer_hook(
             trust=project_trust(),  # a cloned repository's config waits for the user's trust
         )
         warnings = tuple(loaded.warnings)
-        config = loaded.config
-        roots = list(resolve_roots(cli_roots, config.roots, cwd=workdir).roots)
-        if not roots:
-            return HookAnswer(warnings=warnings, debug=(NO_ROOTS,))
-        engine = open_engine(config, cache_dir)
-        index = open_library(roots, config, engine=engine)
-        # §3.5: the session's working directory feeds the project channel (src/hook.rs)
-        decision = decide(prompt, index, config, cwd=cwd if isinstance(cwd, str) else None)
-        debug = (
-            *engine.warnings,
-            f"stage={decision.stage} injected={list(decision.injected_ids)}",
+        call = _Call(
+            payload,
+            loaded.config,
+            workdir,
+            Path(state_dir) if state_dir else user_state_dir(),
+            cli_roots,
+            cache_dir,
         )
-        output = hook_output(decision.text) if decision.text else None
+        if kind is HookEvent.TOOL_USED:
+            return HookAnswer(warnings=warnings, debug=_observe(call))
+        if kind is HookEvent.SESSION_START:
+            return HookAnswer(warnings=warnings, debug=_session_start(call))
+        output, debug = _route(call)
         return HookAnswer(output, warnings, debug)
     except Exception as error:  # fail open (§7)
         return HookAnswer(warnings=warnings, debug=(f"{type(error).__name__}: {error}",))
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One hook call's inputs, shared by the three events."""
+
+    payload: dict[str, Any]
+    config: Config
+    workdir: str | None
+    state_dir: Path
+    cli_roots: Sequence[str]
+    cache_dir: str | None
+
+    @property
+    def session_id(self) -> str:
+        value = self.payload.get("session_id")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def ledger(self) -> SessionStore | None:
+        """The session's store, or None when the host sent no session id."""
+        return SessionStore(self.state_dir / "sessions") if self.session_id else None
+
+    def telemetry(self) -> TelemetryLog | None:
+        config = self.config
+        if not switched_on(config.telemetry, ENABLE_VARIABLE) and not switched_on(
+            False, REFERENCE_ENABLE_VARIABLE
+        ):
+            return None
+        keep = switched_on(config.telemetry_prompts, PROMPTS_VARIABLE)
+        return TelemetryLog(self.state_dir / TELEMETRY_FILE, keep_prompts=keep)
+
+    def roots(self) -> list[str]:
+        return list(resolve_roots(self.cli_roots, self.config.roots, cwd=self.workdir).roots)
+
+
+def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """UserPromptSubmit: decide with the session's ledger and window; record the turn."""
+    prompt = call.payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None, ("no prompt in the payload",)
+    if prompt.lstrip().startswith(CONTROL_PREFIXES):
+        return None, ("control payload ignored",)
+    roots = call.roots()
+    if not roots:
+        return None, (NO_ROOTS,)
+    notes: list[str] = []
+    store, depth = call.ledger, call.config.context_depth
+    ledger = None
+    if store is not None:
+        try:
+            ledger = store.load(call.session_id)
+        except LedgerUnavailable as error:  # route without it: never block the prompt
+            notes.append(f"session ledger skipped: {error}")
+    engine = open_engine(call.config, call.cache_dir)
+    index = open_library(roots, call.config, engine=engine)
+    context = tuple(ledger.recent_prompts[-depth:]) if ledger is not None and depth > 0 else ()
+    # §3.5: the working directory and the recent turns feed the project and file channels
+    # (src/hook.rs); §10: the ledger holds back what the conversation already has.
+    decision = decide(prompt, index, call.config, context=context, cwd=call.workdir, ledger=ledger)
+    if store is not None and ledger is not None:
+
+        def record(session: Session) -> None:
+            session.push_prompt(prompt, depth)
+            for injection in decision.injected:
+                session.mark_recommended(injection.id, injection.confidence)
+
+        try:
+            store.update(call.session_id, record)
+        except LedgerUnavailable as error:
+            notes.append(f"session ledger not updated: {error}")
+    log = call.telemetry()
+    if log is not None:
+        failed = [gate.name for gate in decision.gates if not gate.passed and not gate.skipped]
+        log.recommend(
+            call.session_id,
+            prompt,
+            str(decision.stage),
+            [Ranked(row.id, row.score) for row in decision.rows[:CONSIDERED_TOP_K]],
+            [Ranked(injection.id, injection.confidence) for injection in decision.injected],
+            abstained="" if decision.injected else str(failed[-1] if failed else "no_hit"),
+        )
+    debug = (
+        *engine.warnings,
+        *notes,
+        f"stage={decision.stage} injected={list(decision.injected_ids)}",
+    )
+    return (hook_output(decision.text) if decision.text else None), debug
+
+
+def loaded_skill_id(payload: dict[str, Any]) -> str | None:
+    """The skill a PostToolUse loaded: a Read of a SKILL.md (its name, as the index would
+    id it) or a Skill tool call (`plugin:skill` names `skill`), as src/observe.rs reads it."""
+    tool = str(payload.get("tool_name", "")).lower()
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    if tool == "read":
+        path = tool_input.get("file_path")
+        if not isinstance(path, str) or os.path.basename(path.strip()) != SKILL_FILE:
+            return None
+        skill = load_skill(path.strip())
+        return skill.id if isinstance(skill, Skill) else None
+    if tool == "skill":
+        name = tool_input.get("skill")
+        if isinstance(name, str) and name.strip():
+            return name.strip().rsplit(":", 1)[-1].strip() or None
+    return None
+
+
+def _observe(call: _Call) -> tuple[str, ...]:
+    """PostToolUse: the model loaded a skill itself; it is never injected again (§10)."""
+    skill_id = loaded_skill_id(call.payload)
+    store = call.ledger
+    if skill_id is None or store is None:
+        return ("no skill loaded by this tool call",)
+    store.update(call.session_id, lambda session: session.mark_loaded(skill_id))
+    log = call.telemetry()
+    if log is not None:
+        via = "read" if str(call.payload.get("tool_name", "")).lower() == "read" else "skill"
+        log.use(call.session_id, skill_id, via)
+    return (f"loaded by the model: {skill_id}",)
+
+
+def _session_start(call: _Call) -> tuple[str, ...]:
+    """SessionStart: a compaction re-arms the ledger; any start refreshes the index cache."""
+    notes: list[str] = []
+    store = call.ledger
+    if store is not None and str(call.payload.get("source", "")).lower() == "compact":
+        store.update(call.session_id, Session.rearm)
+        notes.append("compaction: session ledger re-armed")
+    roots = call.roots()
+    if roots:  # parse and embed what changed now, so the first prompt pays only its own query
+        index = open_library(roots, call.config, engine=open_engine(call.config, call.cache_dir))
+        notes.append(f"index refreshed: {len(index)} skills")
+    return tuple(notes)

@@ -34,6 +34,7 @@ from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.project import PROJECT_GATE_SLACK, code_terms, manifest_terms, skills_for_terms
 from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
+from explorer.engine.session import Session, SessionVerdict
 from explorer.engine.snapshot import Index
 from explorer.engine.text import keyword_tokens
 
@@ -134,6 +135,7 @@ class _Run:
     timings: dict[str, float]
     channels: Channels | None = None
     project_terms: dict[str, str] = field(default_factory=dict)
+    ledger: Session | None = None
 
 
 def _lap(timings: dict[str, float], name: str, started: float) -> float:
@@ -149,12 +151,15 @@ def decide(
     *,
     context: Sequence[str] = (),
     cwd: str | os.PathLike[str] | None = None,
+    ledger: Session | None = None,
 ) -> Decision:
     """Route one prompt: stage 1 channels, then the cascade's gates in order (§5).
 
     `context` holds the conversation's recent prompts, oldest first: files named there
     count for the file and project channels, as in the reference (src/hook.rs). `cwd` is
     the working directory whose manifests feed the project channel (§3.5); None: none.
+    `ledger` is the session's (§10): a skill already in the conversation is held back by
+    its own gate, so the trace shows why a skill that won was not sent again.
     """
     started = clock = time.perf_counter()
     timings: dict[str, float] = {}
@@ -252,7 +257,7 @@ def decide(
         query_terms=len(lexical.query_terms),
     )
     run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
-    run.channels, run.project_terms = channels, project_terms
+    run.channels, run.project_terms, run.ledger = channels, project_terms, ledger
     if prompt.strip() and n and (tuning.keyword_generic_guard or tuning.keyword_min_cosine > 0):
         run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
 
@@ -598,14 +603,23 @@ def _finish(
     deny = set(config.deny)
     survivors: list[tuple[int, float]] = []
     dropped_invoked, dropped_denied, capped = [], [], []
+    held: dict[str, str] = {}  # skill id -> the ledger's reason (§10)
     for position, confidence in picked:
         skill_id = skills[position].id
+        session_verdict = (
+            run.ledger.verdict(skill_id, confidence, BAND_HIGH) if run.ledger else None
+        )
         if skill_id in invoked:
             run.verdicts[position] = Verdict.INVOKED
             dropped_invoked.append(skill_id)
         elif skill_id in deny:
             run.verdicts[position] = Verdict.DENY
             dropped_denied.append(skill_id)
+        elif session_verdict in (SessionVerdict.LOADED, SessionVerdict.ALREADY):
+            # Before the cap, as in the reference (src/hook.rs): a skill held back frees
+            # its slot for the next pick.
+            run.verdicts[position] = Verdict.SESSION_LEDGER
+            held[skill_id] = str(session_verdict)
         elif len(survivors) >= config.max_skills:
             run.verdicts[position] = Verdict.MAX_SKILLS
             capped.append(skill_id)
@@ -630,6 +644,16 @@ def _finish(
             thresholds={"deny": sorted(deny)},
         )
     )
+    if run.ledger is not None:
+        gates.append(
+            Gate(
+                name=GateName.SESSION_LEDGER,
+                section="10",
+                passed=not held,
+                inputs={"held": held, "in_session": sorted(run.ledger.loaded)},
+                thresholds={"resend_at_confidence": BAND_HIGH},
+            )
+        )
     gates.append(
         Gate(
             name=GateName.MAX_SKILLS,

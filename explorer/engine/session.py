@@ -30,6 +30,8 @@ import hashlib
 import json
 import os
 import re
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 LEDGER_FORMAT = "skill-explorer/session@1"
-LOCK_TIMEOUT_S = 3.0  # far above a ledger update (about a millisecond), far below a hook's limit
+LOCK_TIMEOUT_S = 10.0  # far above a ledger update (about a millisecond), far below a hook's 60 s
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -146,6 +148,53 @@ class LedgerUnavailable(Exception):
     """The ledger could not be read or locked in time; the caller routes without it."""
 
 
+class _LockTimeout(Exception):
+    pass
+
+
+def _lock(descriptor: int, timeout_s: float, path: Path) -> None:
+    """Take the exclusive lock within `timeout_s`, or raise LedgerUnavailable.
+
+    In a main thread (every hook process) the wait is a blocking flock cut short by a
+    timer: the kernel wakes a waiter as soon as the lock is free, so a crowd of hooks is
+    served in turn. Elsewhere (the explorer's threads) it polls, since only a main
+    thread can take a signal.
+    """
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except OSError as error:
+        if error.errno not in (errno.EAGAIN, errno.EACCES):
+            raise LedgerUnavailable(f"cannot lock {path}: {error}") from error
+    timed_out = LedgerUnavailable(f"{path} stayed locked for {timeout_s:.1f} s")
+    if threading.current_thread() is threading.main_thread():
+
+        def expire(signum: int, frame: object) -> None:
+            raise _LockTimeout
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+        except _LockTimeout:
+            raise timed_out from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as error:
+            if error.errno not in (errno.EAGAIN, errno.EACCES):
+                raise LedgerUnavailable(f"cannot lock {path}: {error}") from error
+        if time.monotonic() > deadline:
+            raise timed_out
+        time.sleep(0.002)
+
+
 @dataclass(frozen=True)
 class SessionStore:
     """Session files under `directory`, one per session id, each updated under a lock."""
@@ -182,19 +231,7 @@ class SessionStore:
             message = f"cannot open the session lock in {self.directory}: {error}"
             raise LedgerUnavailable(message) from error
         try:
-            deadline = time.monotonic() + self.lock_timeout_s
-            while True:
-                try:
-                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as error:
-                    if error.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise LedgerUnavailable(f"cannot lock {path}: {error}") from error
-                    if time.monotonic() > deadline:
-                        raise LedgerUnavailable(
-                            f"{path} stayed locked for {self.lock_timeout_s:.1f} s"
-                        ) from error
-                    time.sleep(0.002)
+            _lock(descriptor, self.lock_timeout_s, path)
             yield path
         finally:
             os.close(descriptor)  # closing releases the lock

@@ -210,14 +210,19 @@ def test_a_bad_inject_mode_keeps_the_default_and_the_rest_applies(ski_home: Path
 
 
 def test_reference_only_keys_are_understood_and_unknown_ones_ignored(ski_home: Path) -> None:
-    """reference: src/config.rs reads context_depth, context_weight, vague_lo/hi and
-    telemetry (used by features this engine has no part of) and ignores unknown keys."""
-    ski_home.write_text("context_depth = 3\ntelemetry = true\nbogus_key = 1\nproject_boost = 0.0\n")
+    """reference: src/config.rs reads context_depth and telemetry (both ours too, §10),
+    context_weight and vague_lo/hi (a dense blend this engine has no part of) and ignores
+    unknown keys."""
+    ski_home.write_text(
+        "context_depth = 2\ntelemetry = true\ncontext_weight = 0.2\nbogus_key = 1\n"
+        "project_boost = 0.0\n"
+    )
     loaded = load_config()
     assert loaded.warnings == ()
     assert loaded.config.project_boost == 0.0
+    assert (loaded.config.context_depth, loaded.config.telemetry) == (2, True)
     noted = " ".join(loaded.notes)
-    assert "telemetry" in noted and "bogus_key" not in noted
+    assert "context_weight" in noted and "bogus_key" not in noted
 
 
 def test_roots_follow_the_reference_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

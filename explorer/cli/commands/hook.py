@@ -19,6 +19,7 @@ def run_hook(
     stdout: TextIO,
     stderr: TextIO,
     *,
+    event: str | None = None,
     cli_roots: Sequence[str] = (),
     config_file: str | None = None,
     assignments: Sequence[str] = (),
@@ -32,6 +33,7 @@ def run_hook(
 
         answer = answer_hook(
             stdin.read(),
+            event=event,
             cli_roots=cli_roots,
             config_file=config_file,
             assignments=assignments,
@@ -51,7 +53,18 @@ def run_hook(
 
 class HookCommand(Command):
     name = "hook"
-    help = "Claude Code UserPromptSubmit hook: JSON on stdin, context on stdout"
+    help = (
+        "Claude Code hook: UserPromptSubmit routes the prompt (context on stdout); "
+        "PostToolUse and SessionStart keep the session ledger"
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument(
+            "--event",
+            choices=("UserPromptSubmit", "PostToolUse", "SessionStart"),
+            help="the host event (default: the payload's hook_event_name, else UserPromptSubmit)",
+        )
 
     def main(self, args: argparse.Namespace) -> int:
         """No config loading here: the hook reads its own, and stays silent on any error."""
@@ -59,6 +72,7 @@ class HookCommand(Command):
             sys.stdin,
             sys.stdout,
             sys.stderr,
+            event=args.event,
             cli_roots=args.skills,
             config_file=args.config,
             assignments=args.assignments,
