@@ -38,6 +38,7 @@ SCHEMA_VALUES = {
         "force",
         "invoked",
         "deny",
+        "session_ledger",  # added (additive: old readers never see it without a ledger)
         "max_skills",
         "body_inject",
         "char_budget",
@@ -55,6 +56,7 @@ SCHEMA_VALUES = {
         "score_margin",
         "invoked",
         "deny",
+        "session_ledger",  # added (additive: old readers never see it without a ledger)
         "max_skills",
         "char_budget",
     },
