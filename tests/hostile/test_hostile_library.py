@@ -136,9 +136,12 @@ def test_index_finishes_and_reports(libraries, tmp_path) -> None:
 @pytest.mark.parametrize("prompt", PROMPTS[:3])
 def test_hook_injects_as_without_the_bad_files(libraries, tmp_path, prompt) -> None:
     hostile, clean, _ = libraries
-    payload = json.dumps({"prompt": prompt, "cwd": str(tmp_path), "session_id": "s"})
-    bad, took = cli("hook", "--skills", str(hostile), *BOW, stdin=payload, cache=tmp_path)
-    good, _ = cli("hook", "--skills", str(clean), *BOW, stdin=payload, cache=tmp_path)
+
+    def payload(session: str) -> str:  # one session each: the session ledger dedups (issue 11)
+        return json.dumps({"prompt": prompt, "cwd": str(tmp_path), "session_id": session})
+
+    bad, took = cli("hook", "--skills", str(hostile), *BOW, stdin=payload("a"), cache=tmp_path)
+    good, _ = cli("hook", "--skills", str(clean), *BOW, stdin=payload("b"), cache=tmp_path)
     assert bad.returncode == good.returncode == 0 and took < SECONDS
     assert bool(bad.stdout) == bool(good.stdout)
     if good.stdout:
