@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -141,9 +142,11 @@ class EmbeddingCache:
             )
         return found
 
-    def _select_in(self, query: str, first: object, keys: Sequence[str]) -> list[tuple]:
+    def _select_in(
+        self, query: str, first: object, keys: Sequence[str]
+    ) -> list[tuple[Any, ...]]:
         """Rows of `query (?, ?, …)` over `keys`, in chunks under SQLite's variable limit."""
-        rows: list[tuple] = []
+        rows: list[tuple[Any, ...]] = []
         with self._lock:
             try:
                 for start in range(0, len(keys), 500):
@@ -225,10 +228,11 @@ class EmbeddingCache:
         if self._connection is None:
             return 0
         if model is None:
-            return self._connection.execute("SELECT count(*) FROM embeddings").fetchone()[0]
-        return self._connection.execute(
+            return int(self._connection.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        row = self._connection.execute(
             "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
-        ).fetchone()[0]
+        ).fetchone()
+        return int(row[0])
 
     def _transaction(self) -> _Transaction:
         assert self._connection is not None

@@ -441,4 +441,5 @@ def toml_item(value: Any) -> Any:
 
 def toml_value(value: Any) -> str:
     """One value as a TOML literal (tomlkit's escaping: any text round-trips)."""
-    return toml_item(value).as_string()
+    text: str = toml_item(value).as_string()
+    return text

@@ -82,9 +82,9 @@ def diagnose(
                 f"{project.parent} is not trusted: the hook ignores its config "
                 f"(skill-explorer trust {project.parent})",
             )
-    for path in loaded.files:
-        if path not in {str(item) for item, _ in considered}:
-            report.add("config", INFO, f"--config file: {path} (read)")
+    for file_name in loaded.files:
+        if file_name not in {str(item) for item, _ in considered}:
+            report.add("config", INFO, f"--config file: {file_name} (read)")
     for name, source in sorted(loaded.sources.items()):
         report.add("config", INFO, f"{name} = {getattr(config, name)!r} from {source}")
     for warning in loaded.warnings:
@@ -128,18 +128,17 @@ def diagnose(
     for warning in cache.warnings:
         report.add("cache", WARNING, warning)
     models = load_models(config, cache)
-    status = models.status
+    model_status = models.status
     if models.embedder is None:
-        report.add(
-            "model", ERROR, f"dense model unavailable, cosine channel off: {status.dense_error}"
-        )
+        dense_problem = model_status.dense_error
+        report.add("model", ERROR, f"dense model unavailable, cosine channel off: {dense_problem}")
     else:
-        where = f" ({status.dense_path})" if status.dense_path else ""
-        report.add("model", OK, f"dense model {status.dense}{where}")
+        where = f" ({model_status.dense_path})" if model_status.dense_path else ""
+        report.add("model", OK, f"dense model {model_status.dense}{where}")
     for warning in models.warnings:
         if models.embedder is not None or "dense model" not in warning:
             report.add("model", WARNING, warning)
-    calibration = status.calibration
+    calibration = model_status.calibration
     report.add(
         "model",
         INFO,
@@ -148,16 +147,16 @@ def diagnose(
     )
     if models.reranker is None:
         off = config.reranker.strip().lower() in ("off", "none", "")
-        report.add("reranker", INFO if off else WARNING, status.reranker_note)
+        report.add("reranker", INFO if off else WARNING, model_status.reranker_note)
     else:
-        report.add("reranker", OK, f"{status.reranker} ({status.reranker_path})")
+        report.add("reranker", OK, f"{model_status.reranker} ({model_status.reranker_path})")
 
     # the hook
     project = settings_path(False, cwd)
     user = settings_path(True)
     wired = {path: hook_wired(path) for path in (project, user)}
-    for path, state in wired.items():
-        label = {None: "no settings file", True: "hook wired", False: "hook not wired"}[state]
+    for path, wired_state in wired.items():
+        label = {None: "no settings file", True: "hook wired", False: "hook not wired"}[wired_state]
         report.add("hook", INFO, f"{path}: {label}")
     if not any(wired.values()):
         report.add(

@@ -247,14 +247,15 @@ class OnnxEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        output = self.session.run([self._output], feed)[0]
+        output: np.ndarray = self.session.run([self._output], feed)[0]
         if output.ndim == 2:  # the export pools for us
             return output.astype(np.float32)
         if self.pooling == "cls":
             return output[:, 0, :].astype(np.float32)
         weights = mask[:, :, None].astype(np.float32)
         summed = (output * weights).sum(axis=1)
-        return (summed / np.maximum(weights.sum(axis=1), 1e-9)).astype(np.float32)
+        pooled: np.ndarray = summed / np.maximum(weights.sum(axis=1), 1e-9)
+        return pooled.astype(np.float32)
 
 
 BOW_DIM = 256
@@ -297,4 +298,5 @@ class BowEmbedder:
         return l2_normalise(np.stack([self._vector(text) for text in texts]))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return l2_normalise(self._vector(text)[None, :])[0]
+        vector: np.ndarray = l2_normalise(self._vector(text)[None, :])[0]
+        return vector

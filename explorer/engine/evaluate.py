@@ -155,9 +155,9 @@ class EvalReport:
 
     def metric(self, name: str) -> float | None:
         """A headline metric by its JSON name (recall, false_inject_rate, host_value, ...)."""
-        if name in ("recall_at_k", "top1"):
-            return getattr(self, name)
-        return getattr(self.rates, name)
+        source = self if name in ("recall_at_k", "top1") else self.rates
+        value: float | None = getattr(source, name)
+        return value
 
     def to_dict(self) -> dict[str, Any]:
         return {

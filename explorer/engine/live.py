@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
-from watchdog.observers.api import ObservedWatch
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from explorer.engine.cache import CachedSkills, EmbeddingCache
 from explorer.engine.config import Config
@@ -131,7 +131,7 @@ class LiveIndex:
         self._by_path: dict[str, Skill | Problem] = {}
         self._problems: tuple[Problem, ...] = ()
         self._links: tuple[str, ...] = ()
-        self._observer: Observer | None = None
+        self._observer: BaseObserver | None = None
         self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()

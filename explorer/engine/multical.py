@@ -401,7 +401,7 @@ def calibrate_libraries(
 
     recall = hits / positives  # [..., libs]
     fir = np.where(negatives > 0, fis / np.maximum(negatives, 1), 0.0)
-    feasible = (fir <= budget + 1e-12).all(axis=-1)
+    feasible: np.ndarray = np.asarray((fir <= budget + 1e-12).all(axis=-1))
     macro = recall.mean(axis=-1)
     total_fi = fis.sum(axis=-1)
     best = _choose(macro, total_fi, feasible)

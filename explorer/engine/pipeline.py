@@ -210,9 +210,9 @@ def decide(
     phrase *= config.phrase_boost
     file = np.zeros(n, dtype=np.float64)
     for family in file_families(prompt, context):
-        position = index.positions.get(family)
-        if position is not None:
-            file[position] = config.file_boost
+        named = index.positions.get(family)
+        if named is not None:
+            file[named] = config.file_boost
     # §3.5 project channel: the working directory's ecosystem (reference: src/rank.rs)
     project = np.zeros(n, dtype=np.float64)
     project_terms: dict[str, str] = {}

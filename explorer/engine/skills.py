@@ -404,10 +404,12 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
         warnings.append(Problem(path, "frontmatter nested too deeply; recovered by line reader"))
         frontmatter = lenient_frontmatter(frontmatter_text)
     except yaml.YAMLError as error:
-        line = _yaml_error_line(error)
+        error_line = _yaml_error_line(error)
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]
         warnings.append(
-            Problem(path, f"invalid YAML frontmatter ({reason}); recovered by line reader", line)
+            Problem(
+                path, f"invalid YAML frontmatter ({reason}); recovered by line reader", error_line
+            )
         )
         frontmatter = lenient_frontmatter(frontmatter_text)
     else:
