@@ -58,6 +58,7 @@ def labelled(name: str) -> dict[str, list]:
     return {split: load_labelled(library.cases_file(split)) for split in ("train", "val")}
 
 
+@pytest.mark.slow  # over 7 s here; .ci/run runs it
 @pytest.mark.parametrize("name", sorted(LIBRARIES))
 def test_library_is_read_whole_by_the_engine(name: str) -> None:
     assert len(library_ids(name)) == EXPECTED_SKILLS[name]
@@ -149,6 +150,7 @@ def test_materialise_keeps_names_as_ids_and_the_first_of_a_repeated_name(tmp_pat
     assert len(found.rejected) == 1 and "duplicate skill id 'todo'" in found.rejected[0].message
 
 
+@pytest.mark.slow  # over 7 s here; .ci/run runs it
 def test_openclaw_materialises_every_line() -> None:
     lines = OPENCLAW_JSONL.read_text(encoding="utf-8").splitlines()
     with library_roots("openclaw-large") as roots:

@@ -135,6 +135,7 @@ def _observe_many(state: str, worker: int, count: int) -> None:
         assert answer.debug == (f"loaded by the model: skill-{worker}-{n}",), answer.debug
 
 
+@pytest.mark.slow  # over 7 s here; .ci/run runs it
 def test_a_thousand_concurrent_hook_calls_lose_no_ledger_entry(tmp_path: Path) -> None:
     workers, each = 8, 125
     context = multiprocessing.get_context("fork")

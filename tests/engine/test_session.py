@@ -114,6 +114,7 @@ def _mark_many(directory: str, worker: int, count: int) -> None:
         store.update("shared", lambda s, n=n: s.mark_recommended(f"skill-{worker}-{n}", 0.5))
 
 
+@pytest.mark.slow  # over 7 s here; .ci/run runs it
 def test_concurrent_writers_on_one_session_lose_no_entry(tmp_path: Path) -> None:
     workers, each = 8, 125  # 1,000 read-modify-writes racing on one file
     context = multiprocessing.get_context("fork")

@@ -180,6 +180,7 @@ def test_watch_survives_a_symlink_loop_appearing(libraries, tmp_path) -> None:
         process.wait(timeout=SECONDS)
 
 
+@pytest.mark.slow  # over 7 s here; .ci/run runs it
 async def test_the_explorer_opens_the_hostile_library(libraries, tmp_path) -> None:
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory

@@ -128,6 +128,7 @@ def test_route_json_stays_exact(library: Path, tmp_path: Path) -> None:
     assert f"evil-name{ESC}]0;title\x07\x9b" in ids  # the exact text, escaped by JSON
 
 
+@pytest.mark.slow  # over 7 s here; .ci/run runs it
 def test_watch_output_carries_no_control(library: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(

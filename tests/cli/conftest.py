@@ -1,0 +1,21 @@
+"""CLI tests share one warm embedding cache: each command still opens it cold in-process,
+but the sample library's vectors and the optimised ONNX graph are computed once per run
+instead of once per test. Tests about the cache itself pass their own --cache-dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def shared_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli-cache-home")
+
+
+@pytest.fixture(autouse=True)
+def warm_cache(
+    isolated_homes: None, shared_cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache_home))
