@@ -137,6 +137,7 @@ class LiveIndex:
         self._stopping = threading.Event()
         self.reindex_count = 0
         self.failures: list[str] = []  # the last few errors the watcher thread survived
+        self._failure_listeners: list[Callable[[str], None]] = []
         self.snapshot: Index = self._build(full=True, touched=(), version=1)[0]
 
     # -- reading and subscribing ---------------------------------------------------------
@@ -145,6 +146,24 @@ class LiveIndex:
         """Call `subscriber` (from the watcher's thread) after every re-index."""
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber)
+
+    def on_failure(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call `listener(message)` (from the watcher's thread) for each error it survives.
+
+        A listener must not block: the watcher waits for it. A front end posts a message
+        and returns.
+        """
+        self._failure_listeners.append(listener)
+        return lambda: self._failure_listeners.remove(listener)
+
+    def _failed(self, message: str) -> None:
+        self.failures.append(message)
+        del self.failures[:-20]
+        for listener in list(self._failure_listeners):
+            try:
+                listener(message)
+            except Exception:  # a broken listener must not stop the watcher either
+                continue
 
     def wait_for(self, predicate: Callable[[Index], bool], timeout: float) -> bool:
         """Block until the snapshot satisfies `predicate`, or the timeout passes."""
@@ -203,8 +222,7 @@ class LiveIndex:
             try:
                 self._reindex(full=self._roots_moved() or full, touched=touched)
             except Exception as error:  # keep watching: the next event retries from disk
-                self.failures.append(f"re-index failed: {type(error).__name__}: {error}")
-                del self.failures[:-20]
+                self._failed(f"re-index failed: {type(error).__name__}: {error}")
 
     def _collect(self, first: str | None) -> tuple[set[str], bool]:
         """Drain the burst: wait until `debounce` passes with no event, at most `max_delay`."""
@@ -246,8 +264,7 @@ class LiveIndex:
             try:
                 subscriber(change)
             except Exception as error:  # one broken subscriber must not stop the others
-                self.failures.append(f"subscriber failed: {type(error).__name__}: {error}")
-                del self.failures[:-20]
+                self._failed(f"subscriber failed: {type(error).__name__}: {error}")
         return change
 
     # -- building ------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The explorer app: a prompt in, every skill's channels, terms and gates out, live.
 
-Threads: Textual's loop owns the screen. Loading, decide() and the live index run in
-workers or the watcher's thread and hand results back with call_from_thread. A result
-for an older prompt, config or snapshot is dropped, never shown.
+Threads: Textual's loop owns the screen. Loading, decide() and quality checks run in
+workers and hand results back with call_from_thread. The live index's watcher thread
+never waits on the UI: it posts IndexChanged and WatcherFailed messages and goes back
+to watching. A result for an older prompt, config or snapshot is dropped, never shown.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
@@ -171,7 +173,9 @@ class ExplorerApp(App[None]):
             self.call_from_thread(self.notify, warning, severity="warning", timeout=10)
         self.call_from_thread(self._set_loading, f"embedding {len(first)} skills…")
         live = LiveIndex(self.roots, self.config, engine.models, cache)
-        live.subscribe(lambda change: self.call_from_thread(self._index_changed, change))
+        # The watcher's thread only posts: it never waits for the UI to handle a change.
+        live.subscribe(lambda change: self.post_message(self.IndexChanged(change)))
+        live.on_failure(lambda message: self.post_message(self.WatcherFailed(message)))
         live.start()
         self.live = live
         self.call_from_thread(self._use_snapshot, live.snapshot, "")
@@ -232,6 +236,27 @@ class ExplorerApp(App[None]):
         if not loading:
             self.run_quality(snapshot, self.config)
 
+    class IndexChanged(Message):
+        """The live index swapped in a new snapshot (posted from the watcher's thread)."""
+
+        def __init__(self, change: IndexChange) -> None:
+            super().__init__()
+            self.change = change
+
+    class WatcherFailed(Message):
+        """The watcher survived an error (posted from its thread); it joins the error list."""
+
+        def __init__(self, failure: str) -> None:
+            super().__init__()
+            self.failure = failure
+
+    def on_explorer_app_index_changed(self, message: IndexChanged) -> None:
+        self._index_changed(message.change)
+
+    def on_explorer_app_watcher_failed(self, message: WatcherFailed) -> None:
+        self._refresh_status()
+        self.notify(visible(message.failure), severity="error", timeout=10, markup=False)
+
     def _index_changed(self, change: IndexChange) -> None:
         if self.live is None:
             return
@@ -282,7 +307,10 @@ class ExplorerApp(App[None]):
         if self.snapshot is None:
             return []
         stale = [skill.stale for skill in self.snapshot.skills if skill.stale is not None]
-        return [*self.snapshot.rejected, *stale, *self.snapshot.warnings]
+        failures = [Problem("(watcher)", failure) for failure in self.live.failures] if (
+            self.live is not None
+        ) else []
+        return [*failures, *self.snapshot.rejected, *stale, *self.snapshot.warnings]
 
     def _refresh_status(self) -> None:
         snapshot = self.snapshot
