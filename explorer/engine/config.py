@@ -277,11 +277,8 @@ def user_config_path() -> Path:
 
 
 def user_state_dir() -> Path:
-    """Where session ledgers and the telemetry log live: $XDG_STATE_HOME/skill-explorer."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
-    )
-    return Path(base) / "skill-explorer"
+    """Where session ledgers and the telemetry log live ($XDG_STATE_HOME/skill-explorer)."""
+    return paths.state_dir()
 
 
 PROJECT_CONFIG_NAME = "skill-explorer.toml"
