@@ -117,6 +117,20 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
         ]
         for library in report.libraries
     ]
+    frontier_rows = [
+        [
+            f"{point['budget']:.2f}",
+            _num(point["macro_recall"]),
+            *(_num(point.get("recall", {}).get(name)) for name in names),
+            ""
+            if point["macro_recall"] is None
+            else f"w {point['values']['bm25_weight']:g}, floor "
+            f"{point['values']['min_similarity']:.2f}"
+            f"{point['values']['floor_log_slope']:+g}·ln(N/200), margin "
+            f"{point['values']['score_margin']:g}",
+        ]
+        for point in report.frontier
+    ]
     budget = f"{report.budget:g}"
     return [
         (
@@ -132,6 +146,13 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
             fusion_rows,
             "Guards off. The RRF row ranks by 1/(60+dense rank)+1/(60+BM25 rank) and gates on "
             "its top value; it is a diagnostic, not an option.",
+        ),
+        (
+            "The recall / false-inject frontier on train (best point per budget)",
+            ["budget", "mean recall", *names, "at"],
+            frontier_rows,
+            "Each row allows every library that train false-inject rate; only the "
+            f"{budget} row is the recommendation.",
         ),
         (
             f"Guards on train at bm25_weight {weight:g} (best mean recall within the budget)",
@@ -189,3 +210,34 @@ def toml_values(report: MultiCalibration) -> str:
     lines = ["# skill-explorer calibrate (several libraries): chosen on their train splits"]
     lines += [f"{key} = {_value(report.recommended[key]).lower()}" for key in PRESET_KEYS]
     return "\n".join(lines) + "\n"
+
+
+def quality_text(data: dict[str, Any]) -> str:
+    """The per-library table, then the baseline's verdict."""
+    headers = ["library", "N", "split", "recall", "false-inject", "top-1", "recall@k"]
+    rows = []
+    for entry in data["libraries"]:
+
+        def num(key: str, entry: dict[str, Any] = entry) -> str:
+            value = entry.get(key)
+            return "—" if value is None else f"{value:.2f}"
+
+        rows.append(
+            [
+                entry["library"],
+                str(entry["skills"]),
+                entry["split"],
+                f"{num('recall')} ({entry['hits']}/{entry['positives']})",
+                f"{num('false_inject_rate')} ({entry['false_injects']}/{entry['negatives']})",
+                num("top1"),
+                num("recall_at_k"),
+            ]
+        )
+    lines = [f"routing quality, preset {data['preset']}:", *rows_text(headers, rows)]
+    baseline = data.get("baseline")
+    if baseline:
+        found = baseline["regressions"]
+        verdict = "PASS" if not found else "FAIL"
+        lines.append(f"baseline {baseline['path']}: {verdict}")
+        lines += [f"  {problem}" for problem in found]
+    return "\n".join(lines)

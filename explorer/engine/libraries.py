@@ -26,13 +26,15 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.engine.calibrate import split_cases
 from explorer.engine.cases import Case, CaseError, load_cases
+from explorer.engine.config import Config
+from explorer.engine.snapshot import Index
 
 try:
     import tomllib
@@ -227,3 +229,36 @@ def library_roots(spec: LibrarySpec) -> Iterator[list[str]]:
     finally:
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def open_libraries(
+    specs: Sequence[LibrarySpec],
+    config: Config,
+    cache_dir: str | None = None,
+    *,
+    warn: Callable[[str], None] | None = None,
+) -> Iterator[list[tuple[LibraryCases, Index]]]:
+    """Each library's cases and index, with one model load and one embedding cache for
+    all of them; `.jsonl` roots stay materialised until the block ends."""
+    from explorer.engine.cache import EmbeddingCache
+    from explorer.engine.models import load_models
+    from explorer.engine.snapshot import build_index
+
+    cache = EmbeddingCache(cache_dir or config.cache_dir or None)
+    models = load_models(config, cache)
+    notes = [*cache.warnings, *models.warnings]
+    loaded: list[tuple[LibraryCases, Index]] = []
+    with ExitStack() as stack:
+        for spec in specs:
+            cases = load_library_cases(spec)
+            notes += cases.warnings
+            roots = stack.enter_context(library_roots(spec))
+            index = build_index(roots, config, models, cache)
+            if not len(index):
+                raise LibraryError(f"{spec.name}: no valid skills under {', '.join(roots)}")
+            loaded.append((cases, index))
+        if warn is not None:
+            for note in notes:
+                warn(f"warning: {note}")
+        yield loaded

@@ -48,6 +48,7 @@ from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration-libraries@1"
 FIR_BUDGET = 0.05
+FRONTIER_BUDGETS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.30)  # reported, not chosen from
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), for the diagnostic only
 TOP = 3  # a pick needs at most max_skills (2) ranks; one more shows the margin's reach
 
@@ -176,6 +177,7 @@ class MultiCalibration:
     recommended: dict[str, Any]
     structures: tuple[StructureSummary, ...]
     rrf: dict[str, Any]  # diagnostic: reciprocal-rank fusion, top-1 and best feasible recall
+    frontier: tuple[dict[str, Any], ...]  # per budget: the best train point and its figures
     grid_size: int
     decide_calls: int
     seconds: float
@@ -205,6 +207,7 @@ class MultiCalibration:
             "libraries": [asdict(library) for library in self.libraries],
             "structures": [asdict(summary) for summary in self.structures],
             "rrf": self.rrf,
+            "frontier": list(self.frontier),
         }
 
 
@@ -446,6 +449,30 @@ def calibrate_libraries(
             )
         )
 
+    frontier = []
+    for limit in FRONTIER_BUDGETS:
+        ok = (fir <= limit + 1e-12).all(axis=-1)
+        pick = _choose(macro, total_fi, ok, allow_none=True)
+        if pick is None:
+            frontier.append({"budget": limit, "macro_recall": None})
+            continue
+        s2, f2, k2, m2, fl2 = pick
+        frontier.append(
+            {
+                "budget": limit,
+                "macro_recall": float(macro[pick]),
+                "recall": {n: float(recall[pick][i]) for i, n in enumerate(names)},
+                "false_inject_rate": {n: float(fir[pick][i]) for i, n in enumerate(names)},
+                "values": {
+                    **grid.structures[s2].values(),
+                    **grid.fast_paths[f2].values(),
+                    "min_similarity": float(floors[fl2]),
+                    "floor_log_slope": float(grid.slopes[k2]),
+                    "score_margin": float(grid.margins[m2]),
+                },
+            }
+        )
+
     rrf = _rrf_diagnostic(libs, config, floors, grid.margins, budget, logs)
     calls += sum(len(lib.cases.train) for lib in libs)
 
@@ -515,6 +542,7 @@ def calibrate_libraries(
         recommended=recommended,
         structures=tuple(summaries),
         rrf=rrf,
+        frontier=tuple(frontier),
         grid_size=len(grid),
         decide_calls=calls,
         seconds=time.perf_counter() - started,

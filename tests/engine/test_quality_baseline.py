@@ -15,9 +15,9 @@ import os
 
 import pytest
 
+from explorer.bench.quality import quality_bench
 from explorer.engine.config import Config
 from explorer.engine.quality import TOLERANCE, read_baseline, regressions
-from explorer.quality_cli import quality_bench
 from tests.conftest import REPO
 
 MANIFEST = REPO / "benchmarks" / "libraries.toml"

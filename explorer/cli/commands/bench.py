@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
+from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options, say
 from explorer.engine.config import LoadedConfig
 
 
@@ -27,6 +27,17 @@ class BenchCommand(Command):
             help="run only this metric (repeatable)",
         )
         parser.add_argument("--json", action="store_true", help="print the results as JSON")
+        parser.add_argument(
+            "--manifest",
+            metavar="FILE",
+            help="quality: the benchmark libraries (default benchmarks/libraries.toml)",
+        )
+        parser.add_argument(
+            "--quality-json",
+            metavar="FILE",
+            default="quality-bench.json",
+            help="quality: where to write its figures as JSON (default quality-bench.json)",
+        )
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
@@ -40,8 +51,13 @@ class BenchCommand(Command):
             return EXIT_USAGE
         only = set(args.only)
         ui = not only or "ui" in only
-        engine_metrics = only - {"ui"}
+        quality = "quality" in only  # needs the benchmark libraries: only when asked for
+        engine_metrics = only - {"ui", "quality"}
         result: dict[str, Any] = {"meta": {}, "metrics": {}}
+        if quality:
+            status = self._quality(args, loaded)
+            if only == {"quality"}:
+                return status
         if not only or engine_metrics:
             result = run_bench(
                 args.skills[0] if args.skills else None,
@@ -56,3 +72,24 @@ class BenchCommand(Command):
             result["metrics"].update(run_ui_bench(tuple(sizes), loaded.config))
         print(json.dumps(result, indent=2) if args.json else format_report(result))
         return EXIT_OK
+
+    def _quality(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        """Routing quality per benchmark library (validation split), JSON written to a file."""
+        from explorer.bench.quality import quality_bench
+        from explorer.engine.cases import CaseError
+        from explorer.engine.libraries import LibraryError
+        from explorer.quality_report import quality_text
+
+        try:
+            data = quality_bench(loaded.config, args.cache_dir, args.manifest)
+        except (LibraryError, CaseError, OSError) as error:
+            say(str(error))
+            return EXIT_USAGE
+        text = json.dumps(data, indent=2)
+        with open(args.quality_json, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        print(text if args.json else quality_text(data))
+        if not args.json:
+            print(f"wrote {args.quality_json}")
+        regressions = data.get("baseline", {}).get("regressions")
+        return EXIT_FAILED if regressions else EXIT_OK

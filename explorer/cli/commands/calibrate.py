@@ -1,4 +1,9 @@
-"""`calibrate CASES`: sweep the gates' thresholds on train cases, report on validation."""
+"""`calibrate CASES`: sweep the gates' thresholds on train cases, report on validation.
+
+`calibrate --manifest FILE` / `--library DIR=TRAIN,VALIDATION ...`: sweep over several
+libraries together (fusion weight, guards, fast path, floor rule, margin), choose on all
+their train splits, report each library on its validation split (engine/multical.py).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +17,12 @@ from explorer.cli.base import (
     EXIT_USAGE,
     Command,
     add_common_options,
+    fraction,
     positive_int,
     say,
 )
 from explorer.cli.library import Engines, roots_and_cases
+from explorer.cli.quality import add_library_options, run_calibrate_libraries, wants_libraries
 from explorer.engine.config import LoadedConfig
 from explorer.engine.decision import json_default
 from explorer.terminal import emit
@@ -31,7 +38,8 @@ class CalibrateCommand(Command):
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("cases", metavar="CASES", help="cases file (.toml, or .tsv)")
+        parser.add_argument("cases", metavar="CASES", nargs="?", help="cases file (.toml, or .tsv)")
+        add_library_options(parser)
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument(
             "--write",
@@ -42,6 +50,19 @@ class CalibrateCommand(Command):
             "--force",
             action="store_true",
             help="let --write update an existing FILE: only the swept fields change",
+        )
+        parser.add_argument(
+            "--markdown",
+            action="store_true",
+            help="with --manifest/--library: print the report as Markdown (the README's "
+            "calibration section is pasted from it)",
+        )
+        parser.add_argument(
+            "--budget",
+            type=fraction,
+            metavar="X",
+            help="with --manifest/--library: the train false-inject rate each library may "
+            "reach (default 0.05)",
         )
         parser.add_argument(
             "--seed", type=int, default=0, help="seed of the random split for cases without one"
@@ -55,6 +76,14 @@ class CalibrateCommand(Command):
         from explorer.engine.calibrate import calibrate
         from explorer.qa_report import calibration_text
 
+        if wants_libraries(args):
+            if args.cases:
+                say("give CASES with --skills, or --manifest/--library, not both")
+                return EXIT_USAGE
+            return run_calibrate_libraries(args, loaded)
+        if not args.cases:
+            say("calibrate needs CASES (with --skills) or --manifest/--library")
+            return EXIT_USAGE
         if args.write and os.path.exists(args.write) and not args.force:
             say(
                 f"{args.write} exists; --force updates the swept fields in it and keeps the "

@@ -17,6 +17,7 @@ from explorer.cli.base import (
     say,
 )
 from explorer.cli.library import Engines, roots_and_cases, run_label
+from explorer.cli.quality import add_library_options, run_eval_by_library, wants_libraries
 from explorer.engine.config import Config, ConfigError, LoadedConfig, load_config
 from explorer.engine.decision import json_default
 from explorer.terminal import emit
@@ -58,6 +59,7 @@ class EvalCommand(Command):
         parser.add_argument(
             "cases",
             metavar="CASES",
+            nargs="?",
             help="cases file: .toml, the reference's .tsv (all kinds, context and cwd "
             "columns), or a skill-creator trigger eval set .json (with --skill)",
         )
@@ -66,6 +68,19 @@ class EvalCommand(Command):
             metavar="ID",
             help="the skill a skill-creator trigger eval set is about "
             '([{"query": ..., "should_trigger": true|false}])',
+        )
+        parser.add_argument(
+            "--by-library",
+            action="store_true",
+            help="recall, false-inject rate, top-1 and recall@k per library of --manifest "
+            "(default benchmarks/libraries.toml) or --library",
+        )
+        add_library_options(parser)
+        parser.add_argument(
+            "--split",
+            choices=("train", "validation", "both"),
+            default="validation",
+            help="with --by-library: which split to route (default validation)",
         )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument(
@@ -100,6 +115,14 @@ class EvalCommand(Command):
         from explorer.engine.evaluate import compare, evaluate
         from explorer.qa_report import compare_text, eval_text
 
+        if args.by_library or wants_libraries(args):
+            if args.cases or args.compare_config or args.compare_skills:
+                say("--by-library runs the libraries' own cases: no CASES or --compare-*")
+                return EXIT_USAGE
+            return run_eval_by_library(args, loaded)
+        if not args.cases:
+            say("eval needs CASES (with --skills), or --by-library")
+            return EXIT_USAGE
         inputs = roots_and_cases(args, loaded)
         if inputs is None:
             return EXIT_USAGE

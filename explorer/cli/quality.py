@@ -2,8 +2,7 @@
 
 `calibrate --manifest FILE` / `--library DIR=CASES`: the joint sweep (engine/multical.py).
 `eval --by-library`: recall, false-inject rate, top-1 and recall@k per library and split.
-`bench --only quality`: the same for the config in force over the benchmark libraries'
-validation split, written as JSON beside the other benchmark results.
+(`bench --only quality` lives in explorer/bench/quality.py and shares these.)
 
 The command modules only register options and call these; nothing here scores a skill.
 """
@@ -13,24 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from explorer.engine.config import Config, LoadedConfig
+from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from explorer.engine.config import LoadedConfig
 from explorer.engine.decision import json_default
 
 if TYPE_CHECKING:
-    from explorer.engine.libraries import LibraryCases, LibrarySpec
-    from explorer.engine.quality import LibraryQuality
-    from explorer.engine.snapshot import Index
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _say(message: str) -> None:
-    print(f"skill-explorer: {message}", file=sys.stderr)
+    from explorer.engine.libraries import LibrarySpec
 
 
 def add_library_options(parser: argparse.ArgumentParser) -> None:
@@ -69,49 +59,22 @@ def library_specs(args: argparse.Namespace) -> list[LibrarySpec] | None:
         manifest = args.manifest or (None if specs else str(DEFAULT_MANIFEST))
         if manifest is not None:
             if not Path(manifest).is_file():
-                _say(f"{manifest}: no such manifest (give --manifest FILE or --library DIR=CASES)")
+                say(f"{manifest}: no such manifest (give --manifest FILE or --library DIR=CASES)")
                 return None
             specs += read_manifest(manifest)
     except LibraryError as error:
-        _say(str(error))
+        say(str(error))
         return None
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
-        _say(f"two libraries share a name: {', '.join(sorted(names))} (use NAME:DIR=...)")
+        say(f"two libraries share a name: {', '.join(sorted(names))} (use NAME:DIR=...)")
         return None
     return specs
 
 
-@contextmanager
-def loaded_libraries(
-    specs: Sequence[LibrarySpec], config: Config, cache_dir: str | None, *, quiet: bool = False
-) -> Iterator[list[tuple[LibraryCases, Index]]]:
-    """Each library's cases and index (one model load and one cache for all of them)."""
-    from explorer.engine.libraries import library_roots, load_library_cases
-    from explorer.engine.library import open_engine, open_library
-
-    engine = open_engine(config, cache_dir)
-    if not quiet:
-        for warning in engine.warnings:
-            _say(f"warning: {warning}")
-    loaded: list[tuple[LibraryCases, Index]] = []
-    with ExitStack() as stack:
-        for spec in specs:
-            cases = load_library_cases(spec)
-            if not quiet:
-                for warning in cases.warnings:
-                    _say(f"warning: {warning}")
-            roots = stack.enter_context(library_roots(spec))
-            index = open_library(roots, config, engine=engine)
-            if not len(index):
-                raise ValueError(f"{spec.name}: no valid skills under {', '.join(roots)}")
-            loaded.append((cases, index))
-        yield loaded
-
-
 def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.cases import CaseError
-    from explorer.engine.libraries import LibraryError
+    from explorer.engine.libraries import LibraryError, open_libraries
     from explorer.engine.multical import FIR_BUDGET, calibrate_libraries
     from explorer.quality_report import calibration_markdown, calibration_text, toml_values
 
@@ -120,7 +83,7 @@ def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> i
         return EXIT_USAGE
     budget = args.budget if getattr(args, "budget", None) is not None else FIR_BUDGET
     try:
-        with loaded_libraries(specs, loaded.config, args.cache_dir) as libraries:
+        with open_libraries(specs, loaded.config, args.cache_dir, warn=say) as libraries:
             report = calibrate_libraries(
                 libraries,
                 loaded.config,
@@ -128,7 +91,7 @@ def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> i
                 progress=None if args.json else lambda m: print(f"… {m}", file=sys.stderr),
             )
     except (LibraryError, CaseError, ValueError) as error:
-        _say(str(error))
+        say(str(error))
         return EXIT_USAGE
     if args.write:
         Path(args.write).write_text(toml_values(report), encoding="utf-8")
@@ -141,43 +104,26 @@ def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> i
     return EXIT_OK if report.verified else EXIT_FAILED
 
 
-def quality_rows(results: Sequence[LibraryQuality]) -> tuple[list[str], list[list[str]]]:
-    from explorer.quality_report import rates_cells
-
-    headers = ["library", "N", "split", "recall", "false-inject", "top-1", "recall@k"]
-    rows = [
-        [result.library, str(result.skills), result.split, *rates_cells(result.rates)]
-        for result in results
-    ]
-    return headers, rows
-
-
-def quality_text(results: Sequence[LibraryQuality], config: Config) -> str:
-    from explorer.quality_report import rows_text
-
-    headers, rows = quality_rows(results)
-    return "\n".join([f"preset {config.preset}", *rows_text(headers, rows)])
-
-
 def run_eval_by_library(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.cases import CaseError
-    from explorer.engine.libraries import LibraryError
+    from explorer.engine.libraries import LibraryError, open_libraries
     from explorer.engine.quality import by_library, quality_dict
+    from explorer.quality_report import quality_text
 
     specs = library_specs(args)
     if specs is None:
         return EXIT_USAGE
     splits = ("train", "validation") if args.split == "both" else (args.split,)
     try:
-        with loaded_libraries(specs, loaded.config, args.cache_dir) as libraries:
+        with open_libraries(specs, loaded.config, args.cache_dir, warn=say) as libraries:
             results = by_library(libraries, loaded.config, splits)
     except (LibraryError, CaseError, ValueError) as error:
-        _say(str(error))
+        say(str(error))
         return EXIT_USAGE
     if args.json:
         print(json.dumps(quality_dict(results, loaded.config), indent=2, default=json_default))
     else:
-        print(quality_text(results, loaded.config))
+        print(quality_text(quality_dict(results, loaded.config)))
     failed = False
     for result in results:
         recall, fir = result.rates.recall, result.rates.false_inject_rate
@@ -186,17 +132,3 @@ def run_eval_by_library(args: argparse.Namespace, loaded: LoadedConfig) -> int:
         if args.max_false_inject is not None and (fir is not None and fir > args.max_false_inject):
             failed = True
     return EXIT_FAILED if failed else EXIT_OK
-
-
-def quality_bench(
-    config: Config, cache_dir: str | None = None, manifest: str | None = None
-) -> dict[str, Any]:
-    """`bench --only quality`: the config in force over the benchmark libraries' validation
-    split; the figures the committed baseline (benchmarks/quality_baseline.json) pins."""
-    from explorer.engine.libraries import DEFAULT_MANIFEST, read_manifest
-    from explorer.engine.quality import by_library, quality_dict
-
-    specs = read_manifest(manifest or DEFAULT_MANIFEST)
-    with loaded_libraries(specs, config, cache_dir, quiet=True) as libraries:
-        results = by_library(libraries, config, ("validation",))
-    return quality_dict(results, config)
