@@ -311,19 +311,20 @@ def _sweep_cosine_stage(
     fires: np.ndarray,
     lexical_passed: np.ndarray,
     floors: np.ndarray,
-    margin: float,
+    margins: np.ndarray,
     max_skills: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """§5.5 + §5.6 cap over a vector of floors: (hits [F], false injects [F])."""
+    """§5.5 + §5.6 cap over margins x floors: (hits [M, F], false injects [M, F])."""
     s = top.scores  # [C, TOP], descending
-    cutoff = np.maximum(floors[None, :], (s[:, 0] - margin)[:, None])  # [C, F]
-    kept = s[:, :, None] >= cutoff[:, None, :]  # [C, TOP, F]; a prefix of the order
-    kept[:, max_skills:, :] = False
-    picked_hit = (kept & top.hits[:, :, None]).any(axis=1)  # [C, F]
-    any_kept = kept[:, 0, :]
-    positive = lib.positive[:, None]
+    relative = s[:, 0, None] - margins[None, :]  # [C, M]
+    cutoff = np.maximum(floors[None, None, :], relative[:, :, None])  # [C, M, F]
+    ranks = min(max_skills, s.shape[1])  # beyond the cap nothing is injected
+    kept = s[:, :ranks, None, None] >= cutoff[:, None, :, :]  # [C, R, M, F]; a prefix
+    picked_hit = (kept & top.hits[:, :ranks, None, None]).any(axis=1)  # [C, M, F]
+    any_kept = kept[:, 0]
+    positive = lib.positive[:, None, None]
     passed = np.where(positive, picked_hit, ~any_kept)
-    passed = np.where(fires[:, None], lexical_passed[:, None], passed)
+    passed = np.where(fires[:, None, None], lexical_passed[:, None, None], passed)
     hits = (passed & positive).sum(axis=0)
     false_injects = (~passed & ~positive).sum(axis=0)
     return hits, false_injects
@@ -381,11 +382,9 @@ def calibrate_libraries(
     hits = np.zeros(shape, dtype=np.int32)
     fis = np.zeros(shape, dtype=np.int32)
     logs = np.array([math.log(max(lib.n, 1) / FLOOR_REFERENCE_N) for lib in libs])
-    for (si, structure), (fi, fast), (ki, slope), (mi, margin) in itertools.product(
-        enumerate(grid.structures),
-        enumerate(grid.fast_paths),
-        enumerate(grid.slopes),
-        enumerate(grid.margins),
+    margins = np.array(grid.margins, dtype=np.float64)
+    for (si, structure), (fi, fast), (ki, slope) in itertools.product(
+        enumerate(grid.structures), enumerate(grid.fast_paths), enumerate(grid.slopes)
     ):
         for li, lib in enumerate(libs):
             fires, lexical_passed = fast_paths[fast][li]
@@ -395,11 +394,11 @@ def calibrate_libraries(
                 fires,
                 lexical_passed,
                 floors + slope * logs[li],
-                margin,
+                margins,
                 config.max_skills,
             )
-            hits[si, fi, ki, mi, :, li] = h
-            fis[si, fi, ki, mi, :, li] = f
+            hits[si, fi, ki, :, :, li] = h
+            fis[si, fi, ki, :, :, li] = f
     say(f"{len(grid)} grid points swept")
 
     recall = hits / positives  # [..., libs]
@@ -616,9 +615,11 @@ def _rrf_diagnostic(
         hit_rows, fi_rows = [], []
         for top, lib in zip(tops, libs, strict=True):
             none = np.zeros(len(lib.cases.train), dtype=bool)
-            h, f = _sweep_cosine_stage(top, lib, none, none, rrf_floors, margin, config.max_skills)
-            hit_rows.append(h)
-            fi_rows.append(f)
+            h, f = _sweep_cosine_stage(
+                top, lib, none, none, rrf_floors, np.array([margin]), config.max_skills
+            )
+            hit_rows.append(h[0])
+            fi_rows.append(f[0])
         recall = np.array(hit_rows).T / positives  # [F, libs]
         fir = np.array(fi_rows).T / np.maximum(negatives, 1)
         feasible = (fir <= budget + 1e-12).all(axis=1)
