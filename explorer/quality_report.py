@@ -137,7 +137,8 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
             "Recommended values (the fused preset)",
             ["option", "value"],
             recommended,
-            f"Chosen on train only. Objective: {report.objective}; budget {budget}.",
+            f"Chosen on train only. Objective: {report.objective}; budget {budget}, scope "
+            f"{report.scope}.",
         ),
         (
             "Fusion on train: stage-1 top-1 per library, and the best mean recall within the "

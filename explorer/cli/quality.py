@@ -88,6 +88,7 @@ def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> i
                 libraries,
                 loaded.config,
                 budget=budget,
+                scope=getattr(args, "scope", "pooled"),
                 progress=None if args.json else lambda m: print(f"… {m}", file=sys.stderr),
             )
     except (LibraryError, CaseError, ValueError) as error:

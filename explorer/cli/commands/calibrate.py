@@ -65,6 +65,13 @@ class CalibrateCommand(Command):
             "reach (default 0.05)",
         )
         parser.add_argument(
+            "--scope",
+            choices=("pooled", "library"),
+            default="pooled",
+            help="with --manifest/--library: hold all libraries' train negatives together "
+            "(pooled, default) or each library's to the budget",
+        )
+        parser.add_argument(
             "--seed", type=int, default=0, help="seed of the random split for cases without one"
         )
         parser.add_argument(
