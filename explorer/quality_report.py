@@ -134,7 +134,7 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
     budget = f"{report.budget:g}"
     return [
         (
-            "Recommended values (the fused preset)",
+            "Recommended values (preset calibrated)",
             ["option", "value"],
             recommended,
             f"Chosen on train only. Objective: {report.objective}; budget {budget}, scope "

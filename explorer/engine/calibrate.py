@@ -29,8 +29,9 @@ from explorer.engine.config import Config, to_toml
 from explorer.engine.embed import Embedder
 from explorer.engine.evaluate import TUNED_FIELDS, Rates, percentiles, rates
 from explorer.engine.lexical import LexicalIndex, LexicalScores
-from explorer.engine.models import Models, effective_thresholds
+from explorer.engine.models import Models
 from explorer.engine.pipeline import decide
+from explorer.engine.presets import resolve
 from explorer.engine.rerank import OnnxCrossEncoder
 from explorer.engine.snapshot import Index
 
@@ -324,9 +325,14 @@ def _rank_key(point: GridPoint) -> tuple[float, ...]:
 
 def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[str, float]:
     """The thresholds in force now (a model's knee where the config pins none, §4)."""
-    min_similarity, score_margin = effective_thresholds(config, index.models.status.calibration)
-    values = {"min_similarity": min_similarity, "score_margin": score_margin}
-    values.update({name: float(getattr(config, name)) for name in PARAMETERS[2:]})
+    tuning = resolve(config, index.models.status, len(index))
+    values = {
+        "min_similarity": tuning.min_similarity,
+        "score_margin": tuning.score_margin,
+        "lexical_min": tuning.lexical_min,
+        "lexical_margin": tuning.lexical_margin,
+    }
+    values.update({name: float(getattr(config, name)) for name in PARAMETERS[4:]})
     return {name: values[name] for name in swept}
 
 

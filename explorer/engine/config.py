@@ -37,8 +37,9 @@ class Config:
     high_conf: float = 2.0
     clear_gap: float = 0.12
     # §5.2 lexical fast path (off while lexical_min = 0); margin 0.0 as in the reference
-    lexical_min: float = 0.0
-    lexical_margin: float = 0.0
+    # None = the preset's value (reference: 0.0 and 0.0, as in the reference)
+    lexical_min: float | None = None
+    lexical_margin: float | None = None
     # §5.3 recall floor
     recall_floor: float = 0.50
     # §5.4 rerank and agreement gate
@@ -78,7 +79,7 @@ class Config:
     bm25_b: float = 0.75
     # Departures from the reference, bundled in named presets (engine/presets.py); None
     # takes the preset's value. preset = "reference" is the reference's cascade exactly.
-    preset: str = "reference"
+    preset: str = "calibrated"
     bm25_weight: float | None = None  # adds bm25_weight * bm25_norm to the hybrid score
     floor_log_slope: float | None = None  # floor = min_similarity + slope * ln(N / 200)
     keyword_generic_guard: bool | None = None  # generic name tokens earn no keyword boost
@@ -129,7 +130,7 @@ MODEL_FIELDS: tuple[str, ...] = (
     "ski_models_dir",
     "reranker",
 )
-PRESET_NAMES: tuple[str, ...] = ("reference", "fused")
+PRESET_NAMES: tuple[str, ...] = ("reference", "calibrated")
 CHOICES: dict[str, tuple[str, ...]] = {
     "inject_mode": ("directive", "body"),
     "directive_strength": ("auto", "soft", "hard"),

@@ -351,14 +351,14 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
         "shared_terms": shared,
     }
     thresholds = {
-        "lexical_min": config.lexical_min,
-        "lexical_margin": config.lexical_margin,
+        "lexical_min": run.tuning.lexical_min,
+        "lexical_margin": run.tuning.lexical_margin,
         "min_shared_terms": MIN_SHARED_TERMS,
     }
     if run.tuning.lexical_min_cosine > 0:  # §9 guard, shown only when on (0 = the reference)
         inputs["top_cosine"] = top_cosine
         thresholds["lexical_min_cosine"] = run.tuning.lexical_min_cosine
-    if confident or config.lexical_min <= 0:
+    if confident or run.tuning.lexical_min <= 0:
         note = "confident winner" if confident else "off (lexical_min = 0)"
         gates.append(
             Gate(
@@ -373,9 +373,9 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
         )
     else:
         fires = (
-            top_bm25 >= config.lexical_min
+            top_bm25 >= run.tuning.lexical_min
             and second_bm25 is not None
-            and top_bm25 - second_bm25 >= config.lexical_margin
+            and top_bm25 - second_bm25 >= run.tuning.lexical_margin
             and shared >= MIN_SHARED_TERMS
             and top_cosine >= run.tuning.lexical_min_cosine
         )

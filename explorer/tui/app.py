@@ -389,7 +389,7 @@ class ExplorerApp(App[None]):
             min_similarity=decision.thresholds["min_similarity"],
             score_margin=decision.thresholds["score_margin"],
             rerank_min=config.rerank_min,
-            lexical_min=config.lexical_min,
+            lexical_min=float(decision.tuning.get("lexical_min", 0.0)),
             reranker=status.reranker is not None,
         )
         same_prompt = self.decision is not None and self.decision.prompt == decision.prompt

@@ -49,7 +49,17 @@ def test_route_text_and_invalid_yaml_warning(capsys) -> None:
 
 def test_why_explains_a_losing_skill(capsys) -> None:
     code, out, _ = run(
-        capsys, "why", "merge two pdf files", "--skills", SAMPLES, "--skill", "xlsx", "--top", "3"
+        capsys,
+        "why",
+        "merge two pdf files",
+        "--skills",
+        SAMPLES,
+        "--skill",
+        "xlsx",
+        "--top",
+        "3",
+        "--set",
+        "preset=reference",  # the full cascade: the calibrated fast path would decide first
     )
     assert code == 0
     assert "gates, in cascade order:" in out and "recall_floor" in out

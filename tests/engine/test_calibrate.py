@@ -32,7 +32,7 @@ LIBRARY = {
     "changelog-generator": "Generate release notes and a changelog from git history.",
     "css-layout-fixer": "Fix CSS layout: center boxes with flexbox and grid.",
 }
-CONFIG = Config(model="bow")
+CONFIG = Config(preset="reference", model="bow")
 # Hybrid scores with bow (§6), measured: strong positives score >= 0.71, weak ones
 # 0.45-0.53, "mid" negatives 0.47, "low" negatives <= 0.24.
 STRONG = (

@@ -44,7 +44,7 @@ CASES = (
     Case("what year was the pdf format invented", (), "negative", line=5),  # false inject: pdf
     Case("release notes from git history", ("changelog-generator",), "confusable", line=6),
 )
-CONFIG = Config(model="bow", max_skills=1, rerank_top_k=3)
+CONFIG = Config(preset="reference", model="bow", max_skills=1, rerank_top_k=3)
 
 
 def build(root: Path, library: Mapping[str, str], models: Models | None = None) -> Index:
@@ -225,7 +225,7 @@ def test_sample_library_planted_problems_hold_with_the_default_model(
     minilm_models: Models,
 ) -> None:
     """sample_skills/README.md promises these outcomes with MiniLM; keep them true."""
-    config = Config(reranker="off")
+    config = Config(preset="reference", reranker="off")
     index = build_index([SAMPLE_SKILLS], config, minilm_models)
     cases = load_cases(SAMPLE_SKILLS / "cases.toml").cases
 

@@ -18,7 +18,7 @@ from tests.conftest import write_skill
 
 
 def test_every_skill_gets_a_row_and_a_verdict(bow_index) -> None:
-    decision = decide("merge two pdf files into one", bow_index, Config())
+    decision = decide("merge two pdf files into one", bow_index, Config(preset="reference"))
     assert decision.stage is Stage.COSINE
     assert decision.injected_ids == ("pdf",)
     assert {row.id for row in decision.rows} == set(bow_index.ids)
@@ -28,7 +28,7 @@ def test_every_skill_gets_a_row_and_a_verdict(bow_index) -> None:
 
 
 def test_hybrid_score_is_the_sum_of_channels(bow_index) -> None:
-    decision = decide("pdf: merge report.pdf files", bow_index, Config())
+    decision = decide("pdf: merge report.pdf files", bow_index, Config(preset="reference"))
     row = decision.row("pdf")
     assert row.keyword == pytest.approx(0.15)  # the name token "pdf" (§3.2)
     assert row.file == pytest.approx(0.3)  # report.pdf (§3.4)
@@ -38,21 +38,27 @@ def test_hybrid_score_is_the_sum_of_channels(bow_index) -> None:
 def test_phrase_channel_needs_every_token(tmp_path: Path) -> None:
     write_skill(tmp_path, "k8s", 'Debug pods. Use when the user says "pod keeps crashing".')
     write_skill(tmp_path, "other", "Something else entirely about gardening.")
-    index = build_index([tmp_path], Config(), assemble_models(BowEmbedder()))
-    assert decide("my pods keep crashing", index, Config()).row("k8s").phrase == pytest.approx(0.2)
-    assert decide("my pod keeps running", index, Config()).row("k8s").phrase == 0.0
+    index = build_index([tmp_path], Config(preset="reference"), assemble_models(BowEmbedder()))
+    assert decide("my pods keep crashing", index, Config(preset="reference")).row(
+        "k8s"
+    ).phrase == pytest.approx(0.2)
+    assert (
+        decide("my pod keeps running", index, Config(preset="reference")).row("k8s").phrase == 0.0
+    )
 
 
 def test_ties_are_broken_by_id(tmp_path: Path) -> None:
     for name in ("zeta", "alpha", "mid"):
         write_skill(tmp_path, name, "Identical description for every skill here.")
-    index = build_index([tmp_path], Config(), assemble_models(BowEmbedder()))
-    decision = decide("unrelated words", index, Config())
+    index = build_index([tmp_path], Config(preset="reference"), assemble_models(BowEmbedder()))
+    decision = decide("unrelated words", index, Config(preset="reference"))
     assert [row.id for row in decision.rows] == ["alpha", "mid", "zeta"]
 
 
 def test_gates_come_in_cascade_order(bow_index) -> None:
-    names = [gate.name for gate in decide("merge pdf files", bow_index, Config()).gates]
+    names = [
+        gate.name for gate in decide("merge pdf files", bow_index, Config(preset="reference")).gates
+    ]
     assert names == [
         "confident_winner",
         "lexical_dominance",
@@ -70,7 +76,7 @@ def test_gates_come_in_cascade_order(bow_index) -> None:
 
 
 def test_confident_winner_skips_the_lexical_path(bow_index) -> None:
-    config = Config(high_conf=0.3, clear_gap=0.05, lexical_min=0.5)
+    config = Config(preset="reference", high_conf=0.3, clear_gap=0.05, lexical_min=0.5)
     decision = decide("merge pdf files", bow_index, config)
     assert decision.gate(GateName.CONFIDENT_WINNER).passed
     lexical = decision.gate(GateName.LEXICAL_DOMINANCE)
@@ -79,7 +85,7 @@ def test_confident_winner_skips_the_lexical_path(bow_index) -> None:
 
 
 def test_lexical_fast_path_fires_with_two_shared_terms(bow_index) -> None:
-    config = Config(lexical_min=1.0, lexical_margin=0.5)
+    config = Config(preset="reference", lexical_min=1.0, lexical_margin=0.5)
     decision = decide("merge and split documents", bow_index, config)
     assert decision.stage is Stage.LEXICAL
     assert decision.injected_ids == ("pdf",)
@@ -94,14 +100,14 @@ def test_lexical_fast_path_fires_with_two_shared_terms(bow_index) -> None:
 
 
 def test_recall_floor_means_nothing_is_relevant(bow_index) -> None:
-    decision = decide("banana bread recipe with walnuts", bow_index, Config())
+    decision = decide("banana bread recipe with walnuts", bow_index, Config(preset="reference"))
     assert decision.injected_ids == ()
     assert decision.gate(GateName.RECALL_FLOOR).passed is False
     assert {row.verdict for row in decision.rows} == {"min_similarity"}
 
 
 def test_score_margin_drops_runners_up(bow_index) -> None:
-    config = Config(min_similarity=0.05, score_margin=0.01, max_skills=5)
+    config = Config(preset="reference", min_similarity=0.05, score_margin=0.01, max_skills=5)
     decision = decide("git commit history release notes", bow_index, config)
     kept = decision.injected_ids
     assert len(kept) == 1
@@ -109,7 +115,7 @@ def test_score_margin_drops_runners_up(bow_index) -> None:
 
 
 def test_force_deny_invoked_and_cap(bow_index) -> None:
-    loose = Config(min_similarity=0.0, score_margin=10.0, max_skills=10)
+    loose = Config(preset="reference", min_similarity=0.0, score_margin=10.0, max_skills=10)
     everything = decide("git pdf xlsx docker changelog", bow_index, loose)
     assert len(everything.injected_ids) == 5
     denied = decide("git pdf xlsx docker changelog", bow_index, loose.replace(deny=["pdf"]))
@@ -119,7 +125,9 @@ def test_force_deny_invoked_and_cap(bow_index) -> None:
     capped = decide("git pdf xlsx docker changelog", bow_index, loose.replace(max_skills=2))
     assert len(capped.injected_ids) == 2
     assert sum(row.verdict is Verdict.MAX_SKILLS for row in capped.rows) == 3
-    forced = decide("pdf", bow_index, Config(min_similarity=0.99, force=["pdf"]))
+    forced = decide(
+        "pdf", bow_index, Config(preset="reference", min_similarity=0.99, force=["pdf"])
+    )
     assert forced.injected_ids == ("pdf",)
     assert forced.gate(GateName.FORCE).inputs["forced"] == ["pdf"]
 
@@ -128,15 +136,21 @@ def test_confidence_and_body_injection(bow_index) -> None:
     assert cosine_confidence(0.64, 0.64) == 0.5
     assert cosine_confidence(2.0, 0.64) == 0.97
     assert cosine_confidence(0.0, 0.64) == 0.5
-    lone = decide("merge pdf files", bow_index, Config(min_similarity=0.05))
+    lone = decide("merge pdf files", bow_index, Config(preset="reference", min_similarity=0.05))
     assert lone.injected[0].mode == "body"  # a lone pick at >= 0.92 injects its body (§5.7)
     assert "Steps for pdf." in lone.text
-    shy = decide("merge pdf files", bow_index, Config(min_similarity=0.05, body_inject_min=1.0))
+    shy = decide(
+        "merge pdf files",
+        bow_index,
+        Config(preset="reference", min_similarity=0.05, body_inject_min=1.0),
+    )
     assert shy.injected[0].mode == "description" and "Extract text and tables" in shy.text
 
 
 def test_char_budget_limits_the_text(bow_index) -> None:
-    loose = Config(min_similarity=0.0, score_margin=10.0, max_skills=5, body_inject_min=1.0)
+    loose = Config(
+        preset="reference", min_similarity=0.0, score_margin=10.0, max_skills=5, body_inject_min=1.0
+    )
     tight = decide("git pdf xlsx docker changelog", bow_index, loose.replace(char_budget=320))
     assert len(tight.text) <= 320
     assert tight.gate(GateName.CHAR_BUDGET).inputs["dropped"]
@@ -144,18 +158,20 @@ def test_char_budget_limits_the_text(bow_index) -> None:
 
 
 def test_blank_prompt_and_empty_library(bow_index, tmp_path: Path) -> None:
-    blank = decide("   ", bow_index, Config())
+    blank = decide("   ", bow_index, Config(preset="reference"))
     assert blank.stage is Stage.BLANK and blank.injected_ids == () and blank.text == ""
     (tmp_path / "empty").mkdir()
-    empty = build_index([tmp_path / "empty"], Config(), assemble_models(BowEmbedder()))
-    assert decide("merge pdf", empty, Config()).stage is Stage.EMPTY
+    empty = build_index(
+        [tmp_path / "empty"], Config(preset="reference"), assemble_models(BowEmbedder())
+    )
+    assert decide("merge pdf", empty, Config(preset="reference")).stage is Stage.EMPTY
 
 
 def test_no_dense_model_degrades_to_the_other_channels(make_library) -> None:
     root = make_library({"pdf": "Merge pdf files.", "xlsx": "Spreadsheet formulas."})
     models = assemble_models(None, dense_error="model missing")
-    index = build_index([root], Config(), models)
-    decision = decide("merge report.pdf", index, Config(min_similarity=0.2))
+    index = build_index([root], Config(preset="reference"), models)
+    decision = decide("merge report.pdf", index, Config(preset="reference", min_similarity=0.2))
     assert decision.row("pdf").cosine == 0.0
     assert decision.injected_ids == ("pdf",)  # keyword + file channels still route
     assert decision.models["dense_error"] == "model missing"
@@ -168,7 +184,11 @@ def test_helpers_for_file_and_invoked_channels() -> None:
 
 
 def test_json_contract_keys_are_stable(bow_index) -> None:
-    data = json.loads(decide("merge pdf files", bow_index, Config(min_similarity=0.1)).to_json())
+    data = json.loads(
+        decide(
+            "merge pdf files", bow_index, Config(preset="reference", min_similarity=0.1)
+        ).to_json()
+    )
     assert data["schema"] == SCHEMA
     for key in (
         "prompt",
@@ -209,7 +229,7 @@ def test_json_contract_keys_are_stable(bow_index) -> None:
 
 def test_rows_match_the_lexical_index(bow_index) -> None:
     prompt = "split pdf documents and clean csv"
-    decision = decide(prompt, bow_index, Config())
+    decision = decide(prompt, bow_index, Config(preset="reference"))
     for row in decision.rows:
         explain = bow_index.lexical.explain(prompt, bow_index.positions[row.id])
         assert row.bm25 == explain.score

@@ -25,6 +25,7 @@ def test_reference_preset_changes_nothing(bow_index) -> None:
     assert tuning.bm25_weight == 0.0 and tuning.floor_log_slope == 0.0
     assert not tuning.keyword_generic_guard
     assert tuning.keyword_min_cosine == 0.0 and tuning.lexical_min_cosine == 0.0
+    assert tuning.lexical_min == 0.0 and tuning.lexical_margin == 0.0  # §5.2: off
     decision = decide("merge two pdf files into one", bow_index, REFERENCE)
     for row in decision.rows:
         assert row.bm25_fused == 0.0
@@ -61,12 +62,14 @@ def test_floor_follows_ln_n() -> None:
 
 def test_pinned_values_beat_the_preset(bow_index) -> None:
     status = bow_index.models.status
-    tuning = resolve(Config(preset="fused", bm25_weight=0.25, min_similarity=0.4), status, 200)
+    tuning = resolve(Config(preset="calibrated", bm25_weight=0.25, min_similarity=0.4), status, 200)
     assert tuning.bm25_weight == 0.25 and tuning.min_similarity == pytest.approx(0.4 + 0.0 * 0)
-    fused = PRESETS["fused"]
-    tuning = resolve(Config(preset="fused", floor_log_slope=0.0, min_similarity=0.4), status, 5000)
+    calibrated = PRESETS["calibrated"]
+    tuning = resolve(
+        Config(preset="calibrated", floor_log_slope=0.0, min_similarity=0.4), status, 5000
+    )
     assert tuning.min_similarity == 0.4
-    assert resolve(Config(preset="fused"), status, 200).bm25_weight == fused.bm25_weight
+    assert resolve(Config(preset="calibrated"), status, 200).bm25_weight == calibrated.bm25_weight
 
 
 def test_generic_name_token_earns_no_keyword(tmp_path: Path) -> None:

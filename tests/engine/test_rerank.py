@@ -85,7 +85,7 @@ def _index(tmp_path: Path, encoder: OnnxCrossEncoder, config: Config):
 
 
 def test_rerank_stage_decides_with_real_logits(tmp_path: Path) -> None:
-    config = Config(recall_floor=0.1, min_similarity=0.2)
+    config = Config(preset="reference", recall_floor=0.1, min_similarity=0.2)
     index = _index(tmp_path, _encoder(tmp_path / "m"), config)
     decision = decide("merge pdf files and extract tables", index, config)
     assert decision.stage is Stage.RERANK
@@ -99,7 +99,7 @@ def test_rerank_stage_decides_with_real_logits(tmp_path: Path) -> None:
 
 
 def test_a_reranker_that_favours_one_document_moves_the_decision(tmp_path: Path) -> None:
-    config = Config(recall_floor=0.1, min_similarity=0.2, max_skills=1)
+    config = Config(preset="reference", recall_floor=0.1, min_similarity=0.2, max_skills=1)
     neutral = _index(tmp_path / "n", _encoder(tmp_path / "n" / "m"), config)
     favouring = _index(
         tmp_path / "f", _encoder(tmp_path / "f" / "m", token_bias={"invoices": 12.0}), config
@@ -118,7 +118,7 @@ def test_a_reranker_that_favours_one_document_moves_the_decision(tmp_path: Path)
 
 
 def test_rerank_min_drops_weak_logits(tmp_path: Path) -> None:
-    config = Config(recall_floor=0.1, min_similarity=0.2, rerank_min=50.0)
+    config = Config(preset="reference", recall_floor=0.1, min_similarity=0.2, rerank_min=50.0)
     index = _index(tmp_path, _encoder(tmp_path / "m"), config)
     decision = decide("merge pdf files", index, config)
     assert decision.injected_ids == ()
@@ -145,9 +145,9 @@ def test_union_candidates_add_bm25_only_skills(tmp_path: Path) -> None:
 def test_no_reranker_behaves_like_the_reference_and_says_where_it_looked(
     tmp_path: Path, bow_index
 ) -> None:
-    pair, note = find_reranker(Config(ski_models_dir=str(tmp_path)))
+    pair, note = find_reranker(Config(preset="reference", ski_models_dir=str(tmp_path)))
     assert pair is None and str(tmp_path) in note
-    decision = decide("merge pdf files", bow_index, Config())
+    decision = decide("merge pdf files", bow_index, Config(preset="reference"))
     gate = decision.gate(GateName.RERANKER)
     assert gate.skipped and gate.inputs["available"] is False
     assert decision.stage is Stage.COSINE
@@ -156,13 +156,18 @@ def test_no_reranker_behaves_like_the_reference_and_says_where_it_looked(
 def test_reranker_found_in_the_reference_cache_layout(tmp_path: Path) -> None:
     snapshot = tmp_path / "models--jinaai--jina-reranker-v1-turbo-en" / "snapshots" / "abc123"
     build_tiny_cross_encoder(snapshot, VOCAB)
-    models = load_models(Config(model="bow", ski_models_dir=str(tmp_path)))
+    models = load_models(Config(preset="reference", model="bow", ski_models_dir=str(tmp_path)))
     assert models.reranker is not None
     assert models.status.reranker == "jina-reranker-v1-turbo-en"
 
 
 def test_reranker_from_a_config_path_and_a_bad_one(tmp_path: Path) -> None:
     build_tiny_cross_encoder(tmp_path / "ce", VOCAB)
-    assert load_models(Config(model="bow", reranker=str(tmp_path / "ce"))).reranker is not None
-    missing = load_models(Config(model="bow", reranker=str(tmp_path / "nowhere")))
+    assert (
+        load_models(Config(preset="reference", model="bow", reranker=str(tmp_path / "ce"))).reranker
+        is not None
+    )
+    missing = load_models(
+        Config(preset="reference", model="bow", reranker=str(tmp_path / "nowhere"))
+    )
     assert missing.reranker is None and "nowhere" in missing.status.reranker_note

@@ -56,7 +56,7 @@ def test_a_file_named_in_a_recent_turn_counts(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "xlsx", "Spreadsheet formulas and workbook data.")
     write_skill(root, "pdf", "Merge pdf files.")
-    index = build_index([root], Config(), assemble_models(BowEmbedder()))
+    index = build_index([root], Config(preset="reference"), assemble_models(BowEmbedder()))
     decision = route("clean it up", index, context=["attached sales.xlsx"])
     assert decision.row("xlsx").file == pytest.approx(0.3)
     assert decision.row("pdf").file == 0.0
@@ -103,7 +103,7 @@ def _project_index(tmp_path: Path) -> Index:
     )
     write_skill(root, "rusty-style", "Idiomatic Rust patterns and error handling.")
     write_skill(root, "git-attribution", "Credit AI assistance in commits.")
-    return build_index([root], Config(), assemble_models(BowEmbedder()))
+    return build_index([root], Config(preset="reference"), assemble_models(BowEmbedder()))
 
 
 def test_terms_resolve_against_keywords_and_description(tmp_path: Path) -> None:
@@ -125,7 +125,7 @@ def test_the_boost_applies_within_the_slack_below_the_floor(tmp_path: Path) -> N
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "uv.lock").write_text("")
     cosine = route(PROMPT, index).row("uv-development").cosine
-    near = Config(min_similarity=cosine + 0.05)
+    near = Config(preset="reference", min_similarity=cosine + 0.05)
     lifted = route(PROMPT, index, near, cwd=tmp_path / "work")
     assert lifted.row("uv-development").project == pytest.approx(0.15)
     assert lifted.row("uv-development").score == pytest.approx(
@@ -133,7 +133,7 @@ def test_the_boost_applies_within_the_slack_below_the_floor(tmp_path: Path) -> N
     )
     assert lifted.injected_ids == ("uv-development",)
     assert lifted.project_terms == {"uv-development": "uv"}
-    far = Config(min_similarity=cosine + 0.07)
+    far = Config(preset="reference", min_similarity=cosine + 0.07)
     assert route(PROMPT, index, far, cwd=tmp_path / "work").row("uv-development").project == 0.0
     assert route(PROMPT, index, near).row("uv-development").project == 0.0  # no cwd
     off = near.replace(project_boost=0.0)
@@ -143,9 +143,13 @@ def test_the_boost_applies_within_the_slack_below_the_floor(tmp_path: Path) -> N
 def test_a_code_file_in_the_prompt_feeds_the_project_channel(tmp_path: Path) -> None:
     index = _project_index(tmp_path)
     cosine = route("tidy handler.rs patterns", index).row("rusty-style").cosine
-    decision = route("tidy handler.rs patterns", index, Config(min_similarity=cosine))
+    decision = route(
+        "tidy handler.rs patterns", index, Config(preset="reference", min_similarity=cosine)
+    )
     assert decision.row("rusty-style").project == pytest.approx(0.15)
-    assert Config().project_boost == 0.15  # on by default, as in the reference (src/config.rs)
+    assert (
+        Config(preset="reference").project_boost == 0.15
+    )  # on by default, as in the reference (src/config.rs)
 
 
 def test_the_hook_reads_cwd_from_stdin(tmp_path: Path) -> None:
@@ -156,7 +160,7 @@ def test_the_hook_reads_cwd_from_stdin(tmp_path: Path) -> None:
     (work / "uv.lock").write_text("")
     index = _project_index(tmp_path)
     cosine = route(PROMPT, index).row("uv-development").cosine
-    pin = [f"min_similarity={cosine + 0.05}", "model=bow", "reranker=off"]
+    pin = [f"min_similarity={cosine + 0.05}", "model=bow", "reranker=off", "preset=reference"]
 
     def hook(cwd: str | None) -> str:
         payload = {"prompt": PROMPT, "session_id": "s", **({"cwd": cwd} if cwd else {})}
@@ -183,6 +187,7 @@ def test_route_and_why_take_cwd(tmp_path: Path, capsys: pytest.CaptureFixture[st
     (work / "uv.lock").write_text("")
     cosine = route(PROMPT, index).row("uv-development").cosine
     common = ["--skills", str(tmp_path / "skills"), "--set", "model=bow", "--no-ski-config"]
+    common += ["--set", "preset=reference"]
     common += ["--set", f"min_similarity={cosine + 0.05}", "--cache-dir", str(tmp_path / "c")]
     assert main(["route", PROMPT, "--json", "--cwd", str(work), *common]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -26,6 +26,7 @@ from explorer.engine.inject import (
 )
 from explorer.engine.inject import build as build_injection
 from explorer.engine.models import CALIBRATION, assemble_models, load_models
+from explorer.engine.presets import resolve
 from explorer.engine.roots import resolve_roots
 from explorer.engine.skills import Skill, parse_skill
 from explorer.engine.snapshot import Index, build_index
@@ -33,9 +34,11 @@ from tests.conftest import write_skill
 from tests.parity.helpers import route
 
 
-def test_lexical_margin_defaults_to_zero() -> None:
-    """reference: src/config.rs base(): lexical_min 0.0 (off) and lexical_margin 0.0."""
-    assert (Config().lexical_min, Config().lexical_margin) == (0.0, 0.0)
+def test_lexical_margin_defaults_to_zero(bow_index) -> None:
+    """reference: src/config.rs base(): lexical_min 0.0 (off) and lexical_margin 0.0; the
+    preset reference resolves the unset fields to exactly that."""
+    tuning = resolve(Config(preset="reference"), bow_index.models.status, len(bow_index))
+    assert (tuning.lexical_min, tuning.lexical_margin) == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("name", ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-q"])

@@ -34,7 +34,7 @@ def index(tmp_path: Path) -> Index:
     root = tmp_path / "skills"
     for name, description in LIBRARY.items():
         write_skill(root, name, description)
-    return build_index([root], Config(), assemble_models(BowEmbedder()))
+    return build_index([root], Config(preset="reference"), assemble_models(BowEmbedder()))
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_a_failing_reranker_falls_back_to_the_cosine_stage(
     """reference: src/rerank.rs returns no reranking when the model cannot score
     (`.ok()?`), and src/pipeline.rs then lets the stage-1 cosine result stand."""
     encoder = _ce(tmp_path / "ce")
-    config = Config()
+    config = Config(preset="reference")
     index = _rerank_index(tmp_path, encoder, config)
 
     def broken(query: str, documents: list[str]) -> np.ndarray:
@@ -117,17 +117,17 @@ def test_a_failing_reranker_falls_back_to_the_cosine_stage(
 def test_rerank_top_k_zero_means_the_cosine_stage(tmp_path: Path) -> None:
     """reference: src/rerank.rs returns no reranking for an empty candidate list, so
     `rerank_top_k = 0` leaves the decision to the cosine stage."""
-    config = Config(rerank_top_k=0)
+    config = Config(preset="reference", rerank_top_k=0)
     index = _rerank_index(tmp_path, _ce(tmp_path / "ce"), config)
     decision = route(PDF.lower(), index, config)
     assert decision.stage == "cosine"
     assert decision.injected_ids == ("pdf",)
     assert "rerank_top_k = 0" in decision.gate("reranker").note
-    union = Config(rerank_top_k=0, candidate_strategy="union")
+    union = Config(preset="reference", rerank_top_k=0, candidate_strategy="union")
     assert route(PDF.lower(), index, union).stage == "cosine"
 
 
 def test_the_reranker_still_decides_when_it_works(tmp_path: Path) -> None:
-    config = Config()
+    config = Config(preset="reference")
     index = _rerank_index(tmp_path, _ce(tmp_path / "ce"), config)
     assert route(PDF.lower(), index, config).stage == "rerank"
