@@ -163,7 +163,6 @@ def decide(
     """
     started = clock = time.perf_counter()
     timings: dict[str, float] = {}
-    calibration = index.models.status.calibration
     n = len(index)
     tuning = resolve(config, index.models.status, n)
     min_similarity, score_margin = tuning.min_similarity, tuning.score_margin
@@ -289,7 +288,7 @@ def decide(
             "dense_error": index.models.status.dense_error,
             "reranker": index.models.status.reranker,
             "reranker_note": index.models.status.reranker_note,
-            "calibration": calibration.source,
+            "calibration": tuning.source,
         },
         thresholds={"min_similarity": min_similarity, "score_margin": score_margin},
         tuning=tuning.as_dict(),
