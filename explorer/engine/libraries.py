@@ -241,20 +241,17 @@ def open_libraries(
 ) -> Iterator[list[tuple[LibraryCases, Index]]]:
     """Each library's cases and index, with one model load and one embedding cache for
     all of them; `.jsonl` roots stay materialised until the block ends."""
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.models import load_models
-    from explorer.engine.snapshot import build_index
+    from explorer.engine.library import open_engine, open_library
 
-    cache = EmbeddingCache(cache_dir or config.cache_dir or None)
-    models = load_models(config, cache)
-    notes = [*cache.warnings, *models.warnings]
+    engine = open_engine(config, cache_dir)
+    notes = list(engine.warnings)
     loaded: list[tuple[LibraryCases, Index]] = []
     with ExitStack() as stack:
         for spec in specs:
             cases = load_library_cases(spec)
             notes += cases.warnings
             roots = stack.enter_context(library_roots(spec))
-            index = build_index(roots, config, models, cache)
+            index = open_library(roots, config, engine=engine)
             if not len(index):
                 raise LibraryError(f"{spec.name}: no valid skills under {', '.join(roots)}")
             loaded.append((cases, index))
