@@ -466,7 +466,7 @@ def calibrate_libraries(
             )
         )
 
-    frontier = []
+    frontier: list[dict[str, Any]] = []
     for limit in FRONTIER_BUDGETS:
         ok = within(limit)
         pick = _choose(macro, total_fi, ok, allow_none=True)
