@@ -54,7 +54,7 @@ def tsv(tmp_path: Path) -> Path:
 
 
 def index_of(root: Path) -> Index:
-    return build_index([root], Config(), assemble_models(BowEmbedder()))
+    return build_index([root], Config(preset="reference"), assemble_models(BowEmbedder()))
 
 
 def test_every_kind_and_column_of_the_reference_format_is_read(tsv: Path) -> None:
@@ -83,29 +83,31 @@ def test_every_kind_and_column_of_the_reference_format_is_read(tsv: Path) -> Non
 def test_the_context_column_feeds_the_file_channel(tsv: Path, library: Path) -> None:
     """reference: examples/eval.rs scans the earlier turns and the prompt for files."""
     index = index_of(library)
-    report = evaluate(load_cases(tsv).cases, index, Config())
+    report = evaluate(load_cases(tsv).cases, index, Config(preset="reference"))
     followup = next(r for r in report.results if r.case.kind == "followup")
     assert followup.passed and followup.injected == ("xlsx",)
     bare = parse_tsv_cases("xlsx\tfollowup\tnow clean it up\n")
-    assert not evaluate(bare.cases, index, Config()).results[0].passed
+    assert not evaluate(bare.cases, index, Config(preset="reference")).results[0].passed
 
 
 def test_the_cwd_column_feeds_the_project_channel(tsv: Path, library: Path) -> None:
     index = index_of(library)
     case = load_cases(tsv).cases[-1]
-    cosine = evaluate([case], index, Config(project_boost=0.0)).results[0]
+    cosine = evaluate([case], index, Config(preset="reference", project_boost=0.0)).results[0]
     assert not cosine.passed
     from explorer.engine.pipeline import decide
 
-    floor = decide(case.prompt, index, Config()).row("uv-development").cosine + 0.05
-    lifted = evaluate([case], index, Config(min_similarity=floor)).results[0]
+    floor = (
+        decide(case.prompt, index, Config(preset="reference")).row("uv-development").cosine + 0.05
+    )
+    lifted = evaluate([case], index, Config(preset="reference", min_similarity=floor)).results[0]
     assert lifted.passed
 
 
 def test_borderline_is_observed_not_counted(tsv: Path, library: Path) -> None:
     """reference: examples/eval.rs leaves `borderline` rows out of recall and the
     false-inject rate; they are still routed and shown by kind."""
-    report = evaluate(load_cases(tsv).cases, index_of(library), Config())
+    report = evaluate(load_cases(tsv).cases, index_of(library), Config(preset="reference"))
     assert "borderline" in report.by_kind
     counted = [r for r in report.results if not r.case.observe_only]
     assert report.rates.positives + report.rates.negatives == len(counted)
@@ -116,7 +118,7 @@ def test_a_trigger_eval_set_is_about_one_skill(library: Path) -> None:
     cases = load_cases(DATA / "pdf_trigger_evals.json", skill="pdf").cases
     assert [case.kind for case in cases] == ["should-trigger"] * 2 + ["should-not-trigger"] * 2
     assert cases[0].expect == ("pdf",) and cases[2].reject == ("pdf",) and cases[2].line == 4
-    report = evaluate(cases, index_of(library), Config())
+    report = evaluate(cases, index_of(library), Config(preset="reference"))
     should_not = report.results[2]  # xlsx may be injected: only pdf must not be
     assert should_not.passed and should_not.injected == ("xlsx",)
     assert report.rates.negatives == 2 and report.rates.positives == 2

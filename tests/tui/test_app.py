@@ -25,7 +25,7 @@ from explorer.tui.widgets.status_bar import StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 from tests.conftest import write_skill
 
-CONFIG = Config(model="bow", reranker="off", min_similarity=0.3)
+CONFIG = Config(model="bow", reranker="off", min_similarity=0.3, preset="reference")
 WRITTEN_BY_HAND = """\
 # our team's router settings
 unknown_future_key = "kept"   # a newer version's key
