@@ -20,8 +20,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from explorer.engine.session import Session
 from explorer.engine.telemetry import Event, EventKind
+
+if TYPE_CHECKING:
+    from explorer.engine.config import Config
+    from explorer.engine.snapshot import Index
 
 NEAR_MISS_RANK = 3
 
@@ -87,6 +93,8 @@ def turns_of(events: Sequence[Event]) -> tuple[list[Turn], int]:
                 if current is not None:
                     turns.append(Turn(current, tuple(loaded)))
                 current, loaded = event, []
+            elif event.kind is not EventKind.USE:
+                continue  # a compaction: it starts no turn and loads nothing
             elif current is None:
                 orphans += 1
             elif event.skill not in loaded:
@@ -175,3 +183,117 @@ def replay(events: Sequence[Event], inject: Callable[[str], Sequence[str]]) -> R
                 ReplayChange(prompt, turn.recommend.session, turn.injected, after, turn.loaded)
             )
     return Replay(replayed, without_text, tuple(changes))
+
+
+# prompt, the session's recent prompts (oldest first), its ledger -> (skill id, confidence)
+TurnDecider = Callable[[str, tuple[str, ...], Session], Sequence[tuple[str, float]]]
+
+
+def replay_sessions(events: Sequence[Event], decide_turn: TurnDecider, depth: int = 3) -> Replay:
+    """Decide every logged prompt again as the hook would have, session by session.
+
+    The logged injection went through the session ledger (§10): a skill already sent or
+    loaded was held back. Deciding each prompt alone would report every such turn as a
+    change. So each session is walked in order with a ledger rebuilt from the replay
+    itself: what the replay injects is marked recommended, what the model loaded (the
+    logged `use` events) is marked loaded, a logged compaction re-arms it, and the last
+    `depth` prompts are the context, as in the hook. A prompt logged without its text
+    cannot be decided again; its logged injection and loads still enter the ledger.
+    """
+    by_session: dict[str, list[Event]] = defaultdict(list)
+    for event in events:
+        by_session[event.session].append(event)
+    changes: list[tuple[int, ReplayChange]] = []
+    replayed = without_text = 0
+    for session_id, session_events in by_session.items():
+        ledger = Session()
+        ordered = sorted(session_events, key=lambda e: e.ts_ms)
+        for position, event in enumerate(ordered):
+            if event.kind is EventKind.COMPACT:
+                ledger.rearm()
+                continue
+            if event.kind is EventKind.USE:
+                ledger.mark_loaded(event.skill)
+                continue
+            before = tuple(ranked.id for ranked in event.injected)
+            if not event.prompt:
+                without_text += 1
+                for ranked in event.injected:
+                    ledger.mark_recommended(ranked.id, ranked.value)
+                continue
+            replayed += 1
+            context = tuple(ledger.recent_prompts[-depth:]) if depth > 0 else ()
+            injected = tuple(decide_turn(event.prompt, context, ledger))
+            after = tuple(skill_id for skill_id, _ in injected)
+            ledger.push_prompt(event.prompt, depth)
+            for skill_id, confidence in injected:
+                ledger.mark_recommended(skill_id, confidence)
+            if set(after) != set(before):
+                loaded = _loaded_after(ordered, position)
+                change = ReplayChange(event.prompt, session_id, before, after, loaded)
+                changes.append((event.ts_ms, change))
+    changes.sort(key=lambda item: item[0])
+    return Replay(replayed, without_text, tuple(change for _, change in changes))
+
+
+def _loaded_after(ordered: Sequence[Event], position: int) -> tuple[str, ...]:
+    """The skills the model loaded after the recommend at `position`, before the next one."""
+    loaded: list[str] = []
+    for event in ordered[position + 1 :]:
+        if event.kind is EventKind.RECOMMEND:
+            break
+        if event.kind is EventKind.USE and event.skill not in loaded:
+            loaded.append(event.skill)
+    return tuple(loaded)
+
+
+def report_json(report: UsageReport) -> dict[str, object]:
+    """The usage report as `history --json` prints it."""
+
+    def counts(usage: SkillUsage) -> dict[str, int]:
+        return {
+            "injected": usage.injected,
+            "loaded_after_injection": usage.loaded_after_injection,
+            "ignored": usage.ignored,
+            "near_miss": usage.near_miss,
+            "never_surfaced": usage.never_surfaced,
+        }
+
+    return {
+        "turns": report.turns,
+        "turns_with_injection": report.turns_with_injection,
+        "uses_without_prompt": report.uses_without_prompt,
+        "skills": {skill: counts(report.skills[skill]) for skill in sorted(report.skills)},
+        "totals": counts(report.totals()),
+    }
+
+
+def replay_json(result: Replay) -> dict[str, object]:
+    """The replay as `history --json` prints it."""
+    return {
+        "replayed": result.replayed,
+        "without_text": result.without_text,
+        "counts": dict(sorted(result.counts().items())),
+        "changes": [
+            {
+                "session": change.session,
+                "prompt": change.prompt,
+                "before": list(change.before),
+                "after": list(change.after),
+                "loaded": list(change.loaded),
+                "verdict": change.verdict,
+            }
+            for change in result.changes
+        ],
+    }
+
+
+def pipeline_decider(index: Index, config: Config) -> TurnDecider:
+    """The hook's own decision over `index` and `config`, as replay_sessions calls it."""
+    from explorer.engine.pipeline import decide
+
+    def decide_turn(prompt: str, context: tuple[str, ...], ledger: Session) -> list[Any]:
+        decision = decide(prompt, index, config, context=context, ledger=ledger)
+        return [(injection.id, injection.confidence) for injection in decision.injected]
+
+    return decide_turn

@@ -257,6 +257,9 @@ def _session_start(call: _Call) -> tuple[str, ...]:
     if store is not None and str(call.payload.get("source", "")).lower() == "compact":
         store.update(call.session_id, Session.rearm)
         notes.append("compaction: session ledger re-armed")
+        log = call.telemetry()
+        if log is not None:
+            log.compact(call.session_id)
     roots = call.roots()
     if roots:  # parse and embed what changed now, so the first prompt pays only its own query
         index = open_library(roots, call.config, engine=open_engine(call.config, call.cache_dir))

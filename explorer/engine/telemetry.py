@@ -37,6 +37,9 @@ CONSIDERED_TOP_K = 5  # how much of the ranking a recommend event keeps
 class EventKind(StrEnum):
     RECOMMEND = "recommend"  # the hook's decision on a prompt, injected or not
     USE = "use"  # the model loaded a skill itself (PostToolUse: Read of SKILL.md, Skill)
+    # Ours only (the reference does not log it): the session was compacted, so the ledger
+    # was re-armed; replay needs it to re-arm its own ledger at the same point.
+    COMPACT = "compact"
 
 
 def switched_on(config_value: bool, variable: str, environ: dict[str, str] | None = None) -> bool:
@@ -92,7 +95,7 @@ class Event:
             data["injected"] = [{"id": r.id, "confidence": r.value} for r in self.injected]
             if self.abstained:
                 data["abstained"] = self.abstained
-        else:
+        elif self.kind is EventKind.USE:
             data["skill"] = self.skill
             data["via"] = self.via
         return data
@@ -165,6 +168,10 @@ class TelemetryLog:
                 via=via,
             )
         )
+
+    def compact(self, session: str) -> None:
+        """The session was compacted and its ledger re-armed (SessionStart, source compact)."""
+        self._append(Event(EventKind.COMPACT, session, _now_ms()))
 
     def _append(self, event: Event) -> None:
         line = (json.dumps(event.to_json(), ensure_ascii=False) + "\n").encode("utf-8")

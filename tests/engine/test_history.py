@@ -102,3 +102,24 @@ def test_replay_lists_the_prompts_an_edit_changes(tmp_path: Path) -> None:
     )
     verdicts = {change.prompt: change.verdict for change in edited.changes}
     assert verdicts == {"debug my pod": "better", "make a chart": "changed"}
+
+
+def test_session_replay_keeps_a_ledger_and_a_compaction_rearms_it(tmp_path: Path) -> None:
+    from explorer.engine.history import replay_sessions
+
+    log = TelemetryLog(tmp_path / "t.jsonl", keep_prompts=True)
+    log.recommend("s", "merge two pdfs", "cosine", [Ranked("pdf", 0.9)], [Ranked("pdf", 0.7)])
+    log.recommend("s", "merge two pdfs", "cosine", [Ranked("pdf", 0.9)], [])  # held back
+    log.compact("s")
+    log.recommend("s", "merge two pdfs", "cosine", [Ranked("pdf", 0.9)], [Ranked("pdf", 0.7)])
+    events = read_events([tmp_path / "t.jsonl"]).events
+    seen: list[tuple[str, ...]] = []
+
+    def decide_turn(prompt, context, ledger):  # type: ignore[no-untyped-def]
+        seen.append(context)
+        return [] if "pdf" in ledger.loaded else [("pdf", 0.7)]
+
+    result = replay_sessions(events, decide_turn)
+    assert result.replayed == 3 and result.changes == ()
+    assert seen == [(), ("merge two pdfs",), ()]  # the window is re-armed too
+    assert usage_report(events).turns == 3  # a compaction is not a turn

@@ -23,6 +23,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "eval": ("evaluate", "EvalCommand"),
     "calibrate": ("calibrate", "CalibrateCommand"),
     "lint": ("lint", "LintCommand"),
+    "history": ("history", "HistoryCommand"),
     "init": ("init", "InitCommand"),
     "doctor": ("doctor", "DoctorCommand"),
     "trust": ("trust", "TrustCommand"),
