@@ -1,8 +1,12 @@
 """Wiring the hook into Claude Code's `settings.json`: merged, never clobbered, backed up.
 
-`skill-explorer init` adds one `UserPromptSubmit` entry that runs `skill-explorer hook`.
-Everything else in the file is kept as it was (key order included); an entry that already
-runs our hook is left alone, so running init twice changes nothing. A file that is not a
+`skill-explorer init` adds three entries that run `skill-explorer hook`: `UserPromptSubmit`
+(route the prompt), `PostToolUse` for the `Read` and `Skill` tools (the model loaded a
+skill itself: the session ledger notes it) and `SessionStart` (refresh the index; a
+compaction re-arms the ledger), as the reference installs them (docs/routing.md §10).
+Everything else in the file is kept as it was (key order included); an event that already
+runs our hook is left alone, so running init twice changes nothing, and running it over
+an older setup adds only the missing events. A file that is not a
 JSON object, or whose `hooks` has an unexpected shape, is never rewritten: the error says
 what is wrong and where. The previous file is copied to `settings.json.bak` (or `.bak.1`,
 `.bak.2`… when a backup already exists) before it is replaced, atomically.
@@ -22,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 HOOK_EVENT = "UserPromptSubmit"
+# event -> the tool matcher its entry carries (None: every occurrence of the event)
+SESSION_EVENTS: dict[str, str | None] = {"PostToolUse": "Read|Skill", "SessionStart": None}
 # `…/skill-explorer hook` (quoted or not) or `python -m explorer hook`
 HOOK_RE = re.compile(r"""(skill-explorer['"]?|-m\s+explorer)\s+hook\b""")
 
@@ -54,30 +60,45 @@ def runs_our_hook(entry: Any) -> bool:
 @dataclass(frozen=True)
 class Merge:
     settings: dict[str, Any]
-    added: bool  # False: the hook was already wired
+    events: tuple[str, ...]  # the events an entry was added for; () when all were wired
+
+    @property
+    def added(self) -> bool:
+        return bool(self.events)
+
+
+def event_command(command: str, event: str) -> str:
+    """The hook command for `event`: the prompt's as given, the others with --event."""
+    return command if event == HOOK_EVENT else f"{command} --event {event}"
 
 
 def merge_hook(settings: Any, command: str, path: str = "settings.json") -> Merge:
-    """`settings` with our UserPromptSubmit entry added (a new dict; the input is untouched)."""
+    """`settings` with our entries added for every event not wired yet (a new dict; the
+    input is untouched). `command` is the UserPromptSubmit one."""
     if not isinstance(settings, dict):
         raise SetupError(f"{path}: the file must hold a JSON object")
     merged = json.loads(json.dumps(settings))  # a deep copy that keeps key order
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SetupError(f'{path}: "hooks" must be an object')
-    entries = hooks.setdefault(HOOK_EVENT, [])
-    if not isinstance(entries, list):
-        raise SetupError(f'{path}: "hooks.{HOOK_EVENT}" must be a list')
-    if any(runs_our_hook(entry) for entry in entries):
-        return Merge(settings, False)
-    entries.append({"hooks": [{"type": "command", "command": command}]})
-    return Merge(merged, True)
+    added: list[str] = []
+    for event, matcher in {HOOK_EVENT: None, **SESSION_EVENTS}.items():
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise SetupError(f'{path}: "hooks.{event}" must be a list')
+        if any(runs_our_hook(entry) for entry in entries):
+            continue
+        entry: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        entry["hooks"] = [{"type": "command", "command": event_command(command, event)}]
+        entries.append(entry)
+        added.append(event)
+    return Merge(merged if added else settings, tuple(added))
 
 
 @dataclass(frozen=True)
 class Installed:
     path: Path
-    added: bool
+    events: tuple[str, ...]  # the events wired by this call
     backup: Path | None
     command: str
 
@@ -106,7 +127,7 @@ def install_hook(path: Path, command: str, *, dry_run: bool = False) -> tuple[In
     merge = merge_hook(existing, command, str(path))
     text = json.dumps(merge.settings, indent=2, ensure_ascii=False) + "\n"
     if not merge.added or dry_run:
-        return Installed(path, merge.added, None, command), text
+        return Installed(path, merge.events, None, command), text
     backup = _backup(path) if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
@@ -117,7 +138,7 @@ def install_hook(path: Path, command: str, *, dry_run: bool = False) -> tuple[In
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return Installed(path, True, backup, command), text
+    return Installed(path, merge.events, backup, command), text
 
 
 def _backup(path: Path) -> Path:

@@ -35,7 +35,14 @@ def test_init_creates_the_settings_file(project: Path, capsys) -> None:
     (entry,) = settings["hooks"]["UserPromptSubmit"]
     assert entry["hooks"][0]["type"] == "command"
     assert entry["hooks"][0]["command"].endswith(" hook")
-    assert code == 0 and "added" in out
+    # §10: the model's own loads and session starts keep the session ledger
+    (tool,) = settings["hooks"]["PostToolUse"]
+    assert tool["matcher"] == "Read|Skill"
+    assert tool["hooks"][0]["command"].endswith(" hook --event PostToolUse")
+    (start,) = settings["hooks"]["SessionStart"]
+    assert "matcher" not in start  # every source: startup, resume, clear, compact
+    assert start["hooks"][0]["command"].endswith(" hook --event SessionStart")
+    assert code == 0 and "UserPromptSubmit, PostToolUse, SessionStart" in out
     assert not list((project / ".claude").glob("*.bak*"))
 
 
@@ -56,7 +63,9 @@ def test_init_merges_keeps_everything_and_backs_up(project: Path, capsys) -> Non
     merged = json.loads(path.read_text())
     assert list(merged) == ["permissions", "hooks", "model"]  # key order kept
     assert merged["permissions"] == original["permissions"]
-    assert merged["hooks"]["PostToolUse"] == original["hooks"]["PostToolUse"]
+    theirs, ours_tool = merged["hooks"]["PostToolUse"]
+    assert theirs == original["hooks"]["PostToolUse"][0]
+    assert ours_tool["matcher"] == "Read|Skill"
     first, ours = merged["hooks"]["UserPromptSubmit"]
     assert first == original["hooks"]["UserPromptSubmit"][0]
     assert f"--skills {shlex.quote(str(SAMPLE_SKILLS))}" in ours["hooks"][0]["command"]
@@ -104,8 +113,13 @@ def test_the_hook_counts_as_wired_whatever_the_path_looks_like() -> None:
         "'/opt/my tools/skill-explorer' hook --skills x",
         "/usr/bin/python3 -m explorer hook",
     ):
-        settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{"command": command}]}]}}
+        entry = [{"hooks": [{"command": command}]}]
+        events = ("UserPromptSubmit", "PostToolUse", "SessionStart")
+        settings = {"hooks": dict.fromkeys(events, entry)}
         assert merge_hook(settings, "new").added is False
+        # An older setup (the prompt only) gets just the two session events.
+        older = {"hooks": {"UserPromptSubmit": entry}}
+        assert merge_hook(older, "new").events == ("PostToolUse", "SessionStart")
     other = {"hooks": {"UserPromptSubmit": [{"hooks": [{"command": "skill-explorer why x"}]}]}}
     assert merge_hook(other, "new").added is True
 
@@ -126,6 +140,34 @@ def test_the_written_command_runs_the_hook(project: Path, capsys) -> None:
     )
     assert done.returncode == 0
     assert "pdf" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_written_session_commands_keep_the_ledger(project: Path, capsys, tmp_path) -> None:
+    assert run(capsys, "init", "--skills", str(SAMPLE_SKILLS))[0] == 0
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    state = tmp_path / "state"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "XDG_STATE_HOME": str(state),
+    }
+    read = {"file_path": str(SAMPLE_SKILLS / "pdf" / "SKILL.md")}
+    for event, payload in (
+        ("SessionStart", {"session_id": "s1", "source": "startup"}),
+        ("PostToolUse", {"session_id": "s1", "tool_name": "Read", "tool_input": read}),
+    ):
+        command = settings["hooks"][event][0]["hooks"][0]["command"]
+        done = subprocess.run(
+            [*shlex.split(command), "--set", "model=bow"],
+            input=json.dumps(payload),  # no hook_event_name: --event names it
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0 and done.stdout == ""
+    (ledger,) = (state / "skill-explorer" / "sessions").glob("s1-*.json")
+    assert json.loads(ledger.read_text())["loaded"]["pdf"]["source"] == "model"
 
 
 def test_doctor_reports_what_the_router_uses(project: Path, capsys) -> None:

@@ -10,7 +10,10 @@ from explorer.engine.config import LoadedConfig
 
 class InitCommand(Command):
     name = "init"
-    help = "add the UserPromptSubmit hook to .claude/settings.json (merges; keeps a backup)"
+    help = (
+        "add the hook to .claude/settings.json: UserPromptSubmit, PostToolUse (Read|Skill) "
+        "and SessionStart (merges; keeps a backup)"
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -33,7 +36,13 @@ class InitCommand(Command):
 
     def main(self, args: argparse.Namespace) -> int:
         """No config is needed to write the hook entry."""
-        from explorer.engine.setup import SetupError, hook_command, install_hook, settings_path
+        from explorer.engine.setup import (
+            SetupError,
+            event_command,
+            hook_command,
+            install_hook,
+            settings_path,
+        )
 
         path = settings_path(args.user)
         try:
@@ -47,12 +56,13 @@ class InitCommand(Command):
         if args.dry_run:
             print(text, end="")
             return EXIT_OK
-        if not installed.added:
+        if not installed.events:
             print(f"the hook is already wired in {installed.path}; nothing changed")
             return EXIT_OK
         backup = f" (previous file kept as {installed.backup})" if installed.backup else ""
-        print(f"added the UserPromptSubmit hook to {installed.path}{backup}:")
-        print(f"  {installed.command}")
+        print(f"added the hook for {', '.join(installed.events)} to {installed.path}{backup}:")
+        for event in installed.events:
+            print(f"  {event}: {event_command(installed.command, event)}")
         print("next: `skill-explorer index` fills the embedding cache; `skill-explorer doctor`")
         print("      shows the roots, model and config the hook will use")
         return EXIT_OK
