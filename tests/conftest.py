@@ -20,11 +20,12 @@ SAMPLE_SKILLS = REPO / "sample_skills"
 
 @pytest.fixture(autouse=True)
 def isolated_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """No test reads the developer's own config, cache or reference-router models."""
+    """No test reads the developer's own config, cache, state or reference-router models."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # ledgers, telemetry
     monkeypatch.delenv("SKILL_EXPLORER_ROOTS", raising=False)
     monkeypatch.delenv("SKILL_EXPLORER_DEBUG", raising=False)
 

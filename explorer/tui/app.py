@@ -31,13 +31,22 @@ from explorer.engine.cases import CaseError, load_cases
 from explorer.engine.config import PROJECT_CONFIG_NAME, Config
 from explorer.engine.decision import Decision, Row
 from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
+from explorer.engine.history import (
+    Replay,
+    UsageReport,
+    pipeline_decider,
+    replay_sessions,
+    usage_report,
+)
 from explorer.engine.library import Engine, open_cache, open_engine, open_library
 from explorer.engine.lint import lint
 from explorer.engine.live import IndexChange, LiveIndex
 from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import decide
+from explorer.engine.session import Session
 from explorer.engine.skills import Problem
 from explorer.engine.snapshot import Index
+from explorer.engine.telemetry import read_events
 from explorer.report import markdown_report
 from explorer.terminal import plain, visible
 from explorer.tui.commands import ExplorerCommands
@@ -45,6 +54,7 @@ from explorer.tui.history import PromptHistory, write_new_file
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.history_panel import HistoryPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skill_panel import SkillPanel
 from explorer.tui.widgets.skills_table import Limits, SkillsTable
@@ -55,6 +65,10 @@ DEBOUNCE_S = 0.01  # keystrokes during a running decision coalesce over this win
 PANELS_DELAY_S = 0.08  # the decision, terms and skill panels catch up when typing pauses
 NARROW_WIDTH = 110
 RERANKER_HINT = "no reranker: set reranker = DIR"
+
+
+class _Cancelled(Exception):
+    """A newer replay started: this one stops between two prompts."""
 
 
 class ExplorerApp(App[None]):
@@ -88,6 +102,7 @@ class ExplorerApp(App[None]):
         cases_path: str | None = None,
         cwd: str | None = None,
         cases_skill: str | None = None,
+        history_log: str | None = None,
     ) -> None:
         super().__init__()
         self.cwd = cwd  # the working directory of the project channel (§3.5), like the hook's
@@ -100,6 +115,8 @@ class ExplorerApp(App[None]):
         self.cases_path = cases_path or _default_cases(self.roots)
         self.cases_skill = cases_skill  # the skill a skill-creator trigger eval set is about
         self.cases_report: EvalReport | None = None
+        self.history_log = history_log  # a telemetry log to replay (§10); None: no History tab
+        self.history_replay: Replay | None = None
         self._comparison: Comparison | None = None
         self.findings: dict[str, list[str]] = {}  # SKILL.md path -> lint findings
         self.snapshot: Index | None = None
@@ -135,6 +152,9 @@ class ExplorerApp(App[None]):
                         yield SkillPanel(id="skill")
                     with TabPane("Cases", id="cases-tab"):
                         yield CasesPanel(id="cases")
+                    if self.history_log:
+                        with TabPane("History", id="history-tab"):
+                            yield HistoryPanel(id="history")
                 yield DecisionPanel(id="decision")
         yield StatusBar(id="status")
         yield Footer()
@@ -224,6 +244,47 @@ class ExplorerApp(App[None]):
             panel.show(report, comparison, self.cases_path or "")
         self._show_skill(self.highlighted)
 
+    @work(thread=True, exclusive=True, group="history", description="history replay")
+    def run_history(self, snapshot: Index, config: Config) -> None:
+        """Re-read the telemetry log and decide its prompts again (a newer run cancels)."""
+        if not self.history_log:
+            return
+        worker = get_current_worker()
+        try:
+            read = read_events([Path(self.history_log)])
+        except OSError as error:
+            self.call_from_thread(self._show_history, None, None, f"{self.history_log}: {error}")
+            return
+        decide_turn = pipeline_decider(snapshot, config)
+
+        def decide_unless_cancelled(
+            prompt: str, context: tuple[str, ...], ledger: Session
+        ) -> Sequence[tuple[str, float]]:
+            if worker.is_cancelled:
+                raise _Cancelled
+            return decide_turn(prompt, context, ledger)
+
+        report = usage_report(read.events)
+        try:
+            result = replay_sessions(read.events, decide_unless_cancelled, config.context_depth)
+        except _Cancelled:
+            return
+        if not worker.is_cancelled:
+            self.call_from_thread(self._show_history, report, result, None)
+
+    def _show_history(
+        self, report: UsageReport | None, result: Replay | None, problem: str | None
+    ) -> None:
+        try:
+            panel = self.query_one(HistoryPanel)
+        except (NoMatches, ScreenStackError):
+            return
+        if problem is not None or report is None:
+            panel.message(problem or "no telemetry log")
+            return
+        self.history_replay = result
+        panel.show(report, result, self.history_log or "")
+
     def _use_snapshot(self, snapshot: Index, loading: str) -> None:
         # The library, models and widgets live as long as the app: moved out of the
         # collector's generations, they no longer make a collection pause a keystroke.
@@ -235,6 +296,7 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
         if not loading:
             self.run_quality(snapshot, self.config)
+            self.run_history(snapshot, self.config)
 
     class IndexChanged(Message):
         """The live index swapped in a new snapshot (posted from the watcher's thread)."""
@@ -274,6 +336,7 @@ class ExplorerApp(App[None]):
         self._explain_library(self.snapshot)
         self.schedule_decide()
         self.run_quality(self.snapshot, self.config)
+        self.run_history(self.snapshot, self.config)
 
     def on_unmount(self) -> None:
         for timer in (self._debounce, self._panels_timer):
@@ -464,6 +527,7 @@ class ExplorerApp(App[None]):
             self.schedule_decide()
             if self.snapshot is not None and self.live is not None:
                 self.run_quality(self.snapshot, self.config)
+                self.run_history(self.snapshot, self.config)
 
     # -- commands ------------------------------------------------------------------------
 

@@ -32,12 +32,21 @@ class ExploreCommand(Command):
         parser.add_argument(
             "--skill", metavar="ID", help="the skill a trigger eval set (--cases X.json) is about"
         )
+        parser.add_argument(
+            "--history",
+            metavar="FILE",
+            help="a telemetry log (ours or the reference's) for the History tab, replayed on "
+            "every re-index and threshold edit (default: the state directory's "
+            "telemetry.jsonl when it exists)",
+        )
         add_common_options(parser, skills=False)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.cli.commands.history import default_log
         from explorer.tui.app import ExplorerApp
 
         roots = list(args.dirs) or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
+        history_log = args.history or (str(default_log()) if default_log().is_file() else None)
         app = ExplorerApp(
             roots,
             loaded.config,
@@ -46,6 +55,7 @@ class ExploreCommand(Command):
             cases_path=args.cases,
             cwd=args.cwd,
             cases_skill=args.skill,
+            history_log=history_log,
         )
         app.run()
         return EXIT_OK

@@ -19,6 +19,9 @@ from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit, one_line, table
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.text import Text
+
     from explorer.engine.history import Replay, UsageReport
 
 
@@ -110,7 +113,7 @@ class HistoryCommand(Command):
         return EXIT_OK
 
 
-def usage_blocks(report: UsageReport, paths: list[Path]) -> list[object]:
+def usage_blocks(report: UsageReport, paths: list[Path]) -> list[RenderableType]:
     """The usage report as text: a summary line and one row per skill, then the totals."""
     from explorer.engine.history import SkillUsage
 
@@ -135,10 +138,10 @@ def usage_blocks(report: UsageReport, paths: list[Path]) -> list[object]:
     return [summary, table(headers, rows, right=range(1, 6))]
 
 
-def replay_blocks(result: Replay) -> list[object]:
+def replay_blocks(result: Replay) -> list[RenderableType]:
     """The replay as text: how many prompts were decided again, and each change."""
     counts = result.counts()
-    lines: list[object] = [
+    lines: list[RenderableType] = [
         "",
         f"replayed {result.replayed} prompts against the current library and config"
         + (
@@ -154,7 +157,7 @@ def replay_blocks(result: Replay) -> list[object]:
         f"{len(result.changes)} would inject differently: "
         + ", ".join(f"{counts[verdict]} {verdict}" for verdict in ("better", "worse", "changed"))
     )
-    rows = [
+    rows: list[list[str | Text]] = [
         [
             change.verdict,
             one_line(change.prompt, 80),
