@@ -14,7 +14,7 @@ from pathlib import Path
 
 from explorer.engine.config import LoadedConfig, ski_config_path, user_config_path
 from explorer.engine.roots import resolve_roots
-from explorer.engine.setup import hook_wired, settings_path
+from explorer.engine.setup import hook_wired, missing_session_events, settings_path
 
 OK, INFO, WARNING, ERROR = "ok", "info", "warning", "error"
 
@@ -158,6 +158,14 @@ def diagnose(
     for path, wired_state in wired.items():
         label = {None: "no settings file", True: "hook wired", False: "hook not wired"}[wired_state]
         report.add("hook", INFO, f"{path}: {label}")
+        missing = missing_session_events(path) if state else ()
+        if missing:
+            report.add(
+                "hook",
+                WARNING,
+                f"{path}: {', '.join(missing)} not wired: the session ledger cannot see what "
+                "the model loads or a compaction; run `skill-explorer init` again to add them",
+            )
     if not any(wired.values()):
         report.add(
             "hook",

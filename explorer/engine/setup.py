@@ -160,3 +160,23 @@ def hook_wired(path: Path) -> bool | None:
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     entries = hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
     return isinstance(entries, list) and any(runs_our_hook(entry) for entry in entries)
+
+
+def missing_session_events(path: Path) -> tuple[str, ...]:
+    """The session events (§10) `path` does not wire to our hook; () when all are, or when
+    the file is missing or unreadable (hook_wired says so)."""
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return ()
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    if not isinstance(hooks, dict):
+        return tuple(SESSION_EVENTS)
+    return tuple(
+        event
+        for event in SESSION_EVENTS
+        if not (
+            isinstance(hooks.get(event), list)
+            and any(runs_our_hook(entry) for entry in hooks[event])
+        )
+    )

@@ -191,3 +191,17 @@ def test_doctor_says_what_is_wrong(project: Path, capsys, monkeypatch) -> None:
     assert any("no skills root" in message for message in errors)
     warnings = " ".join(check["message"] for check in checks if check["status"] == "warning")
     assert str(ski) in warnings and "unknown model 'nope'" in warnings
+
+
+def test_doctor_asks_for_the_session_events_an_older_setup_lacks(project: Path, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    command = "skill-explorer hook"
+    path.write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"command": command}]}]}})
+    )
+    _, out, _ = run(capsys, "doctor", "--skills", str(SAMPLE_SKILLS), "--set", "model=bow")
+    assert "PostToolUse, SessionStart not wired" in out
+    assert run(capsys, "init")[0] == 0
+    _, out, _ = run(capsys, "doctor", "--skills", str(SAMPLE_SKILLS), "--set", "model=bow")
+    assert "not wired" not in out.replace("hook not wired", "")
