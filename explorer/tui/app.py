@@ -443,8 +443,9 @@ class ExplorerApp(App[None]):
     ) -> None:
         try:
             current = self.query_one(PromptBar).value
+            table = self.query_one(SkillsTable)
         except (NoMatches, ScreenStackError):
-            return  # the app is shutting down
+            return  # the app is shutting down (widgets go one by one)
         if decision.prompt != current or snapshot is not self.snapshot or config is not self.config:
             return  # computed for an older prompt, snapshot or config
         status = snapshot.models.status
@@ -456,9 +457,7 @@ class ExplorerApp(App[None]):
             reranker=status.reranker is not None,
         )
         same_prompt = self.decision is not None and self.decision.prompt == decision.prompt
-        self.query_one(SkillsTable).show(
-            decision, limits, self._delta_base, keep_cursor=same_prompt
-        )
+        table.show(decision, limits, self._delta_base, keep_cursor=same_prompt)
         self.decision = decision
         if not same_prompt:
             self.highlighted = decision.rows[0].id if decision.rows else None
