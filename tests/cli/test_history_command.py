@@ -98,11 +98,13 @@ def test_an_edited_description_lists_the_prompts_it_changes(recorded, capsys, tm
 def test_untrusted_prompt_text_is_made_visible_and_json_stays_exact(recorded, capsys) -> None:
     library, log, cache = recorded
     args = [str(log), "--skills", str(library), "--cache-dir", str(cache)]
-    # Raising min_similarity past every score turns each injection into a change.
-    code, out, _ = history(capsys, *args, "--set", "min_similarity=0.99")
+    # Denying the skill the tricky prompt injected turns that injection into a change
+    # (whatever the preset: a floor would not stop its lexical fast path).
+    deny = ["--set", 'deny=["pdf"]']
+    code, out, _ = history(capsys, *args, *deny)
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out and "␛]0;owned␇" in out
-    code, out, _ = history(capsys, *args, "--set", "min_similarity=0.99", "--json")
+    code, out, _ = history(capsys, *args, *deny, "--json")
     prompts = {change["prompt"] for change in json.loads(out)["replay"]["changes"]}
     assert TRICKY in prompts
 
