@@ -29,7 +29,12 @@ from explorer.engine.config import Config, to_toml
 from explorer.engine.embed import Embedder
 from explorer.engine.evaluate import TUNED_FIELDS, Rates, percentiles, rates
 from explorer.engine.lexical import LexicalIndex, LexicalScores
-from explorer.engine.models import Models
+from explorer.engine.models import (
+    REFERENCE_RERANK,
+    Models,
+    RerankCalibration,
+    effective_rerank_thresholds,
+)
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import resolve
 from explorer.engine.rerank import OnnxCrossEncoder
@@ -79,9 +84,12 @@ def _steps(centre: float, step: float, count: int) -> tuple[float, ...]:
     return tuple(value for value in values if 0.0 < value < 1.0)
 
 
-def default_grid(knee: float, *, reranker: bool) -> Grid:
+def default_grid(
+    knee: float, *, reranker: bool, gate: RerankCalibration = REFERENCE_RERANK
+) -> Grid:
     """A grid around the model's own knee (§4). With a reranker two more axes are swept,
-    so the cosine axes get coarser to keep the product (and the run time) similar."""
+    around that cross-encoder's own gate (logit scales differ between models), so the
+    cosine axes get coarser to keep the product (and the run time) similar."""
     if not reranker:
         return Grid(
             min_similarity=_steps(knee, 0.02, 10),
@@ -96,7 +104,9 @@ def default_grid(knee: float, *, reranker: bool) -> Grid:
         score_margin=(0.08, 0.12, 0.16),
         lexical=((LEXICAL_OFF, 2.0), (4.0, 1.0), (4.0, 2.0), (6.0, 2.0)),
         rerank=tuple(
-            (low, gap) for low in (-4.0, -3.0, -2.5, -2.0, -1.0, 0.0) for gap in (1.0, 2.0, 3.0)
+            (round(gate.rerank_min + low, 2), round(max(gate.rerank_margin + gap, 0.25), 2))
+            for low in (-1.5, -0.5, 0.0, 0.5, 1.0, 2.0)
+            for gap in (-1.0, 0.0, 1.0)
         ),
     )
 
@@ -332,7 +342,10 @@ def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[s
         "lexical_min": tuning.lexical_min,
         "lexical_margin": tuning.lexical_margin,
     }
-    values.update({name: float(getattr(config, name)) for name in PARAMETERS[4:]})
+    rerank_min, rerank_margin = effective_rerank_thresholds(
+        config, index.models.status.rerank_calibration
+    )
+    values.update({"rerank_min": rerank_min, "rerank_margin": rerank_margin})
     return {name: values[name] for name in swept}
 
 
@@ -369,7 +382,12 @@ def calibrate(
     fast = memoised(index)
     has_reranker = index.models.reranker is not None
     if grid is None:
-        grid = default_grid(index.models.status.calibration.min_similarity, reranker=has_reranker)
+        status = index.models.status
+        grid = default_grid(
+            status.calibration.min_similarity,
+            reranker=has_reranker,
+            gate=status.rerank_calibration,
+        )
     swept = PARAMETERS if grid.rerank else PARAMETERS[:4]
     calls = 0
 

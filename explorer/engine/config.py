@@ -44,8 +44,9 @@ class Config:
     recall_floor: float = 0.50
     # §5.4 rerank and agreement gate
     rerank_top_k: int = 12
-    rerank_min: float = -2.5
-    rerank_margin: float = 2.0
+    # None follows the cross-encoder's own gate (see models.RERANK_CALIBRATION).
+    rerank_min: float | None = None
+    rerank_margin: float | None = None
     # §3 hybrid channels
     keyword_boost: float = 0.15
     phrase_boost: float = 0.20

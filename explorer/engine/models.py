@@ -7,6 +7,7 @@ status message, and the cascade degrades to the channels that still work.
 from __future__ import annotations
 
 import glob
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from explorer.engine.cache import EmbeddingCache, file_sha256
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder, Embedder, OnnxEmbedder
-from explorer.engine.rerank import OnnxCrossEncoder
+from explorer.engine.rerank import MAX_PAIR_TOKENS, OnnxCrossEncoder
 
 DEFAULT_MODEL = "minilm"
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -65,6 +66,31 @@ REFERENCE_DENSE = {
     "all-MiniLM-L6-v2-q": ReferenceModel("all-MiniLM-L6-v2", "mean", "", 256, quantized=True),
 }
 RERANKER_NAMES = ("jina-reranker-v1-turbo-en", "ms-marco-MiniLM-L-6-v2", "ms-marco-MiniLM-L-12-v2")
+# The cross-encoder shipped inside the package (explorer/models/reranker, MODEL_CARD.md there):
+# trained by `python -m explorer.training.reranker`, checked like the dense model.
+PACKAGED_RERANKER = "skill-reranker-minilm-l3"
+PACKAGED_RERANKER_DIR = Path(__file__).resolve().parent.parent / "models" / "reranker"
+PACKAGED_RERANKER_SHA256 = {
+    "model.onnx": "",
+    "tokenizer.json": "",
+}
+RERANKER_SETTINGS = "reranker.json"  # optional, beside a model: {"max_length": 64, "name": ...}
+
+
+@dataclass(frozen=True)
+class RerankCalibration:
+    """§5.4: a cross-encoder's own agreement-gate thresholds; a pinned config value wins."""
+
+    rerank_min: float
+    rerank_margin: float
+    source: str
+
+
+# Logit scales differ between cross-encoders, so each has its own gate (README: "Reranker").
+RERANK_CALIBRATION: dict[str, RerankCalibration] = {
+    PACKAGED_RERANKER: RerankCalibration(-2.5, 2.0, "placeholder"),
+}
+REFERENCE_RERANK = RerankCalibration(-2.5, 2.0, "reference values (§5.4)")
 MODEL_CHOICES = (DEFAULT_MODEL, "auto", "bow", "custom", *REFERENCE_DENSE)
 
 
@@ -83,6 +109,7 @@ class ModelStatus:
     reranker_path: str
     reranker_note: str  # why there is none, with the places looked in; or where it came from
     calibration: Calibration
+    rerank_calibration: RerankCalibration = REFERENCE_RERANK
 
 
 @dataclass
@@ -250,10 +277,19 @@ def _onnx_embedder(
 
 
 def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
-    """§5.4: a cross-encoder from the config path or the reference's cache, and a note."""
+    """§5.4: the cross-encoder to load, and a note saying which and why.
+
+    `auto` prefers the user's own models (the reference's cache layout, §6) and falls back to
+    the one packaged with skill-explorer; `packaged` takes that one; a path takes that path.
+    """
     choice = config.reranker.strip()
     if choice.lower() in ("off", "none", ""):
         return None, "off (reranker = 'off')"
+    if choice.lower() == "packaged":
+        packaged = onnx_pair_in(PACKAGED_RERANKER_DIR)
+        if packaged is None:
+            return None, f"the packaged reranker is missing from {PACKAGED_RERANKER_DIR}"
+        return packaged, f"packaged {PACKAGED_RERANKER} (reranker = 'packaged')"
     if choice.lower() != "auto":
         path = Path(os.path.expanduser(choice))
         if path.is_dir():
@@ -271,11 +307,59 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     for name in RERANKER_NAMES:
         found = find_hf_model(dirs, name)
         if found:
-            return found, f"found {name} in {found[0].parent}"
+            return found, f"auto: your {name} in {found[0].parent}"
+    packaged = onnx_pair_in(PACKAGED_RERANKER_DIR)
+    if packaged is not None:
+        return packaged, (
+            f"auto: packaged {PACKAGED_RERANKER} (none of {', '.join(RERANKER_NAMES)} "
+            f"in {', '.join(str(path) for path in dirs)})"
+        )
     looked = ", ".join(f"{path}/models--*--{name}" for path in dirs for name in RERANKER_NAMES[:1])
     return None, (
-        f"no cross-encoder found (looked in {looked}); set reranker = '/path/to/model-dir' "
-        "to enable stage 2"
+        f"no cross-encoder found (looked in {looked} and {PACKAGED_RERANKER_DIR}); "
+        "set reranker = '/path/to/model-dir' to enable stage 2"
+    )
+
+
+def verify_packaged_reranker(
+    pair: tuple[Path, Path], cache: EmbeddingCache | None = None
+) -> None:
+    """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
+    for path in pair:
+        expected = PACKAGED_RERANKER_SHA256.get(path.name)
+        if expected is None:
+            raise ModelError(f"unexpected packaged reranker file {path}")
+        actual = file_sha256(path, cache)
+        if actual != expected:
+            raise ModelError(
+                f"packaged reranker file {path} has sha256 {actual}, expected {expected}; "
+                "reinstall skill-explorer"
+            )
+
+
+def reranker_settings(model: Path) -> tuple[str, int]:
+    """Name and maximum pair length: `reranker.json` beside the model, else the defaults."""
+    settings_path = model.parent / RERANKER_SETTINGS
+    name, max_length = model_label(model), MAX_PAIR_TOKENS
+    if settings_path.is_file():
+        try:
+            settings = json.loads(settings_path.read_text(encoding="utf-8"))
+            name = str(settings.get("name") or name)
+            max_length = int(settings.get("max_length") or max_length)
+        except (OSError, ValueError, TypeError, AttributeError) as error:
+            raise ModelError(f"{settings_path}: not a valid settings file: {error}") from error
+    return name, max_length
+
+
+def load_reranker(
+    pair: tuple[Path, Path], cache: EmbeddingCache | None = None
+) -> OnnxCrossEncoder:
+    """A cross-encoder from a model/tokenizer pair; the packaged one is verified first."""
+    if pair[0].parent.resolve() == PACKAGED_RERANKER_DIR:
+        verify_packaged_reranker(pair, cache)
+    name, max_length = reranker_settings(pair[0])
+    return OnnxCrossEncoder(
+        pair[0], pair[1], name=name, max_length=max_length, optimized_dir=optimized_dir(cache)
     )
 
 
@@ -298,10 +382,8 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
     pair, note = find_reranker(config)
     if pair is not None:
         try:
-            reranker = OnnxCrossEncoder(
-                pair[0], pair[1], name=model_label(pair[0]), optimized_dir=optimized_dir(cache)
-            )
-        except Exception as error:  # CrossEncoderError, or onnxruntime's own types
+            reranker = load_reranker(pair, cache)
+        except Exception as error:  # ModelError, CrossEncoderError, or onnxruntime's own types
             note = f"cross-encoder {pair[0]} failed to load: {error}"
             warnings.append(note)
     return assemble_models(
@@ -327,6 +409,9 @@ def assemble_models(
         reranker_path=reranker.model_path if reranker else "",
         reranker_note=reranker_note or ("" if reranker else "no reranker given"),
         calibration=CALIBRATION.get(dense_name, UNCALIBRATED),
+        rerank_calibration=RERANK_CALIBRATION.get(
+            reranker.name if reranker else "", REFERENCE_RERANK
+        ),
     )
     return Models(embedder, reranker, status, warnings or [])
 
@@ -340,3 +425,14 @@ def effective_thresholds(config: Config, calibration: Calibration) -> tuple[floa
         config.score_margin if config.score_margin is not None else calibration.score_margin
     )
     return min_similarity, score_margin
+
+
+def effective_rerank_thresholds(
+    config: Config, calibration: RerankCalibration
+) -> tuple[float, float]:
+    """§5.4: a pinned rerank_min / rerank_margin wins; otherwise the cross-encoder's own."""
+    rerank_min = config.rerank_min if config.rerank_min is not None else calibration.rerank_min
+    rerank_margin = (
+        config.rerank_margin if config.rerank_margin is not None else calibration.rerank_margin
+    )
+    return rerank_min, rerank_margin

@@ -31,6 +31,7 @@ from explorer.engine.inject import Pick
 from explorer.engine.inject import build as build_injection
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
+from explorer.engine.models import effective_rerank_thresholds
 from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.project import PROJECT_GATE_SLACK, code_terms, manifest_terms, skills_for_terms
 from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
@@ -289,8 +290,19 @@ def decide(
             "reranker": index.models.status.reranker,
             "reranker_note": index.models.status.reranker_note,
             "calibration": tuning.source,
+            "rerank_calibration": index.models.status.rerank_calibration.source,
         },
-        thresholds={"min_similarity": min_similarity, "score_margin": score_margin},
+        thresholds={
+            "min_similarity": min_similarity,
+            "score_margin": score_margin,
+            **dict(
+                zip(
+                    ("rerank_min", "rerank_margin"),
+                    effective_rerank_thresholds(config, index.models.status.rerank_calibration),
+                    strict=True,
+                )
+            ),
+        },
         tuning=tuning.as_dict(),
         project_terms=project_terms,
         query_terms=lexical.query_terms,
@@ -482,13 +494,20 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             thresholds={"rerank_top_k": config.rerank_top_k},
         )
     )
+    gate_calibration = index.models.status.rerank_calibration
+    rerank_min, rerank_margin = effective_rerank_thresholds(config, gate_calibration)
+    gate_source = (
+        "pinned in config"
+        if config.rerank_min is not None and config.rerank_margin is not None
+        else gate_calibration.source
+    )
     agreement = agreement_gate(
         candidates,
         c.score,
         run.rerank,
         min_similarity=run.min_similarity,
-        rerank_min=config.rerank_min,
-        rerank_margin=config.rerank_margin,
+        rerank_min=rerank_min,
+        rerank_margin=rerank_margin,
     )
     run.gates.append(
         Gate(
@@ -500,14 +519,15 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             note="eligible = candidates with hybrid score >= floor",
         )
     )
-    above_min = [i for i in agreement.eligible if run.rerank[i] >= config.rerank_min]
+    above_min = [i for i in agreement.eligible if run.rerank[i] >= rerank_min]
     run.gates.append(
         Gate(
             name=GateName.RERANK_MIN,
             section="5.4",
             passed=bool(above_min),
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in above_min]},
-            thresholds={"rerank_min": config.rerank_min},
+            thresholds={"rerank_min": rerank_min},
+            note=f"gate: {gate_source}",
         )
     )
     run.gates.append(
@@ -517,15 +537,15 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             passed=bool(agreement.passed),
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in agreement.passed]},
             thresholds={
-                "rerank_margin": config.rerank_margin,
-                "cutoff": None if agreement.best is None else agreement.best - config.rerank_margin,
+                "rerank_margin": rerank_margin,
+                "cutoff": None if agreement.best is None else agreement.best - rerank_margin,
             },
         )
     )
     for position in candidates:
         if position not in agreement.eligible:
             run.verdicts[position] = Verdict.AGREEMENT_FLOOR
-        elif run.rerank[position] < config.rerank_min:
+        elif run.rerank[position] < rerank_min:
             run.verdicts[position] = Verdict.RERANK_MIN
         elif position not in agreement.passed:
             run.verdicts[position] = Verdict.RERANK_MARGIN

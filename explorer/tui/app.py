@@ -452,7 +452,7 @@ class ExplorerApp(App[None]):
         limits = Limits(
             min_similarity=decision.thresholds["min_similarity"],
             score_margin=decision.thresholds["score_margin"],
-            rerank_min=config.rerank_min,
+            rerank_min=decision.thresholds["rerank_min"],
             lexical_min=float(decision.tuning.get("lexical_min", 0.0)),
             reranker=status.reranker is not None,
         )

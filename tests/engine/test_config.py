@@ -61,8 +61,8 @@ REFERENCE_DEFAULTS = {
     "lexical_margin": None,
     "recall_floor": 0.5,
     "rerank_top_k": 12,
-    "rerank_min": -2.5,
-    "rerank_margin": 2.0,
+    "rerank_min": None,  # None = follow the cross-encoder's own gate (models.RERANK_CALIBRATION)
+    "rerank_margin": None,
     "keyword_boost": 0.15,
     "phrase_boost": 0.2,
     "file_boost": 0.3,
@@ -326,6 +326,7 @@ def test_set_bad_value_names_key_and_type(env: dict[str, Path]) -> None:
 def edited_config() -> Config:
     return Config().replace(
         min_similarity=0.61,
+        rerank_min=-1.25,
         clear_gap=0.1,
         max_skills=3,
         force=["pdf", 'odd "quoted" name'],
@@ -353,7 +354,7 @@ def test_to_toml_round_trips_every_field(tmp_path: Path) -> None:
     assert restored == config
     assert warnings == []
     # every field is written except the ones left at None (TOML has no null)
-    assert set(sources) == set(FIELD_NAMES) - {"score_margin"}
+    assert set(sources) == set(FIELD_NAMES) - {"score_margin", "rerank_margin"}
 
 
 def test_to_toml_only_selected_fields(tmp_path: Path) -> None:
