@@ -544,8 +544,13 @@ def write_groups(groups: Iterable[Group], path: Path) -> None:
 
 
 def read_groups(path: Path) -> list[Group]:
+    """Groups written by `write_groups`, plain or gzipped (the committed copy is .gz)."""
+    import gzip
+
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
     out: list[Group] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         record = json.loads(line)
         record["negatives"] = tuple(record["negatives"])
         record["negative_ids"] = tuple(record["negative_ids"])

@@ -143,8 +143,11 @@ def test_union_candidates_add_bm25_only_skills(tmp_path: Path) -> None:
 
 
 def test_no_reranker_behaves_like_the_reference_and_says_where_it_looked(
-    tmp_path: Path, bow_index
+    tmp_path: Path, bow_index, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import explorer.engine.models as models_module
+
+    monkeypatch.setattr(models_module, "PACKAGED_RERANKER_DIR", tmp_path / "no-packaged-model")
     pair, note = find_reranker(Config(preset="reference", ski_models_dir=str(tmp_path)))
     assert pair is None and str(tmp_path) in note
     decision = decide("merge pdf files", bow_index, Config(preset="reference"))

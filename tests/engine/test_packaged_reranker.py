@@ -1,0 +1,156 @@
+"""The cross-encoder shipped inside the package (explorer/models/reranker), through
+onnxruntime for real: it loads from the installed package, is the one released (sha256),
+scores finitely, ranks the obvious skill first, and `reranker = "auto"` falls back to it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import explorer.engine.models as models_module
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.models import (
+    PACKAGED_RERANKER,
+    PACKAGED_RERANKER_DIR,
+    PACKAGED_RERANKER_SHA256,
+    RERANK_CALIBRATION,
+    assemble_models,
+    find_reranker,
+    load_models,
+)
+from explorer.engine.pipeline import decide
+from explorer.engine.rerank import rerank_document
+from explorer.engine.snapshot import build_index
+from tests.conftest import write_skill
+
+PDF = rerank_document(
+    "Merge, split, rotate and fill PDF documents; extract text and tables from PDF files.",
+    "PDF toolkit. Use when the user works with .pdf files.",
+)
+BREAD = rerank_document(
+    "Sourdough bread baking: starter feeding schedules, hydration ratios and oven timings.",
+    "",
+)
+
+
+@pytest.fixture(scope="module")
+def packaged():
+    """The packaged model through the loader users get (`auto`, no models of their own)."""
+    models = load_models(Config(model="bow", reranker="packaged"))
+    assert models.reranker is not None, models.status.reranker_note
+    return models
+
+
+def test_the_package_ships_the_released_files() -> None:
+    import explorer
+
+    # The model lives inside the installed package, not in a checkout-only folder.
+    assert PACKAGED_RERANKER_DIR == Path(explorer.__file__).resolve().parent / "models" / "reranker"
+    for name, expected in PACKAGED_RERANKER_SHA256.items():
+        path = PACKAGED_RERANKER_DIR / name
+        assert path.is_file(), path
+        assert len(expected) == 64
+        assert models_module.file_sha256(path) == expected
+    assert (PACKAGED_RERANKER_DIR / "MODEL_CARD.md").is_file()
+    assert (PACKAGED_RERANKER_DIR / "model.onnx").stat().st_size <= 25 * 1024 * 1024
+
+
+def test_packaged_reranker_gives_finite_logits_and_ranks_the_obvious_skill_first(
+    packaged,
+) -> None:
+    encoder = packaged.reranker
+    assert encoder.name == PACKAGED_RERANKER
+    logits = encoder.score("merge these two pdf files into one document", [BREAD, PDF])
+    assert logits.shape == (2,) and np.isfinite(logits).all()
+    assert logits[1] > logits[0] + 1.0
+    # The sign means something (trained with a pointwise loss): relevant > 0 > unrelated.
+    assert logits[1] > 0 > logits[0]
+
+
+def test_packaged_reranker_reads_its_own_max_length(packaged) -> None:
+    long_doc = "pdf " * 1000
+    ids = packaged.reranker.tokenizer.encode("merge pdf", long_doc).ids
+    assert len(ids) == 64  # reranker.json beside the model, not the 512 of other exports
+
+
+def test_auto_falls_back_to_the_packaged_reranker_and_says_so(tmp_path: Path) -> None:
+    pair, note = find_reranker(Config(ski_models_dir=str(tmp_path / "none")))
+    assert pair is not None and pair[0].parent == PACKAGED_RERANKER_DIR
+    assert "packaged" in note and PACKAGED_RERANKER in note and str(tmp_path) in note
+
+
+def test_a_users_own_reranker_comes_before_the_packaged_one(tmp_path: Path) -> None:
+    from tests.support.onnx_builders import build_tiny_cross_encoder
+
+    snapshot = tmp_path / "models--jinaai--jina-reranker-v1-turbo-en" / "snapshots" / "abc"
+    build_tiny_cross_encoder(snapshot, ["merge", "pdf", "files"])
+    models = load_models(Config(model="bow", ski_models_dir=str(tmp_path)))
+    assert models.status.reranker == "jina-reranker-v1-turbo-en"
+    assert "your jina-reranker-v1-turbo-en" in models.status.reranker_note
+    # A model without a calibration of its own keeps the reference's gate.
+    assert models.status.rerank_calibration.rerank_min == -2.5
+
+
+def test_an_altered_packaged_model_is_refused_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "reranker"
+    shutil.copytree(PACKAGED_RERANKER_DIR, copy)
+    data = bytearray((copy / "model.onnx").read_bytes())
+    data[-1] ^= 0xFF
+    (copy / "model.onnx").write_bytes(bytes(data))
+    monkeypatch.setattr(models_module, "PACKAGED_RERANKER_DIR", copy.resolve())
+    models = load_models(Config(model="bow", reranker="packaged"))
+    assert models.reranker is None
+    assert "sha256" in models.status.reranker_note and "expected" in models.status.reranker_note
+    assert any("sha256" in warning for warning in models.warnings)
+
+
+def test_no_packaged_model_means_no_reranker_and_the_places_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(models_module, "PACKAGED_RERANKER_DIR", tmp_path / "gone")
+    pair, note = find_reranker(Config(ski_models_dir=str(tmp_path)))
+    assert pair is None and str(tmp_path / "gone") in note and str(tmp_path) in note
+
+
+def test_the_gate_uses_the_packaged_models_calibration_and_a_pinned_value_wins(
+    tmp_path: Path, packaged
+) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from pdf files and documents.")
+    write_skill(root, "bread", "Sourdough bread baking: starter, hydration and oven timings.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, clean csv data and workbook reports.")
+    models = assemble_models(BowEmbedder(), packaged.reranker, reranker_note="packaged")
+    config = Config(recall_floor=0.05, min_similarity=0.05)
+    index = build_index([root], config, models)
+    decision = decide("merge two pdf files into one", index, config)
+    assert decision.stage == "rerank"
+    assert decision.gate("reranker").inputs["model"] == PACKAGED_RERANKER
+    own = RERANK_CALIBRATION[PACKAGED_RERANKER]
+    assert decision.gate("rerank_min").thresholds["rerank_min"] == own.rerank_min
+    assert decision.gate("rerank_min").note == f"gate: {own.source}"
+    assert decision.injected_ids[0] == "pdf"
+    pinned = decide("merge two pdf files into one", index, config.replace(rerank_min=99.0))
+    assert pinned.gate("rerank_min").thresholds["rerank_min"] == 99.0
+    assert pinned.injected_ids == ()
+
+
+def test_the_runtime_never_imports_torch() -> None:
+    code = (
+        "import sys, explorer.engine.models as m, explorer.engine.pipeline\n"
+        "from explorer.engine.config import Config\n"
+        "m.load_models(Config(model='bow', reranker='packaged'))\n"
+        "print(sorted(k for k in ('torch', 'transformers', 'explorer.training') "
+        "if k in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
