@@ -272,7 +272,7 @@ def hook_cold_start(library: Library, work: Path, repeats: int = 7) -> dict[str,
         envs[arm] = env
     args = [sys.executable, "-m", "explorer", "hook"]
     for path in library.roots:
-        args += ["--skills", str(path)]
+        args += ["--skills", str(path.resolve())]
     outputs = dict.fromkeys(arms, 0)
     for number in range(repeats + 1):
         for arm in arms:
