@@ -277,7 +277,10 @@ def hook_cold_start(library: Library, work: Path, repeats: int = 7) -> dict[str,
     for number in range(repeats + 1):
         for arm in arms:
             prompt = prompts[number % len(prompts)]
-            payload = json.dumps({"prompt": prompt, "session_id": "bench", "cwd": "/"})
+            # A session of its own per run: the session ledger would otherwise hold back
+            # what the other arm injected for the same prompt.
+            session = f"bench-{arm}-{number}"
+            payload = json.dumps({"prompt": prompt, "session_id": session, "cwd": "/"})
             started = time.perf_counter()
             run = subprocess.run(
                 args,
