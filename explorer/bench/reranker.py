@@ -255,7 +255,6 @@ def stage2_speed(
 def hook_cold_start(library: Library, work: Path, repeats: int = 7) -> dict[str, Any]:
     """`skill-explorer hook` from process start to exit, reranker off vs packaged, interleaved."""
     root = Path(__file__).resolve().parents[2]
-    payload = json.dumps({"prompt": "", "session_id": "bench", "cwd": "/"})
     prompts = [case.prompt for case in load_cases(library.validation).cases if case.positive]
     arms: dict[str, list[float]] = {"off": [], "packaged": []}
     envs = {}
