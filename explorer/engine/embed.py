@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from explorer.engine.text import tokenize
+from explorer.engine.threads import cpu_count as cpu_count  # re-exported for callers
+from explorer.engine.threads import onnx_threads
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
@@ -45,13 +47,6 @@ def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
     finite = np.isfinite(norms) & (norms > 0)
     return np.where(finite, matrix / np.where(finite, norms, 1.0), 0.0).astype(np.float32)
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
 
 
 BATCH_TOKENS = 512  # rows x padded width per call: larger is no faster, and peaks far higher
@@ -84,7 +79,9 @@ def onnx_session(
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads or cpu_count()
+    options.intra_op_num_threads = threads or onnx_threads()
+    if options.intra_op_num_threads == 1:
+        options.inter_op_num_threads = 1
     options.log_severity_level = 3
     providers = ["CPUExecutionProvider"]
     if optimized_dir is None:
