@@ -46,7 +46,9 @@ def library_index(args: argparse.Namespace, loaded: LoadedConfig) -> Index | int
         return EXIT_USAGE
     from explorer.engine.library import open_library
 
-    index = open_library(roots, loaded.config, engine=engine_for(args, loaded.config))
+    # The persisted index (engine/store.py): validated by stat, mapped, rebuilt on change.
+    engine = engine_for(args, loaded.config)
+    index = open_library(roots, loaded.config, engine=engine, persisted=True)
     return index if report_library(index) else EXIT_FAILED
 
 

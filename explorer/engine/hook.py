@@ -181,7 +181,7 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
         except LedgerUnavailable as error:  # route without it: never block the prompt
             notes.append(f"session ledger skipped: {error}")
     engine = open_engine(call.config, call.cache_dir)
-    index = open_library(roots, call.config, engine=engine)
+    index = open_library(roots, call.config, engine=engine, persisted=True)
     context = tuple(ledger.recent_prompts[-depth:]) if ledger is not None and depth > 0 else ()
     # §3.5: the working directory and the recent turns feed the project and file channels
     # (src/hook.rs); §10: the ledger holds back what the conversation already has.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -103,8 +103,40 @@ class LexicalIndex:
         norm = self.k1 * (1.0 - self.b + self.b * self.dl / self.avgdl)
         self._weights = self._tf * (self.k1 + 1.0) / (self._tf + norm[self._docs])
         bounds = np.searchsorted(terms_of_pair, np.arange(len(vocabulary) + 1))
-        self._spans = {term: (int(bounds[t]), int(bounds[t + 1])) for term, t in vocabulary.items()}
+        self._spans: Any = {
+            term: (int(bounds[t]), int(bounds[t + 1])) for term, t in vocabulary.items()
+        }
         self._unique = np.bincount(self._docs, minlength=self.n).astype(np.int64)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        ids: Sequence[str],
+        *,
+        k1: float,
+        b: float,
+        dl: np.ndarray,
+        avgdl: float,
+        docs: np.ndarray,
+        tf: np.ndarray,
+        weights: np.ndarray,
+        spans: Any,
+        unique: np.ndarray,
+    ) -> LexicalIndex:
+        """An index over arrays built earlier (the persisted store maps them from a file).
+
+        `spans` is anything with `get(term, default)` -> (start, end): a dict, or the
+        store's binary search over sorted terms, so no vocabulary is decoded up front.
+        """
+        index = cls.__new__(cls)
+        index.ids = tuple(ids)
+        index.k1, index.b = k1, b
+        index.n = len(index.ids)
+        index.dl, index.avgdl = dl, avgdl
+        index._docs, index._tf, index._weights = docs, tf, weights
+        index._spans = spans
+        index._unique = unique
+        return index
 
     def df(self, term: str) -> int:
         start, end = self._spans.get(term, (0, 0))

@@ -57,11 +57,18 @@ def open_library(
     cache_dir: str | os.PathLike[str] | None = None,
     *,
     engine: Engine | None = None,
+    persisted: bool = False,
 ) -> Index:
     """The index of the skills under `roots`, on `engine` or on one opened for `config`.
 
     Problems are data, never exceptions: rejected skills are in `index.rejected`, parse
     warnings in `index.warnings`, degraded models in `index.models.warnings`.
+    `persisted`: open the library's persisted index (store.py: validated by stat, mapped,
+    skills made on demand) instead of building one; what the hook, route and why use.
     """
     engine = engine if engine is not None else open_engine(config, cache_dir)
+    if persisted:
+        from explorer.engine.store import open_index
+
+        return open_index(roots, config, engine.models, engine.cache).index
     return build_index(roots, config, engine.models, engine.cache)

@@ -97,12 +97,16 @@ def content_hash(data: bytes) -> str:
 
 
 def find_skill_files(
-    roots: Sequence[str | os.PathLike[str]], linked: list[str] | None = None
+    roots: Sequence[str | os.PathLike[str]],
+    linked: list[str] | None = None,
+    visited: list[tuple[str, os.stat_result]] | None = None,
 ) -> tuple[list[str], list[Problem]]:
     """§1.2: sorted SKILL.md paths under the roots, following symlinks without looping.
 
     `linked` collects the real paths of directories entered through a symlink: a watcher
     must watch those too, since events inside them do not surface under the root.
+    `visited` collects every directory listed, with its stat taken before the listing:
+    the persisted index (store.py) re-validates a walk by those stats alone.
     """
     found: list[str] = []
     problems: list[Problem] = []
@@ -114,11 +118,16 @@ def find_skill_files(
         if not os.path.isdir(root_path):
             problems.append(Problem(root_path, "skills root does not exist or is not a directory"))
             continue
-        found.extend(_walk_root(root_path, problems, linked))
+        found.extend(_walk_root(root_path, problems, linked, visited))
     return sorted(dict.fromkeys(found), key=path_order), problems
 
 
-def _walk_root(root: str, problems: list[Problem], linked: list[str] | None) -> Iterable[str]:
+def _walk_root(
+    root: str,
+    problems: list[Problem],
+    linked: list[str] | None,
+    visited: list[tuple[str, os.stat_result]] | None = None,
+) -> Iterable[str]:
     seen_dirs: set[tuple[int, int]] = set()
     stack: list[tuple[str, int]] = [(root, 0)]
     while stack:
@@ -130,6 +139,8 @@ def _walk_root(root: str, problems: list[Problem], linked: list[str] | None) -> 
         if (info.st_dev, info.st_ino) in seen_dirs:
             continue  # a symlink loop, or the same directory reached twice
         seen_dirs.add((info.st_dev, info.st_ino))
+        if visited is not None:
+            visited.append((directory, info))
         try:
             # Reverse-sorted onto the stack, so directories are entered in path order and
             # the first of two links to one directory is the one kept (§1.2).

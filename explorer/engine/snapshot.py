@@ -25,7 +25,7 @@ from explorer.engine.text import norm_token, tokenize
 class Index:
     """One version of the library, ready for `decide()`."""
 
-    skills: tuple[Skill, ...]
+    skills: Sequence[Skill]  # a tuple, or the persisted store's skills made on demand
     rejected: tuple[Problem, ...]
     roots: tuple[str, ...]
     models: Models
@@ -62,6 +62,9 @@ class Index:
 
     @property
     def warnings(self) -> tuple[Problem, ...]:
+        known = getattr(self.skills, "warnings", None)  # a stored index keeps them apart
+        if known is not None:
+            return tuple(known)
         return tuple(problem for skill in self.skills for problem in skill.warnings)
 
 

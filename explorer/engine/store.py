@@ -1,0 +1,664 @@
+"""The persisted index: what `hook`, `route` and `why` open instead of re-reading a library.
+
+Without it, every hook call walked the library, read and hashed every SKILL.md, decoded
+every parse record and every cached vector, and rebuilt BM25: 1.9 s at 26,000 skills,
+7x the cost of loading the model. With it, a call
+
+1. re-validates the last walk by `stat` alone: every directory that was listed and every
+   SKILL.md that was found keeps its (mtime, ctime, size, inode). A file whose stat moved
+   is read and content-hashed, and only a changed hash counts as a change (a `touch` or a
+   `git checkout` of identical content is not one). A file modified within `RACY_S` of
+   the store being written is hashed too, because a later edit in the same clock tick
+   would leave its stat unchanged (git's "racily clean" entries); once such files are
+   confirmed and old enough, the store's clean-as-of time is moved forward in place.
+2. maps one file (`mmap`) and views the arrays in it without copying: the vectors
+   matrix, the BM25 postings in CSR form with their precomputed weights, the keyword and
+   trigger-phrase tables, id order. Terms and keys are found by binary search over a
+   sorted key blob, so nothing is decoded that the prompt does not touch.
+3. materialises a `Skill` only when the cascade asks for one (the injected ones, the
+   rerank pool); its body is read from its file then, never held for the whole library.
+
+Anything changed (or a store from another model, configuration, parser or engine build)
+means one ordinary build through the parse and embedding caches, and a new store written
+beside the old one and swapped in with `os.replace`, so a concurrent reader sees either
+the old file or the new one, whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from explorer.engine.cache import PARSER_VERSION, EmbeddingCache
+from explorer.engine.config import Config
+from explorer.engine.lexical import LexicalIndex
+from explorer.engine.models import Models
+from explorer.engine.skills import (
+    Discovery,
+    Problem,
+    Skill,
+    _split_frontmatter,
+    assemble,
+    content_hash,
+    find_skill_files,
+    load_skill,
+    parse_skill,
+    skill_from_record,
+    skill_record,
+)
+from explorer.engine.snapshot import Index, index_skills
+
+STORE_VERSION = 1
+MAGIC = b"SKXIDX01"
+RACY_S = 2.0  # files modified this close to the store's writing are re-hashed on every open
+# The modules whose code decides what an index holds: a store written by other code is stale.
+_CODE = ("skills.py", "text.py", "lexical.py", "snapshot.py", "store.py", "cache.py")
+
+
+# -- keys: sorted strings in one blob, found by binary search -----------------------------
+
+
+class SortedKeys:
+    """Strings sorted by their UTF-8 bytes, stored as one blob plus offsets."""
+
+    def __init__(self, blob: bytes | memoryview, offsets: np.ndarray) -> None:
+        self._blob = blob
+        self._offsets = offsets
+        self.count = len(offsets) - 1
+
+    def key(self, ordinal: int) -> str:
+        start, end = int(self._offsets[ordinal]), int(self._offsets[ordinal + 1])
+        return bytes(self._blob[start:end]).decode("utf-8")
+
+    def find(self, key: str) -> int:
+        """The ordinal of `key`, or -1."""
+        wanted = key.encode("utf-8")
+        low, high = 0, self.count
+        offsets, blob = self._offsets, self._blob
+        while low < high:
+            middle = (low + high) // 2
+            probe = bytes(blob[int(offsets[middle]) : int(offsets[middle + 1])])
+            if probe < wanted:
+                low = middle + 1
+            else:
+                high = middle
+        found = low < self.count and bytes(blob[int(offsets[low]) : int(offsets[low + 1])])
+        return low if found == wanted else -1
+
+    def __iter__(self) -> Iterator[str]:
+        return (self.key(ordinal) for ordinal in range(self.count))
+
+
+def _encode_strings(values: Sequence[str]) -> tuple[bytes, np.ndarray]:
+    encoded = [value.encode("utf-8") for value in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        offsets[1:] = np.cumsum([len(item) for item in encoded])
+    return b"".join(encoded), offsets
+
+
+def _decode_strings(blob: bytes | memoryview, offsets: np.ndarray) -> list[str]:
+    text = bytes(blob)
+    bounds = offsets.tolist()
+    return [text[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
+
+
+class Spans:
+    """term -> (start, end) in a CSR array, over SortedKeys: the `_spans` of a LexicalIndex."""
+
+    def __init__(self, keys: SortedKeys, bounds: np.ndarray) -> None:
+        self._keys, self._bounds = keys, bounds
+
+    def get(self, term: str, default: Any = None) -> Any:
+        ordinal = self._keys.find(term)
+        if ordinal < 0:
+            return default
+        return int(self._bounds[ordinal]), int(self._bounds[ordinal + 1])
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and self._keys.find(term) >= 0
+
+    def __len__(self) -> int:
+        return self._keys.count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+
+class KeywordPostings(Mapping[str, np.ndarray]):
+    """keyword -> skill positions (§3.2), read from the store on lookup."""
+
+    def __init__(self, spans: Spans, values: np.ndarray) -> None:
+        self._spans, self._values = spans, values
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        span = self._spans.get(key)
+        if span is None:
+            raise KeyError(key)
+        return self._values[span[0] : span[1]]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        span = self._spans.get(key)
+        return default if span is None else self._values[span[0] : span[1]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+
+class PhraseTable(Mapping[str, tuple[tuple[int, tuple[str, ...]], ...]]):
+    """first token -> ((position, phrase tokens), …) (§3.3), read from the store on lookup."""
+
+    def __init__(
+        self, spans: Spans, positions: np.ndarray, texts: bytes | memoryview, offsets: np.ndarray
+    ) -> None:
+        self._spans, self._positions = spans, positions
+        self._texts, self._offsets = texts, offsets
+
+    def _entries(self, span: tuple[int, int]) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        entries = []
+        for entry in range(span[0], span[1]):
+            start, end = int(self._offsets[entry]), int(self._offsets[entry + 1])
+            tokens = tuple(bytes(self._texts[start:end]).decode("utf-8").split("\x1f"))
+            entries.append((int(self._positions[entry]), tokens))
+        return tuple(entries)
+
+    def __getitem__(self, key: str) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        span = self._spans.get(key)
+        if span is None:
+            raise KeyError(key)
+        return self._entries(span)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        span = self._spans.get(key)
+        return default if span is None else self._entries(span)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+
+# -- skills, materialised on demand -------------------------------------------------------
+
+
+class StoredSkills(Sequence[Skill]):
+    """The library's skills, each built from its stored record when first asked for.
+
+    Records hold every derived field except the body; the body is read from the file
+    when the skill is materialised, and checked against the stored content hash.
+    """
+
+    def __init__(
+        self, records: bytes | memoryview, offsets: np.ndarray, warnings: tuple[Problem, ...]
+    ) -> None:
+        self._records, self._offsets = records, offsets
+        self._made: dict[int, Skill] = {}
+        self.warnings = warnings
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, position: int) -> Skill:  # type: ignore[override]
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]  # type: ignore[return-value]
+        if position < 0:
+            position += len(self)
+        if not 0 <= position < len(self):
+            raise IndexError(position)
+        made = self._made.get(position)
+        if made is None:
+            start, end = int(self._offsets[position]), int(self._offsets[position + 1])
+            data = json.loads(bytes(self._records[start:end]).decode("utf-8"))
+            data["body"] = _read_body(data["path"], data["hash"])
+            made = self._made[position] = skill_from_record(json.dumps(data))
+        return made
+
+    def __iter__(self) -> Iterator[Skill]:
+        return (self[position] for position in range(len(self)))
+
+
+def _read_body(path: str, digest: str) -> str:
+    """The body of the file the record was made from; the newest one if it changed since."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return ""
+    if content_hash(data) == digest:
+        split = _split_frontmatter(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+        return split[1].strip() if split else ""
+    reparsed = parse_skill(path, data)
+    return reparsed.body if isinstance(reparsed, Skill) else ""
+
+
+# -- the file -----------------------------------------------------------------------------
+
+
+def _fingerprint(roots: Sequence[str], config: Config, models: Models) -> str:
+    """What an index depends on besides the files: a different value is a different store."""
+    here = Path(__file__).resolve().parent
+    code = []
+    for name in _CODE:
+        try:
+            stat = os.stat(here / name)
+            code.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+        except OSError:
+            code.append(f"{name}:-")
+    embedder = models.embedder
+    parts = {
+        "store": STORE_VERSION,
+        "parser": PARSER_VERSION,
+        "roots": list(roots),
+        "model": embedder.identity if embedder is not None else None,
+        "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
+        "code": code,
+    }
+    return hashlib.blake2b(json.dumps(parts, sort_keys=True).encode(), digest_size=12).hexdigest()
+
+
+def store_path(cache: EmbeddingCache, roots: Sequence[str], config: Config, models: Models) -> Path:
+    return cache.directory / "index" / f"{_fingerprint(roots, config, models)}.idx"
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.table: dict[str, dict[str, Any]] = {}
+        self.size = 0
+
+    def array(self, name: str, value: np.ndarray) -> None:
+        value = np.ascontiguousarray(value)
+        self._add(name, value.tobytes(), dtype=value.dtype.str, shape=list(value.shape))
+
+    def blob(self, name: str, value: bytes) -> None:
+        self._add(name, value, dtype="blob", shape=[len(value)])
+
+    def strings(self, name: str, values: Sequence[str]) -> None:
+        blob, offsets = _encode_strings(values)
+        self.blob(f"{name}.blob", blob)
+        self.array(f"{name}.offsets", offsets)
+
+    def _add(self, name: str, data: bytes, **meta: Any) -> None:
+        padding = (-self.size) % 64  # aligned, so every array view is aligned too
+        if padding:
+            self.parts.append(b"\0" * padding)
+            self.size += padding
+        self.table[name] = {"offset": self.size, "length": len(data), **meta}
+        self.parts.append(data)
+        self.size += len(data)
+
+    def write(self, path: Path, header: dict[str, Any], written_ns: int) -> None:
+        meta = json.dumps({**header, "arrays": self.table}).encode("utf-8")
+        prefix = MAGIC + written_ns.to_bytes(8, "little") + len(meta).to_bytes(8, "little") + meta
+        start = len(prefix) + (-len(prefix)) % 64
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            with open(partial, "wb") as handle:
+                handle.write(prefix + b"\0" * (start - len(prefix)))
+                for part in self.parts:
+                    handle.write(part)
+            # Offsets in the table are relative to `start`, recorded in the header.
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with open(path, "rb") as handle:
+            self.map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(self.map)
+        if bytes(view[:8]) != MAGIC:
+            raise ValueError("not an index store")
+        self.written_ns = int.from_bytes(view[8:16], "little")
+        length = int.from_bytes(view[16:24], "little")
+        self.header = json.loads(bytes(view[24 : 24 + length]))
+        prefix = 24 + length
+        self.start = prefix + (-prefix) % 64
+        self.view = view
+
+    def blob(self, name: str) -> memoryview:
+        entry = self.header["arrays"][name]
+        begin = self.start + entry["offset"]
+        return self.view[begin : begin + entry["length"]]
+
+    def array(self, name: str) -> np.ndarray:
+        entry = self.header["arrays"][name]
+        return np.frombuffer(
+            self.map,
+            dtype=np.dtype(entry["dtype"]),
+            count=int(np.prod(entry["shape"])) if entry["shape"] else 1,
+            offset=self.start + entry["offset"],
+        ).reshape(entry["shape"])
+
+    def strings(self, name: str) -> list[str]:
+        return _decode_strings(self.blob(f"{name}.blob"), self.array(f"{name}.offsets"))
+
+    def keys(self, name: str) -> SortedKeys:
+        return SortedKeys(self.blob(f"{name}.blob"), self.array(f"{name}.offsets"))
+
+
+def _stat_row(info: os.stat_result) -> list[int]:
+    return [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
+
+
+def _sorted_csr(
+    table: Mapping[str, Sequence[int]] | Mapping[str, np.ndarray],
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """keys sorted by UTF-8 bytes, CSR bounds, and the concatenated values."""
+    keys = sorted(table, key=lambda key: key.encode("utf-8"))
+    lengths = [len(table[key]) for key in keys]
+    bounds = np.zeros(len(keys) + 1, dtype=np.int64)
+    if keys:
+        bounds[1:] = np.cumsum(lengths)
+    values = (
+        np.concatenate([np.asarray(table[key], dtype=np.int64) for key in keys])
+        if keys
+        else np.zeros(0, dtype=np.int64)
+    )
+    return keys, bounds, values
+
+
+def save_store(
+    path: Path,
+    index: Index,
+    dirs: Sequence[tuple[str, os.stat_result]],
+    files: Sequence[tuple[str, os.stat_result, str]],
+    missing_roots: Sequence[str],
+) -> None:
+    """Write `index` and the stats that validate it; atomically replaces any older store."""
+    writer = _Writer()
+    writer.strings("dirs", [path for path, _ in dirs])
+    writer.array("dirs.stat", np.array([_stat_row(info) for _, info in dirs], dtype=np.int64))
+    writer.strings("files", [path for path, _, _ in files])
+    writer.array("files.stat", np.array([_stat_row(info) for _, info, _ in files], dtype=np.int64))
+    writer.strings("files.hash", [digest for _, _, digest in files])
+    if index.vectors is not None:
+        writer.array("vectors", index.vectors.astype(np.float32))
+    writer.array("id_rank", index.id_rank)
+    writer.strings("ids", index.ids)
+    writer.strings("paths", index.paths)
+    records = []
+    for skill in index.skills:
+        record = json.loads(skill_record(skill))
+        record.pop("body", None)
+        records.append(json.dumps(record, ensure_ascii=False))
+    writer.strings("records", records)
+
+    lexical = index.lexical
+    terms = list(lexical._spans)
+    ordered = sorted(range(len(terms)), key=lambda t: terms[t].encode("utf-8"))
+    spans = [lexical._spans.get(terms[t]) for t in ordered]
+    lengths = np.array([end - start for start, end in spans], dtype=np.int64)
+    bounds = np.zeros(len(terms) + 1, dtype=np.int64)
+    bounds[1:] = np.cumsum(lengths)
+    take = (
+        np.concatenate([np.arange(start, end, dtype=np.int64) for start, end in spans])
+        if spans
+        else np.zeros(0, dtype=np.int64)
+    )
+    writer.strings("terms", [terms[t] for t in ordered])
+    writer.array("terms.bounds", bounds)
+    writer.array("bm25.docs", lexical._docs[take])
+    writer.array("bm25.tf", lexical._tf[take])
+    writer.array("bm25.weights", lexical._weights[take])
+    writer.array("bm25.dl", lexical.dl)
+    writer.array("bm25.unique", lexical._unique)
+
+    keywords, keyword_bounds, keyword_values = _sorted_csr(index.keyword_postings)
+    writer.strings("keywords", keywords)
+    writer.array("keywords.bounds", keyword_bounds)
+    writer.array("keywords.values", keyword_values)
+
+    firsts = sorted(index.phrase_table, key=lambda key: key.encode("utf-8"))
+    phrase_bounds = np.zeros(len(firsts) + 1, dtype=np.int64)
+    phrase_positions: list[int] = []
+    phrase_texts: list[str] = []
+    for ordinal, first in enumerate(firsts):
+        for position, tokens in index.phrase_table[first]:
+            phrase_positions.append(position)
+            phrase_texts.append("\x1f".join(tokens))
+        phrase_bounds[ordinal + 1] = len(phrase_positions)
+    writer.strings("phrases", firsts)
+    writer.array("phrases.bounds", phrase_bounds)
+    writer.array("phrases.positions", np.array(phrase_positions, dtype=np.int64))
+    writer.strings("phrases.tokens", phrase_texts)
+
+    written_ns = time.time_ns()
+    header = {
+        "version": STORE_VERSION,
+        "roots": list(index.roots),
+        "missing_roots": list(missing_roots),
+        "count": len(index),
+        "bm25": {"n": lexical.n, "avgdl": lexical.avgdl, "k1": lexical.k1, "b": lexical.b},
+        "rejected": [_problem(problem) for problem in index.rejected],
+        "warnings": [_problem(problem) for problem in index.warnings],
+    }
+    writer.write(path, header, written_ns)
+
+
+def _problem(problem: Problem) -> dict[str, Any]:
+    return {"path": problem.path, "message": problem.message, "line": problem.line}
+
+
+@dataclass
+class Validation:
+    """The outcome of re-checking a store against the disk."""
+
+    valid: bool
+    reason: str = ""
+    stat_checks: int = 0
+    hashed: int = 0
+
+
+def validate(reader: _Reader) -> Validation:
+    """Is the disk exactly as when the store was written? Stat first, hash only on doubt."""
+    started_ns = time.time_ns()
+    header = reader.header
+    for root in header["missing_roots"]:
+        if os.path.exists(root):
+            return Validation(False, f"root {root} appeared")
+    checks = 0
+    dir_paths = reader.strings("dirs")
+    dir_stats = reader.array("dirs.stat").tolist()
+    for path, known in zip(dir_paths, dir_stats, strict=True):
+        checks += 1
+        try:
+            info = os.stat(path)
+        except OSError:
+            return Validation(False, f"directory {path} is gone", checks)
+        if _stat_row(info) != known:
+            return Validation(False, f"directory {path} changed", checks)
+    racy_after = reader.written_ns - int(RACY_S * 1e9)
+    racy = 0
+    file_paths = reader.strings("files")
+    file_stats = reader.array("files.stat").tolist()
+    hashed = 0
+    hashes: list[str] | None = None
+    for position, (path, known) in enumerate(zip(file_paths, file_stats, strict=True)):
+        checks += 1
+        try:
+            info = os.stat(path)
+        except OSError:
+            return Validation(False, f"{path} is gone", checks, hashed)
+        row = _stat_row(info)
+        if row == known:
+            if info.st_mtime_ns < racy_after:
+                continue
+            racy += 1
+        if row[2] != known[2]:
+            return Validation(False, f"{path} changed size", checks, hashed)
+        if hashes is None:
+            hashes = reader.strings("files.hash")
+        try:
+            with open(path, "rb") as handle:
+                digest = content_hash(handle.read())
+        except OSError:
+            return Validation(False, f"{path} is unreadable", checks, hashed)
+        hashed += 1
+        if digest != hashes[position]:
+            return Validation(False, f"{path} changed", checks, hashed)
+    if racy:
+        _mark_clean(reader, started_ns)
+    return Validation(True, "", checks, hashed)
+
+
+def _mark_clean(reader: _Reader, checked_ns: int) -> None:
+    """Racily clean files were hashed and found equal: if they are old enough now, record
+    that in place (8 bytes), so later calls trust their stat again."""
+    newest = checked_ns - int(RACY_S * 1e9)
+    if newest <= reader.written_ns:
+        return
+    try:
+        with open(reader.path, "r+b") as handle:
+            handle.seek(8)
+            handle.write(newest.to_bytes(8, "little"))
+    except OSError:
+        pass
+
+
+def load_store(reader: _Reader, config: Config, models: Models) -> Index:
+    """An Index over the mapped store: arrays are views, skills are materialised on demand."""
+    header = reader.header
+    ids = reader.strings("ids")
+    bm25 = header["bm25"]
+    terms = Spans(reader.keys("terms"), reader.array("terms.bounds"))
+    lexical = LexicalIndex.from_arrays(
+        ids,
+        k1=bm25["k1"],
+        b=bm25["b"],
+        dl=reader.array("bm25.dl"),
+        avgdl=bm25["avgdl"],
+        docs=reader.array("bm25.docs"),
+        tf=reader.array("bm25.tf"),
+        weights=reader.array("bm25.weights"),
+        spans=terms,
+        unique=reader.array("bm25.unique"),
+    )
+    vectors = reader.array("vectors") if "vectors" in header["arrays"] else None
+    if models.embedder is None:
+        vectors = None
+    warnings = tuple(Problem(**item) for item in header["warnings"])
+    skills = StoredSkills(reader.blob("records.blob"), reader.array("records.offsets"), warnings)
+    return Index(
+        skills=skills,  # type: ignore[arg-type]
+        rejected=tuple(Problem(**item) for item in header["rejected"]),
+        roots=tuple(header["roots"]),
+        models=models,
+        vectors=vectors,
+        lexical=lexical,
+        keyword_postings=KeywordPostings(  # type: ignore[arg-type]
+            Spans(reader.keys("keywords"), reader.array("keywords.bounds")),
+            reader.array("keywords.values"),
+        ),
+        phrase_table=PhraseTable(  # type: ignore[arg-type]
+            Spans(reader.keys("phrases"), reader.array("phrases.bounds")),
+            reader.array("phrases.positions"),
+            reader.blob("phrases.tokens.blob"),
+            reader.array("phrases.tokens.offsets"),
+        ),
+        id_rank=reader.array("id_rank"),
+        positions={skill_id: position for position, skill_id in enumerate(ids)},
+        paths=tuple(reader.strings("paths")),
+    )
+
+
+@dataclass
+class Opened:
+    """An index for a command, and how it was obtained (for `index` and debug output)."""
+
+    index: Index
+    source: str  # "store" (validated and mapped) or "built"
+    reason: str  # why the store could not be used, when built
+    path: Path | None
+    validation: Validation | None = None
+
+
+def open_index(
+    roots: Sequence[str | os.PathLike[str]],
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None,
+    *,
+    rebuild: bool = False,
+) -> Opened:
+    """The library's index from its persisted store when the disk still matches it, else
+    built through the caches and persisted for the next call."""
+    absolute = [os.path.abspath(os.fspath(root)) for root in roots]
+    if cache is None or not cache.available:
+        from explorer.engine.snapshot import build_index
+
+        return Opened(build_index(absolute, config, models, cache), "built", "no cache", None)
+    path = store_path(cache, absolute, config, models)
+    reason = "rebuild asked for" if rebuild else "no store yet"
+    if not rebuild and path.is_file():
+        try:
+            reader = _Reader(path)
+            checked = validate(reader)
+            if checked.valid:
+                return Opened(load_store(reader, config, models), "store", "", path, checked)
+            reason = checked.reason
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            reason = f"store unreadable ({type(error).__name__}: {error})"
+    index = build_and_save(absolute, config, models, cache, path)
+    return Opened(index, "built", reason, path)
+
+
+def build_and_save(
+    roots: Sequence[str], config: Config, models: Models, cache: EmbeddingCache, path: Path
+) -> Index:
+    """A full build through the caches that records the stats a later call validates."""
+    from explorer.engine.cache import CachedSkills
+
+    started = time.perf_counter()
+    visited: list[tuple[str, os.stat_result]] = []
+    linked: list[str] = []
+    paths, problems = find_skill_files(roots, linked, visited)
+    file_stats: list[tuple[str, os.stat_result]] = []
+    for file_path in paths:
+        try:
+            file_stats.append((file_path, os.stat(file_path)))
+        except OSError:
+            continue
+    memo = CachedSkills(cache)
+    memo.prepare(paths)
+    results = {file_path: load_skill(file_path, memo) for file_path in paths}
+    memo.flush()
+    found: Discovery = assemble(results, problems, tuple(dict.fromkeys(linked)))
+    parsed = time.perf_counter()
+    index = index_skills(found, roots, config, models, cache)
+    index.timings_ms["parse"] = (parsed - started) * 1000
+    files = []
+    for file_path, info in file_stats:
+        result = results.get(file_path)
+        if isinstance(result, Skill):
+            digest = result.hash
+        else:
+            try:
+                with open(file_path, "rb") as handle:
+                    digest = content_hash(handle.read())
+            except OSError:
+                continue
+        files.append((file_path, info, digest))
+    missing = [root for root in roots if not os.path.exists(root)]
+    try:
+        save_store(path, index, visited, files, missing)
+    except OSError as error:
+        cache.warnings.append(f"index store {path} not written ({error})")
+    index.timings_ms["total"] = (time.perf_counter() - started) * 1000
+    return index
