@@ -27,10 +27,29 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from explorer.engine.cache import CachedSkills, EmbeddingCache
 from explorer.engine.config import Config
 from explorer.engine.models import Models
-from explorer.engine.skills import SKILL_FILE, Problem, Skill, assemble, load_skill, scan
+from explorer.engine.skills import (
+    SKILL_FILE,
+    Problem,
+    Skill,
+    assemble,
+    find_skill_files,
+    load_skill,
+)
 from explorer.engine.snapshot import Index, index_skills
+from explorer.engine.watcher import InotifyWatcher, inotify_available
 
 HEALTH_CHECK_S = 0.25  # how often roots are checked for deletion and re-creation
+RACY_NS = 1_000_000_000  # a file this fresh is re-read even when its stat looks unchanged
+StatRow = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+
+
+def _stat_row(info: os.stat_result) -> StatRow:
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+
+
+def poll_interval(paths: int) -> float:
+    """Seconds between stat polls of what inotify cannot watch: about 2 % of a CPU."""
+    return max(1.0, paths * 4e-5)
 
 
 @dataclass(frozen=True)
@@ -119,7 +138,12 @@ class LiveIndex:
         config: Config,
         models: Models,
         cache: EmbeddingCache | None = None,
+        *,
+        backend: str = "auto",
+        max_watches: int | None = None,
     ) -> None:
+        """`backend`: "auto" (inotify on Linux, else watchdog), "inotify", "watchdog" or
+        "poll"; `max_watches` caps inotify watches (tests simulate the OS limit with it)."""
         self.roots = tuple(os.path.abspath(os.fspath(root)) for root in roots)
         self.config, self.models, self.cache = config, models, cache
         self.debounce_s = config.watch_debounce_ms / 1000
@@ -133,6 +157,19 @@ class LiveIndex:
         self._links: tuple[str, ...] = ()
         self._observer: BaseObserver | None = None
         self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
+        if backend == "auto":
+            backend = "inotify" if inotify_available() else "watchdog"
+        self.backend = backend
+        self._max_watches = max_watches
+        self._inotify: InotifyWatcher | None = None
+        self._root_ids: dict[str, tuple[int, int] | None] = {}
+        self._dir_stats: dict[str, StatRow] = {}  # every directory the last walk listed
+        self._file_stats: dict[str, StatRow] = {}  # every SKILL.md, as last read
+        self._next_poll = 0.0
+        self._last_reindex_end = 0.0
+        self.notes: list[str] = []  # for people: watch limits, fallbacks (status bar, `watch`)
+        self.overflows = 0
+        self.rescans = 0
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.reindex_count = 0
@@ -179,8 +216,20 @@ class LiveIndex:
     # -- running -------------------------------------------------------------------------
 
     def start(self) -> LiveIndex:
-        self._observer = Observer()
-        self._observer.start()
+        if self.backend == "inotify":
+            try:
+                self._inotify = InotifyWatcher(self._hint, max_watches=self._max_watches)
+                self._inotify.start()
+            except OSError as error:
+                self.backend = "poll"
+                self.notes.append(
+                    f"inotify unavailable ({error}); polling by stat. If the limit is "
+                    "fs.inotify.max_user_instances, raise it with: "
+                    "sudo sysctl fs.inotify.max_user_instances=1024"
+                )
+        elif self.backend == "watchdog":
+            self._observer = Observer()
+            self._observer.start()
         self._sync_watches()
         self._work.put(None)  # catch up with anything that changed since the first build
         self._thread = threading.Thread(target=self._loop, name="live-index", daemon=True)
@@ -192,6 +241,8 @@ class LiveIndex:
         self._work.put(None)
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self._inotify is not None:
+            self._inotify.stop()
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -213,7 +264,7 @@ class LiveIndex:
             try:
                 first = self._work.get(timeout=HEALTH_CHECK_S)
             except queue.Empty:
-                if self._roots_moved():
+                if self._roots_moved() or self._poll_found_change():
                     self._work.put(None)
                 continue
             if self._stopping.is_set():
@@ -223,15 +274,23 @@ class LiveIndex:
                 self._reindex(full=self._roots_moved() or full, touched=touched)
             except Exception as error:  # keep watching: the next event retries from disk
                 self._failed(f"re-index failed: {type(error).__name__}: {error}")
+            self._last_reindex_end = time.monotonic()
 
     def _collect(self, first: str | None) -> tuple[set[str], bool]:
-        """Drain the burst: wait until `debounce` passes with no event, at most `max_delay`."""
+        """Drain the burst: wait until `debounce` passes with no event, at most `max_delay`.
+
+        Inside a storm (the last re-index ended less than `max_delay` ago), the quiet time
+        is `max_delay` too: a writer that stalls for more than 25 ms on a busy machine
+        must not turn one burst into a re-index per stall.
+        """
         touched: set[str] = set()
         full = first is None
         if first is not None:
             touched.add(first)
         started = time.monotonic()
-        quiet_until = started + self.debounce_s
+        in_storm = started - self._last_reindex_end < self.max_delay_s
+        debounce = self.max_delay_s if in_storm else self.debounce_s
+        quiet_until = started + debounce
         while True:
             now = time.monotonic()
             wait = min(quiet_until, started + self.max_delay_s) - now
@@ -245,7 +304,7 @@ class LiveIndex:
                 full = True
             else:
                 touched.add(item)
-            quiet_until = time.monotonic() + self.debounce_s
+            quiet_until = time.monotonic() + debounce
 
     def _reindex(self, *, full: bool, touched: Iterable[str]) -> IndexChange:
         with self._build_lock:
@@ -276,16 +335,16 @@ class LiveIndex:
         previous: Index | None = getattr(self, "snapshot", None)
         memo = _Memo(self._by_path, self.cache)
         if full or previous is None:
-            found = scan(self.roots, memo)
-            results = found.results
-            self._problems, self._links = found.problems, found.linked_dirs
+            results = self._scan_by_stat(memo)
         else:
             results = dict(self._by_path)
             for path in touched:
                 if os.path.isfile(path):
+                    self._record_stat(path)
                     results[path] = load_skill(path, memo)
                 else:
                     results.pop(path, None)
+                    self._file_stats.pop(path, None)
         memo.flush()
         self._by_path = results = self._keep_last_good(results)
         parsed = time.perf_counter()
@@ -302,6 +361,80 @@ class LiveIndex:
             parse=(parsed - started) * 1000, total=(time.perf_counter() - started) * 1000
         )
         return index, _diff(previous, index, full)
+
+    def _scan_by_stat(self, memo: _Memo) -> dict[str, Skill | Problem]:
+        """A full walk in which a file whose stat did not move is not read again.
+
+        This is the answer to a lost event (queue overflow, a watch the OS refused): at
+        26,000 skills it costs a directory walk and a stat per file, not 26,000 reads.
+        """
+        visited: list[tuple[str, os.stat_result]] = []
+        linked: list[str] = []
+        paths, problems = find_skill_files(self.roots, linked, visited)
+        self._problems, self._links = tuple(problems), tuple(dict.fromkeys(linked))
+        self._dir_stats = {path: _stat_row(info) for path, info in visited}
+        fresh_after = time.time_ns() - RACY_NS
+        results: dict[str, Skill | Problem] = {}
+        to_read: list[str] = []
+        stats: dict[str, StatRow] = {}
+        for path in paths:
+            try:
+                row = _stat_row(os.stat(path))
+            except OSError:
+                to_read.append(path)
+                continue
+            stats[path] = row
+            known = self._by_path.get(path)
+            if known is not None and self._file_stats.get(path) == row and row[0] < fresh_after:
+                results[path] = known
+            else:
+                to_read.append(path)
+        memo.prepare(to_read)
+        for path in to_read:
+            results[path] = load_skill(path, memo)
+        self._file_stats = stats
+        self.rescans += 1
+        return dict(sorted(results.items()))
+
+    def _record_stat(self, path: str) -> None:
+        try:
+            self._file_stats[path] = _stat_row(os.stat(path))
+        except OSError:
+            self._file_stats.pop(path, None)
+
+    def _hint(self, path: str | None) -> None:
+        """From the inotify thread: a SKILL.md that changed, or None for a full re-scan."""
+        if path is None and self._inotify is not None:
+            self.overflows = self._inotify.overflows
+        self._work.put(path)
+
+    def _unwatched(self) -> tuple[list[str], list[str]]:
+        """Directories and SKILL.md files no watch covers (all of them when polling)."""
+        if self.backend == "poll":
+            return list(self._dir_stats), list(self._file_stats)
+        if self._inotify is None or not self._inotify.limited:
+            return [], []
+        watched = self._inotify.watched_paths()
+        dirs = [path for path in self._dir_stats if path not in watched]
+        files = [path for path in self._file_stats if os.path.dirname(path) not in watched]
+        return dirs, files
+
+    def _poll_found_change(self) -> bool:
+        """Polling fallback: has any unwatched directory or file changed its stat?"""
+        now = time.monotonic()
+        if now < self._next_poll:
+            return False
+        dirs, files = self._unwatched()
+        self._next_poll = now + poll_interval(len(dirs) + len(files))
+        for table, paths in ((self._dir_stats, dirs), (self._file_stats, files)):
+            for path in paths:
+                try:
+                    row = _stat_row(os.stat(path))
+                except OSError:
+                    return True
+                if row != table.get(path):
+                    return True
+        return False
 
     def _keep_last_good(self, results: dict[str, Skill | Problem]) -> dict[str, Skill | Problem]:
         """A file that no longer parses keeps serving its last good version, marked stale.
@@ -332,6 +465,15 @@ class LiveIndex:
 
         Returns whether a new watch was added.
         """
+        if self._inotify is not None or self.backend == "poll":
+            self._root_ids = {root: _identity(root) for root in self.roots}
+            if self._inotify is None:
+                return False
+            added = self._inotify.sync(self._dir_stats)
+            for note in self._inotify.notes:
+                if note not in self.notes:
+                    self.notes.append(note)
+            return added
         if self._observer is None:
             return False
         wanted = [root for root in self.roots if os.path.isdir(root)]
@@ -367,6 +509,10 @@ class LiveIndex:
     def _roots_moved(self) -> bool:
         """A root deleted, re-created or replaced: re-watch it and walk again."""
         for root in self.roots:
+            if self._inotify is not None or self.backend == "poll":
+                if _identity(root) != self._root_ids.get(root):
+                    return True
+                continue
             watched = self._watches.get(root)
             if _identity(root) != (watched[1] if watched else None):
                 return True

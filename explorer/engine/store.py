@@ -26,6 +26,7 @@ the old file or the new one, whole.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import mmap
@@ -41,12 +42,12 @@ import numpy as np
 from explorer.engine.cache import PARSER_VERSION, EmbeddingCache
 from explorer.engine.config import Config
 from explorer.engine.lexical import LexicalIndex
+from explorer.engine.line_reader import read_frontmatter
 from explorer.engine.models import Models
 from explorer.engine.skills import (
     Discovery,
     Problem,
     Skill,
-    _split_frontmatter,
     assemble,
     content_hash,
     find_skill_files,
@@ -61,7 +62,15 @@ STORE_VERSION = 1
 MAGIC = b"SKXIDX01"
 RACY_S = 2.0  # files modified this close to the store's writing are re-hashed on every open
 # The modules whose code decides what an index holds: a store written by other code is stale.
-_CODE = ("skills.py", "text.py", "lexical.py", "snapshot.py", "store.py", "cache.py")
+_CODE = (
+    "skills.py",
+    "line_reader.py",
+    "text.py",
+    "lexical.py",
+    "snapshot.py",
+    "store.py",
+    "cache.py",
+)
 
 
 # -- keys: sorted strings in one blob, found by binary search -----------------------------
@@ -238,8 +247,12 @@ def _read_body(path: str, digest: str) -> str:
     except OSError:
         return ""
     if content_hash(data) == digest:
-        split = _split_frontmatter(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
-        return split[1].strip() if split else ""
+        # The same split as skills.parse_skill, without YAML: only the body is wanted.
+        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        reading = read_frontmatter(text)
+        if reading is None or reading.end is None:
+            return ""
+        return "\n".join(text.split("\n")[reading.end + 1 :]).strip()
     reparsed = parse_skill(path, data)
     return reparsed.body if isinstance(reparsed, Skill) else ""
 
@@ -453,7 +466,7 @@ def save_store(
 
 
 def _problem(problem: Problem) -> dict[str, Any]:
-    return {"path": problem.path, "message": problem.message, "line": problem.line}
+    return dataclasses.asdict(problem)
 
 
 @dataclass

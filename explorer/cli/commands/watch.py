@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import time
+import signal
+import threading
 from typing import TYPE_CHECKING
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options
@@ -39,6 +40,9 @@ class WatchCommand(Command):
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine.live import LiveIndex
 
+        stop = threading.Event()
+        # SIGTERM (a service manager, `kill`) stops it as cleanly as Ctrl-C does.
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
@@ -51,13 +55,24 @@ class WatchCommand(Command):
             f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}"
         )
 
+        said: set[str] = set()
+
+        def notes() -> None:
+            for note in list(live.notes):
+                if note not in said:
+                    said.add(note)
+                    emit(f"note: {note}")
+
         def report(change: IndexChange) -> None:
             emit(change_line(change), *(f"  error {problem}" for problem in change.errors))
+            notes()
 
         live.subscribe(report)
         with live:
+            notes()
             try:
-                while True:
-                    time.sleep(3600)
+                while not stop.wait(3600):
+                    pass
             except KeyboardInterrupt:
-                return EXIT_OK
+                pass
+        return EXIT_OK

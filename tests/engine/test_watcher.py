@@ -1,0 +1,143 @@
+"""The watcher at scale (explorer/engine/watcher.py): lost events, watch limits, SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.live import LiveIndex
+from explorer.engine.models import assemble_models
+from explorer.engine.snapshot import Index, build_index
+from explorer.engine.watcher import inotify_available, overflow_event
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.skipif(not inotify_available(), reason="Linux inotify only")
+
+MODELS = assemble_models(BowEmbedder())
+CONFIG = Config()
+SKILLS = 5000
+TIMEOUT = 60.0
+
+
+def _write(root: Path, name: str, description: str) -> None:
+    directory = root / name
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "SKILL.md").write_text(
+        f'---\nname: {name}\ndescription: "{description}"\n---\n# {name}\n', encoding="utf-8"
+    )
+
+
+@pytest.fixture(scope="module")
+def big_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("big") / "skills"
+    for number in range(SKILLS):
+        _write(root, f"skill-{number:05d}", f"Handle task {number} with tool {number % 97}.")
+    return root
+
+
+@pytest.fixture
+def library(big_library: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    shutil.copytree(big_library, root)
+    return root
+
+
+def _state(index: Index) -> list[tuple[str, str, str]]:
+    return [(skill.id, skill.hash, skill.description) for skill in index.skills]
+
+
+def _mutate(root: Path, seed: int) -> None:
+    """Adds, deletions, edits (some same-size) and a moved directory, without any pause."""
+    rng = random.Random(seed)
+    names = sorted(os.listdir(root))
+    for name in rng.sample(names, 40):
+        _write(root, name, f"Edited {name} for the overflow test.")
+    for name in rng.sample(names, 5):
+        path = root / name / "SKILL.md"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("Handle", "Mangle", 1), encoding="utf-8")
+    for name in rng.sample(names, 30):
+        shutil.rmtree(root / name, ignore_errors=True)
+    for number in range(60):
+        _write(root / "nested" / f"group-{number % 3}", f"new-{number}", f"New skill {number}.")
+    survivors = sorted(os.listdir(root))
+    os.rename(root / survivors[7], root / "renamed-directory")
+
+
+def _equal_to_disk(live: LiveIndex, root: Path) -> bool:
+    fresh = build_index([root], CONFIG, MODELS)
+    return live.wait_for(lambda snap: _state(snap) == _state(fresh), TIMEOUT)
+
+
+def test_lost_events_and_an_overflow_recover_exactly_the_disk(library: Path) -> None:
+    with LiveIndex([library], CONFIG, MODELS, backend="inotify") as live:
+        assert live.backend == "inotify" and len(live.snapshot) == SKILLS
+        watcher = live._inotify
+        assert watcher is not None
+        assert live.wait_for(lambda snap: snap.version >= 2, TIMEOUT)  # the catch-up walk
+        # The kernel queue overflows: every event of this burst is lost ...
+        real_hint = watcher._hint
+        watcher._hint = lambda path: None
+        _mutate(library, seed=1)
+        time.sleep(0.5)
+        watcher._hint = real_hint
+        # ... and all the kernel says is IN_Q_OVERFLOW.
+        before = live.rescans
+        watcher.handle(overflow_event())
+        assert _equal_to_disk(live, library)
+        assert live.rescans > before and watcher.overflows == 1
+        # It settles: no loop of re-scans or re-watches once it is equal to the disk.
+        settled = live.reindex_count
+        time.sleep(1.5)
+        assert live.reindex_count - settled <= 1
+        assert live.overflows == 1
+        # Live events work again afterwards.
+        _write(library, "after-overflow", "Seen after the overflow.")
+        assert live.wait_for(lambda snap: "after-overflow" in snap.positions, TIMEOUT)
+
+
+def test_a_small_watch_limit_says_so_and_polls_the_rest(library: Path) -> None:
+    with LiveIndex([library], CONFIG, MODELS, backend="inotify", max_watches=100) as live:
+        assert live.wait_for(lambda snap: snap.version >= 2, TIMEOUT)
+        assert any("fs.inotify.max_user_watches" in note for note in live.notes), live.notes
+        assert live._inotify is not None and live._inotify.watched == 100
+        _mutate(library, seed=2)  # mostly in directories no watch covers
+        assert _equal_to_disk(live, library)
+
+
+def test_polling_alone_follows_the_disk(library: Path) -> None:
+    with LiveIndex([library], CONFIG, MODELS, backend="poll") as live:
+        _write(library, "skill-04999", "Edited while only polling.")
+        assert _equal_to_disk(live, library)
+
+
+def test_sigterm_stops_watch(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    _write(root, "one", "The only skill.")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "watch", str(root), "--set", "model=bow"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert "watching" in first, process.stderr.read() if process.stderr else first
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
