@@ -26,6 +26,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from explorer.engine.cache import CachedSkills, EmbeddingCache
 from explorer.engine.config import Config
+from explorer.engine.incremental import patch_index
 from explorer.engine.models import Models
 from explorer.engine.skills import (
     SKILL_FILE,
@@ -348,8 +349,14 @@ class LiveIndex:
         memo.flush()
         self._by_path = results = self._keep_last_good(results)
         parsed = time.perf_counter()
-        index = index_skills(
-            assemble(results, self._problems, self._links),
+        found = assemble(results, self._problems, self._links)
+        patched = (
+            patch_index(previous, found, self.config, self.models, self.cache, version=version)
+            if previous is not None
+            else None
+        )
+        index = patched or index_skills(
+            found,
             self.roots,
             self.config,
             self.models,

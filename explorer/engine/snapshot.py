@@ -68,6 +68,26 @@ class Index:
         return tuple(problem for skill in self.skills for problem in skill.warnings)
 
 
+def keyword_keys(skill: Skill) -> list[str]:
+    """§3.2: the keyword table's keys for one skill, one per keyword entry.
+
+    §2.5: keywords are singularised like the prompt (reference: src/rank.rs); an entry
+    listed twice, or two that singularise alike, count once each.
+    """
+    return [norm_token(keyword) for keyword in skill.keywords]
+
+
+def ecosystem_keys(skill: Skill) -> set[str]:
+    """§3.5: the tokens under which the project channel finds a skill (keywords, description)."""
+    ecosystem = {norm_token(token) for keyword in skill.keywords for token in tokenize(keyword)}
+    return ecosystem.union(skill.description_tokens)
+
+
+def phrase_tokens(phrase: str) -> tuple[str, ...]:
+    """§3.3: a trigger phrase as the normalised tokens the phrase table matches."""
+    return tuple(norm_token(token) for token in phrase.split())
+
+
 def build_index(
     roots: Sequence[str | os.PathLike[str]],
     config: Config,
@@ -126,15 +146,12 @@ def index_skills(
     ecosystem_lists: dict[str, list[int]] = {}
     phrases: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
     for position, skill in enumerate(skills):
-        for keyword in skill.keywords:
-            # §2.5: keywords are singularised like the prompt (reference: src/rank.rs); an
-            # entry listed twice, or two that singularise alike, count once each.
-            keyword_lists.setdefault(norm_token(keyword), []).append(position)
-        ecosystem = {norm_token(token) for keyword in skill.keywords for token in tokenize(keyword)}
-        for token in ecosystem.union(skill.description_tokens):
+        for key in keyword_keys(skill):
+            keyword_lists.setdefault(key, []).append(position)
+        for token in ecosystem_keys(skill):
             ecosystem_lists.setdefault(token, []).append(position)
         for phrase in skill.trigger_phrases:
-            tokens = tuple(norm_token(token) for token in phrase.split())
+            tokens = phrase_tokens(phrase)
             phrases.setdefault(tokens[0], []).append((position, tokens))
     id_rank = np.empty(len(ids), dtype=np.int64)
     id_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
