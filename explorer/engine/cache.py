@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -312,14 +312,25 @@ def file_sha256(path: str | os.PathLike[str], cache: EmbeddingCache | None = Non
     return value
 
 
+Progress = Callable[[int, int], None]  # (texts embedded so far, texts to embed)
+CHUNK_TEXTS = 256  # texts embedded between cache writes: an interrupted build keeps these
+
+
 def embed_with_cache(
     embedder: Embedder,
     texts: Sequence[str],
     cache: EmbeddingCache | None,
     known: Mapping[str, np.ndarray] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[np.ndarray, int]:
     """Embed texts: from `known` (text hash -> vector, e.g. the previous snapshot), then the
-    cache, then the model; returns (vectors, how many the model computed)."""
+    cache, then the model; returns (vectors, how many the model computed).
+
+    What the model computes is written to the cache every `CHUNK_TEXTS` texts, so an
+    interrupted cold build (Ctrl-C, a crash) keeps what it embedded and the next run
+    resumes there. Texts go to the model shortest first, so each chunk's batches pad
+    little; `progress` hears after each chunk.
+    """
     identity, dim = embedder.identity, embedder.dim
     hashes = [text_hash(text) for text in texts]
     found = {key: known[key] for key in hashes if known and key in known}
@@ -329,11 +340,18 @@ def embed_with_cache(
     missing = list(dict.fromkeys(key for key in hashes if key not in found))
     if missing:
         first_text = dict(zip(hashes, texts, strict=True))
-        computed = embedder.embed_documents([first_text[key] for key in missing])
-        fresh = dict(zip(missing, computed, strict=True))
-        found.update(fresh)
-        if cache:
-            cache.put_many(identity, fresh)
+        missing.sort(key=lambda key: len(first_text[key]))
+        if progress is not None:
+            progress(0, len(missing))
+        for start in range(0, len(missing), CHUNK_TEXTS):
+            chunk = missing[start : start + CHUNK_TEXTS]
+            computed = embedder.embed_documents([first_text[key] for key in chunk])
+            fresh = dict(zip(chunk, computed, strict=True))
+            found.update(fresh)
+            if cache:
+                cache.put_many(identity, fresh)
+            if progress is not None:
+                progress(start + len(chunk), len(missing))
     matrix = np.zeros((len(texts), dim), dtype=np.float32)
     for row, key in enumerate(hashes):
         matrix[row] = found[key]

@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from explorer.engine.cache import EmbeddingCache
+from explorer.engine.cache import EmbeddingCache, Progress
 from explorer.engine.config import Config
 from explorer.engine.models import Models, load_models
 from explorer.engine.snapshot import Index, build_index
@@ -58,6 +58,7 @@ def open_library(
     *,
     engine: Engine | None = None,
     persisted: bool = False,
+    progress: Progress | None = None,
 ) -> Index:
     """The index of the skills under `roots`, on `engine` or on one opened for `config`.
 
@@ -70,5 +71,5 @@ def open_library(
     if persisted:
         from explorer.engine.store import open_index
 
-        return open_index(roots, config, engine.models, engine.cache).index
-    return build_index(roots, config, engine.models, engine.cache)
+        return open_index(roots, config, engine.models, engine.cache, progress=progress).index
+    return build_index(roots, config, engine.models, engine.cache, progress=progress)

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.engine.cache import CachedSkills, EmbeddingCache, embed_with_cache, text_hash
+from explorer.engine.cache import (
+    CachedSkills,
+    EmbeddingCache,
+    Progress,
+    embed_with_cache,
+    text_hash,
+)
 from explorer.engine.config import Config
 from explorer.engine.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.models import Models
@@ -95,6 +101,7 @@ def build_index(
     cache: EmbeddingCache | None = None,
     *,
     version: int = 1,
+    progress: Progress | None = None,
 ) -> Index:
     """Discover, parse, embed (through the cache) and index the library under `roots`."""
     started = time.perf_counter()
@@ -103,7 +110,7 @@ def build_index(
     if memo is not None:
         memo.flush()
     parsed = time.perf_counter()
-    index = index_skills(found, roots, config, models, cache, version=version)
+    index = index_skills(found, roots, config, models, cache, version=version, progress=progress)
     index.timings_ms["parse"] = (parsed - started) * 1000
     index.timings_ms["total"] = (time.perf_counter() - started) * 1000
     return index
@@ -118,6 +125,7 @@ def index_skills(
     *,
     version: int = 1,
     previous: Index | None = None,
+    progress: Progress | None = None,
 ) -> Index:
     """Index already-parsed skills; vectors of `previous` are reused for unchanged texts."""
     skills = found.skills
@@ -131,6 +139,7 @@ def index_skills(
             [skill.description for skill in skills],
             cache,
             previous.vectors_by_text() if previous is not None else None,
+            progress,
         )
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.cache import PARSER_VERSION, EmbeddingCache
+from explorer.engine.cache import PARSER_VERSION, EmbeddingCache, Progress
 from explorer.engine.config import Config
 from explorer.engine.lexical import LexicalIndex
 from explorer.engine.line_reader import read_frontmatter
@@ -609,6 +609,7 @@ def open_index(
     cache: EmbeddingCache | None,
     *,
     rebuild: bool = False,
+    progress: Progress | None = None,
 ) -> Opened:
     """The library's index from its persisted store when the disk still matches it, else
     built through the caches and persisted for the next call."""
@@ -616,7 +617,8 @@ def open_index(
     if cache is None or not cache.available:
         from explorer.engine.snapshot import build_index
 
-        return Opened(build_index(absolute, config, models, cache), "built", "no cache", None)
+        index = build_index(absolute, config, models, cache, progress=progress)
+        return Opened(index, "built", "no cache", None)
     path = store_path(cache, absolute, config, models)
     reason = "rebuild asked for" if rebuild else "no store yet"
     if not rebuild and path.is_file():
@@ -628,12 +630,17 @@ def open_index(
             reason = checked.reason
         except (OSError, ValueError, KeyError, TypeError) as error:
             reason = f"store unreadable ({type(error).__name__}: {error})"
-    index = build_and_save(absolute, config, models, cache, path)
+    index = build_and_save(absolute, config, models, cache, path, progress)
     return Opened(index, "built", reason, path)
 
 
 def build_and_save(
-    roots: Sequence[str], config: Config, models: Models, cache: EmbeddingCache, path: Path
+    roots: Sequence[str],
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache,
+    path: Path,
+    progress: Progress | None = None,
 ) -> Index:
     """A full build through the caches that records the stats a later call validates."""
     from explorer.engine.cache import CachedSkills
@@ -654,7 +661,7 @@ def build_and_save(
     memo.flush()
     found: Discovery = assemble(results, problems, tuple(dict.fromkeys(linked)))
     parsed = time.perf_counter()
-    index = index_skills(found, roots, config, models, cache)
+    index = index_skills(found, roots, config, models, cache, progress=progress)
     index.timings_ms["parse"] = (parsed - started) * 1000
     files = []
     for file_path, info in file_stats:
