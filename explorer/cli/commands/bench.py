@@ -9,13 +9,19 @@ from typing import Any
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options, say
 from explorer.engine.config import LoadedConfig
 
+DEFAULT_SIZES = "100,1000"
+
 
 class BenchCommand(Command):
     name = "bench"
     help = "measure speed and memory against the targets"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--sizes", default="100,1000", help="library sizes (default 100,1000)")
+        parser.add_argument(
+            "--sizes",
+            default=DEFAULT_SIZES,
+            help="library sizes (default 100,1000; for --only scale, 2289,26000)",
+        )
         parser.add_argument(
             "--repeats", type=int, default=50, help="prompts per timing (default 50)"
         )
@@ -38,6 +44,19 @@ class BenchCommand(Command):
             default="quality-bench.json",
             help="quality: where to write its figures as JSON (default quality-bench.json)",
         )
+        parser.add_argument("--out", metavar="FILE", help="also write the results as JSON here")
+        parser.add_argument(
+            "--corpus",
+            metavar="FILE",
+            help="scale: a JSONL corpus of {name, description} (default: the repo's copy "
+            "under benchmarks/libraries/, else synthetic descriptions)",
+        )
+        parser.add_argument(
+            "--scale-build-all",
+            action="store_true",
+            help="scale: also time the cold build above 5,000 skills (many minutes)",
+        )
+        parser.add_argument("--work-dir", metavar="DIR", help="keep libraries and caches here")
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
@@ -52,25 +71,49 @@ class BenchCommand(Command):
         only = set(args.only)
         ui = not only or "ui" in only
         quality = "quality" in only  # needs the benchmark libraries: only when asked for
-        engine_metrics = only - {"ui", "quality"}
+        scale = "scale" in only
+        engine_metrics = only - {"ui", "quality", "scale"}
         result: dict[str, Any] = {"meta": {}, "metrics": {}}
         if quality:
             status = self._quality(args, loaded)
             if only == {"quality"}:
                 return status
+        if scale:
+            from pathlib import Path
+
+            from explorer.bench.scale import SCALE_SIZES, run_scale_bench
+
+            result["meta"]["scale_sizes"] = (
+                sizes if args.sizes != DEFAULT_SIZES else list(SCALE_SIZES)
+            )
+            result["metrics"].update(
+                run_scale_bench(
+                    loaded.config,
+                    result["meta"]["scale_sizes"],
+                    corpus=args.corpus,
+                    work_dir=Path(args.work_dir) if args.work_dir else None,
+                    cache_dir=args.cache_dir,
+                    build_all=args.scale_build_all,
+                )
+            )
         if not only or engine_metrics:
-            result = run_bench(
+            engine = run_bench(
                 args.skills[0] if args.skills else None,
                 sizes,
                 loaded.config,
                 repeats=args.repeats,
                 include=engine_metrics or None,
             )
+            result["meta"].update(engine["meta"])
+            result["metrics"].update(engine["metrics"])
         if ui:
             from explorer.bench.ui import run_ui_bench
 
             result["metrics"].update(run_ui_bench(tuple(sizes), loaded.config))
         print(json.dumps(result, indent=2) if args.json else format_report(result))
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as handle:
+                json.dump(result, handle, indent=2)
         return EXIT_OK
 
     def _quality(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:

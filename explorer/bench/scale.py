@@ -1,0 +1,372 @@
+"""scale: the issue-14 table, on real descriptions at 2,289 and 26,000 skills.
+
+Libraries come from a JSONL corpus (one `{"name", "description"}` a line): the repo's
+copy under `benchmarks/libraries/` when present, or `--corpus FILE`; without one, the
+synthetic generator stands in. A corpus is written out as SKILL.md files once, then
+replicated up to the larger size with distinct names and descriptions
+(`<name>-r<k>`, "... Variant k for the <name> toolkit."). Bodies are generated (about
+2 KB each) so that "bodies are never all held in memory" is tested with real weight.
+
+Every row is measured against a baseline taken in the same run:
+
+* hook, one process, warm cache: against a bare `python` + onnxruntime process that
+  loads the same model and embeds one prompt (the floor), interleaved run by run;
+* cold index build: against the model embedding the same texts in length-sorted
+  batches (sizes up to `BUILD_LIMIT` unless asked for: 26,000 takes many minutes);
+* save -> snapshot: 20 saves 1 s apart into a live index watching the library; p95,
+  how many were seen, and the CPU the process used while idle between saves;
+* open until the first prompt is answered, and peak RSS, in a new process (the engine
+  side of the explorer: live index + models + one decision; the UI is extra);
+* BM25 + explain of the top 10 against bm25s (synthetic descriptions, as `bm25_26k`).
+
+Nothing here caches answers to the benchmark's prompts: every timed hook call gets a
+prompt it has not seen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from explorer.bench import measure
+
+SCALE_SIZES = (2289, 26000)
+BUILD_LIMIT = 5000
+SAVES = 20
+SAVE_GAP_S = 1.0
+HOOK_LIMITS = {2300: 1.2, 26000: 1.5}  # x the floor; nearest size decides
+SAVE_LIMIT_MS = {2300: 150.0, 26000: 400.0}
+OPEN_LIMIT_MS = {2300: 2000.0, 26000: 5000.0}
+RSS_LIMIT_MB = {2300: 300.0, 26000: 700.0}
+BUILD_FACTOR = 1.2
+
+
+def _limit(table: dict[int, float], size: int) -> float:
+    return table[min(table, key=lambda key: abs(key - size))]
+
+
+def find_corpus(start: Path | None = None) -> Path | None:
+    """The largest JSONL corpus under the checkout's `benchmarks/libraries/`, if any."""
+    base = (start or measure.package_parent()) / "benchmarks" / "libraries"
+    if not base.is_dir():
+        return None
+    found = sorted(base.rglob("*.jsonl"), key=lambda path: path.stat().st_size, reverse=True)
+    return found[0] if found else None
+
+
+def corpus_records(path: Path) -> list[tuple[str, str]]:
+    """(name, description) per line; a repeated name gets a -2, -3 … suffix."""
+    records: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        name, description = str(item["name"]), str(item["description"])
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        records.append((f"{name}-{count + 1}" if count else name, description))
+    return records
+
+
+def synthetic_records(count: int, seed: int = 0) -> list[tuple[str, str]]:
+    from explorer.bench.synthetic import synthetic_descriptions
+
+    ids, descriptions = synthetic_descriptions(count, seed)
+    return list(zip(ids, descriptions, strict=True))
+
+
+def _body(name: str, description: str, rng: random.Random) -> str:
+    words = description.split() or [name]
+    lines = [f"# {name}", "", description, "", "## When to use", ""]
+    for _ in range(12):
+        rng.shuffle(words)
+        lines.append("- " + " ".join(words[:20]))
+    lines += ["", "## Steps", ""]
+    lines += [
+        f"{step + 1}. Run `{name} step-{step}` and check the output carefully before "
+        "continuing with the next step of the workflow."
+        for step in range(20)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_library(records: Sequence[tuple[str, str]], destination: Path, count: int) -> Path:
+    """`count` skills from `records`, replicated with distinct names and descriptions."""
+    rng = random.Random(0)
+    destination.mkdir(parents=True, exist_ok=True)
+    for number in range(count):
+        base_name, base_description = records[number % len(records)]
+        copy = number // len(records)
+        name = base_name if copy == 0 else f"{base_name}-r{copy}"
+        description = (
+            base_description
+            if copy == 0
+            else f"{base_description} Variant {copy} for the {name} toolkit."
+        )
+        directory = destination / f"{number:05d}"
+        directory.mkdir(exist_ok=True)
+        block = "\n".join(f"  {line}" for line in description.splitlines() or [""])
+        (directory / "SKILL.md").write_text(
+            f"---\nname: {json.dumps(name, ensure_ascii=False)}\ndescription: |-\n{block}\n"
+            f"---\n{_body(name, description, rng)}",
+            encoding="utf-8",
+        )
+    return destination
+
+
+# -- in a child process: open the engine as the explorer does, until the first answer -----
+
+
+def open_child(job: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    from explorer.engine.cache import EmbeddingCache
+    from explorer.engine.config import Config
+    from explorer.engine.live import LiveIndex
+    from explorer.engine.models import load_models
+    from explorer.engine.pipeline import decide
+
+    config = Config(**job["config"])
+    cache = EmbeddingCache(job["cache"])
+    models = load_models(config, cache)
+    live = LiveIndex([job["library"]], config, models, cache)
+    decision = decide(job["prompt"], live.snapshot, config)
+    answered = time.perf_counter()
+    for prompt in job["prompts"]:
+        decide(prompt, live.snapshot, config)
+    return {
+        "open_ms": measure.ms(answered - started),
+        "peak_mb": _peak_mb(),
+        "skills": len(live.snapshot),
+        "embedded": live.snapshot.embedded,
+        "stage": decision.stage,
+    }
+
+
+def _peak_mb() -> float:
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- the rows -----------------------------------------------------------------------------
+
+
+def bench_save(library: Path, config: Any, models: Any, cache: Any, size: int) -> dict[str, Any]:
+    """20 saves 1 s apart into a started live index: latency, seen, CPU between saves."""
+    from explorer.engine.live import LiveIndex
+
+    live = LiveIndex([library], config, models, cache).start()
+    try:
+        live.wait_for(lambda snap: snap.version >= 2, 120.0)  # the catch-up walk
+        directories = sorted(path for path in library.iterdir() if path.is_dir())
+        rng = random.Random(size)
+        latencies: list[float] = []
+        seen = 0
+        idle_cpu = idle_wall = 0.0
+        for number in range(SAVES):
+            path = rng.choice(directories) / "SKILL.md"
+            text = path.read_text(encoding="utf-8")
+            marker = f"Saved {number} at scale."
+            edited = text.replace("description: |-\n", f"description: |-\n  {marker}\n", 1)
+            version = live.snapshot.version
+            started = time.perf_counter()
+            path.write_text(edited, encoding="utf-8")
+            ok = live.wait_for(
+                lambda snap, version=version, path=str(path), marker=marker: (
+                    snap.version > version
+                    and any(
+                        skill.path == path and marker in skill.description
+                        for skill in _changed(snap, path)
+                    )
+                ),
+                10.0,
+            )
+            if ok:
+                seen += 1
+                latencies.append(measure.ms(time.perf_counter() - started))
+            cpu, wall = time.process_time(), time.perf_counter()
+            time.sleep(SAVE_GAP_S)
+            idle_cpu += time.process_time() - cpu
+            idle_wall += time.perf_counter() - wall
+    finally:
+        live.stop()
+    limit = _limit(SAVE_LIMIT_MS, size)
+    if not latencies:
+        return measure.error_row("scale_save", "no save was seen", size=size)
+    stats = measure.stats(latencies)
+    idle_share = idle_cpu / idle_wall if idle_wall else 0.0
+    passed = stats["p95_ms"] <= limit and seen == SAVES and idle_share < 0.05
+    return {
+        "metric": "scale_save",
+        "size": size,
+        **stats,
+        "target": f"p95 <= {limit:g} ms, {SAVES} of {SAVES} seen, CPU idle between saves",
+        "target_value": limit,
+        "ratio": stats["p95_ms"] / limit,
+        "pass": passed,
+        "seen": seen,
+        "idle_cpu_share": idle_share,
+        "note": (
+            f"{seen}/{SAVES} saves seen; backend {live.backend}; CPU between saves "
+            f"{100 * idle_share:.1f} % of one core; overflows {live.overflows}"
+        ),
+    }
+
+
+def _changed(snap: Any, path: str) -> list[Any]:
+    position = next((i for i, p in enumerate(snap.paths) if p == path), None)
+    return [] if position is None else [snap.skills[position]]
+
+
+def bench_open(library: Path, cache: Path, config: Any, work: Path, size: int) -> dict[str, Any]:
+    import dataclasses
+
+    from explorer.bench.synthetic import synthetic_prompts
+
+    prompts = synthetic_prompts(21, 11, size)
+    job = json.dumps(
+        {
+            "config": dataclasses.asdict(config),
+            "cache": str(cache),
+            "library": str(library),
+            "prompt": prompts[0],
+            "prompts": prompts[1:],
+        }
+    )
+    env = measure.child_env(work / "xdg-cache-open", work / "xdg-config-empty")
+    run = measure.run_child([sys.executable, "-m", "explorer.bench.scale"], job, env, work, 1800)
+    if run.returncode != 0:
+        return measure.error_row("scale_open", f"child exit {run.returncode}: {run.stderr[-300:]}")
+    report = measure.last_json_line(run.stdout)
+    open_limit, rss_limit = _limit(OPEN_LIMIT_MS, size), _limit(RSS_LIMIT_MB, size)
+    return {
+        "open": {
+            "metric": "scale_open",
+            "size": size,
+            "value": report["open_ms"],
+            "unit": "ms",
+            "target": f"<= {open_limit:g} ms (engine side of the explorer, warm cache)",
+            **measure.verdict(report["open_ms"], open_limit),
+            "note": f"{report['skills']} skills, {report['embedded']} embedded at open",
+        },
+        "rss": {
+            "metric": "scale_rss",
+            "size": size,
+            "value": report["peak_mb"],
+            "unit": "MB",
+            "target": f"<= {rss_limit:g} MB (live index + models + 21 decisions; UI extra)",
+            **measure.verdict(report["peak_mb"], rss_limit),
+            "note": "peak RSS (VmHWM) of the child process",
+        },
+    }
+
+
+def run_scale_bench(
+    config: Any,
+    sizes: Sequence[int] = SCALE_SIZES,
+    *,
+    corpus: str | None = None,
+    work_dir: Path | None = None,
+    cache_dir: str | None = None,
+    hook_repeats: int = 7,
+    build_all: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """The scale rows, keyed `scale_<row>@<size>`."""
+    import tempfile
+
+    from explorer.bench.bm25_26k import bench_bm25
+    from explorer.bench.hook_cold import bench_hook_cold
+    from explorer.bench.index_build import bench_index_build
+    from explorer.engine.cache import EmbeddingCache
+    from explorer.engine.models import load_models
+    from explorer.engine.store import open_index
+    from explorer.engine.threads import set_process_kind
+
+    work = Path(work_dir or tempfile.mkdtemp(prefix="explorer-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    source = Path(corpus) if corpus else find_corpus()
+    records = corpus_records(source) if source else synthetic_records(max(sizes))
+    origin = f"corpus {source}" if source else "synthetic descriptions"
+    quiet = config.replace(reranker="off")
+    rows: dict[str, dict[str, Any]] = {}
+    for size in sorted(sizes):
+        library = work / f"lib-{size}"
+        if not library.is_dir():
+            write_library(records, library, size)
+        xdg = work / f"xdg-cache-{size}"
+        cache_path = Path(cache_dir) if cache_dir else xdg / "skill-explorer"
+        set_process_kind("build")
+        cache = EmbeddingCache(cache_path)
+        models = load_models(quiet, cache)
+        if size <= BUILD_LIMIT or build_all:
+            fresh = work / f"build-cache-{size}"
+            shutil.rmtree(fresh, ignore_errors=True)
+            build_cache = EmbeddingCache(fresh)
+            row = bench_index_build(library, quiet, models, build_cache)
+            build_cache.close()
+            shutil.rmtree(fresh, ignore_errors=True)
+            if "value" in row:
+                floor = row["baseline"]["value"]
+                row.update(measure.verdict(row["value"], BUILD_FACTOR * floor))
+                row["target"] = f"<= {BUILD_FACTOR} x the embedding floor per skill"
+            row["metric"] = "scale_build"
+            rows[f"scale_build@{size}"] = row
+        else:
+            rows[f"scale_build@{size}"] = {
+                "metric": "scale_build",
+                "size": size,
+                "pass": False,
+                "error": "not run",
+                "note": f"cold build above {BUILD_LIMIT} skills runs only with --scale-build-all",
+            }
+        started = time.perf_counter()
+        open_index([str(library)], quiet, models, cache)  # the warm cache and the store
+        warm_ms = measure.ms(time.perf_counter() - started)
+        set_process_kind("query")
+        if xdg / "skill-explorer" != cache_path and not (xdg / "skill-explorer").exists():
+            xdg.mkdir(parents=True, exist_ok=True)  # the hook's cache is XDG_CACHE_HOME's
+            (xdg / "skill-explorer").symlink_to(cache_path.resolve(), target_is_directory=True)
+        hook = bench_hook_cold({size: (library, xdg)}, work, repeats=hook_repeats)
+        for row in hook.values():
+            if "baseline" in row and "median_ms" in row:
+                factor = _limit(HOOK_LIMITS, size)
+                floor = row["baseline"]["median_ms"]
+                row.update(measure.verdict(row["median_ms"], factor * floor))
+                row["target"] = f"<= {factor} x the floor (bare python + onnxruntime, same model)"
+            row["metric"] = "scale_hook"
+            rows[f"scale_hook@{size}"] = row
+        rows[f"scale_save@{size}"] = bench_save(library, quiet, models, cache, size)
+        opened = bench_open(library, cache_path, quiet, work, size)
+        if "open" in opened:
+            rows[f"scale_open@{size}"] = opened["open"]
+            rows[f"scale_rss@{size}"] = opened["rss"]
+        else:
+            rows[f"scale_open@{size}"] = opened
+        bm25 = bench_bm25(size, 100)
+        bm25["metric"] = "scale_bm25"
+        rows[f"scale_bm25@{size}"] = bm25
+        for row in rows.values():
+            row.setdefault("note", "")
+        rows[f"scale_hook@{size}"]["note"] += f"; {origin}; warm-up index {warm_ms:.0f} ms"
+        cache.close()
+    return rows
+
+
+if __name__ == "__main__":  # the open/RSS child
+    print(json.dumps(open_child(json.load(sys.stdin))))
+    sys.stdout.flush()
+    os._exit(0)
