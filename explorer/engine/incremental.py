@@ -9,7 +9,7 @@ save, a `git checkout` of existing files), this instead
 * copies the vector matrix once and overwrites the changed rows,
 * patches BM25 (`LexicalIndex.patched`: postings of the changed documents out and in,
   then dl, avgdl and every weight recomputed, vectorised),
-* patches the keyword and trigger-phrase tables for the changed skills only,
+* patches the keyword, trigger-phrase and ecosystem tables for the changed skills only,
 
 and returns a new immutable Index, which the live index swaps in as before. Scores are
 bit-identical to a full rebuild's (tests compare after random edits). Added or removed
@@ -29,7 +29,7 @@ from explorer.engine.config import Config
 from explorer.engine.lexical import indexed_text_tokens
 from explorer.engine.models import Models
 from explorer.engine.skills import Discovery, Skill
-from explorer.engine.snapshot import Index, keyword_keys, phrase_tokens
+from explorer.engine.snapshot import Index, ecosystem_keys, keyword_keys, phrase_tokens
 
 
 def changed_positions(previous: Index, skills: Sequence[Skill]) -> list[int] | None:
@@ -102,6 +102,21 @@ def patch_index(
             else:
                 keyword_postings.pop(key, None)
 
+        ecosystem_postings = dict(previous.ecosystem_postings)
+        old_tokens_eco = {i: ecosystem_keys(previous.skills[i]) for i in changed}
+        new_tokens_eco = {i: ecosystem_keys(skills[i]) for i in changed}
+        for token in {
+            t for keys in (*old_tokens_eco.values(), *new_tokens_eco.values()) for t in keys
+        }:
+            positions = [
+                int(p) for p in ecosystem_postings.get(token, ()) if int(p) not in changed_set
+            ]
+            positions += [i for i in changed if token in new_tokens_eco[i]]
+            if positions:
+                ecosystem_postings[token] = np.array(sorted(positions), dtype=np.int64)
+            else:
+                ecosystem_postings.pop(token, None)
+
         phrase_table = dict(previous.phrase_table)
         firsts: set[str] = set()
         new_entries: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
@@ -137,6 +152,7 @@ def patch_index(
         lexical=lexical,
         keyword_postings=keyword_postings,
         phrase_table=phrase_table,
+        ecosystem_postings=ecosystem_postings,
         id_rank=id_rank,
         positions=positions,
         paths=tuple(skill.path for skill in skills),

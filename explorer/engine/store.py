@@ -58,7 +58,7 @@ from explorer.engine.skills import (
 )
 from explorer.engine.snapshot import Index, index_skills
 
-STORE_VERSION = 1
+STORE_VERSION = 2
 MAGIC = b"SKXIDX01"
 RACY_S = 2.0  # files modified this close to the store's writing are re-hashed on every open
 # The modules whose code decides what an index holds: a store written by other code is stale.
@@ -144,7 +144,7 @@ class Spans:
 
 
 class KeywordPostings(Mapping[str, np.ndarray]):
-    """keyword -> skill positions (§3.2), read from the store on lookup."""
+    """keyword (§3.2) or ecosystem token (§3.5) -> skill positions, read on lookup."""
 
     def __init__(self, spans: Spans, values: np.ndarray) -> None:
         self._spans, self._values = spans, values
@@ -438,6 +438,11 @@ def save_store(
     writer.array("keywords.bounds", keyword_bounds)
     writer.array("keywords.values", keyword_values)
 
+    tokens, token_bounds, token_values = _sorted_csr(index.ecosystem_postings)
+    writer.strings("ecosystem", tokens)
+    writer.array("ecosystem.bounds", token_bounds)
+    writer.array("ecosystem.values", token_values)
+
     firsts = sorted(index.phrase_table, key=lambda key: key.encode("utf-8"))
     phrase_bounds = np.zeros(len(firsts) + 1, dtype=np.int64)
     phrase_positions: list[int] = []
@@ -584,6 +589,10 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
             reader.array("phrases.positions"),
             reader.blob("phrases.tokens.blob"),
             reader.array("phrases.tokens.offsets"),
+        ),
+        ecosystem_postings=KeywordPostings(  # type: ignore[arg-type]
+            Spans(reader.keys("ecosystem"), reader.array("ecosystem.bounds")),
+            reader.array("ecosystem.values"),
         ),
         id_rank=reader.array("id_rank"),
         positions={skill_id: position for position, skill_id in enumerate(ids)},

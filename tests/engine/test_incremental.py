@@ -48,6 +48,9 @@ def _same(live: Index, fresh: Index, config: Config) -> None:
         k: list(v) for k, v in fresh.keyword_postings.items()
     }
     assert dict(live.phrase_table) == dict(fresh.phrase_table)
+    assert {k: list(v) for k, v in live.ecosystem_postings.items()} == {
+        k: list(v) for k, v in fresh.ecosystem_postings.items()
+    }
     assert list(live.id_rank) == list(fresh.id_rank)
 
 
@@ -57,7 +60,7 @@ def _edit(path: Path, rng: random.Random, number: int) -> None:
     keywords = ", ".join(rng.sample(WORDS, rng.randint(0, 3)))
     phrase = f" Use for '{rng.choice(WORDS)} {rng.choice(WORDS)}'." if rng.random() < 0.5 else ""
     path.write_text(
-        f"---\nname: {name}\ndescription: \"Edit {number}: {words}.{phrase}\"\n"
+        f'---\nname: {name}\ndescription: "Edit {number}: {words}.{phrase}"\n'
         f"keywords: [{keywords}]\n---\n# Body {number}\n",
         encoding="utf-8",
     )
