@@ -364,20 +364,71 @@ def keyword_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[
     return found
 
 
+BLOCK_ROWS = 512  # rows of the cosine matrix computed at once: ~50 MB at 26,000 skills
+
+
+def near_duplicate_pairs(
+    index: Index, *, threshold: float = NEAR_DUPLICATE_COSINE
+) -> list[tuple[int, int, float | None, float, float]]:
+    """(i, j, dense cosine, cross[i, j], cross[j, i]) for i < j, in (i, j) order.
+
+    Blocked, never all pairs in memory: the cosines come `BLOCK_ROWS` rows at a time
+    from the vectors already computed (only the pairs over `threshold` are kept), and
+    each description is scored once as a BM25 query, keeping only the cross-scores a
+    reported pair needs. Exact, not sampled: the same pairs as the n x n matrices, in
+    O(n) memory (26,000 skills: ~50 MB instead of 8 GB).
+    """
+    n = len(index)
+    if n < 2:
+        return []
+    vectors = index.vectors
+    partners: dict[int, set[int]] = {}
+    dense: dict[tuple[int, int], float] = {}
+    if vectors is not None:
+        for start in range(0, n, BLOCK_ROWS):
+            block = vectors[start : start + BLOCK_ROWS] @ vectors.T
+            rows, cols = np.nonzero(block >= threshold)
+            for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+                i = start + row
+                if i < col:
+                    dense[(i, col)] = float(block[row, col])
+                    partners.setdefault(i, set()).add(col)
+                    partners.setdefault(col, set()).add(i)
+    cross: dict[tuple[int, int], float] = {}  # (query i, document j) -> normalised score
+    lexical_hits: set[tuple[int, int]] = set()
+    for i, skill in enumerate(index.skills):
+        row = index.lexical.score(skill.description).normalised
+        for j in np.flatnonzero(row >= NEAR_DUPLICATE_BM25).tolist():
+            if j != i:
+                cross[(i, j)] = float(row[j])
+                lexical_hits.add((min(i, j), max(i, j)))
+        for j in partners.get(i, ()):
+            cross[(i, j)] = float(row[j])
+    pairs = set(dense) | {
+        (i, j)
+        for i, j in lexical_hits
+        if min(cross.get((i, j), 0.0), cross.get((j, i), 0.0)) >= NEAR_DUPLICATE_BM25
+    }
+    found = []
+    for i, j in sorted(pairs):
+        if (i, j) not in dense and vectors is not None:
+            dense[(i, j)] = float(vectors[i] @ vectors[j])
+        if (i, j) not in cross or (j, i) not in cross:  # a BM25 pair needs both directions
+            cross[(i, j)] = cross.get((i, j), 0.0)
+            cross[(j, i)] = cross.get((j, i), 0.0)
+        found.append((i, j, dense.get((i, j)), cross[(i, j)], cross[(j, i)]))
+    return found
+
+
 def near_duplicate_findings(
     index: Index, *, threshold: float = NEAR_DUPLICATE_COSINE
 ) -> list[Finding]:
     """Pairs whose descriptions say nearly the same thing make an unstable winner: a dense
     cosine above `threshold`, or each description scoring high as a BM25 query on the other."""
-    n = len(index)
-    if n < 2:
+    if len(index) < 2:
         return []
-    cross = np.zeros((n, n), dtype=np.float64)  # cross[i, j]: description i as query, on j
-    for i, skill in enumerate(index.skills):
-        cross[i] = index.lexical.score(skill.description).normalised
-    cosine = index.vectors @ index.vectors.T if index.vectors is not None else None
     found: list[Finding] = []
-    if cosine is None:
+    if index.vectors is None:
         found.append(
             Finding(
                 "retrieval/near-duplicate",
@@ -386,20 +437,16 @@ def near_duplicate_findings(
                 "no dense model: near-duplicates checked with BM25 cross-scores only",
             )
         )
-    for i in range(n):
-        for j in range(i + 1, n):
-            both = min(cross[i, j], cross[j, i])
-            dense = float(cosine[i, j]) if cosine is not None else None
-            if (dense is not None and dense >= threshold) or both >= NEAR_DUPLICATE_BM25:
-                a, b = index.skills[i], index.skills[j]
-                dense_text = f"dense cosine {dense:.2f}" if dense is not None else "no dense model"
-                message = (
-                    f"{a.id} and {b.id} have near-duplicate descriptions ({dense_text}, "
-                    f"BM25 cross-scores {cross[i, j]:.2f} / {cross[j, i]:.2f}): "
-                    "say what makes each one different"
-                )
-                found.append(Finding("retrieval/near-duplicate", WARNING, a.path, message))
-                found.append(Finding("retrieval/near-duplicate", WARNING, b.path, message))
+    for i, j, dense, forward, backward in near_duplicate_pairs(index, threshold=threshold):
+        a, b = index.skills[i], index.skills[j]
+        dense_text = f"dense cosine {dense:.2f}" if dense is not None else "no dense model"
+        message = (
+            f"{a.id} and {b.id} have near-duplicate descriptions ({dense_text}, "
+            f"BM25 cross-scores {forward:.2f} / {backward:.2f}): "
+            "say what makes each one different"
+        )
+        found.append(Finding("retrieval/near-duplicate", WARNING, a.path, message))
+        found.append(Finding("retrieval/near-duplicate", WARNING, b.path, message))
     return found
 
 
