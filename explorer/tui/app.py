@@ -392,7 +392,7 @@ class ExplorerApp(App[None]):
             skills=len(snapshot),
             dense=dense,
             reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
-            last=self.last_change,
+            last=self.last_change + _watch_note(self.live),
             errors=len(self.problems()),
         )
 
@@ -623,3 +623,13 @@ def _readable(path: str) -> str:
     """A root as typed on the command line: relative when it is under the working directory."""
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
+
+
+def _watch_note(live: object) -> str:
+    """The live index's last note (an OS watch limit, polling), short enough for one line."""
+    notes = getattr(live, "notes", None)
+    if not notes:
+        return ""
+    note = notes[-1]
+    command = note.split("Raise it with: ")[-1] if "Raise it with: " in note else note
+    return f" │ ⚠ polling by stat; {command}"
