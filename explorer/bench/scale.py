@@ -275,6 +275,27 @@ def bench_open(library: Path, cache: Path, config: Any, work: Path, size: int) -
     }
 
 
+def scale_meta(config: Any, started: float) -> dict[str, Any]:
+    import platform
+
+    from explorer.engine.threads import cpu_count
+
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = (0.0, 0.0, 0.0)
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": cpu_count(),
+        "onnxruntime": measure.package_version("onnxruntime"),
+        "bm25s": measure.package_version("bm25s"),
+        "model": config.model,
+        "load_average": list(load),
+        "elapsed_s": time.perf_counter() - started,
+    }
+
+
 def run_scale_bench(
     config: Any,
     sizes: Sequence[int] = SCALE_SIZES,

@@ -50,9 +50,10 @@ IN_IGNORED = 0x00008000
 IN_ISDIR = 0x40000000
 IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
+# Not IN_MODIFY: a file is read when its writer closes it (or renames it into place), so
+# a save is never caught truncated to zero bytes half-way through.
 WATCH_MASK = (
-    IN_MODIFY
-    | IN_CLOSE_WRITE
+    IN_CLOSE_WRITE
     | IN_MOVED_FROM
     | IN_MOVED_TO
     | IN_CREATE
@@ -233,6 +234,8 @@ class InotifyWatcher:
                 continue
             path = os.path.join(directory, name)
             if name == SKILL_FILE:
+                if mask & IN_CREATE and not os.path.islink(path):
+                    continue  # created empty: its IN_CLOSE_WRITE follows with the content
                 self._hint(path)
             elif mask & (IN_CREATE | IN_MOVED_TO) and os.path.islink(path):
                 self._hint(None)  # a symlink appeared: it may lead to skills

@@ -153,7 +153,10 @@ def test_a_storm_of_saves_coalesces(live: LiveIndex, library: Path) -> None:
         ),
         TIMEOUT,
     )
-    assert live.reindex_count - before <= 8  # 1 s of events, at most one per max_delay
+    # At most one re-index per max_delay while the events last (1 s on an idle machine;
+    # longer when a busy machine slows the writer down).
+    writing = time.monotonic() - started
+    assert live.reindex_count - before <= writing / live.max_delay_s + 4
 
 
 def test_git_checkout_switches_many_files_at_once(live: LiveIndex, library: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options, say
@@ -81,7 +82,9 @@ class BenchCommand(Command):
         if scale:
             from pathlib import Path
 
-            from explorer.bench.scale import SCALE_SIZES, run_scale_bench
+            from explorer.bench.scale import SCALE_SIZES, run_scale_bench, scale_meta
+
+            began = time.perf_counter()
 
             result["meta"]["scale_sizes"] = (
                 sizes if args.sizes != DEFAULT_SIZES else list(SCALE_SIZES)
@@ -96,6 +99,7 @@ class BenchCommand(Command):
                     build_all=args.scale_build_all,
                 )
             )
+            result["meta"].update(scale_meta(loaded.config, began))
         if not only or engine_metrics:
             engine = run_bench(
                 args.skills[0] if args.skills else None,
