@@ -53,6 +53,7 @@ from explorer.engine.skills import (
     find_skill_files,
     load_skill,
     parse_skill,
+    read_skill_bytes,
     skill_from_record,
     skill_record,
 )
@@ -239,12 +240,19 @@ class StoredSkills(Sequence[Skill]):
         return (self[position] for position in range(len(self)))
 
 
+def _file_digest(path: str) -> str:
+    """The content hash of a SKILL.md, read as discovery reads it (regular files only, never
+    blocking, never past the size cap); for a file that cannot be read, its reason."""
+    data = read_skill_bytes(path)
+    if isinstance(data, Problem):
+        return f"problem: {data.message}"
+    return content_hash(data)
+
+
 def _read_body(path: str, digest: str) -> str:
     """The body of the file the record was made from; the newest one if it changed since."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    data = read_skill_bytes(path)
+    if isinstance(data, Problem):
         return ""
     if content_hash(data) == digest:
         # The same split as skills.parse_skill, without YAML: only the body is wanted.
@@ -523,11 +531,7 @@ def validate(reader: _Reader) -> Validation:
             return Validation(False, f"{path} changed size", checks, hashed)
         if hashes is None:
             hashes = reader.strings("files.hash")
-        try:
-            with open(path, "rb") as handle:
-                digest = content_hash(handle.read())
-        except OSError:
-            return Validation(False, f"{path} is unreadable", checks, hashed)
+        digest = _file_digest(path)
         hashed += 1
         if digest != hashes[position]:
             return Validation(False, f"{path} changed", checks, hashed)
@@ -675,14 +679,7 @@ def build_and_save(
     files = []
     for file_path, info in file_stats:
         result = results.get(file_path)
-        if isinstance(result, Skill):
-            digest = result.hash
-        else:
-            try:
-                with open(file_path, "rb") as handle:
-                    digest = content_hash(handle.read())
-            except OSError:
-                continue
+        digest = result.hash if isinstance(result, Skill) else _file_digest(file_path)
         files.append((file_path, info, digest))
     missing = [root for root in roots if not os.path.exists(root)]
     try:
