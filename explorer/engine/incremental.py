@@ -136,11 +136,11 @@ def patch_index(
             else:
                 phrase_table.pop(first, None)
 
-        id_rank, positions = previous.id_rank, previous.positions
+        id_rank, by_id = previous.id_rank, previous.positions
         if renamed:
             id_rank = np.empty(len(ids), dtype=np.int64)
             id_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
-            positions = {skill_id: position for position, skill_id in enumerate(ids)}
+            by_id = {skill_id: position for position, skill_id in enumerate(ids)}
         timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
     except ValueError:
         return None
@@ -154,7 +154,7 @@ def patch_index(
         phrase_table=phrase_table,
         ecosystem_postings=ecosystem_postings,
         id_rank=id_rank,
-        positions=positions,
+        positions=by_id,
         paths=tuple(skill.path for skill in skills),
         version=version,
         built_at=time.time(),

@@ -80,7 +80,8 @@ def _posting_weights(
     One function for the build and the patch, so both compute the same floats.
     """
     norm = k1 * (1.0 - b + b * dl / avgdl)
-    return tf * (k1 + 1.0) / (tf + norm[docs])
+    weights: np.ndarray = tf * (k1 + 1.0) / (tf + norm[docs])
+    return weights
 
 
 class TermSpans:
@@ -223,7 +224,7 @@ class LexicalIndex:
 
     def df(self, term: str) -> int:
         start, end = self._spans.get(term, (0, 0))
-        return end - start
+        return int(end - start)
 
     def idf(self, term: str) -> float:
         """§5.2: Lucene idf, ln(1 + (N - df + 0.5) / (df + 0.5))."""

@@ -397,13 +397,13 @@ def near_duplicate_pairs(
     cross: dict[tuple[int, int], float] = {}  # (query i, document j) -> normalised score
     lexical_hits: set[tuple[int, int]] = set()
     for i, skill in enumerate(index.skills):
-        row = index.lexical.score(skill.description).normalised
-        for j in np.flatnonzero(row >= NEAR_DUPLICATE_BM25).tolist():
+        scores = index.lexical.score(skill.description).normalised
+        for j in np.flatnonzero(scores >= NEAR_DUPLICATE_BM25).tolist():
             if j != i:
-                cross[(i, j)] = float(row[j])
+                cross[(i, j)] = float(scores[j])
                 lexical_hits.add((min(i, j), max(i, j)))
         for j in partners.get(i, ()):
-            cross[(i, j)] = float(row[j])
+            cross[(i, j)] = float(scores[j])
     pairs = set(dense) | {
         (i, j)
         for i, j in lexical_hits

@@ -223,7 +223,7 @@ class StoredSkills(Sequence[Skill]):
 
     def __getitem__(self, position: int) -> Skill:  # type: ignore[override]
         if isinstance(position, slice):
-            return [self[i] for i in range(*position.indices(len(self)))]  # type: ignore[return-value]
+            return [self[i] for i in range(*position.indices(len(self)))]
         if position < 0:
             position += len(self)
         if not 0 <= position < len(self):
@@ -446,8 +446,8 @@ def save_store(
     writer.array("keywords.bounds", keyword_bounds)
     writer.array("keywords.values", keyword_values)
 
-    tokens, token_bounds, token_values = _sorted_csr(index.ecosystem_postings)
-    writer.strings("ecosystem", tokens)
+    eco_keys, token_bounds, token_values = _sorted_csr(index.ecosystem_postings)
+    writer.strings("ecosystem", eco_keys)
     writer.array("ecosystem.bounds", token_bounds)
     writer.array("ecosystem.values", token_values)
 
@@ -578,7 +578,7 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
     warnings = tuple(Problem(**item) for item in header["warnings"])
     skills = StoredSkills(reader.blob("records.blob"), reader.array("records.offsets"), warnings)
     return Index(
-        skills=skills,  # type: ignore[arg-type]
+        skills=skills,
         rejected=tuple(Problem(**item) for item in header["rejected"]),
         roots=tuple(header["roots"]),
         models=models,
