@@ -201,11 +201,19 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
     """The explanation as Markdown, for an issue, a pull request or a design note."""
 
     def cell(value: object) -> str:
+        """Table cells only: GFM needs `\\|` there, even inside a code span."""
         return str(value).replace("|", "\\|").replace("\n", " ")
 
-    injected = ", ".join(f"`{i.id}` ({i.confidence:.2f}, {i.band})" for i in decision.injected)
+    def code(value: object) -> str:
+        """A code span outside a table: no escaping shows up literally, so none is added."""
+        text = " ".join(str(value).split())
+        fence = "``" if "`" in text else "`"
+        pad = " " if fence == "``" else ""
+        return f"{fence}{pad}{text}{pad}{fence}"
+
+    injected = ", ".join(f"{code(i.id)} ({i.confidence:.2f}, {i.band})" for i in decision.injected)
     lines = [
-        f"# Why: `{cell(decision.prompt)}`",
+        f"# Why: {code(decision.prompt)}",
         "",
         f"- stage: **{decision.stage}**",
         f"- injected: {injected or 'nothing'}",
@@ -230,10 +238,10 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
             f"{row.matched_terms}/{row.query_terms} |"
         )
     lines += ["", "## Gates, in cascade order", ""]
-    lines += [f"- `{cell(gate_line(gate).strip())}`" for gate in decision.gates]
+    lines += [f"- {code(gate_line(gate).strip())}" for gate in decision.gates]
     explained = skill or (decision.rows[0].id if decision.rows else None)
     if explained is not None:
-        lines += ["", f"## BM25 terms of `{cell(explained)}`", "", "```"]
+        lines += ["", f"## BM25 terms of {code(explained)}", "", "```"]
         lines += [render(block) for block in terms_table(index, decision.prompt, explained)]
         lines += ["```"]
     lines += ["", "## The hook would inject", "", "```", decision.text or "(nothing)", "```", ""]

@@ -11,20 +11,22 @@ from __future__ import annotations
 import gc
 import os
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from explorer.engine.cases import CaseError, load_cases
@@ -49,15 +51,15 @@ from explorer.engine.snapshot import Index
 from explorer.engine.telemetry import read_events
 from explorer.report import markdown_report
 from explorer.terminal import plain, visible
-from explorer.tui.commands import ExplorerCommands
+from explorer.tui.commands import ExplorerCommands, SkillCommands
 from explorer.tui.history import PromptHistory, write_new_file
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.history_panel import HistoryPanel
-from explorer.tui.widgets.prompt_bar import PromptBar
+from explorer.tui.widgets.prompt_bar import FilterBar, PromptBar
 from explorer.tui.widgets.skill_panel import SkillPanel
-from explorer.tui.widgets.skills_table import Limits, SkillsTable
+from explorer.tui.widgets.skills_table import SORT_KEYS, Limits, SkillsTable
 from explorer.tui.widgets.status_bar import StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 
@@ -77,15 +79,21 @@ class ExplorerApp(App[None]):
     CSS_PATH = "explorer.tcss"
     TITLE = "Skill Explorer"
     COMMANDS = App.COMMANDS | {ExplorerCommands}
+    # Keys that no focused widget takes for itself: the prompt (an Input) owns ctrl+a/e/k/
+    # u/w/x/c/v/d and the arrows, the table and the panels own the arrows and page keys.
+    # tests/tui/test_bindings.py presses every one of these from every focusable widget.
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "thresholds", "Thresholds", id="thresholds"),
         Binding("f3", "errors", "Errors", id="errors"),
         Binding("f5", "reindex", "Re-index", id="reindex"),
+        Binding("ctrl+f", "filter", "Filter", id="filter"),
+        Binding("ctrl+g", "go_to", "Go to skill", id="go-to"),
+        Binding("ctrl+t", "pin", "Pin prompt", id="pin"),
         Binding("ctrl+o", "open_in_editor", "Edit skill", id="open-in-editor"),
         Binding("ctrl+y", "copy_json", "Copy JSON", id="copy-json"),
-        Binding("ctrl+x", "export_markdown", "Export MD", id="export-markdown"),
-        Binding("ctrl+k", "pin", "Pin prompt", id="pin"),
+        Binding("ctrl+r", "export_markdown", "Export MD", id="export-markdown"),
+        Binding("f6", "cycle_sort", "Sort", id="sort"),
         Binding("ctrl+s", "screenshot", "Screenshot", id="screenshot"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
@@ -103,9 +111,11 @@ class ExplorerApp(App[None]):
         cwd: str | None = None,
         cases_skill: str | None = None,
         history_log: str | None = None,
+        initial_skill: str | None = None,
     ) -> None:
         super().__init__()
         self.cwd = cwd  # the working directory of the project channel (§3.5), like the hook's
+        self.initial_skill = initial_skill  # --skill: the row to open focused on
         self.roots = [os.path.abspath(root) for root in roots]
         self.config = self.baseline = config
         self.cache_dir = cache_dir
@@ -143,6 +153,7 @@ class ExplorerApp(App[None]):
         yield PromptBar(self.history, id="prompt")
         with Vertical(id="main"):
             yield Static(id="message")
+            yield FilterBar(id="filter")
             yield SkillsTable(id="skills")
             with Horizontal(id="bottom"):
                 with TabbedContent(id="details"):
@@ -164,6 +175,7 @@ class ExplorerApp(App[None]):
             self.set_keymap(self.config.keymap)
         self.query_one(PromptBar).value = self.initial_prompt
         self.query_one(PromptBar).focus()
+        self.query_one("#filter", Input).display = False
         self._layout_for(self.size.width)
         self._set_message("Loading the library…")
         self._refresh_status()
@@ -173,8 +185,9 @@ class ExplorerApp(App[None]):
     def _first_paint(self) -> None:
         self.first_paint_ms = (time.perf_counter() - self.created_at) * 1000
 
-    def on_resize(self) -> None:
-        self._layout_for(self.size.width)
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: self.size still holds the previous one while this runs.
+        self._layout_for(event.size.width)
 
     def _layout_for(self, width: int) -> None:
         self.set_class(width < NARROW_WIDTH, "narrow")
@@ -291,6 +304,7 @@ class ExplorerApp(App[None]):
         gc.freeze()
         self.snapshot = snapshot
         self.loading = loading
+        self.query_one(SkillsTable).descriptions = {s.id: s.description for s in snapshot.skills}
         self._refresh_status()
         self._explain_library(snapshot)
         self.schedule_decide()
@@ -332,6 +346,9 @@ class ExplorerApp(App[None]):
         if self.decision is not None:
             self._delta_base = {row.id: row for row in self.decision.rows}
         self.snapshot = self.live.snapshot
+        self.query_one(SkillsTable).descriptions = {
+            s.id: s.description for s in self.snapshot.skills
+        }
         self._refresh_status()
         self._explain_library(self.snapshot)
         self.schedule_decide()
@@ -398,16 +415,21 @@ class ExplorerApp(App[None]):
 
     # -- deciding ------------------------------------------------------------------------
 
-    def on_input_changed(self, event: PromptBar.Changed) -> None:
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.query_one(SkillsTable).set_filter(event.value)
+            return
         if event.input.id != "prompt":
             return
         self._delta_base = None  # deltas compare snapshots for the same prompt only
         self._typing = True
         self.schedule_decide()
 
-    def on_input_submitted(self, event: PromptBar.Submitted) -> None:
+    def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "prompt":
             self.history.add(event.value)
+        elif event.input.id == "filter":
+            self.query_one(SkillsTable).focus()  # the filter stays; Esc in the table: prompt
 
     def schedule_decide(self) -> None:
         """Leading-edge debounce: an idle app decides at once; keystrokes that arrive while
@@ -457,10 +479,11 @@ class ExplorerApp(App[None]):
             reranker=status.reranker is not None,
         )
         same_prompt = self.decision is not None and self.decision.prompt == decision.prompt
+        if self.initial_skill is not None and self.initial_skill in snapshot.positions:
+            table.followed, self.initial_skill = self.initial_skill, None
         table.show(decision, limits, self._delta_base, keep_cursor=same_prompt)
         self.decision = decision
-        if not same_prompt:
-            self.highlighted = decision.rows[0].id if decision.rows else None
+        self.highlighted = table.current_id()
         # The table follows every keystroke; the panels (long texts that re-lay out the
         # screen) follow once typing pauses, so they never delay the next keystroke.
         self.call_after_refresh(self._painted)
@@ -518,6 +541,8 @@ class ExplorerApp(App[None]):
         self.push_screen(ThresholdEditor(self.config, self.baseline, Path(PROJECT_CONFIG_NAME)))
 
     def on_threshold_editor_edited(self, event: ThresholdEditor.Edited) -> None:
+        if event.config == self.config:
+            return  # nothing changed: no re-index, no re-run of lint and cases
         self.config = event.config
         if event.changed in INDEX_FIELDS and self.live is not None:
             self.live.config = event.config
@@ -548,12 +573,18 @@ class ExplorerApp(App[None]):
         out.append("Type a prompt; every skill is scored as you type.\n\n")
         for binding in self.BINDINGS:
             if isinstance(binding, Binding):
-                out.append(f"{binding.key:<10}", style="bold")
+                # The key in effect: the config's keymap, when it remaps this binding.
+                key = self._keymap.get(binding.id or "", binding.key)
+                out.append(f"{key:<10}", style="bold")
                 out.append(f"{binding.description:<16}", style="")
                 out.append(f" id: {binding.id}\n", style="dim")
         out.append(
-            "\nup/down walks the prompt history. ctrl+p opens the command palette (toggle "
-            "columns, compare with the pinned prompt, …).\nRemap any key by id in the "
+            "\nIn the prompt: up/down and page up/down move the table's cursor while you type; "
+            "alt+up/alt+down (or ctrl+up/ctrl+down) walk the prompt history.\nIn the table: "
+            "/ filters, esc returns to the prompt, typing goes to the prompt, home follows "
+            "the top row again; click a header to sort.\nThe highlighted skill stays "
+            "highlighted as the prompt changes. ctrl+p opens the command palette (toggle "
+            "columns, sort, compare with the pinned prompt, …).\nRemap any key by id in the "
             'config: keymap = { reindex = "ctrl+r" }.\n\nColumns: hybrid = cos + kw + ph + '
             "file (§3); bm25 raw (normalised) #rank; rerank logit (sigmoid), — when not "
             "reranked, off without a model; overlap matched/query terms and Jaccard.\n"
@@ -573,8 +604,23 @@ class ExplorerApp(App[None]):
             return
         path = self.snapshot.skills[self.snapshot.positions[self.highlighted]].path
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with self.suspend():
-            subprocess.run([*shlex.split(editor), path], check=False)
+        try:
+            command = shlex.split(editor)
+        except ValueError as error:
+            self.notify(f"cannot read $EDITOR {editor!r}: {error}", severity="error")
+            return
+        if not command or shutil.which(command[0]) is None:
+            self.notify(
+                f"editor {editor!r} not found: set $VISUAL or $EDITOR (file: {path})",
+                severity="error",
+                timeout=10,
+            )
+            return
+        try:
+            with self.suspend():
+                subprocess.run([*command, path], check=False)
+        except Exception as error:  # no terminal to hand over (a pipe, a test) or a dead editor
+            self.notify(f"cannot run {editor!r}: {error}", severity="error", timeout=10)
 
     def action_copy_json(self) -> None:
         if self.decision is not None:
@@ -609,7 +655,59 @@ class ExplorerApp(App[None]):
 
     def toggle_column(self, key: str) -> None:
         self.query_one(SkillsTable).toggle_column(key)
-        self.schedule_decide()
+
+    # -- finding a skill -----------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    def action_focus_prompt(self) -> None:
+        self.query_one(PromptBar).focus()
+
+    def action_table_move(self, step: int) -> None:
+        self.query_one(SkillsTable).move(step)
+
+    def action_table_page(self, direction: int) -> None:
+        table = self.query_one(SkillsTable)
+        table.move(direction * max(1, table.size.height - 2))
+
+    def on_skills_table_typed_ahead(self, event: SkillsTable.TypedAhead) -> None:
+        prompt = self.query_one(PromptBar)
+        prompt.focus()
+        prompt.insert_text_at_cursor(event.character)
+
+    def action_clear_filter(self) -> None:
+        """Esc in the filter: every skill again, and back to the prompt."""
+        field = self.query_one("#filter", Input)
+        field.value = ""
+        field.display = False
+        self.query_one(SkillsTable).set_filter("")
+        self.action_focus_prompt()
+
+    def action_go_to(self) -> None:
+        self.push_screen(CommandPalette(providers=[SkillCommands], placeholder="Go to skill…"))
+
+    def go_to_skill(self, skill_id: str) -> None:
+        """Put the cursor on a skill and keep it there as the prompt changes."""
+        table = self.query_one(SkillsTable)
+        if table.go_to(skill_id):
+            if not table.filter_text:
+                self.query_one("#filter", Input).value = ""
+            self.highlighted = skill_id
+            self._show_skill(skill_id)
+        else:
+            self.notify(f"no skill {skill_id!r} in the table yet", severity="warning")
+
+    def sort_table(self, key: str) -> None:
+        self.query_one(SkillsTable).sort_by(key)
+
+    def action_cycle_sort(self) -> None:
+        table = self.query_one(SkillsTable)
+        keys = list(SORT_KEYS)
+        self.sort_table(keys[(keys.index(table.sort_key) + 1) % len(keys)])
+        self.notify(f"sorted by {table.sort_key}", timeout=2)
 
 
 def _default_cases(roots: Sequence[str]) -> str | None:

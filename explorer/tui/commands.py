@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from explorer.tui.widgets.skills_table import COLUMNS
+from explorer.tui.widgets.skills_table import COLUMNS, SORT_KEYS
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
@@ -30,6 +30,8 @@ class ExplorerCommands(Provider):
                 app.action_export_markdown,
             ),
             ("Pin the current prompt", "compare it with the prompt being typed", app.action_pin),
+            ("Go to skill…", "jump to a skill's row and keep it highlighted", app.action_go_to),
+            ("Filter the table", "fuzzy over id and description", app.action_filter),
             ("Edit thresholds", "every config field, applied as you type", app.action_thresholds),
             ("Show parse errors", "rejected files, stale skills, warnings", app.action_errors),
             (
@@ -38,12 +40,20 @@ class ExplorerCommands(Provider):
                 app.action_screenshot,
             ),
         ]
-        for key, label, _ in COLUMNS[2:]:
+        for key, label in COLUMNS[2:]:
             commands.append(
                 (
                     f"Toggle column: {label}",
                     "show or hide it",
                     lambda key=key: app.toggle_column(key),
+                )
+            )
+        for key in SORT_KEYS:
+            commands.append(
+                (
+                    f"Sort by: {key}",
+                    "the same again reverses; decision = the cascade's order",
+                    lambda key=key: app.sort_table(key),
                 )
             )
         return commands
@@ -58,3 +68,33 @@ class ExplorerCommands(Provider):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
+
+
+class SkillCommands(Provider):
+    """"Go to skill": every skill of the library by id, with its description as help."""
+
+    def _skills(self) -> list[tuple[str, str]]:
+        app: ExplorerApp = self.app  # type: ignore[assignment]
+        if app.snapshot is None:
+            return []
+        return [(skill.id, skill.description) for skill in app.snapshot.skills]
+
+    async def discover(self) -> Hits:
+        app: ExplorerApp = self.app  # type: ignore[assignment]
+        for skill_id, description in self._skills():
+            yield DiscoveryHit(
+                skill_id, lambda skill_id=skill_id: app.go_to_skill(skill_id), help=description
+            )
+
+    async def search(self, query: str) -> Hits:
+        app: ExplorerApp = self.app  # type: ignore[assignment]
+        matcher = self.matcher(query)
+        for skill_id, description in self._skills():
+            score = matcher.match(skill_id)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(skill_id),
+                    lambda skill_id=skill_id: app.go_to_skill(skill_id),
+                    help=description,
+                )

@@ -29,6 +29,7 @@ class PromptHistory:
         self.path = path or history_path()
         self.entries: list[str] = self._read()
         self.position = len(self.entries)
+        self.draft = ""  # what was typed before walking back: the walk forward ends on it
 
     def _read(self) -> list[str]:
         try:
@@ -50,10 +51,14 @@ class PromptHistory:
             # history is a convenience: a read-only home must not break the app
             self.entries = _merged(self.entries, prompt)
         self.position = len(self.entries)
+        self.draft = ""
 
-    def older(self) -> str | None:
+    def older(self, current: str = "") -> str | None:
+        """The entry before the current one; leaving the unsubmitted draft keeps it."""
         if self.position == 0:
             return None
+        if self.position == len(self.entries):
+            self.draft = current
         self.position -= 1
         return self.entries[self.position]
 
@@ -61,7 +66,7 @@ class PromptHistory:
         if self.position >= len(self.entries):
             return None
         self.position += 1
-        return self.entries[self.position] if self.position < len(self.entries) else ""
+        return self.entries[self.position] if self.position < len(self.entries) else self.draft
 
 
 def _merged(entries: list[str], prompt: str) -> list[str]:

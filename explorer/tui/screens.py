@@ -23,6 +23,7 @@ from explorer.engine.config import (
     toml_value,
     type_label,
 )
+from explorer.engine.ranges import range_error
 from explorer.engine.skills import Problem
 from explorer.engine.tomlfile import update_toml
 from explorer.terminal import plain, visible
@@ -38,6 +39,9 @@ RESTART_FIELDS = frozenset(
 def field_text(value: Any) -> str:
     """A field's value as the editor shows it: TOML, blank for 'follow the model'."""
     return "" if value is None else toml_value(value)
+
+
+DEFAULTS = Config()
 
 
 class ThresholdEditor(ModalScreen[None]):
@@ -78,11 +82,13 @@ class ThresholdEditor(ModalScreen[None]):
             for name in FIELD_NAMES:
                 with Horizontal(classes="field-row"):
                     yield Label(name, id=f"label-{name}", classes="field-name")
+                    default = getattr(DEFAULTS, name)
                     yield Input(
                         field_text(getattr(self.config, name)),
-                        placeholder="follow the model"
-                        if name in ("min_similarity", "score_margin")
-                        else "",
+                        # Blank means the default, for every field; the placeholder says which.
+                        placeholder="default: follow the model"
+                        if default is None
+                        else f"default: {field_text(default) or 'empty'}",
                         id=f"field-{name}",
                         classes="field-input",
                     )
@@ -122,12 +128,21 @@ class ThresholdEditor(ModalScreen[None]):
         name = (event.input.id or "").removeprefix("field-")
         raw = event.value.strip()
         try:
-            if not raw and name in ("min_similarity", "score_margin"):
-                value: Any = None
+            if not raw:
+                value: Any = getattr(DEFAULTS, name)  # a cleared field is the default
             else:
                 value = coerce(name, read_value(name, raw), "editor")
         except ConfigError as error:
             self._mark(name, str(error).removeprefix("editor: "))
+            return
+        problem = range_error(name, value)
+        if problem is not None:
+            self._mark(name, problem)
+            return
+        self._mark(name)
+        if value == getattr(self.config, name):
+            # Inputs post Changed when they mount, and retyping a value changes nothing:
+            # no message, so no re-decide, re-index or re-run of lint and cases.
             return
         self.config = self.config.replace(**{name: value})
         self._mark(name)

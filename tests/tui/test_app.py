@@ -193,18 +193,23 @@ async def test_bad_states_are_said_on_screen(tmp_path: Path) -> None:
         assert "No SKILL.md files" in app._screen_message
 
 
-async def test_history_walks_with_up_and_down(library: Path, tmp_path: Path) -> None:
+async def test_history_walks_with_alt_up_and_down_and_keeps_the_draft(
+    library: Path, tmp_path: Path
+) -> None:
     history = PromptHistory(tmp_path / "history.txt")
     history.add("first prompt")
     history.add("second prompt")
     app = ExplorerApp([str(library)], CONFIG, cache_dir=str(tmp_path / "c"), history=history)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("up")
+        await pilot.press(*"half typed")
+        await pilot.press("alt+up")
         assert app.query_one(PromptBar).value == "second prompt"
-        await pilot.press("up", "up")
+        await pilot.press("alt+up", "alt+up")
         assert app.query_one(PromptBar).value == "first prompt"
-        await pilot.press("down")
+        await pilot.press("alt+down")
         assert app.query_one(PromptBar).value == "second prompt"
+        await pilot.press("alt+down")  # past the newest entry: the unsubmitted draft is back
+        assert app.query_one(PromptBar).value == "half typed"
     assert PromptHistory(tmp_path / "history.txt").entries == ["first prompt", "second prompt"]
 
 

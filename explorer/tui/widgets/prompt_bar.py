@@ -1,4 +1,4 @@
-"""The prompt bar: type a prompt, walk the history with up/down."""
+"""The prompt bar: type a prompt; up/down move the table's cursor; alt+up/down walk history."""
 
 from __future__ import annotations
 
@@ -9,17 +9,34 @@ from explorer.tui.history import PromptHistory
 
 
 class PromptBar(Input):
+    """The prompt keeps the focus while the user moves through the table: up/down and
+    page up/down move the table's cursor, so typing and looking at a row go together."""
+
     BINDINGS = [
-        Binding("up", "history_older", "Older prompt", show=False, id="history-older"),
-        Binding("down", "history_newer", "Newer prompt", show=False, id="history-newer"),
+        Binding("up", "app.table_move(-1)", "Row up", show=False, id="prompt-row-up"),
+        Binding("down", "app.table_move(1)", "Row down", show=False, id="prompt-row-down"),
+        Binding("pageup", "app.table_page(-1)", "Page up", show=False, id="prompt-page-up"),
+        Binding("pagedown", "app.table_page(1)", "Page down", show=False, id="prompt-page-down"),
+        Binding(
+            "alt+up,ctrl+up", "history_older", "Older prompt", show=False, id="history-older"
+        ),
+        Binding(
+            "alt+down,ctrl+down", "history_newer", "Newer prompt", show=False, id="history-newer"
+        ),
     ]
 
     def __init__(self, history: PromptHistory, **kwargs: object) -> None:
-        super().__init__(placeholder="Type a prompt, as a user would…", **kwargs)  # type: ignore[arg-type]
+        # select_on_focus off: coming back from F2, the table or the filter, the next key
+        # must add to the prompt, not replace the selected prompt with one letter.
+        super().__init__(
+            placeholder="Type a prompt, as a user would…",
+            select_on_focus=False,
+            **kwargs,  # type: ignore[arg-type]
+        )
         self.history = history
 
     def action_history_older(self) -> None:
-        entry = self.history.older()
+        entry = self.history.older(self.value)
         if entry is not None:
             self.value = entry
             self.cursor_position = len(entry)
@@ -29,3 +46,19 @@ class PromptBar(Input):
         if entry is not None:
             self.value = entry
             self.cursor_position = len(entry)
+
+
+class FilterBar(Input):
+    """The `/` filter over the table (fuzzy over id and description); the ranking stays."""
+
+    BINDINGS = [
+        Binding("up", "app.table_move(-1)", "Row up", show=False, id="filter-row-up"),
+        Binding("down", "app.table_move(1)", "Row down", show=False, id="filter-row-down"),
+        Binding("escape", "app.clear_filter", "Clear filter", id="filter-clear"),
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(
+            placeholder="filter: words of the id or description (enter: table, esc: clear)",
+            **kwargs,  # type: ignore[arg-type]
+        )

@@ -17,18 +17,24 @@ from textual.strip import Strip
 from explorer.engine.decision import Decision, Row, Verdict
 from explorer.terminal import one_line
 
-# (key, label, width). Fixed widths: measuring every cell of every row to size the
-# columns was most of the cost of a keystroke at 1,000 skills. 118 columns in all.
-COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("rank", "#", 3),
-    ("skill", "skill", 20),
-    ("verdict", "verdict", 15),
-    ("hybrid", "hybrid  cos+kw+ph+file", 27),
-    ("cosine", "cos", 6),
-    ("bm25", "bm25 norm #", 13),
-    ("rerank", "rerank σ", 10),
-    ("overlap", "overlap J", 8),
+# (key, label): the order on screen. Widths come from the content (see _widths): the
+# bounds of each number, the longest id, never a per-cell measurement at every keystroke.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("rank", "#"),
+    ("skill", "skill"),
+    ("verdict", "verdict"),
+    ("hybrid", "hybrid  cos+kw+ph+file"),
+    ("cosine", "cos"),
+    ("bm25", "bm25 norm #"),
+    ("rerank", "rerank σ"),
+    ("overlap", "overlap J"),
 )
+# When the terminal is too narrow for every column, these go first (they repeat, or add
+# little to, what the others show); the skill, verdict and hybrid columns always stay.
+DROP_ORDER = ("cosine", "rerank", "overlap", "bm25")
+GAP = 2  # spaces between columns: adjacent numbers never run together
+MIN_NAME = 12
+SORT_KEYS = ("decision", "skill", "hybrid", "cosine", "bm25", "rerank", "overlap")
 DELTA_EPSILON = 0.0005
 
 
@@ -48,21 +54,23 @@ def _coloured(good: bool, near: bool, text: str) -> Text:
     return Text(text, style=style)
 
 
-def _join(cells: list[Text], columns: list[tuple[str, str, int]]) -> Text:
-    """Cells into one line, each cut or padded to its column's width, one space apart."""
+def _join(cells: list[Text], widths: list[int]) -> Text:
+    """Cells into one line, each cut or padded to its column's width, GAP spaces apart."""
     line = Text(no_wrap=True, end="")
-    for cell, (_, _, width) in zip(cells, columns, strict=True):
+    for cell, width in zip(cells, widths, strict=True):
         piece = cell.copy()
         piece.truncate(width, overflow="ellipsis", pad=True)
         line.append_text(piece)
-        line.append(" ")
+        line.append(" " * GAP)
     return line
 
 
 def _short(value: float, digits: int = 2) -> str:
     """0.47 as .47: the breakdown columns stay narrow enough for 120 columns."""
     text = f"{value:.{digits}f}"
-    return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
+    if text.startswith("0."):
+        return text[1:]
+    return "-" + text[2:] if text.startswith("-0.") else text
 
 
 def _delta(now: float, before: float | None) -> Text:
@@ -77,12 +85,38 @@ def _delta(now: float, before: float | None) -> Text:
     )
 
 
+def _span(low: float, high: float, fmt: str) -> int:
+    """The widest a number between low and high prints as (widths are monotone in |x|)."""
+    return max(len(format(low, fmt)), len(format(high, fmt)))
+
+
+def _short_span(low: float, high: float) -> int:
+    return max(len(_short(low)), len(_short(high)))
+
+
+def matches(query: str, skill_id: str, description: str) -> bool:
+    """The `/` filter: every word of the query is in the id as a subsequence (fuzzy, so
+    "pdfx" finds "pdf-extract") or in the description as a substring."""
+    skill_id, description = skill_id.lower(), description.lower()
+    for word in query.lower().split():
+        if word in description or word in skill_id:
+            continue
+        letters = iter(skill_id)
+        if not all(char in letters for char in word):
+            return False
+    return True
+
+
 class SkillsTable(ScrollView, can_focus=True):
     """Rows in decision order; ▲/▼ against the previous snapshot for the same prompt.
 
     Drawn line by line (Textual's line API): each keystroke replaces every row, and a
     DataTable measured and re-rendered every cell of every row to do that, several times
     slower than building one line per visible row.
+
+    The `#` column is a row's place in the decision's order (injected first), whatever the
+    filter or sort. The cursor follows a skill, not a line: once the user moves it, the same
+    skill stays under it as the prompt changes (Home goes back to following the top row).
     """
 
     BINDINGS = [
@@ -92,8 +126,15 @@ class SkillsTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
         Binding("home", "cursor_to(0)", "First", show=False, id="table-first"),
         Binding("end", "cursor_to(-1)", "Last", show=False, id="table-last"),
+        Binding("slash", "app.filter", "Filter", id="table-filter"),
+        Binding("escape", "app.focus_prompt", "Prompt", show=False, id="table-prompt"),
     ]
-    COMPONENT_CLASSES = {"skills-table--cursor", "skills-table--header", "skills-table--odd"}
+    COMPONENT_CLASSES = {
+        "skills-table--cursor",
+        "skills-table--header",
+        "skills-table--odd",
+        "skills-table--sorted",
+    }
     DEFAULT_CSS = """
     SkillsTable > .skills-table--cursor { background: $primary 30%; text-style: bold; }
     SkillsTable:focus > .skills-table--cursor { background: $primary 60%; }
@@ -107,26 +148,52 @@ class SkillsTable(ScrollView, can_focus=True):
             super().__init__()
             self.skill_id = skill_id
 
+    class TypedAhead(Message):
+        """A printable key pressed in the table: it belongs to the prompt."""
+
+        def __init__(self, character: str) -> None:
+            super().__init__()
+            self.character = character
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.hidden: set[str] = set()
-        self.rows: list[Row] = []
+        self.hidden: set[str] = set()  # columns the user turned off
+        self.rows: list[Row] = []  # the decision's rows, in its order
+        self.view: list[int] = []  # indices into rows: filtered and sorted, what is drawn
+        self.filter_text = ""
+        self.descriptions: dict[str, str] = {}  # id -> description, for the filter
+        self.sort_key = "decision"
+        self.sort_reverse = False
+        self.followed: str | None = None  # the skill the user put the cursor on
+        self._announced: str | None = None
         self._limits: Limits | None = None
         self._before: dict[str, Row] | None = None
-        self._lines: dict[int, Text] = {}  # row index -> its line, built when first drawn
+        self._widths: dict[str, int] = {}
+        self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
         self._strips: dict[tuple[int, int, int, Style], Strip] = {}  # drawn lines, reused
 
     # -- content -------------------------------------------------------------------------
 
     @property
-    def columns(self) -> list[tuple[str, str, int]]:
-        return [column for column in COLUMNS if column[0] not in self.hidden]
+    def columns(self) -> list[tuple[str, str]]:
+        """The columns on screen: not hidden by the user, not dropped for width."""
+        return [column for column in COLUMNS if column[0] in self._widths]
 
     def toggle_column(self, key: str) -> None:
         self.hidden ^= {key}
-        self._lines.clear()
-        self._strips.clear()
-        self._resize()
+        self._relayout()
+
+    def sort_by(self, key: str) -> None:
+        """Sort by a column (the same key again reverses it); "decision" is the cascade's order."""
+        if key == self.sort_key and key != "decision":
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_key, self.sort_reverse = key, False
+        self._rebuild_view()
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text
+        self._rebuild_view()
 
     def show(
         self,
@@ -138,47 +205,160 @@ class SkillsTable(ScrollView, can_focus=True):
     ) -> None:
         """Replace the rows; `before` (the previous snapshot's rows) adds deltas.
 
-        A new prompt starts at the top; a re-index or a threshold edit for the same
-        prompt keeps the cursor on the same skill.
+        The cursor stays on the followed skill; with none, a new prompt starts at the top
+        and a re-index or a threshold edit for the same prompt keeps the current skill.
         """
-        keep = self.current_id() if keep_cursor else None
+        keep = self.followed or (self.current_id() if keep_cursor else None)
         self.rows = list(decision.rows)
         self._limits, self._before = limits, before
-        self._lines.clear()
-        self._strips.clear()
-        ids = [row.id for row in self.rows]
+        self._rebuild_view(keep, top=not keep_cursor and self.followed is None)
+
+    def _rebuild_view(self, keep: str | None = None, *, top: bool = False) -> None:
+        keep = keep or self.followed or self.current_id()
+        view = list(range(len(self.rows)))
+        if self.filter_text.strip():
+            query, rows, descriptions = self.filter_text, self.rows, self.descriptions
+            view = [i for i in view if matches(query, rows[i].id, descriptions.get(rows[i].id, ""))]
+        if self.sort_key != "decision":
+            view.sort(key=self._sort_value, reverse=self.sort_reverse)
+        elif self.sort_reverse:
+            view.reverse()
+        self.view = view
+        self._relayout()
+        ids = [self.rows[i].id for i in view]
         cursor = ids.index(keep) if keep in ids else 0
-        self._resize()
-        if keep_cursor and cursor == self.cursor:
+        if cursor == self.cursor:
             self.refresh()
         self.cursor = cursor
-        if not keep_cursor:
+        if top and cursor == 0:
             self.scroll_to(y=0, animate=False)
-            self._announce()
+        self._scroll_to_cursor()
+        self._announce()
 
-    def _resize(self) -> None:
-        width = sum(width + 1 for _, _, width in self.columns)
-        self.virtual_size = Size(width, len(self.rows) + 1)  # + the header line
+    def _sort_value(self, index: int) -> tuple[float, str]:
+        row = self.rows[index]
+        if self.sort_key == "skill":
+            return (0.0, row.id)
+        value = {
+            "hybrid": row.score,
+            "cosine": row.cosine,
+            "bm25": row.bm25,
+            "rerank": row.rerank if row.rerank is not None else float("-inf"),
+            "overlap": row.jaccard,
+        }[self.sort_key]
+        return (-value, row.id)  # best first; ties by id, so the order is stable
+
+    def on_resize(self) -> None:
+        self._relayout()
+
+    def _relayout(self) -> None:
+        """Column widths from the content and the width on screen; then redraw."""
+        self._widths = self._fit(self._content_widths(), self.size.width or 120)
+        self._lines.clear()
+        self._strips.clear()
+        width = sum(w + GAP for w in self._widths.values())
+        self.virtual_size = Size(width, len(self.view) + 1)  # + the header line
         self.refresh()
 
+    def _content_widths(self) -> dict[str, int]:
+        """Each column as wide as its widest value could print, from the values' bounds."""
+        rows, limits = self.rows, self._limits
+        labels = dict(COLUMNS)
+        wanted = {key: len(label) for key, label in COLUMNS if key not in self.hidden}
+        if limits is not None and not limits.reranker:
+            wanted.pop("rerank", None)  # no model loaded: a column of "off" says nothing
+        if not rows:
+            return wanted
+        lo: dict[str, float] = {}
+        hi: dict[str, float] = {}
+        name = verdict = 0
+        logit = 0.0
+        for row in rows:
+            name = max(name, len(row.id))
+            verdict = max(verdict, len(row.verdict))
+            for key, value in (
+                ("score", row.score),
+                ("cosine", row.cosine),
+                ("keyword", row.keyword),
+                ("phrase", row.phrase),
+                ("file", row.file),
+                ("bm25", row.bm25),
+                ("bm25_norm", row.bm25_norm),
+            ):
+                if value < lo.get(key, 0.0):
+                    lo[key] = value
+                if value > hi.get(key, 0.0):
+                    hi[key] = value
+            if row.rerank is not None:
+                logit = max(logit, abs(row.rerank))
+        channels = ("cosine", "keyword", "phrase", "file")
+        parts = sum(_short_span(lo.get(k, 0.0), hi.get(k, 0.0)) for k in channels)
+        hybrid = _span(lo.get("score", 0.0), hi.get("score", 0.0), ".3f") + 1 + parts + 3
+        if self._before is not None:
+            hybrid += 7  # " ▲0.123": a delta is never cut
+        queries = len(str(rows[0].query_terms))
+        content = {
+            "rank": len(str(len(rows))) + 1,  # + the follow mark
+            "skill": name,
+            "verdict": verdict,
+            "hybrid": hybrid,
+            "cosine": _span(lo.get("cosine", 0.0), hi.get("cosine", 0.0), ".3f"),
+            "bm25": len(format(hi.get("bm25", 0.0), ".2f"))
+            + 1
+            + _short_span(0.0, hi.get("bm25_norm", 0.0))
+            + 2
+            + len(str(len(rows))),
+            "rerank": 1 + len(format(logit, ".2f")) + 5,
+            "overlap": 2 * queries + 1 + 5,
+        }
+        return {key: max(len(labels[key]), content[key]) for key in wanted}
+
+    @staticmethod
+    def _fit(widths: dict[str, int], room: int) -> dict[str, int]:
+        """Drop the least telling columns until the rest fit; then cut names, never numbers."""
+        widths = dict(widths)
+
+        def total() -> int:
+            return sum(w + GAP for w in widths.values())
+
+        for key in DROP_ORDER:
+            if total() <= room:
+                break
+            widths.pop(key, None)
+        if total() > room and "skill" in widths:
+            widths["skill"] = max(MIN_NAME, widths["skill"] - (total() - room))
+        return widths
+
     def current_id(self) -> str | None:
-        return self.rows[self.cursor].id if 0 <= self.cursor < len(self.rows) else None
+        if 0 <= self.cursor < len(self.view):
+            return self.rows[self.view[self.cursor]].id
+        return None
 
     def line_text(self, index: int) -> Text:
-        """Row `index` as one line of text: what the screen shows (tests read it too)."""
+        """Line `index` of the view as text: what the screen shows (tests read it too)."""
         line = self._lines.get(index)
         if line is None:
             assert self._limits is not None
-            cells = self._cells(self.rows[index], self._limits, self._before)
-            line = self._lines[index] = _join(cells, self.columns)
+            position = self.view[index]
+            cells = self._cells(position, self._limits, self._before)
+            widths = [self._widths[key] for key, _ in self.columns]
+            line = self._lines[index] = _join(cells, widths)
         return line
+
+    def header_text(self) -> Text:
+        labels = []
+        for key, label in self.columns:
+            if key == self.sort_key:
+                label += " ▲" if self.sort_reverse else " ▼"
+            labels.append(Text(label))
+        return _join(labels, [self._widths[key] for key, _ in self.columns])
 
     def cell_text(self, skill_id: str, key: str) -> str:
         """The plain text of one cell, by skill id and column key."""
         assert self._limits is not None
-        row = next(row for row in self.rows if row.id == skill_id)
+        position = next(i for i, row in enumerate(self.rows) if row.id == skill_id)
         keys = [column[0] for column in self.columns]
-        return self._cells(row, self._limits, self._before)[keys.index(key)].plain
+        return self._cells(position, self._limits, self._before)[keys.index(key)].plain
 
     # -- drawing -------------------------------------------------------------------------
 
@@ -186,11 +366,10 @@ class SkillsTable(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
         if y == 0:
-            header = _join([Text(label) for _, label, _ in self.columns], self.columns)
             style = self.get_component_rich_style("skills-table--header")
-            return self._strip(header, scroll_x, width, style)
+            return self._strip(self.header_text(), scroll_x, width, style)
         index = scroll_y + y - 1
-        if index >= len(self.rows):
+        if index >= len(self.view):
             return Strip.blank(width, self.rich_style)
         if index == self.cursor:
             style = self.get_component_rich_style("skills-table--cursor")
@@ -213,49 +392,95 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh()
-        if self.rows:
-            # Keep the cursor's row in view (line 0 is the header).
-            top = self.scroll_offset.y
-            visible = max(1, self.size.height - 1)
-            if new < top:
-                self.scroll_to(y=new, animate=False)
-            elif new >= top + visible:
-                self.scroll_to(y=new - visible + 1, animate=False)
+        self._scroll_to_cursor()
         if old != new:
             self._announce()
 
+    def _scroll_to_cursor(self) -> None:
+        if self.view:
+            # Keep the cursor's row in view (line 0 is the header).
+            top = self.scroll_offset.y
+            visible = max(1, self.size.height - 1)
+            if self.cursor < top:
+                self.scroll_to(y=self.cursor, animate=False)
+            elif self.cursor >= top + visible:
+                self.scroll_to(y=self.cursor - visible + 1, animate=False)
+
     def _announce(self) -> None:
         skill_id = self.current_id()
-        if skill_id is not None:
+        if skill_id is not None and skill_id != self._announced:
+            self._announced = skill_id
             self.post_message(self.Highlighted(skill_id))
 
+    def move(self, step: int) -> None:
+        """Move the cursor by `step` rows (from the prompt too); the skill is then followed."""
+        if self.view:
+            self.cursor = min(max(self.cursor + step, 0), len(self.view) - 1)
+            self.followed = self.current_id()
+            self.refresh()
+
+    def go_to(self, skill_id: str) -> bool:
+        """Put the cursor on `skill_id` and follow it; clears a filter that hides it."""
+        if not any(row.id == skill_id for row in self.rows):
+            return False
+        self.followed = skill_id
+        if skill_id not in (self.rows[i].id for i in self.view):
+            self.filter_text = ""
+        self._rebuild_view(skill_id)
+        return True
+
     def action_cursor(self, step: int) -> None:
-        if self.rows:
-            self.cursor = min(max(self.cursor + step, 0), len(self.rows) - 1)
+        self.move(step)
 
     def action_page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self.size.height - 2))
+        self.move(direction * max(1, self.size.height - 2))
 
     def action_cursor_to(self, index: int) -> None:
-        if self.rows:
-            self.cursor = index % len(self.rows)
+        if self.view:
+            self.cursor = index % len(self.view)
+            # Home: follow the top row again, whatever skill that is for the next prompt.
+            self.followed = None if index == 0 else self.current_id()
+            self.refresh()
 
     def on_click(self, event: events.Click) -> None:
+        if event.y == 0:
+            self._click_header(event.x + self.scroll_offset.x)
+            return
         index = self.scroll_offset.y + event.y - 1
-        if event.y >= 1 and 0 <= index < len(self.rows):
+        if 0 <= index < len(self.view):
             self.cursor = index
+            self.followed = self.current_id()
 
-    def _cells(self, row: Row, limits: Limits, before: dict[str, Row] | None) -> list[Text]:
+    def _click_header(self, x: int) -> None:
+        left = 0
+        for key, _ in self.columns:
+            right = left + self._widths[key] + GAP
+            if left <= x < right:
+                self.sort_by("decision" if key == "rank" else key)
+                return
+            left = right
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character and event.character != "/":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypedAhead(event.character))
+
+    def _cells(self, position: int, limits: Limits, before: dict[str, Row] | None) -> list[Text]:
+        row = self.rows[position]
         previous = before.get(row.id) if before is not None else None
+        injected = row.verdict is Verdict.INJECT
         over_floor = row.score >= limits.min_similarity
+        # Green means "injected", nothing else: a row over the floor that a later gate
+        # (score_margin, max_skills, …) dropped is a near miss, yellow.
         verdict = (
             Text("INJECT", style="bold reverse green")
-            if row.verdict is Verdict.INJECT
+            if injected
             else Text(row.verdict, style="red" if over_floor else "dim")
         )
         hybrid = _coloured(
-            over_floor,
-            row.score >= limits.min_similarity - limits.score_margin,
+            injected,
+            over_floor or row.score >= limits.min_similarity - limits.score_margin,
             f"{row.score:.3f}",
         )
         channels = (row.cosine, row.keyword, row.phrase, row.file)
@@ -283,13 +508,16 @@ class SkillsTable(ScrollView, can_focus=True):
         else:
             rerank = _coloured(row.rerank >= limits.rerank_min, False, f"{row.rerank:+.2f}")
             rerank.append(f" {_short(row.rerank_prob or 0.0)}", style="dim")
+        followed = row.id == self.followed
         cells = {
-            "rank": Text(str(row.rank), style="dim"),
-            "skill": one_line(row.id, 40),
+            "rank": Text(
+                f"{'▸' if followed else ' '}{position + 1}", style="bold" if followed else "dim"
+            ),
+            "skill": one_line(row.id, 200),
             "verdict": verdict,
             "hybrid": hybrid,
             "cosine": _coloured(
-                row.cosine >= limits.min_similarity,
+                injected,
                 row.cosine >= limits.min_similarity - limits.score_margin,
                 f"{row.cosine:.3f}",
             ),
@@ -300,4 +528,4 @@ class SkillsTable(ScrollView, can_focus=True):
                 style="bold" if row.matched_terms else "dim",
             ),
         }
-        return [cells[key] for key, _, _ in self.columns]
+        return [cells[key] for key, _ in self.columns]

@@ -21,15 +21,18 @@ class StatusBar(Static):
         self, *, roots: str, skills: int, dense: str, reranker: str, last: str, errors: int
     ) -> None:
         self.error_count = errors
-        text = Text()
+        # The error count comes right after the library: a narrow terminal cuts the tail
+        # (model names, the last re-index), never the count.
+        text = Text(no_wrap=True, overflow="ellipsis")
         text.append(visible(f" {roots} "), style="bold")
         text.append(f"{skills} skills", style="bold cyan")
-        text.append(f" │ {dense} │ {reranker} │ {last} │ ", style="")
+        text.append(" │ ")
         text.append(
             f"{errors} error{'s' if errors != 1 else ''}", style="bold red" if errors else "dim"
         )
         if errors:
             text.append(" (F3)", style="dim")
+        text.append(f" │ {dense} │ {reranker} │ {last}", style="")
         self.update(text)
 
     def on_click(self) -> None:

@@ -1,0 +1,66 @@
+"""The values each numeric config field can sensibly take, and a message when it cannot.
+
+Types are checked by config.coerce; this is the second check, for values of the right type
+that the cascade cannot use (`bm25_b = 5`, `max_skills = 0`). The explorer's threshold
+editor refuses them with this message; config files stay as permissive as the reference
+(reference: src/config.rs reads any usize or float), so `lint` and the editor say it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+INF = math.inf
+
+# field -> (lowest, highest), both inclusive.
+RANGES: dict[str, tuple[float, float]] = {
+    "min_similarity": (-1.0, 2.0),
+    "score_margin": (0.0, 2.0),
+    "high_conf": (0.0, INF),
+    "clear_gap": (0.0, INF),
+    "lexical_min": (0.0, INF),
+    "lexical_margin": (0.0, INF),
+    "recall_floor": (-1.0, INF),
+    "rerank_top_k": (1, 1000),
+    "rerank_min": (-INF, INF),
+    "rerank_margin": (0.0, INF),
+    "keyword_boost": (0.0, 10.0),
+    "phrase_boost": (0.0, 10.0),
+    "file_boost": (0.0, 10.0),
+    "max_skills": (1, 100),
+    "char_budget": (200, 1_000_000),
+    "body_inject_min": (0.0, 1.0),
+    "bm25_k1": (0.0, 10.0),
+    "bm25_b": (0.0, 1.0),
+    "bm25_weight": (0.0, 10.0),
+    "floor_log_slope": (-1.0, 1.0),
+    "keyword_min_cosine": (-1.0, 1.0),
+    "lexical_min_cosine": (-1.0, 1.0),
+    "max_length": (8, 8192),
+    "watch_debounce_ms": (0.0, 60_000.0),
+    "watch_max_delay_ms": (0.0, 600_000.0),
+}
+
+
+def range_error(name: str, value: Any) -> str | None:
+    """Why `value` is out of range for `name` (naming the range), or None when it is usable."""
+    bounds = RANGES.get(name)
+    if bounds is None or value is None or isinstance(value, bool):
+        return None
+    if not isinstance(value, (int, float)):
+        return None
+    low, high = bounds
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{name} = {value} is not a finite number"
+    if low <= value <= high:
+        return None
+    if high == INF:
+        return f"{name} = {value} is out of range: at least {_show(low)}"
+    if low == -INF:
+        return f"{name} = {value} is out of range: at most {_show(high)}"
+    return f"{name} = {value} is out of range: {_show(low)} to {_show(high)}"
+
+
+def _show(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else str(bound)

@@ -1,0 +1,382 @@
+"""Issue 15: every key from every focus, F2 without side effects, resizing, the editor,
+column widths, colours, and finding a skill (filter, go to, --skill, type and move at once).
+
+Driven through Textual's Pilot over the real engine and a real live index.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from explorer.engine.config import Config
+from explorer.engine.decision import Row
+from explorer.tui.app import ExplorerApp
+from explorer.tui.history import PromptHistory
+from explorer.tui.screens import TextScreen, ThresholdEditor
+from explorer.tui.widgets.prompt_bar import PromptBar
+from explorer.tui.widgets.skills_table import Limits, SkillsTable, matches
+from explorer.tui.widgets.status_bar import StatusBar
+from tests.conftest import write_skill
+from tests.tui.test_app import CONFIG, SIZE, make_app, ready, settle, shown_for
+
+LONG_NAME = "a-very-long-skill-name-for-kubernetes-operators"
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    write_skill(root, "docker", "Shrink Docker images and speed up container builds.")
+    write_skill(root, LONG_NAME, "Operate kubernetes clusters: pods, deployments, helm charts.")
+    return root
+
+
+async def typed(pilot, app: ExplorerApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
+    await settle(pilot, lambda: ready(app))
+    await pilot.press(*prompt)
+    await settle(pilot, lambda: shown_for(app, prompt))
+
+
+# -- 1. every binding from every focus ----------------------------------------------------
+
+
+async def test_every_app_binding_works_from_every_focusable_widget(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        await pilot.press("ctrl+f")  # the filter field is focusable once shown
+        await pilot.press("escape")
+        focusable = [w for w in app.screen.focus_chain if w.focusable]
+        names = {type(w).__name__ for w in focusable}
+        assert {"PromptBar", "SkillsTable"} <= names, names
+        app.query_one("#filter", Input).display = True
+        focusable = [w for w in app.screen.focus_chain if w.focusable]
+        assert "FilterBar" in {type(w).__name__ for w in focusable}
+        fired: list[str] = []
+        for binding in app.BINDINGS:
+            action = binding.action  # type: ignore[union-attr]
+            monkeypatch.setattr(
+                app, f"action_{action}", lambda action=action: fired.append(action)
+            )
+        missed = []
+        for widget in focusable:
+            for binding in app.BINDINGS:
+                widget.focus()
+                await pilot.pause()
+                fired.clear()
+                await pilot.press(binding.key)  # type: ignore[union-attr]
+                await pilot.pause()
+                if fired != [binding.action]:  # type: ignore[union-attr]
+                    missed.append((type(widget).__name__, binding.key))  # type: ignore[union-attr]
+        assert missed == []
+
+
+async def test_pin_and_export_work_while_typing(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        assert app.focused is app.query_one(PromptBar)
+        await pilot.press("ctrl+t")
+        assert app.pinned_prompt == "merge pdf"
+        assert app.query_one(PromptBar).value == "merge pdf"  # not cut by the input
+        await pilot.press("ctrl+r")
+        exported = list(tmp_path.glob("skill-explorer-why-*.md"))
+        assert len(exported) == 1
+        text = exported[0].read_text("utf-8")
+        assert "# Why: `merge pdf`" in text
+
+
+def test_markdown_escapes_pipes_only_in_tables(library: Path) -> None:
+    from explorer.engine.snapshot import build_index
+    from explorer.engine.models import assemble_models
+    from explorer.engine.pipeline import decide
+    from explorer.report import markdown_report
+
+    index = build_index([str(library)], CONFIG, assemble_models(None, dense_error="off"), None)
+    text = markdown_report(decide("pdf | xlsx", index, CONFIG), index)
+    assert "# Why: `pdf | xlsx`" in text
+    gate_lines = [line for line in text.splitlines() if line.startswith("- `")]
+    assert gate_lines and not any("\\|" in line for line in gate_lines)
+
+
+# -- 2. F2 with no edit -------------------------------------------------------------------
+
+
+async def test_f2_open_and_close_without_an_edit_changes_nothing(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        calls: list[str] = []
+        app.reindex = lambda: calls.append("reindex")  # type: ignore[method-assign]
+        app.run_quality = lambda *a: calls.append("quality")  # type: ignore[method-assign]
+        decision, config = app.decision, app.config
+        await pilot.press("f2")
+        await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        await pilot.press("s")  # typed right after Esc: it belongs to the prompt
+        assert not isinstance(app.screen, ThresholdEditor)
+        assert app.query_one(PromptBar).value == "merge pdfs"
+        assert calls == [] and app.config is config
+        await settle(pilot, lambda: shown_for(app, "merge pdfs"))
+        assert decision is not None
+
+
+async def test_f2_refuses_out_of_range_values_and_blank_means_default(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await typed(pilot, app, "merge pdf")
+        await pilot.press("f2")
+        await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
+        await pilot.pause(0.2)
+        editor = app.screen
+        for field in editor.query(Input):
+            assert field.size.width >= 12, (field.id, field.size.width)
+        editor.query_one("#field-bm25_b", Input).value = "5"
+        await pilot.pause(0.2)
+        assert "0 to 1" in str(editor.query_one("#hint-bm25_b").render())
+        editor.query_one("#field-max_skills", Input).value = "0"
+        await pilot.pause(0.2)
+        assert "out of range" in str(editor.query_one("#hint-max_skills").render())
+        assert app.config.bm25_b == 0.75 and app.config.max_skills == 2
+        editor.query_one("#field-max_skills", Input).value = "4"
+        await pilot.pause(0.2)
+        assert app.config.max_skills == 4
+        editor.query_one("#field-max_skills", Input).value = ""  # blank: the default
+        editor.query_one("#field-min_similarity", Input).value = ""  # blank: follow the model
+        await pilot.pause(0.2)
+        assert app.config.max_skills == Config().max_skills
+        assert app.config.min_similarity is None
+
+
+# -- 3. resizing ---------------------------------------------------------------------------
+
+
+async def test_layout_follows_every_resize(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        assert not app.has_class("narrow")
+        await pilot.resize_terminal(80, 30)
+        await pilot.pause(0.1)
+        assert app.has_class("narrow")
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause(0.1)
+        assert not app.has_class("narrow")
+
+
+# -- 4. a missing editor -------------------------------------------------------------------
+
+
+async def test_a_missing_editor_is_an_error_message_not_a_crash(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "no-such-editor-anywhere --wait")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        messages = [n.message for n in app._notifications]
+        assert any("no-such-editor-anywhere" in m and "not found" in m for m in messages)
+        assert app.is_running
+
+
+# -- 6. widths -------------------------------------------------------------------------------
+
+
+async def test_names_deltas_and_jaccard_are_never_cut_at_200_columns(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await typed(pilot, app, "kubernetes pods keep crashing")
+        table = app.query_one(SkillsTable)
+        lines = [table.line_text(i).plain for i in range(len(table.view))]
+        assert any(LONG_NAME in line for line in lines)
+        assert all("…" not in line for line in lines)
+        header = table.header_text().plain
+        assert "overlap J" in header and "cos " in header
+        # Deltas: the same prompt after a save.
+        version = app.snapshot.version
+        write_skill(library, "docker", "Kubernetes pods keep crashing: debug crashing pods.")
+        await settle(pilot, lambda: app.snapshot.version > version and app._delta_base)
+        await settle(pilot, lambda: "▲" in table.cell_text("docker", "hybrid"))
+        line = next(table.line_text(i).plain for i in range(len(table.view)) if "docker" in
+                    table.line_text(i).plain)
+        assert "▲" in line and "…" not in line
+        delta = line.split("▲")[1].split()[0]
+        assert len(delta) == 5  # 0.123: three decimals, uncut
+
+
+async def test_columns_have_gaps_and_the_status_bar_keeps_the_error_count(
+    library: Path, tmp_path: Path
+) -> None:
+    (library / "broken").mkdir()
+    (library / "broken" / "SKILL.md").write_text("no frontmatter\n", encoding="utf-8")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await typed(pilot, app, "merge two pdf files")
+        table = app.query_one(SkillsTable)
+        for index in range(len(table.view)):
+            line = table.line_text(index).plain
+            # Every number is its own word: two numbers never touch.
+            for word in line.split():
+                assert word.count(".") <= 1 or "+" in word, (word, line)
+        status = app.query_one(StatusBar)
+        rendered = "".join(seg.text for seg in status.render_line(0))
+        assert "1 error" in rendered
+
+
+# -- 7. colours, the # column, F1 ----------------------------------------------------------
+
+
+def _row(skill_id: str, rank: int, score: float, verdict: str) -> Row:
+    return Row(
+        id=skill_id, rank=rank, cosine=score, keyword=0.0, phrase=0.0, file=0.0, score=score,
+        bm25=0.0, bm25_norm=0.0, bm25_rank=None, rerank=None, rerank_prob=None, pool=None,
+        matched_terms=0, query_terms=3, jaccard=0.0, verdict=verdict, path=f"/x/{skill_id}",
+    )
+
+
+def test_green_means_injected_and_hash_is_the_row_order() -> None:
+    table = SkillsTable()
+    table.rows = [
+        _row("reranked-first", 3, 0.61, "inject"),
+        _row("top", 1, 0.90, "inject"),
+        _row("margin-dropped", 2, 0.70, "score_margin"),
+    ]
+    limits = Limits(min_similarity=0.5, score_margin=0.1, rerank_min=-2.5, lexical_min=0.0,
+                    reranker=False)
+    table._limits = limits
+    table.view = [0, 1, 2]
+    table._widths = table._fit(table._content_widths(), 200)
+    dropped = table._cells(2, limits, None)
+    keys = [key for key, _ in table.columns]
+    hybrid = dropped[keys.index("hybrid")]
+    assert "green" not in str(hybrid.style)
+    assert [table._cells(i, limits, None)[0].plain.strip() for i in range(3)] == ["1", "2", "3"]
+
+
+async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_path: Path) -> None:
+    config = CONFIG.replace(keymap={"reindex": "ctrl+b"})
+    app = ExplorerApp(
+        [str(library)], config, cache_dir=str(tmp_path / "c"),
+        history=PromptHistory(tmp_path / "h.txt"),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        await settle(pilot, lambda: isinstance(app.screen, TextScreen))
+        body = str(app.screen.query_one("#page-body").render())
+        line = next(line for line in body.splitlines() if "id: reindex" in line)
+        assert line.startswith("ctrl+b")
+
+
+# -- finding a skill; typing and moving at once ---------------------------------------------
+
+
+def test_the_filter_is_fuzzy_over_the_id_and_a_substring_of_the_description() -> None:
+    assert matches("pdfx", "pdf-extract", "")
+    assert matches("tables", "pdf", "Extract tables from PDF files.")
+    assert matches("pdf tables", "pdf", "Extract tables from PDF files.")
+    assert not matches("docker", "pdf", "Extract tables from PDF files.")
+
+
+async def test_filter_keeps_the_ranking_and_esc_clears_it(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge two pdf files")
+        table = app.query_one(SkillsTable)
+        order = [row.id for row in table.rows]
+        await pilot.press("ctrl+f", *"spread")
+        await pilot.pause(0.1)
+        assert [table.rows[i].id for i in table.view] == ["xlsx"]
+        assert table.cell_text("xlsx", "rank").strip() == str(order.index("xlsx") + 1)
+        await pilot.press("escape")
+        assert len(table.view) == len(order) and app.focused is app.query_one(PromptBar)
+        await pilot.press("tab")  # into the table: / opens the filter there
+        assert app.focused is table
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#filter")
+
+
+async def test_up_down_move_the_table_while_typing_and_the_skill_stays(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge two pdf files")
+        table = app.query_one(SkillsTable)
+        await pilot.press("down", "down")
+        assert app.focused is app.query_one(PromptBar)
+        chosen = table.current_id()
+        assert chosen == table.rows[2].id and app.highlighted == chosen
+        await pilot.press(*" now")
+        await settle(pilot, lambda: shown_for(app, "merge two pdf files now"))
+        assert table.current_id() == chosen  # the focused skill stays highlighted
+        await pilot.press("tab")
+        assert app.focused is table
+        await pilot.press("x")  # typing in the table goes to the prompt
+        assert app.focused is app.query_one(PromptBar)
+        assert app.query_one(PromptBar).value.endswith("nowx")
+        await pilot.press("tab", "escape")
+        assert app.focused is app.query_one(PromptBar)
+
+
+async def test_go_to_skill_jumps_and_follows(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge two pdf files")
+        app.go_to_skill("docker")
+        await pilot.pause()
+        table = app.query_one(SkillsTable)
+        assert table.current_id() == "docker" and app.highlighted == "docker"
+        await pilot.press(*" fast")
+        await settle(pilot, lambda: shown_for(app, "merge two pdf files fast"))
+        assert table.current_id() == "docker"
+        await pilot.press("ctrl+g")
+        await pilot.pause(0.2)
+        await pilot.press(*"xlsx")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(pilot, lambda: table.current_id() == "xlsx")
+
+
+async def test_skill_option_opens_focused_on_it(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path, initial_prompt="merge pdf", initial_skill="docker")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and shown_for(app, "merge pdf"))
+        assert app.query_one(SkillsTable).current_id() == "docker"
+        assert app.highlighted == "docker"
+
+
+async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge two pdf files")
+        table = app.query_one(SkillsTable)
+        app.sort_table("skill")
+        await pilot.pause()
+        ids = [table.rows[i].id for i in table.view]
+        assert ids == sorted(ids)
+        app.sort_table("skill")  # again: reversed
+        assert [table.rows[i].id for i in table.view] == sorted(ids, reverse=True)
+        await pilot.click(SkillsTable, offset=(1, 0))  # the # header: the decision's order
+        assert table.sort_key == "decision"
+        assert table.view == list(range(len(table.rows)))
+        await pilot.press("f6")
+        assert table.sort_key != "decision"
