@@ -96,9 +96,9 @@ async def test_pin_and_export_work_while_typing(
 
 
 def test_markdown_escapes_pipes_only_in_tables(library: Path) -> None:
-    from explorer.engine.snapshot import build_index
     from explorer.engine.models import assemble_models
     from explorer.engine.pipeline import decide
+    from explorer.engine.snapshot import build_index
     from explorer.report import markdown_report
 
     index = build_index([str(library)], CONFIG, assemble_models(None, dense_error="off"), None)

@@ -76,3 +76,8 @@ def test_threshold_editor(snap_compare, app: ExplorerApp) -> None:
 
 def test_small_terminal(snap_compare, app: ExplorerApp) -> None:
     assert snap_compare(app, terminal_size=(80, 24), run_before=_typed)
+
+
+def test_wide_terminal(snap_compare, app: ExplorerApp) -> None:
+    """200 columns: every column at its content's width, no name cut."""
+    assert snap_compare(app, terminal_size=(200, 50), run_before=_typed)

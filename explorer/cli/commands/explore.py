@@ -30,7 +30,10 @@ class ExploreCommand(Command):
             ".json needs --skill",
         )
         parser.add_argument(
-            "--skill", metavar="ID", help="the skill a trigger eval set (--cases X.json) is about"
+            "--skill",
+            metavar="ID",
+            help="open with the cursor on this skill (it stays highlighted as the prompt "
+            "changes); also the skill a trigger eval set (--cases X.json) is about",
         )
         parser.add_argument(
             "--history",
@@ -56,6 +59,7 @@ class ExploreCommand(Command):
             cwd=args.cwd,
             cases_skill=args.skill,
             history_log=history_log,
+            initial_skill=args.skill,
         )
         app.run()
         return EXIT_OK

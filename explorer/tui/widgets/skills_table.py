@@ -284,6 +284,7 @@ class SkillsTable(ScrollView, can_focus=True):
                 ("file", row.file),
                 ("bm25", row.bm25),
                 ("bm25_norm", row.bm25_norm),
+                ("bm25_fused", row.bm25_fused),
             ):
                 if value < lo.get(key, 0.0):
                     lo[key] = value
@@ -293,6 +294,8 @@ class SkillsTable(ScrollView, can_focus=True):
                 logit = max(logit, abs(row.rerank))
         channels = ("cosine", "keyword", "phrase", "file")
         parts = sum(_short_span(lo.get(k, 0.0), hi.get(k, 0.0)) for k in channels)
+        if lo.get("bm25_fused") or hi.get("bm25_fused"):  # "+.12": the §9 fused channel
+            parts += 1 + _short_span(lo.get("bm25_fused", 0.0), hi.get("bm25_fused", 0.0))
         hybrid = _span(lo.get("score", 0.0), hi.get("score", 0.0), ".3f") + 1 + parts + 3
         if self._before is not None:
             hybrid += 7  # " ▲0.123": a delta is never cut
