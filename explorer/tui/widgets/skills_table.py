@@ -297,7 +297,7 @@ class SkillsTable(ScrollView, can_focus=True):
         if lo.get("bm25_fused") or hi.get("bm25_fused"):  # "+.12": the §9 fused channel
             parts += 1 + _short_span(lo.get("bm25_fused", 0.0), hi.get("bm25_fused", 0.0))
         hybrid = _span(lo.get("score", 0.0), hi.get("score", 0.0), ".3f") + 1 + parts + 3
-        if self._before is not None:
+        if self._before is not None and self._any_delta():
             hybrid += 7  # " ▲0.123": a delta is never cut
         queries = len(str(rows[0].query_terms))
         content = {
@@ -315,6 +315,15 @@ class SkillsTable(ScrollView, can_focus=True):
             "overlap": 2 * queries + 1 + 5,
         }
         return {key: max(len(labels[key]), content[key]) for key in wanted}
+
+    def _any_delta(self) -> bool:
+        """Whether any row shows ▲/▼ or "new": a re-index that moved nothing adds no width."""
+        before = self._before or {}
+        for row in self.rows:
+            previous = before.get(row.id)
+            if previous is None or abs(row.score - previous.score) >= DELTA_EPSILON:
+                return True
+        return False
 
     @staticmethod
     def _fit(widths: dict[str, int], room: int) -> dict[str, int]:
