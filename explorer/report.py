@@ -13,6 +13,7 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from explorer.engine.decision import Decision, Gate, Row, Verdict
+from explorer.engine.reasons import reason
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, render, table
 
@@ -91,6 +92,13 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
         for row in rows
     ]
     return table(headers, body, right={0, *range(3, 16)})
+
+
+def reason_line(decision: Decision, row: Row) -> str:
+    """One skill's reason from engine/reasons.py, with the gap to injection."""
+    why = reason(decision, row)
+    gap = f"  (missing {why.delta_text()})" if why.missing is not None else ""
+    return f"  {row.id}: {why.gate}: {why.text}{gap}"
 
 
 def gate_line(gate: Gate) -> str:
@@ -186,6 +194,11 @@ def why_report(
     hidden = len(decision.rows) - max(top, 1)
     if hidden > 0:
         lines.append(f"… {hidden} more skills (--top N)")
+    shown = list(decision.rows[: max(top, 1)])
+    if skill and all(row.id != skill for row in shown):
+        shown += [row for row in decision.rows if row.id == skill]
+    lines += ["", "why (the number that decided; the explorer's table says the same):"]
+    lines += [reason_line(decision, row) for row in shown]
     lines += ["", "gates, in cascade order:", *(gate_line(gate) for gate in decision.gates)]
     explained = [skill] if skill else [row.id for row in decision.rows[: min(top, 3)]]
     for skill_id in explained:

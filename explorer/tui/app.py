@@ -25,6 +25,7 @@ from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
@@ -147,6 +148,14 @@ class ExplorerApp(App[None]):
         self.first_paint_ms: float | None = None  # construction to first frame, for the bench
         self.painted_at = 0.0  # when the last decision reached the screen, for the bench
 
+    @property
+    def main(self) -> Screen[None]:
+        """The screen the explorer's widgets live on. App.query_one searches only the screen
+        on top, so with F2, F3 or the palette open every update would miss its widget."""
+        if not self.screen_stack:
+            raise NoMatches("the app is shutting down")
+        return self.screen_stack[0]
+
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -173,9 +182,9 @@ class ExplorerApp(App[None]):
     def on_mount(self) -> None:
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
-        self.query_one(PromptBar).value = self.initial_prompt
-        self.query_one(PromptBar).focus()
-        self.query_one("#filter", Input).display = False
+        self.main.query_one(PromptBar).value = self.initial_prompt
+        self.main.query_one(PromptBar).focus()
+        self.main.query_one("#filter", Input).display = False
         self._layout_for(self.size.width)
         self._set_message("Loading the library…")
         self._refresh_status()
@@ -241,7 +250,7 @@ class ExplorerApp(App[None]):
     ) -> None:
         self.findings = findings
         try:
-            panel = self.query_one(CasesPanel)
+            panel = self.main.query_one(CasesPanel)
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down
         if problem is not None:
@@ -304,7 +313,8 @@ class ExplorerApp(App[None]):
         gc.freeze()
         self.snapshot = snapshot
         self.loading = loading
-        self.query_one(SkillsTable).descriptions = {s.id: s.description for s in snapshot.skills}
+        descriptions = {skill.id: skill.description for skill in snapshot.skills}
+        self.main.query_one(SkillsTable).descriptions = descriptions
         self._refresh_status()
         self._explain_library(snapshot)
         self.schedule_decide()
@@ -346,7 +356,7 @@ class ExplorerApp(App[None]):
         if self.decision is not None:
             self._delta_base = {row.id: row for row in self.decision.rows}
         self.snapshot = self.live.snapshot
-        self.query_one(SkillsTable).descriptions = {
+        self.main.query_one(SkillsTable).descriptions = {
             s.id: s.description for s in self.snapshot.skills
         }
         self._refresh_status()
@@ -379,7 +389,7 @@ class ExplorerApp(App[None]):
 
     def _set_message(self, text: str) -> None:
         self._screen_message = text
-        message = self.query_one("#message", Static)
+        message = self.main.query_one("#message", Static)
         message.update(plain(text))
         message.display = bool(text)
 
@@ -395,7 +405,7 @@ class ExplorerApp(App[None]):
     def _refresh_status(self) -> None:
         snapshot = self.snapshot
         if snapshot is None:
-            self.query_one(StatusBar).update(plain(f" {self.loading}"))
+            self.main.query_one(StatusBar).update(plain(f" {self.loading}"))
             return
         status = snapshot.models.status
         if self.loading:
@@ -404,7 +414,7 @@ class ExplorerApp(App[None]):
             dense = f"no dense model (BM25 + boosts only): {status.dense_error}"
         else:
             dense = f"dense {status.dense}"
-        self.query_one(StatusBar).show(
+        self.main.query_one(StatusBar).show(
             roots=", ".join(_readable(root) for root in snapshot.roots),
             skills=len(snapshot),
             dense=dense,
@@ -417,7 +427,7 @@ class ExplorerApp(App[None]):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":
-            self.query_one(SkillsTable).set_filter(event.value)
+            self.main.query_one(SkillsTable).set_filter(event.value)
             return
         if event.input.id != "prompt":
             return
@@ -429,7 +439,7 @@ class ExplorerApp(App[None]):
         if event.input.id == "prompt":
             self.history.add(event.value)
         elif event.input.id == "filter":
-            self.query_one(SkillsTable).focus()  # the filter stays; Esc in the table: prompt
+            self.main.query_one(SkillsTable).focus()  # the filter stays; Esc in the table: prompt
 
     def schedule_decide(self) -> None:
         """Leading-edge debounce: an idle app decides at once; keystrokes that arrive while
@@ -445,7 +455,7 @@ class ExplorerApp(App[None]):
         if self.snapshot is None:
             return
         try:
-            prompt = self.query_one(PromptBar).value
+            prompt = self.main.query_one(PromptBar).value
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down
         self._decider = self.run_decide(prompt, self.pinned_prompt, self.snapshot, self.config)
@@ -464,8 +474,8 @@ class ExplorerApp(App[None]):
         self, decision: Decision, pinned: Decision | None, snapshot: Index, config: Config
     ) -> None:
         try:
-            current = self.query_one(PromptBar).value
-            table = self.query_one(SkillsTable)
+            current = self.main.query_one(PromptBar).value
+            table = self.main.query_one(SkillsTable)
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down (widgets go one by one)
         if decision.prompt != current or snapshot is not self.snapshot or config is not self.config:
@@ -504,7 +514,7 @@ class ExplorerApp(App[None]):
         if decision is not self.decision:
             return
         try:
-            self.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
+            self.main.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down
         self._show_skill(self.highlighted)
@@ -529,6 +539,10 @@ class ExplorerApp(App[None]):
         position = snapshot.positions[skill_id]
         skill = snapshot.skills[position]
         main = self.screen_stack[0]
+        table = main.query_one(SkillsTable)
+        row = next((row for row in table.rows if row.id == skill_id), None)
+        if row is not None:
+            main.query_one(DecisionPanel).show_reason(skill_id, table.reason_of(row))
         if tabs.first().active == "skill-tab":  # only the tab on screen
             main.query_one(SkillPanel).show(skill, snapshot.built_at, self.findings.get(skill.path))
         else:
@@ -639,7 +653,7 @@ class ExplorerApp(App[None]):
         self.notify(visible(f"explanation written to {path}"), markup=False)
 
     def action_pin(self) -> None:
-        prompt = self.query_one(PromptBar).value
+        prompt = self.main.query_one(PromptBar).value
         self.pinned_prompt = None if self.pinned_prompt == prompt else prompt
         self.notify("unpinned" if self.pinned_prompt is None else f"pinned {prompt!r}")
         self.schedule_decide()
@@ -654,36 +668,36 @@ class ExplorerApp(App[None]):
         self.notify(visible(f"screenshot saved to {path}"), markup=False)
 
     def toggle_column(self, key: str) -> None:
-        self.query_one(SkillsTable).toggle_column(key)
+        self.main.query_one(SkillsTable).toggle_column(key)
 
     # -- finding a skill -----------------------------------------------------------------
 
     def action_filter(self) -> None:
-        field = self.query_one("#filter", Input)
+        field = self.main.query_one("#filter", Input)
         field.display = True
         field.focus()
 
     def action_focus_prompt(self) -> None:
-        self.query_one(PromptBar).focus()
+        self.main.query_one(PromptBar).focus()
 
     def action_table_move(self, step: int) -> None:
-        self.query_one(SkillsTable).move(step)
+        self.main.query_one(SkillsTable).move(step)
 
     def action_table_page(self, direction: int) -> None:
-        table = self.query_one(SkillsTable)
+        table = self.main.query_one(SkillsTable)
         table.move(direction * max(1, table.size.height - 2))
 
     def on_skills_table_typed_ahead(self, event: SkillsTable.TypedAhead) -> None:
-        prompt = self.query_one(PromptBar)
+        prompt = self.main.query_one(PromptBar)
         prompt.focus()
         prompt.insert_text_at_cursor(event.character)
 
     def action_clear_filter(self) -> None:
         """Esc in the filter: every skill again, and back to the prompt."""
-        field = self.query_one("#filter", Input)
+        field = self.main.query_one("#filter", Input)
         field.value = ""
         field.display = False
-        self.query_one(SkillsTable).set_filter("")
+        self.main.query_one(SkillsTable).set_filter("")
         self.action_focus_prompt()
 
     def action_go_to(self) -> None:
@@ -691,20 +705,20 @@ class ExplorerApp(App[None]):
 
     def go_to_skill(self, skill_id: str) -> None:
         """Put the cursor on a skill and keep it there as the prompt changes."""
-        table = self.query_one(SkillsTable)
+        table = self.main.query_one(SkillsTable)
         if table.go_to(skill_id):
             if not table.filter_text:
-                self.query_one("#filter", Input).value = ""
+                self.main.query_one("#filter", Input).value = ""
             self.highlighted = skill_id
             self._show_skill(skill_id)
         else:
             self.notify(f"no skill {skill_id!r} in the table yet", severity="warning")
 
     def sort_table(self, key: str) -> None:
-        self.query_one(SkillsTable).sort_by(key)
+        self.main.query_one(SkillsTable).sort_by(key)
 
     def action_cycle_sort(self) -> None:
-        table = self.query_one(SkillsTable)
+        table = self.main.query_one(SkillsTable)
         keys = list(SORT_KEYS)
         self.sort_table(keys[(keys.index(table.sort_key) + 1) % len(keys)])
         self.notify(f"sorted by {table.sort_key}", timeout=2)

@@ -61,9 +61,7 @@ async def test_every_app_binding_works_from_every_focusable_widget(
         fired: list[str] = []
         for binding in app.BINDINGS:
             action = binding.action  # type: ignore[union-attr]
-            monkeypatch.setattr(
-                app, f"action_{action}", lambda action=action: fired.append(action)
-            )
+            monkeypatch.setattr(app, f"action_{action}", lambda action=action: fired.append(action))
         missed = []
         for widget in focusable:
             for binding in app.BINDINGS:
@@ -216,8 +214,11 @@ async def test_names_deltas_and_jaccard_are_never_cut_at_200_columns(
         write_skill(library, "docker", "Kubernetes pods keep crashing: debug crashing pods.")
         await settle(pilot, lambda: app.snapshot.version > version and app._delta_base)
         await settle(pilot, lambda: "▲" in table.cell_text("docker", "hybrid"))
-        line = next(table.line_text(i).plain for i in range(len(table.view)) if "docker" in
-                    table.line_text(i).plain)
+        line = next(
+            table.line_text(i).plain
+            for i in range(len(table.view))
+            if "docker" in table.line_text(i).plain
+        )
         assert "▲" in line and "…" not in line
         delta = line.split("▲")[1].split()[0]
         assert len(delta) == 5  # 0.123: three decimals, uncut
@@ -247,9 +248,25 @@ async def test_columns_have_gaps_and_the_status_bar_keeps_the_error_count(
 
 def _row(skill_id: str, rank: int, score: float, verdict: str) -> Row:
     return Row(
-        id=skill_id, rank=rank, cosine=score, keyword=0.0, phrase=0.0, file=0.0, score=score,
-        bm25=0.0, bm25_norm=0.0, bm25_rank=None, rerank=None, rerank_prob=None, pool=None,
-        matched_terms=0, query_terms=3, jaccard=0.0, verdict=verdict, path=f"/x/{skill_id}",
+        id=skill_id,
+        rank=rank,
+        cosine=score,
+        keyword=0.0,
+        phrase=0.0,
+        file=0.0,
+        project=0.0,
+        score=score,
+        bm25=0.0,
+        bm25_norm=0.0,
+        bm25_rank=None,
+        rerank=None,
+        rerank_prob=None,
+        pool=None,
+        matched_terms=0,
+        query_terms=3,
+        jaccard=0.0,
+        verdict=verdict,
+        path=f"/x/{skill_id}",
     )
 
 
@@ -260,8 +277,9 @@ def test_green_means_injected_and_hash_is_the_row_order() -> None:
         _row("top", 1, 0.90, "inject"),
         _row("margin-dropped", 2, 0.70, "score_margin"),
     ]
-    limits = Limits(min_similarity=0.5, score_margin=0.1, rerank_min=-2.5, lexical_min=0.0,
-                    reranker=False)
+    limits = Limits(
+        min_similarity=0.5, score_margin=0.1, rerank_min=-2.5, lexical_min=0.0, reranker=False
+    )
     table._limits = limits
     table.view = [0, 1, 2]
     table._widths = table._fit(table._content_widths(), 200)
@@ -275,7 +293,9 @@ def test_green_means_injected_and_hash_is_the_row_order() -> None:
 async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_path: Path) -> None:
     config = CONFIG.replace(keymap={"reindex": "ctrl+b"})
     app = ExplorerApp(
-        [str(library)], config, cache_dir=str(tmp_path / "c"),
+        [str(library)],
+        config,
+        cache_dir=str(tmp_path / "c"),
         history=PromptHistory(tmp_path / "h.txt"),
     )
     async with app.run_test(size=SIZE) as pilot:
@@ -380,3 +400,25 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
         assert table.view == list(range(len(table.rows)))
         await pilot.press("f6")
         assert table.sort_key != "decision"
+
+
+async def test_the_row_and_the_panel_give_the_engines_reason(library: Path, tmp_path: Path) -> None:
+    from explorer.engine.reasons import reason
+    from explorer.tui.widgets.decision_panel import DecisionPanel
+
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await typed(pilot, app, "merge two pdf files")
+        table = app.query_one(SkillsTable)
+        await pilot.press("down")
+        row = app.decision.row(table.current_id())
+        why = reason(app.decision, row)
+        assert row.verdict != "inject" and "<" in why.text
+        assert table.cell_text(row.id, "why") == why.text
+        assert table.cell_text(row.id, "delta") == why.delta_text()
+        await settle(
+            pilot,
+            lambda: (
+                why.text in str(app.query_one(DecisionPanel).query_one("#decision-reason").render())
+            ),
+        )

@@ -6,7 +6,8 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from explorer.engine.decision import Decision, Gate
+from explorer.engine.decision import Decision, Gate, Verdict
+from explorer.engine.reasons import Reason
 from explorer.report import format_value
 from explorer.terminal import plain, visible
 
@@ -84,7 +85,19 @@ def decision_text(
 
 class DecisionPanel(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="decision-reason")
         yield Static(id="decision-body")
+
+    def show_reason(self, skill_id: str, why: Reason) -> None:
+        """The highlighted skill's reason: the same sentence as its row's "why" cell."""
+        line = Text()
+        line.append_text(plain(skill_id, style="bold"))
+        line.append(": ")
+        line.append(why.text, style="green" if why.gate == Verdict.INJECT else "yellow")
+        if why.missing is not None:
+            line.append(f"  (missing {why.delta_text()} to pass {why.gate})", style="dim")
+        line.append("\n")
+        self.query_one("#decision-reason", Static).update(line)
 
     def show(
         self, decision: Decision, pinned: Decision | None = None, *, timings: bool = True

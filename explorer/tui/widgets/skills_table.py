@@ -15,6 +15,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from explorer.engine.decision import Decision, Row, Verdict
+from explorer.engine.reasons import LOGIT, Reason, reason
 from explorer.terminal import one_line
 
 # (key, label): the order on screen. Widths come from the content (see _widths): the
@@ -23,15 +24,19 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("rank", "#"),
     ("skill", "skill"),
     ("verdict", "verdict"),
+    ("delta", "Δ inject"),
     ("hybrid", "hybrid  cos+kw+ph+file"),
     ("cosine", "cos"),
     ("bm25", "bm25 norm #"),
     ("rerank", "rerank σ"),
     ("overlap", "overlap J"),
+    ("why", "why (the number that decided)"),
 )
 # When the terminal is too narrow for every column, these go first (they repeat, or add
-# little to, what the others show); the skill, verdict and hybrid columns always stay.
+# little to, what the others show); the skill, verdict and hybrid columns always stay,
+# and "why" takes the room that is left (at least WHY_MIN, at most WHY_MAX).
 DROP_ORDER = ("cosine", "rerank", "overlap", "bm25")
+WHY_MIN, WHY_MAX = 24, 60
 GAP = 2  # spaces between columns: adjacent numbers never run together
 MIN_NAME = 12
 SORT_KEYS = ("decision", "skill", "hybrid", "cosine", "bm25", "rerank", "overlap")
@@ -167,6 +172,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self.followed: str | None = None  # the skill the user put the cursor on
         self._announced: str | None = None
         self._limits: Limits | None = None
+        self._decision: Decision | None = None
         self._before: dict[str, Row] | None = None
         self._widths: dict[str, int] = {}
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
@@ -210,6 +216,7 @@ class SkillsTable(ScrollView, can_focus=True):
         """
         keep = self.followed or (self.current_id() if keep_cursor else None)
         self.rows = list(decision.rows)
+        self._decision = decision
         self._limits, self._before = limits, before
         self._rebuild_view(keep, top=not keep_cursor and self.followed is None)
 
@@ -300,7 +307,10 @@ class SkillsTable(ScrollView, can_focus=True):
         if self._before is not None and self._any_delta():
             hybrid += 7  # " ▲0.123": a delta is never cut
         queries = len(str(rows[0].query_terms))
+        reranked = any(row.rerank is not None for row in rows)
         content = {
+            "delta": 7 if reranked else len(f"+{hi.get('score', 0.0):.3f}"),
+            "why": WHY_MAX,
             "rank": len(str(len(rows))) + 1,  # + the follow mark
             "skill": name,
             "verdict": verdict,
@@ -327,16 +337,21 @@ class SkillsTable(ScrollView, can_focus=True):
 
     @staticmethod
     def _fit(widths: dict[str, int], room: int) -> dict[str, int]:
-        """Drop the least telling columns until the rest fit; then cut names, never numbers."""
+        """Drop the least telling columns until the rest fit, "why" taking what is left;
+        then cut names, never numbers."""
         widths = dict(widths)
+        why = widths.pop("why", None)
 
         def total() -> int:
             return sum(w + GAP for w in widths.values())
 
+        needed = WHY_MIN + GAP if why is not None else 0
         for key in DROP_ORDER:
-            if total() <= room:
+            if total() + needed <= room:
                 break
             widths.pop(key, None)
+        if why is not None and total() + needed <= room:
+            widths["why"] = min(why, room - total() - GAP)
         if total() > room and "skill" in widths:
             widths["skill"] = max(MIN_NAME, widths["skill"] - (total() - room))
         return widths
@@ -478,6 +493,12 @@ class SkillsTable(ScrollView, can_focus=True):
             event.prevent_default()
             self.post_message(self.TypedAhead(event.character))
 
+    def reason_of(self, row: Row) -> Reason:
+        """The engine's reason for a row: the table, the panel and `why` say the same."""
+        if self._decision is None:
+            return Reason(row.verdict, row.verdict)
+        return reason(self._decision, row)
+
     def _cells(self, position: int, limits: Limits, before: dict[str, Row] | None) -> list[Text]:
         row = self.rows[position]
         previous = before.get(row.id) if before is not None else None
@@ -521,7 +542,13 @@ class SkillsTable(ScrollView, can_focus=True):
             rerank = _coloured(row.rerank >= limits.rerank_min, False, f"{row.rerank:+.2f}")
             rerank.append(f" {_short(row.rerank_prob or 0.0)}", style="dim")
         followed = row.id == self.followed
+        why = self.reason_of(row)
         cells = {
+            "delta": Text(
+                why.delta_text().replace(" logit", "ℓ") if why.unit == LOGIT else why.delta_text(),
+                style="yellow" if why.missing is not None and why.missing < 0.05 else "dim",
+            ),
+            "why": Text(why.text, style="green" if injected else ("" if over_floor else "dim")),
             "rank": Text(
                 f"{'▸' if followed else ' '}{position + 1}", style="bold" if followed else "dim"
             ),
