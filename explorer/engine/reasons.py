@@ -51,8 +51,8 @@ def reason(decision: Decision, row: Row) -> Reason:
     gates = {gate.name: gate for gate in decision.gates}
     if verdict is Verdict.INJECT:
         injected = next((item for item in decision.injected if item.id == row.id), None)
-        detail = f" (confidence {injected.confidence:.2f}, {injected.band})" if injected else ""
-        return Reason(Verdict.INJECT, f"injected by the {decision.stage} stage{detail}")
+        detail = f", {injected.confidence:.2f} {injected.band}" if injected else ""
+        return Reason(Verdict.INJECT, f"injected: {decision.stage} stage{detail}")
     if verdict is Verdict.MIN_SIMILARITY:
         return Reason(
             verdict, f"{_num(row.score)} < floor {_num(floor)}", max(floor - row.score, 0.0)
