@@ -102,10 +102,10 @@ def reason(decision: Decision, row: Row) -> Reason:
         return _not_reranked(decision, row)
     if verdict is Verdict.LEXICAL_DOMINANCE:
         gate = gates.get(GateName.LEXICAL_DOMINANCE)
-        top = gate.inputs.get("top") if gate else None
+        winner = gate.inputs.get("top") if gate else None
         bm25 = float(gate.inputs.get("top_bm25") or 0.0) if gate else 0.0
         return Reason(
-            verdict, f"lexical fast path picked {top} (bm25 {bm25:.2f}); this one {row.bm25:.2f}"
+            verdict, f"lexical fast path picked {winner} (bm25 {bm25:.2f}); this one {row.bm25:.2f}"
         )
     if verdict is Verdict.MAX_SKILLS:
         gate = gates.get(GateName.MAX_SKILLS)

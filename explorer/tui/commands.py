@@ -71,7 +71,7 @@ class ExplorerCommands(Provider):
 
 
 class SkillCommands(Provider):
-    """"Go to skill": every skill of the library by id, with its description as help."""
+    """ "Go to skill": every skill of the library by id, with its description as help."""
 
     def _skills(self) -> list[tuple[str, str]]:
         app: ExplorerApp = self.app  # type: ignore[assignment]

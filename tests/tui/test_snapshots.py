@@ -7,9 +7,7 @@ share no files); timings and clock times are hidden.
 
 from __future__ import annotations
 
-import fcntl
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,18 +21,6 @@ from tests.conftest import SAMPLE_SKILLS
 from tests.tui.test_app import ready, settle, shown_for
 
 PROMPT = "merge two report.pdf files into one"
-
-
-@pytest.fixture(autouse=True)
-def _one_at_a_time() -> Iterator[None]:
-    """The fixed path is shared by every checkout on the machine: two test runs at once
-    would copy over each other's library (and the live index would show the re-index)."""
-    with open(f"{FIXED_ROOT}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture

@@ -17,9 +17,7 @@ class PromptBar(Input):
         Binding("down", "app.table_move(1)", "Row down", show=False, id="prompt-row-down"),
         Binding("pageup", "app.table_page(-1)", "Page up", show=False, id="prompt-page-up"),
         Binding("pagedown", "app.table_page(1)", "Page down", show=False, id="prompt-page-down"),
-        Binding(
-            "alt+up,ctrl+up", "history_older", "Older prompt", show=False, id="history-older"
-        ),
+        Binding("alt+up,ctrl+up", "history_older", "Older prompt", show=False, id="history-older"),
         Binding(
             "alt+down,ctrl+down", "history_newer", "Newer prompt", show=False, id="history-newer"
         ),
