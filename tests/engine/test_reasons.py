@@ -16,7 +16,9 @@ NUMBER = r"-?\d+\.\d+"
 
 
 def test_below_the_floor_names_score_and_floor(bow_index) -> None:
-    decision = decide("merge two pdf files into one", bow_index, Config(min_similarity=0.3))
+    decision = decide(
+        "merge two pdf files into one", bow_index, Config(min_similarity=0.3, preset="reference")
+    )
     row = next(row for row in decision.rows if row.verdict == "min_similarity")
     why = reason(decision, row)
     assert why.text == f"{row.score:.3f} < floor 0.300"
@@ -25,7 +27,7 @@ def test_below_the_floor_names_score_and_floor(bow_index) -> None:
 
 
 def test_score_margin_names_the_cut_off_and_how_it_is_made(bow_index) -> None:
-    config = Config(min_similarity=0.05, score_margin=0.01, max_skills=5)
+    config = Config(min_similarity=0.05, score_margin=0.01, max_skills=5, preset="reference")
     decision = decide("git commit history release notes", bow_index, config)
     row = next(row for row in decision.rows if row.verdict == "score_margin")
     top = decision.rows[0].score
@@ -65,7 +67,9 @@ def test_logit_gaps_say_their_unit() -> None:
 
 
 def test_why_prints_the_same_sentence(bow_index) -> None:
-    decision = decide("merge two pdf files into one", bow_index, Config(min_similarity=0.3))
+    decision = decide(
+        "merge two pdf files into one", bow_index, Config(min_similarity=0.3, preset="reference")
+    )
     text = "\n".join(b for b in why_report(decision, bow_index, top=3) if isinstance(b, str))
     for row in decision.rows[:3]:
         assert reason_line(decision, row) in text
