@@ -298,7 +298,7 @@ class ExplorerApp(App[None]):
         self, report: UsageReport | None, result: Replay | None, problem: str | None
     ) -> None:
         try:
-            panel = self.query_one(HistoryPanel)
+            panel = self.main.query_one(HistoryPanel)
         except (NoMatches, ScreenStackError):
             return
         if problem is not None or report is None:
