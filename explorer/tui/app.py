@@ -313,8 +313,7 @@ class ExplorerApp(App[None]):
         gc.freeze()
         self.snapshot = snapshot
         self.loading = loading
-        descriptions = {skill.id: skill.description for skill in snapshot.skills}
-        self.main.query_one(SkillsTable).descriptions = descriptions
+        self._set_descriptions(snapshot)
         self._refresh_status()
         self._explain_library(snapshot)
         self.schedule_decide()
@@ -356,14 +355,20 @@ class ExplorerApp(App[None]):
         if self.decision is not None:
             self._delta_base = {row.id: row for row in self.decision.rows}
         self.snapshot = self.live.snapshot
-        self.main.query_one(SkillsTable).descriptions = {
-            s.id: s.description for s in self.snapshot.skills
-        }
+        self._set_descriptions(self.snapshot)
         self._refresh_status()
         self._explain_library(self.snapshot)
         self.schedule_decide()
         self.run_quality(self.snapshot, self.config)
         self.run_history(self.snapshot, self.config)
+
+    def _set_descriptions(self, snapshot: Index) -> None:
+        """The table's filter matches descriptions too."""
+        try:
+            table = self.main.query_one(SkillsTable)
+        except (NoMatches, ScreenStackError):
+            return  # the app is shutting down (widgets go one by one)
+        table.descriptions = {skill.id: skill.description for skill in snapshot.skills}
 
     def on_unmount(self) -> None:
         for timer in (self._debounce, self._panels_timer):
