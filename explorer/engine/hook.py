@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from explorer.engine.config import Config, load_config, user_state_dir
-from explorer.engine.library import open_engine, open_library
+from explorer.engine.library import open_cache, open_engine, open_library
 from explorer.engine.pipeline import decide
 from explorer.engine.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
 from explorer.engine.session import LedgerUnavailable, Session, SessionStore
 from explorer.engine.skills import SKILL_FILE, Skill, load_skill
+from explorer.engine.store import prevalidate
 from explorer.engine.telemetry import (
     CONSIDERED_TOP_K,
     ENABLE_VARIABLE,
@@ -180,8 +181,10 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
             ledger = store.load(call.session_id)
         except LedgerUnavailable as error:  # route without it: never block the prompt
             notes.append(f"session ledger skipped: {error}")
-    engine = open_engine(call.config, call.cache_dir)
-    index = open_library(roots, call.config, engine=engine, persisted=True)
+    cache = open_cache(call.config, call.cache_dir)
+    pending = prevalidate(roots, call.config, cache)  # stat the library while the model loads
+    engine = open_engine(call.config, cache=cache)
+    index = open_library(roots, call.config, engine=engine, persisted=True, pending=pending)
     context = tuple(ledger.recent_prompts[-depth:]) if ledger is not None and depth > 0 else ()
     # §3.5: the working directory and the recent turns feed the project and file channels
     # (src/hook.rs); §10: the ledger holds back what the conversation already has.

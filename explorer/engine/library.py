@@ -10,11 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from explorer.engine.cache import EmbeddingCache, Progress
 from explorer.engine.config import Config
 from explorer.engine.models import Models, load_models
 from explorer.engine.snapshot import Index, build_index
+
+if TYPE_CHECKING:
+    from explorer.engine.store import PendingStore
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ def open_library(
     engine: Engine | None = None,
     persisted: bool = False,
     progress: Progress | None = None,
+    pending: PendingStore | None = None,
 ) -> Index:
     """The index of the skills under `roots`, on `engine` or on one opened for `config`.
 
@@ -71,5 +76,7 @@ def open_library(
     if persisted:
         from explorer.engine.store import open_index
 
-        return open_index(roots, config, engine.models, engine.cache, progress=progress).index
+        return open_index(
+            roots, config, engine.models, engine.cache, progress=progress, pending=pending
+        ).index
     return build_index(roots, config, engine.models, engine.cache, progress=progress)

@@ -31,6 +31,7 @@ import hashlib
 import json
 import mmap
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.cache import PARSER_VERSION, EmbeddingCache, Progress
-from explorer.engine.config import Config
+from explorer.engine.config import MODEL_FIELDS, Config
 from explorer.engine.lexical import LexicalIndex
 from explorer.engine.line_reader import read_frontmatter
 from explorer.engine.models import Models
@@ -268,8 +269,13 @@ def _read_body(path: str, digest: str) -> str:
 # -- the file -----------------------------------------------------------------------------
 
 
-def _fingerprint(roots: Sequence[str], config: Config, models: Models) -> str:
-    """What an index depends on besides the files: a different value is a different store."""
+def _fingerprint(roots: Sequence[str], config: Config) -> str:
+    """What an index depends on besides the files: a different value is a different store.
+
+    The model is named by the config's model fields here (the hook looks the store up
+    before the model has loaded); its exact identity, weights checksum included, is in
+    the store's header and checked when the models are there.
+    """
     here = Path(__file__).resolve().parent
     code = []
     for name in _CODE:
@@ -278,20 +284,23 @@ def _fingerprint(roots: Sequence[str], config: Config, models: Models) -> str:
             code.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
         except OSError:
             code.append(f"{name}:-")
-    embedder = models.embedder
     parts = {
         "store": STORE_VERSION,
         "parser": PARSER_VERSION,
         "roots": list(roots),
-        "model": embedder.identity if embedder is not None else None,
+        "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
         "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
         "code": code,
     }
     return hashlib.blake2b(json.dumps(parts, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
-def store_path(cache: EmbeddingCache, roots: Sequence[str], config: Config, models: Models) -> Path:
-    return cache.directory / "index" / f"{_fingerprint(roots, config, models)}.idx"
+def store_path(cache: EmbeddingCache, roots: Sequence[str], config: Config) -> Path:
+    return cache.directory / "index" / f"{_fingerprint(roots, config)}.idx"
+
+
+def _model_identity(models: Models) -> str | None:
+    return models.embedder.identity if models.embedder is not None else None
 
 
 class _Writer:
@@ -471,6 +480,7 @@ def save_store(
         "roots": list(index.roots),
         "missing_roots": list(missing_roots),
         "count": len(index),
+        "model": _model_identity(index.models),
         "bm25": {"n": lexical.n, "avgdl": lexical.avgdl, "k1": lexical.k1, "b": lexical.b},
         "rejected": [_problem(problem) for problem in index.rejected],
         "warnings": [_problem(problem) for problem in index.warnings],
@@ -604,6 +614,44 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
     )
 
 
+class PendingStore:
+    """A store opened and validated in a thread, while the caller loads the models.
+
+    The `stat` calls and onnxruntime's session set-up both release the GIL, so on two
+    cores the validation of a 26,000-skill library hides behind the model's load.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._result: tuple[_Reader | None, Validation | None, str] = (None, None, "")
+        self._thread = threading.Thread(target=self._run, name="store-check", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            if not self.path.is_file():
+                self._result = (None, None, "no store yet")
+                return
+            reader = _Reader(self.path)
+            self._result = (reader, validate(reader), "")
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            self._result = (None, None, f"store unreadable ({type(error).__name__}: {error})")
+
+    def result(self) -> tuple[_Reader | None, Validation | None, str]:
+        self._thread.join()
+        return self._result
+
+
+def prevalidate(
+    roots: Sequence[str | os.PathLike[str]], config: Config, cache: EmbeddingCache | None
+) -> PendingStore | None:
+    """Start checking the library's store now; pass the result to `open_index`."""
+    if cache is None or not cache.available:
+        return None
+    absolute = [os.path.abspath(os.fspath(root)) for root in roots]
+    return PendingStore(store_path(cache, absolute, config))
+
+
 @dataclass
 class Opened:
     """An index for a command, and how it was obtained (for `index` and debug output)."""
@@ -623,6 +671,7 @@ def open_index(
     *,
     rebuild: bool = False,
     progress: Progress | None = None,
+    pending: PendingStore | None = None,
 ) -> Opened:
     """The library's index from its persisted store when the disk still matches it, else
     built through the caches and persisted for the next call."""
@@ -632,15 +681,22 @@ def open_index(
 
         index = build_index(absolute, config, models, cache, progress=progress)
         return Opened(index, "built", "no cache", None)
-    path = store_path(cache, absolute, config, models)
+    path = store_path(cache, absolute, config)
     reason = "rebuild asked for" if rebuild else "no store yet"
-    if not rebuild and path.is_file():
+    if not rebuild:
+        if pending is not None and pending.path == path:
+            reader, checked, problem = pending.result()
+        else:
+            reader, checked, problem = PendingStore(path).result()
+        reason = problem or reason
         try:
-            reader = _Reader(path)
-            checked = validate(reader)
-            if checked.valid:
-                return Opened(load_store(reader, config, models), "store", "", path, checked)
-            reason = checked.reason
+            if reader is not None and checked is not None:
+                if not checked.valid:
+                    reason = checked.reason
+                elif reader.header.get("model") != _model_identity(models):
+                    reason = "store made with another model"
+                else:
+                    return Opened(load_store(reader, config, models), "store", "", path, checked)
         except (OSError, ValueError, KeyError, TypeError) as error:
             reason = f"store unreadable ({type(error).__name__}: {error})"
     index = build_and_save(absolute, config, models, cache, path, progress)

@@ -15,7 +15,7 @@ from explorer.engine.embed import BowEmbedder
 from explorer.engine.models import Models, assemble_models
 from explorer.engine.pipeline import decide
 from explorer.engine.snapshot import build_index
-from explorer.engine.store import StoredSkills, open_index
+from explorer.engine.store import StoredSkills, open_index, prevalidate
 from tests.conftest import SAMPLE_SKILLS, write_skill
 
 
@@ -155,3 +155,33 @@ def test_a_damaged_store_is_rebuilt_not_fatal(library: Path, tmp_path: Path, bow
     again = _open(library, cache, bow)
     assert again.source == "built" and "unreadable" in again.reason
     assert [s.id for s in again.index.skills] == [s.id for s in first.index.skills]
+
+
+class _OtherBow(BowEmbedder):
+    identity = "bow-other-weights"
+
+
+def test_a_store_made_with_another_model_is_not_used(
+    library: Path, tmp_path: Path, bow: Models
+) -> None:
+    cache = EmbeddingCache(tmp_path / "cache")
+    _age(library)
+    _open(library, cache, bow)
+    other = _open(library, cache, assemble_models(_OtherBow()))
+    assert other.source == "built" and "another model" in other.reason
+    assert _open(library, cache, assemble_models(_OtherBow())).source == "store"
+
+
+def test_the_hook_validates_the_store_while_the_model_loads(
+    library: Path, tmp_path: Path, bow: Models
+) -> None:
+    cache = EmbeddingCache(tmp_path / "cache")
+    _age(library)
+    _open(library, cache, bow)
+    pending = prevalidate([library], Config(), cache)
+    assert pending is not None
+    opened = open_index([library], Config(), bow, cache, pending=pending)
+    assert opened.source == "store" and opened.validation is not None
+    write_skill(library, "sourdough", "Bake sourdough bread with a starter.")
+    pending = prevalidate([library], Config(), cache)
+    assert open_index([library], Config(), bow, cache, pending=pending).source == "built"
