@@ -142,9 +142,7 @@ class EmbeddingCache:
             )
         return found
 
-    def _select_in(
-        self, query: str, first: object, keys: Sequence[str]
-    ) -> list[tuple[Any, ...]]:
+    def _select_in(self, query: str, first: object, keys: Sequence[str]) -> list[tuple[Any, ...]]:
         """Rows of `query (?, ?, …)` over `keys`, in chunks under SQLite's variable limit."""
         rows: list[tuple[Any, ...]] = []
         with self._lock:

@@ -332,9 +332,7 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     return None, f"no cross-encoder found (looked in {looked}); {hint}"
 
 
-def verify_packaged_reranker(
-    pair: tuple[Path, Path], cache: EmbeddingCache | None = None
-) -> None:
+def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> None:
     """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
     for path in pair:
         expected = PACKAGED_RERANKER_SHA256.get(path.name)
@@ -362,9 +360,7 @@ def reranker_settings(model: Path) -> tuple[str, int]:
     return name, max_length
 
 
-def load_reranker(
-    pair: tuple[Path, Path], cache: EmbeddingCache | None = None
-) -> OnnxCrossEncoder:
+def load_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> OnnxCrossEncoder:
     """A cross-encoder from a model/tokenizer pair; the packaged one is verified first."""
     if pair[0].parent.resolve() == PACKAGED_RERANKER_DIR:
         verify_packaged_reranker(pair, cache)

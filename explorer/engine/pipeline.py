@@ -431,8 +431,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
                 run.pool.clear()
                 run.rerank.clear()
                 failure = (
-                    f"reranker failed ({type(error).__name__}: {error}); "
-                    "the cosine stage decides"
+                    f"reranker failed ({type(error).__name__}: {error}); the cosine stage decides"
                 )
     if failure:
         gates.append(

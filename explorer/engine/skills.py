@@ -507,7 +507,7 @@ def _advice(value: Any, routed: str) -> str:
     """How to write a value so YAML and the reference's line reader agree."""
     if isinstance(value, str) and "\\" in routed and "\\" not in value:
         return (
-            "The reference does not undo YAML escapes such as \\\": single-quote the value "
+            'The reference does not undo YAML escapes such as \\": single-quote the value '
             "or write it without escapes"
         )
     if isinstance(value, str) and "#" in routed and "#" not in value:

@@ -402,9 +402,11 @@ class ExplorerApp(App[None]):
         if self.snapshot is None:
             return []
         stale = [skill.stale for skill in self.snapshot.skills if skill.stale is not None]
-        failures = [Problem("(watcher)", failure) for failure in self.live.failures] if (
-            self.live is not None
-        ) else []
+        failures = (
+            [Problem("(watcher)", failure) for failure in self.live.failures]
+            if (self.live is not None)
+            else []
+        )
         return [*failures, *self.snapshot.rejected, *stale, *self.snapshot.warnings]
 
     def _refresh_status(self) -> None:

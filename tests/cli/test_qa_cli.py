@@ -221,14 +221,12 @@ def test_calibrate_write_never_overwrites_without_force(
 ) -> None:
     _, cases, common = library
     target = tmp_path / "mine.toml"
-    mine = '# my settings\nmax_skills = 1  # keep\n\n[routing]\nmin_similarity = 0.2\n'
+    mine = "# my settings\nmax_skills = 1  # keep\n\n[routing]\nmin_similarity = 0.2\n"
     target.write_text(mine, encoding="utf-8")
     code, out, err = run(capsys, "calibrate", str(cases), *common, "--write", str(target))
     assert code == 2 and "exists" in err and "--force" in err and out == ""
     assert target.read_text(encoding="utf-8") == mine
-    code, out, _ = run(
-        capsys, "calibrate", str(cases), *common, "--write", str(target), "--force"
-    )
+    code, out, _ = run(capsys, "calibrate", str(cases), *common, "--write", str(target), "--force")
     assert code == 0 and f"to {target}" in out
     written = target.read_text(encoding="utf-8")
     assert written.startswith("# my settings\nmax_skills = 1  # keep\n")  # the rest is kept

@@ -76,9 +76,7 @@ def test_the_write_is_atomic_and_keeps_permissions(tmp_path: Path) -> None:
 
 
 def test_to_toml_and_toml_value_write_valid_toml_for_awkward_values() -> None:
-    config = Config(
-        query_prefix='say "hi"\\ \x1b and \u2028', deny=["a\nb"], keymap={"a.b": "c"}
-    )
+    config = Config(query_prefix='say "hi"\\ \x1b and \u2028', deny=["a\nb"], keymap={"a.b": "c"})
     data = tomllib.loads(to_toml(config, ["query_prefix", "deny", "keymap"]))
     assert data == {"query_prefix": config.query_prefix, "deny": ["a\nb"], "keymap": {"a.b": "c"}}
     assert tomllib.loads(f"v = {toml_value(0.1 + 0.2)}")["v"] == 0.1 + 0.2
