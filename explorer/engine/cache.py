@@ -53,16 +53,23 @@ class EmbeddingCache:
         return self._connection is not None
 
     def _open(self) -> None:
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._connection = self._connect()
-        except sqlite3.DatabaseError as error:
-            if "locked" in str(error) or "busy" in str(error):
-                self._bypass(f"embedding cache {self.path} is locked ({error}); not using it")
-                return
-            self._rebuild(error)
-        except OSError as error:
-            self._bypass(f"embedding cache {self.path} cannot be opened ({error}); not using it")
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._connection = self._connect()
+            except sqlite3.DatabaseError as error:
+                if not _transient(error):
+                    self._rebuild(error)
+                elif time.monotonic() < deadline:  # another process is setting the file up
+                    time.sleep(0.02)
+                    continue
+                else:
+                    self._bypass(f"embedding cache {self.path} is locked ({error}); not using it")
+            except OSError as error:
+                message = f"embedding cache {self.path} cannot be opened ({error}); not using it"
+                self._bypass(message)
+            return
 
     def _connect(self) -> sqlite3.Connection:
         # One connection, shared by the threads of a process (the live index re-indexes in
@@ -153,6 +160,11 @@ class EmbeddingCache:
                     assert self._connection is not None
                     rows += self._connection.execute(f"{query} ({marks})", [first, *chunk])
             except sqlite3.DatabaseError as error:
+                if _transient(error):
+                    # Another process is creating the file or recovering its WAL: a miss
+                    # for this call only. Bypassing here silently dropped every later write.
+                    self.warnings.append(f"embedding cache read skipped ({error})")
+                    return []
                 self._bypass(f"embedding cache read failed ({error}); not using it")
         return rows
 
@@ -240,6 +252,11 @@ class EmbeddingCache:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def _transient(error: sqlite3.DatabaseError) -> bool:
+    """A lock another process holds for now, not damage to the file."""
+    return "locked" in str(error) or "busy" in str(error)
 
 
 class _Transaction:

@@ -193,3 +193,30 @@ def test_nan_and_inf_vectors_are_rebuilt_with_a_warning(tmp_path: Path, make_lib
     assert any("2 cached vectors" in warning and "rebuilt" in warning for warning in cache.warnings)
     third = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
     assert third.embedded == 0
+
+
+def test_a_read_that_meets_a_lock_is_a_miss_and_the_cache_stays_in_use(tmp_path: Path) -> None:
+    """Seen in CI: a read during another process's set-up bypassed the cache for good, so
+    none of that process's vectors were saved (200 of 400 in the two-writer test)."""
+    cache = EmbeddingCache(tmp_path)
+    real = cache._connection
+    assert real is not None
+
+    class LockedOnce:
+        calls = 0
+
+        def execute(self, *args: object) -> object:
+            LockedOnce.calls += 1
+            if LockedOnce.calls == 1:
+                raise sqlite3.OperationalError("database is locked")
+            return real.execute(*args)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+    cache._connection = LockedOnce()  # type: ignore[assignment]
+    assert cache.get_many("m", ["a"], 2) == {}
+    assert cache.available
+    cache._connection = real
+    cache.put_many("m", {"a": np.ones(2, dtype=np.float32)})
+    assert cache.count() == 1
