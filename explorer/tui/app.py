@@ -335,11 +335,19 @@ class ExplorerApp(App[None]):
             super().__init__()
             self.failure = failure
 
+    # The watcher thread posts these whenever the disk changes, so one can arrive while the
+    # app shuts down and its widgets go one by one: then there is nothing left to update.
     def on_explorer_app_index_changed(self, message: IndexChanged) -> None:
-        self._index_changed(message.change)
+        try:
+            self._index_changed(message.change)
+        except (NoMatches, ScreenStackError):
+            return
 
     def on_explorer_app_watcher_failed(self, message: WatcherFailed) -> None:
-        self._refresh_status()
+        try:
+            self._refresh_status()
+        except (NoMatches, ScreenStackError):
+            return
         self.notify(visible(message.failure), severity="error", timeout=10, markup=False)
 
     def _index_changed(self, change: IndexChange) -> None:
