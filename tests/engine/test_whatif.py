@@ -1,0 +1,148 @@
+"""What-if for a description (explorer/engine/whatif.py): what the editor shows before a
+save is what the explorer decides after it, and the live snapshot is never touched.
+
+Real model (the packaged MiniLM), real files: a copy of sample_skills in a tmp dir.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from explorer.engine.cases import load_cases
+from explorer.engine.config import Config
+from explorer.engine.decision import Decision, Verdict
+from explorer.engine.models import Models
+from explorer.engine.pipeline import decide
+from explorer.engine.rewrite import read_skill_text, save
+from explorer.engine.snapshot import Index, build_index
+from explorer.engine.whatif import standing, what_if, with_cases
+from tests.conftest import SAMPLE_SKILLS
+
+CONFIG = Config(preset="reference", reranker="off")
+SKILL = "productivity-helper"
+PROMPT = "help me prioritise my to-do list for this week, i have way too much on my plate"
+BETTER = (
+    "Plans the week: turns a long to-do list into prioritised next actions. Use when the "
+    "user has too much on their plate, needs to prioritise tasks, or wants a plan for today "
+    "or this week."
+)
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Read-only for every test but the one that saves, which copies it again."""
+    root = tmp_path_factory.mktemp("whatif") / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def index(library: Path, minilm_models: Models) -> Index:
+    return build_index([library], CONFIG, minilm_models)
+
+
+def _answer(decision: Decision) -> dict[str, Any]:
+    data = decision.to_dict()
+    data.pop("timings_ms")
+    data.pop("index_version")
+    for row in data["skills"]:
+        row.pop("path")
+    return data
+
+
+@pytest.mark.slow
+def test_the_what_if_is_the_decision_after_saving(tmp_path: Path, minilm_models: Models) -> None:
+    library = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, library)
+    index = build_index([library], CONFIG, minilm_models)
+    path = library / SKILL / "SKILL.md"
+    original = read_skill_text(str(path))
+    before = decide(PROMPT, index, CONFIG)
+    result = what_if(index, CONFIG, SKILL, BETTER, PROMPT, original=original)
+    assert result.edit.ok and result.decision is not None
+    # The live snapshot is untouched: the same answer as before, same vectors.
+    assert _answer(decide(PROMPT, index, CONFIG)) == _answer(before)
+    assert index.skills[index.positions[SKILL]].description.startswith("Helps with various")
+    save(result.edit)
+    rebuilt = build_index([library], CONFIG, index.models)
+    after = decide(PROMPT, rebuilt, CONFIG)
+    assert _answer(result.decision) == _answer(after)
+    assert result.patched is not None and rebuilt.vectors is not None
+    assert np.allclose(result.patched.vectors, rebuilt.vectors, atol=1e-6)
+
+
+def test_a_better_description_moves_the_skill_over_the_floor(index: Index, library: Path) -> None:
+    original = read_skill_text(str(library / SKILL / "SKILL.md"))
+    result = what_if(index, CONFIG, SKILL, BETTER, PROMPT, original=original)
+    assert result.before is not None and result.after is not None
+    assert result.before.verdict is Verdict.MIN_SIMILARITY
+    assert result.before.missing is not None
+    floor = result.before.hybrid + result.before.missing
+    assert result.before.reason == f"{result.before.hybrid:.3f} < floor {floor:.3f}"
+    assert result.after.verdict is Verdict.INJECT and result.after.missing is None
+    assert result.after.cosine > result.before.cosine + 0.2
+    assert result.after.bm25 > result.before.bm25
+    # The unchanged description scores exactly as the snapshot does.
+    same = what_if(
+        index,
+        CONFIG,
+        SKILL,
+        index.skills[index.positions[SKILL]].description,
+        PROMPT,
+        original=original,
+    )
+    assert same.after is not None and same.before is not None
+    assert same.after.verdict == same.before.verdict
+    assert same.after.cosine == pytest.approx(same.before.cosine, abs=1e-6)
+    assert same.after.bm25 == pytest.approx(same.before.bm25)
+
+
+@pytest.mark.slow
+def test_the_cases_that_would_flip_are_named(index: Index, library: Path) -> None:
+    cases = load_cases(library / "cases.toml").cases
+    original = read_skill_text(str(library / SKILL / "SKILL.md"))
+    result = with_cases(
+        what_if(index, CONFIG, SKILL, BETTER, PROMPT, original=original), index, CONFIG, cases
+    )
+    assert result.comparison is not None
+    fixed = {flip.prompt for flip in result.comparison.fixes}
+    assert PROMPT in fixed
+    assert all(SKILL in flip.injected_b for flip in result.comparison.fixes)
+    # Unchanged description: nothing flips.
+    same = with_cases(
+        what_if(
+            index,
+            CONFIG,
+            SKILL,
+            index.skills[index.positions[SKILL]].description,
+            PROMPT,
+            original=original,
+        ),
+        index,
+        CONFIG,
+        cases,
+        result.cases_before,
+    )
+    assert same.comparison is not None and same.comparison.flipped == ()
+
+
+def test_an_edit_that_cannot_be_saved_scores_nothing(index: Index, library: Path) -> None:
+    original = read_skill_text(str(library / SKILL / "SKILL.md"))
+    result = what_if(index, CONFIG, SKILL, "   ", PROMPT, original=original)
+    assert result.after is None and result.decision is None
+    assert result.edit.problem is not None and "empty" in result.edit.problem
+    assert result.before is not None and result.before.skill_id == SKILL
+
+
+def test_standing_reads_the_row_the_table_shows(index: Index) -> None:
+    decision = decide("merge two pdf files", index, CONFIG)
+    first = standing(decision, decision.rows[0].id)
+    assert first is not None and first.rank == 1
+    assert standing(decision, "no-such-skill") is None
+    with pytest.raises(KeyError):
+        what_if(index, CONFIG, "no-such-skill", "x", "p", original="")
