@@ -196,7 +196,7 @@ def why_report(
         lines.append(f"… {hidden} more skills (--top N)")
     shown = list(decision.rows[: max(top, 1)])
     if skill and all(row.id != skill for row in shown):
-        shown += [row for row in decision.rows if row.id == skill]
+        shown += [decision.row(skill)] if decision.rows.index_of(skill) is not None else []
     lines += ["", "why (the number that decided; the explorer's table says the same):"]
     lines += [reason_line(decision, row) for row in shown]
     lines += ["", "gates, in cascade order:", *(gate_line(gate) for gate in decision.gates)]

@@ -7,10 +7,11 @@ because hooks, CI scripts and the explorer read them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -161,6 +162,7 @@ class Channels:
     hybrid_order: np.ndarray  # skill indices by hybrid score
     bm25_order: np.ndarray  # skill indices by raw BM25
     query_terms: int
+    positions: Mapping[str, int] | None = None  # id -> index (the Index's); None: built here
 
 
 class Decision:
@@ -217,47 +219,48 @@ class Decision:
         return self._verdicts.get(index, self._default_verdict)
 
     @cached_property
-    def rows(self) -> tuple[Row, ...]:
-        """Every skill: the injected first, in injection order, then by hybrid score."""
+    def rows(self) -> Rows:
+        """Every skill: the injected first, in injection order, then by hybrid score.
+
+        A lazy sequence: the order is computed vectorised, and a `Row` is made only when
+        it is read (the explorer draws a screenful, `route` prints its top N). Reading all
+        of them (`to_dict`, iterating) gives exactly the rows an eager build would.
+        """
+        return Rows(self)
+
+    def rows_rerank(self) -> dict[int, float]:
+        """skill index -> raw logit, for the skills the reranker scored."""
+        return self._rerank
+
+    def _row_at(self, index: int, rank: int) -> Row:
         c = self.channels
-        position = {skill_id: order for order, skill_id in enumerate(self.injected_ids)}
-        hybrid_rank = np.empty(len(c.ids), dtype=np.int64)
-        hybrid_rank[c.hybrid_order] = np.arange(1, len(c.ids) + 1)
-        ordered = sorted(
-            (int(index) for index in c.hybrid_order),
-            key=lambda index: (position.get(c.ids[index], len(position)), hybrid_rank[index]),
+        logit = self._rerank.get(index)
+        return Row(
+            id=c.ids[index],
+            rank=rank,
+            cosine=float(c.cosine[index]),
+            keyword=float(c.keyword[index]),
+            phrase=float(c.phrase[index]),
+            file=float(c.file[index]),
+            project=float(c.project[index]),
+            score=float(c.score[index]),
+            bm25=float(c.bm25[index]),
+            bm25_norm=float(c.bm25_norm[index]),
+            bm25_rank=int(c.bm25_rank[index]) or None,
+            rerank=logit,
+            rerank_prob=None if logit is None else sigmoid(logit),
+            pool=self._pool.get(index),
+            matched_terms=int(c.matched_terms[index]),
+            query_terms=c.query_terms,
+            jaccard=float(c.jaccard[index]),
+            verdict=self.verdict(index),
+            path=c.paths[index],
+            bm25_fused=float(c.bm25_fused[index]),
         )
-        rows = []
-        for index in ordered:
-            logit = self._rerank.get(index)
-            rows.append(
-                Row(
-                    id=c.ids[index],
-                    rank=int(hybrid_rank[index]),
-                    cosine=float(c.cosine[index]),
-                    keyword=float(c.keyword[index]),
-                    phrase=float(c.phrase[index]),
-                    file=float(c.file[index]),
-                    project=float(c.project[index]),
-                    score=float(c.score[index]),
-                    bm25=float(c.bm25[index]),
-                    bm25_norm=float(c.bm25_norm[index]),
-                    bm25_rank=int(c.bm25_rank[index]) or None,
-                    rerank=logit,
-                    rerank_prob=None if logit is None else sigmoid(logit),
-                    pool=self._pool.get(index),
-                    matched_terms=int(c.matched_terms[index]),
-                    query_terms=c.query_terms,
-                    jaccard=float(c.jaccard[index]),
-                    verdict=self.verdict(index),
-                    path=c.paths[index],
-                    bm25_fused=float(c.bm25_fused[index]),
-                )
-            )
-        return tuple(rows)
 
     def row(self, skill_id: str) -> Row:
-        return next(row for row in self.rows if row.id == skill_id)
+        """One skill's row, by id, without building the others (KeyError when unknown)."""
+        return self.rows.by_id(skill_id)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -279,6 +282,181 @@ class Decision:
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, default=json_default)
+
+
+# The numeric fields of a Row that come straight from a channel array, for `Rows.column`.
+_CHANNEL_FIELDS = (
+    "cosine",
+    "keyword",
+    "phrase",
+    "file",
+    "project",
+    "score",
+    "bm25",
+    "bm25_norm",
+    "bm25_fused",
+    "matched_terms",
+    "jaccard",
+)
+
+
+class Rows(Sequence[Row]):
+    """A decision's rows in order, each made when first read (issue 14: lazy rows).
+
+    `Decision.rows` used to build every row of the library on every keystroke: at 26,000
+    skills that cost 0.4-0.6 s, twenty times the decision itself. The order (injected
+    first, in injection order, then by hybrid rank) and the whole columns (`column`,
+    `ids`) come from the channel arrays at numpy speed; a `Row` object is made for the
+    rows that are shown, asked for or pinned, and kept for the next reader.
+    """
+
+    def __init__(self, decision: Decision) -> None:
+        self._decision = decision
+        c = decision.channels
+        n = len(c.ids)
+        rank = np.empty(n, dtype=np.int64)
+        rank[c.hybrid_order] = np.arange(1, n + 1)
+        self._rank = rank
+        by_id = self._positions()
+        first = [by_id[item.id] for item in decision.injected if item.id in by_id]
+        rest = c.hybrid_order
+        if first:
+            keep = np.ones(n, dtype=bool)
+            keep[first] = False
+            rest = rest[keep[rest]]
+        self.order: np.ndarray = np.concatenate(
+            [np.asarray(first, dtype=np.int64), np.asarray(rest, dtype=np.int64)]
+        )
+        self._made: dict[int, Row] = {}
+        self._at: np.ndarray | None = None
+
+    def _positions(self) -> Mapping[str, int]:
+        c = self._decision.channels
+        if c.positions is None:
+            c.positions = {skill_id: index for index, skill_id in enumerate(c.ids)}
+        return c.positions
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    @overload
+    def __getitem__(self, item: int) -> Row: ...
+
+    @overload
+    def __getitem__(self, item: slice) -> tuple[Row, ...]: ...
+
+    def __getitem__(self, item: int | slice) -> Row | tuple[Row, ...]:
+        if isinstance(item, slice):
+            return tuple(self._make(int(index)) for index in self.order[item])
+        return self._make(int(self.order[item]))
+
+    def __iter__(self) -> Iterator[Row]:
+        return (self._make(int(index)) for index in self.order)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<Rows of {len(self)}: {len(self._made)} made>"
+
+    @property
+    def made(self) -> int:
+        """How many Row objects exist so far (tests check that laziness holds)."""
+        return len(self._made)
+
+    @cached_property
+    def ids(self) -> tuple[str, ...]:
+        """Every row's skill id, in row order."""
+        ids = self._decision.channels.ids
+        return tuple(ids[int(index)] for index in self.order)
+
+    def index_of(self, skill_id: str) -> int | None:
+        """The row number of `skill_id` in this order, or None."""
+        position = self._positions().get(skill_id)
+        if position is None:
+            return None
+        if self._at is None:
+            at = np.empty(len(self.order), dtype=np.int64)
+            at[self.order] = np.arange(len(self.order))
+            self._at = at
+        return int(self._at[position])
+
+    def by_id(self, skill_id: str) -> Row:
+        return self._make(self._positions()[skill_id])
+
+    def mapping(self) -> RowsById:
+        """skill id -> Row, lazily (the explorer keeps one to show deltas after a re-index)."""
+        return RowsById(self)
+
+    def scores(self, ids: Sequence[str]) -> np.ndarray:
+        """The hybrid score of each of `ids` (NaN for an id this decision does not have)."""
+        positions = self._positions()
+        score = self._decision.channels.score
+        return np.array(
+            [score[positions[i]] if i in positions else np.nan for i in ids], dtype=np.float64
+        )
+
+    def column(self, name: str) -> np.ndarray:
+        """One numeric field for every row, in row order (without making rows).
+
+        `rank`, `rerank` (NaN where not reranked) and the channel fields of `Row`.
+        """
+        if name == "rank":
+            ranks: np.ndarray = self._rank[self.order]
+            return ranks
+        if name == "rerank":
+            values = np.full(len(self.order), np.nan)
+            at = self._decision.rows_rerank()
+            for row_number, index in enumerate(self.order):
+                logit = at.get(int(index))
+                if logit is not None:
+                    values[row_number] = logit
+            return values
+        if name not in _CHANNEL_FIELDS:
+            raise KeyError(name)
+        array: np.ndarray = getattr(self._decision.channels, name)[self.order]
+        return array
+
+    def verdicts(self) -> set[Verdict]:
+        """The verdicts that occur among the rows."""
+        decision = self._decision
+        found = set(decision._verdicts.values())
+        if len(decision._verdicts) < len(self.order):
+            found.add(decision._default_verdict)
+        return found
+
+    def _make(self, index: int) -> Row:
+        row = self._made.get(index)
+        if row is None:
+            row = self._made[index] = self._decision._row_at(index, int(self._rank[index]))
+        return row
+
+
+class RowsById(Mapping[str, Row]):
+    """A decision's rows by skill id, made on lookup; `scores` compares whole columns."""
+
+    def __init__(self, rows: Rows) -> None:
+        self._rows = rows
+        self.scores = rows.scores
+
+    def __getitem__(self, skill_id: str) -> Row:
+        return self._rows.by_id(skill_id)
+
+    def get(self, skill_id: str, default: Any = None) -> Any:
+        try:
+            return self._rows.by_id(skill_id)
+        except KeyError:
+            return default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows.ids)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _row_dict(row: Row) -> dict[str, Any]:

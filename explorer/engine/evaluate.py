@@ -223,21 +223,23 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     """Judge one decision against its case, naming the gate behind a failure."""
     injected = decision.injected_ids
     passed = passes(case, injected)
+    # Rows are made only for the skills looked at (issue 14: lazy rows); by hybrid rank,
+    # the order is the channels' hybrid_order.
     rows = decision.rows
-    by_id = {row.id: row for row in rows}
     expected_rows = sorted(
-        (by_id[skill_id] for skill_id in case.expect if skill_id in by_id),
+        (decision.row(skill_id) for skill_id in case.expect if rows.index_of(skill_id) is not None),
         key=lambda row: row.rank,
     )
     best = expected_rows[0] if expected_rows else None
-    top = min(rows, key=lambda row: row.rank).id if rows else None
+    by_rank = decision.channels.hybrid_order
+    ids = decision.channels.ids
+    top = ids[int(by_rank[0])] if len(by_rank) else None
     extra = tuple(skill for skill in injected if skill not in case.expect) if case.positive else ()
     failure = None
     if not passed:
         skip = set(case.expect) | set(injected)
-        runner: Row | None = min(
-            (row for row in rows if row.id not in skip), key=lambda row: row.rank, default=None
-        )
+        runner_id = next((ids[int(i)] for i in by_rank if ids[int(i)] not in skip), None)
+        runner: Row | None = decision.row(runner_id) if runner_id is not None else None
         failure = Failure(
             reason="missed" if case.positive else "false_inject",
             stage=decision.stage,

@@ -255,6 +255,7 @@ def decide(
         hybrid_order=hybrid_order,
         bm25_order=bm25_order,
         query_terms=len(lexical.query_terms),
+        positions=index.positions,
     )
     run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
     run.channels, run.project_terms, run.ledger = channels, project_terms, ledger

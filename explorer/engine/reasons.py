@@ -133,8 +133,9 @@ def _rerank_bar(decision: Decision) -> tuple[object, float | None]:
     gate = next((g for g in decision.gates if g.name is GateName.RERANKER), None)
     if gate is None:
         return None, None
-    candidates = set(gate.inputs.get("candidates") or ())
-    scores = [other.score for other in decision.rows if other.id in candidates]
+    candidates = gate.inputs.get("candidates") or ()
+    known = [s for s in dict.fromkeys(candidates) if decision.rows.index_of(s) is not None]
+    scores = [decision.row(skill_id).score for skill_id in known]
     return gate.thresholds.get("rerank_top_k"), (min(scores) if scores else None)
 
 

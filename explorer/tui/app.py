@@ -14,7 +14,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rich.text import Text
@@ -137,7 +137,7 @@ class ExplorerApp(App[None]):
         self.highlighted: str | None = None
         self.loading = "starting…"
         self.last_change = "not yet re-indexed"
-        self._delta_base: dict[str, Row] | None = None
+        self._delta_base: Mapping[str, Row] | None = None
         self._debounce: Timer | None = None
         self._panels_timer: Timer | None = None
         self._decider: Worker[None] | None = None
@@ -361,7 +361,7 @@ class ExplorerApp(App[None]):
                 f" at {time.strftime('%H:%M:%S')} in {change.timings_ms.get('total', 0.0):.0f} ms"
             )
         if self.decision is not None:
-            self._delta_base = {row.id: row for row in self.decision.rows}
+            self._delta_base = self.decision.rows.mapping()  # lazy: rows made when drawn
         self.snapshot = self.live.snapshot
         self._set_descriptions(self.snapshot)
         self._refresh_status()
@@ -555,7 +555,7 @@ class ExplorerApp(App[None]):
         skill = snapshot.skills[position]
         main = self.screen_stack[0]
         table = main.query_one(SkillsTable)
-        row = next((row for row in table.rows if row.id == skill_id), None)
+        row = table.row_of(skill_id)
         if row is not None:
             main.query_one(DecisionPanel).show_reason(skill_id, table.reason_of(row))
         if tabs.first().active == "skill-tab":  # only the tab on screen

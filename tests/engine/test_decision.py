@@ -103,3 +103,36 @@ def test_gate_fields_are_named_never_positional() -> None:
 def test_rows_are_slotted(bow_index: Index) -> None:
     row = decide("merge pdf", bow_index, Config()).rows[0]
     assert isinstance(row, Row) and not hasattr(row, "__dict__")
+
+
+def test_lazy_rows_put_the_injected_first_and_make_only_what_is_read() -> None:
+    """Issue 14, lazy rows: a denied skill between two injected ones moves below them, as
+    the eager build ordered it; reading a screenful makes a screenful of Row objects."""
+    from explorer.engine.embed import BowEmbedder
+    from explorer.engine.models import assemble_models
+    from explorer.engine.pipeline import decide
+    from explorer.engine.snapshot import build_index
+    from tests.conftest import SAMPLE_SKILLS
+    from tests.engine.answers import eager_rows
+
+    config = Config(
+        reranker="off",
+        preset="reference",
+        min_similarity=0.0,
+        score_margin=1.0,
+        max_skills=3,
+        lexical_min=0.0,
+    )
+    index = build_index([SAMPLE_SKILLS], config, assemble_models(BowEmbedder()))
+    prompt = "merge two pdf files and write release notes from commits"
+    second = decide(prompt, index, config).rows.ids[1]
+    decision = decide(prompt, index, config.replace(deny=(second,)))
+    assert len(decision.injected) == 3
+    eager = eager_rows(decision)
+    assert decision.rows[:4] == eager[:4]
+    assert decision.rows.made == 4
+    assert decision.rows.ids[3] == second == eager[3].id
+    assert decision.row(second) == eager[3] and decision.rows.made == 4
+    assert decision.rows.index_of(second) == 3
+    assert decision.rows.column("rank").tolist() == [row.rank for row in eager]
+    assert decision.rows == eager and decision.rows.made == len(eager)

@@ -331,3 +331,37 @@ async def test_watcher_failures_reach_the_status_bar(library: Path, tmp_path: Pa
         status = app.query_one(StatusBar)
         assert status.error_count == len(app.problems()) >= 1
         assert "listener exploded" in str(app.problems()[0])
+
+
+@pytest.mark.slow
+async def test_the_table_makes_rows_only_for_what_it_draws(tmp_path: Path) -> None:
+    """Issue 14, lazy rows: 400 skills, a prompt, a save (deltas) and a sort by cosine; the
+    table never makes more Row objects than it drew lines (plus the followed skill), and
+    its lines are those of the full decision."""
+    root = tmp_path / "skills"
+    topics = ("pdf tables", "csv cleanup", "docker images", "git commits", "sourdough bread")
+    for number in range(400):
+        write_skill(root, f"skill-{number:03d}", f"Help with {topics[number % 5]}, item {number}.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        prompt = "clean up a csv export"
+        await pilot.press(*prompt)
+        await settle(pilot, lambda: shown_for(app, prompt))
+        table = app.query_one(SkillsTable)
+        screen_lines = SIZE[1]
+        assert 0 < table.rows.made <= screen_lines  # type: ignore[attr-defined]
+        expected = decide(prompt, app.live.snapshot, app.config).rows
+        assert [table.line_text(i).plain.split()[1] for i in range(5)] == list(expected.ids[:5])
+        version = app.snapshot.version
+        write_skill(root, "skill-001", "Clean up CSV exports: csv cleanup for every csv file.")
+        await settle(pilot, lambda: app.snapshot.version > version and shown_for(app, prompt), 30.0)
+        assert app.query_one(SkillsTable).rows.made <= screen_lines  # type: ignore[attr-defined]
+        table.sort_by("cosine")
+        await pilot.pause(0.1)
+        assert table.rows.made <= 2 * screen_lines  # type: ignore[attr-defined]
+        cosines = table.column("cosine")
+        shown = [table.view[i] for i in range(10)]
+        assert [float(cosines[i]) for i in shown] == sorted(
+            (float(value) for value in cosines), reverse=True
+        )[:10]

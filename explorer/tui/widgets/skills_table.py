@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -14,7 +16,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from explorer.engine.decision import Decision, Row, Verdict
+from explorer.engine.decision import Decision, Row, Rows, Verdict
 from explorer.engine.reasons import LOGIT, Reason, reason
 from explorer.terminal import one_line
 
@@ -163,7 +165,9 @@ class SkillsTable(ScrollView, can_focus=True):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.hidden: set[str] = set()  # columns the user turned off
-        self.rows: list[Row] = []  # the decision's rows, in its order
+        # The decision's rows, in its order: lazy (engine Rows), a Row is made only for
+        # the lines drawn and the skill asked about (issue 14); any sequence of rows works.
+        self.rows: Sequence[Row] = ()
         self.view: list[int] = []  # indices into rows: filtered and sorted, what is drawn
         self.filter_text = ""
         self.descriptions: dict[str, str] = {}  # id -> description, for the filter
@@ -173,7 +177,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._announced: str | None = None
         self._limits: Limits | None = None
         self._decision: Decision | None = None
-        self._before: dict[str, Row] | None = None
+        self._before: Mapping[str, Row] | None = None
         self._widths: dict[str, int] = {}
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
         self._strips: dict[tuple[int, int, int, Style], Strip] = {}  # drawn lines, reused
@@ -205,7 +209,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self,
         decision: Decision,
         limits: Limits,
-        before: dict[str, Row] | None = None,
+        before: Mapping[str, Row] | None = None,
         *,
         keep_cursor: bool = False,
     ) -> None:
@@ -215,24 +219,25 @@ class SkillsTable(ScrollView, can_focus=True):
         and a re-index or a threshold edit for the same prompt keeps the current skill.
         """
         keep = self.followed or (self.current_id() if keep_cursor else None)
-        self.rows = list(decision.rows)
+        self.rows = decision.rows
         self._decision = decision
         self._limits, self._before = limits, before
         self._rebuild_view(keep, top=not keep_cursor and self.followed is None)
 
     def _rebuild_view(self, keep: str | None = None, *, top: bool = False) -> None:
         keep = keep or self.followed or self.current_id()
+        all_ids = self.ids()
         view = list(range(len(self.rows)))
         if self.filter_text.strip():
-            query, rows, descriptions = self.filter_text, self.rows, self.descriptions
-            view = [i for i in view if matches(query, rows[i].id, descriptions.get(rows[i].id, ""))]
+            query, descriptions = self.filter_text, self.descriptions
+            view = [i for i in view if matches(query, all_ids[i], descriptions.get(all_ids[i], ""))]
         if self.sort_key != "decision":
-            view.sort(key=self._sort_value, reverse=self.sort_reverse)
+            view = self._sorted(view)
         elif self.sort_reverse:
             view.reverse()
         self.view = view
         self._relayout()
-        ids = [self.rows[i].id for i in view]
+        ids = [all_ids[i] for i in view]
         cursor = ids.index(keep) if keep in ids else 0
         if cursor == self.cursor:
             self.refresh()
@@ -242,18 +247,35 @@ class SkillsTable(ScrollView, can_focus=True):
         self._scroll_to_cursor()
         self._announce()
 
-    def _sort_value(self, index: int) -> tuple[float, str]:
-        row = self.rows[index]
+    def ids(self) -> Sequence[str]:
+        """Every row's skill id, in the decision's order, without making rows."""
+        if isinstance(self.rows, Rows):
+            return self.rows.ids
+        return [row.id for row in self.rows]
+
+    def column(self, name: str) -> np.ndarray:
+        """One numeric field of every row, in the decision's order (NaN: no rerank)."""
+        if isinstance(self.rows, Rows):
+            return self.rows.column(name)
+        if name == "rerank":
+            return np.array([np.nan if r.rerank is None else r.rerank for r in self.rows])
+        return np.array([float(getattr(row, name)) for row in self.rows], dtype=np.float64)
+
+    def row_of(self, skill_id: str) -> Row | None:
+        """The row of `skill_id` (made now if it was not drawn yet), or None."""
+        if isinstance(self.rows, Rows):
+            at = self.rows.index_of(skill_id)
+            return None if at is None else self.rows[at]
+        return next((row for row in self.rows if row.id == skill_id), None)
+
+    def _sorted(self, view: list[int]) -> list[int]:
+        """`view` by the sort column, best first, ties by id (a stable order)."""
+        ids = self.ids()
         if self.sort_key == "skill":
-            return (0.0, row.id)
-        value = {
-            "hybrid": row.score,
-            "cosine": row.cosine,
-            "bm25": row.bm25,
-            "rerank": row.rerank if row.rerank is not None else float("-inf"),
-            "overlap": row.jaccard,
-        }[self.sort_key]
-        return (-value, row.id)  # best first; ties by id, so the order is stable
+            return sorted(view, key=lambda i: ids[i], reverse=self.sort_reverse)
+        name = {"hybrid": "score", "overlap": "jaccard"}.get(self.sort_key, self.sort_key)
+        values = np.nan_to_num(self.column(name), nan=float("-inf"))
+        return sorted(view, key=lambda i: (-float(values[i]), ids[i]), reverse=self.sort_reverse)
 
     def on_resize(self) -> None:
         self._relayout()
@@ -276,29 +298,21 @@ class SkillsTable(ScrollView, can_focus=True):
             wanted.pop("rerank", None)  # no model loaded: a column of "off" says nothing
         if not rows:
             return wanted
+        # From whole columns (numpy), so no row is made for a line that is never drawn.
         lo: dict[str, float] = {}
         hi: dict[str, float] = {}
-        name = verdict = 0
-        logit = 0.0
-        for row in rows:
-            name = max(name, len(row.id))
-            verdict = max(verdict, len(row.verdict))
-            for key, value in (
-                ("score", row.score),
-                ("cosine", row.cosine),
-                ("keyword", row.keyword),
-                ("phrase", row.phrase),
-                ("file", row.file),
-                ("bm25", row.bm25),
-                ("bm25_norm", row.bm25_norm),
-                ("bm25_fused", row.bm25_fused),
-            ):
-                if value < lo.get(key, 0.0):
-                    lo[key] = value
-                if value > hi.get(key, 0.0):
-                    hi[key] = value
-            if row.rerank is not None:
-                logit = max(logit, abs(row.rerank))
+        name = max(len(skill_id) for skill_id in self.ids())
+        if isinstance(rows, Rows):
+            verdict = max(len(found) for found in rows.verdicts())
+        else:
+            verdict = max(len(row.verdict) for row in rows)
+        for key in ("score", "cosine", "keyword", "phrase", "file", "bm25", "bm25_norm"):
+            values = self.column(key)
+            lo[key], hi[key] = _bounds(values)
+        lo["bm25_fused"], hi["bm25_fused"] = _bounds(self.column("bm25_fused"))
+        logits = self.column("rerank")
+        reranked = bool(np.isfinite(logits).any())
+        logit = float(np.nanmax(np.abs(logits))) if reranked else 0.0
         channels = ("cosine", "keyword", "phrase", "file")
         parts = sum(_short_span(lo.get(k, 0.0), hi.get(k, 0.0)) for k in channels)
         if lo.get("bm25_fused") or hi.get("bm25_fused"):  # "+.12": the §9 fused channel
@@ -307,7 +321,6 @@ class SkillsTable(ScrollView, can_focus=True):
         if self._before is not None and self._any_delta():
             hybrid += 7  # " ▲0.123": a delta is never cut
         queries = len(str(rows[0].query_terms))
-        reranked = any(row.rerank is not None for row in rows)
         content = {
             "delta": 7 if reranked else len(f"+{hi.get('score', 0.0):.3f}"),
             "why": WHY_MAX,
@@ -329,9 +342,14 @@ class SkillsTable(ScrollView, can_focus=True):
     def _any_delta(self) -> bool:
         """Whether any row shows ▲/▼ or "new": a re-index that moved nothing adds no width."""
         before = self._before or {}
+        scores = getattr(before, "scores", None)
+        if scores is not None:  # the previous decision's rows: compare whole columns
+            previous = scores(self.ids())
+            now = self.column("score")
+            return bool(np.isnan(previous).any() or (np.abs(now - previous) >= DELTA_EPSILON).any())
         for row in self.rows:
-            previous = before.get(row.id)
-            if previous is None or abs(row.score - previous.score) >= DELTA_EPSILON:
+            was = before.get(row.id)
+            if was is None or abs(row.score - was.score) >= DELTA_EPSILON:
                 return True
         return False
 
@@ -358,7 +376,7 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def current_id(self) -> str | None:
         if 0 <= self.cursor < len(self.view):
-            return self.rows[self.view[self.cursor]].id
+            return self.ids()[self.view[self.cursor]]
         return None
 
     def line_text(self, index: int) -> Text:
@@ -383,7 +401,7 @@ class SkillsTable(ScrollView, can_focus=True):
     def cell_text(self, skill_id: str, key: str) -> str:
         """The plain text of one cell, by skill id and column key."""
         assert self._limits is not None
-        position = next(i for i, row in enumerate(self.rows) if row.id == skill_id)
+        position = list(self.ids()).index(skill_id)
         keys = [column[0] for column in self.columns]
         return self._cells(position, self._limits, self._before)[keys.index(key)].plain
 
@@ -448,10 +466,11 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def go_to(self, skill_id: str) -> bool:
         """Put the cursor on `skill_id` and follow it; clears a filter that hides it."""
-        if not any(row.id == skill_id for row in self.rows):
+        ids = self.ids()
+        if skill_id not in ids:
             return False
         self.followed = skill_id
-        if skill_id not in (self.rows[i].id for i in self.view):
+        if skill_id not in (ids[i] for i in self.view):
             self.filter_text = ""
         self._rebuild_view(skill_id)
         return True
@@ -499,7 +518,7 @@ class SkillsTable(ScrollView, can_focus=True):
             return Reason(row.verdict, row.verdict)
         return reason(self._decision, row)
 
-    def _cells(self, position: int, limits: Limits, before: dict[str, Row] | None) -> list[Text]:
+    def _cells(self, position: int, limits: Limits, before: Mapping[str, Row] | None) -> list[Text]:
         row = self.rows[position]
         previous = before.get(row.id) if before is not None else None
         injected = row.verdict is Verdict.INJECT
@@ -568,3 +587,11 @@ class SkillsTable(ScrollView, can_focus=True):
             ),
         }
         return [cells[key] for key, _ in self.columns]
+
+
+def _bounds(values: np.ndarray) -> tuple[float, float]:
+    """(min, max) of a column with 0 included; NaN ignored (it never printed wider)."""
+    finite = values[~np.isnan(values)]
+    if not len(finite):
+        return 0.0, 0.0
+    return min(float(finite.min()), 0.0), max(float(finite.max()), 0.0)

@@ -1,0 +1,111 @@
+"""No answer changes (issue 14): the decisions of before the scale work, kept in
+tests/data/answers-before.jsonl (written by tests/engine/answers.py from main before lazy
+rows and add/remove patching), are what the engine answers now: from a fresh build,
+from the persisted store, and from a live index that reached the library through adds
+and removes. And lazy rows equal the rows an eager build made, field for field."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from explorer.engine.cache import EmbeddingCache
+from explorer.engine.cases import load_cases
+from explorer.engine.config import Config
+from explorer.engine.decision import _row_dict
+from explorer.engine.models import Models
+from explorer.engine.pipeline import decide
+from explorer.engine.snapshot import Index, build_index
+from explorer.engine.store import open_index
+from tests.engine.answers import LIBRARIES, answer, eager_rows
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "answers-before.jsonl"
+CONFIG = Config(reranker="off")
+TOLERANCE = 1e-6  # onnxruntime's floats may differ in the last bits between CPUs
+
+pytestmark = pytest.mark.slow
+
+
+def _golden() -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for line in GOLDEN.read_text(encoding="utf-8").splitlines():
+        library, prompt, expected = json.loads(line)
+        found.setdefault(library, {})[prompt] = expected
+    return found
+
+
+def _cases(name: str) -> list[tuple[str, dict[str, Any]]]:
+    _, _, path = next(entry for entry in LIBRARIES if entry[0] == name)
+    return [
+        (
+            case.prompt,
+            {"context": case.context, "cwd": path.parent / case.cwd if case.cwd else None},
+        )
+        for case in load_cases(path).cases
+    ]
+
+
+def _same(got: dict[str, Any], expected: dict[str, Any], where: str) -> None:
+    for key in ("stage", "text", "verdicts", "last_verdict", "count"):
+        assert got[key] == expected[key], (where, key)
+    assert [item[0::2] for item in got["injected"]] == [
+        item[0::2] for item in expected["injected"]
+    ], where
+    for (gid, grank, *gvalues), (eid, erank, *evalues) in zip(
+        got["top"], expected["top"], strict=True
+    ):
+        assert (gid, grank) == (eid, erank), where
+        assert all(
+            math.isclose(a, b, abs_tol=TOLERANCE) for a, b in zip(gvalues, evalues, strict=True)
+        ), where
+
+
+def _check(index: Index, name: str, golden: dict[str, dict[str, Any]]) -> None:
+    cases = _cases(name)
+    assert len(cases) == len(golden[name]) > 50
+    for prompt, context in cases:
+        _same(answer(index, prompt, CONFIG, **context), golden[name][prompt], f"{name}: {prompt}")
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, dict[str, Any]]:
+    return _golden()
+
+
+@pytest.mark.parametrize("name", [entry[0] for entry in LIBRARIES])
+def test_fresh_and_stored_indexes_answer_as_before(
+    name: str, golden: dict[str, dict[str, Any]], minilm_models: Models, tmp_path: Path
+) -> None:
+    roots = list(next(entry for entry in LIBRARIES if entry[0] == name)[1])
+    _check(build_index(roots, CONFIG, minilm_models), name, golden)
+    cache = EmbeddingCache(tmp_path / "cache")
+    open_index(roots, CONFIG, minilm_models, cache)
+    stored = open_index(roots, CONFIG, minilm_models, cache)
+    assert stored.source == "store"
+    _check(stored.index, name, golden)
+
+
+def test_lazy_rows_equal_the_eager_rows_field_for_field(minilm_models: Models) -> None:
+    """Every prompt of both libraries: the lazy rows, their columns, ids and row numbers
+    are the eager build's, and reading the top 10 makes only 10 Row objects."""
+    for name, roots, _ in LIBRARIES:
+        index = build_index(list(roots), CONFIG, minilm_models)
+        for prompt, context in _cases(name):
+            decision = decide(prompt, index, CONFIG, **context)
+            top = decision.rows[:10]
+            assert decision.rows.made == len(top)
+            eager = eager_rows(decision)
+            assert top == eager[:10]
+            assert decision.rows.ids == tuple(row.id for row in eager)
+            for key in ("score", "cosine", "bm25", "jaccard", "rank"):
+                assert decision.rows.column(key).tolist() == [getattr(r, key) for r in eager]
+            last = eager[-1]
+            assert decision.row(last.id) == last
+            assert decision.rows.index_of(last.id) == len(eager) - 1
+            assert tuple(decision.rows) == eager
+            assert decision.rows == eager
+            assert decision.to_dict()["skills"] == [_row_dict(row) for row in eager]
