@@ -12,19 +12,25 @@ save, a `git checkout` of existing files), this instead
 * patches the keyword, trigger-phrase and ecosystem tables for the changed skills only,
 
 and returns a new immutable Index, which the live index swaps in as before. Scores are
-bit-identical to a full rebuild's (tests compare after random edits). Added or removed
-skills shift every position after them, so those re-indexes still build in full.
+bit-identical to a full rebuild's (tests compare after random edits).
+
+Added or removed skills shift every position after them (skills are in path order).
+`patch_index` handles those too (`_patch_shifted`): the surviving skills' vector rows,
+BM25 postings and table entries are moved to their new positions with one increasing
+remap, and only the added and changed skills are embedded and tokenised; the result is
+again what a full rebuild would build, which tests check after random adds, removes,
+renames and edits.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from explorer.engine.cache import EmbeddingCache, embed_with_cache
+from explorer.engine.cache import EmbeddingCache, embed_with_cache, text_hash
 from explorer.engine.config import Config
 from explorer.engine.lexical import indexed_text_tokens
 from explorer.engine.models import Models
@@ -60,8 +66,10 @@ def patch_index(
     started = time.perf_counter()
     skills = found.skills
     changed = changed_positions(previous, skills)
-    if changed is None or not hasattr(previous.lexical, "patched"):
+    if not hasattr(previous.lexical, "patched"):
         return None
+    if changed is None:
+        return _patch_shifted(previous, found, config, models, cache, version=version)
     try:
         timings: dict[str, float] = {}
         vectors = previous.vectors
@@ -155,6 +163,151 @@ def patch_index(
         ecosystem_postings=ecosystem_postings,
         id_rank=id_rank,
         positions=by_id,
+        paths=tuple(skill.path for skill in skills),
+        version=version,
+        built_at=time.time(),
+        timings_ms=timings,
+        embedded=embedded,
+    )
+
+
+def _correspondence(previous: Index, skills: Sequence[Skill]) -> tuple[np.ndarray, list[int]]:
+    """`old_to_new[i]`: the new position of previous skill i when it is unchanged (-1 when
+    it was removed or changed), and the new positions that need computing."""
+    new_at = {skill.path: position for position, skill in enumerate(skills)}
+    old_to_new = np.full(len(previous.skills), -1, dtype=np.int64)
+    reused = np.zeros(len(skills), dtype=bool)
+    for old_position, old in enumerate(previous.skills):
+        position = new_at.get(old.path)
+        if position is None:
+            continue
+        new = skills[position]
+        if old is new or (old == new and old.stale == new.stale):
+            old_to_new[old_position] = position
+            reused[position] = True
+    return old_to_new, [int(i) for i in np.flatnonzero(~reused)]
+
+
+def _remap_postings(
+    table: Mapping[str, np.ndarray], old_to_new: np.ndarray, extra: dict[str, list[int]]
+) -> dict[str, np.ndarray]:
+    """A position table (§3.2 keywords, §3.5 ecosystem) with every position moved, dropped
+    positions gone and `extra` merged in, each list ascending as a build makes it."""
+    keys = list(table)
+    out: dict[str, np.ndarray] = {}
+    if keys:
+        lengths = np.fromiter((len(table[key]) for key in keys), dtype=np.int64, count=len(keys))
+        bounds = np.zeros(len(keys) + 1, dtype=np.int64)
+        bounds[1:] = np.cumsum(lengths)
+        moved = old_to_new[np.concatenate([np.asarray(table[key]) for key in keys])]
+        dropped = np.zeros(len(keys), dtype=np.int64)
+        nonempty = lengths > 0
+        dropped[nonempty] = np.add.reduceat(moved < 0, bounds[:-1][nonempty])
+        starts, ends, drops = bounds[:-1].tolist(), bounds[1:].tolist(), dropped.tolist()
+        for key, start, end, drop in zip(keys, starts, ends, drops, strict=True):
+            part = moved[start:end]
+            if drop:
+                part = part[part >= 0]
+            more = extra.get(key)
+            if more:
+                part = np.sort(
+                    np.concatenate([part, np.array(more, dtype=np.int64)]), kind="stable"
+                )
+            if len(part):
+                out[key] = part
+    for key, more in extra.items():
+        if key not in out and key not in table:
+            out[key] = np.array(sorted(more), dtype=np.int64)
+    return out
+
+
+def _patch_shifted(
+    previous: Index,
+    found: Discovery,
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None,
+    *,
+    version: int,
+) -> Index | None:
+    """Skills added or removed (and any changed): move the rest, compute only the new."""
+    started = time.perf_counter()
+    skills = found.skills
+    try:
+        old_to_new, fresh = _correspondence(previous, skills)
+        kept_old = np.flatnonzero(old_to_new >= 0)
+        timings: dict[str, float] = {}
+        vectors: np.ndarray | None = None
+        embedded = 0
+        if models.embedder is not None and previous.vectors is not None:
+            old_vectors = previous.vectors
+            vectors = np.zeros((len(skills), old_vectors.shape[1]), dtype=old_vectors.dtype)
+            vectors[old_to_new[kept_old]] = old_vectors[kept_old]
+            if fresh:
+                # Vectors of the skills that left or changed, by text: a moved or
+                # re-saved description is not embedded again.
+                dropped = np.flatnonzero(old_to_new < 0)
+                known = {
+                    text_hash(previous.skills[int(i)].description): old_vectors[int(i)]
+                    for i in dropped
+                }
+                computed, embedded = embed_with_cache(
+                    models.embedder, [skills[i].description for i in fresh], cache, known
+                )
+                vectors[fresh] = computed
+        embedded_at = time.perf_counter()
+        timings["embed"] = (embedded_at - started) * 1000
+
+        ids = [skill.id for skill in skills]
+        lexical = previous.lexical.remapped(
+            old_to_new,
+            len(skills),
+            {i: indexed_text_tokens(skills[i], config.bm25_index_name_keywords) for i in fresh},
+            ids,
+        )
+        keyword_extra: dict[str, list[int]] = {}
+        ecosystem_extra: dict[str, list[int]] = {}
+        phrase_extra: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        for position in fresh:
+            skill = skills[position]
+            for key in keyword_keys(skill):
+                keyword_extra.setdefault(key, []).append(position)
+            for token in ecosystem_keys(skill):
+                ecosystem_extra.setdefault(token, []).append(position)
+            for phrase in skill.trigger_phrases:
+                tokens = phrase_tokens(phrase)
+                phrase_extra.setdefault(tokens[0], []).append((position, tokens))
+        keyword_postings = _remap_postings(previous.keyword_postings, old_to_new, keyword_extra)
+        ecosystem_postings = _remap_postings(
+            previous.ecosystem_postings, old_to_new, ecosystem_extra
+        )
+        phrase_table: dict[str, tuple[tuple[int, tuple[str, ...]], ...]] = {}
+        for first in {*previous.phrase_table, *phrase_extra}:
+            entries = [
+                (int(old_to_new[position]), tokens)
+                for position, tokens in previous.phrase_table.get(first, ())
+                if old_to_new[position] >= 0
+            ]
+            entries += phrase_extra.get(first, [])
+            entries.sort(key=lambda entry: entry[0])  # stable: a skill's phrases keep order
+            if entries:
+                phrase_table[first] = tuple(entries)
+        id_rank = np.empty(len(ids), dtype=np.int64)
+        id_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+        timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
+    except ValueError:
+        return None
+    return dataclasses.replace(
+        previous,
+        skills=skills,
+        rejected=found.rejected,
+        vectors=vectors,
+        lexical=lexical,
+        keyword_postings=keyword_postings,
+        phrase_table=phrase_table,
+        ecosystem_postings=ecosystem_postings,
+        id_rank=id_rank,
+        positions={skill_id: position for position, skill_id in enumerate(ids)},
         paths=tuple(skill.path for skill in skills),
         version=version,
         built_at=time.time(),

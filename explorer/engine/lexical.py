@@ -147,18 +147,44 @@ class LexicalIndex:
         are removed and inserted (numpy copies, milliseconds at 26,000 skills). `self` is
         not modified: a snapshot in use keeps its index.
         """
+        old_to_new = np.arange(self.n, dtype=np.int64)
+        old_to_new[np.fromiter(changes, dtype=np.int64, count=len(changes))] = -1
+        return self.remapped(old_to_new, self.n, changes, self.ids)
+
+    def remapped(
+        self,
+        old_to_new: np.ndarray,
+        n: int,
+        changes: Mapping[int, Sequence[str]],
+        ids: Sequence[str],
+    ) -> LexicalIndex:
+        """A new index over `n` documents: document i of this one becomes document
+        `old_to_new[i]` (-1: dropped, removed or re-tokenised), and `changes` gives the
+        tokens of every new position that did not come from here (added or changed).
+
+        Skills added or removed shift every later position; this moves the postings of
+        the others with one vectorised remap (it must be increasing, as path order is)
+        instead of re-tokenising the library, then recomputes dl, avgdl, df and every
+        weight with the same float operations as a build, so scores equal a full
+        rebuild's bit for bit.
+        """
         vocabulary = getattr(self, "_vocabulary", None)
         bounds = getattr(self._spans, "bounds", None)
         if vocabulary is None or bounds is None:
             raise ValueError("only an index built in memory can be patched")
-        n = self.n
+        kept_old = np.flatnonzero(old_to_new >= 0)
+        if np.any(np.diff(old_to_new[kept_old]) <= 0):
+            raise ValueError("a remap must keep the documents' order")
         width = max(n, 1)
         vocabulary = dict(vocabulary)
         terms = np.repeat(np.arange(len(bounds) - 1, dtype=np.int64), np.diff(bounds))
-        keys = terms * width + self._docs
-        keep = ~np.isin(self._docs, np.fromiter(changes, dtype=np.int64, count=len(changes)))
-        keys, tf = keys[keep], self._tf[keep]
-        dl = self.dl.copy()
+        new_docs_of_old = old_to_new[self._docs] if self.n else self._docs
+        keep = new_docs_of_old >= 0
+        # Still sorted by (term, doc): the remap keeps the documents' order.
+        keys = terms[keep] * width + new_docs_of_old[keep]
+        tf = self._tf[keep]
+        dl = np.zeros(n, dtype=np.int64)
+        dl[old_to_new[kept_old]] = self.dl[kept_old]
         new_terms: list[int] = []
         new_docs: list[int] = []
         for position, tokens in changes.items():
@@ -174,7 +200,7 @@ class LexicalIndex:
         tf = np.insert(tf, at, added_tf.astype(np.float64))
         terms_of_pair, docs = np.divmod(keys, width)
         index = LexicalIndex.__new__(LexicalIndex)
-        index.ids, index.k1, index.b, index.n = self.ids, self.k1, self.b, n
+        index.ids, index.k1, index.b, index.n = tuple(ids), self.k1, self.b, n
         index.dl = dl
         index.avgdl = max(1.0, float(dl.mean())) if n else 1.0
         index._docs, index._tf = docs, tf

@@ -38,17 +38,21 @@ LIBRARIES = (
 TOP = 10
 
 
-def answer(index: Index, prompt: str, config: Config, **context: Any) -> dict[str, Any]:
+def answer(
+    index: Index, prompt: str, config: Config, relocated: tuple[str, str] = ("", ""), **context: Any
+) -> dict[str, Any]:
     """What must not change: the stage, the injection, the text, the verdict of every
-    skill, and the top rows' scores (compared to a tolerance: onnxruntime's floats)."""
+    skill, and the top rows' scores (compared to a tolerance: onnxruntime's floats).
+    `relocated` (copy, original): the library is a copy; its paths in the text are mapped."""
     decision = decide(prompt, index, config, **context)
+    text = decision.text.replace(*relocated) if relocated[0] else decision.text
     rows = decision.rows
     return {
         "stage": str(decision.stage),
         "injected": [
             [item.id, round(item.confidence, 6), str(item.mode)] for item in decision.injected
         ],
-        "text": hashlib.blake2b(decision.text.encode("utf-8"), digest_size=8).hexdigest(),
+        "text": hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest(),
         "verdicts": sorted(
             [row.id, str(row.verdict)] for row in rows if str(row.verdict) != str(rows[-1].verdict)
         ),

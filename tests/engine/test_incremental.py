@@ -109,3 +109,83 @@ def test_a_patched_index_leaves_the_previous_snapshot_untouched(tmp_path: Path) 
     assert live.snapshot is not before
     assert _answer(before, PROMPTS[0], Config()) == answer
     assert vectors is not None and np.array_equal(before.vectors, vectors)
+
+
+def _shuffle_library(root: Path, rng: random.Random, number: int, pool: list[Path]) -> list[Path]:
+    """Add, remove, rename (a move) and edit skills at random; returns the touched files."""
+    touched: list[Path] = []
+    paths = sorted(root.glob("*/SKILL.md"))
+    for _ in range(rng.randint(1, 3)):  # adds, some sorting before every existing path
+        name = rng.choice(["aaa", "mmm", "zzz", "pdf-", "csv-"]) + f"{number}-{rng.randint(0, 99)}"
+        path = root / name / "SKILL.md"
+        path.parent.mkdir(exist_ok=True)
+        _edit(path, rng, number)
+        touched.append(path)
+    for path in rng.sample(paths, min(len(paths) - 3, rng.randint(0, 2))):  # removes
+        pool.append(path.parent)
+        shutil.rmtree(path.parent)
+        touched.append(path)
+    paths = sorted(root.glob("*/SKILL.md"))
+    if rng.random() < 0.5:  # a move: one path gone, another come, same content
+        source = rng.choice(paths)
+        target = root / f"moved-{number}" / "SKILL.md"
+        target.parent.mkdir()
+        source.rename(target)
+        source.parent.rmdir()
+        touched += [source, target]
+        paths = sorted(root.glob("*/SKILL.md"))
+    for path in rng.sample(paths, rng.randint(0, 2)):  # edits
+        _edit(path, rng, number)
+        touched.append(path)
+    return touched
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_random_adds_and_removes_patch_to_exactly_a_full_rebuild(tmp_path: Path, seed: int) -> None:
+    """Issue 14: adding or removing skills shifts positions; the patched index (vectors,
+    BM25 statistics, every table) is still exactly a fresh build's, and no full rebuild ran."""
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    config = Config(bm25_index_name_keywords=seed == 5)
+    rng = random.Random(seed)
+    live = LiveIndex([root], config, MODELS)
+    pool: list[Path] = []
+    shifted = 0
+    for number in range(10):
+        touched = _shuffle_library(root, rng, number, pool)
+        before = live.snapshot
+        change = live._reindex(full=number % 3 == 2, touched=[str(path) for path in touched])
+        after = live.snapshot
+        assert change.added or change.removed
+        assert "lexical" in after.timings_ms and "parse" in after.timings_ms
+        shifted += len(after) != len(before)
+        assert after.lexical is not before.lexical
+        _same(after, build_index([root], config, MODELS), config)
+    assert shifted >= 5
+    assert live.reindex_count == 10
+
+
+def test_adds_and_removes_do_not_rebuild_in_full(tmp_path: Path, monkeypatch) -> None:
+    """The add/remove path patches: the full indexer is never called for it."""
+    import explorer.engine.live as live_module
+
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    live = LiveIndex([root], Config(), MODELS)
+    before = live.snapshot
+
+    def no_full_build(*args, **kwargs):
+        raise AssertionError("a full build ran")
+
+    monkeypatch.setattr(live_module, "index_skills", no_full_build)
+    added = root / "aaa-new" / "SKILL.md"
+    added.parent.mkdir()
+    _edit(added, random.Random(0), 1)
+    shutil.rmtree(root / "pdf")
+    live._reindex(full=False, touched=[str(added), str(root / "pdf" / "SKILL.md")])
+    after = live.snapshot
+    assert after.ids[0] == added.parent.name and "pdf" not in after.positions
+    assert len(after) == len(before)
+    assert before.positions["pdf"] >= 0 and "aaa-new" not in before.positions  # untouched
+    monkeypatch.undo()
+    _same(after, build_index([root], Config(), MODELS), Config())

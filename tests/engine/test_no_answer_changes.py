@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from explorer.engine.cache import EmbeddingCache
@@ -64,11 +66,17 @@ def _same(got: dict[str, Any], expected: dict[str, Any], where: str) -> None:
         ), where
 
 
-def _check(index: Index, name: str, golden: dict[str, dict[str, Any]]) -> None:
+def _check(
+    index: Index,
+    name: str,
+    golden: dict[str, dict[str, Any]],
+    relocated: tuple[str, str] = ("", ""),
+) -> None:
     cases = _cases(name)
     assert len(cases) == len(golden[name]) > 50
     for prompt, context in cases:
-        _same(answer(index, prompt, CONFIG, **context), golden[name][prompt], f"{name}: {prompt}")
+        got = answer(index, prompt, CONFIG, relocated, **context)
+        _same(got, golden[name][prompt], f"{name}: {prompt}")
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +117,49 @@ def test_lazy_rows_equal_the_eager_rows_field_for_field(minilm_models: Models) -
             assert tuple(decision.rows) == eager
             assert decision.rows == eager
             assert decision.to_dict()["skills"] == [_row_dict(row) for row in eager]
+
+
+def test_a_live_index_that_grew_by_adds_and_removes_answers_as_before(
+    golden: dict[str, dict[str, Any]], minilm_models: Models, tmp_path: Path
+) -> None:
+    """anthropic-wshobson, with the default model: start from a third of the library, add
+    the rest in batches, remove some and add them back, all patched (no full rebuild);
+    then every held-back prompt answers as before the scale work did."""
+    from explorer.engine.live import LiveIndex
+
+    name, roots, _ = LIBRARIES[1]
+    copies = []
+    aside = tmp_path / "aside"
+    for root in roots:
+        copy = tmp_path / "lib" / root.name
+        shutil.copytree(root, copy)
+        copies.append(copy)
+    files = sorted(path for copy in copies for path in copy.rglob("SKILL.md"))
+    moved = [path for number, path in enumerate(files) if number % 3]
+    for path in moved:
+        target = aside / path.relative_to(tmp_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(target)
+    live = LiveIndex(copies, CONFIG, minilm_models, EmbeddingCache(tmp_path / "cache"))
+    assert len(live.snapshot) < len(files) // 2
+    batches = [moved[start::4] for start in range(4)]
+    for batch in batches:
+        for path in batch:
+            (aside / path.relative_to(tmp_path)).rename(path)
+        change = live._reindex(full=False, touched=[str(path) for path in batch])
+        assert len(change.added) == len(batch)
+    removed = files[::7]
+    for path in removed:
+        (aside / path.relative_to(tmp_path)).parent.mkdir(parents=True, exist_ok=True)
+        path.rename(aside / path.relative_to(tmp_path))
+    live._reindex(full=False, touched=[str(path) for path in removed])
+    for path in removed:
+        (aside / path.relative_to(tmp_path)).rename(path)
+    live._reindex(full=False, touched=[str(path) for path in removed])
+    index = live.snapshot
+    assert live.reindex_count == 6 and index.lexical._vocabulary  # patched in memory
+    fresh = build_index(copies, CONFIG, minilm_models)
+    assert index.ids == fresh.ids
+    assert index.vectors is not None and fresh.vectors is not None
+    assert np.allclose(index.vectors, fresh.vectors, atol=TOLERANCE)
+    _check(index, name, golden, (str(tmp_path / "lib"), str(roots[0].parent)))
