@@ -24,7 +24,6 @@ the same table in the form `calibrate --by-library`, `eval --by-library` and
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.engine.cases import Case, load_cases
+from explorer.engine.cases import GROUPS, Case, load_cases
 from explorer.engine.libraries import materialise_jsonl as engine_materialise
 
 BENCHMARKS = Path(__file__).resolve().parent
@@ -40,8 +39,6 @@ LIBRARIES_DIR = BENCHMARKS / "libraries"
 DATA_DIR = BENCHMARKS / "data"
 
 SPLITS = ("train", "val")
-GROUPS = ("direct", "indirect", "confusable", "near-miss", "negative")
-_GROUP_RE = re.compile(r"^#\s*group:\s*(\S+)\s*$")
 
 OPENCLAW_JSONL = LIBRARIES_DIR / "openclaw-large" / "skills.jsonl"
 
@@ -83,32 +80,15 @@ HELD_BACK_COPIES = (
 
 
 def read_groups(path: str | os.PathLike[str]) -> dict[int, str]:
-    """Line number -> group for every case line, from the `# group: X` comments above it.
-
-    A line before any group comment takes its kind as its group.
-    """
-    groups: dict[int, str] = {}
-    current: str | None = None
-    text = Path(path).read_text(encoding="utf-8")
-    for number, raw in enumerate(text.splitlines(), start=1):
-        match = _GROUP_RE.match(raw.strip())
-        if match:
-            current = match.group(1)
-            if current not in GROUPS:
-                raise ValueError(f"{path}:{number}: unknown group {current!r}")
-            continue
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        fields = raw.split("\t", 2)
-        groups[number] = current or (fields[1].strip() if len(fields) > 1 else "")
-    return groups
+    """Line number -> group for every case line, from the `# group: X` comments above it
+    (the engine's TSV reader keeps them as `Case.group`); a line before any group comment
+    takes its kind as its group."""
+    return {case.line or 0: case.category for case in load_cases(path).cases}
 
 
 def load_labelled(path: str | os.PathLike[str]) -> list[tuple[Case, str]]:
     """The cases of one benchmark file, each with its group (near-miss or not)."""
-    cases = load_cases(path).cases
-    groups = read_groups(path)
-    return [(case, groups.get(case.line or 0, case.kind)) for case in cases]
+    return [(case, case.category) for case in load_cases(path).cases]
 
 
 def materialise_jsonl(jsonl: str | os.PathLike[str], destination: str | os.PathLike[str]) -> Path:

@@ -56,13 +56,22 @@ def rows_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str
     return [line(headers), line(["-" * width for width in widths]), *(line(row) for row in rows)]
 
 
+def _share(part: int, whole: int) -> str:
+    return "—" if not whole else f"{part / whole:.2f} ({part}/{whole})"
+
+
 def rates_cells(rates: Rates) -> list[str]:
+    """recall, false injects on plain negatives, on near-misses, top-1, recall@k."""
     return [
         f"{_num(rates.recall)} ({rates.hits}/{rates.positives})",
-        f"{_num(rates.false_inject_rate)} ({rates.false_injects}/{rates.negatives})",
+        _share(rates.plain_false_injects, rates.plain_negatives),
+        _share(rates.near_miss_injects, rates.near_misses),
         _num(rates.top1),
         _num(rates.recall_at_k),
     ]
+
+
+RATES_HEADERS = ["recall", "false-inject", "near-miss inject", "top-1", "recall@k"]
 
 
 def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -120,6 +129,7 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
     frontier_rows = [
         [
             f"{point['budget']:.2f}",
+            f"{point['near_miss_budget']:.2f}",
             _num(point["macro_recall"]),
             *(_num(point.get("recall", {}).get(name)) for name in names),
             ""
@@ -131,14 +141,15 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
         ]
         for point in report.frontier
     ]
-    budget = f"{report.budget:g}"
+    budget = report.budget
     return [
         (
             "Recommended values (preset calibrated)",
             ["option", "value"],
             recommended,
-            f"Chosen on train only. Objective: {report.objective}; budget {budget}, scope "
-            f"{report.scope}.",
+            f"Chosen on train only. Objective: {report.objective}; budget {budget.negatives:g} "
+            f"on plain negatives and {budget.near_misses:g} on near-misses, scope "
+            f"{budget.scope}.",
         ),
         (
             "Fusion on train: stage-1 top-1 per library, and the best mean recall within the "
@@ -149,11 +160,12 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
             "its top value; it is a diagnostic, not an option.",
         ),
         (
-            "The recall / false-inject frontier on train (best point per budget)",
-            ["budget", "mean recall", *names, "at"],
+            "The recall / false-inject frontier on train (best point per pair of budgets)",
+            ["negatives", "near-misses", "mean recall", *names, "at"],
             frontier_rows,
-            "Each row allows every library that train false-inject rate; only the "
-            f"{budget} row is the recommendation.",
+            "Each row allows those train false-inject rates on plain negatives and on "
+            f"near-misses; only the {budget.negatives:g} / {budget.near_misses:g} row is the "
+            "recommendation.",
         ),
         (
             f"Guards on train at bm25_weight {weight:g} (best mean recall within the budget)",
@@ -170,7 +182,7 @@ def _sections(report: MultiCalibration) -> list[tuple[str, list[str], list[list[
         ),
         (
             "Per library and split: reference preset vs the recommendation",
-            ["library", "N", "split", "config", "recall", "false-inject", "top-1", "recall@k"],
+            ["library", "N", "split", "config", *RATES_HEADERS],
             library_rows,
             "Validation cases were never seen while choosing.",
         ),
@@ -215,7 +227,7 @@ def toml_values(report: MultiCalibration) -> str:
 
 def quality_text(data: dict[str, Any]) -> str:
     """The per-library table, then the baseline's verdict."""
-    headers = ["library", "N", "split", "recall", "false-inject", "top-1", "recall@k"]
+    headers = ["library", "N", "split", *RATES_HEADERS]
     rows = []
     for entry in data["libraries"]:
 
@@ -223,13 +235,15 @@ def quality_text(data: dict[str, Any]) -> str:
             value = entry.get(key)
             return "—" if value is None else f"{value:.2f}"
 
+        near, near_injects = entry.get("near_misses", 0), entry.get("near_miss_injects", 0)
         rows.append(
             [
                 entry["library"],
                 str(entry["skills"]),
                 entry["split"],
                 f"{num('recall')} ({entry['hits']}/{entry['positives']})",
-                f"{num('false_inject_rate')} ({entry['false_injects']}/{entry['negatives']})",
+                _share(entry["false_injects"] - near_injects, entry["negatives"] - near),
+                _share(near_injects, near),
                 num("top1"),
                 num("recall_at_k"),
             ]

@@ -75,20 +75,25 @@ def library_specs(args: argparse.Namespace) -> list[LibrarySpec] | None:
 def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     from explorer.engine.cases import CaseError
     from explorer.engine.libraries import LibraryError, open_libraries
-    from explorer.engine.multical import FIR_BUDGET, calibrate_libraries
+    from explorer.engine.multical import FIR_BUDGET, NEAR_MISS_BUDGET, Budget, calibrate_libraries
     from explorer.quality_report import calibration_markdown, calibration_text, toml_values
 
     specs = library_specs(args)
     if specs is None:
         return EXIT_USAGE
-    budget = args.budget if getattr(args, "budget", None) is not None else FIR_BUDGET
+    negatives = getattr(args, "budget", None)
+    near_misses = getattr(args, "near_miss_budget", None)
+    budget = Budget(
+        FIR_BUDGET if negatives is None else negatives,
+        NEAR_MISS_BUDGET if near_misses is None else near_misses,
+        getattr(args, "scope", "pooled"),
+    )
     try:
         with open_libraries(specs, loaded.config, args.cache_dir, warn=say) as libraries:
             report = calibrate_libraries(
                 libraries,
                 loaded.config,
                 budget=budget,
-                scope=getattr(args, "scope", "pooled"),
                 progress=None if args.json else lambda m: print(f"… {m}", file=sys.stderr),
             )
     except (LibraryError, CaseError, ValueError) as error:

@@ -41,6 +41,13 @@ KINDS = (
 OBSERVE_ONLY = frozenset({"borderline"})
 SPLITS = ("train", "validation")
 NONE_MARK = "(none)"  # the TSV format's expected id for a negative
+# A TSV comment line `# group: near-miss` names the sub-kind of the cases below it. A
+# near-miss is a negative that brushes a skill's topic or name but asks nothing of it
+# ("who makes Chromecast"); calibration holds it to its own budget (docs/routing.md,
+# "§9.9 Calibration over real libraries").
+NEAR_MISS = "near-miss"
+GROUPS = ("direct", "indirect", "confusable", NEAR_MISS, "negative")
+_GROUP_RE = re.compile(r"^#\s*group:\s*(\S+)\s*$")
 TOML_KEYS = frozenset({"prompt", "expect", "kind", "note", "split", "context", "cwd"})
 _CASE_HEADER_RE = re.compile(r"^\s*\[\[\s*case\s*\]\]\s*(?:#.*)?$")
 
@@ -63,10 +70,20 @@ class Case:
     context: tuple[str, ...] = ()  # earlier prompts of the conversation, oldest first
     cwd: str = ""  # the working directory for the project channel (§3.5); "" = none
     reject: tuple[str, ...] = ()  # skills that must not be injected (should-not-trigger)
+    group: str = ""  # the sub-kind from a TSV `# group:` comment; "" = the kind itself
 
     @property
     def positive(self) -> bool:
         return bool(self.expect)
+
+    @property
+    def category(self) -> str:
+        """The finer of group and kind: what reports break figures down by."""
+        return self.group or self.kind
+
+    @property
+    def near_miss(self) -> bool:
+        return self.group == NEAR_MISS
 
     @property
     def observe_only(self) -> bool:
@@ -197,10 +214,21 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
 
     `(none)` marks a negative, several ids are comma-separated, `#` starts a comment
     line, blank lines are skipped. TSV has no split column: every case gets split None.
+    A `# group: NAME` comment gives the cases below it that group (NAME one of GROUPS).
     """
     cases: list[Case] = []
+    group = ""
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip("\r\n")
+        named = _GROUP_RE.match(line.strip())
+        if named:
+            group = named.group(1)
+            if group not in GROUPS:
+                raise CaseError(
+                    f"{source}:{number}: unknown group {group!r}; expected one of "
+                    f"{', '.join(GROUPS)}"
+                )
+            continue
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = line.split("\t", 4)
@@ -223,7 +251,9 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
             if not all(expect):
                 raise CaseError(f"{source}:{number}: empty id in {ids_field!r}")
         case = _checked(prompt, expect, kind, "", None, source, number)
-        cases.append(replace(case, context=tuple(turn for turn in context if turn), cwd=cwd))
+        if group == NEAR_MISS and case.positive:
+            raise CaseError(f"{source}:{number}: a near-miss expects no skill")
+        cases.append(replace(case, context=tuple(t for t in context if t), cwd=cwd, group=group))
     return CaseSet(tuple(cases), tuple(_duplicate_warnings(cases)), source)
 
 

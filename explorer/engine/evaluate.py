@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.cases import KINDS, Case
+from explorer.engine.cases import GROUPS, KINDS, Case
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision, Row, Stage, Verdict
 from explorer.engine.pipeline import decide
@@ -277,8 +277,8 @@ def report_from(
     at_k = sum(1 for r in positives if r.expected_rank is not None and r.expected_rank <= k)
     top1 = sum(1 for r in positives if r.expected_rank == 1)
     by_kind: dict[str, KindRates] = {}
-    for kind in KINDS:
-        members = [result for result in results if result.case.kind == kind]
+    for kind in dict.fromkeys((*KINDS, *GROUPS)):
+        members = [result for result in results if result.case.category == kind]
         if members:
             passed = sum(result.passed for result in members)
             by_kind[kind] = KindRates(kind, len(members), passed, passed / len(members))

@@ -61,15 +61,22 @@ class CalibrateCommand(Command):
             "--budget",
             type=fraction,
             metavar="X",
-            help="with --manifest/--library: the train false-inject rate each library may "
-            "reach (default 0.05)",
+            help="with --manifest/--library: the train false-inject rate on plain negatives "
+            "(default 0.05)",
+        )
+        parser.add_argument(
+            "--near-miss-budget",
+            type=fraction,
+            metavar="X",
+            help="with --manifest/--library: the train false-inject rate on near-misses, "
+            "the negatives of a '# group: near-miss' block (default 0.30)",
         )
         parser.add_argument(
             "--scope",
             choices=("pooled", "library"),
             default="pooled",
             help="with --manifest/--library: hold all libraries' train negatives together "
-            "(pooled, default) or each library's to the budget",
+            "(pooled, default) or each library's to the budgets",
         )
         parser.add_argument(
             "--seed", type=int, default=0, help="seed of the random split for cases without one"
