@@ -69,6 +69,10 @@ class Preset:
     lexical_min_cosine: float = 0.0
     lexical_min: float = 0.0  # §5.2 fast path: 0 = off
     lexical_margin: float = 0.0
+    # The library sizes the floor rule was measured on: outside them the rule is not
+    # extrapolated, N is clamped into the range (docs/routing.md, "§9.6 A floor that
+    # follows the library's size").
+    floor_sizes: tuple[int, int] = (1, 1_000_000)
     # dense model name -> (min_similarity, score_margin) measured under this preset; a model
     # not listed keeps its own reference knee (models.CALIBRATION), said in the source.
     knees: dict[str, Calibration] = field(default_factory=dict)
@@ -95,6 +99,7 @@ PRESETS: dict[str, Preset] = {
         "keyword boost only for prompts already close in meaning, and a floor calibrated on "
         "real libraries that rises with ln N",
         floor_log_slope=0.06,
+        floor_sizes=(130, 2018),  # the benchmark libraries' sizes
         keyword_min_cosine=0.6,
         lexical_min_cosine=0.2,
         lexical_min=4.0,
@@ -142,11 +147,13 @@ class Tuning:
         }
 
 
-def floor_for(base: float, slope: float, n: int) -> float:
-    """The floor rule: `base + slope * ln(N / FLOOR_REFERENCE_N)`; slope 0 is a constant."""
+def floor_for(base: float, slope: float, n: int, sizes: tuple[int, int] = (1, 1_000_000)) -> float:
+    """The floor rule: `base + slope * ln(N / FLOOR_REFERENCE_N)` with N clamped into
+    `sizes`, the library sizes the rule was measured on; slope 0 is a constant."""
     if slope == 0.0:
         return base
-    return base + slope * math.log(max(n, 1) / FLOOR_REFERENCE_N)
+    low, high = sizes
+    return base + slope * math.log(min(max(n, low, 1), high) / FLOOR_REFERENCE_N)
 
 
 def _pick(value: float | bool | None, default: float | bool) -> float | bool:
@@ -169,7 +176,7 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
     slope = float(_pick(config.floor_log_slope, preset.floor_log_slope))
     return Tuning(
         preset=preset.name,
-        min_similarity=floor_for(base, slope, n),
+        min_similarity=floor_for(base, slope, n, preset.floor_sizes),
         score_margin=margin,
         base_min_similarity=base,
         floor_log_slope=slope,

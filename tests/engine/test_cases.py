@@ -144,6 +144,38 @@ def test_tsv_bad_rows_name_file_and_line(line: str, message: str) -> None:
     assert message in str(error.value)
 
 
+def test_tsv_group_comments_name_the_cases_below_them() -> None:
+    text = (
+        "pdf\tdirect\tmerge two pdfs\n"
+        "# group: near-miss\n"
+        "(none)\tnegative\twho invented the pdf\n"
+        "# a plain comment keeps the group\n"
+        "(none)\tnegative\twhat year was pdf made\n"
+        "#group:negative\n"
+        "(none)\tnegative\tbanana bread\n"
+    )
+    cases = parse_tsv_cases(text, "c.tsv").cases
+    assert [(c.group, c.category, c.near_miss) for c in cases] == [
+        ("", "direct", False),
+        ("near-miss", "near-miss", True),
+        ("near-miss", "near-miss", True),
+        ("negative", "negative", False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("# group: trivia\n(none)\tnegative\tx\n", "c.tsv:1: unknown group 'trivia'"),
+        ("# group: near-miss\npdf\tdirect\tx\n", "c.tsv:2: a near-miss expects no skill"),
+    ],
+)
+def test_tsv_bad_groups_name_file_and_line(text: str, message: str) -> None:
+    with pytest.raises(CaseError) as error:
+        parse_tsv_cases(text, "c.tsv")
+    assert message in str(error.value)
+
+
 def test_tsv_duplicate_prompts_warn() -> None:
     cases = parse_tsv_cases("pdf\tdirect\tmerge\n(none)\tnegative\tMERGE\n", "c.tsv")
     assert cases.warnings == ("c.tsv:2: duplicate prompt (first at line 1): 'MERGE'",)

@@ -20,7 +20,13 @@ from explorer.engine.libraries import (
     read_manifest,
 )
 from explorer.engine.models import assemble_models
-from explorer.engine.multical import FastPath, MultiGrid, Structure, calibrate_libraries
+from explorer.engine.multical import (
+    Budget,
+    FastPath,
+    MultiGrid,
+    Structure,
+    calibrate_libraries,
+)
 from explorer.engine.snapshot import Index, build_index
 from explorer.quality_report import calibration_markdown, calibration_text
 from tests.conftest import write_skill
@@ -102,7 +108,8 @@ def test_joint_sweep_agrees_with_decide(libraries) -> None:
     rec = [lib.train["recommended"].recall for lib in report.libraries]
     ref = [lib.train["reference"].recall for lib in report.libraries]
     assert sum(r or 0 for r in rec) >= sum(r or 0 for r in ref) or any(
-        (lib.train["reference"].false_inject_rate or 0) > report.budget for lib in report.libraries
+        (lib.train["reference"].false_inject_rate or 0) > report.budget.negatives
+        for lib in report.libraries
     )
     text = calibration_text(report)
     assert "small" in text and "recommended" in text and "reciprocal-rank" in text
@@ -140,6 +147,35 @@ def test_validation_never_changes_the_choice(libraries) -> None:
     second = calibrate_libraries(changed, CONFIG, grid=GRID)
     assert first.recommended == second.recommended
     assert first.libraries[0].validation != second.libraries[0].validation
+
+
+def test_near_misses_are_held_to_their_own_budget(tmp_path: Path) -> None:
+    """A near-miss that scores like a real request: a tight near-miss budget must raise the
+    floor above it (and lose the request), a loose one keeps the request and reports the
+    near-miss injection apart from the plain negatives."""
+    near_miss = dataclasses.replace(
+        Case("pdf files merge tables", (), "negative"), group="near-miss"
+    )
+    train = (
+        Case("merge pdf files and tables", ("pdf",), "direct"),
+        Case("commit messages for my diff", ("git-commit-writer",), "direct"),
+        near_miss,
+        Case("bake a cake", (), "negative"),
+    )
+    libraries = [(_cases("small", train, ()), _index(tmp_path / "a", SMALL))]
+    grid = dataclasses.replace(GRID, fast_paths=(FastPath(0.0, 2.0, 0.0),))
+
+    loose = calibrate_libraries(libraries, CONFIG, grid=grid, budget=Budget(0.0, 1.0))
+    strict = calibrate_libraries(libraries, CONFIG, grid=grid, budget=Budget(0.0, 0.0))
+    assert loose.verified and strict.verified
+    loose_rates = loose.libraries[0].train["recommended"]
+    strict_rates = strict.libraries[0].train["recommended"]
+    assert (loose_rates.near_misses, loose_rates.near_miss_injects) == (1, 1)
+    assert loose_rates.plain_false_injects == 0 and loose_rates.plain_negatives == 1
+    assert strict_rates.near_miss_injects == 0
+    assert (loose_rates.recall or 0) > (strict_rates.recall or 0)
+    assert strict.recommended["min_similarity"] > loose.recommended["min_similarity"]
+    assert "near-miss inject" in calibration_markdown(loose)
 
 
 def test_manifest_paths_are_relative_to_it(tmp_path: Path) -> None:

@@ -60,6 +60,19 @@ def test_floor_follows_ln_n() -> None:
     assert floor_for(0.5, 0.02, 20) < 0.5
 
 
+def test_the_floor_rule_is_not_extrapolated_beyond_the_sizes_it_was_measured_on(
+    bow_index,
+) -> None:
+    assert floor_for(0.5, 0.02, 20, (130, 2018)) == floor_for(0.5, 0.02, 130)
+    assert floor_for(0.5, 0.02, 26_000, (130, 2018)) == floor_for(0.5, 0.02, 2018)
+    assert floor_for(0.5, 0.02, 500, (130, 2018)) == floor_for(0.5, 0.02, 500)
+    calibrated = PRESETS["calibrated"]
+    low, high = calibrated.floor_sizes
+    status = bow_index.models.status
+    at = {n: resolve(Config(), status, n).min_similarity for n in (12, low, 800, high, 26_000)}
+    assert at[12] == at[low] < at[800] < at[high] == at[26_000]
+
+
 def test_pinned_values_beat_the_preset(bow_index) -> None:
     status = bow_index.models.status
     tuning = resolve(Config(preset="calibrated", bm25_weight=0.25, min_similarity=0.4), status, 200)

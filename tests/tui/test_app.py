@@ -43,7 +43,7 @@ def make_app(root: Path, tmp_path: Path, **kwargs: object) -> ExplorerApp:
     )  # type: ignore[arg-type]
 
 
-async def settle(pilot, condition: Callable[[], bool], timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+async def settle(pilot, condition: Callable[[], bool], timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Pump the app until `condition` holds: a wait with a timeout, never a bare sleep."""
     deadline = time.monotonic() + timeout
     while not condition():
