@@ -154,7 +154,12 @@ def preset_line(decision: Decision) -> str:
     if tuning["floor_log_slope"]:
         parts.append(
             f"floor {tuning['base_min_similarity']:.3f} + {tuning['floor_log_slope']:g} × "
-            f"ln(N/200) = {tuning['min_similarity']:.3f}"
+            f"ln({tuning.get('floor_n', 'N')}/200) = {tuning['min_similarity']:.3f}"
+            + (
+                f" ({len(decision.channels.ids)} skills, clamped to the sizes it was fit on)"
+                if tuning.get("floor_n", len(decision.channels.ids)) != len(decision.channels.ids)
+                else ""
+            )
         )
     keyword_cos, lexical_cos = tuning["keyword_min_cosine"], tuning["lexical_min_cosine"]
     guards = [

@@ -123,6 +123,7 @@ class Tuning:
     score_margin: float
     base_min_similarity: float  # the floor quoted at N = FLOOR_REFERENCE_N
     floor_log_slope: float
+    floor_n: int  # the library size the floor rule used: N, clamped to the preset's sizes
     bm25_weight: float
     keyword_generic_guard: bool
     keyword_min_cosine: float
@@ -138,6 +139,7 @@ class Tuning:
             "score_margin": self.score_margin,
             "base_min_similarity": self.base_min_similarity,
             "floor_log_slope": self.floor_log_slope,
+            "floor_n": self.floor_n,
             "bm25_weight": self.bm25_weight,
             "keyword_generic_guard": self.keyword_generic_guard,
             "keyword_min_cosine": self.keyword_min_cosine,
@@ -147,13 +149,17 @@ class Tuning:
         }
 
 
+def clamp_size(n: int, sizes: tuple[int, int] = (1, 1_000_000)) -> int:
+    low, high = sizes
+    return min(max(n, low, 1), high)
+
+
 def floor_for(base: float, slope: float, n: int, sizes: tuple[int, int] = (1, 1_000_000)) -> float:
     """The floor rule: `base + slope * ln(N / FLOOR_REFERENCE_N)` with N clamped into
     `sizes`, the library sizes the rule was measured on; slope 0 is a constant."""
     if slope == 0.0:
         return base
-    low, high = sizes
-    return base + slope * math.log(min(max(n, low, 1), high) / FLOOR_REFERENCE_N)
+    return base + slope * math.log(clamp_size(n, sizes) / FLOOR_REFERENCE_N)
 
 
 def _pick(value: float | bool | None, default: float | bool) -> float | bool:
@@ -180,6 +186,7 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
         score_margin=margin,
         base_min_similarity=base,
         floor_log_slope=slope,
+        floor_n=clamp_size(n, preset.floor_sizes),
         bm25_weight=float(_pick(config.bm25_weight, preset.bm25_weight)),
         keyword_generic_guard=bool(
             _pick(config.keyword_generic_guard, preset.keyword_generic_guard)

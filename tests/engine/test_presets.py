@@ -71,6 +71,8 @@ def test_the_floor_rule_is_not_extrapolated_beyond_the_sizes_it_was_measured_on(
     status = bow_index.models.status
     at = {n: resolve(Config(), status, n).min_similarity for n in (12, low, 800, high, 26_000)}
     assert at[12] == at[low] < at[800] < at[high] == at[26_000]
+    assert resolve(Config(), status, 12).floor_n == low
+    assert resolve(Config(), status, 800).floor_n == 800
 
 
 def test_pinned_values_beat_the_preset(bow_index) -> None:
