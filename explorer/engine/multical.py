@@ -46,7 +46,7 @@ from explorer.engine.decision import Stage
 from explorer.engine.evaluate import EvalReport, evaluate
 from explorer.engine.libraries import LibraryCases
 from explorer.engine.pipeline import decide
-from explorer.engine.presets import FLOOR_REFERENCE_N, floor_for
+from explorer.engine.presets import FLOOR_REFERENCE_N, PRESETS, clamp_size, floor_for
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration-libraries@1"
@@ -448,7 +448,9 @@ def calibrate_libraries(
     hits = np.zeros(shape, dtype=np.int32)
     fis = np.zeros(shape, dtype=np.int32)  # on plain negatives
     near_fis = np.zeros(shape, dtype=np.int32)  # on near-misses
-    logs = np.array([math.log(max(lib.n, 1) / FLOOR_REFERENCE_N) for lib in libs])
+    # The floor rule as decide() applies it: N clamped to the preset's measured sizes.
+    sizes = PRESETS[config.preset].floor_sizes
+    logs = np.array([math.log(clamp_size(lib.n, sizes) / FLOOR_REFERENCE_N) for lib in libs])
     margins = np.array(grid.margins, dtype=np.float64)
     for (si, structure), (fi, fast), (ki, slope) in itertools.product(
         enumerate(grid.structures), enumerate(grid.fast_paths), enumerate(grid.slopes)
@@ -610,7 +612,7 @@ def calibrate_libraries(
                 train_cases=len(lib.cases.train),
                 validation_cases=len(lib.cases.validation),
                 floor=floor_for(
-                    recommended["min_similarity"], recommended["floor_log_slope"], lib.n
+                    recommended["min_similarity"], recommended["floor_log_slope"], lib.n, sizes
                 ),
                 train=train,
                 validation=validation,

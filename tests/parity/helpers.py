@@ -16,6 +16,9 @@ from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import decide
 from explorer.engine.snapshot import Index, build_index
 
+# Parity is with the reference's cascade: its preset, unless a test passes its own config.
+REFERENCE = Config(preset="reference")
+
 
 def write_raw(root: Path, directory: str, text: str) -> Path:
     """A SKILL.md with exactly this text (no quoting help), for reader edge cases."""
@@ -30,11 +33,11 @@ def bow_library(root: Path, skills: dict[str, str], config: Config | None = None
     """Index raw SKILL.md texts (directory -> text) on the offline bag-of-words lane."""
     for directory, text in skills.items():
         write_raw(root, directory, text)
-    return build_index([root], config or Config(), assemble_models(BowEmbedder()))
+    return build_index([root], config or REFERENCE, assemble_models(BowEmbedder()))
 
 
 def route(prompt: str, index: Index, config: Config | None = None, **kwargs: object) -> Decision:
-    return decide(prompt, index, config or Config(), **kwargs)  # type: ignore[arg-type]
+    return decide(prompt, index, config or REFERENCE, **kwargs)  # type: ignore[arg-type]
 
 
 def row(decision: Decision, skill_id: str) -> Row:
