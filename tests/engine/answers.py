@@ -1,7 +1,8 @@
 """Decisions as comparable data, for the "no answer changes" test (issue 14).
 
 `python -m tests.engine.answers OUT` writes the golden file from whatever code is on
-PYTHONPATH; it was written from main before lazy rows and add/remove patching landed.
+PYTHONPATH; it was written from main before lazy rows and add/remove patching landed
+(commit 8a3c977), with GOLDEN_CONFIG.
 """
 
 from __future__ import annotations
@@ -37,6 +38,20 @@ LIBRARIES = (
 )
 TOP = 10
 
+# The config the golden answers were written with: the default preset of that day (floor
+# 0.70 + 0.01 ln(N/200), fast path 4/2 behind cosine 0.2, no keyword guard), pinned as
+# values over the reference so that a later change of the default leaves them valid.
+GOLDEN_CONFIG = Config(
+    reranker="off",
+    preset="reference",
+    min_similarity=0.70,
+    score_margin=0.12,
+    floor_log_slope=0.01,
+    lexical_min=4.0,
+    lexical_margin=2.0,
+    lexical_min_cosine=0.2,
+)
+
 
 def answer(
     index: Index, prompt: str, config: Config, relocated: tuple[str, str] = ("", ""), **context: Any
@@ -46,6 +61,7 @@ def answer(
     `relocated` (copy, original): the library is a copy; its paths in the text are mapped."""
     decision = decide(prompt, index, config, **context)
     text = decision.text.replace(*relocated) if relocated[0] else decision.text
+    text = text.replace(str(REPO), "<repo>")  # the same hash from any checkout
     rows = decision.rows
     return {
         "stage": str(decision.stage),
@@ -128,7 +144,7 @@ if __name__ == "__main__":
     from explorer.engine.cache import EmbeddingCache
     from explorer.engine.models import load_models
 
-    config = Config(reranker="off")
+    config = GOLDEN_CONFIG
     models = load_models(config, EmbeddingCache(sys.argv[2] if len(sys.argv) > 2 else None))
     found = answers(models, config)
     lines = [

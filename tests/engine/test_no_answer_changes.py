@@ -17,16 +17,15 @@ import pytest
 
 from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import load_cases
-from explorer.engine.config import Config
 from explorer.engine.decision import _row_dict
 from explorer.engine.models import Models
 from explorer.engine.pipeline import decide
 from explorer.engine.snapshot import Index, build_index
 from explorer.engine.store import open_index
-from tests.engine.answers import LIBRARIES, answer, eager_rows
+from tests.engine.answers import GOLDEN_CONFIG, LIBRARIES, answer, eager_rows
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "answers-before.jsonl"
-CONFIG = Config(reranker="off")
+CONFIG = GOLDEN_CONFIG
 TOLERANCE = 1e-6  # onnxruntime's floats may differ in the last bits between CPUs
 
 pytestmark = pytest.mark.slow
