@@ -148,16 +148,14 @@ class Budget:
         near_fis: np.ndarray,
         plain: np.ndarray,
         near: np.ndarray,
-        negatives: float | None = None,
     ) -> np.ndarray:
         """Which points ([..., libs] counts) keep both rates within the budget; a library
         with no case of a group cannot break that group's limit."""
-        limit = self.negatives if negatives is None else negatives
         if self.scope == "library":
-            ok_plain = fis <= limit * plain + 1e-9
+            ok_plain = fis <= self.negatives * plain + 1e-9
             ok_near = near_fis <= self.near_misses * near + 1e-9
             return np.asarray((ok_plain & ok_near).all(axis=-1))
-        ok_plain = fis.sum(axis=-1) <= limit * plain.sum() + 1e-9
+        ok_plain = fis.sum(axis=-1) <= self.negatives * plain.sum() + 1e-9
         ok_near = near_fis.sum(axis=-1) <= self.near_misses * near.sum() + 1e-9
         return np.asarray(ok_plain & ok_near)
 
@@ -475,11 +473,16 @@ def calibrate_libraries(
     fir = np.where(plain > 0, fis / np.maximum(plain, 1), 0.0)
     near_fir = np.where(near > 0, near_fis / np.maximum(near, 1), 0.0)
 
-    def within(limit: float) -> np.ndarray:
-        return budget.within(fis, near_fis, plain, near, negatives=limit)
+    def within(negatives: float | None = None, near_misses: float | None = None) -> np.ndarray:
+        limits = Budget(
+            budget.negatives if negatives is None else negatives,
+            budget.near_misses if near_misses is None else near_misses,
+            budget.scope,
+        )
+        return limits.within(fis, near_fis, plain, near)
 
     total_fi = fis.sum(axis=-1) + near_fis.sum(axis=-1)
-    feasible = within(budget.negatives)
+    feasible = within()
     macro = recall.mean(axis=-1)
     best = _choose(macro, total_fi, feasible)
     si, fi, ki, mi, floor_i = best
@@ -546,15 +549,11 @@ def calibrate_libraries(
         }
 
     frontier = [
-        frontier_point(within(limit), budget=limit, near_miss_budget=budget.near_misses)
+        frontier_point(within(negatives=limit), budget=limit, near_miss_budget=budget.near_misses)
         for limit in FRONTIER_BUDGETS
     ]
     frontier += [
-        frontier_point(
-            dataclasses.replace(budget, near_misses=limit).within(fis, near_fis, plain, near),
-            budget=budget.negatives,
-            near_miss_budget=limit,
-        )
+        frontier_point(within(near_misses=limit), budget=budget.negatives, near_miss_budget=limit)
         for limit in NEAR_MISS_FRONTIER
         if limit != budget.near_misses
     ]
