@@ -26,11 +26,13 @@ the old file or the new one, whole.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import mmap
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -63,6 +65,14 @@ from explorer.engine.snapshot import Index, index_skills
 STORE_VERSION = 2
 MAGIC = b"SKXIDX01"
 RACY_S = 2.0  # files modified this close to the store's writing are re-hashed on every open
+# Cleaning old stores: a store written this recently, or mapped by a running
+# process, is never removed (another process may be about to open or be reading it);
+# a partial write (`.tmp`) older than an hour is a crashed writer's.
+STALE_GRACE_S = 600.0
+PARTIAL_GRACE_S = 3600.0
+KEEP_PER_ROOTS = 3  # stores of one set of roots under other settings (models, BM25, …)
+_STORE_NAME = re.compile(r"[0-9a-f]{24}\.idx")
+_PARTIAL_NAME = re.compile(r"[0-9a-f]{24}\.idx\.[0-9]+\.tmp")
 # The modules whose code decides what an index holds: a store written by other code is stale.
 _CODE = (
     "skills.py",
@@ -295,6 +305,18 @@ def _fingerprint(roots: Sequence[str], config: Config) -> str:
     return hashlib.blake2b(json.dumps(parts, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
+def _library_key(roots: Sequence[str], config: Config) -> str:
+    """The library and the settings a store answers for, without the code that wrote it:
+    two stores with the same key differ only by the program's version, and the older one
+    will never be opened again."""
+    parts = {
+        "roots": list(roots),
+        "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
+        "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
+    }
+    return hashlib.blake2b(json.dumps(parts, sort_keys=True).encode(), digest_size=12).hexdigest()
+
+
 def store_path(cache: EmbeddingCache, roots: Sequence[str], config: Config) -> Path:
     return cache.directory / "index" / f"{_fingerprint(roots, config)}.idx"
 
@@ -410,6 +432,7 @@ def save_store(
     dirs: Sequence[tuple[str, os.stat_result]],
     files: Sequence[tuple[str, os.stat_result, str]],
     missing_roots: Sequence[str],
+    library_key: str = "",
 ) -> None:
     """Write `index` and the stats that validate it; atomically replaces any older store."""
     writer = _Writer()
@@ -477,6 +500,7 @@ def save_store(
     written_ns = time.time_ns()
     header = {
         "version": STORE_VERSION,
+        "library": library_key,
         "roots": list(index.roots),
         "missing_roots": list(missing_roots),
         "count": len(index),
@@ -739,8 +763,105 @@ def build_and_save(
         files.append((file_path, info, digest))
     missing = [root for root in roots if not os.path.exists(root)]
     try:
-        save_store(path, index, visited, files, missing)
+        save_store(path, index, visited, files, missing, _library_key(roots, config))
     except OSError as error:
         cache.warnings.append(f"index store {path} not written ({error})")
+    else:
+        with contextlib.suppress(OSError):  # housekeeping: never a reason to fail a command
+            clean_stores(path.parent, keep=path)
     index.timings_ms["total"] = (time.perf_counter() - started) * 1000
     return index
+
+
+# -- housekeeping: old stores ------------------------------------------------------------
+
+
+def _mapped_paths() -> set[str] | None:
+    """Files that running processes have mapped (Linux /proc); None where unknown."""
+    proc = Path("/proc")
+    if not (proc / "self" / "maps").exists():
+        return None
+    mapped: set[str] = set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(entry / "maps", encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    if line.rstrip().endswith(".idx"):
+                        mapped.add(line.split(None, 5)[-1].strip())
+        except OSError:
+            continue  # gone, or another user's: it cannot map our cache anyway
+    return mapped
+
+
+def _store_header(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(24)
+            if head[:8] != MAGIC:
+                return None
+            length = int.from_bytes(head[16:24], "little")
+            header = json.loads(handle.read(length))
+    except (OSError, ValueError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def clean_stores(
+    directory: Path, *, keep: Path | None = None, now: float | None = None
+) -> list[Path]:
+    """Remove index stores that will never be opened again; returns what was removed.
+
+    Every rebuild writes a store named by the library, settings and code that made it,
+    so stores of an older version of the program (or of settings no longer used) pile up
+    under `<cache>/index/`. Removed, in this directory and of our own naming only:
+    stores with the same library key as a newer one (only the program's version
+    differs), stores beyond the newest `KEEP_PER_ROOTS` of one set of roots, unreadable
+    or pre-key stores, and partial writes older than an hour. Never removed: `keep`, a
+    store modified in the last `STALE_GRACE_S` seconds (another process may
+    have just written it or be about to map it), or one a running process has mapped.
+    """
+    now = time.time() if now is None else now
+    stores: list[tuple[float, Path, dict[str, Any] | None]] = []
+    removed: list[Path] = []
+    for path in directory.iterdir():
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        if _PARTIAL_NAME.fullmatch(path.name):
+            if now - info.st_mtime > PARTIAL_GRACE_S:
+                path.unlink(missing_ok=True)
+                removed.append(path)
+        elif _STORE_NAME.fullmatch(path.name):
+            stores.append((info.st_mtime, path, _store_header(path)))
+    stores.sort(key=lambda item: item[0], reverse=True)  # newest first
+    doomed: list[Path] = []
+    seen_keys: set[str] = set()
+    per_roots: dict[str, int] = {}
+    for _, path, header in stores:
+        key = header.get("library") if header else None
+        if not key:
+            doomed.append(path)
+            continue
+        roots = json.dumps(header.get("roots") if header else None)
+        if key in seen_keys or per_roots.get(roots, 0) >= KEEP_PER_ROOTS:
+            doomed.append(path)
+            continue
+        seen_keys.add(key)
+        per_roots[roots] = per_roots.get(roots, 0) + 1
+    candidates = [
+        path
+        for used, path, _ in stores
+        if path in doomed and path != keep and now - used > STALE_GRACE_S
+    ]
+    if not candidates:
+        return removed
+    mapped = _mapped_paths() or set()
+    for path in candidates:
+        if str(path) in mapped or str(path.resolve()) in mapped:
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed

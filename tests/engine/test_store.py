@@ -185,3 +185,77 @@ def test_the_hook_validates_the_store_while_the_model_loads(
     write_skill(library, "sourdough", "Bake sourdough bread with a starter.")
     pending = prevalidate([library], Config(), cache)
     assert open_index([library], Config(), bow, cache, pending=pending).source == "built"
+
+
+def _fake_store(directory: Path, name: str, header: dict | None, age_s: float) -> Path:
+    """A file of the store's format (magic, header) with its mtime `age_s` in the past."""
+    import json as json_module
+    import time as time_module
+
+    from explorer.engine.store import MAGIC
+
+    path = directory / name
+    if header is None:
+        path.write_bytes(b"not a store")
+    else:
+        meta = json_module.dumps(header).encode()
+        path.write_bytes(MAGIC + bytes(8) + len(meta).to_bytes(8, "little") + meta)
+    when = time_module.time() - age_s
+    os.utime(path, (when, when))
+    return path
+
+
+def test_old_stores_are_removed_but_never_a_recent_mapped_or_foreign_one(tmp_path: Path) -> None:
+    """Issue 14: `<cache>/index/*.idx` no longer piles up. Per library key only the newest
+    survives; recent stores, stores another process has mapped and files that are not
+    ours stay; crashed partial writes go after an hour."""
+    import mmap
+
+    from explorer.engine.store import clean_stores
+
+    directory = tmp_path / "index"
+    directory.mkdir()
+    lib = {"roots": ["/skills"]}
+    newest = _fake_store(directory, "a" * 24 + ".idx", {**lib, "library": "k1"}, 700)
+    older = _fake_store(directory, "b" * 24 + ".idx", {**lib, "library": "k1"}, 800)
+    recent_twin = _fake_store(directory, "c" * 24 + ".idx", {**lib, "library": "k1"}, 5)
+    pre_key = _fake_store(directory, "d" * 24 + ".idx", lib, 900)
+    broken = _fake_store(directory, "e" * 24 + ".idx", None, 900)
+    other_settings = [
+        _fake_store(directory, f"{n:024x}.idx", {**lib, "library": f"s{n}"}, 1000 + n)
+        for n in range(4)
+    ]
+    other_roots = _fake_store(directory, "f" * 24 + ".idx", {"roots": ["/x"], "library": "k9"}, 9e5)
+    mapped_old = _fake_store(directory, "9" * 24 + ".idx", {**lib, "library": "k1"}, 5000)
+    partial_old = _fake_store(directory, "a" * 24 + ".idx.123.tmp", None, 4000)
+    partial_new = _fake_store(directory, "b" * 24 + ".idx.456.tmp", None, 60)
+    not_ours = _fake_store(directory, "notes.idx", {**lib, "library": "k1"}, 9e5)
+    with open(mapped_old, "rb") as handle:
+        view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        removed = set(clean_stores(directory, keep=newest))
+        view.close()
+    assert removed == {older, pre_key, broken, other_settings[2], other_settings[3], partial_old}
+    for path in (newest, recent_twin, other_roots, mapped_old, partial_new, not_ours):
+        assert path.exists()
+    assert other_settings[0].exists() and other_settings[1].exists()
+
+
+def test_a_rebuild_removes_the_store_an_older_program_wrote(
+    library: Path, tmp_path: Path, bow: Models
+) -> None:
+    """The same library and settings, another version of the code: after the rebuild only
+    the new store is left (the old one is past the grace period and mapped by no one)."""
+    import time as time_module
+
+    from explorer.engine import store as store_module
+
+    cache = EmbeddingCache(tmp_path / "cache")
+    first = _open(library, cache, bow)
+    assert first.path is not None and first.path.exists()
+    old = first.path.with_name("0" * 24 + ".idx")
+    first.path.rename(old)  # as if written by another version: another fingerprint
+    past = time_module.time() - 2 * store_module.STALE_GRACE_S
+    os.utime(old, (past, past))
+    second = _open(library, cache, bow)
+    assert second.source == "built" and second.path == first.path
+    assert sorted(p.name for p in second.path.parent.iterdir()) == [second.path.name]
