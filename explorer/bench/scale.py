@@ -47,6 +47,11 @@ SAVE_LIMIT_MS = {2300: 150.0, 26000: 400.0}
 OPEN_LIMIT_MS = {2300: 2000.0, 26000: 5000.0}
 RSS_LIMIT_MB = {2300: 300.0, 26000: 700.0}
 BUILD_FACTOR = 1.2
+KEYSTROKE_LIMIT_MS = {2300: 80.0, 26000: 150.0}
+LINT_LIMIT_S = {2300: 10.0, 26000: 90.0}
+LINT_LIMIT_MB = 2048.0
+UI_TIMEOUT_S = 600.0
+UI_PROMPT = "merge the quarterly pdf reports into one deck"
 
 
 def _limit(table: dict[int, float], size: int) -> float:
@@ -149,6 +154,54 @@ def open_child(job: dict[str, Any]) -> dict[str, Any]:
         "embedded": live.snapshot.embedded,
         "stage": decision.stage,
     }
+
+
+async def _drive_ui(job: dict[str, Any]) -> dict[str, Any]:
+    """The explorer at 120x40 under Textual's Pilot: load, then type a prompt key by key;
+    keystroke -> repainted table for each key (the decision for exactly that text on
+    screen), and the process's peak RSS with the UI, the live index and the models."""
+    from explorer.engine.config import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+
+    started = time.perf_counter()
+    app = ExplorerApp(
+        [job["library"]],
+        Config(**job["config"]),
+        cache_dir=job["cache"],
+        history=PromptHistory(Path(job["work"]) / "history.txt"),
+    )
+    samples: list[float] = []
+    loaded_ms = 0.0
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + UI_TIMEOUT_S
+        while app.live is None or app.snapshot is not app.live.snapshot:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the library did not load")
+            await pilot.pause(0.05)
+        loaded_ms = measure.ms(time.perf_counter() - started)
+        prompt = job["prompt"]
+        for count in range(1, len(prompt) + 1):
+            typed = prompt[:count]
+            key = prompt[count - 1]
+            pressed = time.perf_counter()
+            await pilot.press(key if key != " " else "space")
+            while not (
+                app.decision is not None
+                and app.decision.prompt == typed
+                and app.painted_at > pressed
+            ):
+                if time.monotonic() > deadline + 60:
+                    raise TimeoutError("a keystroke was never painted")
+                await pilot.pause(0.001)
+            samples.append(measure.ms(app.painted_at - pressed))
+    return {"samples": samples, "loaded_ms": loaded_ms, "peak_mb": _peak_mb()}
+
+
+def ui_child(job: dict[str, Any]) -> dict[str, Any]:
+    import asyncio
+
+    return asyncio.run(_drive_ui(job))
 
 
 def _peak_mb() -> float:
@@ -275,6 +328,102 @@ def bench_open(library: Path, cache: Path, config: Any, work: Path, size: int) -
     }
 
 
+def bench_ui(library: Path, cache: Path, config: Any, work: Path, size: int) -> dict[str, Any]:
+    """The explorer itself in a new process: keystroke -> repaint p95 and its peak RSS."""
+    import dataclasses
+
+    job = json.dumps(
+        {
+            "kind": "ui",
+            "config": dataclasses.asdict(config),
+            "cache": str(cache),
+            "library": str(library),
+            "work": str(work),
+            "prompt": UI_PROMPT,
+        }
+    )
+    env = measure.child_env(work / "xdg-cache-ui", work / "xdg-config-empty")
+    run = measure.run_child(
+        [sys.executable, "-m", "explorer.bench.scale"], job, env, work, UI_TIMEOUT_S + 120
+    )
+    if run.returncode != 0:
+        error = f"child exit {run.returncode}: {run.stderr[-300:]}"
+        return {
+            "keys": measure.error_row("scale_keystroke", error, size=size),
+            "rss": measure.error_row("scale_ui_rss", error, size=size),
+        }
+    report = measure.last_json_line(run.stdout)
+    samples = report["samples"]
+    stats = measure.stats(samples)
+    limit, rss_limit = _limit(KEYSTROKE_LIMIT_MS, size), _limit(RSS_LIMIT_MB, size)
+    return {
+        "keys": {
+            "metric": "scale_keystroke",
+            "size": size,
+            **stats,
+            "target": f"p95 <= {limit:g} ms",
+            "target_value": limit,
+            "ratio": stats["p95_ms"] / limit,
+            "pass": stats["p95_ms"] <= limit,
+            "note": (
+                f"{len(samples)} keystrokes, Textual Pilot at 120x40 (not tmux), no reranker; "
+                f"library loaded in {report['loaded_ms'] / 1000:.1f} s"
+            ),
+        },
+        "rss": {
+            "metric": "scale_ui_rss",
+            "size": size,
+            "value": report["peak_mb"],
+            "unit": "MB",
+            "target": f"<= {rss_limit:g} MB (the explorer: UI, live index, models)",
+            **measure.verdict(report["peak_mb"], rss_limit),
+            "note": "peak RSS (VmHWM) of the explorer's process, after typing the prompt",
+        },
+    }
+
+
+def lint_child(job: dict[str, Any]) -> dict[str, Any]:
+    """`skill-explorer lint --json` in this process (all rules): wall time, peak RSS."""
+    import contextlib
+    import io
+
+    from explorer.cli import main
+
+    started = time.perf_counter()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["lint", job["library"], "--cache-dir", job["cache"], "--json"])
+    seconds = time.perf_counter() - started
+    findings = len(json.loads(out.getvalue())["findings"]) if code in (0, 1) else -1
+    return {"code": code, "seconds": seconds, "peak_mb": _peak_mb(), "findings": findings}
+
+
+def bench_lint(library: Path, cache: Path, work: Path, size: int) -> dict[str, Any]:
+    """`skill-explorer lint` (all rules) in a new process on a warm cache: time, peak RSS."""
+    job = json.dumps({"kind": "lint", "library": str(library), "cache": str(cache)})
+    env = measure.child_env(work / "xdg-cache-lint", work / "xdg-config-empty")
+    run = measure.run_child([sys.executable, "-m", "explorer.bench.scale"], job, env, work, 1800)
+    if run.returncode != 0:
+        return measure.error_row("scale_lint", f"child exit {run.returncode}: {run.stderr[-300:]}")
+    report = measure.last_json_line(run.stdout)
+    if report["code"] not in (0, 1):
+        return measure.error_row("scale_lint", f"lint exit {report['code']}", size=size)
+    limit = _limit(LINT_LIMIT_S, size)
+    seconds, peak_mb = report["seconds"], report["peak_mb"]
+    return {
+        "metric": "scale_lint",
+        "size": size,
+        "value": seconds * 1000,
+        "unit": "ms",
+        "target": f"<= {limit:g} s and <= {LINT_LIMIT_MB / 1024:g} GB",
+        "target_value": limit * 1000,
+        "ratio": max(seconds / limit, peak_mb / LINT_LIMIT_MB),
+        "pass": seconds <= limit and peak_mb <= LINT_LIMIT_MB,
+        "peak_mb": peak_mb,
+        "note": f"all rules, warm cache; peak RSS {peak_mb:.0f} MB; {report['findings']} findings",
+    }
+
+
 def scale_meta(config: Any, started: float) -> dict[str, Any]:
     import platform
 
@@ -377,6 +526,10 @@ def run_scale_bench(
             rows[f"scale_rss@{size}"] = opened["rss"]
         else:
             rows[f"scale_open@{size}"] = opened
+        ui = bench_ui(library, cache_path, quiet, work, size)
+        rows[f"scale_keystroke@{size}"] = ui["keys"]
+        rows[f"scale_ui_rss@{size}"] = ui["rss"]
+        rows[f"scale_lint@{size}"] = bench_lint(library, cache_path, work, size)
         bm25 = bench_bm25(size, 100)
         bm25["metric"] = "scale_bm25"
         rows[f"scale_bm25@{size}"] = bm25
@@ -387,7 +540,9 @@ def run_scale_bench(
     return rows
 
 
-if __name__ == "__main__":  # the open/RSS child
-    print(json.dumps(open_child(json.load(sys.stdin))))
+if __name__ == "__main__":  # the open/RSS child, or the explorer's (`ui`)
+    job = json.load(sys.stdin)
+    child = {"ui": ui_child, "lint": lint_child}.get(job.get("kind", ""), open_child)
+    print(json.dumps(child(job)))
     sys.stdout.flush()
     os._exit(0)

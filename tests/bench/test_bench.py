@@ -212,3 +212,27 @@ def test_hook_cold_runs_the_hook_and_the_bare_onnx_baseline(tmp_path: Path) -> N
     assert "error" not in row, row
     assert row["n"] == 1 and row["baseline"]["n"] == 1
     assert row["baseline"]["name"].startswith("explorer.bench.bare_onnx")
+
+
+def test_children_run_from_compiled_bytecode_outside_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bench child must not compile the package from source on every call (what
+    PYTHONDONTWRITEBYTECODE in the caller's environment would make it do): that is no
+    cost an installed package pays, and it was a third of the hook's gap to its floor."""
+    import subprocess
+    import sys
+
+    from explorer.bench import measure
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = measure.child_env(tmp_path / "xdg-cache", tmp_path / "xdg-config")
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    prefix = Path(env["PYTHONPYCACHEPREFIX"])
+    assert prefix == tmp_path / "pycache"
+    code = "import explorer.engine.text, sys; print(sys.dont_write_bytecode)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"
+    assert list(prefix.rglob("text*.pyc"))
