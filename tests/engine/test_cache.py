@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from explorer.engine.cache import CACHE_FILE, EmbeddingCache, embed_with_cache, file_sha256
 from explorer.engine.config import Config
@@ -220,3 +221,32 @@ def test_a_read_that_meets_a_lock_is_a_miss_and_the_cache_stays_in_use(tmp_path:
     cache._connection = real
     cache.put_many("m", {"a": np.ones(2, dtype=np.float32)})
     assert cache.count() == 1
+
+
+def test_opening_an_existing_cache_writes_nothing_and_reads_one_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 14: the hook opens the cache on every prompt. Stamping the schema version
+    again was a WAL commit each time (17-20 ms) and count(*) read every page of the
+    vectors (0.4 s from a cold disk at 26,000); an existing file now gets neither."""
+    import sqlite3
+
+    EmbeddingCache(tmp_path).close()
+    statements: list[str] = []
+    real_connect = sqlite3.connect
+
+    def traced(*args, **kwargs):  # type: ignore[no-untyped-def]
+        connection = real_connect(*args, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    cache = EmbeddingCache(tmp_path)
+    assert cache.available
+    assert not [s for s in statements if "user_version=" in s.replace(" ", "")]
+    assert not [s for s in statements if "count(" in s.lower()]
+    cache.put_many("m", {"h": np.ones(3, dtype=np.float32)})
+    assert list(cache.get_many("m", ["h"], 3)) == ["h"]
+    fresh = EmbeddingCache(tmp_path / "new")  # a new file is still stamped
+    assert [s for s in statements if "user_version=" in s.replace(" ", "")]
+    fresh.close()
