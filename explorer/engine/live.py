@@ -24,6 +24,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
+from explorer.engine.bodies import BodyOnDisk, body_on_disk
 from explorer.engine.cache import CachedSkills, EmbeddingCache
 from explorer.engine.config import Config
 from explorer.engine.incremental import patch_index
@@ -347,7 +348,12 @@ class LiveIndex:
                     results.pop(path, None)
                     self._file_stats.pop(path, None)
         memo.flush()
-        self._by_path = results = self._keep_last_good(results)
+        # Bodies stay on disk (bodies.py): the live index holds every other field.
+        results = {
+            path: body_on_disk(result) if isinstance(result, Skill) else result
+            for path, result in self._keep_last_good(results).items()
+        }
+        self._by_path = results
         parsed = time.perf_counter()
         found = assemble(results, self._problems, self._links)
         patched = (
@@ -460,10 +466,19 @@ class LiveIndex:
             last = self._by_path.get(path)
             if isinstance(result, Problem) and isinstance(last, Skill):
                 if last.id not in valid_ids:
-                    kept[path] = dataclasses.replace(last, stale=result)
+                    kept[path] = dataclasses.replace(self._with_body(last), stale=result)
             elif isinstance(result, Skill) and result.stale and result.id in valid_ids:
                 kept[path] = result.stale  # kept from before; a valid copy has appeared
         return kept
+
+    def _with_body(self, skill: Skill) -> Skill:
+        """The skill with its body in memory again, from the parse cache: its file no
+        longer holds it, and a stale skill serves its last good version whole."""
+        if not isinstance(skill, BodyOnDisk) or self.cache is None:
+            return skill
+        cached = CachedSkills(self.cache)
+        cached.prepare([skill.path])
+        return cached.recall(skill.path, skill.hash) or skill
 
     # -- watches -------------------------------------------------------------------------
 

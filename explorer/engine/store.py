@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from explorer.engine.bodies import read_body
 from explorer.engine.cache import PARSER_VERSION, EmbeddingCache, Progress
 from explorer.engine.config import MODEL_FIELDS, Config
 from explorer.engine.lexical import LexicalIndex
-from explorer.engine.line_reader import read_frontmatter
 from explorer.engine.models import Models
 from explorer.engine.skills import (
     Discovery,
@@ -55,7 +55,6 @@ from explorer.engine.skills import (
     content_hash,
     find_skill_files,
     load_skill,
-    parse_skill,
     read_skill_bytes,
     skill_from_record,
     skill_record,
@@ -75,6 +74,7 @@ _STORE_NAME = re.compile(r"[0-9a-f]{24}\.idx")
 _PARTIAL_NAME = re.compile(r"[0-9a-f]{24}\.idx\.[0-9]+\.tmp")
 # The modules whose code decides what an index holds: a store written by other code is stale.
 _CODE = (
+    "bodies.py",
     "skills.py",
     "line_reader.py",
     "text.py",
@@ -243,7 +243,7 @@ class StoredSkills(Sequence[Skill]):
         if made is None:
             start, end = int(self._offsets[position]), int(self._offsets[position + 1])
             data = json.loads(bytes(self._records[start:end]).decode("utf-8"))
-            data["body"] = _read_body(data["path"], data["hash"])
+            data["body"] = read_body(data["path"], data["hash"])
             made = self._made[position] = skill_from_record(json.dumps(data))
         return made
 
@@ -258,22 +258,6 @@ def _file_digest(path: str) -> str:
     if isinstance(data, Problem):
         return f"problem: {data.message}"
     return content_hash(data)
-
-
-def _read_body(path: str, digest: str) -> str:
-    """The body of the file the record was made from; the newest one if it changed since."""
-    data = read_skill_bytes(path)
-    if isinstance(data, Problem):
-        return ""
-    if content_hash(data) == digest:
-        # The same split as skills.parse_skill, without YAML: only the body is wanted.
-        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-        reading = read_frontmatter(text)
-        if reading is None or reading.end is None:
-            return ""
-        return "\n".join(text.split("\n")[reading.end + 1 :]).strip()
-    reparsed = parse_skill(path, data)
-    return reparsed.body if isinstance(reparsed, Skill) else ""
 
 
 # -- the file -----------------------------------------------------------------------------

@@ -303,3 +303,34 @@ def test_a_stale_copy_steps_aside_when_a_valid_one_appears(tmp_path: Path) -> No
     (skill,) = live.snapshot.skills
     assert (skill.path, skill.stale) == (str(b), None)
     assert [problem.path for problem in live.snapshot.rejected] == [str(a)]
+
+
+def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
+    tmp_path: Path,
+) -> None:
+    """Issue 14: the live index holds no body in memory; a body read on demand is the
+    file's, the injected text equals a fresh build's, and a skill whose file broke keeps
+    serving its last good body (it exists nowhere else)."""
+    from tests.conftest import SAMPLE_SKILLS
+
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    from explorer.engine.cache import EmbeddingCache
+
+    config = Config(inject_mode="body")
+    live = LiveIndex([root], config, MODELS, EmbeddingCache(tmp_path / "cache"))
+    fresh = build_index([root], config, MODELS)
+    held = sum(len(vars(skill).get("body", "")) for skill in live.snapshot.skills)
+    assert held == 0
+    assert [s.body for s in live.snapshot.skills] == [s.body for s in fresh.skills]
+    assert all(s.body for s in fresh.skills)
+    from explorer.engine.pipeline import decide
+
+    prompt = "merge two report.pdf files into one"
+    assert decide(prompt, live.snapshot, config).text == decide(prompt, fresh, config).text
+    pdf = root / "pdf" / "SKILL.md"
+    body = live.snapshot.skills[live.snapshot.positions["pdf"]].body
+    pdf.write_text("---\nname: [broken\n", encoding="utf-8")
+    live._reindex(full=False, touched=[str(pdf)])
+    stale = live.snapshot.skills[live.snapshot.positions["pdf"]]
+    assert stale.stale is not None and stale.body == body
