@@ -31,6 +31,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from explorer.engine.cases import CaseError, load_cases
+from explorer.engine.compare import RankingDiff, ranking_diff
 from explorer.engine.config import PROJECT_CONFIG_NAME, Config
 from explorer.engine.decision import Decision, Row
 from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
@@ -46,6 +47,7 @@ from explorer.engine.lint import lint
 from explorer.engine.live import IndexChange, LiveIndex
 from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import decide
+from explorer.engine.rewrite import SaveError
 from explorer.engine.session import Session
 from explorer.engine.skills import Problem
 from explorer.engine.snapshot import Index
@@ -53,8 +55,10 @@ from explorer.engine.telemetry import read_events
 from explorer.report import markdown_report
 from explorer.terminal import plain, visible
 from explorer.tui.commands import ExplorerCommands, SkillCommands
+from explorer.tui.compare import DEPTH, CompareView
 from explorer.tui.history import PromptHistory, write_new_file
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
+from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.history_panel import HistoryPanel
@@ -95,6 +99,8 @@ class ExplorerApp(App[None]):
         Binding("ctrl+y", "copy_json", "Copy JSON", id="copy-json"),
         Binding("ctrl+r", "export_markdown", "Export MD", id="export-markdown"),
         Binding("f6", "cycle_sort", "Sort", id="sort"),
+        Binding("f7", "whatif", "What-if", id="whatif"),
+        Binding("f8", "compare", "Compare", id="compare"),
         Binding("ctrl+s", "screenshot", "Screenshot", id="screenshot"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
@@ -134,6 +140,8 @@ class ExplorerApp(App[None]):
         self.live: LiveIndex | None = None
         self.decision: Decision | None = None
         self.pinned_prompt: str | None = None
+        self.previous_snapshot: Index | None = None  # before the last re-index: compare's base
+        self.comparing = False  # f8: the ranking diff in place of the table
         self.highlighted: str | None = None
         self.loading = "starting…"
         self.last_change = "not yet re-indexed"
@@ -164,6 +172,7 @@ class ExplorerApp(App[None]):
             yield Static(id="message")
             yield FilterBar(id="filter")
             yield SkillsTable(id="skills")
+            yield CompareView(id="compare")
             with Horizontal(id="bottom"):
                 with TabbedContent(id="details"):
                     with TabPane("Terms", id="terms-tab"):
@@ -185,6 +194,7 @@ class ExplorerApp(App[None]):
         self.main.query_one(PromptBar).value = self.initial_prompt
         self.main.query_one(PromptBar).focus()
         self.main.query_one("#filter", Input).display = False
+        self.main.query_one(CompareView).display = False
         self._layout_for(self.size.width)
         self._set_message("Loading the library…")
         self._refresh_status()
@@ -200,6 +210,7 @@ class ExplorerApp(App[None]):
 
     def _layout_for(self, width: int) -> None:
         self.set_class(width < NARROW_WIDTH, "narrow")
+        self._compare_width(width)
 
     # -- loading -------------------------------------------------------------------------
 
@@ -362,6 +373,8 @@ class ExplorerApp(App[None]):
             )
         if self.decision is not None:
             self._delta_base = self.decision.rows.mapping()  # lazy: rows made when drawn
+        if change.added or change.removed or change.changed:  # compare's base (f8)
+            self.previous_snapshot = self.snapshot
         self.snapshot = self.live.snapshot
         self._set_descriptions(self.snapshot)
         self._refresh_status()
@@ -532,6 +545,8 @@ class ExplorerApp(App[None]):
             self.main.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down
+        if self.comparing:
+            self.run_compare(decision, pinned, self.previous_snapshot, self.config)
         self._show_skill(self.highlighted)
         self.panels_shown = decision
 
@@ -737,6 +752,80 @@ class ExplorerApp(App[None]):
         keys = list(SORT_KEYS)
         self.sort_table(keys[(keys.index(table.sort_key) + 1) % len(keys)])
         self.notify(f"sorted by {table.sort_key}", timeout=2)
+
+    # -- what-if and compare (explorer/tui/whatif.py, compare.py) ------------------------
+
+    def action_whatif(self) -> None:
+        """F7: edit the highlighted skill's description and see its scores before saving."""
+        snapshot = self.snapshot
+        if snapshot is None or self.highlighted not in snapshot.positions:
+            self.notify("highlight a skill first (up/down, or ctrl+g)", severity="warning")
+            return
+        report = self.cases_report
+        try:
+            screen = WhatIfScreen(
+                snapshot,
+                self.config,
+                self.highlighted,
+                self.decision.prompt if self.decision is not None else "",
+                cases=[result.case for result in report.results] if report else None,
+                cases_report=report,
+                cases_source=os.path.basename(self.cases_path or ""),
+                cwd=self.cwd,
+            )
+        except SaveError as error:
+            self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
+            return
+        self.push_screen(screen)
+
+    def action_compare(self) -> None:
+        """F8: the ranking diff against the pinned prompt or the previous snapshot."""
+        self.comparing = not self.comparing
+        main = self.main
+        main.query_one(SkillsTable).display = not self.comparing
+        view = main.query_one(CompareView)
+        view.display = self.comparing
+        if self.comparing:
+            view.nothing("comparing…")
+            if self.decision is not None:
+                self.schedule_decide()  # the panels, then the diff, follow the decision
+
+    @work(thread=True, exclusive=True, group="compare", description="compare")
+    def run_compare(
+        self, decision: Decision, pinned: Decision | None, previous: Index | None, config: Config
+    ) -> None:
+        if pinned is not None:
+            base, label = pinned, "pinned"
+        elif previous is not None:
+            base = decide(decision.prompt, previous, config, cwd=self.cwd)
+            label = f"previous snapshot (v{previous.version})"
+        else:
+            self.call_from_thread(self._show_compare, None, "", decision)
+            return
+        diff = ranking_diff(base, decision, depth=DEPTH)
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._show_compare, diff, label, decision)
+
+    def _show_compare(self, diff: RankingDiff | None, label: str, decision: Decision) -> None:
+        if decision is not self.decision or not self.comparing:
+            return  # a newer decision's diff is on its way, or compare was closed
+        try:
+            view = self.main.query_one(CompareView)
+        except (NoMatches, ScreenStackError):
+            return
+        if diff is None:
+            view.nothing()
+        else:
+            view.show(diff, label, self.size.width)
+
+    def _compare_width(self, width: int) -> None:
+        """The diff's columns follow the terminal's width."""
+        try:
+            view = self.main.query_one(CompareView)
+        except (NoMatches, ScreenStackError):
+            return
+        if self.comparing and view.diff is not None:
+            view.show(view.diff, view.base_label, width)
 
 
 def _default_cases(roots: Sequence[str]) -> str | None:

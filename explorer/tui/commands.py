@@ -31,6 +31,16 @@ class ExplorerCommands(Provider):
             ),
             ("Pin the current prompt", "compare it with the prompt being typed", app.action_pin),
             ("Go to skill…", "jump to a skill's row and keep it highlighted", app.action_go_to),
+            (
+                "What-if: edit the highlighted skill's description",
+                "see its scores and the cases' flips before saving",
+                app.action_whatif,
+            ),
+            (
+                "Compare with the pinned prompt or the previous snapshot",
+                "a ranking diff: moves, channel deltas, verdicts (toggle)",
+                app.action_compare,
+            ),
             ("Filter the table", "fuzzy over id and description", app.action_filter),
             ("Edit thresholds", "every config field, applied as you type", app.action_thresholds),
             ("Show parse errors", "rejected files, stale skills, warnings", app.action_errors),

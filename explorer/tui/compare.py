@@ -1,0 +1,169 @@
+"""Compare: the current ranking beside a base one, as a diff (Quepid / Splainer style).
+
+The base is the pinned prompt (ctrl+t) when one is pinned, else the same prompt on the
+previous snapshot (the library before the last re-index). Each row: the skill's place now,
+how it moved (↑3, ↓1, new, gone), its hybrid score and the change of every channel, and
+its verdict then → now. The rows come from `engine.compare.ranking_diff`; this module
+only lays them out, in fewer columns when the terminal is narrow.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from explorer.engine.compare import Channel, Entry, Move, RankingDiff
+from explorer.engine.decision import Verdict
+from explorer.terminal import plain, visible
+
+DEPTH = 25  # the top of each ranking that is compared: a skill entering it is "new"
+WIDE = 100  # from this many columns, every channel has its own column
+
+NOTHING_YET = (
+    "Nothing to compare with yet. Pin a prompt with ctrl+t (then type another), or save a "
+    "skill: the previous snapshot is compared then. f8 closes the comparison."
+)
+
+
+def _delta(channel: Channel, digits: int = 3) -> Text:
+    change = channel.delta
+    if change is None:
+        if channel.current is None and channel.base is None:
+            return Text("")
+        return Text("n/a", style="dim")
+    if abs(change) < 0.5 * 10**-digits:
+        return Text("·", style="dim")
+    return Text(f"{change:+.{digits}f}", style="green" if change > 0 else "red")
+
+
+def _move(entry: Entry) -> Text:
+    style = {
+        Move.UP: "bold green",
+        Move.DOWN: "bold red",
+        Move.NEW: "bold cyan",
+        Move.GONE: "bold magenta",
+        Move.SAME: "dim",
+    }[entry.move]
+    return Text(entry.move_text, style=style)
+
+
+# At 80 columns a verdict change must fit in about 18 characters: "lexical→INJECT".
+SHORT = {
+    Verdict.INJECT: "INJECT",
+    Verdict.BLANK_PROMPT: "blank",
+    Verdict.LEXICAL_DOMINANCE: "lexical",
+    Verdict.RERANK_TOP_K: "top_k",
+    Verdict.AGREEMENT_FLOOR: "agreement",
+    Verdict.RERANK_MIN: "rr_min",
+    Verdict.RERANK_MARGIN: "rr_margin",
+    Verdict.MIN_SIMILARITY: "floor",
+    Verdict.SCORE_MARGIN: "margin",
+    Verdict.INVOKED: "invoked",
+    Verdict.DENY: "deny",
+    Verdict.SESSION_LEDGER: "session",
+    Verdict.MAX_SKILLS: "max",
+    Verdict.CHAR_BUDGET: "budget",
+}
+
+
+def _verdict_name(verdict: Verdict | None, short: bool) -> str:
+    if verdict is None:
+        return "—"
+    if verdict is Verdict.INJECT:
+        return "INJECT"
+    return SHORT.get(verdict, str(verdict)) if short else str(verdict)
+
+
+def _verdicts(entry: Entry, short: bool) -> Text:
+    now = _verdict_name(entry.verdict, short)
+    style = "bold green" if entry.verdict is Verdict.INJECT else ""
+    if not entry.verdict_changed:
+        return Text(now, style=style or "dim")
+    out = Text(_verdict_name(entry.base_verdict, short), style="dim")
+    out.append("→" if short else " → ")
+    out.append(now, style=style or "yellow")
+    return out
+
+
+def header_text(diff: RankingDiff, base_label: str) -> Text:
+    out = Text()
+    out.append("compare ", style="bold")
+    out.append(f"{base_label} ", style="dim")
+    out.append_text(plain(repr(diff.base_prompt)))
+    out.append(f" ({diff.base_stage}, inject {', '.join(diff.base_injected) or '—'})", style="dim")
+    out.append("\n     → now ", style="dim")
+    out.append_text(plain(repr(diff.prompt)))
+    out.append(f" ({diff.stage}, inject {', '.join(diff.injected) or '—'})", style="dim")
+    moved = sum(1 for entry in diff.entries if entry.move is not Move.SAME)
+    changed = sum(1 for entry in diff.entries if entry.verdict_changed)
+    out.append(
+        f"\n     top {diff.depth or len(diff.entries)}: {moved} moved, "
+        f"{changed} verdicts changed; f8 closes",
+        style="dim",
+    )
+    return out
+
+
+class CompareView(Vertical):
+    """The ranking diff, in place of the skills table while it is open."""
+
+    DEFAULT_CSS = """
+    CompareView { height: 1fr; min-height: 6; }
+    CompareView #compare-header { height: auto; padding: 0 1; }
+    CompareView DataTable { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.diff: RankingDiff | None = None  # what is shown (tests read it)
+        self.base_label = ""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(NOTHING_YET, id="compare-header")
+        yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+
+    def nothing(self, message: str = NOTHING_YET) -> None:
+        self.diff = None
+        self.query_one("#compare-header", Static).update(plain(message))
+        self.query_one(DataTable).clear(columns=True)
+
+    def show(self, diff: RankingDiff, base_label: str, width: int) -> None:
+        self.diff, self.base_label = diff, base_label
+        self.query_one("#compare-header", Static).update(header_text(diff, base_label))
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        wide = width >= WIDE
+        reranked = any(
+            entry.rerank.base is not None or entry.rerank.current is not None
+            for entry in diff.entries
+        )
+        columns = ["#", "move", "skill", "hybrid", "Δhybrid", "Δcos", "Δbm25"]
+        if wide:
+            columns += ["Δboost"]
+            if reranked:
+                columns += ["Δrerank"]
+            columns += ["was #"]
+        columns += ["verdict (was → now)" if wide else "verdict"]
+        table.add_columns(*columns)
+        skill_width = 28 if wide else max(12, width - 62)
+        for entry in diff.entries:
+            name = visible(entry.skill_id)
+            if len(name) > skill_width:
+                name = name[: skill_width - 1] + "…"
+            cells: list[Text | str] = [
+                "" if entry.rank is None else str(entry.rank),
+                _move(entry),
+                Text(name, style="strike dim" if entry.move is Move.GONE else ""),
+                "—" if entry.hybrid.current is None else f"{entry.hybrid.current:.3f}",
+                _delta(entry.hybrid),
+                _delta(entry.cosine),
+                _delta(entry.bm25, 2),
+            ]
+            if wide:
+                cells.append(_delta(entry.boosts))
+                if reranked:
+                    cells.append(_delta(entry.rerank, 2))
+                cells.append("—" if entry.base_rank is None else str(entry.base_rank))
+            cells.append(_verdicts(entry, short=not wide))
+            table.add_row(*cells, key=entry.skill_id)

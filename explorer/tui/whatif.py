@@ -1,0 +1,353 @@
+"""What-if: edit a skill's description beside the table and see, before saving, what it
+would score for the current prompt and which cases would flip; F4 writes it to SKILL.md.
+
+The numbers come from `engine.whatif.what_if`: the edited file parsed as the live index
+will parse it, scored on a patched copy of the snapshot by the one `decide()`. Nothing is
+written until F4, and then only the description's lines change (`engine.rewrite`); the
+live index's watcher picks the save up like any other.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Static, TextArea
+
+from explorer.engine.config import Config
+from explorer.engine.evaluate import Comparison
+from explorer.engine.rewrite import SaveError, edit_description, read_skill_text, save
+from explorer.engine.snapshot import Index
+from explorer.engine.whatif import Standing, WhatIf, what_if, with_cases
+from explorer.terminal import plain, visible
+
+if TYPE_CHECKING:
+    from explorer.engine.cases import Case
+    from explorer.engine.evaluate import EvalReport
+
+TYPING_PAUSE_S = 0.12  # one embedding is ~10 ms: recompute once typing pauses this long
+
+
+def initial_text(frontmatter_value: object, routed: str) -> str:
+    """What the editor starts with: YAML's reading (keeps a `|` block's lines) when it
+    says the same as the routing description, else the routing description."""
+    if isinstance(frontmatter_value, str) and " ".join(frontmatter_value.split()) == " ".join(
+        routed.split()
+    ):
+        return frontmatter_value.strip()
+    return routed
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _delta(before: float | None, after: float | None, digits: int = 3) -> Text:
+    if before is None or after is None:
+        return Text("")
+    change = after - before
+    if abs(change) < 0.5 * 10**-digits:
+        return Text("")
+    return Text(f"{change:+.{digits}f}", style="green" if change > 0 else "red")
+
+
+def _verdict(standing: Standing) -> Text:
+    return Text(
+        "INJECT" if standing.injected else str(standing.verdict),
+        style="bold green" if standing.injected else "yellow",
+    )
+
+
+def scores_text(result: WhatIf) -> Text:
+    """The skill now and as edited, channel by channel, for the current prompt."""
+    out = Text()
+    out.append("prompt ", style="dim")
+    out.append_text(plain(repr(result.prompt) if result.prompt else "(blank: type one first)"))
+    out.append("\n\n")
+    before, after = result.before, result.after
+    if after is None or before is None:
+        out.append("not saveable: ", style="bold red")
+        out.append_text(plain(result.edit.problem or "the skill is not in the snapshot"))
+        out.append("\n")
+        return out
+    out.append(f"{'':<12}{'now':>10}{'edited':>10}\n", style="bold")
+    move = before.rank - after.rank
+    rank_change = Text(
+        "" if not move else f"{'↑' if move > 0 else '↓'}{abs(move)}",
+        style="green" if move > 0 else "red",
+    )
+    rows: list[tuple[str, str, str, Text]] = [
+        ("rank", f"#{before.rank}", f"#{after.rank}", rank_change),
+        ("cosine", _num(before.cosine), _num(after.cosine), _delta(before.cosine, after.cosine)),
+        ("bm25", _num(before.bm25, 2), _num(after.bm25, 2), _delta(before.bm25, after.bm25, 2)),
+        ("boosts", _num(before.boosts), _num(after.boosts), _delta(before.boosts, after.boosts)),
+        ("hybrid", _num(before.hybrid), _num(after.hybrid), _delta(before.hybrid, after.hybrid)),
+    ]
+    if before.rerank is not None or after.rerank is not None:
+        rows.append(
+            (
+                "rerank",
+                _num(before.rerank, 2),
+                _num(after.rerank, 2),
+                _delta(before.rerank, after.rerank, 2),
+            )
+        )
+    rows.append(("Δ to inject", before.missing_text or "—", after.missing_text or "—", Text("")))
+    for label, now, edited, change in rows:
+        out.append(f"{label:<12}", style="dim")
+        out.append(f"{now:>10}{edited:>10}  ")
+        out.append_text(change)
+        out.append("\n")
+    out.append(f"{'verdict':<12}", style="dim")
+    out.append_text(_verdict(before))
+    out.append(" → ")
+    out.append_text(_verdict(after))
+    out.append("\n")
+    out.append("now     ", style="dim")
+    out.append(before.reason + "\n")
+    out.append("edited  ", style="dim")
+    out.append(after.reason + "\n", style="green" if after.injected else "yellow")
+    return out
+
+
+def cases_text(
+    comparison: Comparison | None, report: EvalReport | None, pending: bool, source: str
+) -> Text:
+    out = Text()
+    if report is None and not pending:
+        out.append("no cases file: start with --cases FILE to see which cases flip", style="dim")
+        return out
+    out.append("cases ", style="bold")
+    if pending or comparison is None:
+        out.append_text(plain(f"{source}: running…", style="dim"))
+        return out
+    out.append_text(plain(f"{comparison.matched} in {source}: ", style="dim"))
+    if not comparison.flipped:
+        out.append("no case would flip\n", style="dim")
+    else:
+        out.append(f"{len(comparison.flipped)} would flip\n", style="bold")
+    for flip in comparison.flipped:
+        fixed = flip.passed_b and not flip.passed_a
+        out.append("  FIXED " if fixed else "  BROKE ", style="bold green" if fixed else "bold red")
+        out.append_text(plain(f" {flip.prompt[:64]}  ({flip.kind})"))
+        out.append("\n")
+    recall = comparison.metrics.get("recall", {})
+    if recall.get("a") is not None and recall.get("b") is not None:
+        out.append(f"recall {recall['a']:.3f} → {recall['b']:.3f}\n", style="dim")
+    return out
+
+
+class WhatIfScreen(ModalScreen[None]):
+    """A side editor over the main screen: the description, the scores, the flips."""
+
+    SCOPED_CSS = False  # `.narrow` is the app's class: a scoped rule would never match it
+    DEFAULT_CSS = """
+    WhatIfScreen { align: right top; }
+    #whatif {
+        width: 72; height: 100%;
+        background: $surface; border-left: thick $primary; padding: 0 1;
+    }
+    .narrow #whatif { width: 100%; border-left: none; }
+    #whatif-title { height: auto; }
+    #whatif-text { height: 7; }
+    #whatif-status { height: auto; }
+    #whatif-results { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="whatif-cancel"),
+        # F4 saves, as in the thresholds editor: ctrl+s stays the screenshot key.
+        Binding("f4", "save", "Save to SKILL.md", id="whatif-save"),
+        Binding("ctrl+o", "external_editor", "$EDITOR", id="whatif-editor"),
+    ]
+
+    def __init__(
+        self,
+        snapshot: Index,
+        config: Config,
+        skill_id: str,
+        prompt: str,
+        *,
+        cases: list[Case] | None = None,
+        cases_report: EvalReport | None = None,
+        cases_source: str = "",
+        cwd: str | None = None,
+    ) -> None:
+        super().__init__()
+        skill = snapshot.skills[snapshot.positions[skill_id]]
+        self.snapshot, self.config, self.skill_id, self.prompt = snapshot, config, skill_id, prompt
+        self.path = skill.path
+        self.original = read_skill_text(skill.path)  # SaveError: the caller says so
+        self.start = initial_text(skill.frontmatter.get("description"), skill.description)
+        self.cases, self.cases_report, self.cases_source = cases, cases_report, cases_source
+        self.cwd = cwd
+        self.result: WhatIf | None = None  # the latest computed what-if (tests read it)
+        self.cases_done = False
+        self._generation = 0
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="whatif"):
+            title = Text()
+            title.append("What-if ", style="bold")
+            title.append_text(plain(self.skill_id, style="bold cyan"))
+            title.append_text(plain(f"  {self.path}\n", style="dim"))
+            title.append("edit the description; ", style="dim")
+            keys = (("f4", "save to SKILL.md"), ("esc", "discard"), ("ctrl+o", "$EDITOR"))
+            for key, what in keys:
+                title.append(key, style="bold")
+                title.append(f" {what}  ", style="dim")
+            yield Static(title, id="whatif-title")
+            yield TextArea(self.start, soft_wrap=True, id="whatif-text")
+            yield Static(id="whatif-status")
+            with VerticalScroll(id="whatif-results"):
+                yield Static("computing…", id="whatif-scores")
+                yield Static(id="whatif-cases")
+
+    def on_mount(self) -> None:
+        area = self.query_one(TextArea)
+        area.focus()
+        area.move_cursor(area.document.end)  # authors mostly add to a description
+        self._compute()
+
+    @property
+    def text(self) -> str:
+        return self.query_one(TextArea).text
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        if self._timer is not None:
+            self._timer.stop()
+        self._generation += 1
+        self.cases_done = False
+        self._timer = self.set_timer(TYPING_PAUSE_S, self._compute)
+
+    def _compute(self) -> None:
+        self._generation += 1
+        generation, text = self._generation, self.text
+        self.run_worker(
+            lambda: self._work(generation, text),
+            thread=True,
+            exclusive=True,
+            group="whatif",
+            description="what-if",
+        )
+
+    def _work(self, generation: int, text: str) -> None:
+        try:
+            result = what_if(
+                self.snapshot,
+                self.config,
+                self.skill_id,
+                text,
+                self.prompt,
+                original=self.original,
+                cwd=self.cwd,
+            )
+        except Exception as error:  # a model that fails to run: say so, keep the editor
+            self.app.call_from_thread(self._failed, generation, f"{type(error).__name__}: {error}")
+            return
+        self.app.call_from_thread(self._show, generation, result, False)
+        if self.cases is None or result.patched is None:
+            self.app.call_from_thread(self._cases_finished, generation)
+            return
+        if generation != self._generation:
+            return  # typed on: the cases run for the newer text only
+        full = with_cases(
+            result, self.snapshot, self.config, self.cases, self.cases_report, cwd=self.cwd
+        )
+        self.app.call_from_thread(self._show, generation, full, True)
+
+    def _failed(self, generation: int, message: str) -> None:
+        if generation == self._generation:
+            self.query_one("#whatif-scores", Static).update(plain(message, style="red"))
+
+    def _cases_finished(self, generation: int) -> None:
+        if generation == self._generation:
+            self.cases_done = True
+
+    def _show(self, generation: int, result: WhatIf, with_flips: bool) -> None:
+        if generation != self._generation or not self.is_attached:
+            return  # typed on since: a newer result is on its way
+        self.result = result
+        status = self.query_one("#whatif-status", Static)
+        if result.edit.problem:
+            status.update(plain(f"✗ not saveable: {result.edit.problem}", style="bold red"))
+        elif " ".join(self.text.split()) == " ".join(self.start.split()):
+            status.update(Text("unchanged", style="dim"))
+        else:
+            line = Text("edited, not saved: f4 writes it", style="yellow")
+            flips = result.comparison.flipped if result.comparison is not None else ()
+            if flips:  # said here too: on a short terminal the list is below the fold
+                fixed = sum(1 for flip in flips if flip.passed_b)
+                line.append(f"  · cases: {fixed} fixed, {len(flips) - fixed} broke", style="bold")
+            status.update(line)
+        self.query_one("#whatif-scores", Static).update(scores_text(result))
+        report = self.cases_report if self.cases is not None else None
+        pending = self.cases is not None and not with_flips and result.patched is not None
+        self.query_one("#whatif-cases", Static).update(
+            cases_text(result.comparison, report, pending, self.cases_source)
+        )
+        if with_flips:
+            self.cases_done = True
+
+    def action_save(self) -> None:
+        text = self.text
+        if " ".join(text.split()) == " ".join(self.start.split()):
+            self.notify("the description is unchanged: nothing written", severity="warning")
+            return
+        edit = edit_description(self.path, self.original, text)
+        if not edit.ok:
+            message = visible(f"not written: {edit.problem}")
+            self.query_one("#whatif-status", Static).update(plain(f"✗ {message}", style="bold red"))
+            self.notify(message, severity="error", markup=False, timeout=10)
+            return
+        try:
+            save(edit)
+        except SaveError as error:
+            self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
+            return
+        self.notify(visible(f"saved {self.path}: re-indexing"), markup=False)
+        self.dismiss()
+
+    def action_cancel(self) -> None:
+        if " ".join(self.text.split()) != " ".join(self.start.split()):
+            self.notify("edit discarded: nothing written", timeout=3)
+        self.dismiss()
+
+    def action_external_editor(self) -> None:
+        """The description alone, in $VISUAL or $EDITOR; what it saves comes back here."""
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            command = shlex.split(editor)
+        except ValueError as error:
+            self.notify(f"cannot read $EDITOR {editor!r}: {error}", severity="error")
+            return
+        if not command or shutil.which(command[0]) is None:
+            self.notify(f"editor {editor!r} not found: set $VISUAL or $EDITOR", severity="error")
+            return
+        handle, name = tempfile.mkstemp(prefix=f"{self.skill_id[:40]}-description-", suffix=".txt")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(self.text + "\n")
+            try:
+                with self.app.suspend():
+                    subprocess.run([*command, name], check=False)
+            except Exception as error:  # no terminal to hand over, or a dead editor
+                self.notify(f"cannot run {editor!r}: {error}", severity="error", timeout=10)
+                return
+            with open(name, encoding="utf-8", errors="replace") as file:
+                edited = file.read().strip()
+        finally:
+            os.unlink(name)
+        if edited != self.text:
+            self.query_one(TextArea).text = edited  # posts Changed: recomputed as typed

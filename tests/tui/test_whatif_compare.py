@@ -1,0 +1,263 @@
+"""Issue 15: what-if for a description (F7) and compare for real (F8), through Pilot over
+the real engine, a real live index and real SKILL.md files in a tmp dir."""
+
+from __future__ import annotations
+
+import contextlib
+import stat
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static, TextArea
+
+from explorer.engine.compare import Move
+from explorer.engine.decision import Verdict
+from explorer.tui.app import ExplorerApp
+from explorer.tui.compare import CompareView
+from explorer.tui.whatif import WhatIfScreen
+from explorer.tui.widgets.prompt_bar import PromptBar
+from explorer.tui.widgets.skills_table import SkillsTable
+from tests.conftest import write_skill
+from tests.tui.test_app import SIZE, make_app, ready, settle, shown_for
+
+PROMPT = "bake a sourdough loaf"
+BODY = "# Docker\n\nKeep  these   spaces.\n\n- and this list\n"
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    write_skill(root, "docker", "Shrink Docker images and speed up container builds.", BODY)
+    (root / "cases.toml").write_text(
+        f'[[case]]\nprompt = "{PROMPT}"\nexpect = ["docker"]\nkind = "direct"\n'
+        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n',
+        encoding="utf-8",
+    )
+    return root
+
+
+async def _open_whatif(pilot, app: ExplorerApp, skill: str, prompt: str) -> WhatIfScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+    await pilot.press(*prompt)
+    await settle(pilot, lambda: shown_for(app, prompt))
+    app.go_to_skill(skill)
+    await pilot.press("f7")
+    await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+    screen = app.screen
+    assert isinstance(screen, WhatIfScreen)
+    await settle(pilot, lambda: screen.result is not None and screen.cases_done)
+    return screen
+
+
+def _text(screen: WhatIfScreen, selector: str) -> str:
+    return screen.query_one(selector, Static).render().plain  # type: ignore[union-attr]
+
+
+async def test_f7_shows_the_edited_scores_and_flips_before_saving_and_f4_saves(
+    library: Path, tmp_path: Path
+) -> None:
+    path = library / "docker" / "SKILL.md"
+    original = path.read_bytes()
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_whatif(pilot, app, "docker", PROMPT)
+        assert screen.query_one(TextArea).text == (
+            "Shrink Docker images and speed up container builds."
+        )
+        before = screen.result.before  # type: ignore[union-attr]
+        assert before is not None and before.verdict is not Verdict.INJECT
+        assert "unchanged" in _text(screen, "#whatif-status")
+        addition = " Also bakes sourdough loaf bread."
+        await pilot.press(*addition)  # the cursor starts at the end
+        wanted = "Shrink Docker images and speed up container builds." + addition
+        await settle(
+            pilot,
+            lambda: (
+                screen.result is not None
+                and screen.result.edit.description == wanted
+                and screen.cases_done
+            ),
+        )
+        result = screen.result
+        assert result is not None and result.after is not None
+        assert result.after.verdict is Verdict.INJECT and result.after.hybrid > before.hybrid
+        scores = _text(screen, "#whatif-scores")
+        assert f"{before.hybrid:.3f}" in scores and f"{result.after.hybrid:.3f}" in scores
+        assert "INJECT" in scores
+        assert "FIXED" in _text(screen, "#whatif-cases") and PROMPT in _text(
+            screen, "#whatif-cases"
+        )
+        assert "not saved" in _text(screen, "#whatif-status")
+        assert path.read_bytes() == original  # nothing written before f4
+        version = app.snapshot.version  # type: ignore[union-attr]
+        await pilot.press("f4")
+        await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
+        saved = path.read_text(encoding="utf-8")
+        assert f'description: "{wanted}"\n' in saved and saved.endswith(BODY)  # quotes kept
+        assert (
+            original.decode().replace("Shrink Docker images and speed up container builds.", wanted)
+            == saved
+        )  # the description's line and nothing else
+        # The live index picks the save up: the row scores what the editor showed.
+        await settle(
+            pilot,
+            lambda: (
+                app.snapshot is not None
+                and app.snapshot.version > version
+                and shown_for(app, PROMPT)
+                and app.decision.injected_ids == ("docker",)  # type: ignore[union-attr]
+            ),
+        )
+        row = app.decision.row("docker")  # type: ignore[union-attr]
+        assert row.score == pytest.approx(result.after.hybrid)
+        assert row.bm25 == pytest.approx(result.after.bm25)
+
+
+async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
+    path = library / "pdf" / "SKILL.md"
+    original = path.read_bytes()
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
+        await pilot.press(*" and bread")
+        await settle(pilot, lambda: "bread" in (screen.result.edit.description or ""))  # type: ignore[union-attr]
+        await pilot.press("escape")
+        await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
+        assert any("discarded" in n.message for n in app._notifications)
+        assert path.read_bytes() == original
+        assert isinstance(app.focused, PromptBar)
+
+
+async def test_a_file_with_bad_yaml_is_reported_and_never_written(
+    library: Path, tmp_path: Path
+) -> None:
+    path = library / "broken" / "SKILL.md"
+    path.parent.mkdir()
+    broken = "---\nname: broken\ndescription: Fix broken yaml files\nkeywords: [a, b\n---\nbody\n"
+    path.write_text(broken, encoding="utf-8")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_whatif(pilot, app, "broken", "fix yaml")
+        await pilot.press(*" today")
+        await settle(pilot, lambda: "today" in (screen.result.edit.description or ""))  # type: ignore[union-attr]
+        status = _text(screen, "#whatif-status")
+        assert "not saveable" in status and "not valid YAML" in status
+        assert "not saveable" in _text(screen, "#whatif-scores")
+        await pilot.press("f4")
+        await pilot.pause()
+        assert isinstance(app.screen, WhatIfScreen)  # stays open: the edit is not lost
+        assert any("not written" in n.message for n in app._notifications)
+        assert path.read_text(encoding="utf-8") == broken
+
+
+async def test_ctrl_o_edits_the_description_in_the_external_editor(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editor = tmp_path / "fake-editor"
+    editor.write_text("#!/bin/sh\nprintf 'Written in the editor.\\n' > \"$1\"\n", encoding="utf-8")
+    editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("VISUAL", str(editor))
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # no terminal in a test
+        await pilot.press("ctrl+o")
+        await settle(pilot, lambda: screen.query_one(TextArea).text == "Written in the editor.")
+        monkeypatch.setenv("VISUAL", "no-such-editor-anywhere")
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert any("not found" in n.message for n in app._notifications)
+        assert isinstance(app.screen, WhatIfScreen)
+
+
+async def _type_prompt(pilot, app: ExplorerApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
+    app.query_one(PromptBar).value = ""
+    await pilot.press(*prompt)
+    await settle(pilot, lambda: shown_for(app, prompt))
+
+
+async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await _type_prompt(pilot, app, "merge pdf")
+        await pilot.press("ctrl+t")
+        await _type_prompt(pilot, app, "spreadsheet formulas")
+        view = app.query_one(CompareView)
+        assert not view.display
+        await pilot.press("f8")
+        await settle(
+            pilot, lambda: view.diff is not None and view.diff.prompt == "spreadsheet formulas"
+        )
+        assert view.display and not app.query_one(SkillsTable).display
+        diff = view.diff
+        assert diff is not None and diff.base_prompt == "merge pdf"
+        moves = {entry.skill_id: entry for entry in diff.entries}
+        assert moves["xlsx"].move is Move.UP and moves["pdf"].move is Move.DOWN
+        assert moves["pdf"].base_verdict is Verdict.INJECT
+        assert moves["xlsx"].verdict is Verdict.INJECT
+        table = view.query_one(DataTable)
+        labels = [str(column.label) for column in table.columns.values()]
+        assert labels[:3] == ["#", "move", "skill"] and "Δcos" in labels and "Δbm25" in labels
+        first = [str(cell) for cell in table.get_row_at(0)]
+        assert first[1].startswith("↑") and first[2] == "xlsx"
+        header = view.query_one("#compare-header", Static).render().plain
+        assert "pinned 'merge pdf'" in header
+        # The diff follows the prompt as it changes.
+        await _type_prompt(pilot, app, "docker images")
+        await settle(pilot, lambda: view.diff is not None and view.diff.prompt == "docker images")
+        await pilot.press("f8")
+        assert not view.display and app.query_one(SkillsTable).display
+
+
+async def test_without_a_pin_f8_diffs_the_previous_snapshot(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await _type_prompt(pilot, app, "bake bread")
+        await pilot.press("f8")
+        view = app.query_one(CompareView)
+        header = view.query_one("#compare-header", Static)
+        await settle(pilot, lambda: "Nothing to compare" in header.render().plain)
+        version = app.snapshot.version  # type: ignore[union-attr]
+        write_skill(library, "docker", "Bake bread and sourdough loaves.")
+        await settle(
+            pilot,
+            lambda: app.snapshot.version > version and view.diff is not None,  # type: ignore[union-attr]
+        )
+        assert view.diff is not None
+        assert "previous snapshot" in header.render().plain
+        docker = next(entry for entry in view.diff.entries if entry.skill_id == "docker")
+        assert docker.cosine.delta is not None and docker.cosine.delta > 0
+        assert docker.move is Move.UP or docker.base_rank == 1
+
+
+async def test_compare_fits_80_columns_and_follows_the_resize(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await _type_prompt(pilot, app, "merge pdf")
+        await pilot.press("ctrl+t")
+        await _type_prompt(pilot, app, "spreadsheet formulas")
+        await pilot.press("f8")
+        view = app.query_one(CompareView)
+        await settle(
+            pilot, lambda: view.diff is not None and view.diff.prompt == "spreadsheet formulas"
+        )
+        table = view.query_one(DataTable)
+        await pilot.pause()
+        narrow = [str(column.label) for column in table.columns.values()]
+        assert "was #" not in narrow and narrow[-1] == "verdict"
+        assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+        cells = {str(table.get_row_at(i)[2]): str(table.get_row_at(i)[-1]) for i in range(3)}
+        assert cells["xlsx"] == "lexical→INJECT" or cells["xlsx"].endswith("→INJECT")
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot, lambda: "was #" in [str(c.label) for c in table.columns.values()])
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot, lambda: "was #" not in [str(c.label) for c in table.columns.values()])
