@@ -122,26 +122,40 @@ def _channel(base: Row | None, current: Row | None, field: str) -> Channel:
 
 
 def ranking_diff(base: Decision, current: Decision, *, depth: int | None = None) -> RankingDiff:
-    """Pair the skills of `base` and `current` (see the module's docstring)."""
-    base_places = {row.id: place for place, row in enumerate(base.rows, start=1)}
-    places = {row.id: place for place, row in enumerate(current.rows, start=1)}
-    base_rows = {row.id: row for row in base.rows}
-    rows = {row.id: row for row in current.rows}
+    """Pair the skills of `base` and `current` (see the module's docstring).
+
+    Rows are lazy: with a depth, only the rows of the two tops are made, whatever the
+    library's size."""
+
+    def place(decision: Decision, skill_id: str) -> int | None:
+        found = decision.rows.index_of(skill_id)
+        return None if found is None else found + 1
+
+    def row(decision: Decision, skill_id: str) -> Row | None:
+        return None if decision.rows.index_of(skill_id) is None else decision.rows.by_id(skill_id)
+
+    def top(decision: Decision, limit: int) -> list[str]:
+        ids = decision.channels.ids
+        return [ids[int(index)] for index in decision.rows.order[:limit]]
 
     def within(place: int | None) -> int | None:
         if place is None or (depth is not None and place > depth):
             return None
         return place
 
-    ordered = [row.id for row in current.rows if within(places[row.id]) is not None]
+    limit = depth if depth is not None else max(len(base.rows), len(current.rows))
+    top_now = top(current, limit)
+    ordered = list(top_now)
+    shown = set(top_now)
     ordered += [
-        row.id
-        for row in base.rows
-        if within(base_places[row.id]) is not None and within(places.get(row.id)) is None
+        skill_id
+        for skill_id in top(base, limit)
+        if skill_id not in shown and within(place(current, skill_id)) is None
     ]
     entries = []
     for skill_id in ordered:
-        base_rank, rank = within(base_places.get(skill_id)), within(places.get(skill_id))
+        base_place, now_place = place(base, skill_id), place(current, skill_id)
+        base_rank, rank = within(base_place), within(now_place)
         if base_rank is None:
             move = Move.NEW
         elif rank is None:
@@ -152,12 +166,12 @@ def ranking_diff(base: Decision, current: Decision, *, depth: int | None = None)
             move = Move.DOWN
         else:
             move = Move.SAME
-        old, new = base_rows.get(skill_id), rows.get(skill_id)
+        old, new = row(base, skill_id), row(current, skill_id)
         entries.append(
             Entry(
                 skill_id=skill_id,
-                base_rank=base_places.get(skill_id),
-                rank=places.get(skill_id),
+                base_rank=base_place,
+                rank=now_place,
                 move=move,
                 cosine=_channel(old, new, "cosine"),
                 bm25=_channel(old, new, "bm25"),

@@ -53,25 +53,28 @@ class Standing:
 
 
 def standing(decision: Decision, skill_id: str) -> Standing | None:
-    """`skill_id`'s standing in `decision`; None when the decision has no such row."""
-    for place, row in enumerate(decision.rows, start=1):
-        if row.id == skill_id:
-            why = reason(decision, row)
-            return Standing(
-                skill_id=skill_id,
-                rank=place,
-                hybrid_rank=row.rank,
-                cosine=row.cosine,
-                bm25=row.bm25,
-                boosts=row.keyword + row.phrase + row.file + row.project,
-                hybrid=row.score,
-                rerank=row.rerank,
-                verdict=row.verdict,
-                reason=why.text,
-                missing=why.missing,
-                missing_text=why.delta_text(),
-            )
-    return None
+    """`skill_id`'s standing in `decision`; None when the decision has no such row.
+
+    Reads one row (rows are lazy: a 26,000-skill decision makes only this one)."""
+    place = decision.rows.index_of(skill_id)
+    if place is None:
+        return None
+    row = decision.rows.by_id(skill_id)
+    why = reason(decision, row)
+    return Standing(
+        skill_id=skill_id,
+        rank=place + 1,
+        hybrid_rank=row.rank,
+        cosine=row.cosine,
+        bm25=row.bm25,
+        boosts=row.keyword + row.phrase + row.file + row.project,
+        hybrid=row.score,
+        rerank=row.rerank,
+        verdict=row.verdict,
+        reason=why.text,
+        missing=why.missing,
+        missing_text=why.delta_text(),
+    )
 
 
 @dataclass(frozen=True)

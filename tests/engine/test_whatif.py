@@ -141,7 +141,8 @@ def test_an_edit_that_cannot_be_saved_scores_nothing(index: Index, library: Path
 
 def test_standing_reads_the_row_the_table_shows(index: Index) -> None:
     decision = decide("merge two pdf files", index, CONFIG)
-    first = standing(decision, decision.rows[0].id)
+    first = standing(decision, decision.rows.ids[0])
+    assert decision.rows.made == 1  # one row made, not the library's
     assert first is not None and first.rank == 1
     assert standing(decision, "no-such-skill") is None
     with pytest.raises(KeyError):
