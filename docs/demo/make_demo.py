@@ -1,0 +1,328 @@
+"""Regenerate the README's demo pictures: the explorer, driven step by step, one SVG a step.
+
+    python docs/demo/make_demo.py             # writes docs/demo/NN-*.svg
+    python docs/demo/make_demo.py --out DIR   # somewhere else (tests/test_demo.py does)
+
+It walks the README's "A five-minute demo on `sample_skills/`" with Textual's Pilot,
+headless at 120x40, and saves what the app shows after each step through the app's own
+screenshot call (the one ctrl+s makes). The pictures depend only on this checkout and its
+installed dependencies:
+
+* the default config with the reranker off (`reranker = "auto"` would pick up a
+  cross-encoder someone keeps in ~/.config/ski/models), and no user or project config,
+  state, history or cache: HOME's XDG directories point into a temporary directory;
+* a copy of `sample_skills/` opened by a relative path, so no absolute path is drawn
+  (the edit step changes the copy, never the checkout's library); timings are hidden.
+
+Run it after changing what the explorer draws, look at the pictures, and commit them with
+the README text they illustrate. Each step names the text its picture must contain; the
+script stops with an error when the app does not show it, and the slow test
+tests/test_demo.py runs the script to keep the demo from rotting silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import html
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SIZE = (120, 40)
+TIMEOUT_S = 120.0  # a cold MiniLM load and 25 embeddings on a busy 2-core machine
+
+
+@dataclass(frozen=True)
+class Step:
+    file: str  # the SVG's name in the output directory
+    caption: str  # the README's line under the picture
+    must_show: tuple[str, ...]  # text the picture must contain (tests/test_demo.py checks it)
+
+
+STEPS = (
+    Step(
+        "01-pdf.svg",
+        "Step 1: the lexical fast path injects `pdf`; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "injected: lexical stage", "keyword_guard"),
+    ),
+    Step(
+        "02-phrases.svg",
+        "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40.",
+        ("kubernetes-debugger", ".75+.00+.40+.00", "lexical_dominance"),
+    ),
+    Step(
+        "03-near-miss.svg",
+        "Step 3: a near-miss over the floor of 0.414, injected at low confidence.",
+        ("what year was the PDF format invented", "0.52 low", "< floor 0.414"),
+    ),
+    Step(
+        "04-margin.svg",
+        "Step 4, `lexical_min = 0` in F2: the runner-up misses the `score_margin` cut-off.",
+        ("write release notes", "git-commit-writer: 0.416 < cut-off 0.443", "missing +0.027"),
+    ),
+    Step(
+        "05-rescue.svg",
+        "Step 5: `plaintext-accounting` misses the floor on cosine; BM25 12.8 rescues it.",
+        ("plaintext-accounting", "injected: lexical stage", "12.762"),
+    ),
+    Step(
+        "06-edit.svg",
+        "After saving `xlsx/SKILL.md`: the row jumps with a ▲ delta and a case BROKE.",
+        ("xlsx", "▲", "BROKE"),
+    ),
+)
+
+PROMPTS = {
+    "01-pdf.svg": "merge two report.pdf files into one",
+    "02-phrases.svg": "my pod keeps crashing and kubectl logs shows nothing",
+    "03-near-miss.svg": "what year was the PDF format invented",
+    "04-margin.svg": "write release notes from the last 20 commits",
+    "05-rescue.svg": (
+        "bean-check says ambiguous lot matching for VTI, which booking method should i use"
+    ),
+}
+# The edit of the last step, as the README tells it: a few words of step 5's prompt added to
+# the end of xlsx's description.
+EDIT_ANCHOR = "needs to tidy columns before analysis."
+EDIT_ADDED = " Also checks bean-check lot matching and booking method questions."
+
+
+def svg_text(svg: str) -> str:
+    """What an exported SVG shows, as lines of text: Rich draws each run of one style as a
+    <text> at (x, y), and leaves a gap for cells with nothing to draw; gaps become spaces."""
+    lines: dict[float, list[tuple[float, float, str]]] = {}
+    for attributes, body in re.findall(r"<text([^>]*)>(.*?)</text>", svg, flags=re.S):
+        found = dict(re.findall(r'(\w+)="([^"]*)"', attributes))
+        if "x" not in found or "y" not in found:
+            continue
+        width = float(found.get("textLength", 0) or 0)
+        text = html.unescape(body).replace("\xa0", " ")
+        lines.setdefault(float(found["y"]), []).append((float(found["x"]), width, text))
+    out = []
+    for y in sorted(lines):
+        line, end = "", None
+        for x, width, text in sorted(lines[y]):
+            if end is not None and x > end + 1:
+                line += " "
+            line += text
+            end = x + width
+        if line.strip():
+            out.append(line.rstrip())
+    return "\n".join(out)
+
+
+class DemoError(RuntimeError):
+    """The app did not get where the demo says it goes."""
+
+
+# -- driving the app ------------------------------------------------------------------------
+
+
+async def _until(pilot: Any, what: str, condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise DemoError(f"the explorer did not get there within {TIMEOUT_S:.0f} s: {what}")
+        await pilot.pause(0.05)
+
+
+def _shown(app: Any, prompt: str) -> bool:
+    """The table and the panels all show the decision for `prompt`."""
+    decision = app.decision
+    return decision is not None and decision.prompt == prompt and app.panels_shown is decision
+
+
+def _key(app: Any, binding_id: str) -> str:
+    """The key bound to an action id now (a keymap may have moved it)."""
+    for binding in app.BINDINGS:
+        if getattr(binding, "id", None) == binding_id:
+            return str(getattr(app, "_keymap", {}).get(binding_id, binding.key)).split(",")[0]
+    raise DemoError(f"the explorer has no binding {binding_id!r}")
+
+
+async def _type_prompt(pilot: Any, prompt: str) -> None:
+    """Clear the prompt and type `prompt` as a user would, then wait for every panel."""
+    from explorer.tui.widgets.prompt_bar import PromptBar
+
+    app = pilot.app
+    bar = app.query_one(PromptBar)
+    if app.focused is not bar:
+        bar.focus()
+    await pilot.press("ctrl+u")
+    await pilot.press(*prompt)
+    await _until(pilot, f"the decision for {prompt!r}", lambda: _shown(app, prompt))
+
+
+async def _edit_threshold(pilot: Any, name: str, text: str) -> None:
+    """F2, type `text` into the field `name`, esc: the way the README says it."""
+    from explorer.tui.screens import ThresholdEditor
+
+    app = pilot.app
+    before = app.config
+    await pilot.press(_key(app, "thresholds"))
+    await _until(pilot, "the F2 editor", lambda: isinstance(app.screen, ThresholdEditor))
+    await pilot.pause(0.1)
+    editor = app.screen
+    if hasattr(editor, "edit"):  # one input for the highlighted field
+        editor.edit(name, text)
+    else:  # one input per field
+        editor.query_one(f"#field-{name}").value = text
+    await _until(pilot, f"{name} = {text} applied", lambda: app.config is not before)
+    await pilot.press("escape")
+    await _until(pilot, "the main screen", lambda: not isinstance(app.screen, ThresholdEditor))
+
+
+async def _settled(pilot: Any) -> None:
+    """Notifications gone, the layout settled: the picture shows the app at rest."""
+    pilot.app.clear_notifications()
+    await pilot.pause(0.3)
+
+
+async def _save(pilot: Any, out: Path, step: Step) -> None:
+    await _settled(pilot)
+    app = pilot.app
+    app.save_screenshot(filename=step.file, path=str(out))
+    shown = svg_text((out / step.file).read_text(encoding="utf-8"))
+    missing = [text for text in step.must_show if text not in shown]
+    if missing:
+        raise DemoError(f"{step.file}: the app does not show {missing}")
+    print(f"wrote {out / step.file}")
+
+
+async def _demo(pilot: Any, out: Path, library: Path) -> None:
+    from textual.widgets import TabbedContent
+
+    from explorer.tui.widgets.prompt_bar import PromptBar
+    from explorer.tui.widgets.skills_table import SkillsTable
+
+    app = pilot.app
+    app.query_one(PromptBar).cursor_blink = False
+    await _until(
+        pilot,
+        "the library loaded with its dense model",
+        lambda: app.live is not None and app.snapshot is app.live.snapshot,
+    )
+    steps = {step.file: step for step in STEPS}
+
+    # Steps 1-3: type, look.
+    for name in ("01-pdf.svg", "02-phrases.svg", "03-near-miss.svg"):
+        await _type_prompt(pilot, PROMPTS[name])
+        await _save(pilot, out, steps[name])
+
+    # Step 4: the fast path off in F2, the cosine stage decides.
+    await _type_prompt(pilot, PROMPTS["04-margin.svg"])
+    await _edit_threshold(pilot, "lexical_min", "0")
+    await _until(
+        pilot,
+        "the decision under lexical_min = 0",
+        lambda: _shown(app, PROMPTS["04-margin.svg"]) and app.decision.stage == "cosine",
+    )
+    await pilot.press("down")  # the runner-up: its reason heads the decision panel
+    await _until(pilot, "the runner-up highlighted", lambda: app.highlighted == "git-commit-writer")
+    await _save(pilot, out, steps["04-margin.svg"])
+    # The table now follows git-commit-writer from prompt to prompt: home in the table
+    # follows the top row again, esc goes back to the prompt.
+    table = app.query_one(SkillsTable)
+    table.focus()
+    await pilot.press("home", "escape")
+    await _until(pilot, "the top row followed again", lambda: table.followed is None)
+    await _edit_threshold(pilot, "lexical_min", "")  # back to the default
+
+    # Step 5: the fast path rescues a skill the cosine stage drops.
+    await _type_prompt(pilot, PROMPTS["05-rescue.svg"])
+    await _until(pilot, "the default fast path again", lambda: app.decision.stage == "lexical")
+    await _save(pilot, out, steps["05-rescue.svg"])
+
+    # Then: save an edit of xlsx/SKILL.md "in another window"; the Cases tab shows the flip.
+    await _until(pilot, "the cases report", lambda: app.cases_report is not None)
+    snapshot, report = app.snapshot, app.cases_report
+    before = app.decision.row("xlsx").score
+    path = library / "xlsx" / "SKILL.md"
+    text = path.read_text(encoding="utf-8")
+    if EDIT_ANCHOR not in text:
+        raise DemoError(f"{path}: the description no longer ends with {EDIT_ANCHOR!r}")
+    path.write_text(text.replace(EDIT_ANCHOR, EDIT_ANCHOR + EDIT_ADDED, 1), encoding="utf-8")
+    await _until(
+        pilot,
+        "the live index picking up the saved SKILL.md, and the cases re-run",
+        lambda: (
+            app.snapshot is not snapshot
+            and _shown(app, PROMPTS["05-rescue.svg"])
+            and app.decision.row("xlsx").score != before
+            and app.cases_report is not report
+        ),
+    )
+    app.query_one(TabbedContent).active = "cases-tab"
+    await _save(pilot, out, steps["06-edit.svg"])
+
+
+async def _run(out: Path, work: Path) -> None:
+    from explorer.engine.config import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+
+    library = work / "sample_skills"
+    shutil.copytree(REPO / "sample_skills", library)
+    os.chdir(work)  # the roots and the cases file are drawn relative to here
+    app = ExplorerApp(
+        ["sample_skills"],
+        Config(reranker="off"),
+        cache_dir=str(work / "cache"),
+        history=PromptHistory(work / "history.txt"),
+        show_timings=False,
+        cases_path="sample_skills/cases.toml",
+    )
+    failure: BaseException | None = None
+    async with app.run_test(size=SIZE) as pilot:
+        try:
+            await _demo(pilot, out, library)
+        except BaseException as error:  # leave run_test cleanly, then report
+            failure = error
+    if failure is not None:
+        raise failure
+
+
+def _isolate(home: Path) -> None:
+    """No user config, state, history or cache reaches the pictures."""
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        os.environ[name] = str(home / name.lower())
+    for name in list(os.environ):
+        if name.startswith("SKILL_EXPLORER_"):
+            del os.environ[name]
+    os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent, help="where the SVGs go"
+    )
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # a checkout without `pip install -e .`
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="skill-explorer-demo-") as temp:
+        _isolate(Path(temp))
+        try:
+            asyncio.run(_run(out, Path(temp)))
+        except DemoError as error:
+            print(f"make_demo: {error}", file=sys.stderr)
+            return 1
+        finally:
+            os.chdir(cwd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

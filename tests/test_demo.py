@@ -1,0 +1,108 @@
+"""The README's five-minute demo and its pictures (docs/demo/make_demo.py) cannot rot silently.
+
+The slow test runs the script, the real explorer over a copy of sample_skills/ with the
+packaged MiniLM, and reads each picture back: the skill the demo says is injected heads
+the table, and the step's numbers are on screen. The fast tests hold the committed
+pictures and the README to the same expectations.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "docs" / "demo" / "make_demo.py"
+
+# Per picture: the skill in row 1 with INJECT, and text the README's step quotes. Written
+# here rather than read from the script, so a script that drifts from the README fails.
+EXPECTED = {
+    "01-pdf.svg": ("pdf", (".49+.00+.00+.30", "injected: lexical stage", "keyword_guard")),
+    "02-phrases.svg": ("kubernetes-debugger", (".75+.00+.40+.00",)),
+    "03-near-miss.svg": ("pdf", ("0.52 low", "0.279 < floor 0.414")),
+    "04-margin.svg": ("changelog-generator", ("0.416 < cut-off 0.443", "score_margin")),
+    "05-rescue.svg": ("plaintext-accounting", ("BM25 12.762", "injected: lexical stage")),
+    "06-edit.svg": ("xlsx", ("▲0.289", "BROKE", "bean-check says ambiguous lot matching")),
+}
+INJECTED_FIRST = re.compile(r"^\s*1\s+(\S+)\s+INJECT\b", re.MULTILINE)
+
+
+def load_script() -> ModuleType:
+    """docs/demo/make_demo.py as a module (it is a script, not part of the package)."""
+    if "make_demo" in sys.modules:
+        return sys.modules["make_demo"]
+    spec = importlib.util.spec_from_file_location("make_demo", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_demo"] = module  # its dataclass looks its module up while defined
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_picture(script: ModuleType, path: Path) -> None:
+    assert path.is_file(), f"{path.name} was not written"
+    shown = script.svg_text(path.read_text(encoding="utf-8"))
+    injected, texts = EXPECTED[path.name]
+    first = INJECTED_FIRST.search(shown)
+    assert first is not None and first.group(1) == injected, (
+        f"{path.name}: row 1 should be {injected} with INJECT; the picture shows:\n{shown}"
+    )
+    missing = [text for text in texts if text not in shown]
+    assert not missing, f"{path.name}: {missing} not on screen; the picture shows:\n{shown}"
+
+
+def test_the_steps_are_the_pictures_the_test_expects() -> None:
+    script = load_script()
+    assert [step.file for step in script.STEPS] == list(EXPECTED)
+
+
+def test_the_committed_pictures_show_what_the_readme_says() -> None:
+    script = load_script()
+    for name in EXPECTED:
+        check_picture(script, SCRIPT.parent / name)
+
+
+def test_the_readme_shows_every_picture_under_the_demo() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    demo = readme.split("### A five-minute demo on `sample_skills/`", 1)[1].split("\n## ", 1)[0]
+    for step in load_script().STEPS:
+        assert f"(docs/demo/{step.file})" in demo, f"the README's demo does not show {step.file}"
+        assert step.caption in demo, f"the README's caption for {step.file} differs"
+
+
+def test_svg_text_reads_rows_as_drawn() -> None:
+    """Runs of one style become one line, and a gap between runs becomes a space."""
+    svg = (
+        '<text x="0" y="20" textLength="24.4">1&#160;&#160;</text>'
+        '<text x="48.8" y="20" textLength="36.6">pdf</text>'
+        '<text x="0" y="44" textLength="12.2">2</text>'
+    )
+    assert load_script().svg_text(svg) == "1   pdf\n2"
+
+
+@pytest.mark.slow  # the explorer with MiniLM through six steps: 30-70 s
+def test_the_script_walks_the_demo(tmp_path: Path) -> None:
+    library_file = ROOT / "sample_skills" / "xlsx" / "SKILL.md"
+    before = library_file.read_bytes()
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    script = load_script()
+    assert sorted(path.name for path in out.iterdir()) == sorted(EXPECTED)
+    for name in EXPECTED:
+        check_picture(script, out / name)
+    assert library_file.read_bytes() == before, "the edit step must change a copy only"
