@@ -77,3 +77,11 @@ def minilm_models(tmp_path_factory: pytest.TempPathFactory) -> Models:
     models = load_models(Config(reranker="off"), cache)
     assert models.embedder is not None, models.status.dense_error
     return models
+
+
+@pytest.fixture(scope="session")
+def warm_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One embedding cache for the run, for tests that only read libraries through it: the
+    default model's optimised graph and sample_skills' vectors are computed once, not once
+    per test. Tests about the cache itself (cold builds, corruption) use their own."""
+    return tmp_path_factory.mktemp("warm-cache-home") / "skill-explorer"

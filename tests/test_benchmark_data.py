@@ -78,7 +78,14 @@ def test_every_file_parses_cleanly_with_valid_kinds_and_groups(name: str) -> Non
                 assert case.kind == group and case.expect, case.where
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+# openclaw-large is materialised from JSONL into 2,018 skills first: seconds, so slow.
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name == "openclaw-large" else name
+        for name in sorted(LIBRARIES)
+    ],
+)
 def test_every_expected_id_exists_in_the_library(name: str) -> None:
     ids = library_ids(name)
     missing = [

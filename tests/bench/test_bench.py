@@ -174,6 +174,7 @@ def test_run_bench_index_build_embeds_every_skill(tmp_path: Path) -> None:
     assert again["metrics"]["index_build@24"]["note"].startswith("24/24 embedded")
 
 
+@pytest.mark.slow  # real saves or a child process: seconds
 def test_live_save_measures_real_saves(tmp_path: Path) -> None:
     config = Config(model="bow", reranker="off")
     result = run_bench(None, (20,), config, include={"live_save"}, work_dir=tmp_path)
@@ -186,6 +187,7 @@ def test_live_save_measures_real_saves(tmp_path: Path) -> None:
 # The children are real modules run with `python -m`: each must start, measure and report.
 
 
+@pytest.mark.slow  # real saves or a child process: seconds
 def test_peak_rss_child_reports_every_phase(tmp_path: Path) -> None:
     library = generate_library(tmp_path / "lib", 15, seed=1)
     row = bench_peak_rss(library, Config(model="bow", reranker="off"), tmp_path)
@@ -195,6 +197,7 @@ def test_peak_rss_child_reports_every_phase(tmp_path: Path) -> None:
     assert 0 < row["phases_mb"]["cold"]["imports"] <= row["value"]
 
 
+@pytest.mark.slow  # real saves or a child process: seconds
 def test_cold_open_child_times_imports_models_and_index(tmp_path: Path) -> None:
     library = generate_library(tmp_path / "lib", 15, seed=1)
     rows = bench_cold_open(library, Config(model="bow", reranker="off"), tmp_path)

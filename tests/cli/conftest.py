@@ -10,8 +10,9 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def shared_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cli-cache-home")
+def shared_cache_home(warm_cache_dir: Path) -> Path:
+    """$XDG_CACHE_HOME whose skill-explorer cache is the run's warm one (tests/conftest.py)."""
+    return warm_cache_dir.parent
 
 
 @pytest.fixture(autouse=True)

@@ -84,7 +84,8 @@ def test_no_roots_and_empty_roots(capsys, tmp_path: Path) -> None:
 
 
 def test_index_reports_counts_and_reuses_the_cache(capsys, tmp_path: Path) -> None:
-    args = ("index", SAMPLES, "--cache-dir", str(tmp_path))
+    # The bag-of-words model goes through the cache as MiniLM does, without a cold ONNX load.
+    args = ("index", SAMPLES, "--cache-dir", str(tmp_path), "--set", "model=bow")
     code, out, _ = run(capsys, *args)
     assert code == 0 and f"indexed {SAMPLE_COUNT} skills" in out
     assert f"{SAMPLE_COUNT} embedded" in out
@@ -114,6 +115,7 @@ def _subprocess(*args: str, stdin: str = "", env: dict[str, str] | None = None):
     )
 
 
+@pytest.mark.slow  # two interpreters start; tests/engine/test_hook.py runs the hook in-process
 def test_python_dash_m_and_the_hook_end_to_end(tmp_path: Path) -> None:
     payload = json.dumps(
         {

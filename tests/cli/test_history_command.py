@@ -44,11 +44,13 @@ def record_session(library: Path, state: Path, cache: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+def recorded(
+    tmp_path_factory: pytest.TempPathFactory, warm_cache_dir: Path
+) -> tuple[Path, Path, Path]:
     root = tmp_path_factory.mktemp("history")
     library = root / "skills"
     shutil.copytree(SAMPLE_SKILLS, library)
-    cache = root / "cache"
+    cache = warm_cache_dir
     return library, record_session(library, root / "state", cache), cache
 
 

@@ -235,6 +235,7 @@ def test_calibrate_write_never_overwrites_without_force(
     assert "lexical_min" in data
 
 
+@pytest.mark.slow  # two full sweeps; tests/engine/test_calibrate.py tests the seeded split
 def test_calibrate_json_and_the_seeded_split(
     capsys: Capture, library: Library, tmp_path: Path
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -142,30 +143,27 @@ def test_the_written_command_runs_the_hook(project: Path, capsys) -> None:
     assert "pdf" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
-def test_the_written_session_commands_keep_the_ledger(project: Path, capsys, tmp_path) -> None:
+def test_the_written_session_commands_keep_the_ledger(
+    project: Path, capsys, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The written commands' arguments, run in-process (the test above starts the written
+    command line as a process)."""
     assert run(capsys, "init", "--skills", str(SAMPLE_SKILLS))[0] == 0
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     state = tmp_path / "state"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-        "XDG_STATE_HOME": str(state),
-    }
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
     read = {"file_path": str(SAMPLE_SKILLS / "pdf" / "SKILL.md")}
     for event, payload in (
         ("SessionStart", {"session_id": "s1", "source": "startup"}),
         ("PostToolUse", {"session_id": "s1", "tool_name": "Read", "tool_input": read}),
     ):
-        command = settings["hooks"][event][0]["hooks"][0]["command"]
-        done = subprocess.run(
-            [*shlex.split(command), "--set", "model=bow"],
-            input=json.dumps(payload),  # no hook_event_name: --event names it
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
-        assert done.returncode == 0 and done.stdout == ""
+        argv = shlex.split(settings["hooks"][event][0]["hooks"][0]["command"])
+        # `…/skill-explorer hook …` or `python -m explorer hook …`: the program's arguments
+        arguments = argv[argv.index("hook") :]
+        # no hook_event_name in the payload: --event names it
+        monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(payload)))
+        code, out, _ = run(capsys, *arguments, "--set", "model=bow")
+        assert code == 0 and out == ""
     (ledger,) = (state / "skill-explorer" / "sessions").glob("s1-*.json")
     assert json.loads(ledger.read_text())["loaded"]["pdf"]["source"] == "model"
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from explorer.engine import cache as cache_module
 from explorer.engine.cache import CACHE_FILE, EmbeddingCache, embed_with_cache, file_sha256
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder
@@ -67,7 +68,8 @@ def test_a_truncated_write_recovers(tmp_path: Path) -> None:
     assert reopened.available and computed <= 2
 
 
-def test_a_locked_cache_is_bypassed_not_fatal(tmp_path: Path) -> None:
+def test_a_locked_cache_is_bypassed_not_fatal(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(cache_module, "LOCK_TIMEOUT_S", 0.2)  # the wait, shortened from 2 s
     EmbeddingCache(tmp_path).close()
     holder = sqlite3.connect(tmp_path / CACHE_FILE, isolation_level=None)
     holder.execute("PRAGMA locking_mode=EXCLUSIVE")
@@ -86,6 +88,7 @@ def _writer(directory: str, offset: int) -> None:
         embed_with_cache(BowEmbedder(), texts, cache)
 
 
+@pytest.mark.slow  # two spawned interpreters; the killed-writer test below keeps one child
 def test_two_processes_write_at_once(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_writer, args=(str(tmp_path), n)) for n in (1, 2)]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import Case, load_cases
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder
@@ -222,11 +223,11 @@ def test_percentiles() -> None:
 
 
 def test_sample_library_planted_problems_hold_with_the_default_model(
-    minilm_models: Models,
+    minilm_models: Models, warm_cache_dir: Path
 ) -> None:
     """sample_skills/README.md promises these outcomes with MiniLM; keep them true."""
     config = Config(preset="reference", reranker="off")
-    index = build_index([SAMPLE_SKILLS], config, minilm_models)
+    index = build_index([SAMPLE_SKILLS], config, minilm_models, EmbeddingCache(warm_cache_dir))
     cases = load_cases(SAMPLE_SKILLS / "cases.toml").cases
 
     def results(skill: str, tuned: Config) -> list[bool]:

@@ -24,10 +24,10 @@ SHEET_PROMPT = "add a pivot table to the quarterly numbers in budget.xlsx"
 class Host:
     """Sends one session's events to the hook the way Claude Code does."""
 
-    def __init__(self, tmp_path: Path, session: str = "session-1") -> None:
+    def __init__(self, tmp_path: Path, cache: Path, session: str = "session-1") -> None:
         self.session = session
         self.state = tmp_path / "state"
-        self.cache = str(tmp_path / "cache")
+        self.cache = str(cache)  # the run's warm cache: these tests are about the ledger
 
     def send(self, event: HookEvent, **fields: object) -> list[str]:
         payload = {"hook_event_name": event.value, "session_id": self.session, **fields}
@@ -48,8 +48,10 @@ class Host:
         return self.send(HookEvent.PROMPT, prompt=prompt, cwd=str(self.state.parent))
 
 
-def test_a_scripted_session_injects_each_skill_once_until_compaction(tmp_path: Path) -> None:
-    host = Host(tmp_path)
+def test_a_scripted_session_injects_each_skill_once_until_compaction(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    host = Host(tmp_path, warm_cache_dir)
     assert host.send(HookEvent.SESSION_START, source="startup") == []
     assert host.prompt(PDF_PROMPT) == ["pdf"]  # turn 1: new
     assert host.prompt(PDF_PROMPT) == []  # turn 2: already recommended, not risen
@@ -64,14 +66,14 @@ def test_a_scripted_session_injects_each_skill_once_until_compaction(tmp_path: P
     assert host.prompt(SHEET_PROMPT) == ["xlsx"]
 
 
-def test_the_trace_names_the_ledger_as_its_own_gate(tmp_path: Path) -> None:
+def test_the_trace_names_the_ledger_as_its_own_gate(warm_cache_dir: Path) -> None:
     from explorer.engine.config import Config
     from explorer.engine.library import open_engine, open_library
     from explorer.engine.pipeline import decide
     from explorer.engine.session import Session
 
     config = Config()
-    index = open_library([str(SAMPLES)], config, engine=open_engine(config, tmp_path / "c"))
+    index = open_library([str(SAMPLES)], config, engine=open_engine(config, warm_cache_dir))
     ledger = Session()
     ledger.mark_loaded("pdf")
     decision = decide(PDF_PROMPT, index, config, ledger=ledger)
@@ -82,15 +84,15 @@ def test_the_trace_names_the_ledger_as_its_own_gate(tmp_path: Path) -> None:
 
 
 def test_recent_turns_feed_the_file_channel(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, warm_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """reference: context_prompts.tsv's followups: a file attached a turn ago still counts."""
     monkeypatch.setenv("SKILL_EXPLORER_TELEMETRY", "1")  # to read each turn's ranking back
     followup = "now add a pivot summarising revenue by region"
-    with_context = Host(tmp_path, "with-context")
+    with_context = Host(tmp_path, warm_cache_dir, "with-context")
     with_context.prompt("I saved the numbers in quarterly_numbers.xlsx")
     with_context.prompt(followup)
-    Host(tmp_path, "alone").prompt(followup)
+    Host(tmp_path, warm_cache_dir, "alone").prompt(followup)
 
     def xlsx_score(session: str) -> float:
         events = read_events([tmp_path / "state" / "telemetry.jsonl"]).events
@@ -110,9 +112,9 @@ def test_post_tool_use_reads_the_skill_a_tool_loaded(tmp_path: Path) -> None:
 
 
 def test_telemetry_records_turns_and_uses_only_when_asked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, warm_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    host = Host(tmp_path)
+    host = Host(tmp_path, warm_cache_dir)
     host.prompt(PDF_PROMPT)
     assert not (host.state / "telemetry.jsonl").exists()
     monkeypatch.setenv("SKILL_EXPLORER_TELEMETRY", "1")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 
 from explorer.bench.synthetic import synthetic_descriptions
 from explorer.engine import lint as lint_module
@@ -15,11 +16,9 @@ from explorer.engine.models import assemble_models
 from explorer.engine.skills import Discovery, parse_skill
 from explorer.engine.snapshot import Index, index_skills
 
-SIZE = 2300
 
-
-def _library(tmp_path) -> Index:  # type: ignore[no-untyped-def]
-    ids, descriptions = synthetic_descriptions(SIZE - 60, seed=3)
+def _library(tmp_path, size: int) -> Index:  # type: ignore[no-untyped-def]
+    ids, descriptions = synthetic_descriptions(size - 60, seed=3)
     rng = random.Random(3)
     for number in range(60):  # planted near-duplicates: a copy with a word or two changed
         source = rng.randrange(len(descriptions))
@@ -49,9 +48,10 @@ def _all_pairs(index: Index, threshold: float) -> set[tuple[int, int]]:
     return {(i, j) for i, j in zip(*np.nonzero(np.triu(hits, 1)), strict=True) if i < j < n}
 
 
-def test_blocked_near_duplicates_match_all_pairs_on_2300_skills(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("size", [600, pytest.param(2300, marks=pytest.mark.slow)])
+def test_blocked_near_duplicates_match_all_pairs(tmp_path, monkeypatch, size: int) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(lint_module, "BLOCK_ROWS", 97)  # blocks that do not divide n
-    index = _library(tmp_path)
+    index = _library(tmp_path, size)
     threshold = 0.85
     expected = _all_pairs(index, threshold)
     found = {(i, j) for i, j, *_ in near_duplicate_pairs(index, threshold=threshold)}

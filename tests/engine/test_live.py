@@ -144,16 +144,16 @@ def test_a_storm_of_saves_coalesces(live: LiveIndex, library: Path) -> None:
     path = library / "pdf" / "SKILL.md"
     before = live.reindex_count
     started = time.monotonic()
-    for number in range(500):
+    for number in range(250):  # 0.5 s of saves: two max_delay windows
         path.write_text(skill_text("pdf", f"Version {number} of the PDF skill."), "utf-8")
-        time.sleep(max(0.0, started + (number + 1) / 500 - time.monotonic()))  # ~1 s in all
+        time.sleep(max(0.0, started + (number + 1) / 500 - time.monotonic()))
     assert live.wait_for(
         lambda snap: (
-            snap.skills[snap.positions["pdf"]].description == "Version 499 of the PDF skill."
+            snap.skills[snap.positions["pdf"]].description == "Version 249 of the PDF skill."
         ),
         TIMEOUT,
     )
-    # At most one re-index per max_delay while the events last (1 s on an idle machine;
+    # At most one re-index per max_delay while the events last (0.5 s on an idle machine;
     # longer when a busy machine slows the writer down).
     writing = time.monotonic() - started
     assert live.reindex_count - before <= writing / live.max_delay_s + 4
@@ -257,12 +257,13 @@ def _operations(root: Path, rng: random.Random) -> Callable[[], None]:
     return run
 
 
-def test_a_thousand_random_operations_end_equal_to_a_fresh_index(tmp_path: Path) -> None:
+@pytest.mark.parametrize("operations", [300, pytest.param(1000, marks=pytest.mark.slow)])
+def test_random_operations_end_equal_to_a_fresh_index(tmp_path: Path, operations: int) -> None:
     root = tmp_path / "skills"
     root.mkdir()
     rng = random.Random(20261121)
     with LiveIndex([root], CONFIG, MODELS) as live:
-        for _ in range(1000):
+        for _ in range(operations):
             _operations(root, rng)()
         assert live.wait_for(lambda snap: same_as_disk(snap, root), 60.0), (
             f"live: {state(live.snapshot)}\nfresh: {state(build_index([root], CONFIG, MODELS))}"

@@ -25,8 +25,10 @@ pytestmark = pytest.mark.skipif(not inotify_available(), reason="Linux inotify o
 
 MODELS = assemble_models(BowEmbedder())
 CONFIG = Config()
-SKILLS = 5000
 TIMEOUT = 60.0
+# Each test runs on a small library by default and at scale (5,000 skills, seconds each)
+# when slow tests are selected, as .ci/checks does.
+SIZES = [200, pytest.param(5000, marks=pytest.mark.slow)]
 
 
 def _write(root: Path, name: str, description: str) -> None:
@@ -37,10 +39,10 @@ def _write(root: Path, name: str, description: str) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def big_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=SIZES, ids=lambda size: f"{size}-skills")
+def big_library(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("big") / "skills"
-    for number in range(SKILLS):
+    for number in range(request.param):
         _write(root, f"skill-{number:05d}", f"Handle task {number} with tool {number % 97}.")
     return root
 
@@ -81,7 +83,8 @@ def _equal_to_disk(live: LiveIndex, root: Path) -> bool:
 
 def test_lost_events_and_an_overflow_recover_exactly_the_disk(library: Path) -> None:
     with LiveIndex([library], CONFIG, MODELS, backend="inotify") as live:
-        assert live.backend == "inotify" and len(live.snapshot) == SKILLS
+        skills = len(live.snapshot)
+        assert live.backend == "inotify" and skills in (200, 5000)
         watcher = live._inotify
         assert watcher is not None
         assert live.wait_for(lambda snap: snap.version >= 2, TIMEOUT)  # the catch-up walk
@@ -89,7 +92,7 @@ def test_lost_events_and_an_overflow_recover_exactly_the_disk(library: Path) -> 
         real_hint = watcher._hint
         watcher._hint = lambda path: None
         _mutate(library, seed=1)
-        time.sleep(0.5)
+        time.sleep(0.5 if skills > 1000 else 0.2)  # the burst's events arrive, unhinted
         watcher._hint = real_hint
         # ... and all the kernel says is IN_Q_OVERFLOW.
         before = live.rescans
@@ -98,7 +101,7 @@ def test_lost_events_and_an_overflow_recover_exactly_the_disk(library: Path) -> 
         assert live.rescans > before and watcher.overflows == 1
         # It settles: no loop of re-scans or re-watches once it is equal to the disk.
         settled = live.reindex_count
-        time.sleep(1.5)
+        time.sleep(1.5 if skills > 1000 else 0.5)
         assert live.reindex_count - settled <= 1
         assert live.overflows == 1
         # Live events work again afterwards.
@@ -117,10 +120,11 @@ def test_a_small_watch_limit_says_so_and_polls_the_rest(library: Path) -> None:
 
 def test_polling_alone_follows_the_disk(library: Path) -> None:
     with LiveIndex([library], CONFIG, MODELS, backend="poll") as live:
-        _write(library, "skill-04999", "Edited while only polling.")
+        _write(library, "skill-00199", "Edited while only polling.")
         assert _equal_to_disk(live, library)
 
 
+@pytest.mark.slow  # a watch process; test_cli.py's watch test starts one in the default set
 def test_sigterm_stops_watch(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     _write(root, "one", "The only skill.")

@@ -6,13 +6,18 @@ alias bomb, 10,000-deep nesting, binary and NUL bytes, invalid UTF-8, a BOM, CRL
 5 MB line, a 100,000-character name, a `!!python/object` tag, an empty file, no or an
 unclosed frontmatter, a directory named SKILL.md, a dangling link, a duplicate id.
 
-Each command runs as a subprocess with a timeout and must finish within seconds, exit as
-documented, name every rejected file with its reason, and route every prompt exactly as
-the same library does without the rejected files. The explorer is driven by the Pilot.
+Each command must finish within seconds, exit as documented, name every rejected file
+with its reason, and route every prompt exactly as the same library does without the
+rejected files. By default the commands run in-process (`main()`, the same code path);
+with the slow tests selected (.ci/checks) they run again as subprocesses with a timeout,
+so a hang is a failure rather than a stuck suite. The explorer is driven by the Pilot.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 import os
 import shutil
@@ -23,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.cli import main
 from explorer.engine.config import Config
 from explorer.engine.pipeline import decide
 from explorer.engine.skills import discover
@@ -48,9 +54,24 @@ def libraries(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
     return hostile, clean, kinds
 
 
-def cli(
-    *argv: str, stdin: str | None = None, cache: Path
-) -> tuple[subprocess.CompletedProcess[str], float]:
+Run = subprocess.CompletedProcess[str]
+
+
+def in_process(*argv: str, stdin: str | None = None, cache: Path) -> tuple[Run, float]:
+    out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    old_stdin = sys.stdin
+    sys.stdin = io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([*argv, "--cache-dir", str(cache)])
+    finally:
+        sys.stdin = old_stdin
+    took = time.monotonic() - started
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue()), took
+
+
+def as_subprocess(*argv: str, stdin: str | None = None, cache: Path) -> tuple[Run, float]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     started = time.monotonic()
     done = subprocess.run(
@@ -63,6 +84,24 @@ def cli(
         env=env,
     )
     return done, time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hostile-cache")
+
+
+@pytest.fixture(
+    params=[in_process, pytest.param(as_subprocess, marks=pytest.mark.slow)],
+    ids=["in-process", "subprocess"],
+)
+def cli(request: pytest.FixtureRequest, shared_cache: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Each command's runner. In-process (the default set) over one cache for the module:
+    the 10,000-deep YAML costs half a second to parse, once. As a child process with a
+    cold cache of its own in the slow set: the timing assertions then cover a cold start."""
+    if request.param is in_process:
+        return functools.partial(in_process, cache=shared_cache)
+    return functools.partial(as_subprocess, cache=tmp_path / "cold-cache")
 
 
 def test_discovery_reports_every_bad_file_with_path_and_reason(libraries) -> None:
@@ -86,10 +125,10 @@ def test_discovery_reports_every_bad_file_with_path_and_reason(libraries) -> Non
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)
-def test_route_is_the_same_with_and_without_the_bad_files(libraries, tmp_path, prompt) -> None:
+def test_route_is_the_same_with_and_without_the_bad_files(libraries, cli, tmp_path, prompt) -> None:
     hostile, clean, kinds = libraries
-    bad, took = cli("route", prompt, "--skills", str(hostile), "--json", *BOW, cache=tmp_path)
-    good, _ = cli("route", prompt, "--skills", str(clean), "--json", *BOW, cache=tmp_path)
+    bad, took = cli("route", prompt, "--skills", str(hostile), "--json", *BOW)
+    good, _ = cli("route", prompt, "--skills", str(clean), "--json", *BOW)
     assert bad.returncode == good.returncode == 0, bad.stderr[-2000:]
     assert took < SECONDS
 
@@ -104,9 +143,9 @@ def test_route_is_the_same_with_and_without_the_bad_files(libraries, tmp_path, p
         assert path in bad.stderr  # each rejected file is named, with its reason
 
 
-def test_why_finishes_and_names_every_rejected_file(libraries, tmp_path) -> None:
+def test_why_finishes_and_names_every_rejected_file(libraries, cli, tmp_path) -> None:
     hostile, _, kinds = libraries
-    done, took = cli("why", PROMPTS[0], "--skills", str(hostile), *BOW, cache=tmp_path)
+    done, took = cli("why", PROMPTS[0], "--skills", str(hostile), *BOW)
     assert done.returncode == 0 and took < SECONDS, done.stderr[-2000:]
     assert "gates, in cascade order:" in done.stdout
     for path, reason in kinds["rejected"].items():
@@ -114,9 +153,9 @@ def test_why_finishes_and_names_every_rejected_file(libraries, tmp_path) -> None
         assert reason.lower() in line.lower()
 
 
-def test_lint_finishes_exits_1_and_lists_every_rejected_file(libraries, tmp_path) -> None:
+def test_lint_finishes_exits_1_and_lists_every_rejected_file(libraries, cli, tmp_path) -> None:
     hostile, _, kinds = libraries
-    done, took = cli("lint", str(hostile), "--json", *BOW, cache=tmp_path)
+    done, took = cli("lint", str(hostile), "--json", *BOW)
     assert done.returncode == 1 and took < SECONDS, done.stderr[-2000:]  # 1: errors found
     findings = json.loads(done.stdout)["findings"]
     rejected = {f["path"]: f["message"] for f in findings if f["rule"] == "parse/rejected"}
@@ -124,9 +163,9 @@ def test_lint_finishes_exits_1_and_lists_every_rejected_file(libraries, tmp_path
         assert reason.lower() in rejected.get(path, "").lower(), (path, rejected.get(path))
 
 
-def test_index_finishes_and_reports(libraries, tmp_path) -> None:
+def test_index_finishes_and_reports(libraries, cli, tmp_path) -> None:
     hostile, _, kinds = libraries
-    done, took = cli("index", str(hostile), *BOW, cache=tmp_path)
+    done, took = cli("index", str(hostile), *BOW)
     assert done.returncode == 0 and took < SECONDS, done.stderr[-2000:]
     assert f"{len(kinds['rejected'])} skipped" in done.stdout
     for path in kinds["rejected"]:
@@ -134,14 +173,14 @@ def test_index_finishes_and_reports(libraries, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("prompt", PROMPTS[:3])
-def test_hook_injects_as_without_the_bad_files(libraries, tmp_path, prompt) -> None:
+def test_hook_injects_as_without_the_bad_files(libraries, cli, tmp_path, prompt) -> None:
     hostile, clean, _ = libraries
 
     def payload(session: str) -> str:  # one session each: the session ledger dedups (issue 11)
         return json.dumps({"prompt": prompt, "cwd": str(tmp_path), "session_id": session})
 
-    bad, took = cli("hook", "--skills", str(hostile), *BOW, stdin=payload("a"), cache=tmp_path)
-    good, _ = cli("hook", "--skills", str(clean), *BOW, stdin=payload("b"), cache=tmp_path)
+    bad, took = cli("hook", "--skills", str(hostile), *BOW, stdin=payload("a"))
+    good, _ = cli("hook", "--skills", str(clean), *BOW, stdin=payload("b"))
     assert bad.returncode == good.returncode == 0 and took < SECONDS
     assert bool(bad.stdout) == bool(good.stdout)
     if good.stdout:
@@ -150,6 +189,7 @@ def test_hook_injects_as_without_the_bad_files(libraries, tmp_path, prompt) -> N
         assert context == expected.replace(str(clean), str(hostile))
 
 
+@pytest.mark.slow  # a watch process and a second of waiting; test_live.py covers the loop
 def test_watch_survives_a_symlink_loop_appearing(libraries, tmp_path) -> None:
     hostile, _, _ = libraries
     root = tmp_path / "live"

@@ -3,13 +3,16 @@
 A hostile library puts every kind of terminal control into names, descriptions, bodies
 and directory names: OSC 0 (window title), OSC 8 (hyperlink), OSC 52 (clipboard), CSI 2J
 (clear screen), C1 CSI (0x9b), BEL, backspace, CR, a lone ESC, bidi overrides and rich
-markup. route, why, watch, lint and eval run as subprocesses; the explorer through the
+markup. route, why and lint run in-process by default and as subprocesses too when the
+slow tests are selected (.ci/checks); watch as a subprocess; the explorer through the
 Pilot. Output is checked by code point: a UTF-8 em dash has bytes 0x80-0x9f inside it, but
 only a code point in C0/C1 is something a terminal acts on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.cli import main
 from explorer.terminal import is_safe, plain, render, table, visible
 from tests.conftest import REPO
 
@@ -69,7 +73,14 @@ def hostile_library(root: Path) -> Path:
     return root
 
 
-def cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def in_process(*argv: str) -> subprocess.CompletedProcess[str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
+
+
+def as_subprocess(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
         [sys.executable, "-m", "explorer", *argv],
@@ -80,6 +91,15 @@ def cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         timeout=timeout,
         env=env,
     )
+
+
+@pytest.fixture(
+    params=[in_process, pytest.param(as_subprocess, marks=pytest.mark.slow)],
+    ids=["in-process", "subprocess"],
+)
+def cli(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A command's runner: main() in-process by default; a real child in the slow set."""
+    return request.param
 
 
 @pytest.fixture
@@ -107,7 +127,7 @@ def test_the_sanitiser_shows_every_control_and_keeps_the_rest() -> None:
     ],
     ids=["route", "why", "why-skill", "lint"],
 )
-def test_cli_output_carries_no_control(library: Path, tmp_path: Path, argv: list[str]) -> None:
+def test_cli_output_carries_no_control(cli, library: Path, tmp_path: Path, argv: list[str]) -> None:
     where = [str(library)] if argv[0] == "lint" else ["--skills", str(library)]
     argv = [*argv, *where]
     done = cli(*argv, "--set", "model=bow", "--cache-dir", str(tmp_path / "cache"))
@@ -117,7 +137,7 @@ def test_cli_output_carries_no_control(library: Path, tmp_path: Path, argv: list
     assert unsafe_characters(done.stderr) == []
 
 
-def test_route_json_stays_exact(library: Path, tmp_path: Path) -> None:
+def test_route_json_stays_exact(cli, library: Path, tmp_path: Path) -> None:
     done = cli(
         "route", "merge pdf files", "--skills", str(library), "--json",
         "--set", "model=bow", "--cache-dir", str(tmp_path / "cache"),
@@ -160,6 +180,7 @@ def screen_text(app) -> str:  # type: ignore[no-untyped-def]
     return "\n".join("".join(segment.text for segment in strip) for strip in update.strips)
 
 
+@pytest.mark.slow  # every row in every tab at 160x60: seconds; test_app.py's markup test
 async def test_explorer_renders_no_control(library: Path, tmp_path: Path) -> None:
     from textual.widgets import TabbedContent
 
@@ -167,7 +188,7 @@ async def test_explorer_renders_no_control(library: Path, tmp_path: Path) -> Non
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
     from explorer.tui.widgets.skills_table import SkillsTable
-    from tests.tui.test_app import settle
+    from tests.tui.test_app import enter
 
     app = ExplorerApp(
         [str(library)],
@@ -176,9 +197,7 @@ async def test_explorer_renders_no_control(library: Path, tmp_path: Path) -> Non
         history=PromptHistory(tmp_path / "history.txt"),
     )
     async with app.run_test(size=(160, 60)) as pilot:
-        await settle(pilot, lambda: app.live is not None and app.snapshot is app.live.snapshot)
-        await pilot.press(*"merge pdf files")
-        await settle(pilot, lambda: app.decision is not None and app.panels_shown is app.decision)
+        await enter(pilot, app, "merge pdf files")
         await pilot.pause(0.2)
         assert {"evil-desc", "evil-name"} & {i[:9] for i in app.decision.injected_ids}
         seen = [screen_text(app)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import TabbedContent
 
 from explorer.engine.hook import HookEvent, answer_hook
@@ -82,6 +83,7 @@ async def test_the_history_tab_lists_the_prompts_an_edit_changes(tmp_path: Path)
         assert "WORSE" in shown and "pdf → nothing" in shown and SHEET_PROMPT not in shown
 
 
+@pytest.mark.slow  # opens the F2 editor (a second); a saved edit replays in the test above
 async def test_a_threshold_edit_replays_the_log(tmp_path: Path) -> None:
     library = tmp_path / "skills"
     write_skill(library, "pdf", "Merge, split and extract tables from PDF files.")

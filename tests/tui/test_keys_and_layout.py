@@ -20,7 +20,7 @@ from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import Limits, SkillsTable, matches
 from explorer.tui.widgets.status_bar import StatusBar
 from tests.conftest import write_skill
-from tests.tui.test_app import CONFIG, SIZE, make_app, ready, settle, shown_for
+from tests.tui.test_app import CONFIG, SIZE, enter, make_app, ready, settle, shown_for
 
 LONG_NAME = "a-very-long-skill-name-for-kubernetes-operators"
 
@@ -35,15 +35,36 @@ def library(tmp_path: Path) -> Path:
     return root
 
 
-async def typed(pilot, app: ExplorerApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    await settle(pilot, lambda: ready(app))
-    await pilot.press(*prompt)
-    await settle(pilot, lambda: shown_for(app, prompt))
+typed = enter  # the prompt set in one step: these tests are about keys, not typing
 
 
 # -- 1. every binding from every focus ----------------------------------------------------
 
 
+async def test_no_focusable_widget_shadows_an_app_binding(library: Path, tmp_path: Path) -> None:
+    """Each app key resolves to the app's own action whichever widget has the focus (the
+    bindings Textual would dispatch, read from `active_bindings`); the test below presses
+    every key from every widget, 13 x 4 presses at 40 ms or more each, in the slow set."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        app.query_one("#filter", Input).display = True
+        focusable = [w for w in app.screen.focus_chain if w.focusable]
+        assert {"PromptBar", "SkillsTable", "FilterBar"} <= {type(w).__name__ for w in focusable}
+        shadowed = []
+        for widget in focusable:
+            widget.focus()
+            await pilot.pause()
+            assert app.focused is widget
+            active = app.active_bindings
+            for binding in app.BINDINGS:
+                key, action = binding.key, binding.action  # type: ignore[union-attr]
+                if key not in active or active[key].binding.action != action:
+                    shadowed.append((type(widget).__name__, key))
+        assert shadowed == []
+
+
+@pytest.mark.slow  # every key pressed from every widget: seconds (the test above is fast)
 async def test_every_app_binding_works_from_every_focusable_widget(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,6 +130,8 @@ def test_markdown_escapes_pipes_only_in_tables(library: Path) -> None:
 # -- 2. F2 with no edit -------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the F2 editor (every config field) costs about a second to open; test_app.py's
+# test_editing_a_threshold_changes_the_decision opens it in the default set
 async def test_f2_open_and_close_without_an_edit_changes_nothing(
     library: Path, tmp_path: Path
 ) -> None:
@@ -131,6 +154,8 @@ async def test_f2_open_and_close_without_an_edit_changes_nothing(
         assert decision is not None
 
 
+@pytest.mark.slow  # the F2 editor (every config field) costs about a second to open; test_app.py's
+# test_editing_a_threshold_changes_the_decision opens it in the default set
 async def test_f2_refuses_out_of_range_values_and_blank_means_default(
     library: Path, tmp_path: Path
 ) -> None:
@@ -139,25 +164,29 @@ async def test_f2_refuses_out_of_range_values_and_blank_means_default(
         await typed(pilot, app, "merge pdf")
         await pilot.press("f2")
         await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
-        await pilot.pause(0.2)
+        await pilot.pause()
         editor = app.screen
         for field in editor.query(Input):
             assert field.size.width >= 12, (field.id, field.size.width)
+
+        def hint(name: str) -> str:
+            return str(editor.query_one(f"#hint-{name}").render())
+
         editor.query_one("#field-bm25_b", Input).value = "5"
-        await pilot.pause(0.2)
-        assert "0 to 1" in str(editor.query_one("#hint-bm25_b").render())
+        await settle(pilot, lambda: "0 to 1" in hint("bm25_b"))
         editor.query_one("#field-max_skills", Input).value = "0"
-        await pilot.pause(0.2)
-        assert "out of range" in str(editor.query_one("#hint-max_skills").render())
+        await settle(pilot, lambda: "out of range" in hint("max_skills"))
         assert app.config.bm25_b == 0.75 and app.config.max_skills == 2
         editor.query_one("#field-max_skills", Input).value = "4"
-        await pilot.pause(0.2)
-        assert app.config.max_skills == 4
+        await settle(pilot, lambda: app.config.max_skills == 4)
         editor.query_one("#field-max_skills", Input).value = ""  # blank: the default
         editor.query_one("#field-min_similarity", Input).value = ""  # blank: follow the model
-        await pilot.pause(0.2)
-        assert app.config.max_skills == Config().max_skills
-        assert app.config.min_similarity is None
+        await settle(
+            pilot,
+            lambda: (
+                app.config.max_skills == Config().max_skills and app.config.min_similarity is None
+            ),
+        )
 
 
 # -- 3. resizing ---------------------------------------------------------------------------
@@ -322,8 +351,9 @@ async def test_filter_keeps_the_ranking_and_esc_clears_it(library: Path, tmp_pat
         await typed(pilot, app, "merge two pdf files")
         table = app.query_one(SkillsTable)
         order = [row.id for row in table.rows]
-        await pilot.press("ctrl+f", *"spread")
-        await pilot.pause(0.1)
+        await pilot.press("ctrl+f")
+        app.query_one("#filter", Input).value = "spread"
+        await settle(pilot, lambda: len(table.view) == 1)
         assert [table.rows[i].id for i in table.view] == ["xlsx"]
         assert table.cell_text("xlsx", "rank").strip() == str(order.index("xlsx") + 1)
         await pilot.press("escape")
@@ -357,6 +387,7 @@ async def test_up_down_move_the_table_while_typing_and_the_skill_stays(
         assert app.focused is app.query_one(PromptBar)
 
 
+@pytest.mark.slow  # the command palette's search settles in fixed pauses: seconds
 async def test_go_to_skill_jumps_and_follows(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from explorer.tui.history import HISTORY_LIMIT, PromptHistory
 
 
@@ -27,6 +29,7 @@ def _add_many(path: str, worker: int) -> None:
         history.add(f"worker {worker} prompt {number}")
 
 
+@pytest.mark.slow  # four spawned interpreters; the merge itself is tested above in-process
 def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "history.txt"
     context = multiprocessing.get_context("spawn")
@@ -42,9 +45,13 @@ def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
 
 def test_the_limit_holds_and_a_bad_file_is_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "history.txt"
-    path.write_bytes(b"\xff\xfe not utf-8\nok prompt\n")
+    # A full history on disk (written here in one go: 500 adds, each a locked atomic
+    # rewrite, took seconds), a line that is not UTF-8 first; five more prompts.
+    full = "".join(f"p{number}\n" for number in range(HISTORY_LIMIT - 1))
+    path.write_bytes(b"\xff\xfe not utf-8\n" + full.encode())
     history = PromptHistory(path)
-    for number in range(HISTORY_LIMIT + 5):
+    for number in range(HISTORY_LIMIT - 1, HISTORY_LIMIT + 5):
         history.add(f"p{number}")
     entries = PromptHistory(path).entries
     assert len(entries) == HISTORY_LIMIT and entries[-1] == f"p{HISTORY_LIMIT + 4}"
+    assert entries[0] == "p5"  # the oldest went first

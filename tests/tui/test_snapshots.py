@@ -21,6 +21,10 @@ from tests.conftest import SAMPLE_SKILLS
 from tests.tui.test_app import ready, settle, shown_for
 
 PROMPT = "merge two report.pdf files into one"
+# Whole-screen pictures at 2-7 s each: run by .ci/checks, not by default. What each one
+# shows (rows, verdicts, panels, the editor, widths) is asserted by a fast Pilot test in
+# test_app.py and test_keys_and_layout.py.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
