@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -16,6 +17,15 @@ from explorer.engine.snapshot import Index, build_index
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SKILLS = REPO / "sample_skills"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Property tests try every example only when the slow tests run too (tests/support/
+    examples.py): the default selection is `-m 'not slow'` (pyproject.toml)."""
+    from tests.support.examples import THOROUGH_ENV
+
+    thorough = config.getoption("markexpr", "").strip() != "not slow"
+    os.environ[THOROUGH_ENV] = "1" if thorough else "0"
 
 
 @pytest.fixture(autouse=True)

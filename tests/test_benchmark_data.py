@@ -135,6 +135,7 @@ def test_training_libraries_never_label_a_held_back_skill() -> None:
                 assert not set(case.expect) & set(HELD_BACK_COPIES), case.where
 
 
+@pytest.mark.slow  # materialises openclaw-large (2,018 skills) first: seconds
 def test_openclaw_carries_the_held_back_copies_it_is_documented_to() -> None:
     assert set(HELD_BACK_COPIES) <= library_ids("openclaw-large")
 

@@ -16,6 +16,9 @@ from tests.conftest import SAMPLE_SKILLS
 POD = "my pod keeps crashing with CrashLoopBackOff, why?"
 PDF = "merge two report.pdf files into one"
 TRICKY = "merge two report.pdf files \x1b]0;owned\x07 into one"
+# Recorded and replayed with the bag-of-words model: each hook call of the recording would
+# load MiniLM again. tests/engine/test_no_network.py runs the hook with MiniLM.
+BOW = ("model=bow", "reranker=off")
 
 
 def record_session(library: Path, state: Path, cache: Path) -> Path:
@@ -26,7 +29,7 @@ def record_session(library: Path, state: Path, cache: Path) -> Path:
         answer_hook(
             json.dumps(payload),
             cli_roots=[str(library)],
-            assignments=["telemetry=true", "telemetry_prompts=true"],
+            assignments=["telemetry=true", "telemetry_prompts=true", *BOW],
             use_ski_config=False,
             cache_dir=str(cache),
             state_dir=state,
@@ -55,7 +58,8 @@ def recorded(
 
 
 def history(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["history", *argv, "--no-ski-config"])
+    settings = [word for assignment in BOW for word in ("--set", assignment)]
+    code = main(["history", *argv, "--no-ski-config", *settings])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -222,6 +222,7 @@ def test_percentiles() -> None:
     }
 
 
+@pytest.mark.slow  # every sample case through MiniLM, several times: a quality check
 def test_sample_library_planted_problems_hold_with_the_default_model(
     minilm_models: Models, warm_cache_dir: Path
 ) -> None:

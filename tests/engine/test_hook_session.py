@@ -28,12 +28,16 @@ class Host:
         self.session = session
         self.state = tmp_path / "state"
         self.cache = str(cache)  # the run's warm cache: these tests are about the ledger
+        # The bag-of-words model: each hook call would load MiniLM again (a real hook runs
+        # once per process); test_no_network and the history tests run it with MiniLM.
+        self.assignments = ["model=bow", "reranker=off"]
 
     def send(self, event: HookEvent, **fields: object) -> list[str]:
         payload = {"hook_event_name": event.value, "session_id": self.session, **fields}
         answer = answer_hook(
             json.dumps(payload),
             cli_roots=[str(SAMPLES)],
+            assignments=self.assignments,
             use_ski_config=False,
             cache_dir=self.cache,
             state_dir=self.state,

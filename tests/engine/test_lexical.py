@@ -11,6 +11,7 @@ import pytest
 from explorer.engine.lexical import Explain, LexicalIndex, indexed_text_tokens
 from explorer.engine.skills import Skill, parse_skill
 from explorer.engine.text import jaccard, match_tokens
+from tests.support.examples import examples
 
 K1, B = 1.2, 0.75
 
@@ -344,7 +345,7 @@ def test_explain_sums_exactly_hypothesis() -> None:
 
     words = st.lists(st.sampled_from(VOCABULARY), max_size=30).map(" ".join)
 
-    @hypothesis.settings(max_examples=150, deadline=None)
+    @hypothesis.settings(max_examples=examples(150), deadline=None)
     @hypothesis.given(
         descriptions=st.lists(words, min_size=1, max_size=7),
         prompts=st.lists(words, min_size=1, max_size=3),

@@ -25,15 +25,22 @@ def _answer(decision) -> dict:
     return data
 
 
+@pytest.mark.parametrize("model", ["bow", pytest.param("minilm", marks=pytest.mark.slow)])
 def test_decisions_on_the_sample_cases_are_identical_from_the_store(
-    minilm_models: Models, tmp_path: Path
+    model: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """Every case of sample_skills/cases.toml, the whole decision JSON: store == fresh build."""
-    config = Config(reranker="off")
+    """Every case of sample_skills/cases.toml, the whole decision JSON: store == fresh build.
+    With MiniLM (each case's prompt through ONNX, twice) in the slow set."""
+    config = Config(model=model, reranker="off")
+    models = (
+        assemble_models(BowEmbedder())
+        if model == "bow"
+        else request.getfixturevalue("minilm_models")
+    )
     cache = EmbeddingCache(tmp_path / "cache")
-    fresh = build_index([SAMPLE_SKILLS], config, minilm_models, cache)
-    first = open_index([SAMPLE_SKILLS], config, minilm_models, cache)
-    stored = open_index([SAMPLE_SKILLS], config, minilm_models, cache)
+    fresh = build_index([SAMPLE_SKILLS], config, models, cache)
+    first = open_index([SAMPLE_SKILLS], config, models, cache)
+    stored = open_index([SAMPLE_SKILLS], config, models, cache)
     assert (first.source, stored.source) == ("built", "store")
     assert isinstance(stored.index.skills, StoredSkills)
     cases = load_cases(SAMPLE_SKILLS / "cases.toml").cases

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from explorer.cli.commands.hook import run_hook
 from explorer.engine.skills import Problem, Skill, parse_skill, skill_from_record, skill_record
+from tests.support.examples import examples
 
 FRAGMENTS = st.sampled_from(
     [
@@ -29,7 +30,7 @@ FRAGMENTS = st.sampled_from(
 FRONTMATTER = st.lists(st.one_of(FRAGMENTS, st.text(max_size=20)), max_size=40).map("".join)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(frontmatter=FRONTMATTER, body=st.text(max_size=50))
 def test_any_frontmatter_gives_a_skill_or_a_reason(frontmatter: str, body: str) -> None:
     data = f"---\n{frontmatter}\n---\n{body}".encode("utf-8", "surrogatepass")
@@ -41,7 +42,7 @@ def test_any_frontmatter_gives_a_skill_or_a_reason(frontmatter: str, body: str) 
         assert skill_from_record(skill_record(result)) == result
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(max_size=300))
 def test_any_bytes_give_a_skill_or_a_reason(data: bytes) -> None:
     assert isinstance(parse_skill("/virtual/SKILL.md", b"---\n" + data), (Skill, Problem))
@@ -64,7 +65,7 @@ PAYLOADS = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payload=PAYLOADS)
 def test_the_hook_never_raises_and_always_exits_0(payload: str) -> None:
     skills = Path(__file__).resolve().parents[2] / "sample_skills"

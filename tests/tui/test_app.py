@@ -204,6 +204,7 @@ async def test_bad_states_are_said_on_screen(tmp_path: Path) -> None:
         assert "No SKILL.md files" in app._screen_message
 
 
+@pytest.mark.slow  # test_prompt_history.py walks the same history without an app
 async def test_history_walks_with_alt_up_and_down_and_keeps_the_draft(
     library: Path, tmp_path: Path
 ) -> None:
@@ -224,6 +225,7 @@ async def test_history_walks_with_alt_up_and_down_and_keeps_the_draft(
     assert PromptHistory(tmp_path / "history.txt").entries == ["first prompt", "second prompt"]
 
 
+@pytest.mark.slow  # a save, a re-index, a re-run; the Cases tab itself is tested below
 async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
     library: Path, tmp_path: Path
 ) -> None:
@@ -280,6 +282,7 @@ async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: P
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.slow  # test_keys_and_layout.py exports once in the default set
 async def test_exports_never_overwrite_and_an_unwritable_place_is_said(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

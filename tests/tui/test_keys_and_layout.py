@@ -192,6 +192,7 @@ async def test_f2_refuses_out_of_range_values_and_blank_means_default(
 # -- 3. resizing ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # two resizes and their layouts
 async def test_layout_follows_every_resize(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -208,6 +209,7 @@ async def test_layout_follows_every_resize(library: Path, tmp_path: Path) -> Non
 # -- 4. a missing editor -------------------------------------------------------------------
 
 
+@pytest.mark.slow  # an edge case of ctrl+o
 async def test_a_missing_editor_is_an_error_message_not_a_crash(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,6 +228,7 @@ async def test_a_missing_editor_is_an_error_message_not_a_crash(
 # -- 6. widths -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a 200-column screen, a save and its re-index
 async def test_names_deltas_and_jaccard_are_never_cut_at_200_columns(
     library: Path, tmp_path: Path
 ) -> None:
@@ -415,6 +418,7 @@ async def test_skill_option_opens_focused_on_it(library: Path, tmp_path: Path) -
         assert app.highlighted == "docker"
 
 
+@pytest.mark.slow  # sorting through the app and a header click
 async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

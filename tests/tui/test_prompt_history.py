@@ -55,3 +55,17 @@ def test_the_limit_holds_and_a_bad_file_is_not_fatal(tmp_path: Path) -> None:
     entries = PromptHistory(path).entries
     assert len(entries) == HISTORY_LIMIT and entries[-1] == f"p{HISTORY_LIMIT + 4}"
     assert entries[0] == "p5"  # the oldest went first
+
+
+def test_older_and_newer_walk_the_entries_and_keep_the_draft(tmp_path: Path) -> None:
+    """What alt+up/down do in the prompt bar (test_app.py drives the keys, in the slow set)."""
+    history = PromptHistory(tmp_path / "history.txt")
+    history.add("first prompt")
+    history.add("second prompt")
+    assert history.newer() is None  # nothing newer than the draft
+    assert history.older("half typed") == "second prompt"
+    assert history.older("second prompt") == "first prompt"
+    assert history.older("first prompt") is None  # the oldest stays
+    assert history.newer() == "second prompt"
+    assert history.newer() == "half typed"  # past the newest entry: the draft is back
+    assert history.newer() is None
