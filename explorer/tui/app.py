@@ -231,7 +231,10 @@ class ExplorerApp(App[None]):
         live.on_failure(lambda message: self.post_message(self.WatcherFailed(message)))
         live.start()
         self.live = live
-        self.call_from_thread(self._use_snapshot, live.snapshot, "")
+        # live.snapshot read on the UI thread: the watcher's first re-index may already
+        # have been handled there, and a snapshot read here would then replace it with an
+        # older one (the app waited for a change that had come and gone).
+        self.call_from_thread(lambda: self._use_snapshot(live.snapshot, ""))
 
     def _set_loading(self, text: str) -> None:
         self.loading = text
