@@ -63,6 +63,7 @@ def run(capsys: Capture, *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow  # the default grid (2.6 M points) twice: seconds; the next test runs it once
 def test_calibrate_over_a_manifest(capsys: Capture, manifest: Path) -> None:
     code, out, _ = run(capsys, "calibrate", "--manifest", str(manifest), *COMMON)
     assert code == 0, out
