@@ -65,17 +65,22 @@ STEPS = (
         ("what year was the PDF format invented", "0.52 low", "< floor 0.414"),
     ),
     Step(
-        "04-margin.svg",
+        "04-compare.svg",
+        "Step 3, pinned (ctrl+t) and compared (F8) with a real PDF request.",
+        ("compare pinned 'what year was the PDF format invented'", "+6.19", "+0.300"),
+    ),
+    Step(
+        "05-margin.svg",
         "Step 4, `lexical_min = 0` in F2: the runner-up misses the `score_margin` cut-off.",
         ("write release notes", "git-commit-writer: 0.416 < cut-off 0.443", "missing +0.027"),
     ),
     Step(
-        "05-rescue.svg",
+        "06-rescue.svg",
         "Step 5: `plaintext-accounting` misses the floor on cosine; BM25 12.8 rescues it.",
         ("plaintext-accounting", "injected: lexical stage", "12.762"),
     ),
     Step(
-        "06-edit.svg",
+        "07-edit.svg",
         "After saving `xlsx/SKILL.md`: the row jumps with a ▲ delta and a case BROKE.",
         ("xlsx", "▲", "BROKE"),
     ),
@@ -85,8 +90,8 @@ PROMPTS = {
     "01-pdf.svg": "merge two report.pdf files into one",
     "02-phrases.svg": "my pod keeps crashing and kubectl logs shows nothing",
     "03-near-miss.svg": "what year was the PDF format invented",
-    "04-margin.svg": "write release notes from the last 20 commits",
-    "05-rescue.svg": (
+    "05-margin.svg": "write release notes from the last 20 commits",
+    "06-rescue.svg": (
         "bean-check says ambiguous lot matching for VTI, which booking method should i use"
     ),
 }
@@ -201,6 +206,7 @@ async def _save(pilot: Any, out: Path, step: Step) -> None:
 async def _demo(pilot: Any, out: Path, library: Path) -> None:
     from textual.widgets import TabbedContent
 
+    from explorer.tui.compare import CompareView
     from explorer.tui.widgets.prompt_bar import PromptBar
     from explorer.tui.widgets.skills_table import SkillsTable
 
@@ -218,17 +224,32 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
         await _type_prompt(pilot, PROMPTS[name])
         await _save(pilot, out, steps[name])
 
+    # Step 3, continued: pin the near-miss, type a real PDF request, compare the rankings.
+    await pilot.press(_key(app, "pin"))
+    await _until(pilot, "the prompt pinned", lambda: app.pinned_prompt is not None)
+    await _type_prompt(pilot, PROMPTS["01-pdf.svg"])
+    await pilot.press(_key(app, "compare"))
+    view = app.query_one(CompareView)
+    await _until(
+        pilot,
+        "the ranking diff against the pinned prompt",
+        lambda: view.diff is not None and view.diff.prompt == PROMPTS["01-pdf.svg"],
+    )
+    await _save(pilot, out, steps["04-compare.svg"])
+    await pilot.press(_key(app, "compare"))  # the table again
+    await _until(pilot, "the table again", lambda: not view.display)
+
     # Step 4: the fast path off in F2, the cosine stage decides.
-    await _type_prompt(pilot, PROMPTS["04-margin.svg"])
+    await _type_prompt(pilot, PROMPTS["05-margin.svg"])
     await _edit_threshold(pilot, "lexical_min", "0")
     await _until(
         pilot,
         "the decision under lexical_min = 0",
-        lambda: _shown(app, PROMPTS["04-margin.svg"]) and app.decision.stage == "cosine",
+        lambda: _shown(app, PROMPTS["05-margin.svg"]) and app.decision.stage == "cosine",
     )
     await pilot.press("down")  # the runner-up: its reason heads the decision panel
     await _until(pilot, "the runner-up highlighted", lambda: app.highlighted == "git-commit-writer")
-    await _save(pilot, out, steps["04-margin.svg"])
+    await _save(pilot, out, steps["05-margin.svg"])
     # The table now follows git-commit-writer from prompt to prompt: home in the table
     # follows the top row again, esc goes back to the prompt.
     table = app.query_one(SkillsTable)
@@ -238,9 +259,9 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
     await _edit_threshold(pilot, "lexical_min", "")  # back to the default
 
     # Step 5: the fast path rescues a skill the cosine stage drops.
-    await _type_prompt(pilot, PROMPTS["05-rescue.svg"])
+    await _type_prompt(pilot, PROMPTS["06-rescue.svg"])
     await _until(pilot, "the default fast path again", lambda: app.decision.stage == "lexical")
-    await _save(pilot, out, steps["05-rescue.svg"])
+    await _save(pilot, out, steps["06-rescue.svg"])
 
     # Then: save an edit of xlsx/SKILL.md "in another window"; the Cases tab shows the flip.
     await _until(pilot, "the cases report", lambda: app.cases_report is not None)
@@ -256,13 +277,13 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
         "the live index picking up the saved SKILL.md, and the cases re-run",
         lambda: (
             app.snapshot is not snapshot
-            and _shown(app, PROMPTS["05-rescue.svg"])
+            and _shown(app, PROMPTS["06-rescue.svg"])
             and app.decision.row("xlsx").score != before
             and app.cases_report is not report
         ),
     )
     app.query_one(TabbedContent).active = "cases-tab"
-    await _save(pilot, out, steps["06-edit.svg"])
+    await _save(pilot, out, steps["07-edit.svg"])
 
 
 async def _run(out: Path, work: Path) -> None:
