@@ -36,6 +36,7 @@ from explorer.engine.skills import (
     assemble,
     find_skill_files,
     load_skill,
+    path_order,
 )
 from explorer.engine.snapshot import Index, index_skills
 from explorer.engine.watcher import InotifyWatcher, inotify_available
@@ -155,6 +156,7 @@ class LiveIndex:
         self._build_lock = threading.Lock()
         self._version_changed = threading.Condition()
         self._by_path: dict[str, Skill | Problem] = {}
+        self._order: list[str] | None = None  # the keys of _by_path in path order
         self._problems: tuple[Problem, ...] = ()
         self._links: tuple[str, ...] = ()
         self._observer: BaseObserver | None = None
@@ -335,12 +337,13 @@ class LiveIndex:
     ) -> tuple[Index, IndexChange]:
         started = time.perf_counter()
         previous: Index | None = getattr(self, "snapshot", None)
+        touched_paths = list(touched)
         memo = _Memo(self._by_path, self.cache)
         if full or previous is None:
             results = self._scan_by_stat(memo)
         else:
             results = dict(self._by_path)
-            for path in touched:
+            for path in touched_paths:
                 if os.path.isfile(path):
                     self._record_stat(path)
                     results[path] = load_skill(path, memo)
@@ -355,7 +358,11 @@ class LiveIndex:
         }
         self._by_path = results
         parsed = time.perf_counter()
-        found = assemble(results, self._problems, self._links)
+        if self._order is None or len(self._order) != len(results) or full:
+            self._order = sorted(results, key=path_order)
+        elif any(path not in results for path in touched_paths):
+            self._order = sorted(results, key=path_order)  # a path came or went
+        found = assemble(results, self._problems, self._links, order=self._order)
         patched = (
             patch_index(previous, found, self.config, self.models, self.cache, version=version)
             if previous is not None
@@ -550,8 +557,15 @@ def _identity(path: str) -> tuple[int, int] | None:
 
 
 def _diff(previous: Index | None, index: Index, full: bool) -> IndexChange:
-    before = {skill.id: skill for skill in previous.skills} if previous else {}
-    after = {skill.id: skill for skill in index.skills}
+    if previous is not None and previous.ids == index.ids:
+        # The same skills in the same places (a save): only objects that were replaced
+        # can differ, so the comparison skips the rest instead of two dicts of all.
+        pairs = zip(previous.skills, index.skills, strict=True)
+        before = {old.id: old for old, new in pairs if old is not new}
+        after = {skill.id: skill for skill in index.skills if skill.id in before}
+    else:
+        before = {skill.id: skill for skill in previous.skills} if previous else {}
+        after = {skill.id: skill for skill in index.skills}
     changed = tuple(
         skill_id
         for skill_id, skill in after.items()

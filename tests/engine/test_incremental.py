@@ -189,3 +189,21 @@ def test_adds_and_removes_do_not_rebuild_in_full(tmp_path: Path, monkeypatch) ->
     assert before.positions["pdf"] >= 0 and "aaa-new" not in before.positions  # untouched
     monkeypatch.undo()
     _same(after, build_index([root], Config(), MODELS), Config())
+
+
+def test_a_save_reports_exactly_the_skill_it_changed(tmp_path: Path) -> None:
+    """The change a save reports (the explorer's status bar, `watch`): the edited skill,
+    nothing added or removed; a rename reports the old id gone and the new one come."""
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    live = LiveIndex([root], Config(), MODELS)
+    path = root / "pdf" / "SKILL.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    change = live._reindex(full=False, touched=[str(path)])
+    assert (change.added, change.removed, change.changed) == ((), (), ("pdf",))
+    change = live._reindex(full=False, touched=[str(path)])  # nothing new on disk
+    assert (change.added, change.removed, change.changed) == ((), (), ())
+    text = path.read_text(encoding="utf-8").replace("name: pdf", "name: pdf-tools", 1)
+    path.write_text(text, encoding="utf-8")
+    change = live._reindex(full=False, touched=[str(path)])
+    assert (change.added, change.removed, change.changed) == (("pdf-tools",), ("pdf",), ())
