@@ -30,6 +30,7 @@ from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import Case, load_cases
 from explorer.engine.config import Config
 from explorer.engine.evaluate import passes
+from explorer.engine.interaction import InteractionReranker
 from explorer.engine.models import Models, assemble_models, load_models
 from explorer.engine.pipeline import decide
 from explorer.engine.rerank import rerank_document
@@ -207,40 +208,44 @@ def sweep_gate(
     }
 
 
-def stage2_speed(
-    library: Library,
-    config: Config,
-    models: Models,
-    cache: EmbeddingCache | None,
-    *,
-    k: int = 12,
-    repeats: int = 2,
+def stage2_call(models: Models, index: Index, decision: Any, text: str, top: list[int]) -> None:
+    """Stage 2's model on one pool, as the cascade calls it (either kind of reranker)."""
+    reranker = models.reranker
+    assert reranker is not None
+    if isinstance(reranker, InteractionReranker):
+        reranker.score_pool(
+            text, top, decision.channels, index.skills, index.vectors, decision.query_terms
+        )
+    else:
+        documents = [
+            rerank_document(index.skills[i].description, index.skills[i].body_head) for i in top
+        ]
+        reranker.score(text, documents)
+
+
+def stage2_timings(
+    index: Index, config: Config, models: Models, prompts: Sequence[str], *, k: int = 12
 ) -> dict[str, Any]:
-    """Median ms of scoring k candidates, each timed beside the same prompt's query embedding."""
+    """Median ms of stage 2 on k candidates, each call timed beside the same prompt's query
+    embedding (a busy machine slows both alike, so the ratio is the steadier figure)."""
     assert models.reranker is not None and models.embedder is not None
-    on, _off = open_library(library, config, models, cache)
-    prompts = [case.prompt for case in load_cases(library.validation).cases]
+    quiet = config.replace(reranker="off")
     rerank_ms: list[float] = []
     embed_ms: list[float] = []
-    for repeat in range(repeats):
-        for prompt in prompts:
-            text = prompt if repeat == 0 else f"{prompt} ({repeat})"  # never a cached query
-            started = time.perf_counter()
-            models.embedder.embed_query(text)
-            embedded = time.perf_counter()
-            decision = decide(text, on, config)
-            top = [int(i) for i in decision.channels.hybrid_order[:k]]
-            documents = [
-                rerank_document(on.skills[i].description, on.skills[i].body_head) for i in top
-            ]
-            scoring = time.perf_counter()
-            models.reranker.score(text, documents)
-            ended = time.perf_counter()
-            embed_ms.append((embedded - started) * 1000)
-            rerank_ms.append((ended - scoring) * 1000)
+    for prompt in prompts:
+        started = time.perf_counter()
+        models.embedder.embed_query(prompt)
+        embedded = time.perf_counter()
+        decision = decide(prompt, index, quiet)
+        top = [int(i) for i in decision.channels.hybrid_order[:k]]
+        scoring = time.perf_counter()
+        stage2_call(models, index, decision, prompt, top)
+        ended = time.perf_counter()
+        embed_ms.append((embedded - started) * 1000)
+        rerank_ms.append((ended - scoring) * 1000)
     rerank, embed = statistics.median(rerank_ms), statistics.median(embed_ms)
     return {
-        "library": library.name,
+        "reranker": models.status.reranker,
         "prompts": len(rerank_ms),
         "candidates": k,
         "stage2_median_ms": rerank,
@@ -250,6 +255,51 @@ def stage2_speed(
         "target_ms": STAGE2_TARGET_MS,
         "meets_target": rerank <= STAGE2_TARGET_MS,
     }
+
+
+def stage2_speed(
+    library: Library,
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None,
+    *,
+    k: int = 12,
+    repeats: int = 2,
+) -> dict[str, Any]:
+    """stage2_timings over a library's validation prompts, each never embedded before."""
+    on, _off = open_library(library, config, models, cache)
+    prompts = [case.prompt for case in load_cases(library.validation).cases]
+    texts = [
+        prompt if repeat == 0 else f"{prompt} ({repeat})"
+        for repeat in range(repeats)
+        for prompt in prompts
+    ]
+    return {"library": library.name, **stage2_timings(on, config, models, texts, k=k)}
+
+
+def reranker_bench(config: Config, cache_dir: str | None = None) -> dict[str, Any]:
+    """`skill-explorer bench --only reranker`: stage-2 speed of the reranker the config
+    loads, on the first benchmark library (or the sample skills), 12 candidates a call."""
+    from explorer.engine.libraries import DEFAULT_MANIFEST, library_roots, read_manifest
+    from explorer.engine.library import open_engine, open_library
+
+    engine = open_engine(config, cache_dir)
+    models = engine.models
+    if models.reranker is None:
+        return {"error": f"no reranker: {models.status.reranker_note}"}
+    if DEFAULT_MANIFEST.is_file():
+        spec = read_manifest(DEFAULT_MANIFEST)[0]
+        prompts = [case.prompt for case in load_cases(str(spec.validation)).cases]
+        name = spec.name
+        with library_roots(spec) as roots:
+            index = open_library(roots, config, engine=engine)
+    else:
+        root = Path(__file__).resolve().parents[2] / "sample_skills"
+        index = open_library([str(root)], config, engine=engine)
+        prompts = [case.prompt for case in load_cases(str(root / "cases.toml")).cases]
+        name = "sample_skills"
+    texts = [f"{prompt} ({repeat})" for repeat in range(2) for prompt in prompts]
+    return {"library": name, **stage2_timings(index, config, models, texts)}
 
 
 def hook_cold_start(library: Library, work: Path, repeats: int = 7) -> dict[str, Any]:

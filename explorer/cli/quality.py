@@ -21,6 +21,7 @@ from explorer.engine.decision import json_default
 
 if TYPE_CHECKING:
     from explorer.engine.libraries import LibrarySpec
+    from explorer.engine.rerankcal import RerankerCalibration
 
 
 def add_library_options(parser: argparse.ArgumentParser) -> None:
@@ -108,6 +109,72 @@ def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> i
     else:
         print(calibration_text(report))
     return EXIT_OK if report.verified else EXIT_FAILED
+
+
+def run_calibrate_reranker(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    """`calibrate --manifest FILE --reranker`: the loaded reranker's gate, swept on train."""
+    from explorer.engine.cases import CaseError
+    from explorer.engine.libraries import LibraryError, open_libraries
+    from explorer.engine.rerankcal import calibrate_reranker
+
+    specs = library_specs(args)
+    if specs is None:
+        return EXIT_USAGE
+    try:
+        with open_libraries(specs, loaded.config, args.cache_dir, warn=say) as libraries:
+            report = calibrate_reranker(
+                libraries,
+                loaded.config,
+                progress=None if args.json else lambda m: print(f"… {m}", file=sys.stderr),
+            )
+    except (LibraryError, CaseError, ValueError) as error:
+        say(str(error))
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, default=json_default))
+    else:
+        print(reranker_gate_markdown(report), end="")
+    return EXIT_OK if report.verified else EXIT_FAILED
+
+
+def reranker_gate_markdown(report: RerankerCalibration) -> str:
+    """The gate sweep as Markdown: the chosen point, then each library with and without."""
+    values = report.recommended
+    floor = values["floor"]
+    lines = [
+        f"Reranker `{report.reranker}`: gate chosen on the train splits "
+        f"({report.grid_size} points; {report.objective}). {report.verify_note}.",
+        "",
+        f"**Recommended**: floor {'§5.4 (min_similarity - 0.03)' if floor is None else floor}, "
+        f"rerank_min {values['rerank_min']}, rerank_margin {values['rerank_margin']}",
+        "",
+        "| library | skills | split | recall without → with | false injects without → with |",
+        "|---|---:|---|---|---|",
+    ]
+
+    def pair(a: float | None, b: float | None, x: int, y: int, total: int) -> str:
+        def f(v: float | None) -> str:
+            return "—" if v is None else f"{v:.2f}"
+
+        return f"{f(a)} → {f(b)} ({x} → {y} of {total})"
+
+    for library in report.libraries:
+        for split, figures in (("train", library.train), ("validation", library.validation)):
+            without, with_ = figures["without"], figures["with"]
+            lines.append(
+                f"| {library.name} | {library.skills} | {split} | "
+                + pair(without.recall, with_.recall, without.hits, with_.hits, with_.positives)
+                + " | "
+                + pair(
+                    without.false_inject_rate,
+                    with_.false_inject_rate,
+                    without.false_injects,
+                    with_.false_injects,
+                    with_.negatives,
+                )
+                + " |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def run_eval_by_library(args: argparse.Namespace, loaded: LoadedConfig) -> int:

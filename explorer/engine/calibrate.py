@@ -26,18 +26,22 @@ import numpy as np
 
 from explorer.engine.cases import KINDS, Case
 from explorer.engine.config import Config, to_toml
+from explorer.engine.decision import Channels
 from explorer.engine.embed import Embedder
 from explorer.engine.evaluate import TUNED_FIELDS, Rates, percentiles, rates
+from explorer.engine.interaction import InteractionReranker
 from explorer.engine.lexical import LexicalIndex, LexicalScores
 from explorer.engine.models import (
     REFERENCE_RERANK,
     Models,
     RerankCalibration,
+    Reranker,
     effective_rerank_thresholds,
 )
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import resolve
 from explorer.engine.rerank import OnnxCrossEncoder
+from explorer.engine.skills import Skill
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration@1"
@@ -194,6 +198,32 @@ class _MemoReranker:
         return logits
 
 
+class _MemoInteraction(InteractionReranker):
+    """The interaction reranker with its logits kept per (prompt, candidates), for the same
+    reason: no swept threshold changes stage 1's channels, which are its features."""
+
+    def __init__(self, inner: InteractionReranker) -> None:  # shares the inner's sessions
+        self.__dict__.update(inner.__dict__)
+        self._memo: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
+
+    def score_pool(
+        self,
+        prompt: str,
+        candidates: Sequence[int],
+        channels: Channels,
+        skills: Sequence[Skill],
+        vectors: np.ndarray | None,
+        query_terms: Sequence[str],
+    ) -> np.ndarray:
+        key = (prompt, tuple(candidates))
+        logits = self._memo.get(key)
+        if logits is None:
+            logits = self._memo[key] = super().score_pool(
+                prompt, candidates, channels, skills, vectors, query_terms
+            )
+        return logits
+
+
 class _MemoLexical:
     """The BM25 index with each prompt's scores kept: they depend on the prompt and the
     library only (§5.2, §9.2). The arrays are shared read-only between decisions."""
@@ -217,13 +247,17 @@ def memoised(index: Index) -> Index:
     logits) memoised for a sweep: only the gates' arithmetic runs per grid point."""
     models = index.models
     embedder = _MemoEmbedder(models.embedder) if models.embedder is not None else None
-    reranker = _MemoReranker(models.reranker) if models.reranker is not None else None
+    reranker: _MemoReranker | _MemoInteraction | None = None
+    if isinstance(models.reranker, InteractionReranker):
+        reranker = _MemoInteraction(models.reranker)
+    elif models.reranker is not None:
+        reranker = _MemoReranker(models.reranker)
     return dataclasses.replace(
         index,
         lexical=cast(LexicalIndex, _MemoLexical(index.lexical)),
         models=Models(
             embedder=embedder,
-            reranker=cast(OnnxCrossEncoder | None, reranker),
+            reranker=cast(Reranker | None, reranker),
             status=models.status,
             warnings=models.warnings,
         ),

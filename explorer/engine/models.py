@@ -15,7 +15,12 @@ from pathlib import Path
 from explorer.engine.cache import EmbeddingCache, file_sha256
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder, Embedder, OnnxEmbedder
+from explorer.engine.interaction import InteractionReranker, TokenEncoder, is_interaction_model
 from explorer.engine.rerank import MAX_PAIR_TOKENS, OnnxCrossEncoder
+
+# What stage 2 runs: a cross-encoder reads (prompt, document) pairs; the interaction
+# reranker reads stage 1's channels and the prompt's token states (engine/interaction.py).
+Reranker = OnnxCrossEncoder | InteractionReranker
 
 DEFAULT_MODEL = "minilm"
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -77,6 +82,19 @@ PACKAGED_RERANKER_SHA256 = {
 # Whether `auto` falls back to the packaged model. It does only if the model raised recall at
 # no higher false-inject rate on the held-back libraries (README: "The packaged reranker").
 PACKAGED_RERANKER_IN_AUTO = False
+# The learned reranker over interaction features (explorer/models/interaction, MODEL_CARD.md
+# there), trained by `python -m explorer.training.interaction`: `reranker = "interaction"`,
+# and what `auto` falls back to when INTERACTION_IN_AUTO (it raised validation recall at no
+# higher false-inject rate on all four benchmark libraries; README: "The interaction reranker").
+INTERACTION_RERANKER = "skill-reranker-interaction"
+INTERACTION_DIR = Path(__file__).resolve().parent.parent / "models" / "interaction"
+INTERACTION_SHA256 = {
+    "model.onnx": "",
+    "reranker.json": "",
+}
+INTERACTION_IN_AUTO = True
+# The dense model the interaction reranker's features were computed with.
+INTERACTION_DENSE = DEFAULT_MODEL
 RERANKER_SETTINGS = "reranker.json"  # optional, beside a model: {"max_length": 64, "name": ...}
 
 
@@ -87,6 +105,10 @@ class RerankCalibration:
     rerank_min: float
     rerank_margin: float
     source: str
+    # §9: the hybrid score a candidate needs to be eligible, when this model is trusted to
+    # judge candidates below §5.4's `min_similarity - 0.03` (None: §5.4's floor). Stage 2
+    # then also runs for prompts whose top score is below `recall_floor` but at this floor.
+    floor: float | None = None
 
 
 # Logit scales differ between cross-encoders, so each has its own gate (README: "Reranker").
@@ -123,7 +145,7 @@ class ModelStatus:
 @dataclass
 class Models:
     embedder: Embedder | None
-    reranker: OnnxCrossEncoder | None
+    reranker: Reranker | None
     status: ModelStatus
     warnings: list[str] = field(default_factory=list)
 
@@ -294,6 +316,11 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     choice = config.reranker.strip()
     if choice.lower() in ("off", "none", ""):
         return None, "off (reranker = 'off')"
+    if choice.lower() == "interaction":
+        found = interaction_pair()
+        if found is None:
+            return None, f"the interaction reranker is missing from {INTERACTION_DIR}"
+        return found, f"packaged {INTERACTION_RERANKER} (reranker = 'interaction')"
     if choice.lower() == "packaged":
         packaged = onnx_pair_in(PACKAGED_RERANKER_DIR)
         if packaged is None:
@@ -318,6 +345,14 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
         if found:
             return found, f"auto: your {name} in {found[0].parent}"
     packaged = onnx_pair_in(PACKAGED_RERANKER_DIR) if PACKAGED_RERANKER_IN_AUTO else None
+    if packaged is None and INTERACTION_IN_AUTO:
+        interaction = interaction_pair()
+        if interaction is not None:
+            return interaction, (
+                f"auto: packaged {INTERACTION_RERANKER} (none of {', '.join(RERANKER_NAMES)} "
+                f"in {', '.join(str(path) for path in dirs)}; reranker = 'packaged' for the "
+                "cross-encoder, 'off' for none)"
+            )
     if packaged is not None:
         return packaged, (
             f"auto: packaged {PACKAGED_RERANKER} (none of {', '.join(RERANKER_NAMES)} "
@@ -332,10 +367,18 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     return None, f"no cross-encoder found (looked in {looked}); {hint}"
 
 
-def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> None:
-    """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
+def interaction_pair() -> tuple[Path, Path] | None:
+    """The interaction reranker's network and settings, if they are installed."""
+    model, settings = INTERACTION_DIR / "model.onnx", INTERACTION_DIR / "reranker.json"
+    return (model, settings) if model.is_file() and settings.is_file() else None
+
+
+def verify_files(
+    pair: tuple[Path, Path], pinned: dict[str, str], cache: EmbeddingCache | None
+) -> None:
+    """Packaged model files must be the ones released: sha256 like the MiniLM's."""
     for path in pair:
-        expected = PACKAGED_RERANKER_SHA256.get(path.name)
+        expected = pinned.get(path.name)
         if expected is None:
             raise ModelError(f"unexpected packaged reranker file {path}")
         actual = file_sha256(path, cache)
@@ -344,6 +387,11 @@ def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | No
                 f"packaged reranker file {path} has sha256 {actual}, expected {expected}; "
                 "reinstall skill-explorer"
             )
+
+
+def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> None:
+    """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
+    verify_files(pair, PACKAGED_RERANKER_SHA256, cache)
 
 
 def reranker_settings(model: Path) -> tuple[str, int]:
@@ -360,8 +408,26 @@ def reranker_settings(model: Path) -> tuple[str, int]:
     return name, max_length
 
 
-def load_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> OnnxCrossEncoder:
-    """A cross-encoder from a model/tokenizer pair; the packaged one is verified first."""
+def load_reranker(
+    pair: tuple[Path, Path],
+    cache: EmbeddingCache | None = None,
+    embedder: Embedder | None = None,
+) -> Reranker:
+    """Stage 2's model from a (model, tokenizer or settings) pair; packaged ones are verified.
+
+    An interaction reranker reads the dense model's token states, so it needs the packaged
+    MiniLM as the dense model (its features were computed with it)."""
+    if is_interaction_model(pair[0]):
+        if pair[0].parent.resolve() == INTERACTION_DIR:
+            verify_files(pair, INTERACTION_SHA256, cache)
+        if not isinstance(embedder, OnnxEmbedder) or embedder.name != INTERACTION_DENSE:
+            raise ModelError(
+                f"the interaction reranker reads the packaged MiniLM's token states; the dense "
+                f"model is {embedder.name if embedder else 'unavailable'} (set model = "
+                f"'{INTERACTION_DENSE}', or reranker = 'off')"
+            )
+        encoder = TokenEncoder(embedder.session, embedder.tokenizer_path)
+        return InteractionReranker(pair[0], encoder)
     if pair[0].parent.resolve() == PACKAGED_RERANKER_DIR:
         verify_packaged_reranker(pair, cache)
     name, max_length = reranker_settings(pair[0])
@@ -385,11 +451,23 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
     except ModelError as error:
         embedder, dense_error = None, str(error)
         warnings.append(f"dense model unavailable, cosine channel off: {error}")
-    reranker: OnnxCrossEncoder | None = None
+    reranker: Reranker | None = None
     pair, note = find_reranker(config)
+    if (
+        pair is not None
+        and config.reranker.strip().lower() == "auto"
+        and is_interaction_model(pair[0])
+        and (embedder is None or embedder.name != INTERACTION_DENSE)
+    ):
+        # `auto` is a default, not a request: with another dense model there is nothing to warn.
+        dense = embedder.name if embedder is not None else "unavailable"
+        pair, note = None, (
+            f"auto: the packaged {INTERACTION_RERANKER} reads the packaged MiniLM's token "
+            f"states and the dense model is {dense}; no other reranker found"
+        )
     if pair is not None:
         try:
-            reranker = load_reranker(pair, cache)
+            reranker = load_reranker(pair, cache, embedder)
         except Exception as error:  # ModelError, CrossEncoderError, or onnxruntime's own types
             note = f"cross-encoder {pair[0]} failed to load: {error}"
             warnings.append(note)
@@ -400,7 +478,7 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
 
 def assemble_models(
     embedder: Embedder | None,
-    reranker: OnnxCrossEncoder | None = None,
+    reranker: Reranker | None = None,
     *,
     dense_error: str | None = None,
     reranker_note: str = "",

@@ -29,6 +29,7 @@ from explorer.engine.decision import (
 )
 from explorer.engine.inject import Pick
 from explorer.engine.inject import build as build_injection
+from explorer.engine.interaction import InteractionReranker
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.models import effective_rerank_thresholds
@@ -406,19 +407,24 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     # §5.3 recall floor and ambiguity
     top_h = int(c.hybrid_order[0])
     top_score = float(c.score[top_h])
-    relevant = top_score >= config.recall_floor
+    reranker = run.index.models.reranker
+    recall_floor = config.recall_floor
+    model_floor = run.index.models.status.rerank_calibration.floor
+    if reranker is not None and model_floor is not None and run.tuning.preset != "reference":
+        # §9: a reranker calibrated to judge weaker candidates (its own floor) sees them.
+        recall_floor = min(recall_floor, model_floor)
+    relevant = top_score >= recall_floor
     gates.append(
         Gate(
             name=GateName.RECALL_FLOOR,
             section="5.3",
             passed=relevant,
             inputs={"top": ids[top_h], "top_score": top_score},
-            thresholds={"recall_floor": config.recall_floor},
+            thresholds={"recall_floor": recall_floor},
             note="" if relevant else "nothing relevant: rerank skipped",
         )
     )
     ambiguous = relevant and not confident
-    reranker = run.index.models.reranker
     failure = ""
     if ambiguous and reranker is not None:
         # As in the reference (src/rerank.rs, src/pipeline.rs): no candidates, or a model
@@ -474,11 +480,19 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         for position in bm25_pool:
             run.pool[position] = "both" if position in run.pool else "bm25"
     candidates = list(run.pool)
-    assert index.models.reranker is not None
-    documents = [
-        rerank_document(index.skills[i].description, index.skills[i].body_head) for i in candidates
-    ]
-    logits = index.models.reranker.score(prompt, documents)
+    reranker = index.models.reranker
+    assert reranker is not None
+    if isinstance(reranker, InteractionReranker):
+        query_terms = index.lexical.query_terms(prompt)
+        logits = reranker.score_pool(
+            prompt, candidates, c, index.skills, index.vectors, query_terms
+        )
+    else:
+        documents = [
+            rerank_document(index.skills[i].description, index.skills[i].body_head)
+            for i in candidates
+        ]
+        logits = reranker.score(prompt, documents)
     run.rerank.update(zip(candidates, (float(value) for value in logits), strict=True))
     run.timings["rerank"] = (time.perf_counter() - started) * 1000
     run.gates.append(
@@ -488,7 +502,7 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             passed=True,
             inputs={
                 "candidates": [c.ids[i] for i in candidates],
-                "model": index.models.reranker.name,
+                "model": reranker.name,
                 "strategy": config.candidate_strategy,
             },
             thresholds={"rerank_top_k": config.rerank_top_k},
@@ -496,6 +510,8 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     )
     gate_calibration = index.models.status.rerank_calibration
     rerank_min, rerank_margin = effective_rerank_thresholds(config, gate_calibration)
+    # §9: a model's own eligibility floor (None, and always under the reference: §5.4's)
+    own_floor = None if run.tuning.preset == "reference" else gate_calibration.floor
     gate_source = (
         "pinned in config"
         if config.rerank_min is not None and config.rerank_margin is not None
@@ -508,6 +524,7 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         min_similarity=run.min_similarity,
         rerank_min=rerank_min,
         rerank_margin=rerank_margin,
+        floor=own_floor,
     )
     run.gates.append(
         Gate(
@@ -516,7 +533,8 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             passed=bool(agreement.eligible),
             inputs={"eligible": [c.ids[i] for i in agreement.eligible]},
             thresholds={"floor": agreement.floor, "min_similarity": run.min_similarity},
-            note="eligible = candidates with hybrid score >= floor",
+            note="eligible = candidates with hybrid score >= floor"
+            + ("" if own_floor is None else f" (the reranker's own: {gate_calibration.source})"),
         )
     )
     above_min = [i for i in agreement.eligible if run.rerank[i] >= rerank_min]

@@ -110,8 +110,13 @@ def agreement_gate(
     min_similarity: float,
     rerank_min: float,
     rerank_margin: float,
+    floor: float | None = None,
 ) -> Agreement:
-    floor = min_similarity - AGREEMENT_SLACK
+    """§5.4: candidates at or above the floor (min_similarity - 0.03, or a model's own
+    calibrated `floor`, §9) whose logit clears rerank_min and is within rerank_margin of the
+    best eligible logit."""
+    if floor is None:
+        floor = min_similarity - AGREEMENT_SLACK
     eligible = tuple(index for index in candidates if scores[index] >= floor)
     best = max((logits[index] for index in eligible), default=None)
     passed: tuple[int, ...] = ()

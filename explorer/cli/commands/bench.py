@@ -73,12 +73,21 @@ class BenchCommand(Command):
         ui = not only or "ui" in only
         quality = "quality" in only  # needs the benchmark libraries: only when asked for
         scale = "scale" in only
-        engine_metrics = only - {"ui", "quality", "scale"}
+        reranker = "reranker" in only  # stage-2 speed of the reranker the config loads
+        engine_metrics = only - {"ui", "quality", "scale", "reranker"}
         result: dict[str, Any] = {"meta": {}, "metrics": {}}
         if quality:
             status = self._quality(args, loaded)
             if only == {"quality"}:
                 return status
+        if reranker:
+            from explorer.bench.reranker import reranker_bench
+
+            row = reranker_bench(loaded.config, args.cache_dir)
+            if only == {"reranker"}:
+                print(json.dumps(row, indent=2) if args.json else _reranker_text(row))
+                return EXIT_FAILED if "error" in row else EXIT_OK
+            result["metrics"]["reranker_stage2"] = row
         if scale:
             from pathlib import Path
 
@@ -140,3 +149,17 @@ class BenchCommand(Command):
             print(f"wrote {args.quality_json}")
         regressions = data.get("baseline", {}).get("regressions")
         return EXIT_FAILED if regressions else EXIT_OK
+
+
+def _reranker_text(row: dict[str, Any]) -> str:
+    """`bench --only reranker` for a person: stage 2 beside the same run's query embedding."""
+    if "error" in row:
+        return str(row["error"])
+    verdict = "meets" if row["meets_target"] else "misses"
+    return (
+        f"reranker {row['reranker']} on {row['library']}: stage 2 on {row['candidates']} "
+        f"candidates, median {row['stage2_median_ms']:.2f} ms (p90 {row['stage2_p90_ms']:.2f}) "
+        f"over {row['prompts']} prompts; query embedding median "
+        f"{row['query_embedding_median_ms']:.2f} ms in the same run (ratio "
+        f"{row['ratio_to_embedding']:.2f}); {verdict} the {row['target_ms']:.0f} ms target"
+    )

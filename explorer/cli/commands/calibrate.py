@@ -22,7 +22,12 @@ from explorer.cli.base import (
     say,
 )
 from explorer.cli.library import Engines, roots_and_cases
-from explorer.cli.quality import add_library_options, run_calibrate_libraries, wants_libraries
+from explorer.cli.quality import (
+    add_library_options,
+    run_calibrate_libraries,
+    run_calibrate_reranker,
+    wants_libraries,
+)
 from explorer.engine.config import LoadedConfig
 from explorer.engine.decision import json_default
 from explorer.terminal import emit
@@ -79,6 +84,13 @@ class CalibrateCommand(Command):
             "(pooled, default) or each library's to the budgets",
         )
         parser.add_argument(
+            "--reranker",
+            action="store_true",
+            help="with --manifest/--library: calibrate the loaded reranker's agreement gate "
+            "(its floor, rerank_min, rerank_margin) instead of stage 1 (engine/rerankcal.py); "
+            "with --set reranker=... for another model",
+        )
+        parser.add_argument(
             "--seed", type=int, default=0, help="seed of the random split for cases without one"
         )
         parser.add_argument(
@@ -94,6 +106,8 @@ class CalibrateCommand(Command):
             if args.cases:
                 say("give CASES with --skills, or --manifest/--library, not both")
                 return EXIT_USAGE
+            if args.reranker:
+                return run_calibrate_reranker(args, loaded)
             return run_calibrate_libraries(args, loaded)
         if not args.cases:
             say("calibrate needs CASES (with --skills) or --manifest/--library")

@@ -1,0 +1,328 @@
+"""Calibrating a reranker's agreement gate over several libraries (spec §4, §5.4, §9).
+
+A reranker's logits have their own scale, so its gate (`rerank_min`, `rerank_margin`) is a
+property of the model, measured like the cosine knee. A reranker that judges candidates
+better than the hybrid score may also be trusted with weaker ones than §5.4's floor
+(`min_similarity - 0.03`): its own `floor` (RerankCalibration.floor) is swept too, and stage 2
+then runs for any prompt whose top hybrid score reaches it.
+
+The objective, as issue 16 states it for the default: the highest train recall averaged over
+libraries whose pooled train false injections are no more than the same config's without
+the reranker. Ties go to fewer false injections, then to the more conservative point (higher
+floor, higher rerank_min, smaller margin).
+
+How it stays faithful to the one cascade: each train case is routed once through `decide()`
+with the gate wide open, which yields every candidate's logit; the gate's arithmetic is then
+redone per grid point. The chosen point is routed again through `decide()` on every train
+case and the two must agree. Validation is routed only at the chosen point, to report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from explorer.engine.calibrate import memoised
+from explorer.engine.cases import Case
+from explorer.engine.config import Config
+from explorer.engine.decision import Decision, Stage
+from explorer.engine.evaluate import passes
+from explorer.engine.libraries import LibraryCases
+from explorer.engine.models import RerankCalibration
+from explorer.engine.pipeline import decide
+from explorer.engine.snapshot import Index
+
+SCHEMA = "skill-explorer/calibration-reranker@1"
+OPEN = 1e9  # a gate threshold that lets every candidate through
+
+
+@dataclass(frozen=True)
+class GateGrid:
+    floors: tuple[float | None, ...]  # None: §5.4's floor (min_similarity - 0.03)
+    mins: tuple[float, ...]
+    margins: tuple[float, ...]
+
+    def points(self) -> list[tuple[float | None, float, float]]:
+        return list(itertools.product(self.floors, self.mins, self.margins))
+
+
+def default_gate_grid() -> GateGrid:
+    return GateGrid(
+        floors=(None, *(round(0.70 - 0.05 * step, 2) for step in range(11))),  # 0.70 .. 0.20
+        mins=tuple(round(-3.0 + 0.25 * step, 2) for step in range(29)),  # -3 .. 4
+        margins=(0.5, 1.0, 1.5, 2.0, 3.0, 5.0),
+    )
+
+
+@dataclass(frozen=True)
+class Figures:
+    positives: int
+    hits: int
+    negatives: int
+    false_injects: int
+
+    @property
+    def recall(self) -> float | None:
+        return self.hits / self.positives if self.positives else None
+
+    @property
+    def false_inject_rate(self) -> float | None:
+        return self.false_injects / self.negatives if self.negatives else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "recall": self.recall,
+            "false_inject_rate": self.false_inject_rate,
+        }
+
+
+@dataclass(frozen=True)
+class LibraryGate:
+    name: str
+    skills: int
+    train: dict[str, Figures]  # "without" | "with" -> figures
+    validation: dict[str, Figures]
+
+
+@dataclass(frozen=True)
+class RerankerCalibration:
+    reranker: str
+    recommended: dict[str, Any]  # floor (None = §5.4's), rerank_min, rerank_margin
+    libraries: tuple[LibraryGate, ...]
+    grid_size: int
+    seconds: float
+    verified: bool
+    verify_note: str
+    objective: str = (
+        "highest train recall averaged over libraries with pooled train false injections no "
+        "more than without the reranker; ties: fewer false injections, then higher floor, "
+        "higher rerank_min, smaller margin"
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "reranker": self.reranker,
+            "objective": self.objective,
+            "recommended": self.recommended,
+            "grid_size": self.grid_size,
+            "seconds": self.seconds,
+            "verified": self.verified,
+            "verify_note": self.verify_note,
+            "libraries": [
+                {
+                    "name": library.name,
+                    "skills": library.skills,
+                    "train": {k: v.as_dict() for k, v in library.train.items()},
+                    "validation": {k: v.as_dict() for k, v in library.validation.items()},
+                }
+                for library in self.libraries
+            ],
+        }
+
+
+@dataclass
+class _Case:
+    """One train case, routed once with the gate wide open."""
+
+    case: Case
+    fixed: tuple[str, ...] | None  # injected ids when stage 2 cannot change them (fast path)
+    baseline: tuple[str, ...]  # injected ids without the reranker (the cosine stage)
+    top: float  # top hybrid score
+    scores: np.ndarray  # pool candidates' hybrid scores
+    logits: np.ndarray
+    ids: tuple[str, ...]  # pool candidates' ids, in the cascade's pick order for ties
+
+
+def with_gate(index: Index, gate: RerankCalibration) -> Index:
+    """The same library with the reranker's gate (and floor) replaced."""
+    status = dataclasses.replace(index.models.status, rerank_calibration=gate)
+    return dataclasses.replace(index, models=dataclasses.replace(index.models, status=status))
+
+
+def without_reranker(index: Index) -> Index:
+    return dataclasses.replace(index, models=dataclasses.replace(index.models, reranker=None))
+
+
+def _figures(cases: Sequence[Case], injected: Sequence[Sequence[str]]) -> Figures:
+    positives = sum(case.positive for case in cases)
+    hits = sum(
+        passes(case, ids) for case, ids in zip(cases, injected, strict=True) if case.positive
+    )
+    negatives = len(cases) - positives
+    false = sum(
+        not passes(case, ids)
+        for case, ids in zip(cases, injected, strict=True)
+        if not case.positive
+    )
+    return Figures(positives, hits, negatives, false)
+
+
+def _probe(case: Case, decision: Decision, baseline: Decision, index: Index) -> _Case:
+    rows = [row for row in decision.rows if row.rerank is not None]
+    rows.sort(key=lambda row: (-(row.rerank or 0.0), index.id_rank[index.positions[row.id]]))
+    fixed = decision.injected_ids if decision.stage is not Stage.RERANK else None
+    c = decision.channels
+    return _Case(
+        case,
+        fixed,
+        baseline.injected_ids,
+        float(c.score[c.hybrid_order[0]]) if len(c.ids) else 0.0,
+        np.array([row.score for row in rows]),
+        np.array([row.rerank for row in rows], dtype=np.float64),
+        tuple(row.id for row in rows),
+    )
+
+
+def _simulate(
+    item: _Case,
+    floor: float,
+    rerank_min: float,
+    margin: float,
+    recall_floor: float,
+    max_skills: int,
+) -> tuple[str, ...]:
+    """The gate's arithmetic (§5.3 with the model's floor, §5.4, the §5.6 cap)."""
+    if item.fixed is not None:
+        return item.fixed
+    if item.top < min(recall_floor, floor):
+        return item.baseline
+    eligible = item.scores >= floor
+    if not eligible.any():
+        return ()
+    best = item.logits[eligible].max()
+    kept = eligible & (item.logits >= rerank_min) & (item.logits >= best - margin)
+    return tuple(item.ids[i] for i in np.flatnonzero(kept)[:max_skills])
+
+
+def calibrate_reranker(
+    libraries: Sequence[tuple[LibraryCases, Index]],
+    config: Config,
+    *,
+    grid: GateGrid | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RerankerCalibration:
+    """Sweep the reranker's gate on every library's train split; report each on validation."""
+    started = time.perf_counter()
+    grid = grid or default_gate_grid()
+    if not libraries:
+        raise ValueError("no libraries to calibrate on")
+    reranker = libraries[0][1].models.reranker
+    if reranker is None:
+        raise ValueError("no reranker is loaded: " + libraries[0][1].models.status.reranker_note)
+    config = config.replace(force=[], deny=[], rerank_min=None, rerank_margin=None)
+    status = libraries[0][1].models.status
+    probe_gate = RerankCalibration(-OPEN, OPEN, "calibration probe", floor=-OPEN)
+    prepared: list[tuple[LibraryCases, Index, list[_Case], Figures]] = []
+    for cases, index in libraries:
+        fast = memoised(index)
+        bare = without_reranker(fast)
+        probe = with_gate(fast, probe_gate)
+        items = []
+        for case in cases.train:
+            baseline = decide(case.prompt, bare, config)
+            items.append(_probe(case, decide(case.prompt, probe, config), baseline, index))
+        base = _figures(cases.train, [item.baseline for item in items])
+        prepared.append((cases, fast, items, base))
+        if progress is not None:
+            progress(f"{cases.spec.name}: {len(items)} train cases probed")
+    budget = sum(base.false_injects for *_, base in prepared)
+    points = grid.points()
+    results = []
+    for floor, rerank_min, margin in points:
+        hits, false = [], 0
+        for cases, fast, items, _ in prepared:
+            n = len(fast)
+            floor_in_force = floor if floor is not None else _section_floor(fast, config, n)
+            injected = [
+                _simulate(
+                    item, floor_in_force, rerank_min, margin, config.recall_floor, config.max_skills
+                )
+                for item in items
+            ]
+            figures = _figures(cases.train, injected)
+            hits.append(figures.recall or 0.0)
+            false += figures.false_injects
+        results.append((float(np.mean(hits)), false))
+    feasible = [i for i, (_, false) in enumerate(results) if false <= budget]
+    if not feasible:
+        feasible = list(range(len(points)))
+
+    def key(i: int) -> tuple[float, int, float, float, float]:
+        floor, rerank_min, margin = points[i]
+        return (
+            -round(results[i][0], 9),
+            results[i][1],
+            -(floor if floor is not None else 9.0),
+            -rerank_min,
+            margin,
+        )
+
+    chosen = min(feasible, key=key)
+    floor, rerank_min, margin = points[chosen]
+    gate = RerankCalibration(rerank_min, margin, "calibrated by calibrate --reranker", floor=floor)
+    mismatches = []
+    reports = []
+    for cases, fast, items, base in prepared:
+        tuned = with_gate(fast, gate)
+        bare = without_reranker(fast)
+        train_with = [decide(case.prompt, tuned, config).injected_ids for case in cases.train]
+        floor_in_force = floor if floor is not None else _section_floor(fast, config, len(fast))
+        swept = [
+            _simulate(
+                item, floor_in_force, rerank_min, margin, config.recall_floor, config.max_skills
+            )
+            for item in items
+        ]
+        if [tuple(ids) for ids in train_with] != swept:
+            differ = sum(tuple(a) != b for a, b in zip(train_with, swept, strict=True))
+            mismatches.append(f"{cases.spec.name}: {differ} case(s)")
+        validation = cases.validation
+        reports.append(
+            LibraryGate(
+                cases.spec.name,
+                len(fast),
+                {"without": base, "with": _figures(cases.train, train_with)},
+                {
+                    "without": _figures(
+                        validation,
+                        [decide(c.prompt, bare, config).injected_ids for c in validation],
+                    ),
+                    "with": _figures(
+                        validation,
+                        [decide(c.prompt, tuned, config).injected_ids for c in validation],
+                    ),
+                },
+            )
+        )
+    verified = not mismatches
+    note = (
+        "the chosen gate routed through decide() on every train case gives the sweep's picks"
+        if verified
+        else "sweep and decide() disagree (an invoked /name, a denied skill, the budget?): "
+        + "; ".join(mismatches)
+    )
+    return RerankerCalibration(
+        reranker=status.reranker or "",
+        recommended={"floor": floor, "rerank_min": rerank_min, "rerank_margin": margin},
+        libraries=tuple(reports),
+        grid_size=len(points),
+        seconds=time.perf_counter() - started,
+        verified=verified,
+        verify_note=note,
+    )
+
+
+def _section_floor(index: Index, config: Config, n: int) -> float:
+    """§5.4's floor in force for this library: the preset's min_similarity - 0.03."""
+    from explorer.engine.presets import resolve
+    from explorer.engine.rerank import AGREEMENT_SLACK
+
+    return resolve(config, index.models.status, n).min_similarity - AGREEMENT_SLACK
