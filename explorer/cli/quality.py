@@ -146,7 +146,8 @@ def reranker_gate_markdown(report: RerankerCalibration) -> str:
         f"({report.grid_size} points; {report.objective}). {report.verify_note}.",
         "",
         f"**Recommended**: floor {'§5.4 (min_similarity - 0.03)' if floor is None else floor}, "
-        f"rerank_min {values['rerank_min']}, rerank_margin {values['rerank_margin']}",
+        f"rerank_min {values['rerank_min']}, rerank_margin {values['rerank_margin']}, "
+        f"lexical fast path {'kept' if values['fast_path'] else 'off (the reranker decides)'}",
         "",
         "| library | skills | split | recall without → with | false injects without → with |",
         "|---|---:|---|---|---|",

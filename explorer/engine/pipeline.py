@@ -371,8 +371,21 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     if run.tuning.lexical_min_cosine > 0:  # §9 guard, shown only when on (0 = the reference)
         inputs["top_cosine"] = top_cosine
         thresholds["lexical_min_cosine"] = run.tuning.lexical_min_cosine
-    if confident or run.tuning.lexical_min <= 0:
-        note = "confident winner" if confident else "off (lexical_min = 0)"
+    # §9.9: a reranker calibrated to decide without the fast path turns it off.
+    gate_values = run.index.models.status.rerank_calibration
+    reranker_decides = (
+        run.index.models.reranker is not None
+        and not gate_values.fast_path
+        and run.tuning.preset != "reference"
+    )
+    if confident or run.tuning.lexical_min <= 0 or reranker_decides:
+        note = (
+            "confident winner"
+            if confident
+            else "off (lexical_min = 0)"
+            if run.tuning.lexical_min <= 0
+            else f"off: the reranker decides ({gate_values.source})"
+        )
         gates.append(
             Gate(
                 name=GateName.LEXICAL_DOMINANCE,

@@ -47,9 +47,10 @@ class GateGrid:
     floors: tuple[float | None, ...]  # None: §5.4's floor (min_similarity - 0.03)
     mins: tuple[float, ...]
     margins: tuple[float, ...]
+    fast_paths: tuple[bool, ...] = (True, False)  # keep the §5.2 fast path, or let it decide
 
-    def points(self) -> list[tuple[float | None, float, float]]:
-        return list(itertools.product(self.floors, self.mins, self.margins))
+    def points(self) -> list[tuple[bool, float | None, float, float]]:
+        return list(itertools.product(self.fast_paths, self.floors, self.mins, self.margins))
 
 
 def default_gate_grid() -> GateGrid:
@@ -133,7 +134,8 @@ class _Case:
     """One train case, routed once with the gate wide open."""
 
     case: Case
-    fixed: tuple[str, ...] | None  # injected ids when stage 2 cannot change them (fast path)
+    fixed: tuple[str, ...] | None  # injected ids when stage 2 cannot change them
+    lexical: tuple[str, ...] | None  # the fast path's pick, when it fires (None: it does not)
     baseline: tuple[str, ...]  # injected ids without the reranker (the cosine stage)
     top: float  # top hybrid score
     scores: np.ndarray  # pool candidates' hybrid scores
@@ -169,10 +171,12 @@ def _probe(case: Case, decision: Decision, baseline: Decision, index: Index) -> 
     rows = [row for row in decision.rows if row.rerank is not None]
     rows.sort(key=lambda row: (-(row.rerank or 0.0), index.id_rank[index.positions[row.id]]))
     fixed = decision.injected_ids if decision.stage is not Stage.RERANK else None
+    lexical = baseline.injected_ids if baseline.stage is Stage.LEXICAL else None
     c = decision.channels
     return _Case(
         case,
         fixed,
+        lexical,
         baseline.injected_ids,
         float(c.score[c.hybrid_order[0]]) if len(c.ids) else 0.0,
         np.array([row.score for row in rows]),
@@ -183,13 +187,17 @@ def _probe(case: Case, decision: Decision, baseline: Decision, index: Index) -> 
 
 def _simulate(
     item: _Case,
+    fast_path: bool,
     floor: float,
     rerank_min: float,
     margin: float,
     recall_floor: float,
     max_skills: int,
 ) -> tuple[str, ...]:
-    """The gate's arithmetic (§5.3 with the model's floor, §5.4, the §5.6 cap)."""
+    """The gate's arithmetic (§5.2 kept or not, §5.3 with the model's floor, §5.4, the
+    §5.6 cap)."""
+    if fast_path and item.lexical is not None:
+        return item.lexical
     if item.fixed is not None:
         return item.fixed
     if item.top < min(recall_floor, floor):
@@ -219,7 +227,8 @@ def calibrate_reranker(
         raise ValueError("no reranker is loaded: " + libraries[0][1].models.status.reranker_note)
     config = config.replace(force=[], deny=[], rerank_min=None, rerank_margin=None)
     status = libraries[0][1].models.status
-    probe_gate = RerankCalibration(-OPEN, OPEN, "calibration probe", floor=-OPEN)
+    # The probe: the gate wide open and the fast path off, so every case reaches stage 2.
+    probe_gate = RerankCalibration(-OPEN, OPEN, "calibration probe", floor=-OPEN, fast_path=False)
     prepared: list[tuple[LibraryCases, Index, list[_Case], Figures]] = []
     for cases, index in libraries:
         fast = memoised(index)
@@ -236,14 +245,20 @@ def calibrate_reranker(
     budget = sum(base.false_injects for *_, base in prepared)
     points = grid.points()
     results = []
-    for floor, rerank_min, margin in points:
+    for fast_path, floor, rerank_min, margin in points:
         hits, false = [], 0
         for cases, fast, items, _ in prepared:
             n = len(fast)
             floor_in_force = floor if floor is not None else _section_floor(fast, config, n)
             injected = [
                 _simulate(
-                    item, floor_in_force, rerank_min, margin, config.recall_floor, config.max_skills
+                    item,
+                    fast_path,
+                    floor_in_force,
+                    rerank_min,
+                    margin,
+                    config.recall_floor,
+                    config.max_skills,
                 )
                 for item in items
             ]
@@ -255,19 +270,22 @@ def calibrate_reranker(
     if not feasible:
         feasible = list(range(len(points)))
 
-    def key(i: int) -> tuple[float, int, float, float, float]:
-        floor, rerank_min, margin = points[i]
+    def key(i: int) -> tuple[float, int, bool, float, float, float]:
+        fast_path, floor, rerank_min, margin = points[i]
         return (
             -round(results[i][0], 9),
             results[i][1],
+            not fast_path,
             -(floor if floor is not None else 9.0),
             -rerank_min,
             margin,
         )
 
     chosen = min(feasible, key=key)
-    floor, rerank_min, margin = points[chosen]
-    gate = RerankCalibration(rerank_min, margin, "calibrated by calibrate --reranker", floor=floor)
+    fast_path, floor, rerank_min, margin = points[chosen]
+    gate = RerankCalibration(
+        rerank_min, margin, "calibrated by calibrate --reranker", floor=floor, fast_path=fast_path
+    )
     mismatches = []
     reports = []
     for cases, fast, items, base in prepared:
@@ -277,7 +295,13 @@ def calibrate_reranker(
         floor_in_force = floor if floor is not None else _section_floor(fast, config, len(fast))
         swept = [
             _simulate(
-                item, floor_in_force, rerank_min, margin, config.recall_floor, config.max_skills
+                item,
+                fast_path,
+                floor_in_force,
+                rerank_min,
+                margin,
+                config.recall_floor,
+                config.max_skills,
             )
             for item in items
         ]
@@ -311,7 +335,12 @@ def calibrate_reranker(
     )
     return RerankerCalibration(
         reranker=status.reranker or "",
-        recommended={"floor": floor, "rerank_min": rerank_min, "rerank_margin": margin},
+        recommended={
+            "floor": floor,
+            "rerank_min": rerank_min,
+            "rerank_margin": margin,
+            "fast_path": fast_path,
+        },
         libraries=tuple(reports),
         grid_size=len(points),
         seconds=time.perf_counter() - started,
