@@ -7,8 +7,9 @@ better than the hybrid score may also be trusted with weaker ones than §5.4's f
 then runs for any prompt whose top hybrid score reaches it.
 
 The objective, as issue 16 states it for the default: the highest train recall averaged over
-libraries whose pooled train false injections are no more than the same config's without
-the reranker. Ties go to fewer false injections, then to the more conservative point (higher
+libraries, each library's train false injections no more than the same config's without
+the reranker (per library: pooled, one library's gain would buy another's losses). Ties go
+to fewer false injections, then to the more conservative point (the fast path kept, higher
 floor, higher rerank_min, smaller margin).
 
 How it stays faithful to the one cascade: each train case is routed once through `decide()`
@@ -102,9 +103,9 @@ class RerankerCalibration:
     verified: bool
     verify_note: str
     objective: str = (
-        "highest train recall averaged over libraries with pooled train false injections no "
-        "more than without the reranker; ties: fewer false injections, then higher floor, "
-        "higher rerank_min, smaller margin"
+        "highest train recall averaged over libraries with each library's train false "
+        "injections no more than without the reranker; ties: fewer false injections, then "
+        "the fast path kept, higher floor, higher rerank_min, smaller margin"
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,6 +137,7 @@ class _Case:
     case: Case
     fixed: tuple[str, ...] | None  # injected ids when stage 2 cannot change them
     lexical: tuple[str, ...] | None  # the fast path's pick, when it fires (None: it does not)
+    cosine: tuple[str, ...]  # injected ids by the cosine stage alone (the fast path off)
     baseline: tuple[str, ...]  # injected ids without the reranker (the cosine stage)
     top: float  # top hybrid score
     scores: np.ndarray  # pool candidates' hybrid scores
@@ -167,7 +169,9 @@ def _figures(cases: Sequence[Case], injected: Sequence[Sequence[str]]) -> Figure
     return Figures(positives, hits, negatives, false)
 
 
-def _probe(case: Case, decision: Decision, baseline: Decision, index: Index) -> _Case:
+def _probe(
+    case: Case, decision: Decision, baseline: Decision, cosine: Decision, index: Index
+) -> _Case:
     rows = [row for row in decision.rows if row.rerank is not None]
     rows.sort(key=lambda row: (-(row.rerank or 0.0), index.id_rank[index.positions[row.id]]))
     fixed = decision.injected_ids if decision.stage is not Stage.RERANK else None
@@ -177,6 +181,7 @@ def _probe(case: Case, decision: Decision, baseline: Decision, index: Index) -> 
         case,
         fixed,
         lexical,
+        cosine.injected_ids,
         baseline.injected_ids,
         float(c.score[c.hybrid_order[0]]) if len(c.ids) else 0.0,
         np.array([row.score for row in rows]),
@@ -200,8 +205,8 @@ def _simulate(
         return item.lexical
     if item.fixed is not None:
         return item.fixed
-    if item.top < min(recall_floor, floor):
-        return item.baseline
+    if item.top < min(recall_floor, floor):  # stage 2 skipped: the cosine stage decides
+        return item.baseline if fast_path else item.cosine
     eligible = item.scores >= floor
     if not eligible.any():
         return ()
@@ -235,19 +240,22 @@ def calibrate_reranker(
         bare = without_reranker(fast)
         probe = with_gate(fast, probe_gate)
         items = []
+        no_fast_path = config.replace(lexical_min=0.0)
         for case in cases.train:
             baseline = decide(case.prompt, bare, config)
-            items.append(_probe(case, decide(case.prompt, probe, config), baseline, index))
+            cosine = decide(case.prompt, bare, no_fast_path)
+            items.append(_probe(case, decide(case.prompt, probe, config), baseline, cosine, index))
         base = _figures(cases.train, [item.baseline for item in items])
         prepared.append((cases, fast, items, base))
         if progress is not None:
             progress(f"{cases.spec.name}: {len(items)} train cases probed")
-    budget = sum(base.false_injects for *_, base in prepared)
+    budgets = [base.false_injects for *_, base in prepared]
     points = grid.points()
     results = []
+    within: list[bool] = []
     for fast_path, floor, rerank_min, margin in points:
-        hits, false = [], 0
-        for cases, fast, items, _ in prepared:
+        hits, false, ok = [], 0, True
+        for (cases, fast, items, _), budget in zip(prepared, budgets, strict=True):
             n = len(fast)
             floor_in_force = floor if floor is not None else _section_floor(fast, config, n)
             injected = [
@@ -265,8 +273,10 @@ def calibrate_reranker(
             figures = _figures(cases.train, injected)
             hits.append(figures.recall or 0.0)
             false += figures.false_injects
+            ok = ok and figures.false_injects <= budget
         results.append((float(np.mean(hits)), false))
-    feasible = [i for i, (_, false) in enumerate(results) if false <= budget]
+        within.append(ok)
+    feasible = [i for i in range(len(points)) if within[i]]
     if not feasible:
         feasible = list(range(len(points)))
 
