@@ -479,9 +479,12 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
     ):
         # `auto` is a default, not a request: with another dense model there is nothing to warn.
         dense = embedder.name if embedder is not None else "unavailable"
-        pair, note = None, (
-            f"auto: the packaged {INTERACTION_RERANKER} reads the packaged MiniLM's token "
-            f"states and the dense model is {dense}; no other reranker found"
+        pair, note = (
+            None,
+            (
+                f"auto: the packaged {INTERACTION_RERANKER} reads the packaged MiniLM's token "
+                f"states and the dense model is {dense}; no other reranker found"
+            ),
         )
     if pair is not None:
         try:

@@ -130,3 +130,21 @@ def test_bench_quality_writes_json_and_checks_the_baseline(
         capsys, "bench", "--only", "quality", "--quality-json", str(out_file), *COMMON
     )
     assert code == 1 and "FAIL" in out and "recall" in out
+
+
+@pytest.mark.slow
+def test_calibrate_a_rerankers_gate(capsys: Capture, manifest: Path) -> None:
+    with_model = ["--set", "reranker=interaction"]
+    code, out, _ = run(capsys, "calibrate", "--manifest", str(manifest), "--reranker", *with_model)
+    assert code == 0, out
+    assert "Reranker `skill-reranker-interaction`" in out and "**Recommended**" in out
+    assert out.count("| small |") == 2 and "gives the sweep's picks" in out
+    code, out, _ = run(
+        capsys, "calibrate", "--manifest", str(manifest), "--reranker", "--json", *with_model
+    )
+    data = json.loads(out)
+    assert code == 0 and data["schema"] == "skill-explorer/calibration-reranker@1"
+    assert data["verified"] and set(data["recommended"]) >= {"floor", "rerank_min"}
+    # no reranker loaded: a usage error that says why
+    code, _, err = run(capsys, "calibrate", "--manifest", str(manifest), "--reranker", *COMMON)
+    assert code == 2 and "no reranker is loaded" in err
