@@ -25,6 +25,7 @@ from explorer.bench.index_build import bench_index_build
 from explorer.bench.live_save import bench_live_save
 from explorer.bench.peak_rss import RSS_SIZE, bench_peak_rss
 from explorer.bench.synthetic import generate_library, synthetic_prompts, vocabulary_size
+from explorer.bench.whatif import bench_whatif
 from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import Config
 from explorer.engine.embed import cpu_count
@@ -39,6 +40,7 @@ METRICS: tuple[str, ...] = (
     "index_build",
     "live_save",
     "cold_open",
+    "whatif",
 )
 DEFAULT_SIZES: tuple[int, ...] = (100, 1000)
 WARM_LIMIT = 1000  # decide_warm, hook_cold and index_build run on requested sizes up to this
@@ -176,6 +178,17 @@ def run_bench(
                 metrics[f"live_save@{size}"] = bench_live_save(library(size), quiet, models, cache)
                 cache.close()
             sections["live_save"] = time.perf_counter() - clock
+
+        if "whatif" in chosen and small:
+            clock = time.perf_counter()
+            models = models or load_models(quiet)
+            for size in small:
+                if size not in indexes:
+                    cache = EmbeddingCache(library_cache(size))
+                    indexes[size] = build_index([library(size)], quiet, models, cache)
+                    cache.close()
+                metrics[f"whatif@{size}"] = bench_whatif(indexes[size], quiet)
+            sections["whatif"] = time.perf_counter() - clock
 
         if "cold_open" in chosen:
             clock = time.perf_counter()

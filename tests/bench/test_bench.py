@@ -150,6 +150,14 @@ def test_format_report_names_every_metric() -> None:
             "ratio": 0.6,
             "pass": True,
         },
+        "whatif@1000": {
+            "metric": "whatif",
+            "median_ms": 30.0,
+            "p95_ms": 40.0,
+            "target_value": 100.0,
+            "ratio": 0.3,
+            "pass": True,
+        },
         "cold_open_warm": {
             "metric": "cold_open",
             "value": 400.0,
@@ -182,6 +190,15 @@ def test_live_save_measures_real_saves(tmp_path: Path) -> None:
     assert "error" not in row, row
     assert row["n"] == 30 and 0 < row["median_ms"] <= row["p95_ms"]
     assert "live_save@20" in format_report(result)
+
+
+def test_whatif_times_edits_on_the_generated_library(tmp_path: Path) -> None:
+    config = Config(model="bow", reranker="off")
+    result = run_bench(None, (20,), config, include={"whatif"}, work_dir=tmp_path)
+    row = result["metrics"]["whatif@20"]
+    assert "error" not in row, row
+    assert row["n"] == 30 and 0 < row["median_ms"] <= row["p95_ms"] and row["size"] == 20
+    assert "whatif@20" in format_report(result)
 
 
 # The children are real modules run with `python -m`: each must start, measure and report.
