@@ -147,3 +147,33 @@ def test_standing_reads_the_row_the_table_shows(index: Index) -> None:
     assert standing(decision, "no-such-skill") is None
     with pytest.raises(KeyError):
         what_if(index, CONFIG, "no-such-skill", "x", "p", original="")
+
+
+@pytest.mark.slow
+def test_with_the_packaged_reranker_the_logit_is_previewed_and_diffed(tmp_path: Path) -> None:
+    """The reranker reads the description too: its logit in the preview is the one the
+    saved file gets, and the ranking diff carries its delta."""
+    from explorer.engine.compare import ranking_diff
+    from explorer.engine.models import load_models
+
+    config = Config(reranker="packaged", preset="reference")
+    models = load_models(config)
+    assert models.reranker is not None, models.status.reranker_note
+    library = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, library)
+    index = build_index([library], config, models)
+    prompt = "write release notes from the last 20 commits"
+    skill = "changelog-generator"
+    path = library / skill / "SKILL.md"
+    edited = "Writes release notes from the commits since the last tag, grouped by kind."
+    before = decide(prompt, index, config)
+    result = what_if(index, config, skill, edited, prompt, original=read_skill_text(str(path)))
+    assert result.before is not None and result.after is not None and result.decision
+    assert result.before.rerank is not None and result.after.rerank is not None
+    assert result.after.rerank != pytest.approx(result.before.rerank)
+    diff = ranking_diff(before, result.decision)
+    entry = next(e for e in diff.entries if e.skill_id == skill)
+    assert entry.rerank.delta == pytest.approx(result.after.rerank - result.before.rerank)
+    save(result.edit)
+    after = decide(prompt, build_index([library], config, models), config)
+    assert _answer(result.decision) == _answer(after)
