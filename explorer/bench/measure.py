@@ -7,6 +7,7 @@ that run as children import this one before their own clock starts.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import time
@@ -51,6 +52,18 @@ def timed(function: Callable[[], Any]) -> float:
     started = time.perf_counter()
     function()
     return ms(time.perf_counter() - started)
+
+
+def peak_mb() -> float:
+    """This process's resident high-water mark in MB (VmHWM on Linux, else ru_maxrss)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def package_parent() -> Path:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -25,18 +24,6 @@ RSS_DECIDES = 20
 RSS_LIMIT_MB = 300.0
 
 
-def peak_mb() -> float:
-    """This process's resident high-water mark in MB (VmHWM on Linux, else ru_maxrss)."""
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def measure_child(job: dict[str, Any]) -> dict[str, Any]:
     """In the child: load models, build the index, route the prompts; the peak after each."""
     from explorer.engine.cache import EmbeddingCache
@@ -45,18 +32,18 @@ def measure_child(job: dict[str, Any]) -> dict[str, Any]:
     from explorer.engine.pipeline import decide
     from explorer.engine.snapshot import build_index
 
-    phases = {"imports": peak_mb()}
+    phases = {"imports": measure.peak_mb()}
     config = Config(**job["config"])
     cache = EmbeddingCache(job["cache"])
     models = load_models(config, cache)
-    phases["models"] = peak_mb()
+    phases["models"] = measure.peak_mb()
     index = build_index([job["library"]], config, models, cache)
-    phases["build"] = peak_mb()
+    phases["build"] = measure.peak_mb()
     for prompt in job["prompts"]:
         decide(prompt, index, config)
-    phases["decides"] = peak_mb()
+    phases["decides"] = measure.peak_mb()
     return {
-        "peak_mb": peak_mb(),
+        "peak_mb": measure.peak_mb(),
         "phases": phases,
         "skills": len(index),
         "embedded": index.embedded,

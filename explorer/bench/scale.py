@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import resource
 import shutil
 import sys
 import time
@@ -149,7 +148,7 @@ def open_child(job: dict[str, Any]) -> dict[str, Any]:
         decide(prompt, live.snapshot, config)
     return {
         "open_ms": measure.ms(answered - started),
-        "peak_mb": _peak_mb(),
+        "peak_mb": measure.peak_mb(),
         "skills": len(live.snapshot),
         "embedded": live.snapshot.embedded,
         "stage": decision.stage,
@@ -195,24 +194,13 @@ async def _drive_ui(job: dict[str, Any]) -> dict[str, Any]:
                     raise TimeoutError("a keystroke was never painted")
                 await pilot.pause(0.001)
             samples.append(measure.ms(app.painted_at - pressed))
-    return {"samples": samples, "loaded_ms": loaded_ms, "peak_mb": _peak_mb()}
+    return {"samples": samples, "loaded_ms": loaded_ms, "peak_mb": measure.peak_mb()}
 
 
 def ui_child(job: dict[str, Any]) -> dict[str, Any]:
     import asyncio
 
     return asyncio.run(_drive_ui(job))
-
-
-def _peak_mb() -> float:
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # -- the rows -----------------------------------------------------------------------------
@@ -395,7 +383,7 @@ def lint_child(job: dict[str, Any]) -> dict[str, Any]:
         code = main(["lint", job["library"], "--cache-dir", job["cache"], "--json"])
     seconds = time.perf_counter() - started
     findings = len(json.loads(out.getvalue())["findings"]) if code in (0, 1) else -1
-    return {"code": code, "seconds": seconds, "peak_mb": _peak_mb(), "findings": findings}
+    return {"code": code, "seconds": seconds, "peak_mb": measure.peak_mb(), "findings": findings}
 
 
 def bench_lint(library: Path, cache: Path, work: Path, size: int) -> dict[str, Any]:

@@ -52,6 +52,16 @@ class Command:
         raise NotImplementedError
 
 
+def add_cwd_option(parser: argparse.ArgumentParser) -> None:
+    """--cwd, as route, why and the explorer take it: the hook's cwd, given by hand."""
+    parser.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the working directory whose manifests feed the project channel "
+        "(as the hook's cwd does; default: none)",
+    )
+
+
 def add_common_options(parser: argparse.ArgumentParser, *, skills: bool = True) -> None:
     """--skills (unless the command takes DIRs), --config, --set, --[no-]ski-config,
     --cache-dir."""

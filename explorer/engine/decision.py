@@ -83,6 +83,17 @@ class Band(StrEnum):
     LOW = "low"
 
 
+BAND_HIGH, BAND_MEDIUM = 0.80, 0.55  # §5.7
+
+
+def band(confidence: float) -> Band:
+    """The band a pick's confidence falls in (§5.7): the decision, the injected text and
+    the session ledger's re-send rule read this one rule."""
+    if confidence >= BAND_HIGH:
+        return Band.HIGH
+    return Band.MEDIUM if confidence >= BAND_MEDIUM else Band.LOW
+
+
 class InjectionMode(StrEnum):
     """What an injection carries: the description, or the body for a lone confident pick."""
 

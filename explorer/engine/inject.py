@@ -21,9 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.engine.config import Config
+from explorer.engine.decision import Band, band
 from explorer.engine.skills import Skill
-
-BAND_HIGH, BAND_MEDIUM = 0.80, 0.55  # §5.7
 
 EXPLORER_HEADER = (
     "Skill router: these skills match the user's request; "
@@ -47,12 +46,6 @@ VERB_SOFT = "invoke it now, before you answer."
 VERB_HARD_HIGH = "you MUST invoke it before answering."
 VERB_HARD = "you should invoke it before answering."
 FILE_EVIDENCE = "a file of this skill's document type is part of this conversation"
-
-
-def band(confidence: float) -> str:
-    if confidence >= BAND_HIGH:
-        return "high"
-    return "medium" if confidence >= BAND_MEDIUM else "low"
 
 
 def strength(config: Config) -> str:
@@ -138,7 +131,7 @@ def _reference(picks: list[Pick], config: Config) -> Built:
 def _directive_block(pick: Pick, config: Config) -> str:
     force = strength(config)
     if force == "hard":
-        verb = VERB_HARD_HIGH if band(pick.confidence) == "high" else VERB_HARD
+        verb = VERB_HARD_HIGH if band(pick.confidence) is Band.HIGH else VERB_HARD
     else:
         verb = VERB_SOFT
     why = FILE_EVIDENCE if pick.file_evidence else None

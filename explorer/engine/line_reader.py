@@ -57,10 +57,6 @@ class LineReading:
     opening_indented: bool  # line 1 is `---` only once trimmed
     closing_indented: bool  # the closing fence is `---` only once trimmed
 
-    @property
-    def closed(self) -> bool:
-        return self.end is not None
-
 
 def read_frontmatter(text: str) -> LineReading | None:
     """The reference's reading of a BOM-stripped SKILL.md; None when line 1 is not `---`."""

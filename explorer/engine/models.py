@@ -522,17 +522,6 @@ def assemble_models(
     return Models(embedder, reranker, status, warnings or [])
 
 
-def effective_thresholds(config: Config, calibration: Calibration) -> tuple[float, float]:
-    """§4: a pinned value wins; otherwise the model's knee."""
-    min_similarity = (
-        config.min_similarity if config.min_similarity is not None else calibration.min_similarity
-    )
-    score_margin = (
-        config.score_margin if config.score_margin is not None else calibration.score_margin
-    )
-    return min_similarity, score_margin
-
-
 def effective_rerank_thresholds(
     config: Config, calibration: RerankCalibration
 ) -> tuple[float, float]:

@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.calibrate import memoised
-from explorer.engine.cases import Case
 from explorer.engine.config import Config
 from explorer.engine.decision import Stage
 from explorer.engine.evaluate import EvalReport, evaluate
@@ -725,10 +724,3 @@ def _rrf_diagnostic(libs: list[_Library], config: Config, budget: Budget) -> dic
         "best_floor": None if best is None else best[1],
         "best_margin": None if best is None else best[2],
     }
-
-
-def case_counts(cases: Sequence[Case]) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for case in cases:
-        kinds[case.kind] = kinds.get(case.kind, 0) + 1
-    return kinds

@@ -17,7 +17,7 @@ import numpy as np
 
 from explorer.engine.config import Config
 from explorer.engine.decision import (
-    Band,
+    BAND_HIGH,
     Channels,
     Decision,
     Gate,
@@ -26,6 +26,7 @@ from explorer.engine.decision import (
     InjectionMode,
     Stage,
     Verdict,
+    band,
 )
 from explorer.engine.inject import Pick
 from explorer.engine.inject import build as build_injection
@@ -41,7 +42,6 @@ from explorer.engine.snapshot import Index
 from explorer.engine.text import keyword_tokens
 
 LEXICAL_CONFIDENCE = 0.90  # §5.2
-BAND_HIGH, BAND_MEDIUM = 0.80, 0.55  # §5.7
 COSINE_CONFIDENCE_SPAN = 0.45  # §5.7
 
 # §3.4: a named file of a document family boosts the skill with that family's id.
@@ -102,12 +102,6 @@ def invoked_names(prompt: str) -> set[str]:
     if not words or not _COMMAND_RE.fullmatch(words[0]):
         return set()
     return {words[0].rsplit(":", 1)[-1]}
-
-
-def band(confidence: float) -> Band:
-    if confidence >= BAND_HIGH:
-        return Band.HIGH
-    return Band.MEDIUM if confidence >= BAND_MEDIUM else Band.LOW
 
 
 def cosine_confidence(score: float, min_similarity: float) -> float:

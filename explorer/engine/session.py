@@ -169,7 +169,7 @@ def _lock(descriptor: int, timeout_s: float, path: Path) -> None:
     timed_out = LedgerUnavailable(f"{path} stayed locked for {timeout_s:.1f} s")
     if threading.current_thread() is threading.main_thread():
 
-        def expire(signum: int, frame: object) -> None:
+        def expire(_signum: int, _frame: object) -> None:
             raise _LockTimeout
 
         previous = signal.signal(signal.SIGALRM, expire)

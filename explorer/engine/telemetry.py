@@ -78,11 +78,6 @@ class Event:
     via: str = ""  # "read" or "skill"
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    @property
-    def prompt_key(self) -> str:
-        """What joins a use to its recommend: the digest, from the text when it was kept."""
-        return self.prompt_sha or (prompt_digest(self.prompt) if self.prompt else "")
-
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"ts": self.ts_ms, "kind": self.kind.value, "session": self.session}
         if self.prompt:

@@ -51,10 +51,6 @@ def set_process_kind(kind: str) -> None:
     _kind = kind
 
 
-def process_kind() -> str:
-    return _kind
-
-
 def onnx_threads() -> int:
     """Intra-op threads for a new onnxruntime session in this process."""
     override = os.environ.get(THREADS_VARIABLE, "").strip()

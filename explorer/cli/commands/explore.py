@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from explorer.cli.base import EXIT_OK, Command, add_common_options
+from explorer.cli.base import EXIT_OK, Command, add_common_options, add_cwd_option
 from explorer.engine.config import LoadedConfig
 
 
@@ -16,12 +16,7 @@ class ExploreCommand(Command):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (default: .)")
         parser.add_argument("--prompt", default="", help="start with this prompt typed")
-        parser.add_argument(
-            "--cwd",
-            metavar="DIR",
-            help="the working directory whose manifests feed the project channel "
-            "(as the hook's cwd does; default: none)",
-        )
+        add_cwd_option(parser)
         parser.add_argument(
             "--cases",
             metavar="FILE",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option, say
 from explorer.cli.library import library_index
 from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit
@@ -16,12 +16,7 @@ class WhyCommand(Command):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("prompt")
-        parser.add_argument(
-            "--cwd",
-            metavar="DIR",
-            help="the working directory whose manifests feed the project channel "
-            "(as the hook's cwd does; default: none)",
-        )
+        add_cwd_option(parser)
         parser.add_argument(
             "--skill", metavar="ID", help="explain this skill's terms, even if it lost"
         )
