@@ -1,0 +1,57 @@
+"""Decision.rows, the lazy sequence (explorer/engine/decision.py): what the explorer's
+table, the evaluator and the reasons read, checked against the rows made one by one."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.pipeline import decide
+
+CONFIG = Config(min_similarity=0.2, preset="reference", max_skills=2)
+
+
+def test_slices_iteration_and_equality_agree(bow_index) -> None:
+    decision = decide("merge two pdf files into one", bow_index, CONFIG)
+    rows = decision.rows
+    made = [rows[i] for i in range(len(rows))]
+    assert list(rows) == made and rows == made and rows == tuple(made)
+    assert rows[1:3] == tuple(made[1:3])
+    assert rows != made[:-1]  # another length
+    assert rows != "pdf"  # a string is not a sequence of rows
+    assert (rows == 3) is False  # not comparable: NotImplemented, then identity
+
+
+def test_columns_are_the_rows_fields_in_row_order(bow_index) -> None:
+    decision = decide("merge two pdf files into one", bow_index, CONFIG)
+    rows = list(decision.rows)
+    assert decision.rows.column("rank").tolist() == [row.rank for row in rows]
+    assert decision.rows.column("score").tolist() == pytest.approx([row.score for row in rows])
+    reranked = decision.rows.column("rerank")  # no reranker: NaN everywhere
+    assert len(reranked) == len(rows) and all(math.isnan(value) for value in reranked)
+    with pytest.raises(KeyError):
+        decision.rows.column("no_such_field")
+    scores = decision.rows.scores(["pdf", "not-a-skill"])
+    assert scores[0] == pytest.approx(decision.row("pdf").score) and np.isnan(scores[1])
+
+
+def test_rows_by_id_is_a_mapping_made_on_lookup(bow_index) -> None:
+    decision = decide("merge two pdf files into one", bow_index, CONFIG)
+    by_id = decision.rows.mapping()
+    assert len(by_id) == len(decision.rows)
+    assert set(by_id) == {row.id for row in decision.rows}
+    assert by_id["pdf"] == decision.row("pdf")
+    assert by_id.get("not-a-skill") is None and by_id.get("not-a-skill", 0) == 0
+    assert decision.rows.verdicts() == {row.verdict for row in decision.rows}
+
+
+def test_json_default_turns_numpy_and_tuples_into_json_and_refuses_the_rest() -> None:
+    from explorer.engine.decision import json_default
+
+    assert json_default(np.float32(0.5)) == 0.5 and isinstance(json_default(np.int64(3)), int)
+    assert json_default(("a", "b")) == ["a", "b"] and json_default(frozenset({1})) == [1]
+    with pytest.raises(TypeError, match="cannot serialise object"):
+        json_default(object())
