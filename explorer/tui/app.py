@@ -559,6 +559,8 @@ class ExplorerApp(App[None]):
     def on_skills_table_highlighted(self, event: SkillsTable.Highlighted) -> None:
         self.highlighted = event.skill_id
         self._show_skill(event.skill_id)
+        if self.comparing:
+            self.main.query_one(CompareView).follow(event.skill_id)
 
     def _show_skill(self, skill_id: str | None) -> None:
         snapshot, decision = self.snapshot, self.decision
@@ -819,7 +821,7 @@ class ExplorerApp(App[None]):
         if diff is None:
             view.nothing()
         else:
-            view.show(diff, label, self.size.width)
+            view.show(diff, label, self.size.width, self.highlighted)
 
     def _compare_width(self, width: int) -> None:
         """The diff's columns follow the terminal's width."""
@@ -828,7 +830,7 @@ class ExplorerApp(App[None]):
         except (NoMatches, ScreenStackError):
             return
         if self.comparing and view.diff is not None:
-            view.show(view.diff, view.base_label, width)
+            view.show(view.diff, view.base_label, width, self.highlighted)
 
 
 def _default_cases(roots: Sequence[str]) -> str | None:

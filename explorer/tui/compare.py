@@ -128,7 +128,9 @@ class CompareView(Vertical):
         self.query_one("#compare-header", Static).update(plain(message))
         self.query_one(DataTable).clear(columns=True)
 
-    def show(self, diff: RankingDiff, base_label: str, width: int) -> None:
+    def show(
+        self, diff: RankingDiff, base_label: str, width: int, highlighted: str | None = None
+    ) -> None:
         self.diff, self.base_label = diff, base_label
         self.query_one("#compare-header", Static).update(header_text(diff, base_label))
         table = self.query_one(DataTable)
@@ -167,3 +169,27 @@ class CompareView(Vertical):
                 cells.append("—" if entry.base_rank is None else str(entry.base_rank))
             cells.append(_verdicts(entry, short=not wide))
             table.add_row(*cells, key=entry.skill_id)
+        self.follow(highlighted)
+
+    def follow(self, skill_id: str | None) -> None:
+        """Put the cursor on the skill the app has highlighted (up/down in the prompt move
+        it here as they move the hidden table's)."""
+        table = self.query_one(DataTable)
+        if skill_id is None or self.diff is None:
+            return
+        try:
+            row = table.get_row_index(skill_id)
+        except Exception:  # not in the compared top: the cursor stays where it is
+            return
+        if row != table.cursor_row:
+            table.move_cursor(row=row, animate=False)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Moving the cursor in the diff itself highlights that skill everywhere (F7, the
+        panels), as moving it in the table does."""
+        event.stop()
+        table = self.query_one(DataTable)
+        if table.has_focus and event.row_key.value is not None:
+            go_to = getattr(self.app, "go_to_skill", None)
+            if go_to is not None:
+                go_to(event.row_key.value)

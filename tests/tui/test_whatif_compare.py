@@ -261,3 +261,34 @@ async def test_compare_fits_80_columns_and_follows_the_resize(
         await settle(pilot, lambda: "was #" in [str(c.label) for c in table.columns.values()])
         await pilot.resize_terminal(80, 24)
         await settle(pilot, lambda: "was #" not in [str(c.label) for c in table.columns.values()])
+
+
+async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await _type_prompt(pilot, app, "merge pdf")
+        await pilot.press("ctrl+t")
+        await _type_prompt(pilot, app, "spreadsheet formulas")
+        await pilot.press("f8")
+        view = app.query_one(CompareView)
+        await settle(
+            pilot, lambda: view.diff is not None and view.diff.prompt == "spreadsheet formulas"
+        )
+        table = view.query_one(DataTable)
+        assert isinstance(app.focused, PromptBar)
+        await pilot.press("down")  # from the prompt, as in the table view
+        await settle(pilot, lambda: table.cursor_row == 1)
+        second = view.diff.entries[1].skill_id
+        assert app.highlighted == second
+        await pilot.press("f7")
+        await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        assert app.screen.skill_id == second  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
+        table.focus()
+        await pilot.press("down")  # in the diff itself: that skill is highlighted everywhere
+        third = view.diff.entries[2].skill_id
+        await settle(pilot, lambda: app.highlighted == third)
