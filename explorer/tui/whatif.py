@@ -125,7 +125,16 @@ def cases_text(
 ) -> Text:
     out = Text()
     if report is None and not pending:
-        out.append("no cases file: start with --cases FILE to see which cases flip", style="dim")
+        if source:  # the Cases tab has not run them yet (the library is still loading)
+            out.append_text(
+                plain(
+                    f"the cases in {source} have not run yet (see the Cases tab); "
+                    "reopen f7 once they have to see which would flip",
+                    style="dim",
+                )
+            )
+        else:
+            out.append("no cases file: start with --cases FILE to see which flip", style="dim")
         return out
     out.append("cases ", style="bold")
     if pending or comparison is None:

@@ -292,3 +292,19 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
         await pilot.press("down")  # in the diff itself: that skill is highlighted everywhere
         third = view.diff.entries[2].skill_id
         await settle(pilot, lambda: app.highlighted == third)
+
+
+async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        await _type_prompt(pilot, app, "merge pdf")
+        app.cases_report = None  # as while a large library is still loading
+        app.go_to_skill("pdf")
+        await pilot.press("f7")
+        await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        screen = app.screen
+        assert isinstance(screen, WhatIfScreen)
+        await settle(pilot, lambda: screen.result is not None and screen.cases_done)
+        text = _text(screen, "#whatif-cases")
+        assert "cases.toml have not run yet" in text and "--cases" not in text
