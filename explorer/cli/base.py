@@ -97,6 +97,13 @@ def add_common_options(parser: argparse.ArgumentParser, *, skills: bool = True) 
         help="do not read the reference router's config.toml",
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="where the embedding cache lives")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="name every skipped file and parse warning (by default more than a few are "
+        "counted in one line)",
+    )
 
 
 def fraction(text: str) -> float:

@@ -27,12 +27,39 @@ def engine_for(args: argparse.Namespace, config: Config) -> Engine:
     return engine
 
 
-def report_library(index: Index) -> bool:
+# Up to this many problems are each said on their own line; past it, one line counts them
+# (a real 2,289-skill library has ~280 duplicate names: 280 lines on every call said nothing).
+LIST_UP_TO = 3
+DUPLICATE_MARK = "duplicate skill id"
+
+
+def problem_lines(index: Index, *, verbose: bool = False) -> list[str]:
+    """What was skipped or warned about: every problem (verbose, or only a few), else one
+    line that counts them by kind and says where the full list is."""
+    rejected, warnings = list(index.rejected), list(index.warnings)
+    if verbose or len(rejected) + len(warnings) <= LIST_UP_TO:
+        return [f"skipped {problem}" for problem in rejected] + [
+            f"warning: {problem}" for problem in warnings
+        ]
+    duplicates = sum(DUPLICATE_MARK in problem.message for problem in rejected)
+    counts = [
+        _count(duplicates, "duplicate name"),
+        _count(len(rejected) - duplicates, "unreadable file"),
+        _count(len(warnings), "parse warning"),
+    ]
+    said = [count for count in counts if count]
+    listed = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
+    return [f"skipped {listed}; run `skill-explorer lint` (or add -v) to list them"]
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' if number != 1 else ''}" if number else ""
+
+
+def report_library(index: Index, *, verbose: bool = False) -> bool:
     """Say what was rejected or warned about; False when there is nothing to route over."""
-    for problem in index.rejected:
-        say(f"skipped {problem}")
-    for problem in index.warnings:
-        say(f"warning: {problem}")
+    for line in problem_lines(index, verbose=verbose):
+        say(line)
     if not len(index):
         say(f"no valid skills under {', '.join(index.roots)}")
         return False
@@ -49,7 +76,8 @@ def library_index(args: argparse.Namespace, loaded: LoadedConfig) -> Index | int
     # The persisted index (engine/store.py): validated by stat, mapped, rebuilt on change.
     engine = engine_for(args, loaded.config)
     index = open_library(roots, loaded.config, engine=engine, persisted=True)
-    return index if report_library(index) else EXIT_FAILED
+    verbose = bool(getattr(args, "verbose", False))
+    return index if report_library(index, verbose=verbose) else EXIT_FAILED
 
 
 class Engines:
@@ -73,10 +101,8 @@ class Engines:
                 say(f"warning: {warning}")
         index = open_library(roots, config, engine=engine)
         if not quiet:
-            for problem in index.rejected:
-                say(f"skipped {problem}")
-            for problem in index.warnings:
-                say(f"warning: {problem}")
+            for line in problem_lines(index, verbose=bool(getattr(self.args, "verbose", False))):
+                say(line)
         return index
 
 

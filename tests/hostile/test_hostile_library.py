@@ -127,7 +127,7 @@ def test_discovery_reports_every_bad_file_with_path_and_reason(libraries) -> Non
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_route_is_the_same_with_and_without_the_bad_files(libraries, cli, tmp_path, prompt) -> None:
     hostile, clean, kinds = libraries
-    bad, took = cli("route", prompt, "--skills", str(hostile), "--json", *BOW)
+    bad, took = cli("route", prompt, "--skills", str(hostile), "--json", "-v", *BOW)
     good, _ = cli("route", prompt, "--skills", str(clean), "--json", *BOW)
     assert bad.returncode == good.returncode == 0, bad.stderr[-2000:]
     assert took < SECONDS
@@ -143,11 +143,17 @@ def test_route_is_the_same_with_and_without_the_bad_files(libraries, cli, tmp_pa
         assert path in bad.stderr  # each rejected file is named, with its reason
 
 
-def test_why_finishes_and_names_every_rejected_file(libraries, cli, tmp_path) -> None:
+def test_why_counts_the_bad_files_in_one_line_and_names_them_with_v(
+    libraries, cli, tmp_path
+) -> None:
     hostile, _, kinds = libraries
-    done, took = cli("why", PROMPTS[0], "--skills", str(hostile), *BOW)
-    assert done.returncode == 0 and took < SECONDS, done.stderr[-2000:]
-    assert "gates, in cascade order:" in done.stdout
+    quiet, took = cli("why", PROMPTS[0], "--skills", str(hostile), *BOW)
+    assert quiet.returncode == 0 and took < SECONDS, quiet.stderr[-2000:]
+    assert "gates, in cascade order:" in quiet.stdout
+    [line] = quiet.stderr.splitlines()  # one line, however many files were skipped
+    assert "1 duplicate name" in line and "run `skill-explorer lint` (or add -v)" in line
+    assert f"{len(kinds['rejected']) - 1} unreadable files" in line
+    done, _ = cli("why", PROMPTS[0], "--skills", str(hostile), "-v", *BOW)
     for path, reason in kinds["rejected"].items():
         line = next(line for line in done.stderr.splitlines() if path in line)
         assert reason.lower() in line.lower()
@@ -165,7 +171,7 @@ def test_lint_finishes_exits_1_and_lists_every_rejected_file(libraries, cli, tmp
 
 def test_index_finishes_and_reports(libraries, cli, tmp_path) -> None:
     hostile, _, kinds = libraries
-    done, took = cli("index", str(hostile), *BOW)
+    done, took = cli("index", str(hostile), "-v", *BOW)
     assert done.returncode == 0 and took < SECONDS, done.stderr[-2000:]
     assert f"{len(kinds['rejected'])} skipped" in done.stdout
     for path in kinds["rejected"]:

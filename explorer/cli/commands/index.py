@@ -8,7 +8,7 @@ import time
 from typing import TextIO
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options
-from explorer.cli.library import engine_for
+from explorer.cli.library import engine_for, problem_lines
 from explorer.cli.roots import command_roots
 from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit
@@ -72,10 +72,8 @@ class IndexCommand(Command):
             roots, loaded.config, engine=engine, persisted=True, progress=EmbedProgress(sys.stderr)
         )
         elapsed = (time.perf_counter() - started) * 1000
-        for problem in index.rejected:
-            emit(f"skipped  {problem}")
-        for problem in index.warnings:
-            emit(f"warning  {problem}")
+        for line in problem_lines(index, verbose=args.verbose):
+            emit(line)
         cached = len(index) - index.embedded if index.vectors is not None else 0
         emit(
             f"indexed {len(index)} skills from {', '.join(index.roots)}: "
