@@ -101,6 +101,13 @@ def reason_line(decision: Decision, row: Row) -> str:
     return f"  {row.id}: {why.gate}: {why.text}{gap}"
 
 
+def matches_text(row: Row) -> str:
+    """What earned the row its boosts: `kw: "pdf" (name) +0.15, file: report.pdf → pdf +0.30`."""
+    return ", ".join(
+        match.label() + (f" +{match.boost:.2f}" if match.boost else "") for match in row.matches
+    )
+
+
 def gate_line(gate: Gate) -> str:
     mark = "·" if gate.skipped else ("✓" if gate.passed else "✗")
     inputs = " ".join(f"{key}={format_value(value)}" for key, value in gate.inputs.items())
@@ -204,6 +211,10 @@ def why_report(
         shown += [decision.row(skill)] if decision.rows.index_of(skill) is not None else []
     lines += ["", "why (the number that decided; the explorer's table says the same):"]
     lines += [reason_line(decision, row) for row in shown]
+    matched = [row for row in shown if row.matches]
+    if matched:
+        lines += ["", "what matched (keyword, phrase, file and project boosts):"]
+        lines += [f"  {row.id}: {matches_text(row)}" for row in matched]
     lines += ["", "gates, in cascade order:", *(gate_line(gate) for gate in decision.gates)]
     explained = [skill] if skill else [row.id for row in decision.rows[: min(top, 3)]]
     for skill_id in explained:
@@ -255,6 +266,10 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
             f"{row.bm25:.2f} | {row.bm25_norm:.2f} | {row.bm25_fused:.2f} | {rerank} | "
             f"{row.matched_terms}/{row.query_terms} |"
         )
+    matched = [row for row in decision.rows if row.matches]
+    if matched:
+        lines += ["", "## What matched", ""]
+        lines += [f"- {code(row.id)}: {code(matches_text(row))}" for row in matched]
     lines += ["", "## Gates, in cascade order", ""]
     lines += [f"- {code(gate_line(gate).strip())}" for gate in decision.gates]
     explained = skill or (decision.rows[0].id if decision.rows else None)

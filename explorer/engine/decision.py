@@ -15,6 +15,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from explorer.engine.matches import Hits, Match
 from explorer.engine.rerank import sigmoid
 
 SCHEMA = "skill-explorer/decision@1"
@@ -150,6 +151,8 @@ class Row:
     verdict: Verdict
     path: str
     bm25_fused: float = 0.0  # bm25_weight * bm25_norm, the §9 fused channel (0 = reference)
+    # What earned the keyword, phrase, file and project boosts, named (engine/matches.py).
+    matches: tuple[Match, ...] = ()
 
 
 @dataclass
@@ -199,6 +202,7 @@ class Decision:
         index_version: int,
         tuning: dict[str, Any] | None = None,
         project_terms: dict[str, str] | None = None,
+        hits: Hits | None = None,
     ) -> None:
         self.prompt = prompt
         self.stage = stage
@@ -218,6 +222,12 @@ class Decision:
         self.tuning = tuning or {}
         # §3.5: skill id -> the ecosystem term that earned it the project boost
         self.project_terms = project_terms or {}
+        self.hits = hits or Hits()
+
+    @cached_property
+    def matches(self) -> dict[int, tuple[Match, ...]]:
+        """Skill position -> what matched it (only skills with a hit)."""
+        return self.hits.by_position(self.channels.ids)
 
     @property
     def injected_ids(self) -> tuple[str, ...]:
@@ -267,6 +277,7 @@ class Decision:
             verdict=self.verdict(index),
             path=c.paths[index],
             bm25_fused=float(c.bm25_fused[index]),
+            matches=self.matches.get(index, ()),
         )
 
     def row(self, skill_id: str) -> Row:

@@ -19,9 +19,10 @@ import numpy as np
 
 from explorer.engine.config import Config
 from explorer.engine.models import assemble_models
+from explorer.engine.presets import GENERIC_WORDS, Tuning, resolve
 from explorer.engine.skills import Problem, Skill, discover, read_skill_bytes
 from explorer.engine.snapshot import Index, index_skills
-from explorer.engine.text import match_tokens, norm_token, tokenize
+from explorer.engine.text import STOPWORDS, match_tokens, norm_token, tokenize
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
@@ -114,6 +115,7 @@ def lint(
         found = discover(roots)
         index = index_skills(found, roots, config, assemble_models(None))
     findings: list[Finding] = []
+    tuning = resolve(config, index.models.status, len(index))
     for problem in index.rejected:
         findings.append(_rejected(problem))
     for skill in index.skills:
@@ -122,6 +124,7 @@ def lint(
         findings += spec_findings(skill, claude_code=claude_code, lines=lines)
         findings += trigger_findings(skill, lines)
         findings += keyword_findings(skill, lines)
+        findings += generic_name_findings(skill, config, tuning, lines)
     findings += near_duplicate_findings(index, threshold=near_duplicate)
     findings += generic_term_findings(index)
     findings += listing_findings(index.skills, context_tokens, _library_path(index, roots))
@@ -361,6 +364,61 @@ def keyword_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[
             )
         else:
             seen[normal] = entry
+    return found
+
+
+def generic_name_findings(
+    skill: Skill, config: Config, tuning: Tuning, lines: dict[str, int] | None = None
+) -> list[Finding]:
+    """Name tokens (and keywords) that are stopwords or generic words: §1.4 makes every name
+    token a keyword, so `before-you-build` matches any prompt with "you" in it (§3.2).
+
+    The message says what the boost does under the config in force: with the §9 word
+    guard on it earns nothing here (but still does under the reference's cascade); with
+    only the cosine guard it needs that cosine; with neither it is added to every prompt
+    that has the word.
+    """
+    lines = lines or {}
+    names = {norm_token(token) for token in tokenize(skill.name)}
+    found: list[Finding] = []
+    for key in dict.fromkeys(norm_token(keyword) for keyword in skill.keywords):
+        if key in STOPWORDS:
+            kind = "a stopword"
+        elif key in GENERIC_WORDS:
+            kind = "a generic word"
+        else:
+            continue
+        where = "name token" if key in names else "keyword"
+        boost = f"keyword_boost {config.keyword_boost:g}"
+        if tuning.keyword_generic_guard:
+            effect = (
+                f"earns nothing under the active config (preset {tuning.preset!r}, "
+                "keyword_generic_guard on), but the reference's cascade adds "
+                f'{boost} to any prompt containing "{key}"'
+            )
+            severity = INFO
+        elif tuning.keyword_min_cosine > 0:
+            effect = (
+                f'adds {boost} to any prompt containing "{key}" whose cosine with this skill '
+                f"is at least keyword_min_cosine {tuning.keyword_min_cosine:g} (preset "
+                f"{tuning.preset!r})"
+            )
+            severity = WARNING
+        else:
+            effect = (
+                f'adds {boost} to any prompt containing "{key}" (preset {tuning.preset!r} '
+                "has no keyword guard; keyword_generic_guard = true would drop it)"
+            )
+            severity = WARNING
+        found.append(
+            Finding(
+                "retrieval/generic-name-token",
+                severity,
+                skill.path,
+                f"{where} {key!r} is {kind}: it {effect}; a name of telling words avoids it",
+                lines.get("name" if where == "name token" else "keywords"),
+            )
+        )
     return found
 
 

@@ -33,6 +33,7 @@ from explorer.engine.inject import build as build_injection
 from explorer.engine.interaction import InteractionReranker
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
+from explorer.engine.matches import Hits
 from explorer.engine.models import effective_rerank_thresholds
 from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.project import PROJECT_GATE_SLACK, code_terms, manifest_terms, skills_for_terms
@@ -57,34 +58,44 @@ _COMMAND_RE = re.compile(r"[A-Za-z0-9_:-]+", re.ASCII)
 _WHITESPACE_RE = re.compile(f"[{re.escape(WHITESPACE)}]+")
 
 
-def file_extensions(text: str) -> list[str]:
-    """The extension of every file-shaped word, as the reference reads them (src/context.rs).
+def named_files(text: str) -> list[tuple[str, str]]:
+    """(file name, extension) for every file-shaped word, as the reference reads them
+    (src/context.rs).
 
     Words are split at whitespace and at `"'()`,`; trailing `.:;!?` are trimmed; the
     extension is what follows the last dot, lower-cased, and a bare `.pdf` (nothing
     before the dot) names no file. So `data.csv.gz` is a gz, `a.key.pdf` a pdf.
     """
-    extensions = []
+    found = []
     for word in _FILE_SPLIT_RE.split(text):
-        stem, dot, extension = word.rstrip(".:;!?").rpartition(".")
+        name = word.rstrip(".:;!?")
+        stem, dot, extension = name.rpartition(".")
         if dot and stem:
-            extensions.append(ascii_lower(extension))
-    return extensions
+            found.append((name, ascii_lower(extension)))
+    return found
 
 
-def file_families(prompt: str, context: Sequence[str] = ()) -> list[str]:
-    """§3.4: the document families whose files the prompt (or a recent turn) names.
+def file_extensions(text: str) -> list[str]:
+    """The extension of every file-shaped word (see named_files)."""
+    return [extension for _, extension in named_files(text)]
+
+
+def family_files(prompt: str, context: Sequence[str] = ()) -> dict[str, str]:
+    """§3.4: family -> the first file that names it, in the prompt (or a recent turn).
 
     The reference scans the recent turns and the prompt as one text (src/hook.rs).
     """
     text = " ".join((*context, prompt)) if context else prompt
-    return list(
-        dict.fromkeys(
-            FILE_FAMILIES[extension]
-            for extension in file_extensions(text)
-            if extension in FILE_FAMILIES
-        )
-    )
+    found: dict[str, str] = {}
+    for name, extension in named_files(text):
+        if extension in FILE_FAMILIES:
+            found.setdefault(FILE_FAMILIES[extension], name)
+    return found
+
+
+def file_families(prompt: str, context: Sequence[str] = ()) -> list[str]:
+    """§3.4: the document families whose files the prompt (or a recent turn) names."""
+    return list(family_files(prompt, context))
 
 
 def invoked_names(prompt: str) -> set[str]:
@@ -182,13 +193,23 @@ def decide(
     prompt_tokens = keyword_tokens(prompt)
     keyword = np.zeros(n, dtype=np.float64)
     generic: list[str] = []
+    # What matched, named (engine/matches.py): recorded here, where each boost is added.
+    hits = Hits(
+        config.keyword_boost,
+        config.phrase_boost,
+        config.file_boost,
+        config.project_boost,
+        keyword_min_cosine=tuning.keyword_min_cosine,
+    )
     for token in sorted(prompt_tokens):
         postings = index.keyword_postings.get(token)
         if postings is not None:
             if tuning.keyword_generic_guard and generic_word(token):
                 generic.append(token)  # §9 guard: a generic word names no skill
+                hits.generic[token] = postings
                 continue
             np.add.at(keyword, postings, 1.0)  # a skill listed twice counts twice
+            hits.keywords[token] = postings
     keyword *= config.keyword_boost
     floored: list[int] = []
     if tuning.keyword_min_cosine > 0:
@@ -196,18 +217,21 @@ def decide(
         below = (keyword > 0) & (cosine < tuning.keyword_min_cosine)
         floored = [int(i) for i in np.flatnonzero(below)]
         keyword[below] = 0.0
+        hits.floored = frozenset(floored)
     phrase = np.zeros(n, dtype=np.float64)
     query_set = set(lexical.query_terms)
     for token in query_set:
         for position, tokens in index.phrase_table.get(token, ()):
             if all(part in query_set for part in tokens):
                 phrase[position] += 1.0
+                hits.phrases.append((position, tokens))
     phrase *= config.phrase_boost
     file = np.zeros(n, dtype=np.float64)
-    for family in file_families(prompt, context):
+    for family, name in family_files(prompt, context).items():
         named = index.positions.get(family)
         if named is not None:
             file[named] = config.file_boost
+            hits.files.append((name, family, named))
     # §3.5 project channel: the working directory's ecosystem (reference: src/rank.rs)
     project = np.zeros(n, dtype=np.float64)
     project_terms: dict[str, str] = {}
@@ -219,6 +243,7 @@ def decide(
             if cosine[position] >= gate:
                 project[position] = config.project_boost
                 project_terms[index.ids[position]] = term
+                hits.projects[position] = term
     score = cosine + keyword + phrase + file + project  # §3.6 (context channel: 0, §3.5)
     # §9 extension: BM25 as an absolute channel (bm25_norm keeps "perfect match" and "no
     # match" apart in any library); weight 0, the reference, leaves the score untouched.
@@ -301,6 +326,7 @@ def decide(
         },
         tuning=tuning.as_dict(),
         project_terms=project_terms,
+        hits=hits,
         query_terms=lexical.query_terms,
         index_version=index.version,
     )

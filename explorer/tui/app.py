@@ -582,7 +582,7 @@ class ExplorerApp(App[None]):
             main.query_one(SkillPanel).show(skill, snapshot.built_at, self.findings.get(skill.path))
         else:
             explain = snapshot.lexical.explain(decision.prompt, position)
-            main.query_one(TermsPanel).show(skill, explain)
+            main.query_one(TermsPanel).show(skill, explain, row.matches if row else ())
 
     # -- thresholds ----------------------------------------------------------------------
 

@@ -305,3 +305,32 @@ def test_findings_are_sorted_and_serialisable(tmp_path: Path) -> None:
     assert keys == sorted(keys)
     assert findings[0].to_dict().keys() == {"rule", "severity", "path", "message", "line"}
     assert str(findings[0]).startswith(findings[0].path)
+
+
+def test_generic_name_tokens_say_what_the_boost_does_under_the_active_config(
+    tmp_path: Path,
+) -> None:
+    """§1.4 makes `before-you-build`'s name tokens keywords: "you" matches any prompt."""
+    write_skill(tmp_path, "before-you-build", "A checklist to run ahead of a new build.")
+    write_skill(tmp_path, "pdf-merger", "Merge PDF files into one document.")
+
+    def generic(config: Config) -> dict[str, tuple[str, str]]:
+        found = lint([tmp_path], config=config)
+        return {
+            f.message.split("'")[1]: (f.severity, f.message)
+            for f in found
+            if f.rule == "retrieval/generic-name-token"
+        }
+
+    default = generic(Config())  # the calibrated preset: no keyword guard
+    assert set(default) == {"before", "you"}
+    severity, message = default["you"]
+    assert severity == "warning" and "is a stopword" in message
+    assert 'adds keyword_boost 0.15 to any prompt containing "you"' in message
+    assert "preset 'calibrated' has no keyword guard" in message
+    guarded = generic(Config(keyword_generic_guard=True))
+    severity, message = guarded["you"]
+    assert severity == "info" and "earns nothing under the active config" in message
+    floored = generic(Config(keyword_min_cosine=0.3, keyword_boost=0.2))
+    assert "adds keyword_boost 0.2" in floored["before"][1]
+    assert "keyword_min_cosine 0.3" in floored["before"][1]

@@ -23,6 +23,11 @@ class WhyCommand(Command):
         parser.add_argument(
             "--top", type=int, default=8, metavar="N", help="rows to show (default 8)"
         )
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print the full decision as JSON (as route --json: every row's matches too)",
+        )
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
@@ -36,5 +41,8 @@ class WhyCommand(Command):
             say(f"no skill with id {args.skill!r}")
             return EXIT_USAGE
         decision = decide(args.prompt, index, loaded.config, cwd=args.cwd)
+        if args.json:
+            print(decision.to_json())
+            return EXIT_OK
         emit(*why_report(decision, index, top=args.top, skill=args.skill))
         return EXIT_OK

@@ -9,7 +9,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.engine.lexical import Explain
+from explorer.engine.matches import Match, MatchKind
 from explorer.engine.skills import Skill
+from explorer.engine.snapshot import phrase_tokens
 from explorer.engine.text import STOPWORDS, norm_token
 from explorer.terminal import visible
 
@@ -26,10 +28,36 @@ def highlighted_description(description: str, matched: set[str]) -> Text:
     return text
 
 
-def terms_text(skill: Skill, explain: Explain) -> Text:
+def match_label(skill: Skill, match: Match) -> str:
+    """A match as the Terms tab names it: a phrase as its author wrote it."""
+    if match.kind is MatchKind.PHRASE:
+        tokens = tuple(match.term.split())
+        written = next((p for p in skill.trigger_phrases if phrase_tokens(p) == tokens), None)
+        if written is not None:
+            return f'ph: "{written}"'
+    return match.label()
+
+
+def matches_text(skill: Skill, matches: tuple[Match, ...]) -> Text:
+    """What earned the skill its boosts, one per line, with what each added."""
+    out = Text()
+    if not matches:
+        out.append("no keyword, phrase or file matched\n", style="dim")
+        return out
+    out.append("what matched\n", style="bold")
+    for match in matches:
+        out.append(
+            f"  {visible(match_label(skill, match)):<40}", style="green" if match.boost else "dim"
+        )
+        out.append(f" +{match.boost:.2f}\n" if match.boost else "\n", style="")
+    return out
+
+
+def terms_text(skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) -> Text:
     out = Text()
     out.append(visible(f"{skill.id} "), style="bold")
     out.append(f"  BM25 {explain.score:.3f}  normalised {explain.normalised:.3f}\n", style="dim")
+    out.append_text(matches_text(skill, matches))
     if explain.terms:
         first = explain.terms[0]
         out.append(
@@ -63,5 +91,5 @@ class TermsPanel(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("Highlight a skill to see its terms.", id="terms-body")
 
-    def show(self, skill: Skill, explain: Explain) -> None:
-        self.query_one("#terms-body", Static).update(terms_text(skill, explain))
+    def show(self, skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) -> None:
+        self.query_one("#terms-body", Static).update(terms_text(skill, explain, matches))
