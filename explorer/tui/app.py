@@ -56,8 +56,9 @@ from explorer.report import markdown_report
 from explorer.terminal import plain, visible
 from explorer.tui.commands import ExplorerCommands, SkillCommands
 from explorer.tui.compare import DEPTH, CompareView
+from explorer.tui.health import ProblemsScreen, issues, stale_reasons
 from explorer.tui.history import PromptHistory, write_new_file
-from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor, errors_text
+from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -119,8 +120,10 @@ class ExplorerApp(App[None]):
         cases_skill: str | None = None,
         history_log: str | None = None,
         initial_skill: str | None = None,
+        config_layers: str = "",
     ) -> None:
         super().__init__()
+        self.config_layers = config_layers  # "config: defaults < ./skill-explorer.toml", shown
         self.cwd = cwd  # the working directory of the project channel (§3.5), like the hook's
         self.initial_skill = initial_skill  # --skill: the row to open focused on
         self.roots = [os.path.abspath(root) for root in roots]
@@ -393,6 +396,7 @@ class ExplorerApp(App[None]):
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down (widgets go one by one)
         table.descriptions = {skill.id: skill.description for skill in snapshot.skills}
+        table.set_health(snapshot.rejected, stale_reasons(snapshot))  # greyed, with the reason
 
     def on_unmount(self) -> None:
         for timer in (self._debounce, self._panels_timer):
@@ -452,6 +456,7 @@ class ExplorerApp(App[None]):
             reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
             last=self.last_change + _watch_note(self.live),
             errors=len(self.problems()),
+            config=self.config_layers,
         )
 
     # -- deciding ------------------------------------------------------------------------
@@ -642,7 +647,9 @@ class ExplorerApp(App[None]):
         return out
 
     def action_errors(self) -> None:
-        self.push_screen(TextScreen("Parse errors and warnings", errors_text(self.problems())))
+        failures = self.live.failures if self.live is not None else ()
+        found = issues(self.snapshot, failures, self.findings)
+        self.push_screen(ProblemsScreen(found, self.edit_file))
 
     def on_status_bar_errors_clicked(self) -> None:
         self.action_errors()
@@ -651,7 +658,10 @@ class ExplorerApp(App[None]):
         if self.snapshot is None or self.highlighted not in self.snapshot.positions:
             self.notify("highlight a skill first", severity="warning")
             return
-        path = self.snapshot.skills[self.snapshot.positions[self.highlighted]].path
+        self.edit_file(self.snapshot.skills[self.snapshot.positions[self.highlighted]].path)
+
+    def edit_file(self, path: str, line: int | None = None) -> None:
+        """Hand the terminal to $VISUAL/$EDITOR on `path`; a missing editor is a message."""
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             command = shlex.split(editor)

@@ -7,8 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import OptionList
 
+from explorer.engine.config import Config, LoadedConfig
 from explorer.tui.app import ExplorerApp
+from explorer.tui.health import ProblemsScreen, layers_text
+from explorer.tui.widgets.skills_table import SkillsTable
+from explorer.tui.widgets.status_bar import StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 from tests.conftest import write_skill
 from tests.tui.test_app import SIZE, make_app, ready, settle, shown_for
@@ -53,3 +58,95 @@ async def test_the_terms_tab_names_what_matched(library: Path, tmp_path: Path) -
         app.go_to_skill("xlsx")
         await pilot.pause()
         assert "no keyword, phrase or file matched" in terms(app)
+
+
+# -- visible health ----------------------------------------------------------------------
+
+
+async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
+    library: Path, tmp_path: Path
+) -> None:
+    broken = library / "broken-one" / "SKILL.md"
+    broken.parent.mkdir()
+    broken.write_text("---\nname: broken-one\n---\nno description\n", encoding="utf-8")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        table = app.query_one(SkillsTable)
+        last = table.line_text(len(table.view)).plain  # after every scored row
+        assert "broken-one" in last and "rejected" in last
+        assert "missing or empty 'descr" in last
+        assert table.line_text(len(table.view)).spans[-1].style == "dim"
+        # pdf's file breaks: the live index keeps its last good version, marked stale
+        (library / "pdf" / "SKILL.md").write_text("---\nname: pdf\n", encoding="utf-8")
+        await settle(pilot, lambda: "pdf" in table.stale)
+        await settle(pilot, lambda: "stale (file broken" in table.cell_text("pdf", "why"))
+        row = next(i for i, position in enumerate(table.view) if table.rows[position].id == "pdf")
+        assert table.line_text(row).spans[-1].style == "dim"
+        await pilot.press("ctrl+f", *"broken")  # the filter finds rejected files too
+        await pilot.pause()
+        assert table.view == [] and len(table.rejected_view) == 1
+
+
+async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("broken-one", "broken-two"):
+        path = library / name / "SKILL.md"
+        path.parent.mkdir()
+        path.write_text(f"---\nname: {name}\n---\n", encoding="utf-8")
+    duplicate = library / "zz-copy" / "SKILL.md"
+    duplicate.parent.mkdir()
+    duplicate.write_text("---\nname: pdf\ndescription: a copy of pdf\n---\n", encoding="utf-8")
+    app = make_app(library, tmp_path)
+    opened: list[str] = []
+    monkeypatch.setattr(app, "edit_file", lambda path, line=None: opened.append(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        await pilot.press("f3")
+        await settle(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+        screen = app.screen
+        assert isinstance(screen, ProblemsScreen)
+        listing = screen.query_one(OptionList)
+        headings = [
+            str(listing.get_option_at_index(i).prompt)
+            for i in range(listing.option_count)
+            if listing.get_option_at_index(i).disabled
+        ]
+        assert headings[:2] == ["rejected: broken SKILL.md (2)", "rejected: duplicate name (1)"]
+        await pilot.press(*"duplicate")  # the filter narrows as you type
+        await pilot.pause()
+        assert [issue.path for issue in screen.shown] == [str(duplicate)]
+        await pilot.press("enter")
+        assert opened == [str(duplicate)]
+        await pilot.press("ctrl+u", *"broken-two")
+        await pilot.pause()
+        await pilot.press("ctrl+o")
+        assert opened[-1] == str(library / "broken-two" / "SKILL.md")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ProblemsScreen)
+
+
+def test_the_config_layers_are_named_lowest_first(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    home = tmp_path / "home"
+    user = home / ".config" / "skill-explorer" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("min_similarity = 0.4\n", encoding="utf-8")
+    project = tmp_path / "work" / "skill-explorer.toml"
+    project.parent.mkdir()
+    project.write_text("max_skills = 2\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project.parent)
+    loaded = LoadedConfig(Config(), {"score_margin": "--set"}, (), (str(user), str(project)))
+    assert layers_text(loaded) == (
+        "config: defaults < ~/.config/skill-explorer/config.toml < ./skill-explorer.toml < --set"
+    )
+    assert layers_text(LoadedConfig(Config(), {}, (), ())) == "config: defaults"
+
+
+async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path, config_layers="config: defaults < ./skill-explorer.toml")
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        status = str(app.query_one(StatusBar).render())
+        assert "config: defaults < ./skill-explorer.toml" in status

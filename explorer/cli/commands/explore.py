@@ -42,6 +42,7 @@ class ExploreCommand(Command):
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.cli.commands.history import default_log
         from explorer.tui.app import ExplorerApp
+        from explorer.tui.health import layers_text
 
         roots = list(args.dirs) or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
         history_log = args.history or (str(default_log()) if default_log().is_file() else None)
@@ -55,6 +56,7 @@ class ExploreCommand(Command):
             cases_skill=args.skill,
             history_log=history_log,
             initial_skill=args.skill,
+            config_layers=layers_text(loaded),
         )
         app.run()
         return EXIT_OK

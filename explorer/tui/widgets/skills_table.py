@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from rich.style import Style
@@ -18,6 +19,7 @@ from textual.strip import Strip
 
 from explorer.engine.decision import Decision, Row, Rows, Verdict
 from explorer.engine.reasons import LOGIT, Reason, reason
+from explorer.engine.skills import Problem
 from explorer.terminal import one_line
 
 # (key, label): the order on screen. Widths come from the content (see _widths): the
@@ -101,6 +103,15 @@ def _short_span(low: float, high: float) -> int:
     return max(len(_short(low)), len(_short(high)))
 
 
+REJECTED = "rejected"
+
+
+def _rejected_name(problem: Problem) -> tuple[str, str]:
+    """A rejected file as the table lists it: its directory's name, and the reason."""
+    parent = os.path.basename(os.path.dirname(problem.path)) or problem.path
+    return parent, problem.message
+
+
 def matches(query: str, skill_id: str, description: str) -> bool:
     """The `/` filter: every word of the query is in the id as a subsequence (fuzzy, so
     "pdfx" finds "pdf-extract") or in the description as a substring."""
@@ -174,6 +185,11 @@ class SkillsTable(ScrollView, can_focus=True):
         self.sort_key = "decision"
         self.sort_reverse = False
         self.followed: str | None = None  # the skill the user put the cursor on
+        # Health: files that did not parse, listed greyed after every scored row, and skills
+        # served from their last good version (their file is broken now), greyed in place.
+        self.rejected: tuple[Problem, ...] = ()
+        self.rejected_view: list[int] = []  # indices into rejected that pass the filter
+        self.stale: dict[str, str] = {}  # skill id -> why its file no longer parses
         self._announced: str | None = None
         self._limits: Limits | None = None
         self._decision: Decision | None = None
@@ -199,6 +215,12 @@ class SkillsTable(ScrollView, can_focus=True):
             self.sort_reverse = not self.sort_reverse
         else:
             self.sort_key, self.sort_reverse = key, False
+        self._rebuild_view()
+
+    def set_health(self, rejected: tuple[Problem, ...], stale: dict[str, str]) -> None:
+        if rejected == self.rejected and stale == self.stale:
+            return
+        self.rejected, self.stale = tuple(rejected), dict(stale)
         self._rebuild_view()
 
     def set_filter(self, text: str) -> None:
@@ -228,9 +250,12 @@ class SkillsTable(ScrollView, can_focus=True):
         keep = keep or self.followed or self.current_id()
         all_ids = self.ids()
         view = list(range(len(self.rows)))
+        rejected = list(range(len(self.rejected)))
         if self.filter_text.strip():
             query, descriptions = self.filter_text, self.descriptions
             view = [i for i in view if matches(query, all_ids[i], descriptions.get(all_ids[i], ""))]
+            rejected = [i for i in rejected if matches(query, *_rejected_name(self.rejected[i]))]
+        self.rejected_view = rejected
         if self.sort_key != "decision":
             view = self._sorted(view)
         elif self.sort_reverse:
@@ -286,7 +311,8 @@ class SkillsTable(ScrollView, can_focus=True):
         self._lines.clear()
         self._strips.clear()
         width = sum(w + GAP for w in self._widths.values())
-        self.virtual_size = Size(width, len(self.view) + 1)  # + the header line
+        # + the header line, + the rejected files after the scored rows
+        self.virtual_size = Size(width, len(self.view) + len(self.rejected_view) + 1)
         self.refresh()
 
     def _content_widths(self) -> dict[str, int]:
@@ -302,10 +328,13 @@ class SkillsTable(ScrollView, can_focus=True):
         lo: dict[str, float] = {}
         hi: dict[str, float] = {}
         name = max(len(skill_id) for skill_id in self.ids())
+        name = max([name, *(len(_rejected_name(p)[0]) for p in self.rejected)])
         if isinstance(rows, Rows):
             verdict = max(len(found) for found in rows.verdicts())
         else:
             verdict = max(len(row.verdict) for row in rows)
+        if self.rejected:
+            verdict = max(verdict, len(REJECTED))
         for key in ("score", "cosine", "keyword", "phrase", "file", "bm25", "bm25_norm"):
             values = self.column(key)
             lo[key], hi[key] = _bounds(values)
@@ -382,13 +411,35 @@ class SkillsTable(ScrollView, can_focus=True):
     def line_text(self, index: int) -> Text:
         """Line `index` of the view as text: what the screen shows (tests read it too)."""
         line = self._lines.get(index)
+        if line is None and index >= len(self.view):
+            line = self._lines[index] = self._rejected_line(index - len(self.view))
         if line is None:
             assert self._limits is not None
             position = self.view[index]
             cells = self._cells(position, self._limits, self._before)
             widths = [self._widths[key] for key, _ in self.columns]
-            line = self._lines[index] = _join(cells, widths)
+            line = _join(cells, widths)
+            if self.stale and self.ids()[position] in self.stale:
+                line.stylize("dim")  # greyed: the row is a version the file no longer has
+            self._lines[index] = line
         return line
+
+    def _rejected_line(self, number: int) -> Text:
+        """A file that did not parse, greyed, with the reason in the why column."""
+        problem = self.rejected[self.rejected_view[number]]
+        name, _ = _rejected_name(problem)
+        cells = {
+            "rank": Text(" ✗", style="red"),
+            "skill": one_line(name, 200),
+            "verdict": Text(REJECTED, style="red"),
+            "why": one_line(problem.message, 400),
+        }
+        line = _join([cells.get(key, Text("")) for key, _ in self.columns], self._widths_list())
+        line.stylize("dim")
+        return line
+
+    def _widths_list(self) -> list[int]:
+        return [self._widths[key] for key, _ in self.columns]
 
     def header_text(self) -> Text:
         labels = []
@@ -414,7 +465,7 @@ class SkillsTable(ScrollView, can_focus=True):
             style = self.get_component_rich_style("skills-table--header")
             return self._strip(self.header_text(), scroll_x, width, style)
         index = scroll_y + y - 1
-        if index >= len(self.view):
+        if index >= len(self.view) + len(self.rejected_view):
             return Strip.blank(width, self.rich_style)
         if index == self.cursor:
             style = self.get_component_rich_style("skills-table--cursor")
@@ -562,6 +613,9 @@ class SkillsTable(ScrollView, can_focus=True):
             rerank.append(f" {_short(row.rerank_prob or 0.0)}", style="dim")
         followed = row.id == self.followed
         why = self.reason_of(row)
+        stale = self.stale.get(row.id)
+        if stale is not None:  # the reason that matters first: the file is broken
+            why = replace(why, text=f"stale (file broken: {stale}); was: {why.text}")
         cells = {
             "delta": Text(
                 why.delta_text().replace(" logit", "ℓ") if why.unit == LOGIT else why.delta_text(),

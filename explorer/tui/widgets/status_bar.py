@@ -18,7 +18,15 @@ class StatusBar(Static):
         self.error_count = 0
 
     def show(
-        self, *, roots: str, skills: int, dense: str, reranker: str, last: str, errors: int
+        self,
+        *,
+        roots: str,
+        skills: int,
+        dense: str,
+        reranker: str,
+        last: str,
+        errors: int,
+        config: str = "",
     ) -> None:
         self.error_count = errors
         # The error count comes right after the library: a narrow terminal cuts the tail
@@ -32,6 +40,8 @@ class StatusBar(Static):
         )
         if errors:
             text.append(" (F3)", style="dim")
+        if config:  # the layers in effect: which files this screen's numbers come from
+            text.append(f" │ {visible(config)}", style="dim")
         text.append(f" │ {dense} │ {reranker} │ {last}", style="")
         self.update(text)
 
