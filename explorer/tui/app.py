@@ -59,6 +59,7 @@ from explorer.tui.compare import DEPTH, CompareView
 from explorer.tui.health import ProblemsScreen, issues, stale_reasons
 from explorer.tui.history import PromptHistory, write_new_file
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor
+from explorer.tui.state import PANEL_SIZES, UIState, load_state, save_state
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -83,6 +84,7 @@ class ExplorerApp(App[None]):
     """Skill Explorer: type a prompt, see why each skill triggers or not."""
 
     CSS_PATH = "explorer.tcss"
+    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar, PromptBar"  # keep typing while maximised
     TITLE = "Skill Explorer"
     COMMANDS = App.COMMANDS | {ExplorerCommands}
     # Keys that no focused widget takes for itself: the prompt (an Input) owns ctrl+a/e/k/
@@ -102,6 +104,8 @@ class ExplorerApp(App[None]):
         Binding("f6", "cycle_sort", "Sort", id="sort"),
         Binding("f7", "whatif", "What-if", id="whatif"),
         Binding("f8", "compare", "Compare", id="compare"),
+        Binding("f9", "maximise", "Maximise panel", id="maximise"),
+        Binding("f10", "panel_size", "Panel size", id="panel-size"),
         Binding("ctrl+s", "screenshot", "Screenshot", id="screenshot"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
@@ -155,6 +159,7 @@ class ExplorerApp(App[None]):
         self.panels_shown: Decision | None = None  # the decision the panels show
         self._typing = False
         self._screen_message = ""
+        self.ui_state = UIState()
         self.created_at = time.perf_counter()
         self.first_paint_ms: float | None = None  # construction to first frame, for the bench
         self.painted_at = 0.0  # when the last decision reached the screen, for the bench
@@ -199,6 +204,7 @@ class ExplorerApp(App[None]):
         self.main.query_one("#filter", Input).display = False
         self.main.query_one(CompareView).display = False
         self._layout_for(self.size.width)
+        self._restore(load_state())
         self._set_message("Loading the library…")
         self._refresh_status()
         self.call_after_refresh(self._first_paint)
@@ -398,7 +404,49 @@ class ExplorerApp(App[None]):
         table.descriptions = {skill.id: skill.description for skill in snapshot.skills}
         table.set_health(snapshot.rejected, stale_reasons(snapshot))  # greyed, with the reason
 
+    # -- UI state, kept per user (tui/state.py) -----------------------------------------
+
+    def _restore(self, state: UIState) -> None:
+        table = self.main.query_one(SkillsTable)
+        if state.sort_key in SORT_KEYS:
+            table.sort_key, table.sort_reverse = state.sort_key, state.sort_reverse
+        table.hidden = {key for key in state.hidden if key not in ("skill", "verdict")}
+        self.ui_state = state
+        self._size_panels(state.panel_size)
+        if state.maximised:
+            self.main.maximize(self.main.query_one(DecisionPanel), container=False)
+
+    def _remember(self) -> None:
+        try:
+            table = self.main.query_one(SkillsTable)
+        except (NoMatches, ScreenStackError):
+            return
+        state = self.ui_state
+        state.sort_key, state.sort_reverse = table.sort_key, table.sort_reverse
+        state.hidden = sorted(table.hidden)
+        state.maximised = self.main.maximized is not None
+        save_state(state)
+
+    def _size_panels(self, percent: int) -> None:
+        self.ui_state.panel_size = percent
+        self.main.query_one("#bottom").styles.height = f"{percent}%"
+
+    def action_maximise(self) -> None:
+        """The decision panel fills the screen (the prompt stays); again: back."""
+        if self.main.maximized is not None:
+            self.main.minimize()
+        else:
+            self.main.maximize(self.main.query_one(DecisionPanel), container=False)
+        self._remember()
+
+    def action_panel_size(self) -> None:
+        sizes = list(PANEL_SIZES)
+        current = self.ui_state.panel_size
+        self._size_panels(sizes[(sizes.index(current) + 1) % len(sizes)])
+        self._remember()
+
     def on_unmount(self) -> None:
+        self._remember()
         for timer in (self._debounce, self._panels_timer):
             if timer is not None:
                 timer.stop()
@@ -558,6 +606,13 @@ class ExplorerApp(App[None]):
         self._show_skill(self.highlighted)
         self.panels_shown = decision
 
+    def on_cases_panel_case_chosen(self, event: CasesPanel.CaseChosen) -> None:
+        """A failing case into the prompt: the table shows at once why it fails."""
+        prompt = self.main.query_one(PromptBar)
+        prompt.value = event.prompt
+        prompt.cursor_position = len(event.prompt)
+        prompt.focus()
+
     def on_tabbed_content_tab_activated(self) -> None:
         self._show_skill(self.highlighted)
 
@@ -714,6 +769,7 @@ class ExplorerApp(App[None]):
 
     def toggle_column(self, key: str) -> None:
         self.main.query_one(SkillsTable).toggle_column(key)
+        self._remember()
 
     # -- finding a skill -----------------------------------------------------------------
 
@@ -761,6 +817,7 @@ class ExplorerApp(App[None]):
 
     def sort_table(self, key: str) -> None:
         self.main.query_one(SkillsTable).sort_by(key)
+        self._remember()
 
     def action_cycle_sort(self) -> None:
         table = self.main.query_one(SkillsTable)

@@ -4,14 +4,19 @@ UI state that persists. Driven through Textual's Pilot over the real engine."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import OptionList
+from textual.widgets import OptionList, TabbedContent
 
 from explorer.engine.config import Config, LoadedConfig
 from explorer.tui.app import ExplorerApp
 from explorer.tui.health import ProblemsScreen, layers_text
+from explorer.tui.state import UIState, load_state, state_path
+from explorer.tui.widgets.cases_panel import CasesPanel
+from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
 from explorer.tui.widgets.status_bar import StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
@@ -150,3 +155,115 @@ async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: P
         await settle(pilot, lambda: ready(app))
         status = str(app.query_one(StatusBar).render())
         assert "config: defaults < ./skill-explorer.toml" in status
+
+
+# -- layout ------------------------------------------------------------------------------
+
+
+async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
+    library: Path, tmp_path: Path
+) -> None:
+    (library / "cases.toml").write_text(
+        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
+        '[[case]]\nprompt = "tidy my spreadsheet columns"\nexpect = ["kubernetes-debugger"]\n'
+        'kind = "direct"\n',
+        encoding="utf-8",
+    )
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        app.query_one(TabbedContent).active = "cases-tab"
+        panel = app.query_one(CasesPanel)
+        await settle(pilot, lambda: bool(panel.failures))
+        prompts = [result.case.prompt for result in panel.failures]
+        assert "tidy my spreadsheet columns" in prompts
+        listing = panel.query_one("#cases-failures", OptionList)
+        listing.focus()
+        listing.highlighted = prompts.index("tidy my spreadsheet columns")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot, lambda: shown_for(app, "tidy my spreadsheet columns"))
+        assert app.focused is app.query_one(PromptBar)
+
+
+async def test_the_gates_that_ran_come_first_and_the_skipped_fold(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        panel = app.query_one(DecisionPanel)
+        body = panel.query_one("#decision-body").render().plain  # type: ignore[attr-defined]
+        skipped = [gate.name for gate in app.decision.gates if gate.skipped]
+        ran = [gate.name for gate in app.decision.gates if not gate.skipped]
+        assert skipped and ran
+        folded = next(line for line in body.splitlines() if line.startswith("· skipped"))
+        assert folded.startswith(f"· skipped ({len(skipped)}): {', '.join(skipped)}")
+        marks = [line for line in body.splitlines() if line[:2] in ("✓ ", "✗ ")]
+        assert [line.split()[1] for line in marks] == ran  # in cascade order, before the fold
+        assert body.index(marks[-1]) < body.index(folded)
+        panel.focus()
+        await pilot.press("space")  # unfolds: every skipped gate with its inputs
+        body = panel.query_one("#decision-body").render().plain  # type: ignore[attr-defined]
+        assert f"skipped ({len(skipped)}), in cascade order:" in body
+        assert all(f"· {name}" in body for name in skipped)
+
+
+async def test_f7_maximises_the_decision_panel_and_the_layout_is_remembered(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        footer_keys = {binding.key for binding in app.BINDINGS if binding.show}  # type: ignore[union-attr]
+        assert {"f7", "f8"} <= footer_keys
+        await pilot.press("f7")
+        assert app.screen.maximized is app.query_one(DecisionPanel)
+        await pilot.press(*"s")  # the prompt stays usable while maximised
+        await settle(pilot, lambda: shown_for(app, "merge pdfs"))
+        await pilot.press("f8")  # the bottom panels: 45% -> 60%
+        app.sort_table("bm25")
+        app.toggle_column("overlap")
+    saved = json.loads(state_path().read_text(encoding="utf-8"))
+    assert saved == {
+        "sort_key": "bm25",
+        "sort_reverse": False,
+        "hidden": ["overlap"],
+        "panel_size": 60,
+        "maximised": True,
+    }
+    again = make_app(library, tmp_path)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(again))
+        table = again.query_one(SkillsTable)
+        assert (table.sort_key, table.hidden) == ("bm25", {"overlap"})
+        assert again.screen.maximized is again.query_one(DecisionPanel)
+        assert again.query_one("#bottom").styles.height.value == 60  # type: ignore[union-attr]
+        await pilot.press("f7")
+        assert again.screen.maximized is None
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{not json", "[1, 2]", '{"sort_key": 5, "hidden": "overlap", "panel_size": 7}', ""],
+)
+async def test_a_bad_state_file_gives_the_defaults(
+    library: Path, tmp_path: Path, content: str
+) -> None:
+    state_path().parent.mkdir(parents=True, exist_ok=True)
+    state_path().write_text(content, encoding="utf-8")
+    assert load_state() == UIState()
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        assert app.query_one(SkillsTable).sort_key == "decision"
+
+
+async def test_the_rerank_column_hides_itself_without_a_reranker(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)  # reranker = "off"
+    async with app.run_test(size=(200, 40)) as pilot:
+        await typed(pilot, app, "merge pdf")
+        keys = [key for key, _ in app.query_one(SkillsTable).columns]
+        assert "rerank" not in keys and {"cosine", "bm25", "overlap"} <= set(keys)

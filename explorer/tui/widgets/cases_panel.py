@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
 
-from explorer.engine.evaluate import Comparison, EvalReport
+from explorer.engine.evaluate import CaseResult, Comparison, EvalReport
 from explorer.terminal import plain, visible
 
 
@@ -38,25 +40,66 @@ def cases_text(report: EvalReport, comparison: Comparison | None, source: str) -
             out.append_text(plain(f"{flip.prompt[:70]}  ({flip.kind})"))
             out.append("\n")
     failures = report.failures
-    out.append(f"\nfailing ({len(failures)})\n", style="bold")
-    for result in failures:
-        expected = ", ".join(result.case.expect) or "(none)"
-        got = ", ".join(result.injected) or "nothing"
-        out.append("  ✗ ", style="red")
-        out.append_text(plain(f"{result.case.prompt[:60]}"))
-        out.append(visible(f"\n      expected {expected}, got {got}"), style="dim")
-        if result.failure is not None and result.failure.gate:
-            out.append(f" [{result.failure.gate}]", style="yellow")
-        out.append("\n")
+    out.append(f"\nfailing ({len(failures)})", style="bold")
+    if failures:
+        out.append("  enter on one loads it into the prompt", style="dim")
+    return out
+
+
+def failure_text(result: CaseResult) -> Text:
+    """One failing case: its prompt, what was expected and got, and the gate that dropped it."""
+    expected = ", ".join(result.case.expect) or "(none)"
+    got = ", ".join(result.injected) or "nothing"
+    out = Text()
+    out.append("✗ ", style="red")
+    out.append_text(plain(f"{result.case.prompt[:60]}"))
+    out.append(visible(f"\n    expected {expected}, got {got}"), style="dim")
+    if result.failure is not None and result.failure.gate:
+        out.append(f" [{result.failure.gate}]", style="yellow")
     return out
 
 
 class CasesPanel(VerticalScroll):
+    """Rates and flips, then the failing cases as a list: enter loads one into the prompt."""
+
+    DEFAULT_CSS = """
+    CasesPanel > OptionList { height: auto; max-height: 100%; border: none; padding: 0; }
+    """
+
+    class CaseChosen(Message):
+        """Enter (or a click) on a failing case: its prompt goes into the prompt bar."""
+
+        def __init__(self, prompt: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.failures: list[CaseResult] = []
+
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("No cases file: start with --cases FILE (TOML or TSV).", id="cases-body")
+        yield OptionList(id="cases-failures")
 
     def show(self, report: EvalReport, comparison: Comparison | None, source: str) -> None:
         self.query_one("#cases-body", Static).update(cases_text(report, comparison, source))
+        self.failures = list(report.failures)
+        listing = self.query_one("#cases-failures", OptionList)
+        listing.clear_options()
+        listing.add_options(
+            [Option(failure_text(r), id=str(i)) for i, r in enumerate(self.failures)]
+        )
+        listing.display = bool(self.failures)
 
     def message(self, text: str) -> None:
         self.query_one("#cases-body", Static).update(plain(text))
+        self.failures = []
+        self.query_one("#cases-failures", OptionList).display = False
+
+    def on_mount(self) -> None:
+        self.query_one("#cases-failures", OptionList).display = False
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(self.CaseChosen(self.failures[int(event.option.id)].case.prompt))

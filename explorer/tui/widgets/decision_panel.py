@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -41,7 +42,11 @@ def gate_text(gate: Gate) -> Text:
 
 
 def decision_text(
-    decision: Decision, pinned: Decision | None = None, *, timings: bool = True
+    decision: Decision,
+    pinned: Decision | None = None,
+    *,
+    timings: bool = True,
+    unfold: bool = False,
 ) -> Text:
     out = Text()
     out.append("stage ", style="dim")
@@ -55,8 +60,20 @@ def decision_text(
     else:
         out.append("  nothing injected", style="yellow")
     out.append("\n\n")
-    for gate in decision.gates:
+    # The gates that ran (and so decided) first, in cascade order; the skipped ones fold
+    # into one line, since "not applicable" is rarely why a skill lost.
+    ran = [gate for gate in decision.gates if not gate.skipped]
+    skipped = [gate for gate in decision.gates if gate.skipped]
+    for gate in ran:
         out.append_text(gate_text(gate))
+    if skipped and unfold:
+        out.append(f"skipped ({len(skipped)}), in cascade order:\n", style="dim")
+        for gate in skipped:
+            out.append_text(gate_text(gate))
+    elif skipped:
+        out.append(f"· skipped ({len(skipped)}): ", style="dim")
+        out.append(", ".join(gate.name for gate in skipped), style="dim")
+        out.append("  (space unfolds)\n", style="dim italic")
     if timings:
         spent = "  ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
         out.append(f"\ntimings (ms): {spent}\n", style="dim")
@@ -83,7 +100,24 @@ def decision_text(
     return out
 
 
-class DecisionPanel(VerticalScroll):
+class DecisionPanel(VerticalScroll, can_focus=True):
+    """The highlighted skill's reason, then the cascade; space unfolds the skipped gates."""
+
+    ALLOW_MAXIMIZE = True
+    BINDINGS = [
+        Binding("space", "toggle_skipped", "Skipped gates", id="decision-unfold"),
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.unfold = False
+        self._shown: tuple[Decision, Decision | None, bool] | None = None
+
+    def action_toggle_skipped(self) -> None:
+        self.unfold = not self.unfold
+        if self._shown is not None:
+            self.show(*self._shown[:2], timings=self._shown[2])
+
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="decision-reason")
         yield Static(id="decision-body")
@@ -102,6 +136,7 @@ class DecisionPanel(VerticalScroll):
     def show(
         self, decision: Decision, pinned: Decision | None = None, *, timings: bool = True
     ) -> None:
+        self._shown = (decision, pinned, timings)
         self.query_one("#decision-body", Static).update(
-            decision_text(decision, pinned, timings=timings)
+            decision_text(decision, pinned, timings=timings, unfold=self.unfold)
         )
