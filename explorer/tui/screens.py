@@ -6,12 +6,17 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Input, Static
 
 from explorer.engine.config import (
     FIELD_NAMES,
@@ -44,13 +49,86 @@ def field_text(value: Any) -> str:
 DEFAULTS = Config()
 
 
+class FieldList(ScrollView):
+    """Every config field as one drawn line (name, value, note): no widget per field, so
+    F2 opens in the time of one frame whatever the number of fields (issue 15: it took
+    1-3 s to compose ~200 widgets)."""
+
+    COMPONENT_CLASSES = {"field-list--cursor", "field-list--changed", "field-list--error"}
+    DEFAULT_CSS = """
+    FieldList > .field-list--cursor { background: $primary 50%; text-style: bold; }
+    FieldList > .field-list--changed { color: $warning; text-style: bold; }
+    FieldList > .field-list--error { color: $error; }
+    """
+    cursor: reactive[int] = reactive(0)
+
+    class Chosen(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, editor: ThresholdEditor, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.editor = editor
+        self.virtual_size = Size(0, len(FIELD_NAMES))
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        if index >= len(FIELD_NAMES):
+            return Strip.blank(width, self.rich_style)
+        name = FIELD_NAMES[index]
+        editor = self.editor
+        error = editor.errors.get(name)
+        line = Text(no_wrap=True, overflow="ellipsis")
+        name_style = (
+            self.get_component_rich_style("field-list--changed") if editor.changed(name) else ""
+        )
+        line.append(f"{'*' if editor.changed(name) else ' '} {name:<26}", style=name_style)
+        value = editor.texts[name] or f"({editor.placeholder(name)})"
+        line.append_text(plain(f"{value[:24]:<25}", style="" if editor.texts[name] else "dim"))
+        if error:
+            line.append(visible(error), style=self.get_component_rich_style("field-list--error"))
+        else:
+            line.append(editor.note(name), style="dim")
+        line.truncate(max(width, 1), overflow="ellipsis", pad=True)
+        style = (
+            self.get_component_rich_style("field-list--cursor") if index == self.cursor else None
+        )
+        segments = list(line.render(self.app.console))
+        strip = Strip(segments).crop(scroll_x, scroll_x + width).extend_cell_length(width)
+        return strip.apply_style(style) if style is not None else strip
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        top, height = self.scroll_offset.y, max(1, self.size.height)
+        if new < top:
+            self.scroll_to(y=new, animate=False)
+        elif new >= top + height:
+            self.scroll_to(y=new - height + 1, animate=False)
+        self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.scroll_offset.y + event.y
+        if 0 <= index < len(FIELD_NAMES):
+            self.post_message(self.Chosen(index))
+
+
 class ThresholdEditor(ModalScreen[None]):
-    """Every config field, edited in place; each valid edit re-decides at once."""
+    """Every config field, edited in place; each valid edit re-decides at once.
+
+    One list draws every field; one input below edits the highlighted one. Up/down (and
+    page up/down) choose the field while the input keeps the focus, as in the main screen.
+    """
 
     BINDINGS = [
         Binding("escape", "close", "Close", id="editor-close"),
         # ctrl+s stays the app's screenshot key: one key, one meaning.
         Binding("f4", "save", "Save edits", id="editor-save"),
+        Binding("up", "choose(-1)", "Previous field", show=False, id="editor-up"),
+        Binding("down", "choose(1)", "Next field", show=False, id="editor-down"),
+        Binding("pageup", "choose(-10)", "Page up", show=False, id="editor-page-up"),
+        Binding("pagedown", "choose(10)", "Page down", show=False, id="editor-page-down"),
     ]
 
     class Edited(Message):
@@ -65,13 +143,45 @@ class ThresholdEditor(ModalScreen[None]):
         self.baseline = baseline  # what the app started with: edits are marked against it
         self.opened = config  # what this screen started with: only edits made here are saved
         self.save_path = save_path
+        self.texts = {name: field_text(getattr(config, name)) for name in FIELD_NAMES}
+        self.errors: dict[str, str] = {}
+        self.current = FIELD_NAMES[0]
+
+    # -- what the list shows ---------------------------------------------------------------
+
+    def changed(self, name: str) -> bool:
+        return bool(getattr(self.config, name) != getattr(self.baseline, name))
+
+    def placeholder(self, name: str) -> str:
+        default = getattr(DEFAULTS, name)
+        if default is None:
+            return "default: follow the model"
+        return f"default: {field_text(default) or 'empty'}"
+
+    def note(self, name: str) -> str:
+        note = type_label(name)
+        if name in INDEX_FIELDS:
+            note += " (re-indexes)"
+        elif name in RESTART_FIELDS:
+            note += " (next start)"
+        return note
+
+    def hint(self, name: str) -> str:
+        """The note beside a field: its error when the last text was refused."""
+        return self.errors.get(name) or self.note(name)
+
+    # -- layout ------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="editor"):
+        with Vertical(id="editor"):
             yield Static(
                 Text.assemble(
                     ("Thresholds and settings", "bold"),
-                    ("  edits apply as you type; ", "dim"),
+                    (
+                        "  up/down choose a field, type to edit (applied as you type; blank = "
+                        "the default); ",
+                        "dim",
+                    ),
                     ("f4", "bold"),
                     (f" saves the fields edited here to {self.save_path}; ", "dim"),
                     ("esc", "bold"),
@@ -79,74 +189,92 @@ class ThresholdEditor(ModalScreen[None]):
                 ),
                 id="editor-title",
             )
-            for name in FIELD_NAMES:
-                with Horizontal(classes="field-row"):
-                    yield Label(name, id=f"label-{name}", classes="field-name")
-                    default = getattr(DEFAULTS, name)
-                    yield Input(
-                        field_text(getattr(self.config, name)),
-                        # Blank means the default, for every field; the placeholder says which.
-                        placeholder="default: follow the model"
-                        if default is None
-                        else f"default: {field_text(default) or 'empty'}",
-                        id=f"field-{name}",
-                        classes="field-input",
-                    )
-                    yield Label(type_label(name), id=f"hint-{name}", classes="field-hint")
-        self._mark_all()
-
-    def _mark_all(self) -> None:
-        for name in FIELD_NAMES:
-            self._mark(name)
-
-    def _mark(self, name: str, error: str | None = None) -> None:
-        try:
-            label = self.query_one(f"#label-{name}", Label)
-            hint = self.query_one(f"#hint-{name}", Label)
-        except Exception:  # not mounted yet
-            return
-        changed = getattr(self.config, name) != getattr(self.baseline, name)
-        label.set_class(changed, "changed")
-        if error:
-            hint.update(plain(error))
-            hint.add_class("error")
-        else:
-            note = type_label(name)
-            if name in INDEX_FIELDS:
-                note += " (re-indexes)"
-            elif name in RESTART_FIELDS:
-                note += " (next start)"
-            hint.update(note)
-            hint.remove_class("error")
+            yield FieldList(self, id="field-list")
+            yield Static(id="field-help")
+            yield Input(
+                self.texts[self.current],
+                placeholder=self.placeholder(self.current),
+                id="field-input",
+            )
 
     def on_mount(self) -> None:
-        self._mark_all()
-        self.query_one(".field-input", Input).focus()
+        self._describe()
+        self.query_one("#field-input", Input).focus()
+
+    def _describe(self) -> None:
+        name = self.current
+        help_line = Text(no_wrap=True, overflow="ellipsis")
+        help_line.append(name, style="bold")
+        help_line.append(f"  {self.note(name)}; {self.placeholder(name)}", style="dim")
+        if name in self.errors:
+            help_line.append("  ")
+            help_line.append_text(plain(self.errors[name], style="bold red"))
+        self.query_one("#field-help", Static).update(help_line)
+
+    # -- choosing and editing ----------------------------------------------------------
+
+    def choose(self, name: str) -> None:
+        """Make `name` the field the input edits (tests and the app call this too)."""
+        self.current = name
+        listing = self.query_one(FieldList)
+        listing.cursor = FIELD_NAMES.index(name)
+        field = self.query_one("#field-input", Input)
+        field.placeholder = self.placeholder(name)
+        field.value = self.texts[name]
+        field.cursor_position = len(field.value)
+        self._describe()
+
+    def edit(self, name: str, text: str) -> None:
+        """Choose `name` and type `text` into it, as a user would."""
+        self.choose(name)
+        self.query_one("#field-input", Input).value = text
+
+    def action_choose(self, step: int) -> None:
+        index = FIELD_NAMES.index(self.current) + step
+        self.choose(FIELD_NAMES[min(max(index, 0), len(FIELD_NAMES) - 1)])
+
+    def on_field_list_chosen(self, event: FieldList.Chosen) -> None:
+        self.choose(FIELD_NAMES[event.index])
+        self.query_one("#field-input", Input).focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        name = (event.input.id or "").removeprefix("field-")
-        raw = event.value.strip()
+        if event.value != event.input.value:
+            return  # a stale event: the input has moved on (another field, more typing)
+        self._apply(self.current, event.value)
+
+    def _apply(self, name: str, text: str) -> None:
+        self.texts[name] = text
+        raw = text.strip()
         try:
             if not raw:
                 value: Any = getattr(DEFAULTS, name)  # a cleared field is the default
             else:
                 value = coerce(name, read_value(name, raw), "editor")
         except ConfigError as error:
-            self._mark(name, str(error).removeprefix("editor: "))
+            self._refused(name, str(error).removeprefix("editor: "))
             return
         problem = range_error(name, value)
         if problem is not None:
-            self._mark(name, problem)
+            self._refused(name, problem)
             return
-        self._mark(name)
+        self.errors.pop(name, None)
+        self._redraw()
         if value == getattr(self.config, name):
-            # Inputs post Changed when they mount, and retyping a value changes nothing:
-            # no message, so no re-decide, re-index or re-run of lint and cases.
+            # Loading a field into the input posts Changed, and retyping a value changes
+            # nothing: no message, so no re-decide, re-index or re-run of lint and cases.
             return
         self.config = self.config.replace(**{name: value})
-        self._mark(name)
+        self._redraw()
         self.post_message(self.Edited(self.config, name))
+
+    def _refused(self, name: str, error: str) -> None:
+        self.errors[name] = error
+        self._redraw()
+
+    def _redraw(self) -> None:
+        self.query_one(FieldList).refresh()
+        self._describe()
 
     def action_save(self) -> None:
         """Write only the fields edited in this screen; the rest of the file stays as it is.

@@ -142,8 +142,7 @@ async def test_editing_a_threshold_changes_the_decision(
         await pilot.press("f2")
         editor = app.screen
         assert isinstance(editor, ThresholdEditor)
-        field = editor.query_one("#field-min_similarity")
-        field.value = "0.99"
+        editor.edit("min_similarity", "0.99")
         await settle(
             pilot,
             lambda: (
@@ -152,11 +151,11 @@ async def test_editing_a_threshold_changes_the_decision(
                 and app.decision.injected_ids == ()
             ),
         )
-        assert editor.query_one("#label-min_similarity").has_class("changed")
-        field.value = "lots"  # a bad value is reported and changes nothing
+        assert editor.changed("min_similarity")
+        editor.edit("min_similarity", "lots")  # a bad value is reported and changes nothing
         await pilot.pause(0.1)
         assert app.config.min_similarity == 0.99
-        assert editor.query_one("#hint-min_similarity").has_class("error")
+        assert "min_similarity" in editor.errors
         await pilot.press("ctrl+s")  # the screenshot key, here as everywhere: no save
         await pilot.pause(0.1)
         assert (tmp_path / "skill-explorer.toml").read_text() == WRITTEN_BY_HAND

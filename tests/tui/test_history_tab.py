@@ -96,7 +96,7 @@ async def test_a_threshold_edit_replays_the_log(tmp_path: Path) -> None:
         await pilot.press("f2")
         editor = app.screen
         assert isinstance(editor, ThresholdEditor)
-        editor.query_one("#field-min_similarity").value = "0.99"  # nothing clears it now
+        editor.edit("min_similarity", "0.99")  # nothing clears it now
         await settle(
             pilot,
             lambda: app.history_replay is not None and len(app.history_replay.changes) == 2,

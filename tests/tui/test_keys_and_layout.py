@@ -166,27 +166,21 @@ async def test_f2_refuses_out_of_range_values_and_blank_means_default(
         await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
         await pilot.pause()
         editor = app.screen
-        for field in editor.query(Input):
-            assert field.size.width >= 12, (field.id, field.size.width)
-
-        def hint(name: str) -> str:
-            return str(editor.query_one(f"#hint-{name}").render())
-
-        editor.query_one("#field-bm25_b", Input).value = "5"
-        await settle(pilot, lambda: "0 to 1" in hint("bm25_b"))
-        editor.query_one("#field-max_skills", Input).value = "0"
-        await settle(pilot, lambda: "out of range" in hint("max_skills"))
+        assert isinstance(editor, ThresholdEditor)
+        field = editor.query_one("#field-input", Input)
+        assert field.size.width >= 60, field.size.width  # one input, the screen's width
+        editor.edit("bm25_b", "5")
+        await settle(pilot, lambda: "0 to 1" in editor.hint("bm25_b"))
+        assert "0 to 1" in str(editor.query_one("#field-help").render())
+        editor.edit("max_skills", "0")
+        await settle(pilot, lambda: "out of range" in editor.hint("max_skills"))
         assert app.config.bm25_b == 0.75 and app.config.max_skills == 2
-        editor.query_one("#field-max_skills", Input).value = "4"
+        editor.edit("max_skills", "4")
         await settle(pilot, lambda: app.config.max_skills == 4)
-        editor.query_one("#field-max_skills", Input).value = ""  # blank: the default
-        editor.query_one("#field-min_similarity", Input).value = ""  # blank: follow the model
-        await settle(
-            pilot,
-            lambda: (
-                app.config.max_skills == Config().max_skills and app.config.min_similarity is None
-            ),
-        )
+        editor.edit("max_skills", "")  # blank: the default
+        await settle(pilot, lambda: app.config.max_skills == Config().max_skills)
+        editor.edit("min_similarity", "")  # blank: follow the model
+        await settle(pilot, lambda: app.config.min_similarity is None)
 
 
 # -- 3. resizing ---------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_threshold_editor(snap_compare, app: ExplorerApp) -> None:
         await pilot.pause(0.2)
         for field in pilot.app.screen.query(Input):
             field.cursor_blink = False
-        pilot.app.screen.query_one("#field-min_similarity").value = "0.45"
+        pilot.app.screen.edit("min_similarity", "0.45")
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
