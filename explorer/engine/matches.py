@@ -113,7 +113,7 @@ class Hits:
                         "generic word (keyword_generic_guard)",
                     )
                 )
-        for position, tokens in self.phrases:
+        for position, tokens in sorted(self.phrases):  # the set order varies by run
             phrase = " ".join(tokens)
             found.setdefault(position, []).append(
                 Match(MatchKind.PHRASE, phrase, phrase, self.phrase_boost)

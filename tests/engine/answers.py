@@ -115,6 +115,7 @@ def eager_rows(decision: Decision) -> tuple[Row, ...]:
                 verdict=decision.verdict(index),
                 path=c.paths[index],
                 bm25_fused=float(c.bm25_fused[index]),
+                matches=decision.matches.get(index, ()),
             )
         )
     return tuple(rows)
