@@ -21,7 +21,8 @@ class BenchCommand(Command):
         parser.add_argument(
             "--sizes",
             default=DEFAULT_SIZES,
-            help="library sizes (default 100,1000; for --only scale, 2289,26000)",
+            help="library sizes (default 100,1000; for --only scale, 2289,26000; for --only "
+            "ui, 100,1000,2300)",
         )
         parser.add_argument(
             "--repeats", type=int, default=50, help="prompts per timing (default 50)"
@@ -120,9 +121,19 @@ class BenchCommand(Command):
             result["meta"].update(engine["meta"])
             result["metrics"].update(engine["metrics"])
         if ui:
-            from explorer.bench.ui import run_ui_bench
+            from pathlib import Path
 
-            result["metrics"].update(run_ui_bench(tuple(sizes), loaded.config))
+            from explorer.bench.ui import UI_SIZES, run_ui_bench
+
+            ui_sizes = tuple(sizes) if args.sizes != DEFAULT_SIZES or not only else UI_SIZES
+            result["metrics"].update(
+                run_ui_bench(
+                    ui_sizes,
+                    loaded.config,
+                    corpus=args.corpus,
+                    work_dir=Path(args.work_dir) if args.work_dir else None,
+                )
+            )
         print(json.dumps(result, indent=2) if args.json else format_report(result))
         if args.out:
             with open(args.out, "w", encoding="utf-8") as handle:
