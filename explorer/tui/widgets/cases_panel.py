@@ -59,7 +59,7 @@ def failure_text(result: CaseResult) -> Text:
     return out
 
 
-class CasesPanel(VerticalScroll):
+class CasesPanel(VerticalScroll, can_focus=False):
     """Rates and flips, then the failing cases as a list: enter loads one into the prompt."""
 
     DEFAULT_CSS = """
