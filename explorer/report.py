@@ -103,9 +103,7 @@ def reason_line(decision: Decision, row: Row) -> str:
 
 def matches_text(row: Row) -> str:
     """What earned the row its boosts: `kw: "pdf" (name) +0.15, file: report.pdf → pdf +0.30`."""
-    return ", ".join(
-        match.label() + (f" +{match.boost:.2f}" if match.boost else "") for match in row.matches
-    )
+    return ", ".join(f"{match.label()} {match.added()}" for match in row.matches)
 
 
 def gate_line(gate: Gate) -> str:

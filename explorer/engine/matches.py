@@ -56,9 +56,12 @@ class Match:
             text = f"file: {self.term} → {self.source}"
         else:
             text = f"project: {self.term}"
-        if self.note:
-            text += f" [0: {self.note}]"
         return text
+
+    def added(self) -> str:
+        """What it added: `+0.15`, or `+0 (cos < 0.6, keyword_min_cosine)` when a guard
+        removed it."""
+        return f"+{self.boost:.2f}" if not self.note else f"+0 ({self.note})"
 
 
 @dataclass
@@ -97,9 +100,7 @@ class Hits:
                         token,
                         source(position, token),
                         0.0 if floored else self.keyword_boost,
-                        f"cosine under keyword_min_cosine {self.keyword_min_cosine:g}"
-                        if floored
-                        else "",
+                        f"cos < {self.keyword_min_cosine:g}, keyword_min_cosine" if floored else "",
                     )
                 )
         for token, postings in sorted(self.generic.items()):
@@ -110,7 +111,7 @@ class Hits:
                         token,
                         source(position, token),
                         0.0,
-                        "generic word (keyword_generic_guard)",
+                        "generic word, keyword_generic_guard",
                     )
                 )
         for position, tokens in sorted(self.phrases):  # the set order varies by run

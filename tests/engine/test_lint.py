@@ -322,12 +322,16 @@ def test_generic_name_tokens_say_what_the_boost_does_under_the_active_config(
             if f.rule == "retrieval/generic-name-token"
         }
 
-    default = generic(Config())  # the calibrated preset: no keyword guard
-    assert set(default) == {"before", "you"}
-    severity, message = default["you"]
+    reference = generic(Config(preset="reference"))  # no keyword guard at all
+    assert set(reference) == {"before", "you"}
+    severity, message = reference["you"]
     assert severity == "warning" and "is a stopword" in message
     assert 'adds keyword_boost 0.15 to any prompt containing "you"' in message
-    assert "preset 'calibrated' has no keyword guard" in message
+    assert "preset 'reference' has no keyword guard" in message
+    default = generic(Config())  # calibrated: a keyword boost needs a cosine floor
+    severity, message = default["you"]
+    assert severity == "warning" and "preset 'calibrated'" in message
+    assert "whose cosine with this skill is at least keyword_min_cosine" in message
     guarded = generic(Config(keyword_generic_guard=True))
     severity, message = guarded["you"]
     assert severity == "info" and "earns nothing under the active config" in message

@@ -83,13 +83,18 @@ class CasesPanel(VerticalScroll, can_focus=False):
 
     def show(self, report: EvalReport, comparison: Comparison | None, source: str) -> None:
         self.query_one("#cases-body", Static).update(cases_text(report, comparison, source))
-        self.failures = list(report.failures)
         listing = self.query_one("#cases-failures", OptionList)
+        at = listing.highlighted
+        kept = self.failures[at].case.prompt if at is not None and at < len(self.failures) else None
+        self.failures = list(report.failures)
         listing.clear_options()
         listing.add_options(
             [Option(failure_text(r), id=str(i)) for i, r in enumerate(self.failures)]
         )
         listing.display = bool(self.failures)
+        prompts = [result.case.prompt for result in self.failures]
+        if kept in prompts:  # a re-index keeps the highlighted case under the cursor
+            listing.highlighted = prompts.index(kept)
 
     def message(self, text: str) -> None:
         self.query_one("#cases-body", Static).update(plain(text))

@@ -47,9 +47,9 @@ def matches_text(skill: Skill, matches: tuple[Match, ...]) -> Text:
     out.append("what matched\n", style="bold")
     for match in matches:
         out.append(
-            f"  {visible(match_label(skill, match)):<40}", style="green" if match.boost else "dim"
+            f"  {visible(match_label(skill, match)):<34}", style="green" if match.boost else "dim"
         )
-        out.append(f" +{match.boost:.2f}\n" if match.boost else "\n", style="")
+        out.append(f" {match.added()}\n", style="" if match.boost else "dim")
     return out
 
 
