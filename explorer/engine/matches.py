@@ -59,7 +59,7 @@ class Match:
         return text
 
     def added(self) -> str:
-        """What it added: `+0.15`, or `+0 (cos < 0.6, keyword_min_cosine)` when a guard
+        """What it added: `+0.15`, or `+0 (cos < 0.6)` (keyword_min_cosine) when a §9 guard
         removed it."""
         return f"+{self.boost:.2f}" if not self.note else f"+0 ({self.note})"
 
@@ -100,7 +100,7 @@ class Hits:
                         token,
                         source(position, token),
                         0.0 if floored else self.keyword_boost,
-                        f"cos < {self.keyword_min_cosine:g}, keyword_min_cosine" if floored else "",
+                        f"cos < {self.keyword_min_cosine:g}" if floored else "",
                     )
                 )
         for token, postings in sorted(self.generic.items()):
@@ -111,7 +111,7 @@ class Hits:
                         token,
                         source(position, token),
                         0.0,
-                        "generic word, keyword_generic_guard",
+                        "generic word",
                     )
                 )
         for position, tokens in sorted(self.phrases):  # the set order varies by run
