@@ -27,7 +27,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from explorer.engine.cases import CaseError, load_cases
@@ -63,6 +63,7 @@ from explorer.tui.state import PANEL_SIZES, UIState, load_state, save_state
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.footer import QuietFooter
 from explorer.tui.widgets.history_panel import HistoryPanel
 from explorer.tui.widgets.prompt_bar import FilterBar, PromptBar
 from explorer.tui.widgets.skill_panel import SkillPanel
@@ -194,7 +195,7 @@ class ExplorerApp(App[None]):
                             yield HistoryPanel(id="history")
                 yield DecisionPanel(id="decision")
         yield StatusBar(id="status")
-        yield Footer()
+        yield QuietFooter()
 
     def on_mount(self) -> None:
         if self.config.keymap:

@@ -13,9 +13,11 @@ from textual.widgets import OptionList, TabbedContent
 from explorer.engine.config import Config, LoadedConfig
 from explorer.tui.app import ExplorerApp
 from explorer.tui.health import ProblemsScreen, layers_text
+from explorer.tui.screens import ThresholdEditor
 from explorer.tui.state import UIState, load_state, state_path
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.footer import QuietFooter
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
 from explorer.tui.widgets.status_bar import StatusBar
@@ -267,3 +269,27 @@ async def test_the_rerank_column_hides_itself_without_a_reranker(
         await typed(pilot, app, "merge pdf")
         keys = [key for key, _ in app.query_one(SkillsTable).columns]
         assert "rerank" not in keys and {"cosine", "bm25", "overlap"} <= set(keys)
+
+
+async def test_the_footer_is_not_rebuilt_under_f2_and_is_on_return(
+    library: Path, tmp_path: Path
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        footer = app.query_one(QuietFooter)
+        rebuilt: list[str] = []
+        original = footer.recompose
+
+        async def counted() -> None:
+            rebuilt.append(type(app.screen).__name__)
+            await original()
+
+        footer.recompose = counted  # type: ignore[method-assign]
+        await pilot.press("f2")
+        await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
+        await pilot.pause(0.3)
+        assert rebuilt == []  # hidden under F2: nothing rebuilt
+        await pilot.press("escape")
+        await settle(pilot, lambda: bool(rebuilt))
+        assert "ThresholdEditor" not in rebuilt
