@@ -16,7 +16,7 @@ from explorer.engine.files import write_atomically
 from explorer.engine.paths import state_dir
 
 FILE_NAME = "explorer-ui.json"
-PANEL_SIZES = (45, 60, 30)  # % of the height below the table; F8 cycles them
+PANEL_SIZES = (45, 60, 30)  # % of the height below the table; F10 cycles them
 
 
 @dataclass

@@ -211,19 +211,19 @@ async def test_the_gates_that_ran_come_first_and_the_skipped_fold(
         assert all(f"· {name}" in body for name in skipped)
 
 
-async def test_f7_maximises_the_decision_panel_and_the_layout_is_remembered(
+async def test_f9_maximises_the_decision_panel_and_the_layout_is_remembered(
     library: Path, tmp_path: Path
 ) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await typed(pilot, app, "merge pdf")
         footer_keys = {binding.key for binding in app.BINDINGS if binding.show}  # type: ignore[union-attr]
-        assert {"f7", "f8"} <= footer_keys
-        await pilot.press("f7")
+        assert {"f9", "f10"} <= footer_keys
+        await pilot.press("f9")
         assert app.screen.maximized is app.query_one(DecisionPanel)
         await pilot.press(*"s")  # the prompt stays usable while maximised
         await settle(pilot, lambda: shown_for(app, "merge pdfs"))
-        await pilot.press("f8")  # the bottom panels: 45% -> 60%
+        await pilot.press("f10")  # the bottom panels: 45% -> 60%
         app.sort_table("bm25")
         app.toggle_column("overlap")
     saved = json.loads(state_path().read_text(encoding="utf-8"))
@@ -241,7 +241,7 @@ async def test_f7_maximises_the_decision_panel_and_the_layout_is_remembered(
         assert (table.sort_key, table.hidden) == ("bm25", {"overlap"})
         assert again.screen.maximized is again.query_one(DecisionPanel)
         assert again.query_one("#bottom").styles.height.value == 60  # type: ignore[union-attr]
-        await pilot.press("f7")
+        await pilot.press("f9")
         assert again.screen.maximized is None
 
 
