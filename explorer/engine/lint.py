@@ -59,6 +59,9 @@ _XML_RE = re.compile(r"[<>]")
 # Retrieval rules.
 NEAR_DUPLICATE_COSINE = 0.85
 NEAR_DUPLICATE_BM25 = 0.5  # both normalised cross-scores (raw / Σ idf, §5.2) at least this
+# Near-duplicate partners reported per skill (its closest); the rest are counted in one
+# summary finding. None reports every pair.
+NEAR_DUPLICATE_SHOWN = 3
 GENERIC_DF_FRACTION = 0.25  # a term in at least a quarter of the library is common
 GENERIC_TERMS_FRACTION = 0.80  # ... and a description made 80 % of such terms is generic
 GENERIC_MIN_LIBRARY = 8  # below this, document frequencies say nothing
@@ -104,11 +107,14 @@ def lint(
     config: Config | None = None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     near_duplicate: float = NEAR_DUPLICATE_COSINE,
+    near_duplicate_shown: int | None = NEAR_DUPLICATE_SHOWN,
 ) -> list[Finding]:
     """Every finding for the library under `roots`, sorted by path, line and rule.
 
     Pass the `index` the router uses to get the dense near-duplicate check; without one,
-    a lexical-only index is built and that check is skipped (and said so).
+    a lexical-only index is built and that check is skipped (and said so). Each skill
+    gets a near-duplicate finding for at most `near_duplicate_shown` of its partners (the
+    closest) and one counting the rest; None reports every pair.
     """
     config = config or Config()
     if index is None:
@@ -125,7 +131,7 @@ def lint(
         findings += trigger_findings(skill, lines)
         findings += keyword_findings(skill, lines)
         findings += generic_name_findings(skill, config, tuning, lines)
-    findings += near_duplicate_findings(index, threshold=near_duplicate)
+    findings += near_duplicate_findings(index, threshold=near_duplicate, shown=near_duplicate_shown)
     findings += generic_term_findings(index)
     findings += listing_findings(index.skills, context_tokens, _library_path(index, roots))
     return sorted(findings, key=lambda f: (f.path, f.line or 0, f.rule, f.message))
@@ -479,10 +485,20 @@ def near_duplicate_pairs(
 
 
 def near_duplicate_findings(
-    index: Index, *, threshold: float = NEAR_DUPLICATE_COSINE
+    index: Index,
+    *,
+    threshold: float = NEAR_DUPLICATE_COSINE,
+    shown: int | None = NEAR_DUPLICATE_SHOWN,
 ) -> list[Finding]:
     """Pairs whose descriptions say nearly the same thing make an unstable winner: a dense
-    cosine above `threshold`, or each description scoring high as a BM25 query on the other."""
+    cosine above `threshold`, or each description scoring high as a BM25 query on the other.
+
+    Every pair is found (exactly, see `near_duplicate_pairs`), but each skill is told about
+    at most `shown` partners, its closest (dense cosine, else the lower cross-score), and
+    gets one more finding counting the others. A library of families of variants has
+    pairs quadratic in the family size: 605,000 findings at 26,000 replicated skills, which
+    nobody reads and which held about 0.9 GB in the explorer. Every skill with a
+    near-duplicate is still flagged, with its closest ones named."""
     if len(index) < 2:
         return []
     found: list[Finding] = []
@@ -495,6 +511,8 @@ def near_duplicate_findings(
                 "no dense model: near-duplicates checked with BM25 cross-scores only",
             )
         )
+    # skill -> (closeness, partner, message) for every pair it is in
+    partners: dict[int, list[tuple[float, int, str]]] = {}
     for i, j, dense, forward, backward in near_duplicate_pairs(index, threshold=threshold):
         a, b = index.skills[i], index.skills[j]
         dense_text = f"dense cosine {dense:.2f}" if dense is not None else "no dense model"
@@ -503,8 +521,29 @@ def near_duplicate_findings(
             f"BM25 cross-scores {forward:.2f} / {backward:.2f}): "
             "say what makes each one different"
         )
-        found.append(Finding("retrieval/near-duplicate", WARNING, a.path, message))
-        found.append(Finding("retrieval/near-duplicate", WARNING, b.path, message))
+        closeness = dense if dense is not None else min(forward, backward)
+        partners.setdefault(i, []).append((closeness, j, message))
+        partners.setdefault(j, []).append((closeness, i, message))
+    for k, pairs in partners.items():
+        skill = index.skills[k]
+        pairs.sort(key=lambda pair: (-pair[0], pair[1]))
+        limit = len(pairs) if shown is None else max(shown, 1)
+        for _, _, message in pairs[:limit]:
+            found.append(Finding("retrieval/near-duplicate", WARNING, skill.path, message))
+        rest = pairs[limit:]
+        if rest:
+            what = "dense cosine" if index.vectors is not None else "lower BM25 cross-score"
+            found.append(
+                Finding(
+                    "retrieval/near-duplicate",
+                    INFO,
+                    skill.path,
+                    f"{skill.id} has {len(rest)} more near-duplicate"
+                    f"{'s' if len(rest) > 1 else ''} beyond the {limit} closest "
+                    f"({what} {rest[-1][0]:.2f}-{rest[0][0]:.2f}), e.g. "
+                    f"{', '.join(index.skills[j].id for _, j, _ in rest[:3])}",
+                )
+            )
     return found
 
 

@@ -338,3 +338,41 @@ def test_generic_name_tokens_say_what_the_boost_does_under_the_active_config(
     floored = generic(Config(keyword_min_cosine=0.3, keyword_boost=0.2))
     assert "adds keyword_boost 0.2" in floored["before"][1]
     assert "keyword_min_cosine 0.3" in floored["before"][1]
+
+
+def test_near_duplicates_capped_per_skill(tmp_path: Path) -> None:
+    """A family of 7 variants is 21 pairs: each skill names its 3 closest and counts the
+    other 3 in one info finding, instead of 6 warnings (42 findings in all before)."""
+    base = "Merges splits rotates stamps and crops PDF files. Use when pages need work."
+    for number, word in enumerate(("quickly", "safely", "locally", "gently", "fully", "twice")):
+        write_skill(tmp_path, f"pdf-{number}", base.replace("crops", f"crops {word}"))
+    write_skill(tmp_path, "pdf-plain", base)
+    write_skill(tmp_path, "regex", "Writes regular expressions. Use when a pattern fails to match.")
+    index = build_index([tmp_path], Config(model="bow"), assemble_models(BowEmbedder()))
+    findings = only(lint([tmp_path], index=index), "retrieval/near-duplicate")
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path.split("/")[-2], []).append(finding)
+    assert sorted(by_path) == [f"pdf-{n}" for n in range(6)] + ["pdf-plain"]  # all flagged
+    for skill, own in by_path.items():
+        assert [f.severity for f in own].count(WARNING) == 3, (skill, own)
+        (summary,) = [f for f in own if f.severity == INFO]
+        assert f"{skill} has 3 more near-duplicates beyond the 3 closest" in summary.message
+    # The 3 named are the closest: pdf-plain's cosines to each variant, highest first.
+    assert index.vectors is not None
+    ids = [s.id for s in index.skills]
+    plain = ids.index("pdf-plain")
+    others = [k for k, skill_id in enumerate(ids) if k != plain and skill_id != "regex"]
+    cosines = {ids[k]: float(index.vectors[plain] @ index.vectors[k]) for k in others}
+    named = set()
+    for finding in by_path["pdf-plain"]:
+        if finding.severity == WARNING:
+            first, rest = finding.message.split(" and ", 1)
+            named.add(rest.split(" have ")[0] if first == "pdf-plain" else first)
+    assert len(named) == 3
+    assert min(cosines[i] for i in named) >= max(c for i, c in cosines.items() if i not in named)
+    # Every pair on request.
+    every = only(
+        lint([tmp_path], index=index, near_duplicate_shown=None), "retrieval/near-duplicate"
+    )
+    assert len(every) == 42 and {f.severity for f in every} == {WARNING}

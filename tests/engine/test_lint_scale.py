@@ -59,3 +59,20 @@ def test_blocked_near_duplicates_match_all_pairs(tmp_path, monkeypatch, size: in
     recall = len(found & expected) / len(expected)
     assert recall >= 0.99, (recall, sorted(expected - found)[:5])
     assert len(found - expected) <= 0.01 * len(expected)
+
+
+@pytest.mark.slow
+def test_capped_findings_still_flag_every_skill_with_a_near_duplicate(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The per-skill cap drops messages, never skills: every skill in an all-pairs pair has
+    a near-duplicate warning, and none has more than the cap (1 here) + one summary."""
+    index = _library(tmp_path, 600)
+    expected = _all_pairs(index, 0.85)
+    in_pairs = {index.skills[k].path for pair in expected for k in pair}
+    findings = lint_module.near_duplicate_findings(index, threshold=0.85, shown=1)
+    warned = {f.path for f in findings if f.severity == lint_module.WARNING}
+    assert len(in_pairs & warned) >= 0.99 * len(in_pairs)
+    assert len(warned - in_pairs) <= 0.01 * len(in_pairs)
+    per_path: dict[str, int] = {}
+    for finding in findings:
+        per_path[finding.path] = per_path.get(finding.path, 0) + 1
+    assert max(per_path.values()) == 2  # some skill has more than one partner here

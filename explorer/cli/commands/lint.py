@@ -51,10 +51,16 @@ class LintCommand(Command):
             metavar="X",
             help="dense cosine from which two descriptions count as near-duplicates (0.85)",
         )
+        parser.add_argument(
+            "--all-near-duplicates",
+            action="store_true",
+            help="report every near-duplicate pair (default: each skill's 3 closest, "
+            "and a count of the rest)",
+        )
         add_common_options(parser, skills=False)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.lint import has_errors, lint
+        from explorer.engine.lint import NEAR_DUPLICATE_SHOWN, has_errors, lint
         from explorer.qa_report import lint_text
 
         roots = command_roots(args, loaded)
@@ -68,6 +74,7 @@ class LintCommand(Command):
             config=loaded.config,
             context_tokens=args.context_tokens,
             near_duplicate=args.near_duplicate,
+            near_duplicate_shown=None if args.all_near_duplicates else NEAR_DUPLICATE_SHOWN,
         )
         if args.json:
             data = {
