@@ -23,7 +23,7 @@ from explorer.tui.widgets.skills_table import SkillsTable
 from explorer.tui.widgets.status_bar import StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 from tests.conftest import write_skill
-from tests.tui.test_app import SIZE, make_app, ready, settle, shown_for
+from tests.tui.test_app import SIZE, enter, make_app, ready, settle, shown_for
 
 
 @pytest.fixture
@@ -40,9 +40,7 @@ def library(tmp_path: Path) -> Path:
 
 
 async def typed(pilot, app: ExplorerApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    await settle(pilot, lambda: ready(app))
-    await pilot.press(*prompt)
-    await settle(pilot, lambda: shown_for(app, prompt))
+    await enter(pilot, app, prompt)  # the prompt set in one step: these tests are not about typing
 
 
 def terms(app: ExplorerApp) -> str:

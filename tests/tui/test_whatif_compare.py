@@ -40,7 +40,9 @@ def library(tmp_path: Path) -> Path:
 
 async def _open_whatif(pilot, app: ExplorerApp, skill: str, prompt: str) -> WhatIfScreen:  # type: ignore[no-untyped-def]
     await settle(pilot, lambda: ready(app) and app.cases_report is not None)
-    await pilot.press(*prompt)
+    bar = app.query_one(PromptBar)  # the prompt set, not typed (test_app.py's enter())
+    bar.value = prompt
+    bar.cursor_position = len(prompt)
     await settle(pilot, lambda: shown_for(app, prompt))
     app.go_to_skill(skill)
     await pilot.press("f7")
@@ -173,8 +175,9 @@ async def test_ctrl_o_edits_the_description_in_the_external_editor(
 
 
 async def _type_prompt(pilot, app: ExplorerApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    app.query_one(PromptBar).value = ""
-    await pilot.press(*prompt)
+    bar = app.query_one(PromptBar)  # the prompt set, not typed (test_app.py's enter())
+    bar.value = prompt
+    bar.cursor_position = len(prompt)
     await settle(pilot, lambda: shown_for(app, prompt))
 
 
