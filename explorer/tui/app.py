@@ -156,6 +156,7 @@ class ExplorerApp(App[None]):
         self._delta_base: Mapping[str, Row] | None = None
         self._debounce: Timer | None = None
         self._panels_timer: Timer | None = None
+        self._skill_timer: Timer | None = None
         self._decider: Worker[None] | None = None
         self.panels_shown: Decision | None = None  # the decision the panels show
         self._typing = False
@@ -448,7 +449,7 @@ class ExplorerApp(App[None]):
 
     def on_unmount(self) -> None:
         self._remember()
-        for timer in (self._debounce, self._panels_timer):
+        for timer in (self._debounce, self._panels_timer, self._skill_timer):
             if timer is not None:
                 timer.stop()
         if self.live is not None:
@@ -619,7 +620,13 @@ class ExplorerApp(App[None]):
 
     def on_skills_table_highlighted(self, event: SkillsTable.Highlighted) -> None:
         self.highlighted = event.skill_id
-        self._show_skill(event.skill_id)
+        # The panels (long texts that re-lay out the screen) follow once the cursor or
+        # the filter pauses: a filter keystroke moved the cursor and paid for them at once.
+        if self._skill_timer is not None:
+            self._skill_timer.stop()
+        self._skill_timer = self.set_timer(
+            PANELS_DELAY_S, lambda: self._show_skill(self.highlighted)
+        )
         if self.comparing:
             self.main.query_one(CompareView).follow(event.skill_id)
 
