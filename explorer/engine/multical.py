@@ -9,12 +9,13 @@ over every library's train split together, and the floor may follow the library'
 * the lexical fast path: `lexical_min`, `lexical_margin`, `lexical_min_cosine`;
 * the cosine stage: the floor (base and slope) and `score_margin`.
 
-The objective: the highest recall averaged over libraries, subject to the train
-false-inject rate staying within a budget (0.05), by default over all libraries'
-negatives together (one library's ~30 negatives make a rate in steps of 0.03, too coarse
-to hold each to 0.05 without throwing recall away on one unlucky prompt; `scope =
-"library"` holds each library to it). Ties go to fewer false injections, then to the
-middle of the plateau of floors that give the same outcome.
+The objective: the highest recall averaged over libraries, subject to two train
+false-inject limits, one on plain negatives (0.05) and one on near-misses (0.30; why:
+docs/routing.md, "§9.9 Calibration over real libraries"), by default each over all
+libraries' cases together (one library's ~15 negatives of a group make a rate in steps
+of 0.07, too coarse to hold each library to 0.05 without throwing recall away on one
+unlucky prompt; `scope = "library"` holds each library to them). Ties go to fewer false
+injections, then to the middle of the plateau of floors that give the same outcome.
 
 How it stays faithful to the one cascade: every stage-1 score comes from
 `pipeline.decide` (one call per case and structure), and whether the fast path fires
