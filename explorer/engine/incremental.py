@@ -35,7 +35,13 @@ from explorer.engine.config import Config
 from explorer.engine.lexical import indexed_text_tokens
 from explorer.engine.models import Models
 from explorer.engine.skills import Discovery, Skill
-from explorer.engine.snapshot import Index, ecosystem_keys, keyword_keys, phrase_tokens
+from explorer.engine.snapshot import (
+    Index,
+    ecosystem_keys,
+    id_ranks,
+    keyword_keys,
+    phrase_tokens,
+)
 
 
 def changed_positions(previous: Index, skills: Sequence[Skill]) -> list[int] | None:
@@ -146,8 +152,7 @@ def patch_index(
 
         id_rank, by_id = previous.id_rank, previous.positions
         if renamed:
-            id_rank = np.empty(len(ids), dtype=np.int64)
-            id_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+            id_rank = id_ranks(ids)
             by_id = {skill_id: position for position, skill_id in enumerate(ids)}
         timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
     except ValueError:
@@ -292,8 +297,7 @@ def _patch_shifted(
             entries.sort(key=lambda entry: entry[0])  # stable: a skill's phrases keep order
             if entries:
                 phrase_table[first] = tuple(entries)
-        id_rank = np.empty(len(ids), dtype=np.int64)
-        id_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+        id_rank = id_ranks(ids)
         timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
     except ValueError:
         return None

@@ -94,6 +94,13 @@ def phrase_tokens(phrase: str) -> tuple[str, ...]:
     return tuple(norm_token(token) for token in phrase.split())
 
 
+def id_ranks(ids: Sequence[str]) -> np.ndarray:
+    """Each skill's position in id order: the tie-break of equal scores (§3.6)."""
+    ranks = np.empty(len(ids), dtype=np.int64)
+    ranks[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+    return ranks
+
+
 def build_index(
     roots: Sequence[str | os.PathLike[str]],
     config: Config,
@@ -162,8 +169,7 @@ def index_skills(
         for phrase in skill.trigger_phrases:
             tokens = phrase_tokens(phrase)
             phrases.setdefault(tokens[0], []).append((position, tokens))
-    id_rank = np.empty(len(ids), dtype=np.int64)
-    id_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+    id_rank = id_ranks(ids)
     timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
     return Index(
         skills=skills,
