@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from explorer.engine.cache import EmbeddingCache, embed_with_cache, text_hash
 from explorer.engine.config import Config
-from explorer.engine.lexical import indexed_text_tokens
+from explorer.engine.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.models import Models
 from explorer.engine.skills import Discovery, Skill
 from explorer.engine.snapshot import (
@@ -59,6 +60,22 @@ def changed_positions(previous: Index, skills: Sequence[Skill]) -> list[int] | N
     return changed
 
 
+PhraseEntry = tuple[int, tuple[str, ...]]  # (skill position, the phrase's tokens)
+
+
+class _Tables(NamedTuple):
+    """What a patch recomputes: every part of an Index that follows from its skills."""
+
+    vectors: np.ndarray | None
+    lexical: LexicalIndex
+    keyword_postings: dict[str, np.ndarray]
+    phrase_table: dict[str, tuple[PhraseEntry, ...]]
+    ecosystem_postings: dict[str, np.ndarray]
+    id_rank: np.ndarray
+    positions: dict[str, int]
+    embedded: int  # descriptions the model embedded (not read from the cache)
+
+
 def patch_index(
     previous: Index,
     found: Discovery,
@@ -74,106 +91,125 @@ def patch_index(
     changed = changed_positions(previous, skills)
     if not hasattr(previous.lexical, "patched"):
         return None
-    if changed is None:
-        return _patch_shifted(previous, found, config, models, cache, version=version)
+    timings: dict[str, float] = {}
     try:
-        timings: dict[str, float] = {}
-        vectors = previous.vectors
-        embedded = 0
-        old_texts = [previous.skills[i].description for i in changed]
-        new_texts = [skills[i].description for i in changed]
-        if models.embedder is not None and vectors is not None and new_texts != old_texts:
-            fresh, embedded = embed_with_cache(models.embedder, new_texts, cache)
-            vectors = vectors.copy()
-            vectors[changed] = fresh
-        embedded_at = time.perf_counter()
-        timings["embed"] = (embedded_at - started) * 1000
-
-        lexical = previous.lexical
-        tokens = {
-            i: indexed_text_tokens(skills[i], config.bm25_index_name_keywords) for i in changed
-        }
-        old_tokens = {
-            i: indexed_text_tokens(previous.skills[i], config.bm25_index_name_keywords)
-            for i in changed
-        }
-        if tokens != old_tokens:
-            lexical = lexical.patched(tokens)
-        ids = [skill.id for skill in skills]
-        renamed = any(previous.skills[i].id != skills[i].id for i in changed)
-        if renamed:
-            lexical = lexical.with_ids(ids)
-
-        keyword_postings = dict(previous.keyword_postings)
-        old_keys = {i: keyword_keys(previous.skills[i]) for i in changed}
-        new_keys = {i: keyword_keys(skills[i]) for i in changed}
-        changed_set = set(changed)
-        for key in {k for keys in (*old_keys.values(), *new_keys.values()) for k in keys}:
-            positions = [int(p) for p in keyword_postings.get(key, ()) if int(p) not in changed_set]
-            positions += [i for i in changed for k in new_keys[i] if k == key]
-            if positions:
-                keyword_postings[key] = np.array(sorted(positions), dtype=np.int64)
-            else:
-                keyword_postings.pop(key, None)
-
-        ecosystem_postings = dict(previous.ecosystem_postings)
-        old_tokens_eco = {i: ecosystem_keys(previous.skills[i]) for i in changed}
-        new_tokens_eco = {i: ecosystem_keys(skills[i]) for i in changed}
-        for token in {
-            t for keys in (*old_tokens_eco.values(), *new_tokens_eco.values()) for t in keys
-        }:
-            positions = [
-                int(p) for p in ecosystem_postings.get(token, ()) if int(p) not in changed_set
-            ]
-            positions += [i for i in changed if token in new_tokens_eco[i]]
-            if positions:
-                ecosystem_postings[token] = np.array(sorted(positions), dtype=np.int64)
-            else:
-                ecosystem_postings.pop(token, None)
-
-        phrase_table = dict(previous.phrase_table)
-        firsts: set[str] = set()
-        new_entries: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        for i in changed:
-            for phrase in previous.skills[i].trigger_phrases:
-                firsts.add(phrase_tokens(phrase)[0])
-            for phrase in skills[i].trigger_phrases:
-                words = phrase_tokens(phrase)
-                firsts.add(words[0])
-                new_entries.setdefault(words[0], []).append((i, words))
-        for first in firsts:
-            entries = [e for e in phrase_table.get(first, ()) if e[0] not in changed_set]
-            entries += new_entries.get(first, [])
-            entries.sort(key=lambda entry: entry[0])  # stable: a skill's phrases keep order
-            if entries:
-                phrase_table[first] = tuple(entries)
-            else:
-                phrase_table.pop(first, None)
-
-        id_rank, by_id = previous.id_rank, previous.positions
-        if renamed:
-            id_rank = id_ranks(ids)
-            by_id = {skill_id: position for position, skill_id in enumerate(ids)}
-        timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
+        if changed is None:
+            tables = _patch_shifted(previous, skills, config, models, cache, timings, started)
+        else:
+            tables = _patch_in_place(
+                previous, skills, changed, config, models, cache, timings, started
+            )
     except ValueError:
         return None
     return dataclasses.replace(
         previous,
         skills=skills,
         rejected=found.rejected,
-        vectors=vectors,
-        lexical=lexical,
-        keyword_postings=keyword_postings,
-        phrase_table=phrase_table,
-        ecosystem_postings=ecosystem_postings,
-        id_rank=id_rank,
-        positions=by_id,
+        vectors=tables.vectors,
+        lexical=tables.lexical,
+        keyword_postings=tables.keyword_postings,
+        phrase_table=tables.phrase_table,
+        ecosystem_postings=tables.ecosystem_postings,
+        id_rank=tables.id_rank,
+        positions=tables.positions,
         paths=tuple(skill.path for skill in skills),
         version=version,
         built_at=time.time(),
         timings_ms=timings,
-        embedded=embedded,
+        embedded=tables.embedded,
     )
+
+
+def _repost(
+    table: Mapping[str, np.ndarray],
+    changed: Sequence[int],
+    old: Sequence[Skill],
+    new: Sequence[Skill],
+    keys_of: Callable[[Skill], Iterable[str]],
+) -> dict[str, np.ndarray]:
+    """A position table (§3.2 keywords, §3.5 ecosystem) with each changed position taken
+    out of its old skill's keys and put under its new skill's (a key listed twice, twice),
+    each list ascending as a build makes it."""
+    out = dict(table)
+    changed_set = set(changed)
+    added: dict[str, list[int]] = {}
+    for i in changed:
+        for key in keys_of(new[i]):
+            added.setdefault(key, []).append(i)
+    for key in {key for i in changed for key in keys_of(old[i])}.union(added):
+        positions = [int(p) for p in out.get(key, ()) if int(p) not in changed_set]
+        positions += added.get(key, [])
+        if positions:
+            out[key] = np.array(sorted(positions), dtype=np.int64)
+        else:
+            out.pop(key, None)
+    return out
+
+
+def _patch_in_place(
+    previous: Index,
+    skills: Sequence[Skill],
+    changed: list[int],
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None,
+    timings: dict[str, float],
+    started: float,
+) -> _Tables:
+    """The same paths in the same order, some changed: patch only the changed positions."""
+    vectors = previous.vectors
+    embedded = 0
+    old_texts = [previous.skills[i].description for i in changed]
+    new_texts = [skills[i].description for i in changed]
+    if models.embedder is not None and vectors is not None and new_texts != old_texts:
+        fresh, embedded = embed_with_cache(models.embedder, new_texts, cache)
+        vectors = vectors.copy()
+        vectors[changed] = fresh
+    embedded_at = time.perf_counter()
+    timings["embed"] = (embedded_at - started) * 1000
+
+    lexical = previous.lexical
+    tokens = {i: indexed_text_tokens(skills[i], config.bm25_index_name_keywords) for i in changed}
+    old_tokens = {
+        i: indexed_text_tokens(previous.skills[i], config.bm25_index_name_keywords) for i in changed
+    }
+    if tokens != old_tokens:
+        lexical = lexical.patched(tokens)
+    ids = [skill.id for skill in skills]
+    renamed = any(previous.skills[i].id != skills[i].id for i in changed)
+    if renamed:
+        lexical = lexical.with_ids(ids)
+
+    old = previous.skills
+    keywords = _repost(previous.keyword_postings, changed, old, skills, keyword_keys)
+    ecosystem = _repost(previous.ecosystem_postings, changed, old, skills, ecosystem_keys)
+
+    changed_set = set(changed)
+    phrases = dict(previous.phrase_table)
+    firsts: set[str] = set()
+    new_entries: dict[str, list[PhraseEntry]] = {}
+    for i in changed:
+        for phrase in previous.skills[i].trigger_phrases:
+            firsts.add(phrase_tokens(phrase)[0])
+        for phrase in skills[i].trigger_phrases:
+            words = phrase_tokens(phrase)
+            firsts.add(words[0])
+            new_entries.setdefault(words[0], []).append((i, words))
+    for first in firsts:
+        entries = [e for e in phrases.get(first, ()) if e[0] not in changed_set]
+        entries += new_entries.get(first, [])
+        entries.sort(key=lambda entry: entry[0])  # stable: a skill's phrases keep order
+        if entries:
+            phrases[first] = tuple(entries)
+        else:
+            phrases.pop(first, None)
+
+    id_rank, by_id = previous.id_rank, previous.positions
+    if renamed:
+        id_rank = id_ranks(ids)
+        by_id = {skill_id: position for position, skill_id in enumerate(ids)}
+    timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
+    return _Tables(vectors, lexical, keywords, phrases, ecosystem, id_rank, by_id, embedded)
 
 
 def _correspondence(previous: Index, skills: Sequence[Skill]) -> tuple[np.ndarray, list[int]]:
@@ -228,93 +264,69 @@ def _remap_postings(
 
 def _patch_shifted(
     previous: Index,
-    found: Discovery,
+    skills: Sequence[Skill],
     config: Config,
     models: Models,
     cache: EmbeddingCache | None,
-    *,
-    version: int,
-) -> Index | None:
+    timings: dict[str, float],
+    started: float,
+) -> _Tables:
     """Skills added or removed (and any changed): move the rest, compute only the new."""
-    started = time.perf_counter()
-    skills = found.skills
-    try:
-        old_to_new, fresh = _correspondence(previous, skills)
-        kept_old = np.flatnonzero(old_to_new >= 0)
-        timings: dict[str, float] = {}
-        vectors: np.ndarray | None = None
-        embedded = 0
-        if models.embedder is not None and previous.vectors is not None:
-            old_vectors = previous.vectors
-            vectors = np.zeros((len(skills), old_vectors.shape[1]), dtype=old_vectors.dtype)
-            vectors[old_to_new[kept_old]] = old_vectors[kept_old]
-            if fresh:
-                # Vectors of the skills that left or changed, by text: a moved or
-                # re-saved description is not embedded again.
-                dropped = np.flatnonzero(old_to_new < 0)
-                known = {
-                    text_hash(previous.skills[int(i)].description): old_vectors[int(i)]
-                    for i in dropped
-                }
-                computed, embedded = embed_with_cache(
-                    models.embedder, [skills[i].description for i in fresh], cache, known
-                )
-                vectors[fresh] = computed
-        embedded_at = time.perf_counter()
-        timings["embed"] = (embedded_at - started) * 1000
+    old_to_new, fresh = _correspondence(previous, skills)
+    kept_old = np.flatnonzero(old_to_new >= 0)
+    vectors: np.ndarray | None = None
+    embedded = 0
+    if models.embedder is not None and previous.vectors is not None:
+        old_vectors = previous.vectors
+        vectors = np.zeros((len(skills), old_vectors.shape[1]), dtype=old_vectors.dtype)
+        vectors[old_to_new[kept_old]] = old_vectors[kept_old]
+        if fresh:
+            # Vectors of the skills that left or changed, by text: a moved or
+            # re-saved description is not embedded again.
+            dropped = np.flatnonzero(old_to_new < 0)
+            known = {
+                text_hash(previous.skills[int(i)].description): old_vectors[int(i)] for i in dropped
+            }
+            computed, embedded = embed_with_cache(
+                models.embedder, [skills[i].description for i in fresh], cache, known
+            )
+            vectors[fresh] = computed
+    embedded_at = time.perf_counter()
+    timings["embed"] = (embedded_at - started) * 1000
 
-        ids = [skill.id for skill in skills]
-        lexical = previous.lexical.remapped(
-            old_to_new,
-            len(skills),
-            {i: indexed_text_tokens(skills[i], config.bm25_index_name_keywords) for i in fresh},
-            ids,
-        )
-        keyword_extra: dict[str, list[int]] = {}
-        ecosystem_extra: dict[str, list[int]] = {}
-        phrase_extra: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        for position in fresh:
-            skill = skills[position]
-            for key in keyword_keys(skill):
-                keyword_extra.setdefault(key, []).append(position)
-            for token in ecosystem_keys(skill):
-                ecosystem_extra.setdefault(token, []).append(position)
-            for phrase in skill.trigger_phrases:
-                tokens = phrase_tokens(phrase)
-                phrase_extra.setdefault(tokens[0], []).append((position, tokens))
-        keyword_postings = _remap_postings(previous.keyword_postings, old_to_new, keyword_extra)
-        ecosystem_postings = _remap_postings(
-            previous.ecosystem_postings, old_to_new, ecosystem_extra
-        )
-        phrase_table: dict[str, tuple[tuple[int, tuple[str, ...]], ...]] = {}
-        for first in {*previous.phrase_table, *phrase_extra}:
-            entries = [
-                (int(old_to_new[position]), tokens)
-                for position, tokens in previous.phrase_table.get(first, ())
-                if old_to_new[position] >= 0
-            ]
-            entries += phrase_extra.get(first, [])
-            entries.sort(key=lambda entry: entry[0])  # stable: a skill's phrases keep order
-            if entries:
-                phrase_table[first] = tuple(entries)
-        id_rank = id_ranks(ids)
-        timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
-    except ValueError:
-        return None
-    return dataclasses.replace(
-        previous,
-        skills=skills,
-        rejected=found.rejected,
-        vectors=vectors,
-        lexical=lexical,
-        keyword_postings=keyword_postings,
-        phrase_table=phrase_table,
-        ecosystem_postings=ecosystem_postings,
-        id_rank=id_rank,
-        positions={skill_id: position for position, skill_id in enumerate(ids)},
-        paths=tuple(skill.path for skill in skills),
-        version=version,
-        built_at=time.time(),
-        timings_ms=timings,
-        embedded=embedded,
+    ids = [skill.id for skill in skills]
+    lexical = previous.lexical.remapped(
+        old_to_new,
+        len(skills),
+        {i: indexed_text_tokens(skills[i], config.bm25_index_name_keywords) for i in fresh},
+        ids,
     )
+    keyword_extra: dict[str, list[int]] = {}
+    ecosystem_extra: dict[str, list[int]] = {}
+    phrase_extra: dict[str, list[PhraseEntry]] = {}
+    for position in fresh:
+        skill = skills[position]
+        for key in keyword_keys(skill):
+            keyword_extra.setdefault(key, []).append(position)
+        for token in ecosystem_keys(skill):
+            ecosystem_extra.setdefault(token, []).append(position)
+        for phrase in skill.trigger_phrases:
+            tokens = phrase_tokens(phrase)
+            phrase_extra.setdefault(tokens[0], []).append((position, tokens))
+    keywords = _remap_postings(previous.keyword_postings, old_to_new, keyword_extra)
+    ecosystem = _remap_postings(previous.ecosystem_postings, old_to_new, ecosystem_extra)
+    phrases: dict[str, tuple[PhraseEntry, ...]] = {}
+    for first in {*previous.phrase_table, *phrase_extra}:
+        entries = [
+            (int(old_to_new[position]), tokens)
+            for position, tokens in previous.phrase_table.get(first, ())
+            if old_to_new[position] >= 0
+        ]
+        entries += phrase_extra.get(first, [])
+        entries.sort(key=lambda entry: entry[0])  # stable: a skill's phrases keep order
+        if entries:
+            phrases[first] = tuple(entries)
+    id_rank = id_ranks(ids)
+    positions = {skill_id: position for position, skill_id in enumerate(ids)}
+    timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
+    return _Tables(vectors, lexical, keywords, phrases, ecosystem, id_rank, positions, embedded)

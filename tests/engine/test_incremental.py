@@ -111,6 +111,39 @@ def test_a_patched_index_leaves_the_previous_snapshot_untouched(tmp_path: Path) 
     assert vectors is not None and np.array_equal(before.vectors, vectors)
 
 
+def test_an_edit_that_repeats_a_keyword_patches_to_exactly_a_full_rebuild(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """§3.2 keeps a keyword listed twice (or two spellings that singularise alike) twice in
+    its posting, while the ecosystem table holds a token once: the in-place patch, which
+    reposts both tables through one function, keeps that difference in both directions."""
+    import explorer.engine.live as live_module
+
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    live = LiveIndex([root], Config(), MODELS)
+    path = root / "pdf" / "SKILL.md"
+
+    def no_full_build(*args, **kwargs):
+        raise AssertionError("a full build ran")
+
+    for keywords in ("pdf, merge, pdf, PDFs, merges", "merge", "pdf, pdf, docx, docx"):
+        path.write_text(
+            f'---\nname: pdf\ndescription: "Merge and split pdf files."\n'
+            f"keywords: [{keywords}]\n---\n# Body\n",
+            encoding="utf-8",
+        )
+        with monkeypatch.context() as patch:
+            patch.setattr(live_module, "index_skills", no_full_build)
+            change = live._reindex(full=False, touched=[str(path)])
+        after = live.snapshot
+        assert change.changed == ("pdf",) and not change.added and not change.removed
+        _same(after, build_index([root], Config(), MODELS), Config())
+    position = after.positions["pdf"]
+    assert list(after.keyword_postings["pdf"]).count(position) == 2
+    assert list(after.ecosystem_postings["pdf"]).count(position) == 1
+
+
 def _shuffle_library(root: Path, rng: random.Random, number: int, pool: list[Path]) -> list[Path]:
     """Add, remove, rename (a move) and edit skills at random; returns the touched files."""
     touched: list[Path] = []
