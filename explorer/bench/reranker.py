@@ -30,7 +30,7 @@ from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import Case, load_cases
 from explorer.engine.config import Config
 from explorer.engine.evaluate import passes
-from explorer.engine.interaction import InteractionReranker
+from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.models import Models, assemble_models, load_models
 from explorer.engine.pipeline import decide
 from explorer.engine.rerank import rerank_document
@@ -214,7 +214,7 @@ def stage2_call(models: Models, index: Index, decision: Any, text: str, top: lis
     assert reranker is not None
     if isinstance(reranker, InteractionReranker):
         reranker.score_pool(
-            text, top, decision.channels, index.skills, index.vectors, decision.query_terms
+            Pool(text, top, decision.channels, index.skills, index.vectors, decision.query_terms)
         )
     else:
         documents = [

@@ -26,10 +26,9 @@ import numpy as np
 
 from explorer.engine.cases import KINDS, Case
 from explorer.engine.config import Config, to_toml
-from explorer.engine.decision import Channels
 from explorer.engine.embed import Embedder
 from explorer.engine.evaluate import TUNED_FIELDS, Rates, percentiles, rates
-from explorer.engine.interaction import InteractionReranker
+from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.lexical import LexicalIndex, LexicalScores
 from explorer.engine.models import (
     REFERENCE_RERANK,
@@ -41,7 +40,6 @@ from explorer.engine.models import (
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import resolve
 from explorer.engine.rerank import OnnxCrossEncoder
-from explorer.engine.skills import Skill
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration@1"
@@ -206,21 +204,11 @@ class _MemoInteraction(InteractionReranker):
         self.__dict__.update(inner.__dict__)
         self._memo: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
 
-    def score_pool(
-        self,
-        prompt: str,
-        candidates: Sequence[int],
-        channels: Channels,
-        skills: Sequence[Skill],
-        vectors: np.ndarray | None,
-        query_terms: Sequence[str],
-    ) -> np.ndarray:
-        key = (prompt, tuple(candidates))
+    def score_pool(self, pool: Pool) -> np.ndarray:
+        key = (pool.prompt, tuple(pool.candidates))
         logits = self._memo.get(key)
         if logits is None:
-            logits = self._memo[key] = super().score_pool(
-                prompt, candidates, channels, skills, vectors, query_terms
-            )
+            logits = self._memo[key] = super().score_pool(pool)
         return logits
 
 

@@ -234,6 +234,19 @@ def read_settings(model_path: Path) -> InteractionSettings:
         ) from error
 
 
+@dataclass(frozen=True)
+class Pool:
+    """One stage-2 call: the prompt, the candidates to score and what stage 1 measured of
+    them (the channels, the library's skills and vectors, the prompt's BM25 query terms)."""
+
+    prompt: str
+    candidates: Sequence[int]
+    channels: Channels
+    skills: Sequence[Skill]
+    vectors: np.ndarray | None  # the index's description vectors; None without a dense model
+    query_terms: Sequence[str]
+
+
 class InteractionReranker:
     """Stage 2 over interaction features: one logit per candidate from a small ONNX network.
 
@@ -273,33 +286,16 @@ class InteractionReranker:
         output = np.asarray(self.session.run([self._output], feed)[0], dtype=np.float64)
         return output.reshape(-1)
 
-    def features(
-        self,
-        prompt: str,
-        candidates: Sequence[int],
-        channels: Channels,
-        skills: Sequence[Skill],
-        vectors: np.ndarray | None,
-        query_terms: Sequence[str],
-    ) -> np.ndarray:
+    def features(self, pool: Pool) -> np.ndarray:
         """The feature matrix for the pool: token features need the index's description vectors."""
-        if vectors is None or not candidates:
+        candidates = pool.candidates
+        if pool.vectors is None or not candidates:
             sims = np.zeros((len(candidates), 2), dtype=np.float64)
         else:
-            query = self.encoder.token_states(prompt)
-            sims = token_similarities(query, vectors[np.asarray(candidates, dtype=np.int64)])
-        return candidate_features(candidates, channels, skills, query_terms, sims)
+            query = self.encoder.token_states(pool.prompt)
+            sims = token_similarities(query, pool.vectors[np.asarray(candidates, dtype=np.int64)])
+        return candidate_features(candidates, pool.channels, pool.skills, pool.query_terms, sims)
 
-    def score_pool(
-        self,
-        prompt: str,
-        candidates: Sequence[int],
-        channels: Channels,
-        skills: Sequence[Skill],
-        vectors: np.ndarray | None,
-        query_terms: Sequence[str],
-    ) -> np.ndarray:
+    def score_pool(self, pool: Pool) -> np.ndarray:
         """One logit per candidate, in candidate order."""
-        return self.logits(
-            self.features(prompt, candidates, channels, skills, vectors, query_terms)
-        )
+        return self.logits(self.features(pool))

@@ -30,7 +30,7 @@ from explorer.engine.decision import (
 )
 from explorer.engine.inject import Pick
 from explorer.engine.inject import build as build_injection
-from explorer.engine.interaction import InteractionReranker
+from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.matches import Hits
@@ -517,9 +517,8 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     assert reranker is not None
     if isinstance(reranker, InteractionReranker):
         query_terms = index.lexical.query_terms(prompt)
-        logits = reranker.score_pool(
-            prompt, candidates, c, index.skills, index.vectors, query_terms
-        )
+        pool = Pool(prompt, candidates, c, index.skills, index.vectors, query_terms)
+        logits = reranker.score_pool(pool)
     else:
         documents = [
             rerank_document(index.skills[i].description, index.skills[i].body_head)
