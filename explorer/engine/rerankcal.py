@@ -43,6 +43,10 @@ SCHEMA = "skill-explorer/calibration-reranker@1"
 OPEN = 1e9  # a gate threshold that lets every candidate through
 
 
+# A grid point: (keep the §5.2 fast path, §5.4 floor or None for the preset's, rerank_min, margin)
+GatePoint = tuple[bool, float | None, float, float]
+
+
 @dataclass(frozen=True)
 class GateGrid:
     floors: tuple[float | None, ...]  # None: §5.4's floor (min_similarity - 0.03)
@@ -50,7 +54,7 @@ class GateGrid:
     margins: tuple[float, ...]
     fast_paths: tuple[bool, ...] = (True, False)  # keep the §5.2 fast path, or let it decide
 
-    def points(self) -> list[tuple[bool, float | None, float, float]]:
+    def points(self) -> list[GatePoint]:
         return list(itertools.product(self.fast_paths, self.floors, self.mins, self.margins))
 
 
@@ -215,6 +219,22 @@ def _simulate(
     return tuple(item.ids[i] for i in np.flatnonzero(kept)[:max_skills])
 
 
+def _sweep(
+    items: Sequence[_Case], point: GatePoint, index: Index, config: Config
+) -> list[tuple[str, ...]]:
+    """Each probed case's injected ids under one grid point, by `_simulate`: a `None` floor
+    is §5.4's floor for this library (`_section_floor`)."""
+    fast_path, floor, rerank_min, margin = point
+    if floor is None:
+        floor = _section_floor(index, config, len(index))
+    return [
+        _simulate(
+            item, fast_path, floor, rerank_min, margin, config.recall_floor, config.max_skills
+        )
+        for item in items
+    ]
+
+
 def calibrate_reranker(
     libraries: Sequence[tuple[LibraryCases, Index]],
     config: Config,
@@ -253,24 +273,10 @@ def calibrate_reranker(
     points = grid.points()
     results = []
     within: list[bool] = []
-    for fast_path, floor, rerank_min, margin in points:
+    for point in points:
         hits, false, ok = [], 0, True
         for (cases, fast, items, _), budget in zip(prepared, budgets, strict=True):
-            n = len(fast)
-            floor_in_force = floor if floor is not None else _section_floor(fast, config, n)
-            injected = [
-                _simulate(
-                    item,
-                    fast_path,
-                    floor_in_force,
-                    rerank_min,
-                    margin,
-                    config.recall_floor,
-                    config.max_skills,
-                )
-                for item in items
-            ]
-            figures = _figures(cases.train, injected)
+            figures = _figures(cases.train, _sweep(items, point, fast, config))
             hits.append(figures.recall or 0.0)
             false += figures.false_injects
             ok = ok and figures.false_injects <= budget
@@ -291,8 +297,8 @@ def calibrate_reranker(
             margin,
         )
 
-    chosen = min(feasible, key=key)
-    fast_path, floor, rerank_min, margin = points[chosen]
+    point = points[min(feasible, key=key)]
+    fast_path, floor, rerank_min, margin = point
     gate = RerankCalibration(
         rerank_min, margin, "calibrated by calibrate --reranker", floor=floor, fast_path=fast_path
     )
@@ -302,19 +308,7 @@ def calibrate_reranker(
         tuned = with_gate(fast, gate)
         bare = without_reranker(fast)
         train_with = [decide(case.prompt, tuned, config).injected_ids for case in cases.train]
-        floor_in_force = floor if floor is not None else _section_floor(fast, config, len(fast))
-        swept = [
-            _simulate(
-                item,
-                fast_path,
-                floor_in_force,
-                rerank_min,
-                margin,
-                config.recall_floor,
-                config.max_skills,
-            )
-            for item in items
-        ]
+        swept = _sweep(items, point, fast, config)
         if [tuple(ids) for ids in train_with] != swept:
             differ = sum(tuple(a) != b for a, b in zip(train_with, swept, strict=True))
             mismatches.append(f"{cases.spec.name}: {differ} case(s)")
