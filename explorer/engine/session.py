@@ -152,6 +152,17 @@ class _LockTimeout(Exception):
     pass
 
 
+def _try_lock(descriptor: int, path: Path) -> bool:
+    """Take the exclusive lock if it is free; False when another holds it."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno not in (errno.EAGAIN, errno.EACCES):
+            raise LedgerUnavailable(f"cannot lock {path}: {error}") from error
+        return False
+    return True
+
+
 def _lock(descriptor: int, timeout_s: float, path: Path) -> None:
     """Take the exclusive lock within `timeout_s`, or raise LedgerUnavailable.
 
@@ -160,12 +171,8 @@ def _lock(descriptor: int, timeout_s: float, path: Path) -> None:
     served in turn. Elsewhere (the explorer's threads) it polls, since only a main
     thread can take a signal.
     """
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    if _try_lock(descriptor, path):
         return
-    except OSError as error:
-        if error.errno not in (errno.EAGAIN, errno.EACCES):
-            raise LedgerUnavailable(f"cannot lock {path}: {error}") from error
     timed_out = LedgerUnavailable(f"{path} stayed locked for {timeout_s:.1f} s")
     if threading.current_thread() is threading.main_thread():
 
@@ -183,13 +190,7 @@ def _lock(descriptor: int, timeout_s: float, path: Path) -> None:
             signal.signal(signal.SIGALRM, previous)
         return
     deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except OSError as error:
-            if error.errno not in (errno.EAGAIN, errno.EACCES):
-                raise LedgerUnavailable(f"cannot lock {path}: {error}") from error
+    while not _try_lock(descriptor, path):
         if time.monotonic() > deadline:
             raise timed_out
         time.sleep(0.002)
