@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import gc
 import os
-import shlex
-import shutil
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,6 +53,7 @@ from explorer.report import markdown_report
 from explorer.terminal import plain, visible
 from explorer.tui.commands import ExplorerCommands, SkillCommands
 from explorer.tui.compare import DEPTH, CompareView
+from explorer.tui.editor import open_in_editor
 from explorer.tui.health import ProblemsScreen, issues, stale_reasons
 from explorer.tui.history import PromptHistory, write_new_file
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor
@@ -725,24 +723,7 @@ class ExplorerApp(App[None]):
 
     def edit_file(self, path: str, line: int | None = None) -> None:
         """Hand the terminal to $VISUAL/$EDITOR on `path`; a missing editor is a message."""
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        try:
-            command = shlex.split(editor)
-        except ValueError as error:
-            self.notify(f"cannot read $EDITOR {editor!r}: {error}", severity="error")
-            return
-        if not command or shutil.which(command[0]) is None:
-            self.notify(
-                f"editor {editor!r} not found: set $VISUAL or $EDITOR (file: {path})",
-                severity="error",
-                timeout=10,
-            )
-            return
-        try:
-            with self.suspend():
-                subprocess.run([*command, path], check=False)
-        except Exception as error:  # no terminal to hand over (a pipe, a test) or a dead editor
-            self.notify(f"cannot run {editor!r}: {error}", severity="error", timeout=10)
+        open_in_editor(self, self.notify, path, name_file=True)
 
     def action_copy_json(self) -> None:
         if self.decision is not None:

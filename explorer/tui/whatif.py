@@ -10,9 +10,6 @@ live index's watcher picks the save up like any other.
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
-import subprocess
 import tempfile
 from typing import TYPE_CHECKING
 
@@ -30,6 +27,7 @@ from explorer.engine.rewrite import SaveError, edit_description, read_skill_text
 from explorer.engine.snapshot import Index
 from explorer.engine.whatif import Standing, WhatIf, what_if, with_cases
 from explorer.terminal import plain, visible
+from explorer.tui.editor import open_in_editor
 
 if TYPE_CHECKING:
     from explorer.engine.cases import Case
@@ -335,24 +333,11 @@ class WhatIfScreen(ModalScreen[None]):
 
     def action_external_editor(self) -> None:
         """The description alone, in $VISUAL or $EDITOR; what it saves comes back here."""
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        try:
-            command = shlex.split(editor)
-        except ValueError as error:
-            self.notify(f"cannot read $EDITOR {editor!r}: {error}", severity="error")
-            return
-        if not command or shutil.which(command[0]) is None:
-            self.notify(f"editor {editor!r} not found: set $VISUAL or $EDITOR", severity="error")
-            return
         handle, name = tempfile.mkstemp(prefix=f"{self.skill_id[:40]}-description-", suffix=".txt")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 file.write(self.text + "\n")
-            try:
-                with self.app.suspend():
-                    subprocess.run([*command, name], check=False)
-            except Exception as error:  # no terminal to hand over, or a dead editor
-                self.notify(f"cannot run {editor!r}: {error}", severity="error", timeout=10)
+            if not open_in_editor(self.app, self.notify, name):
                 return
             with open(name, encoding="utf-8", errors="replace") as file:
                 edited = file.read().strip()
