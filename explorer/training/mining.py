@@ -510,17 +510,13 @@ def mine_groups(
             root = library_root(corpus, library, Path(scratch))
             index = build_index([root], config, models)
             assert index.vectors is not None
+            skills = [
+                TrainSkill(library, p.id, p.name, p.description, p.body_head, p.body)
+                for p in index.skills
+            ]
             dropped: dict[str, str] = {}
             keep: list[int] = []
-            for position, parsed in enumerate(index.skills):
-                skill = TrainSkill(
-                    library,
-                    parsed.id,
-                    parsed.name,
-                    parsed.description,
-                    parsed.body_head,
-                    parsed.body,
-                )
+            for position, (parsed, skill) in enumerate(zip(index.skills, skills, strict=True)):
                 reason = banned.reason(skill)
                 if reason:
                     dropped[parsed.id] = reason
@@ -531,15 +527,7 @@ def mine_groups(
             ranks: list[int] = []
             made = 0
             for position in keep:
-                parsed = index.skills[position]
-                skill = TrainSkill(
-                    library,
-                    parsed.id,
-                    parsed.name,
-                    parsed.description,
-                    parsed.body_head,
-                    parsed.body,
-                )
+                parsed, skill = index.skills[position], skills[position]
                 split = (
                     "val" if stable_hash(f"{library}/{skill.id}") % 100 < VAL_PERCENT else "train"
                 )
