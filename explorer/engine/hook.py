@@ -36,7 +36,6 @@ from explorer.engine.telemetry import (
 )
 from explorer.engine.trust import project_trust
 
-DEBUG_VARIABLE = "SKILL_EXPLORER_DEBUG"
 CONTROL_PREFIXES = ("<task-notification", "<system-reminder")
 NO_ROOTS = (
     f"no skill roots (--skills, ${ROOTS_VARIABLE}, ${SKI_ROOTS_VARIABLE}, roots, "

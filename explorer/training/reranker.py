@@ -260,17 +260,6 @@ def rank_metrics(groups, score) -> dict[str, float]:
     }
 
 
-def torch_scorer(model, encoder: PairEncoder):
-    import torch
-
-    def score(query: str, documents: Sequence[str]):
-        model.eval()
-        with torch.no_grad():
-            return model(**encoder([(query, doc) for doc in documents])).logits[:, 0].tolist()
-
-    return score
-
-
 def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str, object]:
     """fp32 ONNX -> int8 ONNX (weights), the tokenizer and the serving settings."""
     import numpy as np
