@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -487,7 +487,7 @@ def library_root(corpus: Path, library: str, scratch: Path) -> Path:
 
 def mine_groups(
     corpus: Path,
-    log: callable = print,  # type: ignore[valid-type]
+    log: Callable[[str], object] = print,
 ) -> tuple[list[Group], dict[str, object]]:
     """All groups of both training libraries, in a fixed order, and the mining statistics."""
     import numpy as np
