@@ -38,6 +38,9 @@ def isolated_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # ledgers, telemetry
     monkeypatch.delenv("SKILL_EXPLORER_ROOTS", raising=False)
     monkeypatch.delenv("SKILL_EXPLORER_DEBUG", raising=False)
+    # A pipe's page width is $COLUMNS or 200 (explorer/terminal.py): a runner that exports
+    # its own (pytest-xdist's workers set 80) must not change what a CLI test reads.
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 def write_skill(root: Path, name: str, description: str, body: str = "", **extra: str) -> Path:

@@ -23,7 +23,7 @@ from explorer.tui.widgets.skills_table import SkillsTable
 from explorer.tui.widgets.status_bar import StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 from tests.conftest import write_skill
-from tests.tui.test_app import SIZE, enter, make_app, ready, settle, shown_for
+from tests.tui.test_app import SIZE, burst, enter, make_app, ready, settle, shown_for
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ async def test_the_terms_tab_names_what_matched(library: Path, tmp_path: Path) -
         shown = terms(app)
         assert 'kw: "pdf" (name)' in shown and "+0.15" in shown
         assert "file: report.pdf → pdf" in shown and "+0.30" in shown
-        await pilot.press("ctrl+u", *"my pod keeps crashing")
+        await burst(pilot, "ctrl+u", *"my pod keeps crashing")
         await settle(pilot, lambda: shown_for(app, "my pod keeps crashing"))
         app.go_to_skill("kubernetes-debugger")
         await pilot.pause()
@@ -88,7 +88,7 @@ async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
         await settle(pilot, lambda: "stale (file broken" in table.cell_text("pdf", "why"))
         row = next(i for i, position in enumerate(table.view) if table.rows[position].id == "pdf")
         assert table.line_text(row).spans[-1].style == "dim"
-        await pilot.press("ctrl+f", *"broken")  # the filter finds rejected files too
+        await burst(pilot, "ctrl+f", *"broken")  # the filter finds rejected files too
         await pilot.pause()
         assert table.view == [] and len(table.rejected_view) == 1
 
@@ -119,12 +119,12 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
             if listing.get_option_at_index(i).disabled
         ]
         assert headings[:2] == ["rejected: broken SKILL.md (2)", "rejected: duplicate name (1)"]
-        await pilot.press(*"duplicate")  # the filter narrows as you type
+        await burst(pilot, *"duplicate")  # the filter narrows as you type
         await pilot.pause()
         assert [issue.path for issue in screen.shown] == [str(duplicate)]
         await pilot.press("enter")
         assert opened == [str(duplicate)]
-        await pilot.press("ctrl+u", *"broken-two")
+        await burst(pilot, "ctrl+u", *"broken-two")
         await pilot.pause()
         await pilot.press("ctrl+o")
         assert opened[-1] == str(library / "broken-two" / "SKILL.md")
@@ -247,12 +247,17 @@ async def test_f9_maximises_the_decision_panel_and_the_layout_is_remembered(
     "content",
     ["{not json", "[1, 2]", '{"sort_key": 5, "hidden": "overlap", "panel_size": 7}', ""],
 )
-async def test_a_bad_state_file_gives_the_defaults(
-    library: Path, tmp_path: Path, content: str
-) -> None:
+def test_a_bad_state_file_gives_the_defaults(content: str) -> None:
     state_path().parent.mkdir(parents=True, exist_ok=True)
     state_path().write_text(content, encoding="utf-8")
     assert load_state() == UIState()
+
+
+async def test_the_explorer_opens_with_the_defaults_over_a_bad_state_file(
+    library: Path, tmp_path: Path
+) -> None:
+    state_path().parent.mkdir(parents=True, exist_ok=True)
+    state_path().write_text('{"sort_key": 5, "hidden": "overlap"', encoding="utf-8")
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))

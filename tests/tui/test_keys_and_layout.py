@@ -20,7 +20,7 @@ from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import Limits, SkillsTable, matches
 from explorer.tui.widgets.status_bar import StatusBar
 from tests.conftest import write_skill
-from tests.tui.test_app import CONFIG, SIZE, enter, make_app, ready, settle, shown_for
+from tests.tui.test_app import CONFIG, SIZE, burst, enter, make_app, ready, settle, shown_for
 
 LONG_NAME = "a-very-long-skill-name-for-kubernetes-operators"
 
@@ -372,7 +372,7 @@ async def test_up_down_move_the_table_while_typing_and_the_skill_stays(
         assert app.focused is app.query_one(PromptBar)
         chosen = table.current_id()
         assert chosen == table.rows[2].id and app.highlighted == chosen
-        await pilot.press(*" now")
+        await burst(pilot, *" now")
         await settle(pilot, lambda: shown_for(app, "merge two pdf files now"))
         assert table.current_id() == chosen  # the focused skill stays highlighted
         await pilot.press("tab")

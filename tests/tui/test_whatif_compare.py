@@ -18,7 +18,7 @@ from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
 from tests.conftest import write_skill
-from tests.tui.test_app import SIZE, make_app, ready, settle, shown_for
+from tests.tui.test_app import SIZE, burst, make_app, ready, settle, shown_for
 
 PROMPT = "bake a sourdough loaf"
 BODY = "# Docker\n\nKeep  these   spaces.\n\n- and this list\n"
@@ -72,7 +72,7 @@ async def test_f7_shows_the_edited_scores_and_flips_before_saving_and_f4_saves(
         assert before is not None and before.verdict is not Verdict.INJECT
         assert "unchanged" in _text(screen, "#whatif-status")
         addition = " Also bakes sourdough loaf bread."
-        await pilot.press(*addition)  # the cursor starts at the end
+        await burst(pilot, *addition)  # the cursor starts at the end
         wanted = "Shrink Docker images and speed up container builds." + addition
         await settle(
             pilot,
@@ -123,7 +123,7 @@ async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
-        await pilot.press(*" and bread")
+        await burst(pilot, *" and bread")
         await settle(pilot, lambda: "bread" in (screen.result.edit.description or ""))  # type: ignore[union-attr]
         await pilot.press("escape")
         await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
@@ -142,7 +142,7 @@ async def test_a_file_with_bad_yaml_is_reported_and_never_written(
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_whatif(pilot, app, "broken", "fix yaml")
-        await pilot.press(*" today")
+        await burst(pilot, *" today")
         await settle(pilot, lambda: "today" in (screen.result.edit.description or ""))  # type: ignore[union-attr]
         status = _text(screen, "#whatif-status")
         assert "not saveable" in status and "not valid YAML" in status
