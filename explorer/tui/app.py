@@ -57,7 +57,7 @@ from explorer.tui.editor import open_in_editor
 from explorer.tui.health import ProblemsScreen, issues, stale_reasons
 from explorer.tui.history import PromptHistory, write_new_file
 from explorer.tui.screens import INDEX_FIELDS, TextScreen, ThresholdEditor
-from explorer.tui.state import PANEL_SIZES, UIState, load_state, save_state
+from explorer.tui.state import PANEL_SIZES, UIState, load_state, save_state, state_path
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -133,6 +133,9 @@ class ExplorerApp(App[None]):
         self.config = self.baseline = config
         self.cache_dir = cache_dir
         self.history = history or PromptHistory()
+        # Where the layout is read and written, fixed at start: a save as the app closes
+        # goes where the start read from, whatever the environment says by then.
+        self.state_file = state_path()
         self.initial_prompt = initial_prompt
         self.show_timings = show_timings  # off for stable screenshots in tests
         self.cases_path = cases_path or _default_cases(self.roots)
@@ -204,7 +207,7 @@ class ExplorerApp(App[None]):
         self.main.query_one("#filter", Input).display = False
         self.main.query_one(CompareView).display = False
         self._layout_for(self.size.width)
-        self._restore(load_state())
+        self._restore(load_state(self.state_file))
         self._set_message("Loading the library…")
         self._refresh_status()
         self.call_after_refresh(self._first_paint)
@@ -425,7 +428,7 @@ class ExplorerApp(App[None]):
         state.sort_key, state.sort_reverse = table.sort_key, table.sort_reverse
         state.hidden = sorted(table.hidden)
         state.maximised = self.main.maximized is not None
-        save_state(state)
+        save_state(state, self.state_file)
 
     def _size_panels(self, percent: int) -> None:
         self.ui_state.panel_size = percent

@@ -253,6 +253,19 @@ def test_a_bad_state_file_gives_the_defaults(content: str) -> None:
     assert load_state() == UIState()
 
 
+async def test_the_layout_is_saved_where_it_was_read(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read_from = state_path()
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+        app.sort_table("bm25")
+    assert load_state(read_from).sort_key == "bm25"
+    assert not (tmp_path / "elsewhere").exists()
+
+
 async def test_the_explorer_opens_with_the_defaults_over_a_bad_state_file(
     library: Path, tmp_path: Path
 ) -> None:
