@@ -244,3 +244,36 @@ def test_manifest_names_the_same_libraries_and_files() -> None:
             assert roots == [(LIBRARIES_DIR / root).resolve() for root in library.roots]
         assert Path(spec.train or "").resolve() == library.cases_file("train").resolve()
         assert Path(spec.validation or "").resolve() == library.cases_file("val").resolve()
+
+
+# The interaction reranker's extra training prompts (data/README.md, "Extra training prompts").
+EXTRA_TRAIN = {
+    name: LIBRARIES_DIR.parent / "data" / f"{name}.extra-train.tsv"
+    for name in ("alirezarezvani-claude-skills", "openclaw-large")
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTRA_TRAIN))
+def test_extra_training_prompts_stay_off_what_validation_and_held_back_libraries_measure(
+    name: str,
+) -> None:
+    extra = load_labelled(EXTRA_TRAIN[name])
+    assert len(extra) >= 150
+    assert {group for _, group in extra} == {"direct", "indirect", "near-miss", "negative"}
+    validation = labelled(name)["val"]
+    measured = {skill for case, _ in validation for skill in case.expect}
+    prompts = {case.prompt for case, _ in validation} | {
+        case.prompt for case, _ in labelled(name)["train"]
+    }
+    for case, _ in extra:
+        assert not set(case.expect) & measured, case.where
+        assert not set(case.expect) & set(HELD_BACK_COPIES), case.where
+        assert case.prompt not in prompts, case.where
+
+
+@pytest.mark.slow  # materialises openclaw-large first
+@pytest.mark.parametrize("name", sorted(EXTRA_TRAIN))
+def test_extra_training_labels_name_real_skills(name: str) -> None:
+    ids = library_ids(name)
+    for case, _ in load_labelled(EXTRA_TRAIN[name]):
+        assert set(case.expect) <= ids, case.where
