@@ -150,6 +150,10 @@ class ExplorerApp(App[None]):
         self.decision: Decision | None = None
         self.pinned_prompt: str | None = None
         self.previous_snapshot: Index | None = None  # before the last re-index: compare's base
+        # The lexical-only snapshot shown while the models load: its ranking is provisional,
+        # so a decision made on it neither keeps the cursor nor bases deltas (tuifix 2).
+        self.loading_snapshot: Index | None = None
+        self._decided_on: Index | None = None  # the snapshot of the decision on screen
         self.comparing = False  # f8: the ranking diff in place of the table
         self.highlighted: str | None = None
         self.loading = "starting…"
@@ -232,6 +236,7 @@ class ExplorerApp(App[None]):
         cache = open_cache(self.config, self.cache_dir)
         lexical_only = assemble_models(None, dense_error="loading the dense model…")
         first = open_library(self.roots, self.config, engine=Engine(cache, lexical_only))
+        self.loading_snapshot = first
         self.call_from_thread(self._use_snapshot, first, "loading the dense model…")
         engine = open_engine(self.config, cache=cache)
         for warning in engine.warnings:
@@ -386,7 +391,7 @@ class ExplorerApp(App[None]):
             self.last_change += (
                 f" at {time.strftime('%H:%M:%S')} in {change.timings_ms.get('total', 0.0):.0f} ms"
             )
-        if self.decision is not None:
+        if self.decision is not None and not self._provisional():
             self._delta_base = self.decision.rows.mapping()  # lazy: rows made when drawn
         if change.added or change.removed or change.changed:  # compare's base (f8)
             self.previous_snapshot = self.snapshot
@@ -575,11 +580,17 @@ class ExplorerApp(App[None]):
             lexical_min=float(decision.tuning.get("lexical_min", 0.0)),
             reranker=status.reranker is not None,
         )
-        same_prompt = self.decision is not None and self.decision.prompt == decision.prompt
+        # A decision on the loading snapshot ranked without the dense model: the first one
+        # on the live snapshot starts at the top (or on --skill) like a new prompt does.
+        same_prompt = (
+            self.decision is not None
+            and self.decision.prompt == decision.prompt
+            and not (self._provisional() and snapshot is not self.loading_snapshot)
+        )
         if self.initial_skill is not None and self.initial_skill in snapshot.positions:
             table.followed, self.initial_skill = self.initial_skill, None
         table.show(decision, limits, self._delta_base, keep_cursor=same_prompt)
-        self.decision = decision
+        self.decision, self._decided_on = decision, snapshot
         self.highlighted = table.current_id()
         # The table follows every keystroke; the panels (long texts that re-lay out the
         # screen) follow once typing pauses, so they never delay the next keystroke.
@@ -592,6 +603,10 @@ class ExplorerApp(App[None]):
             )
         else:  # a re-index or a threshold edit: no typing to keep up with
             self.call_after_refresh(self._show_panels, decision, pinned)
+
+    def _provisional(self) -> bool:
+        """Whether the decision on screen was made on the lexical-only loading snapshot."""
+        return self._decided_on is not None and self._decided_on is self.loading_snapshot
 
     def _painted(self) -> None:
         self.painted_at = time.perf_counter()

@@ -253,7 +253,10 @@ class SkillsTable(ScrollView, can_focus=True):
         self._rebuild_view(keep, top=not keep_cursor and self.followed is None)
 
     def _rebuild_view(self, keep: str | None = None, *, top: bool = False) -> None:
-        keep = keep or self.followed or self.current_id()
+        """Filter and sort the rows again. The cursor stays on `keep`, else on the followed
+        skill, else on the current one; with `top` (a new prompt, nothing followed) it goes
+        to the first row."""
+        keep = keep or self.followed or (None if top else self.current_id())
         all_ids = self.ids()
         view = list(range(len(self.rows)))
         rejected = list(range(len(self.rejected)))

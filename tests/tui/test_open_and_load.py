@@ -1,0 +1,86 @@
+"""Opening the explorer: where the cursor starts, how often lint runs, and the progress
+of a cold build. Driven through Textual's Pilot over the real engine and a real live index.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from explorer.tui import app as app_module
+from explorer.tui.app import ExplorerApp
+from explorer.tui.widgets.skills_table import SkillsTable
+from tests.conftest import write_skill
+from tests.tui.test_app import make_app, ready, settle, shown_for
+
+PROMPT = "merge tables from documents"
+FILLERS = 12
+
+
+@pytest.fixture
+def long_library(tmp_path: Path) -> Path:
+    """More skills than an 80x24 table shows. The id-first skill shares no word with the
+    prompt: without the dense model every score ties and it is row 1; with it (bow), it
+    is near the end."""
+    root = tmp_path / "skills"
+    write_skill(root, "aaa-unrelated", "Bake sourdough bread and brew coffee at home.")
+    for number in range(FILLERS):
+        write_skill(root, f"filler-{number:02d}", f"Format tables number {number} for slides.")
+    write_skill(root, "zz-combine", "Merge tables from PDF documents into one document.")
+    return root
+
+
+def _hold_the_models(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """The dense model loads only once the returned event is set: the test sees the
+    lexical-only snapshot's decision on screen first, as a large library does."""
+    go = threading.Event()
+    open_engine = app_module.open_engine
+
+    def held(*args: object, **kwargs: object) -> object:
+        assert go.wait(30)
+        return open_engine(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app_module, "open_engine", held)
+    return go
+
+
+async def _open_with_a_prompt(
+    app: ExplorerApp, go: threading.Event, first: str = "aaa-unrelated"
+) -> SkillsTable:
+    async with app.run_test(size=(80, 24)) as pilot:
+        # The loading snapshot's decision first: its order is by id (no dense channel).
+        await settle(pilot, lambda: app.decision is not None and app.decision.prompt == PROMPT)
+        table = app.query_one(SkillsTable)
+        go.set()
+        assert table.current_id() == first
+        await settle(pilot, lambda: ready(app) and shown_for(app, PROMPT))
+        await pilot.pause()
+        return table
+
+
+async def test_a_prompt_given_at_start_opens_at_the_top(
+    long_library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--prompt`: the live snapshot's first decision starts on row 1, scrolled to the top,
+    not on the skill the lexical-only ranking had first (now near the end)."""
+    go = _hold_the_models(monkeypatch)
+    app = make_app(long_library, tmp_path, initial_prompt=PROMPT)
+    table = await _open_with_a_prompt(app, go)
+    assert app.decision is not None and app.decision.rows[0].id == "zz-combine"
+    assert list(app.decision.rows.ids).index("aaa-unrelated") > 8  # off an 80x24 screen
+    assert table.cursor == 0 and table.current_id() == "zz-combine"
+    assert table.scroll_offset.y == 0
+    assert app.highlighted == "zz-combine"
+    assert "▲" not in table.cell_text("zz-combine", "hybrid")  # no delta against the loading one
+
+
+async def test_a_prompt_and_a_skill_given_at_start_open_on_the_skill(
+    long_library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = _hold_the_models(monkeypatch)
+    app = make_app(long_library, tmp_path, initial_prompt=PROMPT, initial_skill="filler-07")
+    table = await _open_with_a_prompt(app, go, first="filler-07")
+    assert table.current_id() == "filler-07"
+    assert app.highlighted == "filler-07"
