@@ -154,6 +154,7 @@ class ExplorerApp(App[None]):
         # so a decision made on it neither keeps the cursor nor bases deltas (tuifix 2).
         self.loading_snapshot: Index | None = None
         self._decided_on: Index | None = None  # the snapshot of the decision on screen
+        self._quality_for: tuple[tuple[object, ...], Config] | None = None  # last lint's input
         self.comparing = False  # f8: the ranking diff in place of the table
         self.highlighted: str | None = None
         self.loading = "starting…"
@@ -259,6 +260,17 @@ class ExplorerApp(App[None]):
 
     # -- cases and lint, re-run on every new snapshot ----------------------------------
 
+    def quality(self, snapshot: Index, config: Config) -> None:
+        """Lint and the cases for a new snapshot or config, unless the last run had the same
+        files and config. The watcher's first full walk makes a new snapshot of the same
+        files right after the start: linting it again cost ~40 s of CPU at 26,000 skills,
+        and a second run (exclusive) cancelled the first one's result."""
+        key = (*_content_key(snapshot), _stat_key(self.cases_path))
+        if self._quality_for is not None and self._quality_for == (key, config):
+            return
+        self._quality_for = (key, config)
+        self.run_quality(snapshot, config)
+
     @work(thread=True, exclusive=True, group="quality", description="cases and lint")
     def run_quality(self, snapshot: Index, config: Config) -> None:
         findings: dict[str, list[str]] = {}
@@ -349,7 +361,7 @@ class ExplorerApp(App[None]):
         self._explain_library(snapshot)
         self.schedule_decide()
         if not loading:
-            self.run_quality(snapshot, self.config)
+            self.quality(snapshot, self.config)
             self.run_history(snapshot, self.config)
 
     class IndexChanged(Message):
@@ -400,7 +412,7 @@ class ExplorerApp(App[None]):
         self._refresh_status()
         self._explain_library(self.snapshot)
         self.schedule_decide()
-        self.run_quality(self.snapshot, self.config)
+        self.quality(self.snapshot, self.config)
         self.run_history(self.snapshot, self.config)
 
     def _set_descriptions(self, snapshot: Index) -> None:
@@ -683,7 +695,7 @@ class ExplorerApp(App[None]):
         else:
             self.schedule_decide()
             if self.snapshot is not None and self.live is not None:
-                self.run_quality(self.snapshot, self.config)
+                self.quality(self.snapshot, self.config)
                 self.run_history(self.snapshot, self.config)
 
     # -- commands ------------------------------------------------------------------------
@@ -912,6 +924,30 @@ def _default_cases(roots: Sequence[str]) -> str | None:
     if len(roots) == 1 and os.path.isfile(os.path.join(roots[0], "cases.toml")):
         return os.path.join(roots[0], "cases.toml")
     return None
+
+
+def _content_key(snapshot: Index) -> tuple[object, ...]:
+    """What lint and the cases read from a snapshot: every file's path and content hash,
+    the stale marks, the rejected files and warnings, and whether vectors exist (the dense
+    near-duplicate check). Two snapshots with the same key give the same findings."""
+    return (
+        snapshot.paths,
+        tuple(skill.hash for skill in snapshot.skills),
+        tuple(skill.stale for skill in snapshot.skills),
+        snapshot.rejected,
+        snapshot.warnings,
+        snapshot.models.status.dense,
+        snapshot.vectors is not None,
+    )
+
+
+def _stat_key(path: str | None) -> tuple[int, int] | None:
+    """A file's size and mtime: an edited cases file re-runs the cases (F5)."""
+    try:
+        stat = os.stat(path) if path else None
+    except OSError:
+        return None
+    return None if stat is None else (stat.st_size, stat.st_mtime_ns)
 
 
 def _readable(path: str) -> str:
