@@ -24,7 +24,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, get_current_worker
 
 from explorer.engine.cases import CaseError, load_cases
@@ -726,8 +726,9 @@ class ExplorerApp(App[None]):
         out.append(
             "\nIn the prompt: up/down and page up/down move the table's cursor while you type; "
             "alt+up/alt+down (or ctrl+up/ctrl+down) walk the prompt history.\nIn the table: "
-            "/ filters, esc returns to the prompt, typing goes to the prompt, home follows "
-            "the top row again; click a header to sort.\nThe highlighted skill stays "
+            "/ filters, esc returns to the prompt, home follows the top row again; click a "
+            "header to sort.\nTyping in the table, the tabs or a panel goes to the prompt "
+            "(a panel's own keys, such as space in the decision panel, stay its own).\nThe highlighted skill stays "
             "highlighted as the prompt changes. ctrl+p opens the command palette (toggle "
             "columns, sort, compare with the pinned prompt, …).\nRemap any key by id in the "
             'config: keymap = { reindex = "ctrl+r" }.\n\nColumns: hybrid = cos + kw + ph + '
@@ -807,7 +808,17 @@ class ExplorerApp(App[None]):
         table = self.main.query_one(SkillsTable)
         table.move(direction * max(1, table.size.height - 2))
 
-    def on_skills_table_typed_ahead(self, event: SkillsTable.TypedAhead) -> None:
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that reached the app unhandled belongs to the prompt: typed there,
+        and the prompt takes the focus. The focused widget (the table, a tab, a panel) had
+        it first, and a binding anywhere in the focus chain (space in the decision panel, /
+        in the table, the app's keys) keeps it: App._on_key runs after this and finds it."""
+        if not (event.is_printable and event.character) or self.screen is not self.main:
+            return
+        if isinstance(self.focused, Input | TextArea) or event.key in self.active_bindings:
+            return
+        event.prevent_default()  # App._on_key (no binding for it) has nothing to do
+        event.stop()
         prompt = self.main.query_one(PromptBar)
         prompt.focus()
         prompt.insert_text_at_cursor(event.character)

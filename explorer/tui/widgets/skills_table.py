@@ -167,13 +167,6 @@ class SkillsTable(ScrollView, can_focus=True):
             super().__init__()
             self.skill_id = skill_id
 
-    class TypedAhead(Message):
-        """A printable key pressed in the table: it belongs to the prompt."""
-
-        def __init__(self, character: str) -> None:
-            super().__init__()
-            self.character = character
-
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.hidden: set[str] = set()  # columns the user turned off
@@ -565,12 +558,6 @@ class SkillsTable(ScrollView, can_focus=True):
                 self.sort_by("decision" if key == "rank" else key)
                 return
             left = right
-
-    def on_key(self, event: events.Key) -> None:
-        if event.is_printable and event.character and event.character != "/":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.TypedAhead(event.character))
 
     def reason_of(self, row: Row) -> Reason:
         """The engine's reason for a row: the table, the panel and `why` say the same."""

@@ -1,0 +1,60 @@
+"""Keys a user presses out of habit: letters typed while a panel has the focus, and ctrl+s
+in an editor. Driven through Textual's Pilot over the real engine and a real live index.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, TextArea
+
+from explorer.tui.app import ExplorerApp
+from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.prompt_bar import PromptBar
+from explorer.tui.widgets.skills_table import SkillsTable
+from tests.tui.test_app import SIZE, enter, library, make_app
+
+__all__ = ["library"]  # the fixture, shared with test_app
+
+
+def _non_inputs(app: ExplorerApp) -> list[str]:
+    """The focusable widgets of the main screen that do not edit text, by type."""
+    chain = [w for w in app.screen.focus_chain if not isinstance(w, Input | TextArea)]
+    return [type(widget).__name__ for widget in chain]
+
+
+async def test_letters_typed_in_any_panel_go_to_the_prompt(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge")
+        prompt = app.query_one(PromptBar)
+        names = _non_inputs(app)
+        assert {"SkillsTable", "DecisionPanel"} <= set(names), names
+        typed = "merge"
+        for widget in [w for w in app.screen.focus_chain if not isinstance(w, Input | TextArea)]:
+            widget.focus()
+            await pilot.pause()
+            await pilot.press("x", "Y")
+            typed += "xY"
+            assert prompt.value == typed, type(widget).__name__
+            assert app.focused is prompt  # the next key goes there directly
+        assert len(names) >= 3  # the table, the tabs, the decision panel at least
+
+
+async def test_a_panels_own_keys_still_work(library: Path, tmp_path: Path) -> None:
+    """Space unfolds the skipped gates in the decision panel, / filters in the table:
+    their keys are bindings, and a binding is never typed into the prompt."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge pdf")
+        panel = app.query_one(DecisionPanel)
+        panel.focus()
+        await pilot.pause()
+        called: list[str] = []
+        panel.action_toggle_skipped = lambda: called.append("space")  # type: ignore[method-assign]
+        await pilot.press("space")
+        assert called == ["space"] and app.query_one(PromptBar).value == "merge pdf"
+        app.query_one(SkillsTable).focus()
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#filter", Input)
+        assert app.query_one(PromptBar).value == "merge pdf"
