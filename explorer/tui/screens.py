@@ -33,6 +33,7 @@ from explorer.engine.ranges import range_error
 from explorer.engine.skills import Problem
 from explorer.engine.tomlfile import update_toml
 from explorer.terminal import plain, visible
+from explorer.tui.widgets.footer import QuietFooter
 
 # Fields read when the index is built: editing them re-indexes instead of just re-deciding.
 INDEX_FIELDS = frozenset({"bm25_k1", "bm25_b", "bm25_index_name_keywords"})
@@ -126,8 +127,10 @@ class ThresholdEditor(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape", "close", "Close", id="editor-close"),
-        # ctrl+s stays the app's screenshot key: one key, one meaning.
-        Binding("f4", "save", "Save edits", id="editor-save"),
+        # F4 saves, and so does ctrl+s (what a user presses out of habit in an editor):
+        # the app's ctrl+s screenshot is for the main screen.
+        Binding("f4", "save", "Save edits", key_display="f4/^s", id="editor-save"),
+        Binding("ctrl+s", "save", "Save edits", show=False, id="editor-save-ctrl-s"),
         Binding("up", "choose(-1)", "Previous field", show=False, id="editor-up"),
         Binding("down", "choose(1)", "Next field", show=False, id="editor-down"),
         Binding("pageup", "choose(-10)", "Page up", show=False, id="editor-page-up"),
@@ -187,6 +190,8 @@ class ThresholdEditor(ModalScreen[None]):
                         "dim",
                     ),
                     ("f4", "bold"),
+                    (" or ", "dim"),
+                    ("ctrl+s", "bold"),
                     (f" saves the fields edited here to {self.save_path}; ", "dim"),
                     ("esc", "bold"),
                     (" closes", "dim"),
@@ -200,6 +205,7 @@ class ThresholdEditor(ModalScreen[None]):
                 placeholder=self.placeholder(self.current),
                 id="field-input",
             )
+        yield QuietFooter()  # this screen's keys (the app's are not active over a modal)
 
     def on_mount(self) -> None:
         self._describe()

@@ -28,6 +28,7 @@ from explorer.engine.snapshot import Index
 from explorer.engine.whatif import Standing, WhatIf, what_if, with_cases
 from explorer.terminal import plain, visible
 from explorer.tui.editor import open_in_editor
+from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
     from explorer.engine.cases import Case
@@ -172,8 +173,10 @@ class WhatIfScreen(ModalScreen[None]):
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="whatif-cancel"),
-        # F4 saves, as in the thresholds editor: ctrl+s stays the screenshot key.
-        Binding("f4", "save", "Save to SKILL.md", id="whatif-save"),
+        # F4 saves, and so does ctrl+s (what a user presses out of habit in an editor):
+        # the app's ctrl+s screenshot is for the main screen.
+        Binding("f4", "save", "Save to SKILL.md", key_display="f4/^s", id="whatif-save"),
+        Binding("ctrl+s", "save", "Save to SKILL.md", show=False, id="whatif-save-ctrl-s"),
         Binding("ctrl+o", "external_editor", "$EDITOR", id="whatif-editor"),
     ]
 
@@ -209,7 +212,11 @@ class WhatIfScreen(ModalScreen[None]):
             title.append_text(plain(self.skill_id, style="bold cyan"))
             title.append_text(plain(f"  {self.path}\n", style="dim"))
             title.append("edit the description; ", style="dim")
-            keys = (("f4", "save to SKILL.md"), ("esc", "discard"), ("ctrl+o", "$EDITOR"))
+            keys = (
+                ("f4/ctrl+s", "save to SKILL.md"),
+                ("esc", "discard"),
+                ("ctrl+o", "$EDITOR"),
+            )
             for key, what in keys:
                 title.append(key, style="bold")
                 title.append(f" {what}  ", style="dim")
@@ -219,6 +226,7 @@ class WhatIfScreen(ModalScreen[None]):
             with VerticalScroll(id="whatif-results"):
                 yield Static("computing…", id="whatif-scores")
                 yield Static(id="whatif-cases")
+        yield QuietFooter()  # this screen's keys, over the main screen's (not active here)
 
     def on_mount(self) -> None:
         area = self.query_one(TextArea)
@@ -292,7 +300,7 @@ class WhatIfScreen(ModalScreen[None]):
         elif " ".join(self.text.split()) == " ".join(self.start.split()):
             status.update(Text("unchanged", style="dim"))
         else:
-            line = Text("edited, not saved: f4 writes it", style="yellow")
+            line = Text("edited, not saved: f4 (or ctrl+s) writes it", style="yellow")
             flips = result.comparison.flipped if result.comparison is not None else ()
             if flips:  # said here too: on a short terminal the list is below the fold
                 fixed = sum(1 for flip in flips if flip.passed_b)

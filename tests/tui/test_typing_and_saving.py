@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, TextArea
 
 from explorer.tui.app import ExplorerApp
+from explorer.tui.screens import ThresholdEditor
+from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
@@ -33,9 +36,8 @@ async def test_letters_typed_in_any_panel_go_to_the_prompt(library: Path, tmp_pa
         typed = "merge"
         for widget in [w for w in app.screen.focus_chain if not isinstance(w, Input | TextArea)]:
             widget.focus()
-            await pilot.pause()
-            await pilot.press("x", "Y")
-            typed += "xY"
+            await pilot.press("Y")
+            typed += "Y"
             assert prompt.value == typed, type(widget).__name__
             assert app.focused is prompt  # the next key goes there directly
         assert len(names) >= 3  # the table, the tabs, the decision panel at least
@@ -58,3 +60,70 @@ async def test_a_panels_own_keys_still_work(library: Path, tmp_path: Path) -> No
         await pilot.press("slash")
         assert app.focused is app.query_one("#filter", Input)
         assert app.query_one(PromptBar).value == "merge pdf"
+
+
+# -- ctrl+s in an editor saves, as f4 does; on the main screen it stays the screenshot ----
+
+
+def _footer_keys(screen: object) -> list[str]:
+    """The keys the footer of `screen` shows, as shown."""
+    from textual.widgets._footer import FooterKey
+
+    return [key.key_display for key in screen.query(FooterKey)]  # type: ignore[attr-defined]
+
+
+async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the editor writes ./skill-explorer.toml; a screenshot, *.svg
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge pdf")
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        editor.edit("max_skills", "3")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        saved = (tmp_path / "skill-explorer.toml").read_text(encoding="utf-8")
+        assert "max_skills = 3" in saved
+        assert list(tmp_path.glob("*.svg")) == []
+        assert "f4/^s" in _footer_keys(editor)  # the footer says both keys save
+
+
+async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = library / "xlsx" / "SKILL.md"
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "clean a csv")
+        app.go_to_skill("xlsx")
+        await pilot.press("f7")
+        screen = app.screen
+        assert isinstance(screen, WhatIfScreen)
+        screen.query_one(TextArea).load_text("Clean up CSV exports and spreadsheet formulas.")
+        assert "f4/^s" in _footer_keys(screen)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, WhatIfScreen)
+        assert 'description: "Clean up CSV exports and spreadsheet formulas."' in path.read_text(
+            encoding="utf-8"
+        )
+        assert list(tmp_path.glob("*.svg")) == []
+
+
+async def test_ctrl_s_on_the_main_screen_saves_a_screenshot(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge pdf")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert len(list(tmp_path.glob("*.svg"))) == 1
+        help_text = app._help_text().plain
+        assert "f4 or ctrl+s saves" in help_text

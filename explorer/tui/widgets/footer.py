@@ -1,21 +1,138 @@
-"""The key footer, without the work nobody sees.
+"""The key footer: the keys that fit, most useful first, and without the work nobody sees.
 
-Textual's Footer rebuilds its keys whenever its screen's bindings change, and opening
-F2 or F3 moves the focus off the main screen, which changes them: ~20 keys rebuilt and
-styled under an opaque screen, a third of F2's opening time at 2,300 skills. While
-another screen is on top this footer skips that; the focus coming back on close changes
-the bindings again, and it rebuilds then.
+Textual's Footer lays every shown binding out in one row and lets the terminal cut the
+rest: at 120 columns the explorer's keys ran off the right edge mid-word. This footer
+is compact and keeps, for the width it has, the screen's own keys first (an editor's
+save and cancel), then the app's in `PRIORITY` order; the rest stay in F1 help and the
+command palette, and the keys shown keep their order on screen.
+
+Textual's Footer also rebuilds its keys whenever its screen's bindings change, and
+opening F2 or F3 moves the focus off the main screen, which changes them: ~20 keys
+rebuilt and styled under an opaque screen, a third of F2's opening time at 2,300 skills.
+While another screen is on top this footer skips that; the focus coming back on close
+changes the bindings again, and it rebuilds then.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+# The app's keys by binding id, the ones a new skill author needs first. Ids not listed
+# come after these, in the order the app declares them.
+PRIORITY = (
+    "help",
+    "quit",
+    "whatif",
+    "thresholds",
+    "errors",
+    "compare",
+    "go-to",
+    "filter",
+    "pin",
+    "open-in-editor",
+    "reindex",
+    "sort",
+    "screenshot",
+    "maximise",
+    "panel-size",
+    "copy-json",
+    "export-markdown",
+)
+PALETTE_ROOM = 14  # "^p palette" docked right, with its border and padding
+
+
+def key_width(key_display: str, description: str) -> int:
+    """Cells one compact key takes: "f1 Help" and the one-cell gap after it."""
+    return len(key_display) + (1 + len(description) if description else 0) + 1
+
+
+def fitting(items: list[tuple[Binding, str, bool]], room: int) -> list[int]:
+    """Indices of `items` (binding, key as shown, is the app's) that fit in `room` cells:
+    the screen's own keys first, then the app's by PRIORITY; returned in screen order."""
+
+    def rank(index: int) -> tuple[int, int, int]:
+        binding, _, is_app = items[index]
+        if not is_app:
+            return (0, 0, index)
+        wanted = PRIORITY.index(binding.id) if binding.id in PRIORITY else len(PRIORITY)
+        return (1, wanted, index)
+
+    chosen: list[int] = []
+    used = 0
+    for index in sorted(range(len(items)), key=rank):
+        binding, shown, _ = items[index]
+        width = key_width(shown, binding.description)
+        if used + width <= room:
+            chosen.append(index)
+            used += width
+    return sorted(chosen)
 
 
 class QuietFooter(Footer):
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(compact=True, **kwargs)  # type: ignore[arg-type]
+        self._laid_out_for = 0
+
     def bindings_changed(self, screen: Screen[object]) -> None:
         if self.is_attached and self.app.screen is not self.screen:
             self._bindings_ready = True
             return  # hidden under another screen: rebuilt when the focus returns
         super().bindings_changed(screen)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._laid_out_for and self._bindings_ready:
+            self.call_after_refresh(self.recompose)
+
+    def shown(self) -> list[tuple[Binding, str, bool]]:
+        """Every binding the footer could show: one per action (the first, as Textual's
+        Footer does), with its key as displayed and whether it is the app's."""
+        seen: set[str] = set()
+        items: list[tuple[Binding, str, bool]] = []
+        palette = self.app.COMMAND_PALETTE_BINDING
+        for key, active in self.screen.active_bindings.items():
+            binding = active.binding
+            if not binding.show or binding.action in seen or key == palette:
+                continue
+            seen.add(binding.action)
+            items.append((binding, self.app.get_key_display(binding), active.node is self.app))
+        return items
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        width = self.size.width or self.app.size.width
+        self._laid_out_for = width
+        active = self.screen.active_bindings
+        items = self.shown()
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING)
+        room = width - (PALETTE_ROOM if palette is not None else 0)
+        yield from self._keys(items[index] for index in fitting(items, room))
+        if palette is not None and self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+            yield FooterKey(
+                palette.binding.key,
+                self.app.get_key_display(palette.binding),
+                palette.binding.description,
+                palette.binding.action,
+                classes="-command-palette",
+                disabled=not palette.enabled,
+                tooltip=palette.binding.tooltip or palette.binding.description,
+            )
+
+    def _keys(self, items: Iterable[tuple[Binding, str, bool]]) -> ComposeResult:
+        enabled = {key: active.enabled for key, active in self.screen.active_bindings.items()}
+        for binding, shown, _ in items:
+            yield FooterKey(
+                binding.key,
+                shown,
+                binding.description,
+                binding.action,
+                disabled=not enabled.get(binding.key, True),
+                tooltip=binding.tooltip,
+            ).data_bind(compact=Footer.compact)
