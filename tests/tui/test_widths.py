@@ -10,7 +10,8 @@ from pathlib import Path
 from textual.widgets._footer import FooterKey
 
 from explorer.tui.widgets.footer import QuietFooter, fitting, key_width
-from tests.tui.test_app import library, make_app, ready, settle
+from explorer.tui.widgets.skills_table import GAP, WHY_MIN, SkillsTable
+from tests.tui.test_app import enter, library, make_app, ready, settle
 
 __all__ = ["library"]  # the fixture, shared with test_app
 
@@ -53,3 +54,58 @@ async def test_the_footer_keys_fit_the_width(library: Path, tmp_path: Path) -> N
             shown[width] = [key.description for key in keys]
     assert all("Help" in names for names in shown.values())
     assert len(shown[80]) < len(shown[120]) < len(shown[200])
+
+
+# -- the table: "why" fits, the rest degrades in order ---------------------------------
+
+CONTENT = {
+    "rank": 3,
+    "skill": 24,
+    "verdict": 14,
+    "delta": 7,
+    "hybrid": 22,
+    "cosine": 5,
+    "bm25": 11,
+    "rerank": 9,
+    "overlap": 9,
+    "why": 41,  # "0.979 < cut-off 1.023 = top 1.143 - 0.120"
+}
+
+
+def test_columns_drop_in_order_until_why_fits() -> None:
+    """The table's own width is the terminal's less its scrollbar (2 cells)."""
+    wide = SkillsTable._fit(CONTENT, 198, score=6)
+    assert wide == {**CONTENT}  # 200 columns: every column, "why" whole
+    mid = SkillsTable._fit(CONTENT, 118, score=6)  # 120 columns
+    assert set(CONTENT) - set(mid) == {"cosine", "rerank", "overlap", "bm25", "delta"}
+    assert mid["hybrid"] == 22 and mid["why"] == 41 and mid["skill"] == 24
+    narrow = SkillsTable._fit(CONTENT, 78, score=6)  # 80 columns
+    assert list(narrow) == ["rank", "skill", "verdict", "hybrid", "why"]
+    assert narrow["hybrid"] == 6  # the score alone
+    assert narrow["why"] >= WHY_MIN and narrow["skill"] >= 16  # names cut, with an ellipsis
+    for widths, room in ((wide, 198), (mid, 118), (narrow, 78)):
+        assert sum(width + GAP for width in widths.values()) <= room
+
+
+async def test_the_table_fits_80_120_and_200_columns(library: Path, tmp_path: Path) -> None:
+    """Every line fits the table; "why" is always there with its header whole; the breakdown
+    and Δ inject show whenever the reasons leave room for them."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(WIDTHS[0], 24)) as pilot:
+        await enter(pilot, app, "merge two pdf files")
+        table = app.query_one(SkillsTable)
+        for width in WIDTHS:
+            await pilot.resize_terminal(width, 40)
+            await settle(pilot, lambda w=width: table.size.width in (w, w - 2))
+            await pilot.pause()
+            header = table.header_text().plain
+            assert header.rstrip().endswith(" why"), (width, header)
+            reasons = [table.reason_of(row).text for row in table.rows]
+            for index in range(len(table.view)):
+                line = table.line_text(index).plain.rstrip()
+                assert len(line) <= table.size.width, (width, line)
+                why = table.cell_text(table.ids()[table.view[index]], "why")
+                assert why in reasons or why.endswith("…"), (width, why)
+            if width >= 120:
+                assert "cos+kw+ph+file" in header and "Δ inject" in header
+                assert all("…" not in table.cell_text(row.id, "why") for row in table.rows)

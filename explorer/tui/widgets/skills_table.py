@@ -35,13 +35,19 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("bm25", "bm25 norm #"),
     ("rerank", "rerank σ"),
     ("overlap", "overlap J"),
-    ("why", "why (the number that decided)"),
+    ("why", "why"),
 )
 # When the terminal is too narrow for every column, these go first (they repeat, or add
-# little to, what the others show); the skill, verdict and hybrid columns always stay,
-# and "why" takes the room that is left (at least WHY_MIN, at most WHY_MAX).
-DROP_ORDER = ("cosine", "rerank", "overlap", "bm25")
-WHY_MIN, WHY_MAX = 24, 60
+# little to, what the others show) until "why" has WHY_WANT cells, the length of the
+# longest common reason ("0.979 < cut-off 1.023 = top 1.143 - 0.120"): "delta" drops
+# Δ inject (the why cell's numbers and the decision panel say what is missing), then
+# "breakdown" folds the hybrid column to its score. Then names are cut (with an
+# ellipsis, to MIN_NAME) until "why" has WHY_MIN. The rank, skill, verdict and hybrid
+# score always stay, and "why" takes the room that is left, up to WHY_MAX; a longer
+# reason ends in an ellipsis (the decision panel gives it whole).
+DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "breakdown")
+WHY_MIN, WHY_WANT, WHY_MAX = 24, 41, 80
+WHY_SAMPLE = 50  # the why column is as wide as the longest reason of the first rows
 GAP = 2  # spaces between columns: adjacent numbers never run together
 MIN_NAME = 12
 SORT_KEYS = ("decision", "skill", "hybrid", "cosine", "bm25", "rerank", "overlap")
@@ -190,6 +196,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._decision: Decision | None = None
         self._before: Mapping[str, Row] | None = None
         self._widths: dict[str, int] = {}
+        self.breakdown = True  # the hybrid column shows cos+kw+ph+file (False: too narrow)
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
         self._strips: dict[tuple[int, int, int, Style], Strip] = {}  # drawn lines, reused
 
@@ -309,7 +316,9 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         """Column widths from the content and the width on screen; then redraw."""
-        self._widths = self._fit(self._content_widths(), self.size.width or 120)
+        content = self._content_widths()
+        self._widths = self._fit(content, self.size.width or 120, self._score_width())
+        self.breakdown = self._widths.get("hybrid", 0) >= content.get("hybrid", 0)
         self._lines.clear()
         self._strips.clear()
         width = sum(w + GAP for w in self._widths.values())
@@ -354,7 +363,7 @@ class SkillsTable(ScrollView, can_focus=True):
         queries = len(str(rows[0].query_terms))
         content = {
             "delta": 7 if reranked else len(f"+{hi.get('score', 0.0):.3f}"),
-            "why": WHY_MAX,
+            "why": self._why_width(),
             "rank": len(str(len(rows))) + 1,  # + the follow mark
             "skill": name,
             "verdict": verdict,
@@ -369,6 +378,28 @@ class SkillsTable(ScrollView, can_focus=True):
             "overlap": 2 * queries + 1 + 5,
         }
         return {key: max(len(labels[key]), content[key]) for key in wanted}
+
+    def _why_width(self) -> int:
+        """The longest reason among the first WHY_SAMPLE rows in the decision's order (the
+        rows a user reads; ~1 ms), so short reasons leave room for more columns."""
+        if self._decision is None:
+            return WHY_MAX
+        rows = self.rows
+        longest = max(
+            (len(self.reason_of(rows[i]).text) for i in range(min(len(rows), WHY_SAMPLE))),
+            default=0,
+        )
+        return max(len("why"), min(WHY_MAX, longest))
+
+    def _score_width(self) -> int:
+        """The hybrid column without its breakdown: the score, and a delta when one shows."""
+        if not self.rows:
+            return len("hybrid")
+        low, high = _bounds(self.column("score"))
+        width = _span(low, high, ".3f")
+        if self._before is not None and self._any_delta():
+            width += 7
+        return max(len("hybrid"), width)
 
     def _any_delta(self) -> bool:
         """Whether any row shows ▲/▼ or "new": a re-index that moved nothing adds no width."""
@@ -385,21 +416,30 @@ class SkillsTable(ScrollView, can_focus=True):
         return False
 
     @staticmethod
-    def _fit(widths: dict[str, int], room: int) -> dict[str, int]:
-        """Drop the least telling columns until the rest fit, "why" taking what is left;
-        then cut names, never numbers."""
+    def _fit(widths: dict[str, int], room: int, score: int = 0) -> dict[str, int]:
+        """Drop the least telling columns until "why" has WHY_WANT cells (DROP_ORDER; the
+        hybrid column folds to `score` cells), cut names until it has WHY_MIN; "why"
+        takes what is left, up to its content. Numbers are never cut."""
         widths = dict(widths)
         why = widths.pop("why", None)
 
         def total() -> int:
             return sum(w + GAP for w in widths.values())
 
-        needed = WHY_MIN + GAP if why is not None else 0
+        wanted = min(why, WHY_WANT) + GAP if why is not None else 0
         for key in DROP_ORDER:
-            if total() + needed <= room:
+            if total() + wanted <= room:
                 break
-            widths.pop(key, None)
-        if why is not None and total() + needed <= room:
+            if key == "breakdown":
+                if "hybrid" in widths and score:
+                    widths["hybrid"] = min(widths["hybrid"], score)
+            else:
+                widths.pop(key, None)
+        if why is not None and "skill" in widths:
+            short = total() + min(why, WHY_MIN) + GAP - room
+            if short > 0:
+                widths["skill"] = max(MIN_NAME, widths["skill"] - short)
+        if why is not None and total() + GAP < room:
             widths["why"] = min(why, room - total() - GAP)
         if total() > room and "skill" in widths:
             widths["skill"] = max(MIN_NAME, widths["skill"] - (total() - room))
@@ -446,6 +486,8 @@ class SkillsTable(ScrollView, can_focus=True):
     def header_text(self) -> Text:
         labels = []
         for key, label in self.columns:
+            if key == "hybrid" and not self.breakdown:
+                label = "hybrid"
             if key == self.sort_key:
                 label += " ▲" if self.sort_reverse else " ▼"
             labels.append(Text(label))
@@ -587,8 +629,9 @@ class SkillsTable(ScrollView, can_focus=True):
             channels += (row.project,)
         if row.bm25_fused:  # the §9 fused channel, under a preset that has one
             channels += (row.bm25_fused,)
-        parts = "+".join(_short(value) for value in channels)
-        hybrid.append(f" {parts}", style="dim")
+        if self.breakdown:
+            parts = "+".join(_short(value) for value in channels)
+            hybrid.append(f" {parts}", style="dim")
         if before is not None:
             hybrid.append_text(_delta(row.score, previous.score if previous else None))
         bm25 = _coloured(
