@@ -124,9 +124,11 @@ class ExplorerApp(App[None]):
         history_log: str | None = None,
         initial_skill: str | None = None,
         config_layers: str = "",
+        config_sources: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.config_layers = config_layers  # "config: defaults < ./skill-explorer.toml", shown
+        self.config_sources = dict(config_sources or {})  # field -> the layer that set it (F2)
         self.cwd = cwd  # the working directory of the project channel (§3.5), like the hook's
         self.initial_skill = initial_skill  # --skill: the row to open focused on
         self.roots = [os.path.abspath(root) for root in roots]
@@ -683,7 +685,17 @@ class ExplorerApp(App[None]):
     # -- thresholds ----------------------------------------------------------------------
 
     def action_thresholds(self) -> None:
-        self.push_screen(ThresholdEditor(self.config, self.baseline, Path(PROJECT_CONFIG_NAME)))
+        snapshot = self.snapshot
+        loaded = snapshot is not None and snapshot is not self.loading_snapshot
+        editor = ThresholdEditor(
+            self.config,
+            self.baseline,
+            Path(PROJECT_CONFIG_NAME),
+            sources=self.config_sources,
+            status=snapshot.models.status if loaded and snapshot is not None else None,
+            skills=len(snapshot) if snapshot is not None else 0,
+        )
+        self.push_screen(editor)
 
     def on_threshold_editor_edited(self, event: ThresholdEditor.Edited) -> None:
         if event.config == self.config:

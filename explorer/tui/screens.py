@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,12 @@ from explorer.engine.config import (
     toml_value,
     type_label,
 )
+from explorer.engine.models import ModelStatus
 from explorer.engine.ranges import range_error
 from explorer.engine.skills import Problem
 from explorer.engine.tomlfile import update_toml
 from explorer.terminal import plain, visible
+from explorer.tui.provenance import Source, field_source
 from explorer.tui.widgets.footer import QuietFooter
 
 # Fields read when the index is built: editing them re-indexes instead of just re-deciding.
@@ -88,10 +91,10 @@ class FieldList(ScrollView):
             self.get_component_rich_style("field-list--changed") if editor.changed(name) else ""
         )
         line.append(f"{'*' if editor.changed(name) else ' '} {name:<26}", style=name_style)
-        value = editor.texts[name] or (
-            "(the model's)" if getattr(DEFAULTS, name) is None else "(default)"
-        )
-        line.append_text(plain(f"{value[:24]:<25}", style="" if editor.texts[name] else "dim"))
+        source = editor.source(name)
+        value = editor.texts[name] or source.value or "—"
+        line.append_text(plain(f"{value[:18]:<19}", style="" if editor.texts[name] else "dim"))
+        line.append_text(plain(f"{source.label[:30]:<31}", style="italic dim"))
         if error:
             line.append(visible(error), style=self.get_component_rich_style("field-list--error"))
         else:
@@ -143,8 +146,20 @@ class ThresholdEditor(ModalScreen[None]):
             self.config = config
             self.changed = changed
 
-    def __init__(self, config: Config, baseline: Config, save_path: Path) -> None:
+    def __init__(
+        self,
+        config: Config,
+        baseline: Config,
+        save_path: Path,
+        *,
+        sources: Mapping[str, str] | None = None,
+        status: ModelStatus | None = None,
+        skills: int = 0,
+    ) -> None:
         super().__init__()
+        # Where each value comes from: the layers that set fields (load_config's sources),
+        # and the models and library size that None fields follow.
+        self.sources, self.status, self.skills = sources or {}, status, skills
         self.config = config
         self.baseline = baseline  # what the app started with: edits are marked against it
         self.opened = config  # what this screen started with: only edits made here are saved
@@ -159,11 +174,26 @@ class ThresholdEditor(ModalScreen[None]):
     def changed(self, name: str) -> bool:
         return bool(getattr(self.config, name) != getattr(self.baseline, name))
 
+    def source(self, name: str) -> Source:
+        """The value in force and where it comes from (provenance.py)."""
+        return field_source(
+            name,
+            self.config,
+            baseline=self.baseline,
+            sources=self.sources,
+            status=self.status,
+            skills=self.skills,
+        )
+
     def placeholder(self, name: str) -> str:
-        default = getattr(DEFAULTS, name)
-        if default is None:
-            return "default: follow the model"
-        return f"default: {field_text(default) or 'empty'}"
+        """What a blank field means: the default, or what a None default follows."""
+        if getattr(DEFAULTS, name) is None:
+            blank = field_source(
+                name, self.config.replace(**{name: None}), status=self.status, skills=self.skills
+            )
+            value = f" {blank.value}" if blank.value else ""
+            return f"blank = {blank.label}{value}"
+        return f"blank = default {field_text(getattr(DEFAULTS, name)) or 'empty'}"
 
     def note(self, name: str) -> str:
         note = type_label(name)
@@ -220,6 +250,11 @@ class ThresholdEditor(ModalScreen[None]):
         help_line = Text(no_wrap=True, overflow="ellipsis")
         help_line.append(name, style="bold")
         help_line.append(f"  {self.note(name)}; {self.placeholder(name)}", style="dim")
+        source = self.source(name)
+        if self.texts[name]:
+            help_line.append(f"; now {source.label}", style="dim")
+        if source.note:
+            help_line.append(f"; {source.note}", style="dim")
         if name in self.errors:
             help_line.append("  ")
             help_line.append_text(plain(self.errors[name], style="bold red"))

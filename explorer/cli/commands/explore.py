@@ -57,6 +57,7 @@ class ExploreCommand(Command):
             history_log=history_log,
             initial_skill=args.skill,
             config_layers=layers_text(loaded),
+            config_sources=loaded.sources,
         )
         app.run()
         return EXIT_OK

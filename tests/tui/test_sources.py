@@ -1,0 +1,76 @@
+"""F2 says where each value comes from: the preset, a config file layer, the model's
+calibration, the reranker's, a `--set`, or an edit made there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.config import FIELD_NAMES, Config, load_config
+from explorer.engine.models import assemble_models
+from explorer.tui.provenance import field_source
+from explorer.tui.screens import FieldList, ThresholdEditor
+from tests.tui.test_app import SIZE, enter, library, make_app
+
+__all__ = ["library"]  # the fixture, shared with test_app
+
+
+@pytest.fixture
+def layered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Config, dict[str, str]]:
+    """A project file sets min_similarity; --set sets max_skills; the rest is not set."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))  # no user config
+    (tmp_path / "skill-explorer.toml").write_text("[routing]\nmin_similarity = 0.4\n")
+    monkeypatch.chdir(tmp_path)
+    loaded = load_config(assignments=["max_skills=3"], use_ski_config=False)
+    return loaded.config, loaded.sources
+
+
+def test_every_field_says_where_its_value_comes_from(
+    layered: tuple[Config, dict[str, str]],
+) -> None:
+    config, sources = layered
+    status = assemble_models(None).status  # no dense model: bag of words' knee
+    label = {
+        name: field_source(name, config, baseline=config, sources=sources, status=status).label
+        for name in FIELD_NAMES
+    }
+    assert label["min_similarity"] == "./skill-explorer.toml"
+    assert label["max_skills"] == "--set"
+    # lexical_min was "(the model's)": it is the preset's 4.0.
+    assert label["lexical_min"] == "preset 'calibrated'"
+    assert field_source("lexical_min", config, status=status).value == "4"
+    assert field_source("lexical_min", config.replace(preset="reference")).value == "0"
+    assert label["keyword_min_cosine"] == "preset 'calibrated'"
+    assert label["score_margin"].startswith("the model's calibration")
+    assert label["rerank_min"].startswith("the reranker's")
+    assert label["high_conf"] == "default"
+    assert not any("(the model's)" in text for text in label.values())
+    edited = config.replace(lexical_min=0.0)
+    assert field_source("lexical_min", edited, baseline=config).label == "edited here"
+    assert field_source("lexical_min", edited, baseline=config).value == "0"
+
+
+async def test_the_f2_list_shows_the_source_of_each_value(library: Path, tmp_path: Path) -> None:
+    app = make_app(library, tmp_path, config_sources={"min_similarity": "--set"})
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge pdf")
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        listing = editor.query_one(FieldList)
+
+        def line(name: str) -> str:
+            index = FIELD_NAMES.index(name)
+            listing.cursor = index
+            listing.scroll_to(y=index, animate=False, immediate=True)
+            return "".join(s.text for s in listing.render_line(index - listing.scroll_offset.y))
+
+        # CONFIG: preset "reference", min_similarity 0.3 (from --set, as the app was told)
+        assert "--set" in line("min_similarity") and "0.3" in line("min_similarity")
+        assert "preset 'reference'" in line("lexical_min")
+        assert "(the model's)" not in line("lexical_min")
+        assert "the model's calibration (bow)" in line("score_margin")
+        editor.edit("lexical_min", "5")
+        await pilot.pause()
+        assert "edited here" in line("lexical_min")
