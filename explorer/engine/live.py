@@ -25,7 +25,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from explorer.engine.bodies import BodyOnDisk, body_on_disk
-from explorer.engine.cache import CachedSkills, EmbeddingCache
+from explorer.engine.cache import CachedSkills, EmbeddingCache, Progress
 from explorer.engine.config import Config
 from explorer.engine.incremental import patch_index
 from explorer.engine.models import Models
@@ -144,9 +144,14 @@ class LiveIndex:
         *,
         backend: str = "auto",
         max_watches: int | None = None,
+        progress: Progress | None = None,
     ) -> None:
         """`backend`: "auto" (inotify on Linux, else watchdog), "inotify", "watchdog" or
-        "poll"; `max_watches` caps inotify watches (tests simulate the OS limit with it)."""
+        "poll"; `max_watches` caps inotify watches (tests simulate the OS limit with it).
+        `progress(done, total)` hears the embedding of every build that computes vectors
+        (a cold first build: 26,000 descriptions), from the building thread, after each
+        chunk; it must return at once (the explorer posts a message)."""
+        self.progress = progress
         self.roots = tuple(os.path.abspath(os.fspath(root)) for root in roots)
         self.config, self.models, self.cache = config, models, cache
         self.debounce_s = config.watch_debounce_ms / 1000
@@ -376,6 +381,7 @@ class LiveIndex:
             self.cache,
             version=version,
             previous=previous,
+            progress=self.progress,
         )
         index.timings_ms.update(
             parse=(parsed - started) * 1000, total=(time.perf_counter() - started) * 1000

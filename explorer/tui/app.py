@@ -244,8 +244,16 @@ class ExplorerApp(App[None]):
         engine = open_engine(self.config, cache=cache)
         for warning in engine.warnings:
             self.call_from_thread(self.notify, warning, severity="warning", timeout=10)
-        self.call_from_thread(self._set_loading, f"embedding {len(first)} skills…")
-        live = LiveIndex(self.roots, self.config, engine.models, cache)
+        self.call_from_thread(self._set_loading, f"reading {len(first):,} skills' vectors…")
+        # The embedding loop reports each chunk from this thread; a message keeps it from
+        # ever waiting for the UI (post_message is thread-safe).
+        live = LiveIndex(
+            self.roots,
+            self.config,
+            engine.models,
+            cache,
+            progress=lambda done, total: self.post_message(self.EmbeddingProgress(done, total)),
+        )
         # The watcher's thread only posts: it never waits for the UI to handle a change.
         live.subscribe(lambda change: self.post_message(self.IndexChanged(change)))
         live.on_failure(lambda message: self.post_message(self.WatcherFailed(message)))
@@ -253,8 +261,9 @@ class ExplorerApp(App[None]):
         self.live = live
         # live.snapshot read on the UI thread: the watcher's first re-index may already
         # have been handled there, and a snapshot read here would then replace it with an
-        # older one (the app waited for a change that had come and gone).
-        self.call_from_thread(lambda: self._use_snapshot(live.snapshot, ""))
+        # older one (the app waited for a change that had come and gone). A message, so it
+        # comes after the embedding's progress messages, never before the last of them.
+        self.post_message(self.LiveReady())
 
     def _set_loading(self, text: str) -> None:
         self.loading = text
@@ -365,6 +374,36 @@ class ExplorerApp(App[None]):
         if not loading:
             self.quality(snapshot, self.config)
             self.run_history(snapshot, self.config)
+
+    class EmbeddingProgress(Message):
+        """The live index's build embedded `done` of `total` descriptions (a cold cache)."""
+
+        def __init__(self, done: int, total: int) -> None:
+            super().__init__()
+            self.done, self.total = done, total
+
+    class LiveReady(Message):
+        """The live index is built and watching (posted by the load worker)."""
+
+    def on_explorer_app_live_ready(self) -> None:
+        if self.live is not None:
+            try:
+                self._use_snapshot(self.live.snapshot, "")
+            except (NoMatches, ScreenStackError):
+                return  # the app is shutting down
+
+    def on_explorer_app_embedding_progress(self, message: EmbeddingProgress) -> None:
+        if not self.loading:
+            return  # the live snapshot is in: a late message says nothing new
+        done, total = message.done, message.total
+        percent = 100 * done // total if total else 100
+        text = f"embedding {done:,}/{total:,} descriptions ({percent}%)…"
+        if done >= total:
+            text = f"embedded {total:,} descriptions; building the index…"
+        try:
+            self._set_loading(text)
+        except (NoMatches, ScreenStackError):
+            return  # the app is shutting down
 
     class IndexChanged(Message):
         """The live index swapped in a new snapshot (posted from the watcher's thread)."""
@@ -514,7 +553,7 @@ class ExplorerApp(App[None]):
             return
         status = snapshot.models.status
         if self.loading:
-            dense = self.loading
+            dense = "dense model loading"
         elif status.dense_error:
             dense = f"no dense model (BM25 + boosts only): {status.dense_error}"
         else:
@@ -527,6 +566,7 @@ class ExplorerApp(App[None]):
             last=self.last_change + _watch_note(self.live),
             errors=len(self.problems()),
             config=self.config_layers,
+            loading=self.loading,
         )
 
     # -- deciding ------------------------------------------------------------------------

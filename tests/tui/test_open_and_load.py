@@ -113,3 +113,45 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
         # A real change lints again.
         write_skill(root, "docker", "Shrink Docker images and speed up container builds.")
         await settle(pilot, lambda: linted == [2, 3])
+
+
+async def test_a_cold_build_shows_the_embeddings_progress_until_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No embedding cache: the status bar counts the descriptions embedded, chunk by chunk,
+    as the real loop (cache.embed_with_cache) reports them, and the count goes once the
+    live snapshot is in. The build runs in the load worker; the UI only gets messages."""
+    from explorer.engine import cache as cache_module
+    from explorer.tui.widgets.status_bar import StatusBar
+
+    root = tmp_path / "skills"
+    for number in range(5):
+        write_skill(root, f"skill-{number}", f"Describe thing number {number} for tests.")
+    monkeypatch.setattr(cache_module, "CHUNK_TEXTS", 2)  # 5 descriptions: 3 chunks
+    shown: list[str] = []
+    app = make_app(root, tmp_path)  # tmp_path/cache: empty, so every vector is computed
+    set_loading = app._set_loading
+
+    def recording(text: str) -> None:
+        shown.append(text)
+        set_loading(text)
+
+    monkeypatch.setattr(app, "_set_loading", recording)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and not app.loading)
+        embedding = [text for text in shown if "embed" in text]
+        assert embedding == [
+            "embedding 0/5 descriptions (0%)…",
+            "embedding 2/5 descriptions (40%)…",
+            "embedding 4/5 descriptions (80%)…",
+            "embedded 5 descriptions; building the index…",
+        ]
+        status = "".join(s.text for s in app.query_one(StatusBar).render_line(0))
+        assert "embed" not in status and "5 skills" in status
+    # Warm: the same cache again computes nothing, and says nothing about embedding.
+    shown.clear()
+    again = make_app(root, tmp_path)
+    monkeypatch.setattr(again, "_set_loading", lambda text: shown.append(text))
+    async with again.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(again))
+        assert not [text for text in shown if "embed" in text]

@@ -83,7 +83,9 @@ def test_columns_drop_in_order_until_why_fits() -> None:
     assert list(narrow) == ["rank", "skill", "verdict", "hybrid", "why"]
     assert narrow["hybrid"] == 6  # the score alone
     assert narrow["why"] >= WHY_MIN and narrow["skill"] >= 16  # names cut, with an ellipsis
-    for widths, room in ((wide, 198), (mid, 118), (narrow, 78)):
+    long_names = SkillsTable._fit({**CONTENT, "skill": 60}, 198, score=6)
+    assert long_names == {**CONTENT, "skill": 57}  # cut by the 3 cells missing, no column lost
+    for widths, room in ((wide, 198), (mid, 118), (narrow, 78), (long_names, 198)):
         assert sum(width + GAP for width in widths.values()) <= room
 
 

@@ -41,7 +41,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 # little to, what the others show) until "why" has WHY_WANT cells, the length of the
 # longest common reason ("0.979 < cut-off 1.023 = top 1.143 - 0.120"): "delta" drops
 # Δ inject (the why cell's numbers and the decision panel say what is missing), then
-# "breakdown" folds the hybrid column to its score. Then names are cut (with an
+# "breakdown" folds the hybrid column to its score (names longer than NAME_KEEP are cut
+# to it before any of these). Then names are cut (with an
 # ellipsis, to MIN_NAME) until "why" has WHY_MIN. The rank, skill, verdict and hybrid
 # score always stay, and "why" takes the room that is left, up to WHY_MAX; a longer
 # reason ends in an ellipsis (the decision panel gives it whole).
@@ -50,6 +51,7 @@ WHY_MIN, WHY_WANT, WHY_MAX = 24, 41, 80
 WHY_SAMPLE = 50  # the why column is as wide as the longest reason of the first rows
 GAP = 2  # spaces between columns: adjacent numbers never run together
 MIN_NAME = 12
+NAME_KEEP = 24  # longer names are cut to this before any column gives way to "why"
 SORT_KEYS = ("decision", "skill", "hybrid", "cosine", "bm25", "rerank", "overlap")
 DELTA_EPSILON = 0.0005
 
@@ -427,6 +429,9 @@ class SkillsTable(ScrollView, can_focus=True):
             return sum(w + GAP for w in widths.values())
 
         wanted = min(why, WHY_WANT) + GAP if why is not None else 0
+        short = total() + wanted - room
+        if short > 0 and "skill" in widths:  # a name longer than NAME_KEEP goes first
+            widths["skill"] = max(min(widths["skill"], NAME_KEEP), widths["skill"] - short)
         for key in DROP_ORDER:
             if total() + wanted <= room:
                 break

@@ -27,6 +27,7 @@ class StatusBar(Static):
         last: str,
         errors: int,
         config: str = "",
+        loading: str = "",
     ) -> None:
         self.error_count = errors
         # The error count comes right after the library: a narrow terminal cuts the tail
@@ -34,6 +35,9 @@ class StatusBar(Static):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(visible(f" {roots} "), style="bold")
         text.append(f"{skills} skills", style="bold cyan")
+        if loading:  # the models still loading, or the embedding's progress: before the cut
+            text.append(" │ ")
+            text.append(visible(loading), style="bold yellow")
         text.append(" │ ")
         text.append(
             f"{errors} error{'s' if errors != 1 else ''}", style="bold red" if errors else "dim"
