@@ -146,8 +146,8 @@ async def test_a_cold_build_shows_the_embeddings_progress_until_done(
             "embedding 4/5 descriptions (80%)…",
             "embedded 5 descriptions; building the index…",
         ]
-        status = "".join(s.text for s in app.query_one(StatusBar).render_line(0))
-        assert "embed" not in status and "5 skills" in status
+        status = str(app.query_one(StatusBar).render())
+        assert "descriptions" not in status and "5 skills" in status
     # Warm: the same cache again computes nothing, and says nothing about embedding.
     shown.clear()
     again = make_app(root, tmp_path)
