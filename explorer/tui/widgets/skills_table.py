@@ -48,7 +48,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 # reason ends in an ellipsis (the decision panel gives it whole).
 DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "breakdown")
 WHY_MIN, WHY_WANT, WHY_MAX = 24, 41, 80
-WHY_SAMPLE = 50  # the why column is as wide as the longest reason of the first rows
+WHY_SAMPLE = 50  # "why" is as wide as the longest reason of the first rows shown
 GAP = 2  # spaces between columns: adjacent numbers never run together
 MIN_NAME = 12
 NAME_KEEP = 24  # longer names are cut to this before any column gives way to "why"
@@ -382,15 +382,14 @@ class SkillsTable(ScrollView, can_focus=True):
         return {key: max(len(labels[key]), content[key]) for key in wanted}
 
     def _why_width(self) -> int:
-        """The longest reason among the first WHY_SAMPLE rows in the decision's order (the
-        rows a user reads; ~1 ms), so short reasons leave room for more columns."""
+        """The longest reason among the first rows of the view (as many as the table shows,
+        at most WHY_SAMPLE), so short reasons leave room for more columns. Those rows are
+        drawn anyway: no Row is made that would not be (issue 14's lazy rows)."""
         if self._decision is None:
             return WHY_MAX
         rows = self.rows
-        longest = max(
-            (len(self.reason_of(rows[i]).text) for i in range(min(len(rows), WHY_SAMPLE))),
-            default=0,
-        )
+        shown = min(WHY_SAMPLE, max(1, (self.size.height or WHY_SAMPLE) - 1))
+        longest = max((len(self.reason_of(rows[i]).text) for i in self.view[:shown]), default=0)
         return max(len("why"), min(WHY_MAX, longest))
 
     def _score_width(self) -> int:
