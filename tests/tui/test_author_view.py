@@ -209,6 +209,7 @@ async def test_the_gates_that_ran_come_first_and_the_skipped_fold(
         assert all(f"· {name}" in body for name in skipped)
 
 
+@pytest.mark.slow  # two explorers in turn; the state file tests below are fast
 async def test_f9_maximises_the_decision_panel_and_the_layout_is_remembered(
     library: Path, tmp_path: Path
 ) -> None:
@@ -287,6 +288,7 @@ async def test_the_rerank_column_hides_itself_without_a_reranker(
         assert "rerank" not in keys and {"cosine", "bm25", "overlap"} <= set(keys)
 
 
+@pytest.mark.slow  # the F2 editor (every config field) costs about a second to open
 async def test_the_footer_is_not_rebuilt_under_f2_and_is_on_return(
     library: Path, tmp_path: Path
 ) -> None:

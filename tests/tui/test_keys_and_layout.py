@@ -342,6 +342,7 @@ def test_the_filter_is_fuzzy_over_the_id_and_a_substring_of_the_description() ->
     assert not matches("docker", "pdf", "Extract tables from PDF files.")
 
 
+@pytest.mark.slow  # the filter itself is the fast test above; this drives it through the app
 async def test_filter_keeps_the_ranking_and_esc_clears_it(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

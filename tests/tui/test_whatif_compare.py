@@ -117,6 +117,7 @@ async def test_f7_shows_the_edited_scores_and_flips_before_saving_and_f4_saves(
         assert row.bm25 == pytest.approx(result.after.bm25)
 
 
+@pytest.mark.slow  # escape is one key on the F7 screen the test above opens and edits
 async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
     path = library / "pdf" / "SKILL.md"
     original = path.read_bytes()
@@ -154,6 +155,7 @@ async def test_a_file_with_bad_yaml_is_reported_and_never_written(
         assert path.read_text(encoding="utf-8") == broken
 
 
+@pytest.mark.slow  # the editor hand-over itself is tests/tui/test_editor.py's
 async def test_ctrl_o_edits_the_description_in_the_external_editor(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -217,6 +219,7 @@ async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
         assert not view.display and app.query_one(SkillsTable).display
 
 
+@pytest.mark.slow  # the F8 diff is the pinned test above; this is its other source
 async def test_without_a_pin_f8_diffs_the_previous_snapshot(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -239,6 +242,7 @@ async def test_without_a_pin_f8_diffs_the_previous_snapshot(library: Path, tmp_p
         assert docker.move is Move.UP or docker.base_rank == 1
 
 
+@pytest.mark.slow  # two layouts and a resize; tests/tui/test_widths.py is the fast check of widths
 async def test_compare_fits_80_columns_and_follows_the_resize(
     library: Path, tmp_path: Path
 ) -> None:
@@ -266,6 +270,7 @@ async def test_compare_fits_80_columns_and_follows_the_resize(
         await settle(pilot, lambda: "was #" not in [str(c.label) for c in table.columns.values()])
 
 
+@pytest.mark.slow  # F8 then F7 over one another: both screens have their own fast test
 async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
     library: Path, tmp_path: Path
 ) -> None:
@@ -297,6 +302,7 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
         await settle(pilot, lambda: app.highlighted == third)
 
 
+@pytest.mark.slow  # a timing edge of F7 (the cases still running)
 async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
