@@ -52,6 +52,7 @@ def field_text(value: Any) -> str:
 
 
 DEFAULTS = Config()
+SOURCE_WIDTH = 31  # the "where it comes from" column of the F2 list
 
 
 class FieldList(ScrollView):
@@ -94,10 +95,14 @@ class FieldList(ScrollView):
         source = editor.source(name)
         value = editor.texts[name] or source.value or "—"
         line.append_text(plain(f"{value[:18]:<19}", style="" if editor.texts[name] else "dim"))
-        line.append_text(plain(f"{source.label[:30]:<31}", style="italic dim"))
+        # The source before the type: a narrow editor (80 columns) gives it the rest of
+        # the line and leaves the type to the help line under the list.
+        room = SOURCE_WIDTH if width >= 100 else max(12, width - len(line) - 1)
+        label = source.label if len(source.label) < room else source.label[: room - 2] + "…"
+        line.append_text(plain(f"{label:<{room}}", style="italic dim"))
         if error:
             line.append(visible(error), style=self.get_component_rich_style("field-list--error"))
-        else:
+        elif width >= 100:
             line.append(editor.note(name), style="dim")
         line.truncate(max(width, 1), overflow="ellipsis", pad=True)
         style = (
