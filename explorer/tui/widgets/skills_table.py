@@ -198,6 +198,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._decision: Decision | None = None
         self._before: Mapping[str, Row] | None = None
         self._widths: dict[str, int] = {}
+        self._reasons: dict[str, Reason] = {}  # skill id -> its reason, for self._decision
         self.breakdown = True  # the hybrid column shows cos+kw+ph+file (False: too narrow)
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
         self._strips: dict[tuple[int, int, int, Style], Strip] = {}  # drawn lines, reused
@@ -251,6 +252,7 @@ class SkillsTable(ScrollView, can_focus=True):
         keep = self.followed or (self.current_id() if keep_cursor else None)
         self.rows = decision.rows
         self._decision = decision
+        self._reasons = {}
         self._limits, self._before = limits, before
         self._rebuild_view(keep, top=not keep_cursor and self.followed is None)
 
@@ -606,10 +608,14 @@ class SkillsTable(ScrollView, can_focus=True):
             left = right
 
     def reason_of(self, row: Row) -> Reason:
-        """The engine's reason for a row: the table, the panel and `why` say the same."""
+        """The engine's reason for a row: the table, the panel and `why` say the same.
+        Kept per decision: the why column's width and the drawn cell ask for the same."""
         if self._decision is None:
             return Reason(row.verdict, row.verdict)
-        return reason(self._decision, row)
+        found = self._reasons.get(row.id)
+        if found is None:
+            found = self._reasons[row.id] = reason(self._decision, row)
+        return found
 
     def _cells(self, position: int, limits: Limits, before: Mapping[str, Row] | None) -> list[Text]:
         row = self.rows[position]
