@@ -165,6 +165,8 @@ class ThresholdEditor(ModalScreen[None]):
         # Where each value comes from: the layers that set fields (load_config's sources),
         # and the models and library size that None fields follow.
         self.sources, self.status, self.skills = sources or {}, status, skills
+        self._sources: dict[str, Source] = {}  # for self._sources_for
+        self._sources_for: Config | None = None
         self.config = config
         self.baseline = baseline  # what the app started with: edits are marked against it
         self.opened = config  # what this screen started with: only edits made here are saved
@@ -180,15 +182,21 @@ class ThresholdEditor(ModalScreen[None]):
         return bool(getattr(self.config, name) != getattr(self.baseline, name))
 
     def source(self, name: str) -> Source:
-        """The value in force and where it comes from (provenance.py)."""
-        return field_source(
-            name,
-            self.config,
-            baseline=self.baseline,
-            sources=self.sources,
-            status=self.status,
-            skills=self.skills,
-        )
+        """The value in force and where it comes from (provenance.py), kept until the
+        config changes: the list asks for every line it draws."""
+        if self._sources_for is not self.config:
+            self._sources, self._sources_for = {}, self.config
+        found = self._sources.get(name)
+        if found is None:
+            found = self._sources[name] = field_source(
+                name,
+                self.config,
+                baseline=self.baseline,
+                sources=self.sources,
+                status=self.status,
+                skills=self.skills,
+            )
+        return found
 
     def placeholder(self, name: str) -> str:
         """What a blank field means: the default, or what a None default follows."""
