@@ -13,6 +13,7 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from explorer.engine.decision import Decision, Gate, Row, Verdict
+from explorer.engine.presets import GUARD_KEYS
 from explorer.engine.reasons import reason
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, render, table
@@ -106,10 +107,21 @@ def matches_text(row: Row) -> str:
     return ", ".join(f"{match.label()} {match.added()}" for match in row.matches)
 
 
+def thresholds_text(gate: Gate) -> str:
+    """`key=value` per threshold; a `<key>_from` one (where <key>'s value came from, e.g.
+    "MiniLM's") is shown in parentheses beside its value."""
+    return " ".join(
+        f"{key}={format_value(value)}"
+        + (f" ({gate.thresholds[key + '_from']})" if key + "_from" in gate.thresholds else "")
+        for key, value in gate.thresholds.items()
+        if not (key.endswith("_from") and key[: -len("_from")] in gate.thresholds)
+    )
+
+
 def gate_line(gate: Gate) -> str:
     mark = "·" if gate.skipped else ("✓" if gate.passed else "✗")
     inputs = " ".join(f"{key}={format_value(value)}" for key, value in gate.inputs.items())
-    limits = " ".join(f"{key}={format_value(value)}" for key, value in gate.thresholds.items())
+    limits = thresholds_text(gate)
     text = f"  {mark} {gate.name:<18} §{gate.section:<4} {inputs}"
     if limits:
         text += f"  | {limits}"
@@ -156,28 +168,36 @@ def preset_line(decision: Decision) -> str:
     parts = [f"preset: {tuning['preset']}"]
     if tuning["bm25_weight"]:
         parts.append(f"score += {tuning['bm25_weight']:g} × bm25_norm")
+    # presets.resolve_guards: whose cosines the guard values are ("MiniLM's", "scaled from
+    # MiniLM's ...", "off: ...", "pinned"); one note when all three share it.
+    origins = {key: str(tuning.get(f"{key}_from", "")) for key in GUARD_KEYS}
+    shared = len(set(origins.values())) == 1
+    own = {key: "" if shared or not origin else f" ({origin})" for key, origin in origins.items()}
     if tuning["floor_log_slope"]:
         parts.append(
-            f"floor {tuning['base_min_similarity']:.3f} + {tuning['floor_log_slope']:g} × "
+            f"floor {tuning['base_min_similarity']:.3f} + {tuning['floor_log_slope']:.3g} × "
             f"ln({tuning.get('floor_n', 'N')}/200) = {tuning['min_similarity']:.3f}"
             + (
                 f" ({len(decision.channels.ids)} skills, clamped to the sizes it was fit on)"
                 if tuning.get("floor_n", len(decision.channels.ids)) != len(decision.channels.ids)
                 else ""
             )
+            + own["floor_log_slope"]
         )
     keyword_cos, lexical_cos = tuning["keyword_min_cosine"], tuning["lexical_min_cosine"]
     guards = [
         name
         for name, on in (
             ("generic keywords ignored", tuning["keyword_generic_guard"]),
-            (f"keyword needs cos ≥ {keyword_cos:g}", keyword_cos),
-            (f"fast path needs cos ≥ {lexical_cos:g}", lexical_cos),
+            (f"keyword needs cos ≥ {keyword_cos:.3g}" + own["keyword_min_cosine"], keyword_cos),
+            (f"fast path needs cos ≥ {lexical_cos:.3g}" + own["lexical_min_cosine"], lexical_cos),
         )
         if on
     ]
     if guards:
         parts.append("guards: " + ", ".join(guards))
+    if shared and origins["keyword_min_cosine"]:
+        parts.append(f"slope and cosine guards: {origins['keyword_min_cosine']}")
     if len(parts) == 1:
         parts.append("the reference's cascade")
     return "; ".join(parts)

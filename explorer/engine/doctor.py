@@ -17,6 +17,7 @@ from explorer.engine.roots import resolve_roots
 from explorer.engine.setup import hook_wired, missing_session_events, settings_path
 
 OK, INFO, WARNING, ERROR = "ok", "info", "warning", "error"
+FLOOR_SIZE = 200  # the library size the floor is quoted at when no skill was found
 
 
 @dataclass(frozen=True)
@@ -105,9 +106,10 @@ def diagnose(
         status = OK if os.path.isdir(root) else ERROR
         note = "" if status == OK else " (does not exist)"
         report.add("roots", status, f"{root} from {found.source}{note}")
+    skill_count = 0
     if found.roots:
         discovery = discover(found.roots)
-        count = len(discovery.skills)
+        count = skill_count = len(discovery.skills)
         report.add(
             "skills",
             OK if count else ERROR,
@@ -145,6 +147,11 @@ def diagnose(
         f"calibration {calibration.min_similarity:.2f} / {calibration.score_margin:.2f} "
         f"({calibration.source}); pinned values win",
     )
+    from explorer.engine.presets import guards_summary, resolve
+
+    # The cosine-valued guards follow the dense model (presets.resolve_guards).
+    tuning = resolve(config, model_status, skill_count or FLOOR_SIZE)
+    report.add("model", INFO, f"preset {config.preset}: {guards_summary(tuning)}")
     if models.reranker is None:
         off = config.reranker.strip().lower() in ("off", "none", "")
         report.add("reranker", INFO if off else WARNING, model_status.reranker_note)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from explorer.engine.config import Config
-from explorer.engine.models import assemble_models
+from explorer.engine.models import CALIBRATION, DEFAULT_MODEL, UNCALIBRATED, assemble_models
 from explorer.engine.presets import GENERIC_WORDS, Tuning, resolve
 from explorer.engine.skills import Problem, Skill, discover, read_skill_bytes
 from explorer.engine.snapshot import Index, index_skills
@@ -121,7 +121,14 @@ def lint(
         found = discover(roots)
         index = index_skills(found, roots, config, assemble_models(None))
     findings: list[Finding] = []
-    tuning = resolve(config, index.models.status, len(index))
+    status = index.models.status
+    if index.models.embedder is None and status.dense_error is None:
+        # A lexical-only index for lint: the guards described are those of the dense model
+        # the router will load, as they follow it (presets.resolve_guards).
+        dense = "custom" if config.model_path else config.model
+        dense = DEFAULT_MODEL if dense == "auto" else dense
+        status = replace(status, dense=dense, calibration=CALIBRATION.get(dense, UNCALIBRATED))
+    tuning = resolve(config, status, len(index))
     for problem in index.rejected:
         findings.append(_rejected(problem))
     for skill in index.skills:
@@ -406,8 +413,8 @@ def generic_name_findings(
         elif tuning.keyword_min_cosine > 0:
             effect = (
                 f'adds {boost} to any prompt containing "{key}" whose cosine with this skill '
-                f"is at least keyword_min_cosine {tuning.keyword_min_cosine:g} (preset "
-                f"{tuning.preset!r})"
+                f"is at least keyword_min_cosine {tuning.keyword_min_cosine:.3g} (preset "
+                f"{tuning.preset!r}, {tuning.origin('keyword_min_cosine') or 'pinned'})"
             )
             severity = WARNING
         else:

@@ -100,7 +100,7 @@ class Hits:
                         token,
                         source(position, token),
                         0.0 if floored else self.keyword_boost,
-                        f"cos < {self.keyword_min_cosine:g}" if floored else "",
+                        f"cos < {self.keyword_min_cosine:.3g}" if floored else "",
                     )
                 )
         for token, postings in sorted(self.generic.items()):

@@ -32,11 +32,18 @@ BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 
 @dataclass(frozen=True)
 class Calibration:
-    """§4: a dense model's own knee; a value pinned in the config wins over it."""
+    """§4: a dense model's own knee; a value pinned in the config wins over it.
+
+    `borrowed` marks a knee that was not chosen for this model (the reference gives every
+    dense model it knows bge-small's; an unknown model gets the same default): it tells
+    nothing about this model's cosine scale, so nothing else is scaled by it
+    (presets.resolve_guards, docs/routing.md "§9.7.1 Guards per dense model").
+    """
 
     min_similarity: float
     score_margin: float
     source: str
+    borrowed: bool = False
 
 
 # §4. The MiniLM knee is measured on sample_skills/cases.toml (README: "Calibration").
@@ -44,13 +51,22 @@ CALIBRATION: dict[str, Calibration] = {
     "minilm": Calibration(0.52, 0.12, "measured knee of packaged MiniLM int8 (README)"),
     # The reference gives every dense model it knows bge's knee (src/embed/fast.rs); a
     # reference model id keeps the reference's numbers so its decisions are reproduced.
-    "all-MiniLM-L6-v2": Calibration(0.64, 0.12, "reference value for its dense models (§4)"),
-    "all-MiniLM-L6-v2-q": Calibration(0.64, 0.12, "reference value for its dense models (§4)"),
+    "all-MiniLM-L6-v2": Calibration(
+        0.64, 0.12, "reference value for its dense models (§4)", borrowed=True
+    ),
+    "all-MiniLM-L6-v2-q": Calibration(
+        0.64, 0.12, "reference value for its dense models (§4)", borrowed=True
+    ),
     "bge-small-en-v1.5": Calibration(0.64, 0.12, "reference knee for bge-small (§4)"),
-    "bge-base-en-v1.5": Calibration(0.64, 0.12, "reference value for its dense models (§4)"),
+    "bge-base-en-v1.5": Calibration(
+        0.64, 0.12, "reference value for its dense models (§4)", borrowed=True
+    ),
+    # The reference's default floor, the one its bag-of-words lane runs with.
     "bow": Calibration(0.30, 0.15, "reference value for bag-of-words (§4)"),
 }
-UNCALIBRATED = Calibration(0.64, 0.12, "uncalibrated model: reference default (§4), measure it")
+UNCALIBRATED = Calibration(
+    0.64, 0.12, "uncalibrated model: reference default (§4), measure it", borrowed=True
+)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -279,7 +280,7 @@ def decide(
     )
     run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
     run.channels, run.project_terms, run.ledger = channels, project_terms, ledger
-    if prompt.strip() and n and (tuning.keyword_generic_guard or tuning.keyword_min_cosine > 0):
+    if prompt.strip() and n and (tuning.keyword_generic_guard or _guard_shown(tuning, "keyword")):
         run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
 
     if not prompt.strip() or n == 0:
@@ -342,9 +343,22 @@ def _keyword_guard_gate(tuning: Tuning, generic: list[str], floored: list[str]) 
         thresholds={
             "keyword_generic_guard": tuning.keyword_generic_guard,
             "keyword_min_cosine": tuning.keyword_min_cosine,
+            **_origin(tuning, "keyword_min_cosine"),
         },
         note="keyword boosts removed by the §9 guards" if generic or floored else "",
     )
+
+
+def _guard_shown(tuning: Tuning, which: str) -> bool:
+    """A §9 cosine guard is traced when it is on, or when the preset has it but this dense
+    model does not (presets.resolve_guards), so the trace says why it is off."""
+    key = f"{which}_min_cosine"
+    return bool(getattr(tuning, key) > 0 or tuning.origin(key).startswith("off"))
+
+
+def _origin(tuning: Tuning, key: str) -> dict[str, str]:
+    origin = tuning.origin(key)
+    return {f"{key}_from": origin} if origin else {}
 
 
 def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
@@ -383,14 +397,15 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
         "gap": top_bm25 - second_bm25 if second_bm25 is not None else None,
         "shared_terms": shared,
     }
-    thresholds = {
+    thresholds: dict[str, Any] = {
         "lexical_min": run.tuning.lexical_min,
         "lexical_margin": run.tuning.lexical_margin,
         "min_shared_terms": MIN_SHARED_TERMS,
     }
-    if run.tuning.lexical_min_cosine > 0:  # §9 guard, shown only when on (0 = the reference)
+    if _guard_shown(run.tuning, "lexical"):  # §9 guard, not shown under the reference
         inputs["top_cosine"] = top_cosine
         thresholds["lexical_min_cosine"] = run.tuning.lexical_min_cosine
+        thresholds.update(_origin(run.tuning, "lexical_min_cosine"))
     # §9.9: a reranker calibrated to decide without the fast path turns it off.
     gate_values = run.index.models.status.rerank_calibration
     reranker_decides = (

@@ -17,6 +17,13 @@ config option whose value `None` means "the preset's value":
 * `lexical_min_cosine`: the lexical fast path's winner needs this cosine (0 = no floor).
 * `lexical_min`, `lexical_margin`: the §5.2 fast path itself (the reference: 0 = off).
 
+Three of these are cosines (`keyword_min_cosine`, `lexical_min_cosine`) or cosines per
+e-fold of library size (`floor_log_slope`), and a cosine means something only for the dense
+model it was measured with: 0.6 is "close in meaning" for MiniLM and unremarkable for bge.
+So a preset holds them per dense model (`Preset.guards`), as it holds its knees, and
+`resolve_guards` says what another model gets (docs/routing.md, "§9.7.1 Guards per dense
+model").
+
 `preset = "reference"` sets every departure to the reference's behaviour, so its
 decisions are the reference's. The values of the other presets come from
 `skill-explorer calibrate` over the benchmark libraries' train splits (README:
@@ -29,7 +36,7 @@ import math
 from dataclasses import dataclass, field
 
 from explorer.engine.config import PRESET_NAMES, Config
-from explorer.engine.models import Calibration, ModelStatus
+from explorer.engine.models import CALIBRATION, DEFAULT_MODEL, Calibration, ModelStatus
 from explorer.engine.text import STOPWORDS
 
 REFERENCE = "reference"
@@ -56,17 +63,44 @@ def generic_word(token: str) -> bool:
     return token in STOPWORDS or token in GENERIC_WORDS
 
 
+GUARD_KEYS = ("keyword_min_cosine", "lexical_min_cosine", "floor_log_slope")
+# How a model is named where a guard value says whose it is: "(MiniLM's)".
+MODEL_LABELS = {DEFAULT_MODEL: "MiniLM"}
+
+
+def model_label(name: str) -> str:
+    return MODEL_LABELS.get(name, name)
+
+
+@dataclass(frozen=True)
+class Guards:
+    """The departures valued in one dense model's cosines (GUARD_KEYS); 0 = off."""
+
+    keyword_min_cosine: float = 0.0
+    lexical_min_cosine: float = 0.0
+    floor_log_slope: float = 0.0  # cosine per e-fold of library size
+
+    def scaled(self, ratio: float) -> Guards:
+        # A cosine threshold cannot exceed 1; past it the guard would remove everything.
+        return Guards(
+            min(self.keyword_min_cosine * ratio, 1.0),
+            min(self.lexical_min_cosine * ratio, 1.0),
+            self.floor_log_slope * ratio,
+        )
+
+
+NO_GUARDS = Guards()
+
+
 @dataclass(frozen=True)
 class Preset:
-    """The values a preset gives the departures, and its own knees per dense model."""
+    """The values a preset gives the departures, and its own knees and guards per dense
+    model."""
 
     name: str
     summary: str
     bm25_weight: float = 0.0
-    floor_log_slope: float = 0.0
     keyword_generic_guard: bool = False
-    keyword_min_cosine: float = 0.0
-    lexical_min_cosine: float = 0.0
     lexical_min: float = 0.0  # §5.2 fast path: 0 = off
     lexical_margin: float = 0.0
     # The library sizes the floor rule was measured on: outside them the rule is not
@@ -76,6 +110,9 @@ class Preset:
     # dense model name -> (min_similarity, score_margin) measured under this preset; a model
     # not listed keeps its own reference knee (models.CALIBRATION), said in the source.
     knees: dict[str, Calibration] = field(default_factory=dict)
+    # dense model name -> the cosine-valued departures calibrated with it. The first entry
+    # is the one other models' values are scaled from (resolve_guards); empty: none at all.
+    guards: dict[str, Guards] = field(default_factory=dict)
 
 
 PRESETS: dict[str, Preset] = {
@@ -98,16 +135,17 @@ PRESETS: dict[str, Preset] = {
         "the reference's channels with the lexical fast path on behind a cosine guard, the "
         "keyword boost only for prompts already close in meaning, and a floor calibrated on "
         "real libraries that rises with ln N",
-        floor_log_slope=0.06,
         floor_sizes=(130, 2018),  # the benchmark libraries' sizes
-        keyword_min_cosine=0.6,
-        lexical_min_cosine=0.2,
         lexical_min=4.0,
         lexical_margin=2.0,
         knees={
             "minilm": Calibration(
                 0.44, 0.12, "calibrated on the benchmark libraries' train splits (README)"
             ),
+        },
+        # In MiniLM's cosines: calibrated with it, together with its knee above.
+        guards={
+            "minilm": Guards(keyword_min_cosine=0.6, lexical_min_cosine=0.2, floor_log_slope=0.06),
         },
     ),
 }
@@ -131,6 +169,12 @@ class Tuning:
     lexical_min: float
     lexical_margin: float
     source: str  # where the floor and margin came from, for `why`
+    # GUARD_KEYS -> where its value came from ("MiniLM's", "scaled from MiniLM's ...",
+    # "off: ...", "pinned"); "" when the preset has no such guard (the reference).
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def origin(self, key: str) -> str:
+        return self.origins.get(key, "")
 
     def as_dict(self) -> dict[str, float | bool | str]:
         return {
@@ -146,6 +190,7 @@ class Tuning:
             "lexical_min_cosine": self.lexical_min_cosine,
             "lexical_min": self.lexical_min,
             "lexical_margin": self.lexical_margin,
+            **{f"{key}_from": origin for key, origin in self.origins.items() if origin},
         }
 
 
@@ -166,8 +211,54 @@ def _pick(value: float | bool | None, default: float | bool) -> float | bool:
     return default if value is None else value
 
 
+def resolve_guards(preset: Preset, status: ModelStatus) -> tuple[Guards, str]:
+    """The cosine-valued departures for this dense model, and where they came from.
+
+    A guard value is a point on one model's cosine scale. The packaged MiniLM's were
+    calibrated with it; under another model the same number sits somewhere else in that
+    model's distribution (under the bag-of-words lane a cosine of 0.6 means the prompt
+    repeats the description, so "keyword needs cos ≥ 0.6" silently turned keywords off).
+    So, in order:
+
+    * the model has values of its own in the preset: those;
+    * the model's knee (§4, its floor in this preset or its own) was chosen for it: the
+      anchor model's values scaled by knee / anchor's knee. The knee is the one place where
+      both models are known to mean the same thing ("relevance starts here"), and cosine 0
+      (orthogonal) means the same in every model, so the map through those two points is a
+      proportion; it keeps each guard where it sat relative to the floor it was calibrated
+      with. Measured on the bag-of-words lane (README, "Guards per dense model"), it falls
+      between MiniLM's raw values (which throttle bow's recall) and no guards at all (which
+      raise its false injections most);
+    * the knee is borrowed (the reference's models without a knee of their own, a user's own
+      ONNX model) or there is no dense model: off, the reference's behaviour for these three
+      values. A ratio to a borrowed knee says nothing about the model's scale, and a cosine
+      guard over an absent cosine channel would remove every keyword and fast path.
+
+    A value pinned in a config file or with --set always wins (`resolve`).
+    """
+    if not preset.guards:
+        return NO_GUARDS, ""
+    own = preset.guards.get(status.dense)
+    if own is not None:
+        return own, f"{model_label(status.dense)}'s"
+    if status.dense == "none":
+        return NO_GUARDS, "off: no dense model"
+    anchor_name, anchor = next(iter(preset.guards.items()))
+    anchor_knee = preset.knees.get(anchor_name) or CALIBRATION[anchor_name]
+    knee = preset.knees.get(status.dense) or status.calibration
+    if knee.borrowed:
+        return NO_GUARDS, "off: no calibration for this model"
+    ratio = knee.min_similarity / anchor_knee.min_similarity
+    label = model_label(anchor_name)
+    return anchor.scaled(ratio), (
+        f"scaled from {label}'s × {ratio:.3g} (knee {knee.min_similarity:g} / "
+        f"{anchor_knee.min_similarity:g})"
+    )
+
+
 def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
-    """§4 + presets: a pinned value wins, else the preset's, else the model's own knee."""
+    """§4 + presets: a pinned value wins, else the preset's, else the model's own knee;
+    the cosine-valued guards follow the dense model (resolve_guards)."""
     preset = PRESETS[config.preset]
     knee = preset.knees.get(status.dense)
     if knee is None:
@@ -179,7 +270,11 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
         source = knee.source
     base = config.min_similarity if config.min_similarity is not None else knee.min_similarity
     margin = config.score_margin if config.score_margin is not None else knee.score_margin
-    slope = float(_pick(config.floor_log_slope, preset.floor_log_slope))
+    guards, guards_from = resolve_guards(preset, status)
+    origins = {
+        key: "pinned" if getattr(config, key) is not None else guards_from for key in GUARD_KEYS
+    }
+    slope = float(_pick(config.floor_log_slope, guards.floor_log_slope))
     return Tuning(
         preset=preset.name,
         min_similarity=floor_for(base, slope, n, preset.floor_sizes),
@@ -191,9 +286,24 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
         keyword_generic_guard=bool(
             _pick(config.keyword_generic_guard, preset.keyword_generic_guard)
         ),
-        keyword_min_cosine=float(_pick(config.keyword_min_cosine, preset.keyword_min_cosine)),
-        lexical_min_cosine=float(_pick(config.lexical_min_cosine, preset.lexical_min_cosine)),
+        keyword_min_cosine=float(_pick(config.keyword_min_cosine, guards.keyword_min_cosine)),
+        lexical_min_cosine=float(_pick(config.lexical_min_cosine, guards.lexical_min_cosine)),
         lexical_min=float(_pick(config.lexical_min, preset.lexical_min)),
         lexical_margin=float(_pick(config.lexical_margin, preset.lexical_margin)),
         source=source,
+        origins=origins,
+    )
+
+
+def guards_summary(tuning: Tuning) -> str:
+    """The cosine-valued departures in force and whose they are, for `doctor`:
+    `keyword_min_cosine 0.6, lexical_min_cosine 0.2, floor_log_slope 0.06 (MiniLM's)`."""
+    values = {key: float(getattr(tuning, key)) for key in GUARD_KEYS}
+    origins = {key: tuning.origin(key) for key in GUARD_KEYS}
+    if len(set(origins.values())) == 1:
+        text = ", ".join(f"{key} {value:.3g}" for key, value in values.items())
+        return text + (f" ({origins[GUARD_KEYS[0]]})" if origins[GUARD_KEYS[0]] else "")
+    return ", ".join(
+        f"{key} {values[key]:.3g}" + (f" ({origins[key]})" if origins[key] else "")
+        for key in GUARD_KEYS
     )

@@ -16,11 +16,12 @@ from typing import Any
 
 from explorer.engine.config import Config, toml_value
 from explorer.engine.models import ModelStatus, effective_rerank_thresholds
-from explorer.engine.presets import PRESETS, resolve
+from explorer.engine.presets import GUARD_KEYS, PRESETS, resolve
 from explorer.tui.health import _short_path
 
 DEFAULTS = Config()
-# The §9 departures a preset sets when the field is None (engine/presets.py).
+# The §9 departures a preset sets when the field is None (engine/presets.py); the
+# cosine-valued ones (GUARD_KEYS) also depend on the dense model.
 PRESET_FIELDS = frozenset(
     {
         "bm25_weight",
@@ -80,6 +81,15 @@ def field_source(
     if value is not None:
         return Source(_text(value), "default")
     preset = PRESETS[config.preset]
+    if name in GUARD_KEYS:
+        # Cosine-valued: the preset's value for the dense model in force (§9.7.1).
+        if status is None:
+            return Source("", f"preset {preset.name!r}, per dense model (models loading)")
+        tuning = resolve(config, status, max(skills, 1))
+        origin = tuning.origin(name)
+        short = origin.split(" ×")[0]  # "scaled from MiniLM's"; the factor goes in the note
+        label = f"preset {preset.name!r}" + (f" ({short})" if short else "")
+        return Source(_text(getattr(tuning, name)), label, origin if short != origin else "")
     if name in PRESET_FIELDS:
         return Source(_text(getattr(preset, name)), f"preset {preset.name!r}")
     if name in RERANK_FIELDS:

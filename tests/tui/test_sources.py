@@ -3,12 +3,13 @@ calibration, the reranker's, a `--set`, or an edit made there."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from explorer.engine.config import FIELD_NAMES, Config, load_config
-from explorer.engine.models import assemble_models
+from explorer.engine.models import CALIBRATION, assemble_models
 from explorer.tui.provenance import field_source
 from explorer.tui.screens import FieldList, ThresholdEditor
 from tests.tui.test_app import SIZE, enter, library, make_app
@@ -41,7 +42,16 @@ def test_every_field_says_where_its_value_comes_from(
     assert label["lexical_min"] == "preset 'calibrated'"
     assert field_source("lexical_min", config, status=status).value == "4"
     assert field_source("lexical_min", config.replace(preset="reference")).value == "0"
-    assert label["keyword_min_cosine"] == "preset 'calibrated'"
+    # cosine-valued: the preset's value for the dense model in force, said whose (§9.7.1)
+    assert label["keyword_min_cosine"] == "preset 'calibrated' (off: no dense model)"
+    assert field_source("keyword_min_cosine", config, status=status).value == "0"
+    minilm = dataclasses.replace(status, dense="minilm", calibration=CALIBRATION["minilm"])
+    kept = field_source("keyword_min_cosine", config, status=minilm, skills=200)
+    assert (kept.value, kept.label) == ("0.6", "preset 'calibrated' (MiniLM's)")
+    bow = dataclasses.replace(status, dense="bow", calibration=CALIBRATION["bow"])
+    scaled = field_source("lexical_min_cosine", config, status=bow, skills=200)
+    assert scaled.label == "preset 'calibrated' (scaled from MiniLM's)"
+    assert scaled.value == "0.136364" and "× 0.682" in scaled.note
     assert label["score_margin"].startswith("the model's calibration")
     assert label["rerank_min"].startswith("the reranker's")
     assert label["high_conf"] == "default"

@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from explorer.engine.decision import Decision, Gate, Verdict
 from explorer.engine.reasons import Reason
-from explorer.report import format_value
+from explorer.report import format_value, thresholds_text
 from explorer.terminal import plain, visible
 
 
@@ -30,9 +30,7 @@ def gate_text(gate: Gate) -> Text:
         line.append("\n")
     if gate.thresholds:
         line.append("    ")
-        line.append(
-            " ".join(f"{k}={format_value(v)}" for k, v in gate.thresholds.items()), style="cyan"
-        )
+        line.append(thresholds_text(gate), style="cyan")
         line.append("\n")
     if gate.note:
         line.append("    ")
