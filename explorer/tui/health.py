@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 from explorer.engine.config import LoadedConfig
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain
+from explorer.tui.widgets.footer import QuietFooter
 
 DUPLICATE_MARK = "duplicate skill id"
 WATCHER = "watcher failure"
@@ -124,6 +125,7 @@ class ProblemsScreen(ModalScreen[None]):
             yield Static(id="problems-title")
             yield Input(placeholder="filter: kind, path or message", id="problems-filter")
             yield OptionList(id="problems-list")
+        yield QuietFooter()  # this screen's keys: the app's are not active over a modal
 
     def on_mount(self) -> None:
         self._fill("")

@@ -385,6 +385,7 @@ class TextScreen(ModalScreen[None]):
         with VerticalScroll(id="page"):
             yield Static(Text(self.title_text, style="bold"), id="page-title")
             yield Static(self.body, id="page-body")
+        yield QuietFooter()  # this page's keys: the app's are not active over a modal
 
     def action_close(self) -> None:
         self.dismiss()
