@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from explorer.engine.multical import MultiCalibration, Rates
+from explorer.engine.evaluate import Rates
+from explorer.engine.multical import MultiCalibration
 
 PRESET_KEYS = (
     "bm25_weight",

@@ -19,7 +19,7 @@ import itertools
 import random
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -313,12 +313,12 @@ class CalibrationReport:
             "decide_calls": self.decide_calls,
             "seconds": self.seconds,
             "tie_break": self.tie_break,
-            "table": [{"values": point.values, "train": asdict(point.train)} for point in table],
+            "table": [{"values": point.values, "train": point.train.headline()} for point in table],
             "recommended": self.recommended,
             "current": self.current,
             "train": {
-                "recommended": asdict(self.train_recommended),
-                "current": asdict(self.train_current),
+                "recommended": self.train_recommended.headline(),
+                "current": self.train_current.headline(),
             },
             "validation": {
                 "recommended": _maybe(self.validation_recommended),
@@ -328,7 +328,7 @@ class CalibrationReport:
 
 
 def _maybe(value: Rates | None) -> dict[str, Any] | None:
-    return None if value is None else asdict(value)
+    return None if value is None else value.headline()
 
 
 def _strictness(values: dict[str, float]) -> tuple[float, ...]:

@@ -7,6 +7,7 @@ skill (its row verdict) or the skills injected by mistake, and the runner-up.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -49,9 +50,35 @@ def passes(case: Case, injected: Iterable[str]) -> bool:
     return not chosen
 
 
+HEADLINE_FIELDS = (
+    "cases",
+    "positives",
+    "hits",
+    "negatives",
+    "false_injects",
+    "recall",
+    "false_inject_rate",
+    "host_value",
+)
+# What a per-library figure set carries (eval --by-library, calibrate --manifest, the
+# committed quality baseline): no host value, but top-1, recall@k and the near-misses.
+LIBRARY_FIELDS = (
+    *HEADLINE_FIELDS[:-1],
+    "top1",
+    "recall_at_k",
+    "near_misses",
+    "near_miss_injects",
+)
+
+
 @dataclass(frozen=True)
 class Rates:
-    """The headline figures over one set of cases (recall, false injections, host value)."""
+    """The figures over one set of cases: the headline (recall, false injections, host
+    value), and, from a whole report (`from_report`), top-1, recall@k and the near-misses.
+
+    One type for the single-library sweep (calibrate.py), eval, and the per-library
+    figures (quality.py, multical.py); each writes its own fields (`headline`,
+    `by_library`), so their JSON keeps its shape."""
 
     cases: int
     positives: int
@@ -61,6 +88,35 @@ class Rates:
     recall: float | None  # None when there are no positives
     false_inject_rate: float | None  # None when there are no negatives
     host_value: float | None  # recall - 0.15 x false-inject rate; None without positives
+    top1: float | None = None
+    recall_at_k: float | None = None
+    near_misses: int = 0  # of the negatives
+    near_miss_injects: int = 0  # of the false injects
+
+    @property
+    def plain_negatives(self) -> int:
+        return self.negatives - self.near_misses
+
+    @property
+    def plain_false_injects(self) -> int:
+        return self.false_injects - self.near_miss_injects
+
+    @classmethod
+    def from_report(cls, report: EvalReport) -> Rates:
+        near = [result for result in report.results if result.case.near_miss]
+        return dataclasses.replace(
+            report.rates,
+            top1=report.top1,
+            recall_at_k=report.recall_at_k,
+            near_misses=len(near),
+            near_miss_injects=sum(not result.passed for result in near),
+        )
+
+    def headline(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in HEADLINE_FIELDS}
+
+    def by_library(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in LIBRARY_FIELDS}
 
 
 def rates(cases: Sequence[Case], injected: Sequence[Iterable[str]]) -> Rates:
@@ -164,7 +220,7 @@ class EvalReport:
             "schema": SCHEMA,
             "label": self.label,
             "metrics": {
-                **asdict(self.rates),
+                **self.rates.headline(),
                 "k": self.k,
                 "recall_at_k": self.recall_at_k,
                 "top1": self.top1,

@@ -43,7 +43,7 @@ import numpy as np
 from explorer.engine.calibrate import memoised
 from explorer.engine.config import Config
 from explorer.engine.decision import Stage
-from explorer.engine.evaluate import EvalReport, evaluate
+from explorer.engine.evaluate import Rates, evaluate
 from explorer.engine.libraries import LibraryCases
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import FLOOR_REFERENCE_N, PRESETS, clamp_size, floor_for
@@ -134,6 +134,33 @@ def default_multi_grid() -> MultiGrid:
 
 
 @dataclass(frozen=True)
+class Tally:
+    """False injections per grid point as `Budget` compares them ([..., libs] counts in,
+    one library per last-axis entry), prepared once per sweep: pooled, summed over the
+    libraries; by library, kept per library. Summing the whole grid (millions of points x
+    libraries) on every budget check cost seconds per calibration."""
+
+    fis: np.ndarray  # false injects on plain negatives
+    near_fis: np.ndarray  # on near-misses
+    plain: np.ndarray  # plain negatives (per library, or their sum)
+    near: np.ndarray  # near-miss negatives
+    scope: str
+
+    @classmethod
+    def of(
+        cls,
+        fis: np.ndarray,
+        near_fis: np.ndarray,
+        plain: np.ndarray,
+        near: np.ndarray,
+        scope: str,
+    ) -> Tally:
+        if scope == "library":
+            return cls(fis, near_fis, plain, near, scope)
+        return cls(fis.sum(axis=-1), near_fis.sum(axis=-1), np.sum(plain), np.sum(near), scope)
+
+
+@dataclass(frozen=True)
 class Budget:
     """What calibration may spend: false injects on plain negatives and on near-misses,
     over all libraries together (pooled) or in each library."""
@@ -151,56 +178,21 @@ class Budget:
     ) -> np.ndarray:
         """Which points ([..., libs] counts) keep both rates within the budget; a library
         with no case of a group cannot break that group's limit."""
-        if self.scope == "library":
-            ok_plain = fis <= self.negatives * plain + 1e-9
-            ok_near = near_fis <= self.near_misses * near + 1e-9
-            return np.asarray((ok_plain & ok_near).all(axis=-1))
-        ok_plain = fis.sum(axis=-1) <= self.negatives * plain.sum() + 1e-9
-        ok_near = near_fis.sum(axis=-1) <= self.near_misses * near.sum() + 1e-9
-        return np.asarray(ok_plain & ok_near)
+        tally = Tally.of(fis, near_fis, plain, near, self.scope)
+        return np.asarray(self.plain_ok(tally) & self.near_ok(tally))
 
+    def plain_ok(self, tally: Tally) -> np.ndarray:
+        """Which points keep the false-inject rate on plain negatives within its limit."""
+        return self._ok(tally.fis, self.negatives * tally.plain + 1e-9, tally.scope)
 
-@dataclass(frozen=True)
-class Rates:
-    """One library, one split, one config: the figures the README and the gate quote."""
+    def near_ok(self, tally: Tally) -> np.ndarray:
+        """Which points keep the rate on near-misses within its limit."""
+        return self._ok(tally.near_fis, self.near_misses * tally.near + 1e-9, tally.scope)
 
-    cases: int
-    positives: int
-    hits: int
-    negatives: int
-    false_injects: int
-    recall: float | None
-    false_inject_rate: float | None
-    top1: float | None
-    recall_at_k: float | None
-    near_misses: int = 0  # of the negatives
-    near_miss_injects: int = 0  # of the false injects
-
-    @property
-    def plain_negatives(self) -> int:
-        return self.negatives - self.near_misses
-
-    @property
-    def plain_false_injects(self) -> int:
-        return self.false_injects - self.near_miss_injects
-
-    @classmethod
-    def from_report(cls, report: EvalReport) -> Rates:
-        r = report.rates
-        near = [result for result in report.results if result.case.near_miss]
-        return cls(
-            r.cases,
-            r.positives,
-            r.hits,
-            r.negatives,
-            r.false_injects,
-            r.recall,
-            r.false_inject_rate,
-            report.top1,
-            report.recall_at_k,
-            len(near),
-            sum(not result.passed for result in near),
-        )
+    @staticmethod
+    def _ok(counts: np.ndarray, limit: np.ndarray, scope: str) -> np.ndarray:
+        ok = counts <= limit
+        return np.asarray(ok.all(axis=-1) if scope == "library" else ok)
 
 
 @dataclass(frozen=True)
@@ -214,6 +206,14 @@ class LibraryResult:
     validation: dict[str, Rates]
     best_constant_floor: float | None  # this library's own train knee at the chosen structure
     warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for split in ("train", "validation"):
+            data[split] = {
+                label: rates.by_library() for label, rates in getattr(self, split).items()
+            }
+        return data
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,7 @@ class MultiCalibration:
             "verified": self.verified,
             "verify_note": self.verify_note,
             "recommended": self.recommended,
-            "libraries": [asdict(library) for library in self.libraries],
+            "libraries": [library.to_dict() for library in self.libraries],
             "structures": [asdict(summary) for summary in self.structures],
             "rrf": self.rrf,
             "frontier": list(self.frontier),
@@ -473,15 +473,29 @@ def calibrate_libraries(
     fir = np.where(plain > 0, fis / np.maximum(plain, 1), 0.0)
     near_fir = np.where(near > 0, near_fis / np.maximum(near, 1), 0.0)
 
+    # Each point's false injections, summed once (pooled); each limit's verdict is kept,
+    # as the frontier varies one limit while the other stays at the budget's.
+    tally = Tally.of(fis, near_fis, plain, near, budget.scope)
+    plain_ok: dict[float, np.ndarray] = {}
+    near_ok: dict[float, np.ndarray] = {}
+
     def within(negatives: float | None = None, near_misses: float | None = None) -> np.ndarray:
         limits = Budget(
             budget.negatives if negatives is None else negatives,
             budget.near_misses if near_misses is None else near_misses,
             budget.scope,
         )
-        return limits.within(fis, near_fis, plain, near)
+        if limits.negatives not in plain_ok:
+            plain_ok[limits.negatives] = limits.plain_ok(tally)
+        if limits.near_misses not in near_ok:
+            near_ok[limits.near_misses] = limits.near_ok(tally)
+        return np.asarray(plain_ok[limits.negatives] & near_ok[limits.near_misses])
 
-    total_fi = fis.sum(axis=-1) + near_fis.sum(axis=-1)
+    total_fi = (
+        tally.fis + tally.near_fis
+        if budget.scope != "library"
+        else fis.sum(axis=-1) + near_fis.sum(axis=-1)
+    )
     feasible = within()
     macro = recall.mean(axis=-1)
     best = _choose(macro, total_fi, feasible)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from explorer.engine.config import Config
-from explorer.engine.evaluate import EvalReport, evaluate
+from explorer.engine.evaluate import EvalReport, Rates, evaluate
 from explorer.engine.libraries import LibraryCases
-from explorer.engine.multical import Rates
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/quality@1"
@@ -40,7 +39,7 @@ class LibraryQuality:
             "library": self.library,
             "skills": self.skills,
             "split": self.split,
-            **asdict(self.rates),
+            **self.rates.by_library(),
             "by_kind": self.by_kind,
         }
 
