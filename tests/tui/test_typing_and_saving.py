@@ -27,12 +27,16 @@ def _non_inputs(app: ExplorerApp) -> list[str]:
 
 
 async def test_letters_typed_in_any_panel_go_to_the_prompt(library: Path, tmp_path: Path) -> None:
+    """From every focusable widget that does not edit text, a letter lands in the prompt,
+    which takes the focus. A panel's own keys stay its own: space unfolds the skipped
+    gates in the decision panel, / filters in the table (bindings are never typed)."""
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await enter(pilot, app, "merge")
         prompt = app.query_one(PromptBar)
         names = _non_inputs(app)
         assert {"SkillsTable", "DecisionPanel"} <= set(names), names
+        assert len(names) >= 3  # the table, the tabs, the decision panel at least
         typed = "merge"
         for widget in [w for w in app.screen.focus_chain if not isinstance(w, Input | TextArea)]:
             widget.focus()
@@ -40,26 +44,15 @@ async def test_letters_typed_in_any_panel_go_to_the_prompt(library: Path, tmp_pa
             typed += "Y"
             assert prompt.value == typed, type(widget).__name__
             assert app.focused is prompt  # the next key goes there directly
-        assert len(names) >= 3  # the table, the tabs, the decision panel at least
-
-
-async def test_a_panels_own_keys_still_work(library: Path, tmp_path: Path) -> None:
-    """Space unfolds the skipped gates in the decision panel, / filters in the table:
-    their keys are bindings, and a binding is never typed into the prompt."""
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await enter(pilot, app, "merge pdf")
         panel = app.query_one(DecisionPanel)
         panel.focus()
-        await pilot.pause()
         called: list[str] = []
         panel.action_toggle_skipped = lambda: called.append("space")  # type: ignore[method-assign]
         await pilot.press("space")
-        assert called == ["space"] and app.query_one(PromptBar).value == "merge pdf"
+        assert called == ["space"] and prompt.value == typed
         app.query_one(SkillsTable).focus()
         await pilot.press("slash")
-        assert app.focused is app.query_one("#filter", Input)
-        assert app.query_one(PromptBar).value == "merge pdf"
+        assert app.focused is app.query_one("#filter", Input) and prompt.value == typed
 
 
 # -- ctrl+s in an editor saves, as f4 does; on the main screen it stays the screenshot ----
@@ -72,7 +65,7 @@ def _footer_keys(screen: object) -> list[str]:
     return [key.key_display for key in screen.query(FooterKey)]  # type: ignore[attr-defined]
 
 
-async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4(
+async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4_and_screenshots_outside(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # the editor writes ./skill-explorer.toml; a screenshot, *.svg
@@ -90,6 +83,12 @@ async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4(
         assert "max_skills = 3" in saved
         assert list(tmp_path.glob("*.svg")) == []
         assert "f4/^s" in _footer_keys(editor)  # the footer says both keys save
+        # On the main screen ctrl+s stays the screenshot, as F1 says.
+        await pilot.press("escape")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert len(list(tmp_path.glob("*.svg"))) == 1
+        assert "f4 or ctrl+s saves" in app._help_text().plain
 
 
 async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
@@ -113,17 +112,3 @@ async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
             encoding="utf-8"
         )
         assert list(tmp_path.glob("*.svg")) == []
-
-
-async def test_ctrl_s_on_the_main_screen_saves_a_screenshot(
-    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await enter(pilot, app, "merge pdf")
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert len(list(tmp_path.glob("*.svg"))) == 1
-        help_text = app._help_text().plain
-        assert "f4 or ctrl+s saves" in help_text

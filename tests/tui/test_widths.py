@@ -11,7 +11,7 @@ from textual.widgets._footer import FooterKey
 
 from explorer.tui.widgets.footer import QuietFooter, fitting, key_width
 from explorer.tui.widgets.skills_table import GAP, WHY_MIN, SkillsTable
-from tests.tui.test_app import enter, library, make_app, ready, settle
+from tests.tui.test_app import enter, library, make_app, settle
 
 __all__ = ["library"]  # the fixture, shared with test_app
 
@@ -31,29 +31,6 @@ def test_the_footer_keeps_the_screens_keys_then_the_apps_by_priority() -> None:
     room = key_width("f4/^s", "Save edits") + key_width("f1", "Help") + key_width("^q", "Quit")
     assert fitting(items, room) == [0, 2, 3]  # copy-json goes first, the order stays
     assert fitting(items, room - 1) == [2, 3]  # then quit; the screen's own key stays
-
-
-async def test_the_footer_keys_fit_the_width(library: Path, tmp_path: Path) -> None:
-    """At 120 columns the footer ran off the right edge mid-key; now every key shown is
-    whole and clear of the palette key, help is always there, and wider shows more."""
-    app = make_app(library, tmp_path)
-    shown: dict[int, list[str]] = {}
-    async with app.run_test(size=(WIDTHS[0], 24)) as pilot:
-        await settle(pilot, lambda: ready(app))
-        for width in WIDTHS:
-            await pilot.resize_terminal(width, 40)
-            footer = app.query_one(QuietFooter)
-            await settle(pilot, lambda w=width, f=footer: f.size.width == w)
-            await pilot.pause()
-            keys = [key for key in footer.query(FooterKey) if "-command-palette" not in key.classes]
-            palette = footer.query_one(".-command-palette", FooterKey)
-            assert keys and palette.region.right <= width
-            for key in keys:
-                assert key.region.right <= palette.region.x, (width, key.key_display)
-                assert key.region.width == len(key.render().plain)  # drawn whole
-            shown[width] = [key.description for key in keys]
-    assert all("Help" in names for names in shown.values())
-    assert len(shown[80]) < len(shown[120]) < len(shown[200])
 
 
 # -- the table: "why" fits, the rest degrades in order ---------------------------------
@@ -89,16 +66,23 @@ def test_columns_drop_in_order_until_why_fits() -> None:
         assert sum(width + GAP for width in widths.values()) <= room
 
 
-async def test_the_table_fits_80_120_and_200_columns(library: Path, tmp_path: Path) -> None:
-    """Every line fits the table; "why" is always there with its header whole; the breakdown
-    and Δ inject show whenever the reasons leave room for them."""
+async def test_the_table_and_the_footer_fit_80_120_and_200_columns(
+    library: Path, tmp_path: Path
+) -> None:
+    """Every table line fits; "why" is always there with its header whole; the breakdown
+    and Δ inject show whenever the reasons leave room for them. At 120 columns the footer
+    ran off the right edge mid-key: now every key shown is whole and clear of the palette
+    key, help is always there, and wider shows more."""
     app = make_app(library, tmp_path)
+    shown: dict[int, list[str]] = {}
     async with app.run_test(size=(WIDTHS[0], 24)) as pilot:
         await enter(pilot, app, "merge two pdf files")
         table = app.query_one(SkillsTable)
+        footer = app.query_one(QuietFooter)
         for width in WIDTHS:
             await pilot.resize_terminal(width, 40)
             await settle(pilot, lambda w=width: table.size.width in (w, w - 2))
+            await settle(pilot, lambda w=width: footer.size.width == w)
             await pilot.pause()
             header = table.header_text().plain
             assert header.rstrip().endswith(" why"), (width, header)
@@ -111,3 +95,12 @@ async def test_the_table_fits_80_120_and_200_columns(library: Path, tmp_path: Pa
             if width >= 120:
                 assert "cos+kw+ph+file" in header and "Δ inject" in header
                 assert all("…" not in table.cell_text(row.id, "why") for row in table.rows)
+            keys = [key for key in footer.query(FooterKey) if "-command-palette" not in key.classes]
+            palette = footer.query_one(".-command-palette", FooterKey)
+            assert keys and palette.region.right <= width
+            for key in keys:
+                assert key.region.right <= palette.region.x, (width, key.key_display)
+                assert key.region.width == len(key.render().plain)  # drawn whole
+            shown[width] = [key.description for key in keys]
+    assert all("Help" in names for names in shown.values())
+    assert len(shown[80]) < len(shown[120]) < len(shown[200])
