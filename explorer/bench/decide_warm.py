@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from explorer.bench import measure
@@ -37,12 +38,12 @@ def bench_decide_warm(
     stages: dict[str, list[float]] = {}
     for position, (prompt, other) in enumerate(zip(prompts, embed_prompts, strict=True)):
         if position % 2:
-            embed_ms.append(measure.timed(lambda q=other: embedder.embed_query(q)))
+            embed_ms.append(measure.timed(partial(embedder.embed_query, other)))
         started = time.perf_counter()
         decision = decide(prompt, index, config)
         decide_ms.append(measure.ms(time.perf_counter() - started))
         if not position % 2:
-            embed_ms.append(measure.timed(lambda q=other: embedder.embed_query(q)))
+            embed_ms.append(measure.timed(partial(embedder.embed_query, other)))
         for stage, value in decision.timings_ms.items():
             stages.setdefault(stage, []).append(value)
     ours, baseline = measure.stats(decide_ms), measure.stats(embed_ms)

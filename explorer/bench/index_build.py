@@ -65,6 +65,11 @@ def bench_index_build(
         def floor(texts: list[str] = texts) -> float:
             return measure.timed(lambda: embedder.embed_documents(texts))
 
+        def unsorted(texts: list[str] = texts) -> list[Any]:
+            return [
+                embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)
+            ]
+
         if number % 2 == 0:
             embed_ms, lex_ms, count = build()
             floor_ms += floor()
@@ -74,11 +79,7 @@ def bench_index_build(
         build_ms += embed_ms
         lexical_ms += lex_ms
         embedded += count
-        unsorted_ms += measure.timed(
-            lambda texts=texts: [
-                embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)
-            ]
-        )
+        unsorted_ms += measure.timed(unsorted)
     build_per, sorted_per, unsorted_per = build_ms / n, floor_ms / n, unsorted_ms / n
     return {
         "metric": "index_build",

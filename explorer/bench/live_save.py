@@ -9,12 +9,15 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.bench import measure
 from explorer.engine.cache import EmbeddingCache
 from explorer.engine.config import Config
 from explorer.engine.models import Models
+
+if TYPE_CHECKING:
+    from explorer.engine.snapshot import Index
 
 LIVE_SAVE_LIMIT_MS = 100.0  # at 1,000 skills
 LIVE_SAVES = 30
@@ -42,12 +45,13 @@ def bench_live_save(
             name = names[str(path)]
             description = f"Saved edit {number} of {name}: reviews typed payloads quickly."
             text = f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n"
+
+            def saved(snap: Index, n: str = name, d: str = description) -> bool:
+                return snap.skills[snap.positions[n]].description == d
+
             started = time.perf_counter()
             path.write_text(text, encoding="utf-8")
-            seen = live.wait_for(
-                lambda snap, n=name, d=description: snap.skills[snap.positions[n]].description == d,
-                10.0,
-            )
+            seen = live.wait_for(saved, 10.0)
             if not seen:
                 return measure.error_row(
                     "live_save", f"save {number} of {path} not seen within 10 s"

@@ -224,18 +224,18 @@ def bench_save(library: Path, config: Any, models: Any, cache: Any, size: int) -
             marker = f"Saved {number} at scale."
             edited = text.replace("description: |-\n", f"description: |-\n  {marker}\n", 1)
             version = live.snapshot.version
+
+            def saved(
+                snap: Any, version: int = version, path: str = str(path), marker: str = marker
+            ) -> bool:
+                return snap.version > version and any(
+                    skill.path == path and marker in skill.description
+                    for skill in _changed(snap, path)
+                )
+
             started = time.perf_counter()
             path.write_text(edited, encoding="utf-8")
-            ok = live.wait_for(
-                lambda snap, version=version, path=str(path), marker=marker: (
-                    snap.version > version
-                    and any(
-                        skill.path == path and marker in skill.description
-                        for skill in _changed(snap, path)
-                    )
-                ),
-                10.0,
-            )
+            ok = live.wait_for(saved, 10.0)
             if ok:
                 seen += 1
                 latencies.append(measure.ms(time.perf_counter() - started))

@@ -65,27 +65,27 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
         for count in range(1, len(PROMPT) + 1):
             typed = PROMPT[:count]
             started = time.perf_counter()
-            await pilot.press(PROMPT[count - 1] if PROMPT[count - 1] != " " else "space")
-            await _until(
-                pilot,
-                lambda typed=typed, started=started: (  # type: ignore[misc]
+
+            def painted(typed: str = typed, started: float = started) -> bool:
+                return (
                     app.decision is not None
                     and app.decision.prompt == typed
                     and app.painted_at > started
-                ),
-            )
+                )
+
+            await pilot.press(PROMPT[count - 1] if PROMPT[count - 1] != " " else "space")
+            await _until(pilot, painted)
             keystrokes.append((app.painted_at - started) * 1000)
         await pilot.pause(0.3)  # the panels catch up
         # F2 -> the threshold editor's first frame; esc, and again
         for _ in range(F2_OPENS):
             started = time.perf_counter()
+
+            def opened(started: float = started) -> bool:
+                return isinstance(app.screen, ThresholdEditor) and app.screen.painted_at > started
+
             await pilot.press("f2")
-            await _until(
-                pilot,
-                lambda started=started: (  # type: ignore[misc]
-                    isinstance(app.screen, ThresholdEditor) and app.screen.painted_at > started
-                ),
-            )
+            await _until(pilot, opened)
             screen = app.screen
             assert isinstance(screen, ThresholdEditor)
             opens.append((screen.painted_at - started) * 1000)
@@ -97,13 +97,12 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
         for count in range(1, len(FILTER) + 1):
             typed = FILTER[:count]
             started = time.perf_counter()
+
+            def filtered(typed: str = typed, started: float = started) -> bool:
+                return table.filter_text == typed and table.filtered_at > started
+
             await pilot.press(FILTER[count - 1] if FILTER[count - 1] != " " else "space")
-            await _until(
-                pilot,
-                lambda typed=typed, started=started: (  # type: ignore[misc]
-                    table.filter_text == typed and table.filtered_at > started
-                ),
-            )
+            await _until(pilot, filtered)
             filtering.append((table.filtered_at - started) * 1000)
     return {
         "keystrokes": keystrokes,
@@ -141,7 +140,9 @@ def _library(work: Path, size: int, corpus: Path | None) -> tuple[Path, str]:
     return generate_library(work / f"lib-{size}", size), "synthetic skills (no corpus)"
 
 
-def _row(metric: str, size: int, samples: list[float], target: float | None, note: str) -> dict:
+def _row(
+    metric: str, size: int, samples: list[float], target: float | None, note: str
+) -> dict[str, Any]:
     p95 = float(np.percentile(samples, 95))
     return {
         "metric": metric,
