@@ -332,7 +332,9 @@ def file_sha256(path: str | os.PathLike[str], cache: EmbeddingCache | None = Non
     return value
 
 
-Progress = Callable[[int, int], None]  # (texts embedded so far, texts to embed)
+# (texts embedded so far, texts to embed); what it returns is ignored (a front end may
+# pass a lambda that posts a message and so returns a bool).
+Progress = Callable[[int, int], object]
 CHUNK_TEXTS = 256  # texts embedded between cache writes: an interrupted build keeps these
 
 

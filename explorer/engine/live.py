@@ -76,7 +76,7 @@ class IndexChange:
         )
 
 
-Subscriber = Callable[[IndexChange], None]
+Subscriber = Callable[[IndexChange], object]  # what it returns is ignored
 
 
 class _Memo:
@@ -183,7 +183,7 @@ class LiveIndex:
         self._stopping = threading.Event()
         self.reindex_count = 0
         self.failures: list[str] = []  # the last few errors the watcher thread survived
-        self._failure_listeners: list[Callable[[str], None]] = []
+        self._failure_listeners: list[Callable[[str], object]] = []
         self.snapshot: Index = self._build(full=True, touched=(), version=1)[0]
 
     # -- reading and subscribing ---------------------------------------------------------
@@ -193,7 +193,7 @@ class LiveIndex:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber)
 
-    def on_failure(self, listener: Callable[[str], None]) -> Callable[[], None]:
+    def on_failure(self, listener: Callable[[str], object]) -> Callable[[], None]:
         """Call `listener(message)` (from the watcher's thread) for each error it survives.
 
         A listener must not block: the watcher waits for it. A front end posts a message

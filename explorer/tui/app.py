@@ -833,14 +833,15 @@ class ExplorerApp(App[None]):
         self.notify("unpinned" if self.pinned_prompt is None else f"pinned {prompt!r}")
         self.schedule_decide()
 
-    def action_screenshot(self) -> None:
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """Textual's action (same signature), but into the working directory, with a notice."""
         try:
-            path = self.save_screenshot(path=os.getcwd())
+            saved = self.save_screenshot(filename, path=path or os.getcwd())
         except OSError as error:
             message = visible(f"cannot save a screenshot: {error}")
             self.notify(message, severity="error", markup=False)
             return
-        self.notify(visible(f"screenshot saved to {path}"), markup=False)
+        self.notify(visible(f"screenshot saved to {saved}"), markup=False)
 
     def toggle_column(self, key: str) -> None:
         self.main.query_one(SkillsTable).toggle_column(key)

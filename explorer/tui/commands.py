@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 class ExplorerCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app: ExplorerApp = self.app  # type: ignore[assignment]
+        app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
         commands: list[tuple[str, str, Callable[[], object]]] = [
             ("Re-index now", "walk the roots again and rebuild the snapshot", app.action_reindex),
             (
@@ -55,7 +56,7 @@ class ExplorerCommands(Provider):
                 (
                     f"Toggle column: {label}",
                     "show or hide it",
-                    lambda key=key: app.toggle_column(key),
+                    partial(app.toggle_column, key),
                 )
             )
         for key in SORT_KEYS:
@@ -63,7 +64,7 @@ class ExplorerCommands(Provider):
                 (
                     f"Sort by: {key}",
                     "the same again reverses; decision = the cascade's order",
-                    lambda key=key: app.sort_table(key),
+                    partial(app.sort_table, key),
                 )
             )
         return commands
@@ -84,20 +85,20 @@ class SkillCommands(Provider):
     """ "Go to skill": every skill of the library by id, with its description as help."""
 
     def _skills(self) -> list[tuple[str, str]]:
-        app: ExplorerApp = self.app  # type: ignore[assignment]
+        app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
         if app.snapshot is None:
             return []
         return [(skill.id, skill.description) for skill in app.snapshot.skills]
 
     async def discover(self) -> Hits:
-        app: ExplorerApp = self.app  # type: ignore[assignment]
+        app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
         for skill_id, description in self._skills():
             yield DiscoveryHit(
                 skill_id, lambda skill_id=skill_id: app.go_to_skill(skill_id), help=description
             )
 
     async def search(self, query: str) -> Hits:
-        app: ExplorerApp = self.app  # type: ignore[assignment]
+        app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
         matcher = self.matcher(query)
         for skill_id, description in self._skills():
             score = matcher.match(skill_id)

@@ -634,7 +634,7 @@ class SkillsTable(ScrollView, can_focus=True):
             over_floor or row.score >= limits.min_similarity - limits.score_margin,
             f"{row.score:.3f}",
         )
-        channels = (row.cosine, row.keyword, row.phrase, row.file)
+        channels: tuple[float, ...] = (row.cosine, row.keyword, row.phrase, row.file)
         if row.project:  # §3.5, when a working directory (--cwd) implies the skill's ecosystem
             channels += (row.project,)
         if row.bm25_fused:  # the §9 fused channel, under a preset that has one
