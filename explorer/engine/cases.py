@@ -10,15 +10,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python < 3.11 gets the tomli backport
-    import tomli as tomllib  # type: ignore[no-redef]
 
 # Ours (direct, indirect, confusable, negative), the reference's TSV corpora's (task,
 # followup, distract, borderline; reference: tests/data/README.md and examples/eval.rs) and

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python < 3.11 gets the tomli backport
-    import tomli as tomllib  # type: ignore[no-redef]
 
 from explorer.engine import paths
 

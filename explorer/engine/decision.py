@@ -380,6 +380,8 @@ class Rows(Sequence[Row]):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
+    # Equal to any sequence of the same rows, so unhashable; typeshed declares object.__hash__
+    # a method, hence the ignore.
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import tempfile
+import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -35,11 +36,6 @@ from explorer.engine.calibrate import split_cases
 from explorer.engine.cases import Case, CaseError, load_cases
 from explorer.engine.config import Config
 from explorer.engine.snapshot import Index
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python < 3.11 gets the tomli backport
-    import tomli as tomllib  # type: ignore[no-redef]
 
 DEFAULT_MANIFEST = Path("benchmarks") / "libraries.toml"
 _KEYS = frozenset({"name", "skills", "train", "validation", "cases", "source", "licence"})

@@ -14,7 +14,7 @@ Written from the behaviour only; the reference's code is AGPL and is not copied.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def code_terms(extensions: Sequence[str]) -> list[str]:
     return terms
 
 
-def skills_for_terms(terms: Sequence[str], postings: dict[str, np.ndarray]) -> dict[int, str]:
+def skills_for_terms(terms: Sequence[str], postings: Mapping[str, np.ndarray]) -> dict[int, str]:
     """Skill position -> the first term (in `terms` order) among its ecosystem tokens."""
     matched: dict[int, str] = {}
     for term in dict.fromkeys(norm_token(term) for term in terms):

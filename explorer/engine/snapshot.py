@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,9 +37,11 @@ class Index:
     models: Models
     vectors: np.ndarray | None  # [N, dim], L2-normalised; None without a dense model
     lexical: LexicalIndex
+    # The three token tables are read-only: dicts when built here, the store's lazy views
+    # (store.KeywordPostings, store.PhraseTable) when a snapshot is opened from disk.
     # norm_token(keyword) -> skill indices, repeats kept (§3.2)
-    keyword_postings: dict[str, np.ndarray]
-    phrase_table: dict[str, tuple[tuple[int, tuple[str, ...]], ...]]  # first token -> phrases
+    keyword_postings: Mapping[str, np.ndarray]
+    phrase_table: Mapping[str, tuple[tuple[int, tuple[str, ...]], ...]]  # first token -> phrases
     id_rank: np.ndarray  # each skill's position in id order: the tie-break (§3.6)
     positions: dict[str, int]
     paths: tuple[str, ...]
@@ -49,7 +51,7 @@ class Index:
     embedded: int = 0  # descriptions embedded by the model (not read from the cache) in this build
     # §3.5 project channel: token -> skills whose keywords' tokens or description's match
     # tokens hold it (an ecosystem term such as "uv" or "rust" resolves through this).
-    ecosystem_postings: dict[str, np.ndarray] = field(default_factory=dict)
+    ecosystem_postings: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def ids(self) -> tuple[str, ...]:

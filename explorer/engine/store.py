@@ -38,7 +38,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -232,7 +232,13 @@ class StoredSkills(Sequence[Skill]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    def __getitem__(self, position: int) -> Skill:  # type: ignore[override]
+    @overload
+    def __getitem__(self, position: int) -> Skill: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[Skill]: ...
+
+    def __getitem__(self, position: int | slice) -> Skill | list[Skill]:
         if isinstance(position, slice):
             return [self[i] for i in range(*position.indices(len(self)))]
         if position < 0:
@@ -602,17 +608,17 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
         models=models,
         vectors=vectors,
         lexical=lexical,
-        keyword_postings=KeywordPostings(  # type: ignore[arg-type]
+        keyword_postings=KeywordPostings(
             Spans(reader.keys("keywords"), reader.array("keywords.bounds")),
             reader.array("keywords.values"),
         ),
-        phrase_table=PhraseTable(  # type: ignore[arg-type]
+        phrase_table=PhraseTable(
             Spans(reader.keys("phrases"), reader.array("phrases.bounds")),
             reader.array("phrases.positions"),
             reader.blob("phrases.tokens.blob"),
             reader.array("phrases.tokens.offsets"),
         ),
-        ecosystem_postings=KeywordPostings(  # type: ignore[arg-type]
+        ecosystem_postings=KeywordPostings(
             Spans(reader.keys("ecosystem"), reader.array("ecosystem.bounds")),
             reader.array("ecosystem.values"),
         ),

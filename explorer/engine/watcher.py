@@ -86,7 +86,7 @@ def _libc() -> ctypes.CDLL | None:
             _LIBC = libc
         except (OSError, AttributeError):
             _LIBC = None
-    return _LIBC  # type: ignore[return-value]
+    return _LIBC if isinstance(_LIBC, ctypes.CDLL) else None  # a CDLL or None by now
 
 
 def watch_limit() -> int | None:

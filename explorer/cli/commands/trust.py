@@ -28,9 +28,9 @@ class TrustCommand(Command):
 
     def main(self, args: argparse.Namespace) -> int:
         # No config is loaded: trust is about the config files themselves.
-        return self.run(args, None)  # type: ignore[arg-type]
+        return self.run(args, None)
 
-    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig | None) -> int:
         from explorer.engine.trust import add_trusted, remove_trusted, trust_file, trusted
 
         if args.list:
