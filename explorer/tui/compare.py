@@ -10,6 +10,7 @@ only lays them out, in fewer columns when the terminal is narrow.
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
@@ -119,7 +120,7 @@ class CompareView(Vertical):
         self.diff: RankingDiff | None = None  # what is shown (tests read it)
         self.base_label = ""
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(NOTHING_YET, id="compare-header")
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import OptionList, Static
@@ -73,11 +76,11 @@ class CasesPanel(VerticalScroll, can_focus=False):
             super().__init__()
             self.prompt = prompt
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.failures: list[CaseResult] = []
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static("No cases file: start with --cases FILE (TOML or TSV).", id="cases-body")
         yield OptionList(id="cases-failures")
 

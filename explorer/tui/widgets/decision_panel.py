@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -106,8 +109,8 @@ class DecisionPanel(VerticalScroll, can_focus=True):
         Binding("space", "toggle_skipped", "Skipped gates", id="decision-unfold"),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.unfold = False
         self._shown: tuple[Decision, Decision | None, bool] | None = None
 
@@ -116,7 +119,7 @@ class DecisionPanel(VerticalScroll, can_focus=True):
         if self._shown is not None:
             self.show(*self._shown[:2], timings=self._shown[2])
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(id="decision-reason")
         yield Static(id="decision-body")
 

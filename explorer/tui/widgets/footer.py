@@ -16,6 +16,7 @@ changes the bindings again, and it rebuilds then.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -76,8 +77,8 @@ def fitting(items: list[tuple[Binding, str, bool]], room: int) -> list[int]:
 
 
 class QuietFooter(Footer):
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(compact=True, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(compact=True, **kwargs)
         self._laid_out_for = 0
 
     def bindings_changed(self, screen: Screen[object]) -> None:

@@ -9,6 +9,7 @@ telemetry.jsonl when it exists); the replay needs the prompt text, kept only wit
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -82,7 +83,7 @@ def history_text(report: UsageReport, replay: Replay | None, source: str) -> Tex
 
 
 class HistoryPanel(VerticalScroll):
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static("Reading the telemetry log…", id="history-body")
 
     def show(self, report: UsageReport, replay: Replay | None, source: str) -> None:

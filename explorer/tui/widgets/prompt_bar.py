@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.binding import Binding
 from textual.widgets import Input
 
@@ -23,13 +25,13 @@ class PromptBar(Input):
         ),
     ]
 
-    def __init__(self, history: PromptHistory, **kwargs: object) -> None:
+    def __init__(self, history: PromptHistory, **kwargs: Any) -> None:
         # select_on_focus off: coming back from F2, the table or the filter, the next key
         # must add to the prompt, not replace the selected prompt with one letter.
         super().__init__(
             placeholder="Type a prompt, as a user would…",
             select_on_focus=False,
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
         self.history = history
 
@@ -55,8 +57,8 @@ class FilterBar(Input):
         Binding("escape", "app.clear_filter", "Clear filter", id="filter-clear"),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(
             placeholder="filter: words of the id or description (enter: table, esc: clear)",
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )

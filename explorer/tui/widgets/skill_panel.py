@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -54,7 +55,7 @@ def skill_text(skill: Skill, indexed_at: float, findings: list[str] | None = Non
 
 
 class SkillPanel(VerticalScroll):
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static("Highlight a skill to see how the engine read it.", id="skill-body")
 
     def show(self, skill: Skill, indexed_at: float, findings: list[str] | None = None) -> None:

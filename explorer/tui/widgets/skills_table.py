@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from rich.style import Style
@@ -175,8 +176,8 @@ class SkillsTable(ScrollView, can_focus=True):
             super().__init__()
             self.skill_id = skill_id
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.hidden: set[str] = set()  # columns the user turned off
         # The decision's rows, in its order: lazy (engine Rows), a Row is made only for
         # the lines drawn and the skill asked about (issue 14); any sequence of rows works.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import Static
@@ -13,8 +15,8 @@ class StatusBar(Static):
     class ErrorsClicked(Message):
         pass
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__("starting…", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("starting…", **kwargs)
         self.error_count = 0
 
     def show(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -88,7 +89,7 @@ def terms_text(skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) 
 
 
 class TermsPanel(VerticalScroll):
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static("Highlight a skill to see its terms.", id="terms-body")
 
     def show(self, skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) -> None:
