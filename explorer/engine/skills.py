@@ -75,6 +75,9 @@ class Skill:
         return os.path.dirname(self.path)
 
 
+SKILL_FIELDS = tuple(item.name for item in dataclasses.fields(Skill))
+
+
 @dataclass(frozen=True)
 class Discovery:
     """The outcome of reading the roots: skills in path order, and what was rejected."""
@@ -569,15 +572,30 @@ def _reading_differences(
     return found
 
 
-def skill_record(skill: Skill) -> str:
-    """A Skill as JSON, for the persistent parse cache (frontmatter values kept as text)."""
-    data = dataclasses.asdict(skill)
+def record_fields(skill: Skill, *, body: bool = True) -> dict[str, Any]:
+    """A Skill's fields as `json.dumps` takes them, in field order; without the body for
+    the index store (it reads bodies from the files). Shallow: `dataclasses.asdict` deep-
+    copies every field (the body and the frontmatter included) only for json.dumps to read
+    the copy once, which was most of writing a 2,000-skill store."""
+    data = {name: getattr(skill, name) for name in SKILL_FIELDS if body or name != "body"}
     data["warnings"] = [dataclasses.asdict(problem) for problem in skill.warnings]
-    return json.dumps(data, default=str, ensure_ascii=False)
+    data["stale"] = None if skill.stale is None else dataclasses.asdict(skill.stale)
+    return data
+
+
+def skill_record(skill: Skill, *, body: bool = True) -> str:
+    """A Skill as JSON, for the persistent parse cache and the index store (frontmatter
+    values that JSON has no type for are kept as text)."""
+    return json.dumps(record_fields(skill, body=body), default=str, ensure_ascii=False)
 
 
 def skill_from_record(record: str) -> Skill:
-    data = json.loads(record)
+    return skill_from_data(json.loads(record))
+
+
+def skill_from_data(data: dict[str, Any]) -> Skill:
+    """A Skill from a decoded record (`record_fields` after a JSON round trip); takes
+    ownership of `data`."""
     data.pop("stale", None)  # staleness belongs to a live index, never to the file
     data["warnings"] = tuple(Problem(**problem) for problem in data["warnings"])
     for key in ("keywords", "trigger_phrases", "description_tokens"):

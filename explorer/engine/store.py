@@ -56,7 +56,7 @@ from explorer.engine.skills import (
     find_skill_files,
     load_skill,
     read_skill_bytes,
-    skill_from_record,
+    skill_from_data,
     skill_record,
 )
 from explorer.engine.snapshot import Index, index_skills
@@ -250,7 +250,7 @@ class StoredSkills(Sequence[Skill]):
             start, end = int(self._offsets[position]), int(self._offsets[position + 1])
             data = json.loads(bytes(self._records[start:end]).decode("utf-8"))
             data["body"] = read_body(data["path"], data["hash"])
-            made = self._made[position] = skill_from_record(json.dumps(data))
+            made = self._made[position] = skill_from_data(data)
         return made
 
     def __iter__(self) -> Iterator[Skill]:
@@ -436,12 +436,8 @@ def save_store(
     writer.array("id_rank", index.id_rank)
     writer.strings("ids", index.ids)
     writer.strings("paths", index.paths)
-    records = []
-    for skill in index.skills:
-        record = json.loads(skill_record(skill))
-        record.pop("body", None)
-        records.append(json.dumps(record, ensure_ascii=False))
-    writer.strings("records", records)
+    # One JSON encoding per skill, without its body (read from the file when materialised).
+    writer.strings("records", [skill_record(skill, body=False) for skill in index.skills])
 
     lexical = index.lexical
     terms = list(lexical._spans)
