@@ -202,14 +202,17 @@ def _simulate(
     margin: float,
     recall_floor: float,
     max_skills: int,
+    own_floor: bool = True,
 ) -> tuple[str, ...]:
     """The gate's arithmetic (§5.2 kept or not, §5.3 with the model's floor, §5.4, the
-    §5.6 cap)."""
+    §5.6 cap). `own_floor` False: the floor is §5.4's, which §5.3 does not lower (the
+    pipeline lowers the recall floor only to a model's own floor)."""
     if fast_path and item.lexical is not None:
         return item.lexical
     if item.fixed is not None:
         return item.fixed
-    if item.top < min(recall_floor, floor):  # stage 2 skipped: the cosine stage decides
+    skip_below = min(recall_floor, floor) if own_floor else recall_floor
+    if item.top < skip_below:  # stage 2 skipped: the cosine stage decides
         return item.baseline if fast_path else item.cosine
     eligible = item.scores >= floor
     if not eligible.any():
@@ -225,11 +228,19 @@ def _sweep(
     """Each probed case's injected ids under one grid point, by `_simulate`: a `None` floor
     is §5.4's floor for this library (`_section_floor`)."""
     fast_path, floor, rerank_min, margin = point
+    own_floor = floor is not None
     if floor is None:
         floor = _section_floor(index, config, len(index))
     return [
         _simulate(
-            item, fast_path, floor, rerank_min, margin, config.recall_floor, config.max_skills
+            item,
+            fast_path,
+            floor,
+            rerank_min,
+            margin,
+            config.recall_floor,
+            config.max_skills,
+            own_floor,
         )
         for item in items
     ]

@@ -318,3 +318,26 @@ def test_gate_calibration_keeps_the_budget_and_agrees_with_decide(sample_index) 
     assert result.train["with"].false_injects <= result.train["without"].false_injects
     assert result.train["with"].hits >= result.train["without"].hits
     assert set(report.recommended) == {"floor", "rerank_min", "rerank_margin", "fast_path"}
+
+
+@pytest.mark.slow
+def test_gate_calibration_with_section_floor_agrees_with_decide(sample_index) -> None:
+    """A grid point without the model's own floor keeps §5.3's recall floor, as decide() does:
+    stage 2 is not run for a prompt whose top score is under it (the sweep once assumed it was,
+    and its check against decide() failed on the benchmark libraries)."""
+    from explorer.engine.cases import load_cases
+    from explorer.engine.libraries import LibraryCases, LibrarySpec
+    from explorer.engine.rerankcal import GateGrid, calibrate_reranker
+
+    cases = load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases
+    library = LibraryCases(
+        LibrarySpec("sample", (str(SAMPLE_SKILLS),)),
+        tuple(cases),
+        (),
+        (),
+        "cases file",
+    )
+    grid = GateGrid(floors=(None,), mins=(-3.0,), margins=(5.0,), fast_paths=(False,))
+    report = calibrate_reranker([(library, sample_index)], Config(), grid=grid)
+    assert report.recommended["floor"] is None
+    assert report.verified, report.verify_note
