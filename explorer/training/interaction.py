@@ -465,12 +465,12 @@ def main(argv: list[str] | None = None) -> int:
     for hidden in HIDDEN_SIZES if args.hidden_search else (args.hidden,):
         network = fit(train, hidden, args.seed, args.epochs)
         score = validation_score(network, val)
-        log.info("hidden %d: loss %s; validation %s", hidden, network.history[-1], score)
+        log.info("hidden %d: loss %s; held out %s", hidden, network.history[-1], score)
         if best is None or score["score"] > best[0] + 1e-9:
             best = (score["score"], hidden, network, score)
     assert best is not None
     _, hidden, network, score = best
-    log.info("chosen: hidden %d (validation %s)", hidden, score)
+    log.info("chosen: hidden %d (held out %s)", hidden, score)
     model_path = args.out / "model.onnx"
     to_onnx(network, model_path)
     worst = check_export(network, model_path, train)
