@@ -140,17 +140,26 @@ def diagnose(
     for warning in models.warnings:
         if models.embedder is not None or "dense model" not in warning:
             report.add("model", WARNING, warning)
-    calibration = model_status.calibration
+    from explorer.engine.presets import guards_summary, resolve
+
+    # The floor and margin in force are the preset's for this model and library size
+    # (presets.resolve), not the model's own knee, which only the reference preset uses.
+    # The cosine-valued guards follow the dense model too (presets.resolve_guards).
+    tuning = resolve(config, model_status, skill_count or FLOOR_SIZE)
+    rule = ""
+    if tuning.floor_log_slope:
+        rule = (
+            f" = {tuning.base_min_similarity:.2f} + {tuning.floor_log_slope:.3g} × "
+            f"ln({tuning.floor_n}/200)"
+        )
+        if skill_count and tuning.floor_n != skill_count:
+            rule += f" ({skill_count} skills, clamped to the sizes it was fit on)"
     report.add(
         "model",
         INFO,
-        f"calibration {calibration.min_similarity:.2f} / {calibration.score_margin:.2f} "
-        f"({calibration.source}); pinned values win",
+        f"floor {tuning.min_similarity:.3f}{rule}, margin {tuning.score_margin:.2f} "
+        f"({tuning.source}); pinned values win",
     )
-    from explorer.engine.presets import guards_summary, resolve
-
-    # The cosine-valued guards follow the dense model (presets.resolve_guards).
-    tuning = resolve(config, model_status, skill_count or FLOOR_SIZE)
     report.add("model", INFO, f"preset {config.preset}: {guards_summary(tuning)}")
     if models.reranker is None:
         off = config.reranker.strip().lower() in ("off", "none", "")

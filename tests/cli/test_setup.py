@@ -178,6 +178,17 @@ def test_doctor_reports_what_the_router_uses(project: Path, capsys) -> None:
     assert "skill-explorer init" in out  # the hook is not wired in this project
 
 
+def test_doctor_quotes_the_floor_decide_runs_with(project: Path, capsys) -> None:
+    """Under the calibrated preset the floor follows the library's size, not the model's
+    own knee: doctor says the number `why` and the hook use."""
+    for preset in ("calibrated", "reference"):
+        common = ("--skills", str(SAMPLE_SKILLS), "--set", f"preset={preset}")
+        _, out, _ = run(capsys, "why", "merge pdf", "--json", *common)
+        floor = json.loads(out)["tuning"]["min_similarity"]
+        _, out, _ = run(capsys, "doctor", *common)
+        assert f"floor {floor:.3f}" in out, (preset, floor, out)
+
+
 def test_doctor_says_what_is_wrong(project: Path, capsys, monkeypatch) -> None:
     ski = Path(os.environ["XDG_CONFIG_HOME"]) / "ski" / "config.toml"
     ski.parent.mkdir(parents=True)
