@@ -66,7 +66,10 @@ def _edit(path: Path, rng: random.Random, number: int) -> None:
     )
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(
+    "seed",
+    [1, 2, pytest.param(3, marks=pytest.mark.slow)],  # 2: names indexed too
+)
 def test_random_edits_patch_to_exactly_a_full_rebuild(tmp_path: Path, seed: int) -> None:
     root = tmp_path / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)
@@ -173,7 +176,10 @@ def _shuffle_library(root: Path, rng: random.Random, number: int, pool: list[Pat
     return touched
 
 
-@pytest.mark.parametrize("seed", [4, 5, 6])
+@pytest.mark.parametrize(
+    "seed",
+    [4, 5, pytest.param(6, marks=pytest.mark.slow)],  # 5: names indexed too
+)
 def test_random_adds_and_removes_patch_to_exactly_a_full_rebuild(tmp_path: Path, seed: int) -> None:
     """Issue 14: adding or removing skills shifts positions; the patched index (vectors,
     BM25 statistics, every table) is still exactly a fresh build's, and no full rebuild ran."""

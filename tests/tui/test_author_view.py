@@ -149,6 +149,7 @@ def test_the_config_layers_are_named_lowest_first(tmp_path: Path, monkeypatch) -
     assert layers_text(LoadedConfig(Config(), {}, (), ())) == "config: defaults"
 
 
+@pytest.mark.slow  # layers_text on screen; the test above is its fast check
 async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path, config_layers="config: defaults < ./skill-explorer.toml")
     async with app.run_test(size=(200, 40)) as pilot:

@@ -405,14 +405,6 @@ async def test_go_to_skill_jumps_and_follows(library: Path, tmp_path: Path) -> N
         await settle(pilot, lambda: table.current_id() == "xlsx")
 
 
-async def test_skill_option_opens_focused_on_it(library: Path, tmp_path: Path) -> None:
-    app = make_app(library, tmp_path, initial_prompt="merge pdf", initial_skill="docker")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and shown_for(app, "merge pdf"))
-        assert app.query_one(SkillsTable).current_id() == "docker"
-        assert app.highlighted == "docker"
-
-
 @pytest.mark.slow  # sorting through the app and a header click
 async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)

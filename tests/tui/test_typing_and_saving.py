@@ -91,6 +91,7 @@ async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4_and_screenshots_out
         assert "f4 or ctrl+s saves" in app._help_text().plain
 
 
+@pytest.mark.slow  # F7's own ctrl+s; F2's ctrl+s and F7's F4 save are in the default run
 async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
