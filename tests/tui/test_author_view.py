@@ -39,10 +39,6 @@ def library(tmp_path: Path) -> Path:
     return root
 
 
-async def typed(pilot, app: ExplorerApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    await enter(pilot, app, prompt)  # the prompt set in one step: these tests are not about typing
-
-
 def terms(app: ExplorerApp) -> str:
     return app.query_one(TermsPanel).query_one("#terms-body").render().plain  # type: ignore[attr-defined]
 
@@ -50,7 +46,7 @@ def terms(app: ExplorerApp) -> str:
 async def test_the_terms_tab_names_what_matched(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await typed(pilot, app, "merge report.pdf")
+        await enter(pilot, app, "merge report.pdf")
         assert app.highlighted == "pdf"
         shown = terms(app)
         assert 'kw: "pdf" (name)' in shown and "+0.15" in shown
@@ -76,7 +72,7 @@ async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
     broken.write_text("---\nname: broken-one\n---\nno description\n", encoding="utf-8")
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await typed(pilot, app, "merge pdf")
+        await enter(pilot, app, "merge pdf")
         table = app.query_one(SkillsTable)
         last = table.line_text(len(table.view)).plain  # after every scored row
         assert "broken-one" in last and "rejected" in last
@@ -107,7 +103,7 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
     opened: list[str] = []
     monkeypatch.setattr(app, "edit_file", lambda path, line=None: opened.append(path))
     async with app.run_test(size=SIZE) as pilot:
-        await typed(pilot, app, "merge pdf")
+        await enter(pilot, app, "merge pdf")
         await pilot.press("f3")
         await settle(pilot, lambda: isinstance(app.screen, ProblemsScreen))
         screen = app.screen
@@ -192,7 +188,7 @@ async def test_the_gates_that_ran_come_first_and_the_skipped_fold(
 ) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await typed(pilot, app, "merge pdf")
+        await enter(pilot, app, "merge pdf")
         panel = app.query_one(DecisionPanel)
         body = panel.query_one("#decision-body").render().plain  # type: ignore[attr-defined]
         skipped = [gate.name for gate in app.decision.gates if gate.skipped]
@@ -216,7 +212,7 @@ async def test_f9_maximises_the_decision_panel_and_the_layout_is_remembered(
 ) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await typed(pilot, app, "merge pdf")
+        await enter(pilot, app, "merge pdf")
         footer_keys = {binding.key for binding in app.BINDINGS if binding.show}  # type: ignore[union-attr]
         assert {"f9", "f10"} <= footer_keys
         await pilot.press("f9")
@@ -284,7 +280,7 @@ async def test_the_rerank_column_hides_itself_without_a_reranker(
 ) -> None:
     app = make_app(library, tmp_path)  # reranker = "off"
     async with app.run_test(size=(200, 40)) as pilot:
-        await typed(pilot, app, "merge pdf")
+        await enter(pilot, app, "merge pdf")
         keys = [key for key, _ in app.query_one(SkillsTable).columns]
         assert "rerank" not in keys and {"cosine", "bm25", "overlap"} <= set(keys)
 
@@ -295,7 +291,7 @@ async def test_the_footer_is_not_rebuilt_under_f2_and_is_on_return(
 ) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await typed(pilot, app, "merge pdf")
+        await enter(pilot, app, "merge pdf")
         footer = app.query_one(QuietFooter)
         rebuilt: list[str] = []
         original = footer.recompose

@@ -18,7 +18,7 @@ from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
 from tests.conftest import write_skill
-from tests.tui.test_app import SIZE, burst, make_app, ready, settle, shown_for
+from tests.tui.test_app import SIZE, burst, enter, make_app, ready, settle, shown_for
 
 PROMPT = "bake a sourdough loaf"
 BODY = "# Docker\n\nKeep  these   spaces.\n\n- and this list\n"
@@ -40,10 +40,7 @@ def library(tmp_path: Path) -> Path:
 
 async def _open_whatif(pilot, app: ExplorerApp, skill: str, prompt: str) -> WhatIfScreen:  # type: ignore[no-untyped-def]
     await settle(pilot, lambda: ready(app) and app.cases_report is not None)
-    bar = app.query_one(PromptBar)  # the prompt set, not typed (test_app.py's enter())
-    bar.value = prompt
-    bar.cursor_position = len(prompt)
-    await settle(pilot, lambda: shown_for(app, prompt))
+    await enter(pilot, app, prompt)
     app.go_to_skill(skill)
     await pilot.press("f7")
     await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
@@ -176,11 +173,19 @@ async def test_ctrl_o_edits_the_description_in_the_external_editor(
         assert isinstance(app.screen, WhatIfScreen)
 
 
-async def _type_prompt(pilot, app: ExplorerApp, prompt: str) -> None:  # type: ignore[no-untyped-def]
-    bar = app.query_one(PromptBar)  # the prompt set, not typed (test_app.py's enter())
-    bar.value = prompt
-    bar.cursor_position = len(prompt)
-    await settle(pilot, lambda: shown_for(app, prompt))
+async def _pin_then_enter(pilot, app: ExplorerApp) -> CompareView:  # type: ignore[no-untyped-def]
+    """'merge pdf' pinned (ctrl+t), then 'spreadsheet formulas' as the current prompt."""
+    await enter(pilot, app, "merge pdf")
+    await pilot.press("ctrl+t")
+    await enter(pilot, app, "spreadsheet formulas")
+    return app.query_one(CompareView)
+
+
+async def _show_compare(pilot, view: CompareView) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press("f8")
+    await settle(
+        pilot, lambda: view.diff is not None and view.diff.prompt == "spreadsheet formulas"
+    )
 
 
 async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
@@ -188,16 +193,9 @@ async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
 ) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app))
-        await _type_prompt(pilot, app, "merge pdf")
-        await pilot.press("ctrl+t")
-        await _type_prompt(pilot, app, "spreadsheet formulas")
-        view = app.query_one(CompareView)
+        view = await _pin_then_enter(pilot, app)
         assert not view.display
-        await pilot.press("f8")
-        await settle(
-            pilot, lambda: view.diff is not None and view.diff.prompt == "spreadsheet formulas"
-        )
+        await _show_compare(pilot, view)
         assert view.display and not app.query_one(SkillsTable).display
         diff = view.diff
         assert diff is not None and diff.base_prompt == "merge pdf"
@@ -213,7 +211,7 @@ async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
         header = view.query_one("#compare-header", Static).render().plain
         assert "pinned 'merge pdf'" in header
         # The diff follows the prompt as it changes.
-        await _type_prompt(pilot, app, "docker images")
+        await enter(pilot, app, "docker images")
         await settle(pilot, lambda: view.diff is not None and view.diff.prompt == "docker images")
         await pilot.press("f8")
         assert not view.display and app.query_one(SkillsTable).display
@@ -223,8 +221,7 @@ async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
 async def test_without_a_pin_f8_diffs_the_previous_snapshot(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app))
-        await _type_prompt(pilot, app, "bake bread")
+        await enter(pilot, app, "bake bread")
         await pilot.press("f8")
         view = app.query_one(CompareView)
         header = view.query_one("#compare-header", Static)
@@ -248,15 +245,8 @@ async def test_compare_fits_80_columns_and_follows_the_resize(
 ) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: ready(app))
-        await _type_prompt(pilot, app, "merge pdf")
-        await pilot.press("ctrl+t")
-        await _type_prompt(pilot, app, "spreadsheet formulas")
-        await pilot.press("f8")
-        view = app.query_one(CompareView)
-        await settle(
-            pilot, lambda: view.diff is not None and view.diff.prompt == "spreadsheet formulas"
-        )
+        view = await _pin_then_enter(pilot, app)
+        await _show_compare(pilot, view)
         table = view.query_one(DataTable)
         await pilot.pause()
         narrow = [str(column.label) for column in table.columns.values()]
@@ -276,15 +266,8 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
 ) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app))
-        await _type_prompt(pilot, app, "merge pdf")
-        await pilot.press("ctrl+t")
-        await _type_prompt(pilot, app, "spreadsheet formulas")
-        await pilot.press("f8")
-        view = app.query_one(CompareView)
-        await settle(
-            pilot, lambda: view.diff is not None and view.diff.prompt == "spreadsheet formulas"
-        )
+        view = await _pin_then_enter(pilot, app)
+        await _show_compare(pilot, view)
         table = view.query_one(DataTable)
         assert isinstance(app.focused, PromptBar)
         await pilot.press("down")  # from the prompt, as in the table view
@@ -307,7 +290,7 @@ async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Pat
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.cases_report is not None)
-        await _type_prompt(pilot, app, "merge pdf")
+        await enter(pilot, app, "merge pdf")
         app.cases_report = None  # as while a large library is still loading
         app.go_to_skill("pdf")
         await pilot.press("f7")
