@@ -633,6 +633,7 @@ class ExplorerApp(App[None]):
             rerank_min=decision.thresholds["rerank_min"],
             lexical_min=float(decision.tuning.get("lexical_min", 0.0)),
             reranker=status.reranker is not None,
+            loading=snapshot is self.loading_snapshot,  # no dense model yet: numbers pending
         )
         # A decision on the loading snapshot ranked without the dense model: the first one
         # on the live snapshot starts at the top (or on --skill) like a new prompt does.
@@ -670,7 +671,9 @@ class ExplorerApp(App[None]):
         if decision is not self.decision:
             return
         try:
-            self.main.query_one(DecisionPanel).show(decision, pinned, timings=self.show_timings)
+            self.main.query_one(DecisionPanel).show(
+                decision, pinned, timings=self.show_timings, loading=self._provisional()
+            )
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down
         if self.comparing:
@@ -811,13 +814,25 @@ class ExplorerApp(App[None]):
         """Hand the terminal to $VISUAL/$EDITOR on `path`; a missing editor is a message."""
         open_in_editor(self, self.notify, path, name_file=True)
 
+    def _still_loading(self, what: str) -> bool:
+        """Say so and do nothing while the decision on screen is the lexical-only one: the
+        JSON, the report and the what-if would quote thresholds the router will not use."""
+        if self._provisional() or (
+            self.snapshot is not None and self.snapshot is self.loading_snapshot
+        ):
+            self.notify(f"dense model loading: {what} once it is ready", severity="warning")
+            return True
+        return False
+
     def action_copy_json(self) -> None:
+        if self._still_loading("copy the decision"):
+            return
         if self.decision is not None:
             self.copy_to_clipboard(self.decision.to_json())
             self.notify("decision JSON copied to the clipboard")
 
     def action_export_markdown(self) -> None:
-        if self.decision is None or self.snapshot is None:
+        if self.decision is None or self.snapshot is None or self._still_loading("export"):
             return
         text = markdown_report(self.decision, self.snapshot, self.highlighted)
         try:
@@ -918,6 +933,8 @@ class ExplorerApp(App[None]):
         snapshot = self.snapshot
         if snapshot is None or self.highlighted not in snapshot.positions:
             self.notify("highlight a skill first (up/down, or ctrl+g)", severity="warning")
+            return
+        if self._still_loading("what-if"):
             return
         report = self.cases_report
         try:

@@ -6,6 +6,7 @@ Driven through Textual's Pilot over the real engine and a real live index.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,13 @@ from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens import TextScreen, ThresholdEditor
 from explorer.tui.widgets.prompt_bar import PromptBar
-from explorer.tui.widgets.skills_table import Limits, SkillsTable, matches
+from explorer.tui.widgets.skills_table import (
+    PENDING,
+    PENDING_WHY,
+    Limits,
+    SkillsTable,
+    matches,
+)
 from explorer.tui.widgets.status_bar import StatusBar
 from tests.conftest import write_skill
 from tests.tui.test_app import CONFIG, SIZE, burst, enter, make_app, ready, settle, shown_for
@@ -314,6 +321,36 @@ def test_green_means_injected_and_hash_is_the_row_order() -> None:
     hybrid = dropped[keys.index("hybrid")]
     assert "green" not in str(hybrid.style)
     assert [table._cells(i, limits, None)[0].plain.strip() for i in range(3)] == ["1", "2", "3"]
+
+
+def test_a_decision_made_while_the_dense_model_loads_shows_no_cosine_floor_or_verdict() -> None:
+    """The loading snapshot decides without the dense model: cosine 0 for every skill and
+    the no-model floor (0.640 at 2,289 skills, where MiniLM's is 0.414). The cells the model
+    moves say "pending"; the lexical ones keep their numbers."""
+    lexical = replace(_row("git-commit", 1, 0.0, "min_similarity"), keyword=0.3, score=0.3)
+    lexical = replace(lexical, bm25=8.18, bm25_norm=0.88, bm25_rank=1, matched_terms=2)
+    table = SkillsTable()
+    table.rows = [lexical]
+    table.view = [0]
+    limits = Limits(
+        min_similarity=0.64, score_margin=0.12, rerank_min=-2.5, lexical_min=0.0, reranker=False
+    )
+    for loading, expected in ((False, "0.000"), (True, PENDING)):
+        table._limits = replace(limits, loading=loading)
+        table._widths = table._fit(table._content_widths(), 200)
+        keys = [key for key, _ in table.columns]
+        texts = [cell.plain.strip() for cell in table._cells(0, table._limits, None)]
+        cells = dict(zip(keys, texts, strict=True))
+        assert cells["cosine"] == expected
+        if loading:
+            assert cells["verdict"] == PENDING and cells["why"] == PENDING_WHY
+            assert cells["hybrid"] == f"{PENDING}     {PENDING}+.30+.00+.00"
+            assert "delta" not in cells  # no floor to be short of yet
+            assert "0.640" not in " ".join(cells.values())
+        else:
+            assert cells["verdict"] == "min_similarity"
+            assert cells["hybrid"] == "0.300 .00+.30+.00+.00"
+        assert cells["bm25"] == "8.18 .88 #1" and cells["overlap"] == "2/3 0.00"
 
 
 async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_path: Path) -> None:

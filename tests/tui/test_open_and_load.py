@@ -8,9 +8,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from explorer.tui import app as app_module
 from explorer.tui.app import ExplorerApp
+from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.skills_table import SkillsTable
 from tests.conftest import write_skill
 from tests.tui.test_app import make_app, ready, settle, shown_for
@@ -46,17 +48,40 @@ def _hold_the_models(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return go
 
 
+def _screen(app: ExplorerApp) -> str:
+    """The table's lines and the decision panel, as the screen shows them."""
+    table = app.query_one(SkillsTable)
+    lines = [table.line_text(index).plain for index in range(len(table.view))]
+    panel = app.query_one(DecisionPanel)
+    texts = [
+        str(panel.query_one(f"#decision-{part}", Static).render()) for part in ("reason", "body")
+    ]
+    return "\n".join([*lines, *texts])
+
+
 async def _open_with_a_prompt(
-    app: ExplorerApp, go: threading.Event, first: str = "aaa-unrelated"
+    app: ExplorerApp,
+    go: threading.Event,
+    first: str = "aaa-unrelated",
+    seen: list[str] | None = None,
 ) -> SkillsTable:
+    """Open with the models held, then let them load; `seen` gets the screen (_screen) as
+    it was with the lexical-only decision on it, and the notices ctrl+y gave then."""
     async with app.run_test(size=(80, 24)) as pilot:
         # The loading snapshot's decision first: its order is by id (no dense channel).
-        await settle(pilot, lambda: app.decision is not None and app.decision.prompt == PROMPT)
+        await settle(pilot, lambda: shown_for(app, PROMPT))
         table = app.query_one(SkillsTable)
+        if seen is not None:
+            seen.append(_screen(app))
+            await pilot.press("ctrl+y")  # the JSON of a lexical-only decision: not copied
+            seen.extend(notice.message for notice in app._notifications)
+            assert app.clipboard == ""
         go.set()
         assert table.current_id() == first
         await settle(pilot, lambda: ready(app) and shown_for(app, PROMPT))
         await pilot.pause()
+        if seen is not None:
+            seen.append(_screen(app))
         return table
 
 
@@ -67,13 +92,24 @@ async def test_a_prompt_given_at_start_opens_at_the_top(
     not on the skill the lexical-only ranking had first (now near the end)."""
     go = _hold_the_models(monkeypatch)
     app = make_app(long_library, tmp_path, initial_prompt=PROMPT)
-    table = await _open_with_a_prompt(app, go)
+    seen: list[str] = []
+    table = await _open_with_a_prompt(app, go, seen=seen)
     assert app.decision is not None and app.decision.rows[0].id == "zz-combine"
     assert list(app.decision.rows.ids).index("aaa-unrelated") > 8  # off an 80x24 screen
     assert table.cursor == 0 and table.current_id() == "zz-combine"
     assert table.scroll_offset.y == 0
     assert app.highlighted == "zz-combine"
     assert "▲" not in table.cell_text("zz-combine", "hybrid")  # no delta against the loading one
+    # While the dense model loaded, no floor, margin or verdict of the lexical-only decision
+    # was shown (its floor is the no-model one); the live one replaced it, with no key pressed.
+    loading, *notices, live = seen
+    assert "< floor" not in loading and "min_similarity" not in loading and "INJECT" not in loading
+    assert "dense model loading: lexical only" in loading
+    assert "aaa-unrelated: dense model loading…" in loading  # the reason line of row 1
+    # At 80 columns the real numbers, BM25's, keep their column (the breakdown goes first).
+    assert " #1 " in next(line for line in loading.splitlines() if "zz-combine" in line)
+    assert any("copy the decision once it is ready" in notice for notice in notices)
+    assert "dense model loading" not in live and "floor" in live and "stage" in live
 
 
 async def test_a_prompt_and_a_skill_given_at_start_open_on_the_skill(

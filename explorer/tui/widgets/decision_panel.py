@@ -101,6 +101,20 @@ def decision_text(
     return out
 
 
+def loading_text() -> Text:
+    """What the panel says while the dense model loads, in place of the cascade: the gates
+    of a lexical-only decision quote the no-model floor (0.640 where MiniLM's is 0.414),
+    c1=0.000 and a top skill picked by id, none of which the router will use."""
+    out = Text()
+    out.append("dense model loading: lexical only\n", style="bold yellow")
+    out.append(
+        "The gates, the floor, the margin and what the hook would inject show once the "
+        "model is ready. BM25 and overlap are final already.\n",
+        style="dim",
+    )
+    return out
+
+
 class DecisionPanel(VerticalScroll, can_focus=True):
     """The highlighted skill's reason, then the cascade; space unfolds the skipped gates."""
 
@@ -112,12 +126,13 @@ class DecisionPanel(VerticalScroll, can_focus=True):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.unfold = False
-        self._shown: tuple[Decision, Decision | None, bool] | None = None
+        self._shown: tuple[Decision, Decision | None, bool, bool] | None = None
 
     def action_toggle_skipped(self) -> None:
         self.unfold = not self.unfold
         if self._shown is not None:
-            self.show(*self._shown[:2], timings=self._shown[2])
+            decision, pinned, timings, loading = self._shown
+            self.show(decision, pinned, timings=timings, loading=loading)
 
     def compose(self) -> ComposeResult:
         yield Static(id="decision-reason")
@@ -135,9 +150,18 @@ class DecisionPanel(VerticalScroll, can_focus=True):
         self.query_one("#decision-reason", Static).update(line)
 
     def show(
-        self, decision: Decision, pinned: Decision | None = None, *, timings: bool = True
+        self,
+        decision: Decision,
+        pinned: Decision | None = None,
+        *,
+        timings: bool = True,
+        loading: bool = False,
     ) -> None:
-        self._shown = (decision, pinned, timings)
+        """The cascade of `decision`; with `loading` (made while the dense model loads),
+        a notice in its place: the trace would quote thresholds the router will not use."""
+        self._shown = (decision, pinned, timings, loading)
         self.query_one("#decision-body", Static).update(
-            decision_text(decision, pinned, timings=timings, unfold=self.unfold)
+            loading_text()
+            if loading
+            else decision_text(decision, pinned, timings=timings, unfold=self.unfold)
         )

@@ -48,6 +48,9 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 # score always stay, and "why" takes the room that is left, up to WHY_MAX; a longer
 # reason ends in an ellipsis (the decision panel gives it whole).
 DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "breakdown")
+# While the dense model loads (Limits.loading) the lexical columns are the only real
+# numbers: the breakdown, whose cosine is pending, goes before them.
+LOADING_DROP_ORDER = ("cosine", "rerank", "breakdown", "delta", "overlap", "bm25")
 WHY_MIN, WHY_WANT, WHY_MAX = 24, 41, 80
 WHY_SAMPLE = 50  # "why" is as wide as the longest reason of the first rows shown
 GAP = 2  # spaces between columns: adjacent numbers never run together
@@ -55,6 +58,12 @@ MIN_NAME = 12
 NAME_KEEP = 24  # longer names are cut to this before any column gives way to "why"
 SORT_KEYS = ("decision", "skill", "hybrid", "cosine", "bm25", "rerank", "overlap")
 DELTA_EPSILON = 0.0005
+# While the dense model loads, the rows come from a lexical-only decision: its cosine is
+# 0 for every skill and its floor is the no-model one (0.640 where MiniLM's is 0.414), so
+# the cosine, the hybrid total, the verdict and the reason (all of which the model moves)
+# show PENDING, and the why cell says what is awaited. BM25, overlap and the boosts stay.
+PENDING = "…"
+PENDING_WHY = "dense model loading…"
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,9 @@ class Limits:
     rerank_min: float
     lexical_min: float
     reranker: bool
+    # The decision was made without the dense model, which is still loading: its numbers
+    # that depend on the model are not what the router will use (PENDING on screen).
+    loading: bool = False
 
 
 def _coloured(good: bool, near: bool, text: str) -> Text:
@@ -322,7 +334,9 @@ class SkillsTable(ScrollView, can_focus=True):
     def _relayout(self) -> None:
         """Column widths from the content and the width on screen; then redraw."""
         content = self._content_widths()
-        self._widths = self._fit(content, self.size.width or 120, self._score_width())
+        loading = self._limits is not None and self._limits.loading
+        drop = LOADING_DROP_ORDER if loading else DROP_ORDER
+        self._widths = self._fit(content, self.size.width or 120, self._score_width(), drop)
         self.breakdown = self._widths.get("hybrid", 0) >= content.get("hybrid", 0)
         self._lines.clear()
         self._strips.clear()
@@ -338,6 +352,9 @@ class SkillsTable(ScrollView, can_focus=True):
         wanted = {key: len(label) for key, label in COLUMNS if key not in self.hidden}
         if limits is not None and not limits.reranker:
             wanted.pop("rerank", None)  # no model loaded: a column of "off" says nothing
+        loading = limits is not None and limits.loading
+        if loading:
+            wanted.pop("delta", None)  # no floor to be short of yet: a column of blanks
         if not rows:
             return wanted
         # From whole columns (numpy), so no row is made for a line that is never drawn.
@@ -349,6 +366,8 @@ class SkillsTable(ScrollView, can_focus=True):
             verdict = max(len(found) for found in rows.verdicts())
         else:
             verdict = max(len(row.verdict) for row in rows)
+        if loading:
+            verdict = len(PENDING)  # the room goes to the lexical columns, which are real
         if self.rejected:
             verdict = max(verdict, len(REJECTED))
         for key in ("score", "cosine", "keyword", "phrase", "file", "bm25", "bm25_norm"):
@@ -420,10 +439,12 @@ class SkillsTable(ScrollView, can_focus=True):
         return False
 
     @staticmethod
-    def _fit(widths: dict[str, int], room: int, score: int = 0) -> dict[str, int]:
-        """Drop the least telling columns until "why" has WHY_WANT cells (DROP_ORDER; the
-        hybrid column folds to `score` cells), cut names until it has WHY_MIN; "why"
-        takes what is left, up to its content. Numbers are never cut."""
+    def _fit(
+        widths: dict[str, int], room: int, score: int = 0, drop: tuple[str, ...] = DROP_ORDER
+    ) -> dict[str, int]:
+        """Drop the least telling columns until "why" has WHY_WANT cells (in `drop`'s order;
+        the "breakdown" step folds the hybrid column to `score` cells), cut names until it
+        has WHY_MIN; "why" takes what is left, up to its content. Numbers are never cut."""
         widths = dict(widths)
         why = widths.pop("why", None)
 
@@ -434,7 +455,7 @@ class SkillsTable(ScrollView, can_focus=True):
         short = total() + wanted - room
         if short > 0 and "skill" in widths:  # a name longer than NAME_KEEP goes first
             widths["skill"] = max(min(widths["skill"], NAME_KEEP), widths["skill"] - short)
-        for key in DROP_ORDER:
+        for key in drop:
             if total() + wanted <= room:
                 break
             if key == "breakdown":
@@ -611,6 +632,8 @@ class SkillsTable(ScrollView, can_focus=True):
     def reason_of(self, row: Row) -> Reason:
         """The engine's reason for a row: the table, the panel and `why` say the same.
         Kept per decision: the why column's width and the drawn cell ask for the same."""
+        if self._limits is not None and self._limits.loading:
+            return Reason(PENDING, PENDING_WHY)  # the floor and margin quoted would be wrong
         if self._decision is None:
             return Reason(row.verdict, row.verdict)
         found = self._reasons.get(row.id)
@@ -621,19 +644,26 @@ class SkillsTable(ScrollView, can_focus=True):
     def _cells(self, position: int, limits: Limits, before: Mapping[str, Row] | None) -> list[Text]:
         row = self.rows[position]
         previous = before.get(row.id) if before is not None else None
-        injected = row.verdict is Verdict.INJECT
-        over_floor = row.score >= limits.min_similarity
+        # Made without the dense model (still loading): only the lexical numbers are real,
+        # and no colour says "passes" or "near" a floor the router will not use.
+        pending = limits.loading
+        injected = row.verdict is Verdict.INJECT and not pending
+        over_floor = row.score >= limits.min_similarity and not pending
+        near = row.score >= limits.min_similarity - limits.score_margin and not pending
         # Green means "injected", nothing else: a row over the floor that a later gate
         # (score_margin, max_skills, …) dropped is a near miss, yellow.
-        verdict = (
-            Text("INJECT", style="bold reverse green")
-            if injected
-            else Text(row.verdict, style="red" if over_floor else "dim")
-        )
-        hybrid = _coloured(
+        if pending:
+            verdict = Text(PENDING, style="dim")
+        elif injected:
+            verdict = Text("INJECT", style="bold reverse green")
+        else:
+            verdict = Text(row.verdict, style="red" if over_floor else "dim")
+        score = PENDING.ljust(len(f"{row.score:.3f}")) if pending else f"{row.score:.3f}"
+        hybrid = _coloured(injected, over_floor or near, score)
+        cosine = _coloured(
             injected,
-            over_floor or row.score >= limits.min_similarity - limits.score_margin,
-            f"{row.score:.3f}",
+            row.cosine >= limits.min_similarity - limits.score_margin and not pending,
+            PENDING if pending else f"{row.cosine:.3f}",
         )
         channels: tuple[float, ...] = (row.cosine, row.keyword, row.phrase, row.file)
         if row.project:  # §3.5, when a working directory (--cwd) implies the skill's ecosystem
@@ -641,7 +671,10 @@ class SkillsTable(ScrollView, can_focus=True):
         if row.bm25_fused:  # the §9 fused channel, under a preset that has one
             channels += (row.bm25_fused,)
         if self.breakdown:
-            parts = "+".join(_short(value) for value in channels)
+            shown = [_short(value) for value in channels]
+            if pending:
+                shown[0] = PENDING  # the cosine: 0 only because the model is not there yet
+            parts = "+".join(shown)
             hybrid.append(f" {parts}", style="dim")
         if before is not None:
             hybrid.append_text(_delta(row.score, previous.score if previous else None))
@@ -678,11 +711,7 @@ class SkillsTable(ScrollView, can_focus=True):
             "skill": one_line(row.id, 200),
             "verdict": verdict,
             "hybrid": hybrid,
-            "cosine": _coloured(
-                injected,
-                row.cosine >= limits.min_similarity - limits.score_margin,
-                f"{row.cosine:.3f}",
-            ),
+            "cosine": cosine,
             "bm25": bm25,
             "rerank": rerank,
             "overlap": Text(
