@@ -792,7 +792,9 @@ class ExplorerApp(App[None]):
             'config: keymap = { reindex = "ctrl+r" }.\n\nColumns: hybrid = cos + kw + ph + '
             "file (§3); bm25 raw (normalised) #rank; rerank logit (sigmoid), — when not "
             "reranked, off without a model; overlap matched/query terms and Jaccard.\n"
-            "Verdict: INJECT, or the gate that dropped the skill.\n",
+            "Verdict: INJECT, or the gate that dropped the skill.\nWhile the dense model "
+            "loads, cos, hybrid and the verdict show … and the why column says so (only BM25 "
+            "and overlap are final until then).\n",
         )
         return out
 
