@@ -676,7 +676,11 @@ class ExplorerApp(App[None]):
             )
         except (NoMatches, ScreenStackError):
             return  # the app is shutting down
-        if self.comparing:
+        if self.comparing and self._provisional():  # two lexical-only rankings: no diff
+            self.main.query_one(CompareView).nothing(
+                "dense model loading: compare once it is ready"
+            )
+        elif self.comparing:
             self.run_compare(decision, pinned, self.previous_snapshot, self.config)
         self._show_skill(self.highlighted)
         self.panels_shown = decision

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from explorer.tui import app as app_module
 from explorer.tui.app import ExplorerApp
+from explorer.tui.compare import CompareView
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.skills_table import SkillsTable
 from tests.conftest import write_skill
@@ -76,6 +77,10 @@ async def _open_with_a_prompt(
             await pilot.press("ctrl+y")  # the JSON of a lexical-only decision: not copied
             seen.extend(notice.message for notice in app._notifications)
             assert app.clipboard == ""
+            await pilot.press("f8")  # nor a diff of two lexical-only rankings
+            header = app.query_one(CompareView).query_one("#compare-header", Static)
+            await settle(pilot, lambda: "compare once it is ready" in str(header.render()))
+            await pilot.press("f8")
         go.set()
         assert table.current_id() == first
         await settle(pilot, lambda: ready(app) and shown_for(app, PROMPT))
