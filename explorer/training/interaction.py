@@ -59,6 +59,7 @@ from explorer.engine.interaction import (
     candidate_features,
     token_similarities,
 )
+from explorer.engine.rerank import rerank_document
 
 MODEL_NAME = "skill-reranker-interaction"
 TRAIN_LIBRARIES = ("alirezarezvani-claude-skills", "openclaw-large")
@@ -97,6 +98,9 @@ class Pool:
     features: np.ndarray
     labels: np.ndarray
     weights: np.ndarray
+    # What stage 2 reads of each candidate (`rerank_document`): the cross-encoder's training
+    # (explorer.training.reranker) learns from these pools' texts, this network from features.
+    documents: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -123,7 +127,7 @@ def extra_split(prompt: str) -> str:
 
 def collect(
     manifest: Path,
-    pairs_path: Path,
+    pairs_path: Path | None,
     *,
     use_train_split: bool = True,
     use_extra: bool = False,
@@ -142,8 +146,10 @@ def collect(
     exclude = held_back(manifest.parent / "libraries")
     encoder = TokenEncoder.load(*packaged_minilm())
     config = Config(reranker="off")
-    with gzip.open(pairs_path, "rt", encoding="utf-8") as handle:
-        mined = [json.loads(line) for line in handle]
+    mined: list[dict[str, Any]] = []
+    if pairs_path is not None:  # None: the hand-written prompts only
+        with gzip.open(pairs_path, "rt", encoding="utf-8") as handle:
+            mined = [json.loads(line) for line in handle]
     pools: list[Pool] = []
     started = time.perf_counter()
     with open_libraries(specs, config) as libraries:
@@ -191,6 +197,7 @@ def collect(
                         features(decision, chosen, query),
                         labels,
                         np.full(len(ids), tsv_weight),
+                        pool_of.documents(chosen),
                     )
                 )
             count = 0
@@ -213,6 +220,7 @@ def collect(
                         features(decision, chosen, query),
                         np.array([i == skill for i in ids], dtype=np.float64),
                         np.array(known, dtype=np.float64),
+                        pool_of.documents(chosen),
                     )
                 )
                 # The same request in a library without its skill (or its near-copies).
@@ -233,6 +241,7 @@ def collect(
                             features(decision, absent, query),
                             np.zeros(len(absent)),
                             np.full(len(absent), ABSENT_WEIGHT),
+                            pool_of.documents(absent),
                         )
                     )
                 count += 1
@@ -260,6 +269,10 @@ class _PoolMaker:
         order = decision.channels.hybrid_order[: POOL * 2 + len(self.dropped)]
         chosen = [int(i) for i in order if int(i) not in self.dropped]
         return decision, chosen[:POOL], self.encoder.token_states(prompt)
+
+    def documents(self, chosen: list[int]) -> list[str]:
+        skills = self.index.skills
+        return [rerank_document(skills[i].description, skills[i].body_head) for i in chosen]
 
     def features(self, decision: Any, chosen: list[int], query: np.ndarray) -> np.ndarray:
         sims = token_similarities(query, self.index.vectors[chosen])

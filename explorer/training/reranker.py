@@ -33,16 +33,16 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the train extra's torch: Any where it is not installed (pyproject.toml)
     import torch
 
+    from explorer.training.interaction import Pool
     from explorer.training.mining import Group
 
-# (query, [positive, negatives...]): one listwise group of the training schedule
-Scheduled = tuple[str, list[str]]
 # A transformers sequence-classification model: Any (transformers is untyped here).
 Model = Any
 
@@ -142,21 +142,33 @@ def build_model(base: Path, layers: int, seed: int) -> Model:
     return AutoModelForSequenceClassification.from_pretrained(base, config=config)
 
 
-def sample_groups(
-    groups: Sequence[Group], args: argparse.Namespace, rng: random.Random
-) -> list[Scheduled]:
-    """(query, [positive, negatives...]) lists in a fixed order: the training schedule."""
-    train = [group for group in groups if group.split == "train"]
-    documents = sorted({group.positive for group in train})
-    schedule: list[Scheduled] = []
-    order: list[int] = []
-    needed = args.steps * args.groups_per_step
-    while len(order) < needed:
-        epoch = list(range(len(train)))
-        rng.shuffle(epoch)
-        order.extend(epoch)
-    for position in order[:needed]:
-        group = train[position]
+@dataclass(frozen=True)
+class Example:
+    """One list of the training schedule: a request, stage-2 documents and their labels."""
+
+    query: str
+    documents: tuple[str, ...]
+    labels: tuple[float, ...]  # 1.0 for a skill the request wants, else 0.0
+    weight: float
+
+
+def epoch_examples(
+    groups: Sequence[Group], pools: Sequence[Pool], args: argparse.Namespace, rng: random.Random
+) -> list[Example]:
+    """One epoch's examples, unshuffled.
+
+    * each mined group: its skill, the `--hardest` top-ranked hard negatives, one more from the
+      rest of its hybrid top 12 and one random other skill (rank the skill first);
+    * with probability `--absent-rate`, the same request without its skill: its top hard
+      negatives alone, all labelled 0 (a request the library cannot serve, so `rerank_min`
+      has something to reject);
+    * each hand-written training prompt (`Pool` of `explorer.training.interaction.collect`,
+      `--labelled-repeat` times): the expected skills in its real rerank pool and the
+      top-ranked others; a negative prompt's top candidates, all labelled 0.
+    """
+    documents = sorted({group.positive for group in groups})
+    examples: list[Example] = []
+    for group in groups:
         hard = list(group.negatives[: args.hardest])
         rest = list(group.negatives[args.hardest :])
         if rest:
@@ -164,31 +176,75 @@ def sample_groups(
         easy = documents[rng.randrange(len(documents))]
         while easy == group.positive:
             easy = documents[rng.randrange(len(documents))]
-        schedule.append((group.query, [group.positive, *hard, easy]))
-    return schedule
+        listed = (group.positive, *hard, easy)
+        examples.append(Example(group.query, listed, (1.0,) + (0.0,) * (len(listed) - 1), 1.0))
+        absent = group.negatives[: args.hardest + 2]
+        if absent and rng.random() < args.absent_rate:
+            examples.append(Example(group.query, absent, (0.0,) * len(absent), 1.0))
+    width = args.hardest + 3
+    for pool in pools:
+        labelled = list(zip(pool.documents, pool.labels, strict=True))
+        wanted = [doc for doc, label in labelled if label > 0][:2]
+        others = [doc for doc, label in labelled if label <= 0]
+        listed = (*wanted, *others[: width - len(wanted)])
+        labels = (1.0,) * len(wanted) + (0.0,) * (len(listed) - len(wanted))
+        examples.extend([Example(pool.prompt, listed, labels, 1.0)] * args.labelled_repeat)
+    return examples
 
 
-def loss_of(logits_list: Sequence[torch.Tensor], bce_weight: float) -> torch.Tensor:
+def schedule_examples(
+    groups: Sequence[Group], pools: Sequence[Pool], args: argparse.Namespace, rng: random.Random
+) -> list[Example]:
+    """The whole training schedule in a fixed order: shuffled epochs until the steps are full."""
+    train_groups = [group for group in groups if group.split == "train"]
+    train_pools = [pool for pool in pools if pool.split == "train" and pool.documents]
+    needed = args.steps * args.groups_per_step
+    schedule: list[Example] = []
+    while len(schedule) < needed:
+        epoch = epoch_examples(train_groups, train_pools, args, rng)
+        rng.shuffle(epoch)
+        schedule.extend(epoch)
+    return schedule[:needed]
+
+
+def loss_of(
+    logits_list: Sequence[torch.Tensor], examples: Sequence[Example], bce_weight: float
+) -> torch.Tensor:
+    """Listwise softmax over each list with a wanted skill + weighted pointwise logistic loss.
+
+    The pointwise part weighs a list's positives as much as its negatives, so a logit's sign
+    means "wanted or not", which the agreement gate's `rerank_min` compares with a constant.
+    """
     import torch
     import torch.nn.functional as F
 
     listwise = []
     pointwise = []
-    for logits in logits_list:
-        listwise.append(-F.log_softmax(logits, dim=0)[0])
-        labels = torch.zeros_like(logits)
-        labels[0] = 1.0
+    for logits, example in zip(logits_list, examples, strict=True):
+        labels = torch.tensor(example.labels, dtype=logits.dtype)
+        wanted = labels > 0
+        positives = int(wanted.sum())
+        if positives:
+            listwise.append(
+                example.weight
+                * (torch.logsumexp(logits, dim=0) - torch.logsumexp(logits[wanted], dim=0))
+            )
         weights = torch.ones_like(logits)
-        weights[0] = float(len(logits) - 1)  # one positive weighs as much as its negatives
+        if 0 < positives < len(labels):
+            weights[wanted] = (len(labels) - positives) / positives
         pointwise.append(
-            F.binary_cross_entropy_with_logits(logits, labels, weight=weights, reduction="sum")
+            example.weight
+            * F.binary_cross_entropy_with_logits(logits, labels, weight=weights, reduction="sum")
             / weights.sum()
         )
-    return torch.stack(listwise).mean() + bce_weight * torch.stack(pointwise).mean()
+    total = bce_weight * torch.stack(pointwise).mean()
+    if listwise:
+        total = total + torch.stack(listwise).mean()
+    return total
 
 
 def train(
-    model: Model, encoder: PairEncoder, schedule: Sequence[Scheduled], args: argparse.Namespace
+    model: Model, encoder: PairEncoder, schedule: Sequence[Example], args: argparse.Namespace
 ) -> list[dict[str, float]]:
     import torch
 
@@ -208,20 +264,20 @@ def train(
     running = 0.0
     for step in range(args.steps):
         chunk = schedule[step * args.groups_per_step : (step + 1) * args.groups_per_step]
-        pairs = [(query, document) for query, documents in chunk for document in documents]
+        pairs = [(example.query, document) for example in chunk for document in example.documents]
         batch = encoder(pairs)
         logits = model(**batch).logits[:, 0]
         split, at = [], 0
-        for _, documents in chunk:
-            split.append(logits[at : at + len(documents)])
-            at += len(documents)
-        loss = loss_of(split, args.bce_weight)
+        for example in chunk:
+            split.append(logits[at : at + len(example.documents)])
+            at += len(example.documents)
+        loss = loss_of(split, chunk, args.bce_weight)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
-        running += float(loss)
+        running += float(loss.detach())
         if (step + 1) % args.log_every == 0 or step + 1 == args.steps:
             elapsed = time.perf_counter() - started
             mean = running / ((step % args.log_every) + 1)
@@ -275,6 +331,56 @@ def rank_metrics(
         "negative_logit_p90": negative_logits[9 * len(negative_logits) // 10]
         if negative_logits
         else 0.0,
+    }
+
+
+def labelled_pools(args: argparse.Namespace) -> list[Pool]:
+    """The hand-written prompts of the two training libraries, routed: their real rerank pools.
+
+    The benchmark's `*.train.tsv` and the extra training prompts; a fixed quarter of the
+    extra ones is held out (split `val`) and only reported. No `*.val.tsv` is read.
+    """
+    if args.labelled_repeat <= 0:
+        return []
+    from explorer.training.interaction import collect
+
+    pools = [
+        pool
+        for pool in collect(args.manifest, None, use_extra=True)
+        if pool.source in ("tsv", "extra")
+    ]
+    counts: dict[str, int] = {}
+    for pool in pools:
+        key = f"{pool.split}/{pool.source}/{'positive' if pool.positive else 'negative'}"
+        counts[key] = counts.get(key, 0) + 1
+    log.info("hand-written prompts: %s", json.dumps(dict(sorted(counts.items()))))
+    return pools
+
+
+def pool_metrics(
+    pools: Sequence[Pool], score: Callable[[str, list[str]], Iterable[float]]
+) -> dict[str, float]:
+    """On routed prompts: how often the best logit is a wanted skill, and how well the best
+    logit separates prompts whose pool holds a wanted skill from prompts with none (AUC)."""
+    top1 = served = 0
+    best_wanted: list[float] = []
+    best_unwanted: list[float] = []
+    for pool in pools:
+        logits = list(score(pool.prompt, list(pool.documents)))
+        best = max(range(len(logits)), key=logits.__getitem__)
+        if pool.labels.any():
+            served += 1
+            top1 += bool(pool.labels[best] > 0)
+            best_wanted.append(logits[best])
+        else:
+            best_unwanted.append(logits[best])
+    pairs = len(best_wanted) * len(best_unwanted)
+    wins = sum((w > u) + 0.5 * (w == u) for w in best_wanted for u in best_unwanted)
+    return {
+        "pools": len(pools),
+        "served": served,
+        "top1": top1 / max(served, 1),
+        "auc": wins / pairs if pairs else 0.0,
     }
 
 
@@ -380,6 +486,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hardest", type=int, default=2, help="top-ranked negatives per group")
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--bce-weight", type=float, default=0.5)
+    parser.add_argument(
+        "--absent-rate",
+        type=float,
+        default=0.3,
+        help="share of mined groups also trained as a request without its skill",
+    )
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=Path("benchmarks/libraries.toml"),
+        help="the benchmark manifest: its two training libraries' hand-written training prompts",
+    )
+    parser.add_argument(
+        "--labelled-repeat",
+        type=int,
+        default=3,
+        help="times per epoch each hand-written training prompt is seen (0: none)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log-every", type=int, default=25)
     parser.add_argument(
@@ -450,14 +574,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         mining_s,
     )
 
+    pools = labelled_pools(args)
     encoder = PairEncoder(base / "tokenizer.json", args.max_length)
     model = build_model(base, args.layers, args.seed)
-    schedule = sample_groups(groups, args, random.Random(args.seed))
+    schedule = schedule_examples(groups, pools, args, random.Random(args.seed))
     log.info(
-        "schedule: %d steps x %d groups, %d pairs",
+        "schedule: %d steps x %d lists, %d pairs",
         args.steps,
         args.groups_per_step,
-        sum(len(documents) for _, documents in schedule),
+        sum(len(example.documents) for example in schedule),
     )
     trained_at = time.perf_counter()
     history = train(model, encoder, schedule, args)
@@ -465,8 +590,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info("training %.0f s", training_s)
 
     exported = export(model, encoder, args.out, base, args)
-    onnx_val = rank_metrics(val_groups, onnx_scorer(args.out, args.max_length))
+    scorer = onnx_scorer(args.out, args.max_length)
+    onnx_val = rank_metrics(val_groups, scorer)
     log.info("validation (shipped int8 ONNX): %s", json.dumps(onnx_val))
+    held_out = pool_metrics([pool for pool in pools if pool.split == "val"], scorer)
+    log.info("held-out extra prompts (shipped int8 ONNX): %s", json.dumps(held_out))
     total_s = time.perf_counter() - started
     summary = {
         "model": MODEL_NAME,
@@ -477,6 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "groups": {"train": len(train_groups), "val": len(val_groups)},
         "history": history,
         "validation_int8": onnx_val,
+        "held_out_prompts_int8": held_out,
         "export": exported,
         "seconds": {
             "mining": mining_s,
