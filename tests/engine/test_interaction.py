@@ -341,3 +341,19 @@ def test_gate_calibration_with_section_floor_agrees_with_decide(sample_index) ->
     report = calibrate_reranker([(library, sample_index)], Config(), grid=grid)
     assert report.recommended["floor"] is None
     assert report.verified, report.verify_note
+
+
+def test_gate_objective_counts_hits_over_all_libraries() -> None:
+    """The chosen point wins on hits pooled over libraries, the count the shipping comparison
+    makes, not on recall averaged per library, and never spends one library's false-inject
+    budget to buy another's hits."""
+    from explorer.engine.rerankcal import Figures, best_point
+
+    points = [(True, None, 0.0, 1.0), (True, None, 1.0, 1.0), (True, None, -1.0, 1.0)]
+    baselines = [Figures(10, 4, 10, 1), Figures(100, 40, 50, 5)]
+    outcomes = [
+        [Figures(10, 5, 10, 1), Figures(100, 50, 50, 5)],  # 55 hits, mean recall 0.5
+        [Figures(10, 7, 10, 1), Figures(100, 45, 50, 5)],  # 52 hits, mean recall 0.575
+        [Figures(10, 9, 10, 2), Figures(100, 60, 50, 3)],  # most hits, library 1 over budget
+    ]
+    assert best_point(points, outcomes, baselines) == points[0]
