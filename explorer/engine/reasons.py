@@ -104,9 +104,8 @@ def reason(decision: Decision, row: Row) -> Reason:
         gate = gates.get(GateName.LEXICAL_DOMINANCE)
         winner = gate.inputs.get("top") if gate else None
         bm25 = float(gate.inputs.get("top_bm25") or 0.0) if gate else 0.0
-        return Reason(
-            verdict, f"lexical fast path picked {winner} (bm25 {bm25:.2f}); this one {row.bm25:.2f}"
-        )
+        # This skill's number first, as in every other reason: a narrow column keeps it.
+        return Reason(verdict, f"bm25 {row.bm25:.2f} < {bm25:.2f}: lexical fast path took {winner}")
     if verdict is Verdict.MAX_SKILLS:
         gate = gates.get(GateName.MAX_SKILLS)
         cap = gate.thresholds.get("max_skills") if gate else None

@@ -87,5 +87,5 @@ def test_the_lexical_fast_path_names_its_winner(tmp_path: Path) -> None:
     assert others
     for row in others:
         assert reason(decision, row).text == (
-            f"lexical fast path picked {winner} (bm25 {top:.2f}); this one {row.bm25:.2f}"
+            f"bm25 {row.bm25:.2f} < {top:.2f}: lexical fast path took {winner}"
         )
