@@ -481,10 +481,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--max-length", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=360)
+    parser.add_argument("--steps", type=int, default=4500)
     parser.add_argument("--groups-per-step", type=int, default=6)
     parser.add_argument("--hardest", type=int, default=2, help="top-ranked negatives per group")
-    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--lr", type=float, default=6e-5)
     parser.add_argument("--bce-weight", type=float, default=0.5)
     parser.add_argument(
         "--absent-rate",
@@ -505,7 +505,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="times per epoch each hand-written training prompt is seen (0: none)",
     )
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--log-every", type=int, default=25)
+    parser.add_argument("--log-every", type=int, default=100)
     parser.add_argument(
         "--groups",
         type=Path,

@@ -190,16 +190,21 @@ def test_onnx_matches_the_training_time_network(interaction: Models) -> None:
     assert reranker.logits(features) == pytest.approx(probe["logits"], abs=1e-4)
 
 
-def test_auto_leaves_it_opt_in_until_it_beats_the_default() -> None:
+def test_auto_leaves_it_opt_in_until_it_beats_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # README, "The interaction reranker": it does not yet raise validation recall at no
-    # higher false-inject rate on every library, so `auto` names it instead of loading it.
+    # higher false-inject rate on every library, so `auto` names it instead of loading it,
+    # also when the packaged cross-encoder (auto's pick) is missing.
     assert models_module.INTERACTION_IN_AUTO is False
-    pair, note = find_reranker(Config())
+    monkeypatch.setattr(models_module, "PACKAGED_RERANKER_DIR", tmp_path / "gone")
+    pair, note = find_reranker(Config(ski_models_dir=str(tmp_path)))
     assert pair is None and "reranker = 'interaction'" in note
 
 
 def test_auto_picks_it_once_enabled_and_keeps_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(models_module, "INTERACTION_IN_AUTO", True)
+    monkeypatch.setattr(models_module, "PACKAGED_RERANKER_IN_AUTO", False)  # auto's first pick
     pair, note = find_reranker(Config())
     assert pair is not None and pair[0].parent == INTERACTION_DIR and "auto" in note
     pair, _ = find_reranker(Config(reranker="interaction"))
@@ -211,6 +216,7 @@ def test_auto_picks_it_once_enabled_and_keeps_the_others(monkeypatch: pytest.Mon
 
 def test_auto_skips_it_quietly_for_another_dense_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(models_module, "INTERACTION_IN_AUTO", True)
+    monkeypatch.setattr(models_module, "PACKAGED_RERANKER_IN_AUTO", False)  # auto's first pick
     models = load_models(Config(model="bow"))
     assert models.reranker is None
     assert "MiniLM" in models.status.reranker_note

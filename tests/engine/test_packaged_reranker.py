@@ -69,9 +69,13 @@ def test_packaged_reranker_gives_finite_logits_and_ranks_the_obvious_skill_first
     assert encoder.name == PACKAGED_RERANKER
     logits = encoder.score("merge these two pdf files into one document", [BREAD, PDF])
     assert logits.shape == (2,) and np.isfinite(logits).all()
-    # The shipped model separates these only weakly (MODEL_CARD.md: undertrained), but in
-    # the right order; a model exported with a broken graph or tokenizer gets this wrong.
-    assert logits[1] > logits[0]
+    # Far apart and on either side of its own rerank_min: the agreement gate keeps the pdf
+    # skill and rejects the bread one. A model exported with a broken graph or tokenizer, or
+    # the undertrained first release (logits within a few tenths of 0), fails this.
+    own = RERANK_CALIBRATION[PACKAGED_RERANKER].rerank_min
+    assert logits[1] > own > logits[0] and logits[1] - logits[0] > 5.0
+    # A request no skill serves: nothing passes its gate.
+    assert (encoder.score("what is the capital of france", [BREAD, PDF]) < own).all()
 
 
 def test_packaged_reranker_reads_its_own_max_length(packaged) -> None:
@@ -137,20 +141,22 @@ def test_the_gate_uses_the_packaged_models_calibration_and_a_pinned_value_wins(
     tmp_path: Path, packaged
 ) -> None:
     root = tmp_path / "skills"
-    write_skill(root, "pdf", "Merge, split and extract tables from pdf files and documents.")
+    pdf = "Merge, split, rotate and fill PDF documents; extract text and tables from PDF files."
+    write_skill(root, "pdf", pdf, "PDF toolkit. Use when the user works with .pdf files.")
     write_skill(root, "bread", "Sourdough bread baking: starter, hydration and oven timings.")
     write_skill(root, "xlsx", "Spreadsheet formulas, clean csv data and workbook reports.")
     models = assemble_models(BowEmbedder(), packaged.reranker, reranker_note="packaged")
     config = Config(recall_floor=0.05, min_similarity=0.05)
     index = build_index([root], config, models)
-    decision = decide("merge two pdf files into one", index, config)
+    prompt = "merge these two pdf files into one document"
+    decision = decide(prompt, index, config)
     assert decision.stage == "rerank"
     assert decision.gate("reranker").inputs["model"] == PACKAGED_RERANKER
     own = RERANK_CALIBRATION[PACKAGED_RERANKER]
     assert decision.gate("rerank_min").thresholds["rerank_min"] == own.rerank_min
     assert decision.gate("rerank_min").note == f"gate: {own.source}"
-    assert decision.injected_ids  # logits near 0 pass its own gate (its order is weak: card)
-    pinned = decide("merge two pdf files into one", index, config.replace(rerank_min=99.0))
+    assert decision.injected_ids == ("pdf",)
+    pinned = decide(prompt, index, config.replace(rerank_min=99.0))
     assert pinned.gate("rerank_min").thresholds["rerank_min"] == 99.0
     assert pinned.injected_ids == ()
 
