@@ -137,8 +137,8 @@ RERANK_CALIBRATION: dict[str, RerankCalibration] = {
     # `skill-explorer calibrate --manifest benchmarks/libraries.toml --reranker --set
     # reranker=packaged`: the train splits of all four libraries, each library's train false
     # injections no more than without it (the held-back two alone choose the same point).
-    # Its floor, 0.2, lets it judge every candidate whose top hybrid score reaches 0.2, and
-    # its rerank_min of 1.25 (σ 0.78) is what rejects a prompt nothing fits.
+    # Its own floor, 0.2 (docs/routing.md §9.11), lets it judge every candidate whose hybrid
+    # score reaches 0.2; its rerank_min of 1.25 (sigmoid 0.78) rejects a prompt nothing fits.
     PACKAGED_RERANKER: RerankCalibration(
         1.25,
         2.0,
@@ -347,7 +347,8 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     """§5.4: the cross-encoder to load, and a note saying which and why.
 
     `auto` prefers the user's own models (the reference's cache layout, §6), then the one
-    packaged with skill-explorer if it earned the default (PACKAGED_RERANKER_IN_AUTO);
+    packaged with skill-explorer if it earned the default (PACKAGED_RERANKER_IN_AUTO), except
+    under `preset = "reference"`, whose decisions are the reference's (it has no such model);
     `packaged` always takes that one; a path takes that path.
     """
     choice = config.reranker.strip()
@@ -381,6 +382,12 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
         found = find_hf_model(dirs, name)
         if found:
             return found, f"auto: your {name} in {found[0].parent}"
+    if config.preset == "reference":  # §9.8: the reference's decisions, and it ships no model
+        looked = ", ".join(f"{path}/models--*--{name}" for path in dirs for name in RERANKER_NAMES)
+        return None, (
+            f"no cross-encoder found (looked in {looked}); under preset = 'reference' auto "
+            "takes only the reference's models: set reranker = 'packaged' for skill-explorer's"
+        )
     packaged = onnx_pair_in(PACKAGED_RERANKER_DIR) if PACKAGED_RERANKER_IN_AUTO else None
     if packaged is None and INTERACTION_IN_AUTO:
         interaction = interaction_pair()

@@ -93,6 +93,19 @@ def test_auto_falls_back_to_the_packaged_reranker_and_says_so(
     assert "packaged" in note and PACKAGED_RERANKER in note and str(tmp_path) in note
 
 
+def test_auto_under_the_reference_preset_takes_only_the_references_models(
+    tmp_path: Path,
+) -> None:
+    """The reference preset decides as the reference does, and the reference ships no
+    cross-encoder: on a machine without one, auto leaves stage 2 off and says how to turn
+    the packaged one on; named, the packaged one still loads."""
+    pair, note = find_reranker(Config(preset="reference", ski_models_dir=str(tmp_path)))
+    assert pair is None and "preset = 'reference'" in note and "'packaged'" in note
+    assert find_reranker(Config(ski_models_dir=str(tmp_path)))[0] is not None
+    pair, _ = find_reranker(Config(preset="reference", reranker="packaged"))
+    assert pair is not None and pair[0].parent == PACKAGED_RERANKER_DIR
+
+
 def test_a_users_own_reranker_comes_before_the_packaged_one(tmp_path: Path) -> None:
     from tests.support.onnx_builders import build_tiny_cross_encoder
 
