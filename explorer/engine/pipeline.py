@@ -590,6 +590,9 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             name=GateName.RERANK_MIN,
             section="5.4",
             passed=bool(above_min),
+            # With no candidate left to judge, the gate before it decided: skipped, so the
+            # trace and "last failed gate" name the one that emptied the pool.
+            skipped=not agreement.eligible,
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in above_min]},
             thresholds={"rerank_min": rerank_min},
             note=f"gate: {gate_source}",
@@ -600,6 +603,7 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             name=GateName.RERANK_MARGIN,
             section="5.4",
             passed=bool(agreement.passed),
+            skipped=not above_min,
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in agreement.passed]},
             thresholds={
                 "rerank_margin": rerank_margin,

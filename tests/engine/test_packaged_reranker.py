@@ -27,6 +27,7 @@ from explorer.engine.models import (
 from explorer.engine.pipeline import decide
 from explorer.engine.rerank import rerank_document
 from explorer.engine.snapshot import build_index
+from explorer.report import decision_summary
 from tests.conftest import write_skill
 
 PDF = rerank_document(
@@ -172,6 +173,10 @@ def test_the_gate_uses_the_packaged_models_calibration_and_a_pinned_value_wins(
     pinned = decide(prompt, index, config.replace(rerank_min=99.0))
     assert pinned.gate("rerank_min").thresholds["rerank_min"] == 99.0
     assert pinned.injected_ids == ()
+    # The gate that emptied the pool failed; the one after it had nothing to judge.
+    assert not pinned.gate("rerank_min").passed and not pinned.gate("rerank_min").skipped
+    assert pinned.gate("rerank_margin").skipped
+    assert "last failed gate: rerank_min" in decision_summary(pinned)
 
 
 def test_the_runtime_never_imports_torch() -> None:
