@@ -18,6 +18,7 @@ from pathlib import Path
 
 SAMPLES = Path(sys.argv[1]).resolve()
 PROMPT = "merge two report.pdf files into one"
+RERANKED = "the numbers in my quarterly sheet dont add up"
 COMMAND = str(Path(sys.executable).parent / "skill-explorer")  # the installed console script
 
 
@@ -55,6 +56,13 @@ def check_commands() -> None:
     decision = json.loads(run("route", PROMPT, "--skills", str(SAMPLES), "--json"))
     assert [pick["id"] for pick in decision["injected"]][:1] == ["pdf"], decision["injected"]
     assert decision["models"], "no model reported"
+    # issue 16: a fresh install reranks with the cross-encoder inside the wheel, and a prompt
+    # nothing wins outright gets a logit and a sigmoid for each of its top 12.
+    assert decision["models"]["reranker"] == "skill-reranker-minilm-l3", decision["models"]
+    ambiguous = json.loads(run("route", RERANKED, "--skills", str(SAMPLES), "--json"))
+    assert ambiguous["stage"] == "rerank", ambiguous["stage"]
+    scored = [row for row in ambiguous["skills"] if row["rerank"] is not None]
+    assert len(scored) == 12 and all(0 <= row["rerank_prob"] <= 1 for row in scored), scored
     assert "pdf" in run("why", PROMPT, "--skills", str(SAMPLES))
     payload = json.dumps({"prompt": PROMPT, "session_id": "smoke", "cwd": str(SAMPLES)})
     hook = json.loads(run("hook", "--skills", str(SAMPLES), stdin=payload))
