@@ -98,8 +98,9 @@ class Pool:
     features: np.ndarray
     labels: np.ndarray
     weights: np.ndarray
-    # What stage 2 reads of each candidate (`rerank_document`): the cross-encoder's training
-    # (explorer.training.reranker) learns from these pools' texts, this network from features.
+    # What stage 2 reads of each candidate (`rerank_document`), for the hand-written prompts'
+    # pools: the cross-encoder's training (explorer.training.reranker) learns from their texts;
+    # mined pools leave it empty (that training reads the mined groups' own texts).
     documents: list[str] = field(default_factory=list)
 
 
@@ -220,7 +221,6 @@ def collect(
                         features(decision, chosen, query),
                         np.array([i == skill for i in ids], dtype=np.float64),
                         np.array(known, dtype=np.float64),
-                        pool_of.documents(chosen),
                     )
                 )
                 # The same request in a library without its skill (or its near-copies).
@@ -241,7 +241,6 @@ def collect(
                             features(decision, absent, query),
                             np.zeros(len(absent)),
                             np.full(len(absent), ABSENT_WEIGHT),
-                            pool_of.documents(absent),
                         )
                     )
                 count += 1
