@@ -36,6 +36,10 @@ MAX_SKILL_BYTES = 1 << 20
 # this much of it is kept; name and description are read before the cut.
 FRONTMATTER_BUDGET = 10_000  # values, plus one per 64 characters of text (see bounded)
 FRONTMATTER_MAX_DEPTH = 16
+# Flow collections ("[[[...]]]") deeper than this are not handed to YAML at all: no real
+# frontmatter comes near it, and each YAML library stops at a depth and wording of its own
+# (PyYAML 6.0.4 refuses at 1,000 levels, older releases recurse), so the product says why.
+FLOW_NESTING_LIMIT = 256
 
 
 @dataclass(frozen=True)
@@ -326,6 +330,27 @@ def _too_large(size: int, limit: int, *, grew: bool = False) -> str:
     return f"file too large ({what} {limit:,} bytes allowed = {limit // (1 << 20)} MB); not read"
 
 
+def flow_nesting_depth(text: str) -> int:
+    """The deepest run of open '[' and '{' in `text`, brackets inside quotes not counted.
+
+    A cheap over-estimate is fine: it only decides whether YAML is asked at all.
+    """
+    depth = deepest = 0
+    quote = ""
+    for char in text:
+        if quote:
+            if char == quote or char == "\n":
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def bounded(value: Any, budget: list[int], depth: int = 0) -> Any:
     """A plain copy of parsed YAML that costs at most FRONTMATTER_BUDGET in all.
 
@@ -417,6 +442,8 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
     yaml_read: dict[str, Any] | None = None
     not_mapping = False
     try:
+        if flow_nesting_depth(frontmatter_text) > FLOW_NESTING_LIMIT:
+            raise RecursionError
         loaded = yaml.load(frontmatter_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except RecursionError:
         # The pure-Python loader recurses per nesting level; libyaml does not.
