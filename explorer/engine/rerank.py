@@ -33,7 +33,6 @@ class OnnxCrossEncoder:
         *,
         name: str,
         max_length: int = MAX_PAIR_TOKENS,
-        batch_size: int = 16,
         threads: int | None = None,
         optimized_dir: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -41,7 +40,6 @@ class OnnxCrossEncoder:
 
         self.name = name
         self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
-        self.batch_size = batch_size
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
@@ -52,14 +50,18 @@ class OnnxCrossEncoder:
         self._output = self.session.get_outputs()[0].name
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        """Raw logits, one per (query, document) pair, in input order."""
-        if not documents:
-            return np.zeros(0, dtype=np.float64)
+        """Raw logits, one per (query, document) pair, in input order.
+
+        Each pair runs alone, unpadded: a dynamically quantised (int8) model scales its
+        activations per batch, so a pair scored beside others, or padded to a longer
+        neighbour, got a logit that moved with them (up to 0.8 on the packaged model).
+        A logit is a property of its pair (docs/routing.md, "§5.4 Rerank and the agreement
+        gate"); alone, 12 pairs of the packaged model cost what one batch of 12 did.
+        """
         encodings = self.tokenizer.encode_batch([(query, doc) for doc in documents])
         logits = np.empty(len(documents), dtype=np.float64)
-        for start in range(0, len(encodings), self.batch_size):
-            batch = encodings[start : start + self.batch_size]
-            logits[start : start + len(batch)] = self._run(batch)
+        for position, encoding in enumerate(encodings):
+            logits[position] = self._run([encoding])[0]
         return logits
 
     def _run(self, encodings: Sequence[Encoding]) -> np.ndarray:

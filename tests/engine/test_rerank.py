@@ -25,7 +25,7 @@ VOCAB = (
 
 def _encoder(directory: Path, **kwargs: object) -> OnnxCrossEncoder:
     model, tokenizer = build_tiny_cross_encoder(directory, VOCAB, **kwargs)  # type: ignore[arg-type]
-    return OnnxCrossEncoder(model, tokenizer, name="tiny-ce", batch_size=2)
+    return OnnxCrossEncoder(model, tokenizer, name="tiny-ce")
 
 
 def test_logits_rank_the_matching_document_first(tmp_path: Path) -> None:
@@ -41,6 +41,29 @@ def test_batching_does_not_change_logits(tmp_path: Path) -> None:
     batched = encoder.score("pdf tables", docs)
     single = np.array([encoder.score("pdf tables", [doc])[0] for doc in docs])
     assert np.allclose(batched, single)
+
+
+def test_a_packaged_logit_is_a_property_of_its_pair() -> None:
+    """The int8 model scales activations per run: neighbours, their number and the padding
+    a longer neighbour forces must not move a pair's logit (they moved it by up to 0.8)."""
+    from explorer.engine.models import PACKAGED_RERANKER_DIR
+
+    directory = PACKAGED_RERANKER_DIR
+    encoder = OnnxCrossEncoder(
+        directory / "model.onnx", directory / "tokenizer.json", name="packaged", max_length=64
+    )
+    prompt = "write an announcement for the team about the outage"
+    target = "Write internal communications: status reports, incident notes, announcements."
+    others = [
+        "Create posters and visual art in PNG and PDF.",
+        "Build MCP servers that let a model call external services through tools, "
+        "resources and prompts, in Python or TypeScript, with tests and packaging.",
+        "Slack GIFs.",
+    ]
+    alone = encoder.score(prompt, [target])[0]
+    for neighbours in ([], others[:1], others, others * 4, others[1:2] * 11):
+        logits = encoder.score(prompt, [*neighbours, target])
+        assert logits[-1] == alone, (len(neighbours), logits[-1], alone)
 
 
 def test_models_without_token_type_ids_work(tmp_path: Path) -> None:
