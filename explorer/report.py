@@ -15,6 +15,7 @@ from rich.table import Table
 from explorer.engine.decision import Decision, Gate, Row, Verdict
 from explorer.engine.presets import GUARD_KEYS
 from explorer.engine.reasons import reason
+from explorer.engine.relevance import FEATURE_LABELS
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, render, table
 
@@ -68,6 +69,7 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
         "fused",
         "#",
         "rerank",
+        "p",
         "overlap",
         "jacc",
     ]
@@ -87,12 +89,13 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
             f"{row.bm25_fused:.2f}",
             str(row.bm25_rank or "—"),
             "—" if row.rerank is None else f"{row.rerank:.2f}",
+            "—" if row.relevance is None else f"{row.relevance:.2f}",
             f"{row.matched_terms}/{row.query_terms}",
             f"{row.jaccard:.2f}",
         ]
         for row in rows
     ]
-    return table(headers, body, right={0, *range(3, 16)})
+    return table(headers, body, right={0, *range(3, 17)})
 
 
 def reason_line(decision: Decision, row: Row) -> str:
@@ -157,6 +160,32 @@ def terms_table(index: Index, prompt: str, skill_id: str) -> Blocks:
         lines.append("  (the prompt has no content terms)")
     if explain.missing:
         lines.append(f"missing from the description: {', '.join(explain.missing)}")
+    return lines
+
+
+def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
+    """§9.12: each candidate's probability as the sum of what each feature added."""
+    trace = decision.relevance
+    if trace is None:
+        return []
+    positions = decision.channels.positions or {}
+    lines = [
+        "",
+        f"relevance model ({trace.model}): p = σ(bias {trace.bias:+.2f} + the features' "
+        f"log-odds); inject at p ≥ {trace.threshold:.2f}, a second skill at p ≥ "
+        f"{trace.second_threshold:.2f}",
+    ]
+    for row in rows:
+        at = trace.at(positions.get(row.id, -1))
+        if at is None:
+            continue
+        top = trace.top_contributions(at, 4)
+        rest = float(trace.contributions[at].sum()) - sum(value for _, value in top)
+        parts = ", ".join(f"{FEATURE_LABELS.get(name, name)} {value:+.2f}" for name, value in top)
+        lines.append(
+            f"  {row.id}: p {trace.probabilities[at]:.2f} = σ({trace.bias:+.2f} + {parts}, "
+            f"others {rest:+.2f})"
+        )
     return lines
 
 
@@ -233,6 +262,7 @@ def why_report(
     if matched:
         lines += ["", "what matched (keyword, phrase, file and project boosts):"]
         lines += [f"  {row.id}: {matches_text(row)}" for row in matched]
+    lines += relevance_lines(decision, shown)
     lines += ["", "gates, in cascade order:", *(gate_line(gate) for gate in decision.gates)]
     explained = [skill] if skill else [row.id for row in decision.rows[: min(top, 3)]]
     for skill_id in explained:

@@ -127,7 +127,7 @@ MODEL_FIELDS: tuple[str, ...] = (
     "ski_models_dir",
     "reranker",
 )
-PRESET_NAMES: tuple[str, ...] = ("reference", "calibrated")
+PRESET_NAMES: tuple[str, ...] = ("reference", "calibrated", "learned")
 CHOICES: dict[str, tuple[str, ...]] = {
     "inject_mode": ("directive", "body"),
     "directive_strength": ("auto", "soft", "hard"),

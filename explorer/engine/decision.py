@@ -32,6 +32,7 @@ class Stage(StrEnum):
     LEXICAL = "lexical"
     RERANK = "rerank"
     COSINE = "cosine"
+    RELEVANCE = "relevance"  # §9.12: the relevance model decided
 
 
 class GateName(StrEnum):
@@ -48,6 +49,8 @@ class GateName(StrEnum):
     MIN_SIMILARITY = "min_similarity"  # §5.5
     SCORE_MARGIN = "score_margin"  # §5.5
     FORCE = "force"  # §5.5
+    RELEVANCE = "relevance"  # §9.12, instead of §5.1-§5.5 under the learned preset
+    SECOND_SKILL = "second_skill"  # §9.12: a second task's skill
     INVOKED = "invoked"  # §5.6
     DENY = "deny"  # §5.6
     SESSION_LEDGER = "session_ledger"  # §10, only when the hook passes the session's ledger
@@ -69,6 +72,8 @@ class Verdict(StrEnum):
     RERANK_MARGIN = "rerank_margin"
     MIN_SIMILARITY = "min_similarity"
     SCORE_MARGIN = "score_margin"
+    RELEVANCE = "relevance"  # §9.12: its probability is under the model's threshold
+    SECOND_SKILL = "second_skill"  # §9.12: under the threshold for a second skill
     INVOKED = "invoked"
     DENY = "deny"
     SESSION_LEDGER = "session_ledger"  # already in the conversation (§10)
@@ -127,6 +132,47 @@ class Injection:
     path: str
 
 
+@dataclass(frozen=True)
+class RelevanceTrace:
+    """§9.12: what the relevance model read and said for each candidate, in pool order."""
+
+    candidates: tuple[int, ...]  # skill positions
+    features: tuple[str, ...]
+    values: np.ndarray  # [candidates, features]
+    contributions: np.ndarray  # [candidates, features], log-odds
+    bias: float
+    probabilities: np.ndarray
+    threshold: float
+    second_threshold: float
+    model: str
+
+    def at(self, position: int) -> int | None:
+        """The candidate row of a skill position, or None when it was no candidate."""
+        try:
+            return self.candidates.index(position)
+        except ValueError:
+            return None
+
+    def top_contributions(self, row: int, count: int = 3) -> list[tuple[str, float]]:
+        """The features that moved this candidate's log-odds most, signed, largest first."""
+        order = np.argsort(-np.abs(self.contributions[row]), kind="stable")[:count]
+        return [(self.features[i], float(self.contributions[row, i])) for i in order]
+
+    def explain(self, row: int) -> dict[str, Any]:
+        return {
+            "probability": float(self.probabilities[row]),
+            "bias": self.bias,
+            "contributions": {
+                name: float(value)
+                for name, value in zip(self.features, self.contributions[row], strict=True)
+            },
+            "features": {
+                name: float(value)
+                for name, value in zip(self.features, self.values[row], strict=True)
+            },
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     """One skill's line in the trace: every channel, and the gate that kept or dropped it."""
@@ -153,6 +199,7 @@ class Row:
     bm25_fused: float = 0.0  # bm25_weight * bm25_norm, the §9 fused channel (0 = reference)
     # What earned the keyword, phrase, file and project boosts, named (engine/matches.py).
     matches: tuple[Match, ...] = ()
+    relevance: float | None = None  # §9.12: the relevance model's probability, if a candidate
 
 
 @dataclass
@@ -203,6 +250,7 @@ class Decision:
         tuning: dict[str, Any] | None = None,
         project_terms: dict[str, str] | None = None,
         hits: Hits | None = None,
+        relevance: RelevanceTrace | None = None,
     ) -> None:
         self.prompt = prompt
         self.stage = stage
@@ -223,6 +271,7 @@ class Decision:
         # §3.5: skill id -> the ecosystem term that earned it the project boost
         self.project_terms = project_terms or {}
         self.hits = hits or Hits()
+        self.relevance = relevance
 
     @cached_property
     def matches(self) -> dict[int, tuple[Match, ...]]:
@@ -278,7 +327,14 @@ class Decision:
             path=c.paths[index],
             bm25_fused=float(c.bm25_fused[index]),
             matches=self.matches.get(index, ()),
+            relevance=self._relevance_at(index),
         )
+
+    def _relevance_at(self, index: int) -> float | None:
+        if self.relevance is None:
+            return None
+        row = self.relevance.at(index)
+        return None if row is None else float(self.relevance.probabilities[row])
 
     def row(self, skill_id: str) -> Row:
         """One skill's row, by id, without building the others (KeyError when unknown)."""
@@ -299,7 +355,23 @@ class Decision:
             "index_version": self.index_version,
             "gates": [asdict(gate) for gate in self.gates],
             "skills": [_row_dict(row) for row in self.rows],
+            "relevance": self._relevance_dict(),
             "timings_ms": self.timings_ms,
+        }
+
+    def _relevance_dict(self) -> dict[str, Any] | None:
+        """§9.12: every candidate's probability as the sum of its named contributions."""
+        trace = self.relevance
+        if trace is None:
+            return None
+        return {
+            "model": trace.model,
+            "threshold": trace.threshold,
+            "second_threshold": trace.second_threshold,
+            "candidates": {
+                self.channels.ids[position]: trace.explain(row)
+                for row, position in enumerate(trace.candidates)
+            },
         }
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -25,6 +25,7 @@ from explorer.engine.decision import (
     GateName,
     Injection,
     InjectionMode,
+    RelevanceTrace,
     Stage,
     Verdict,
     band,
@@ -38,6 +39,7 @@ from explorer.engine.matches import Hits
 from explorer.engine.models import effective_rerank_thresholds
 from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.project import PROJECT_GATE_SLACK, code_terms, manifest_terms, skills_for_terms
+from explorer.engine.relevance import BM25_POOL, CandidateEvidence, features, load_relevance_model
 from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
 from explorer.engine.session import Session, SessionVerdict
 from explorer.engine.snapshot import Index
@@ -144,6 +146,9 @@ class _Run:
     channels: Channels | None = None
     project_terms: dict[str, str] = field(default_factory=dict)
     ledger: Session | None = None
+    hits: Hits | None = None
+    relevance: RelevanceTrace | None = None
+    prompt: str = ""
 
 
 def _lap(timings: dict[str, float], name: str, started: float) -> float:
@@ -280,6 +285,7 @@ def decide(
     )
     run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
     run.channels, run.project_terms, run.ledger = channels, project_terms, ledger
+    run.hits, run.prompt = hits, prompt
     if prompt.strip() and n and (tuning.keyword_generic_guard or _guard_shown(tuning, "keyword")):
         run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
 
@@ -328,6 +334,7 @@ def decide(
         tuning=tuning.as_dict(),
         project_terms=project_terms,
         hits=hits,
+        relevance=run.relevance,
         query_terms=lexical.query_terms,
         index_version=index.version,
     )
@@ -365,6 +372,21 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§5.1-§5.5; returns the stage, the picks with their confidence, and the default verdict."""
     config, gates, ids = run.config, run.gates, c.ids
     n = len(ids)
+    if run.tuning.relevance:
+        try:
+            return _relevance_stage(run, c, prompt)
+        except (OSError, ValueError) as error:  # the model file missing or malformed
+            run.pool.clear()
+            run.rerank.clear()
+            gates.append(
+                Gate(
+                    name=GateName.RELEVANCE,
+                    section="9.12",
+                    passed=False,
+                    inputs={"error": str(error)},
+                    note=f"relevance model unusable ({error}); the reference's gates decide",
+                )
+            )
 
     # §5.1 confident winner, on cosines (not hybrid scores)
     top_two = np.sort(np.partition(c.cosine, n - 2)[n - 2 :])[::-1] if n > 1 else c.cosine
@@ -515,6 +537,162 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     return _cosine_stage(run, c)
 
 
+def _score_candidates(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> None:
+    """§5.4: the reranker's logit for each candidate, into run.rerank."""
+    index = run.index
+    reranker = index.models.reranker
+    assert reranker is not None
+    if isinstance(reranker, InteractionReranker):
+        query_terms = index.lexical.query_terms(prompt)
+        pool = Pool(prompt, candidates, c, index.skills, index.vectors, query_terms)
+        logits = reranker.score_pool(pool)
+    else:
+        documents = [
+            rerank_document(index.skills[i].description, index.skills[i].body_head)
+            for i in candidates
+        ]
+        logits = reranker.score(prompt, documents)
+    run.rerank.update(zip(candidates, (float(value) for value in logits), strict=True))
+
+
+def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
+    """§9.12: the candidates' features, the relevance model's probability for each, and at
+    most two picks: the best at p >= threshold, the next at p >= second_threshold."""
+    config, index = run.config, run.index
+    model = load_relevance_model()
+    started = time.perf_counter()
+    for position in c.hybrid_order[: max(config.rerank_top_k, 1)]:
+        run.pool[int(position)] = "dense"
+    for position in c.bm25_order[:BM25_POOL]:
+        if c.bm25[position] > 0:
+            run.pool[int(position)] = "both" if int(position) in run.pool else "bm25"
+    candidates = list(run.pool)
+    reranker = index.models.reranker
+    failure = ""
+    if reranker is not None:
+        try:
+            _score_candidates(run, c, prompt, candidates)
+        except Exception as error:  # onnxruntime and tokenizers raise their own types
+            run.rerank.clear()
+            failure = f"reranker failed ({type(error).__name__}: {error}); decided without it"
+        run.timings["rerank"] = (time.perf_counter() - started) * 1000
+        run.gates.append(
+            Gate(
+                name=GateName.RERANKER,
+                section="5.4",
+                passed=not failure,
+                inputs={"candidates": [c.ids[i] for i in candidates], "model": reranker.name},
+                thresholds={"rerank_top_k": config.rerank_top_k, "bm25_pool": BM25_POOL},
+                note=failure,
+            )
+        )
+    matrix = features(prompt, _evidence(run, c, candidates))
+    probabilities = model.probability(matrix)
+    trace = RelevanceTrace(
+        candidates=tuple(candidates),
+        features=model.features,
+        values=matrix,
+        contributions=model.contributions(matrix),
+        bias=model.bias,
+        probabilities=probabilities,
+        threshold=model.threshold,
+        second_threshold=model.second_threshold,
+        model=model.name,
+    )
+    run.relevance = trace
+    order = sorted(
+        range(len(candidates)), key=lambda r: (-probabilities[r], index.id_rank[candidates[r]])
+    )
+    best = order[0]
+    picks = [best] if probabilities[best] >= model.threshold else []
+    second = order[1] if picks and len(order) > 1 else None
+    if second is not None and probabilities[second] >= model.second_threshold:
+        picks.append(second)
+    for row in order:
+        if row in picks:
+            continue
+        above = probabilities[row] >= model.threshold and row == second
+        run.verdicts[candidates[row]] = Verdict.SECOND_SKILL if above else Verdict.RELEVANCE
+
+    def drivers(row: int) -> str:
+        return ", ".join(f"{name} {value:+.2f}" for name, value in trace.top_contributions(row))
+
+    run.gates.append(
+        Gate(
+            name=GateName.RELEVANCE,
+            section="9.12",
+            passed=bool(picks),
+            inputs={
+                "best": c.ids[candidates[best]],
+                "p": float(probabilities[best]),
+                "drivers": drivers(best),
+                "candidates": len(candidates),
+            },
+            thresholds={"threshold": model.threshold},
+            note=f"model: {model.name}",
+        )
+    )
+    run.gates.append(
+        Gate(
+            name=GateName.SECOND_SKILL,
+            section="9.12",
+            passed=len(picks) > 1,
+            skipped=second is None,
+            inputs={}
+            if second is None
+            else {
+                "next": c.ids[candidates[second]],
+                "p": float(probabilities[second]),
+                "drivers": drivers(second),
+            },
+            thresholds={"second_threshold": model.second_threshold},
+        )
+    )
+    return (
+        Stage.RELEVANCE,
+        [(candidates[row], float(probabilities[row])) for row in picks],
+        Verdict.RERANK_TOP_K,
+    )
+
+
+def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidence:
+    """What the channels measured for the candidates, as the relevance model reads it."""
+    index, hits = run.index, run.hits
+    at = np.asarray(candidates, dtype=np.int64)
+    keyword_hits = np.zeros(len(candidates))
+    phrase_hits = np.zeros(len(candidates))
+    row_of = {position: row for row, position in enumerate(candidates)}
+    if hits is not None:
+        for postings in hits.keywords.values():
+            for position in postings.tolist():
+                if position in row_of:
+                    keyword_hits[row_of[position]] += 1
+        for position, _tokens in hits.phrases:
+            if position in row_of:
+                phrase_hits[row_of[position]] += 1
+    cosine = c.cosine
+    cosine_rank = np.array([1 + int(np.count_nonzero(cosine > cosine[i])) for i in at])
+    skills = [index.skills[i] for i in candidates]
+    query_terms = tuple(index.lexical.query_terms(run.prompt))
+    return CandidateEvidence(
+        cosine=cosine[at],
+        cosine_rank=cosine_rank,
+        bm25_norm=c.bm25_norm[at],
+        bm25_rank=c.bm25_rank[at],
+        overlap=c.jaccard[at],
+        shared_terms=c.matched_terms[at].astype(np.float64),
+        keyword_hits=keyword_hits,
+        phrase_hits=phrase_hits,
+        file_hits=c.file[at],
+        logits=(np.array([run.rerank[i] for i in candidates]) if run.rerank else None),
+        descriptions=[skill.description for skill in skills],
+        texts=[f"{skill.id} {skill.description} {skill.body_head}" for skill in skills],
+        query_terms=query_terms,
+        idf={term: index.lexical.idf(term) for term in query_terms},
+        library_size=len(index),
+    )
+
+
 def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§5.4 (+§9.1 union): cross-encode the candidates, then the agreement gate."""
     config, index = run.config, run.index
@@ -530,17 +708,7 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     candidates = list(run.pool)
     reranker = index.models.reranker
     assert reranker is not None
-    if isinstance(reranker, InteractionReranker):
-        query_terms = index.lexical.query_terms(prompt)
-        pool = Pool(prompt, candidates, c, index.skills, index.vectors, query_terms)
-        logits = reranker.score_pool(pool)
-    else:
-        documents = [
-            rerank_document(index.skills[i].description, index.skills[i].body_head)
-            for i in candidates
-        ]
-        logits = reranker.score(prompt, documents)
-    run.rerank.update(zip(candidates, (float(value) for value in logits), strict=True))
+    _score_candidates(run, c, prompt, candidates)
     run.timings["rerank"] = (time.perf_counter() - started) * 1000
     run.gates.append(
         Gate(

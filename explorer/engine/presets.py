@@ -41,6 +41,7 @@ from explorer.engine.text import STOPWORDS
 
 REFERENCE = "reference"
 CALIBRATED = "calibrated"
+LEARNED = "learned"
 FLOOR_REFERENCE_N = 200  # the library size at which a preset's floor is quoted
 
 # Words that say nothing about which skill is meant, so a skill name made of them must not
@@ -113,6 +114,8 @@ class Preset:
     # dense model name -> the cosine-valued departures calibrated with it. The first entry
     # is the one other models' values are scaled from (resolve_guards); empty: none at all.
     guards: dict[str, Guards] = field(default_factory=dict)
+    # §9.12: the relevance model decides over every channel instead of the §5.1-§5.5 gates.
+    relevance: bool = False
 
 
 PRESETS: dict[str, Preset] = {
@@ -148,6 +151,23 @@ PRESETS: dict[str, Preset] = {
             "minilm": Guards(keyword_min_cosine=0.6, lexical_min_cosine=0.2, floor_log_slope=0.06),
         },
     ),
+    # §9.12: no channel decides alone. Every channel (cosine, BM25, keywords, phrases, files,
+    # the reranker's logit, exclusions and negations, other scripts) is a feature of one
+    # logistic model trained and chosen leave-library-out (docs/quality.md); the hybrid
+    # score only orders the candidates it reads. The fast path and the keyword cosine guard
+    # are off: the model weighs the same evidence with the rest.
+    LEARNED: Preset(
+        LEARNED,
+        "one relevance model over every channel (cosine, BM25, keywords, the reranker's "
+        "logit, exclusions, negations), trained and chosen on libraries it never saw",
+        keyword_generic_guard=True,
+        relevance=True,
+        knees={
+            "minilm": Calibration(
+                0.44, 0.12, "calibrated on the benchmark libraries' train splits (README)"
+            ),
+        },
+    ),
 }
 assert tuple(PRESETS) == PRESET_NAMES
 
@@ -172,6 +192,7 @@ class Tuning:
     # GUARD_KEYS -> where its value came from ("MiniLM's", "scaled from MiniLM's ...",
     # "off: ...", "pinned"); "" when the preset has no such guard (the reference).
     origins: dict[str, str] = field(default_factory=dict)
+    relevance: bool = False  # §9.12: the relevance model decides
 
     def origin(self, key: str) -> str:
         return self.origins.get(key, "")
@@ -190,6 +211,7 @@ class Tuning:
             "lexical_min_cosine": self.lexical_min_cosine,
             "lexical_min": self.lexical_min,
             "lexical_margin": self.lexical_margin,
+            "relevance": self.relevance,
             **{f"{key}_from": origin for key, origin in self.origins.items() if origin},
         }
 
@@ -292,6 +314,7 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
         lexical_margin=float(_pick(config.lexical_margin, preset.lexical_margin)),
         source=source,
         origins=origins,
+        relevance=preset.relevance,
     )
 
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from explorer.engine.decision import Decision, GateName, Row, Verdict
 
-SCORE, LOGIT = "score", "logit"
+SCORE, LOGIT, PROBABILITY = "score", "logit", "p"
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Reason:
     gate: str  # the verdict: "inject" or the gate that dropped the skill
     text: str  # the comparison that decided, with its numbers
     missing: float | None = None  # how much more `unit` would pass that gate; None: no number
-    unit: str = SCORE  # SCORE (hybrid score) or LOGIT (reranker logit)
+    unit: str = SCORE  # SCORE (hybrid score), LOGIT (reranker logit) or PROBABILITY (§9.12)
 
     def delta_text(self) -> str:
         """The gap as a short signed number: `+0.041`, `+0.60 logit`, or '' without one."""
@@ -37,6 +37,8 @@ class Reason:
             return ""
         if self.unit == LOGIT:
             return f"+{self.missing:.2f} logit"
+        if self.unit == PROBABILITY:
+            return f"+{self.missing:.2f} p"
         return f"+{self.missing:.3f}"
 
 
@@ -50,9 +52,23 @@ def reason(decision: Decision, row: Row) -> Reason:
     floor = float(decision.thresholds.get("min_similarity", 0.0))
     gates = {gate.name: gate for gate in decision.gates}
     if verdict is Verdict.INJECT:
+        if decision.relevance is not None and row.relevance is not None:
+            bar = decision.relevance.threshold
+            return Reason(verdict, f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}")
         injected = next((item for item in decision.injected if item.id == row.id), None)
         detail = f", {injected.confidence:.2f} {injected.band}" if injected else ""
         return Reason(Verdict.INJECT, f"injected: {decision.stage} stage{detail}")
+    if verdict in (Verdict.RELEVANCE, Verdict.SECOND_SKILL) and decision.relevance is not None:
+        p = row.relevance if row.relevance is not None else 0.0
+        second = verdict is Verdict.SECOND_SKILL
+        bar = decision.relevance.second_threshold if second else decision.relevance.threshold
+        label = "second skill's bar" if second else ""
+        return Reason(
+            verdict,
+            f"p {p:.2f} < {label}{' ' if label else ''}{bar:.2f}: {_drivers(decision, row)}",
+            max(bar - p, 0.0),
+            PROBABILITY,
+        )
     if verdict is Verdict.MIN_SIMILARITY:
         return Reason(
             verdict, f"{_num(row.score)} < floor {_num(floor)}", max(floor - row.score, 0.0)
@@ -123,6 +139,21 @@ def reason(decision: Decision, row: Row) -> Reason:
     if verdict is Verdict.EMPTY:
         return Reason(verdict, "no skills in the library")
     return Reason(verdict, verdict)
+
+
+def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
+    """§9.12: the features that moved this candidate's log-odds most, signed."""
+    from explorer.engine.relevance import FEATURE_LABELS
+
+    trace = decision.relevance
+    position = (decision.channels.positions or {}).get(row.id)
+    at = None if trace is None or position is None else trace.at(position)
+    if trace is None or at is None:
+        return ""
+    return ", ".join(
+        f"{FEATURE_LABELS.get(name, name)} {value:+.1f}"
+        for name, value in trace.top_contributions(at, count)
+    )
 
 
 @lru_cache(maxsize=8)

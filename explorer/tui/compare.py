@@ -60,6 +60,8 @@ SHORT = {
     Verdict.RERANK_MARGIN: "rr_margin",
     Verdict.MIN_SIMILARITY: "floor",
     Verdict.SCORE_MARGIN: "margin",
+    Verdict.RELEVANCE: "p",
+    Verdict.SECOND_SKILL: "second",
     Verdict.INVOKED: "invoked",
     Verdict.DENY: "deny",
     Verdict.SESSION_LEDGER: "session",

@@ -23,7 +23,8 @@ from explorer.engine.snapshot import Index
 # The strings hooks, CI scripts and the explorer read (schema skill-explorer/decision@1).
 # Renaming a value is a schema change: bump SCHEMA and the README's list with it.
 SCHEMA_VALUES = {
-    Stage: {"blank", "empty", "lexical", "rerank", "cosine"},
+    # "relevance" (and its gates and verdicts below): added, additive, the §9.12 stage
+    Stage: {"blank", "empty", "lexical", "rerank", "cosine", "relevance"},
     GateName: {
         "keyword_guard",
         "confident_winner",
@@ -36,6 +37,8 @@ SCHEMA_VALUES = {
         "min_similarity",
         "score_margin",
         "force",
+        "relevance",
+        "second_skill",
         "invoked",
         "deny",
         "session_ledger",  # added (additive: old readers never see it without a ledger)
@@ -54,6 +57,8 @@ SCHEMA_VALUES = {
         "rerank_margin",
         "min_similarity",
         "score_margin",
+        "relevance",
+        "second_skill",
         "invoked",
         "deny",
         "session_ledger",  # added (additive: old readers never see it without a ledger)

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from explorer.engine.decision import Decision, Gate, Verdict
 from explorer.engine.reasons import Reason
+from explorer.engine.relevance import FEATURE_LABELS
 from explorer.report import format_value, thresholds_text
 from explorer.terminal import plain, visible
 
@@ -75,6 +76,7 @@ def decision_text(
         out.append(f"· skipped ({len(skipped)}): ", style="dim")
         out.append(", ".join(gate.name for gate in skipped), style="dim")
         out.append("  (space unfolds)\n", style="dim italic")
+    out.append_text(relevance_text(decision))
     if timings:
         spent = "  ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
         out.append(f"\ntimings (ms): {spent}\n", style="dim")
@@ -98,6 +100,31 @@ def decision_text(
         out.append_text(plain(decision.text))
     else:
         out.append("(nothing: the hook prints no output)", style="dim")
+    return out
+
+
+def relevance_text(decision: Decision, count: int = 6) -> Text:
+    """§9.12: the best candidates' probabilities, each with what moved it most."""
+    trace = decision.relevance
+    out = Text()
+    if trace is None:
+        return out
+    out.append(
+        f"\nrelevance: p = σ(bias {trace.bias:+.2f} + contributions); inject at "
+        f"p ≥ {trace.threshold:.2f}, a second at p ≥ {trace.second_threshold:.2f}\n",
+        style="bold",
+    )
+    order = sorted(range(len(trace.candidates)), key=lambda row: -trace.probabilities[row])
+    for row in order[:count]:
+        skill_id = decision.channels.ids[trace.candidates[row]]
+        p = float(trace.probabilities[row])
+        out.append(f"  {p:.2f} ", style="bold green" if p >= trace.threshold else "dim")
+        out.append_text(plain(skill_id))
+        parts = ", ".join(
+            f"{FEATURE_LABELS.get(name, name)} {value:+.2f}"
+            for name, value in trace.top_contributions(row, 4)
+        )
+        out.append(f"  {parts}\n", style="dim")
     return out
 
 
