@@ -9,6 +9,7 @@ renders it. The walk covers every module of the package, so a new one is checked
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ FORBIDDEN = (
     "explorer.cli",
     "explorer.qa",  # qa_report and any qa_* module
     "explorer.report",
-    "explorer.quality",  # quality_cli, quality_report
+    "explorer.quality",  # quality_report
     "explorer.bench",
     "explorer.terminal",
 )
@@ -110,3 +111,37 @@ def test_the_checks_catch_what_they_name(tmp_path: Path) -> None:
         "explorer.cli",
         "explorer.report",
     ]
+
+
+# docs/architecture.md's code map must name what is there, and all of the engine.
+ARCHITECTURE = ENGINE.parent.parent / "docs" / "architecture.md"
+MODULE_NAME = re.compile(r"(?<![\w/.])((?:[\w]+/)*\w+\.py)\b")
+
+
+def _engine_code_map() -> str:
+    """The code map's engine part."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    code_map = text.split("## Code map", 1)[1].split("\n## ", 1)[0]
+    return code_map.split("### `explorer/engine/`", 1)[1].split("\n### ", 1)[0]
+
+
+def _exists(name: str) -> bool:
+    root = ENGINE.parent.parent
+    if (root / name).is_file():
+        return True
+    return any(str(path).endswith("/" + name) for path in (root / "explorer").rglob("*.py"))
+
+
+def test_every_module_the_architecture_names_exists() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = set(MODULE_NAME.findall(text))
+    assert len(named) > 30
+    missing = sorted(name for name in named if not _exists(name))
+    assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+
+
+def test_the_code_map_names_every_engine_module() -> None:
+    named = set(MODULE_NAME.findall(_engine_code_map()))
+    modules = {path.name for path in MODULES if path.name != "__init__.py"}
+    unnamed = sorted(modules - named)
+    assert not unnamed, f"engine modules missing from the architecture's code map: {unnamed}"
