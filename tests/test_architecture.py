@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,22 @@ def test_the_code_map_names_every_engine_module() -> None:
     modules = {path.name for path in MODULES if path.name != "__init__.py"}
     unnamed = sorted(modules - named)
     assert not unnamed, f"engine modules missing from the architecture's code map: {unnamed}"
+
+
+def test_a_private_textual_import_is_bounded_below_the_next_major() -> None:
+    """A private module (`textual.widgets._footer`) may change in any major release: while
+    the package imports one, pyproject.toml must keep textual below its next major."""
+    root = ENGINE.parent.parent
+    private = [
+        f"{path.relative_to(root)}: {module}"
+        for path in sorted((root / "explorer").rglob("*.py"))
+        for _line, module in imported_modules(path)
+        if module.startswith("textual.") and any(p.startswith("_") for p in module.split("."))
+    ]
+    if not private:
+        return
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    textual = [req for req in project["dependencies"] if re.match(r"textual\b", req)]
+    assert textual and re.search(r"<\s*\d+", textual[0]), (
+        f"{private} use private textual API; bound it in pyproject.toml: {textual}"
+    )
