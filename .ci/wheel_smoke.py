@@ -56,7 +56,7 @@ def check_commands() -> None:
     decision = json.loads(run("route", PROMPT, "--skills", str(SAMPLES), "--json"))
     assert [pick["id"] for pick in decision["injected"]][:1] == ["pdf"], decision["injected"]
     assert decision["models"], "no model reported"
-    # issue 16: a fresh install reranks with the cross-encoder inside the wheel, and a prompt
+    # A fresh install reranks with the cross-encoder inside the wheel, and a prompt
     # nothing wins outright gets a logit and a sigmoid for each of its top 12.
     assert decision["models"]["reranker"] == "skill-reranker-minilm-l3", decision["models"]
     ambiguous = json.loads(run("route", RERANKED, "--skills", str(SAMPLES), "--json"))

@@ -1,6 +1,6 @@
 """Plain-text and Markdown renderings of the multi-library calibration and quality figures.
 
-The Markdown form is what the README's calibration and quality sections are pasted from,
+The Markdown form is what docs/calibration.md's generated report is pasted from,
 so a person can regenerate them with one command and diff the result.
 """
 

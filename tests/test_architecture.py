@@ -9,6 +9,8 @@ renders it. The walk covers every module of the package, so a new one is checked
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ FORBIDDEN = (
     "explorer.cli",
     "explorer.qa",  # qa_report and any qa_* module
     "explorer.report",
-    "explorer.quality",  # quality_cli, quality_report
+    "explorer.quality",  # quality_report
     "explorer.bench",
     "explorer.terminal",
 )
@@ -110,3 +112,56 @@ def test_the_checks_catch_what_they_name(tmp_path: Path) -> None:
         "explorer.cli",
         "explorer.report",
     ]
+
+
+# docs/architecture.md's code map must name what is there, and all of the engine.
+ARCHITECTURE = ENGINE.parent.parent / "docs" / "architecture.md"
+MODULE_NAME = re.compile(r"(?<![\w/.])((?:[\w]+/)*\w+\.py)\b")
+
+
+def _engine_code_map() -> str:
+    """The code map's engine part."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    code_map = text.split("## Code map", 1)[1].split("\n## ", 1)[0]
+    return code_map.split("### `explorer/engine/`", 1)[1].split("\n### ", 1)[0]
+
+
+def _exists(name: str) -> bool:
+    root = ENGINE.parent.parent
+    if (root / name).is_file():
+        return True
+    return any(str(path).endswith("/" + name) for path in (root / "explorer").rglob("*.py"))
+
+
+def test_every_module_the_architecture_names_exists() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = set(MODULE_NAME.findall(text))
+    assert len(named) > 30
+    missing = sorted(name for name in named if not _exists(name))
+    assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+
+
+def test_the_code_map_names_every_engine_module() -> None:
+    named = set(MODULE_NAME.findall(_engine_code_map()))
+    modules = {path.name for path in MODULES if path.name != "__init__.py"}
+    unnamed = sorted(modules - named)
+    assert not unnamed, f"engine modules missing from the architecture's code map: {unnamed}"
+
+
+def test_a_private_textual_import_is_bounded_below_the_next_major() -> None:
+    """A private module (`textual.widgets._footer`) may change in any major release: while
+    the package imports one, pyproject.toml must keep textual below its next major."""
+    root = ENGINE.parent.parent
+    private = [
+        f"{path.relative_to(root)}: {module}"
+        for path in sorted((root / "explorer").rglob("*.py"))
+        for _line, module in imported_modules(path)
+        if module.startswith("textual.") and any(p.startswith("_") for p in module.split("."))
+    ]
+    if not private:
+        return
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    textual = [req for req in project["dependencies"] if re.match(r"textual\b", req)]
+    assert textual and re.search(r"<\s*\d+", textual[0]), (
+        f"{private} use private textual API; bound it in pyproject.toml: {textual}"
+    )

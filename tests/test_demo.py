@@ -1,9 +1,9 @@
-"""The README's five-minute demo and its pictures (docs/demo/make_demo.py) cannot rot silently.
+"""The five-minute demo (docs/explorer.md) and its pictures (docs/demo/make_demo.py) cannot rot.
 
 The slow test runs the script, the real explorer over a copy of sample_skills/ with the
 packaged MiniLM, and reads each picture back: the skill the demo says is injected heads
 the table, and the step's numbers are on screen. The fast tests hold the committed
-pictures and the README to the same expectations.
+pictures and docs/explorer.md to the same expectations.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "docs" / "demo" / "make_demo.py"
 
-# Per picture: the skill in row 1 with INJECT (None: not the table), and text the README's
+# Per picture: the skill in row 1 with INJECT (None: not the table), and text the demo's
 # step quotes. Written here rather than read from the script, so a script that drifts from
-# the README fails.
+# the demo's text fails.
 EXPECTED: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "01-pdf.svg": ("pdf", (".49+.00+.00+.30", "injected: lexical stage", "keyword_guard")),
     "02-phrases.svg": ("kubernetes-debugger", (".75+.00+.40+.00",)),
@@ -76,12 +76,12 @@ def test_the_committed_pictures_show_what_the_readme_says() -> None:
         check_picture(script, SCRIPT.parent / name)
 
 
-def test_the_readme_shows_every_picture_under_the_demo() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    demo = readme.split("### A five-minute demo on `sample_skills/`", 1)[1].split("\n## ", 1)[0]
+def test_the_explorer_page_shows_every_picture_under_the_demo() -> None:
+    page = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")
+    demo = page.split("## A five-minute demo on `sample_skills/`", 1)[1].split("\n## ", 1)[0]
     for step in load_script().STEPS:
-        assert f"(docs/demo/{step.file})" in demo, f"the README's demo does not show {step.file}"
-        assert step.caption in demo, f"the README's caption for {step.file} differs"
+        assert f"(demo/{step.file})" in demo, f"the demo in docs/explorer.md lacks {step.file}"
+        assert step.caption in demo, f"the demo's caption for {step.file} differs"
 
 
 def test_svg_text_reads_rows_as_drawn() -> None:

@@ -1,9 +1,9 @@
-"""Regenerate the README's demo pictures: the explorer, driven step by step, one SVG a step.
+"""Regenerate the demo pictures of docs/explorer.md: the explorer, driven step by step.
 
     python docs/demo/make_demo.py             # writes docs/demo/NN-*.svg
     python docs/demo/make_demo.py --out DIR   # somewhere else (tests/test_demo.py does)
 
-It walks the README's "A five-minute demo on `sample_skills/`" with Textual's Pilot,
+It walks docs/explorer.md's "A five-minute demo on `sample_skills/`" with Textual's Pilot,
 headless at 120x40, and saves what the app shows after each step through the app's own
 screenshot call (the one ctrl+s makes). The pictures depend only on this checkout and its
 installed dependencies:
@@ -15,7 +15,7 @@ installed dependencies:
   (the edit step changes the copy, never the checkout's library); timings are hidden.
 
 Run it after changing what the explorer draws, look at the pictures, and commit them with
-the README text they illustrate. Each step names the text its picture must contain; the
+the docs/explorer.md text they illustrate. Each step names the text its picture must contain; the
 script stops with an error when the app does not show it, and the slow test
 tests/test_demo.py runs the script to keep the demo from rotting silently.
 """
@@ -44,7 +44,7 @@ TIMEOUT_S = 120.0  # a cold MiniLM load and 25 embeddings on a busy 2-core machi
 @dataclass(frozen=True)
 class Step:
     file: str  # the SVG's name in the output directory
-    caption: str  # the README's line under the picture
+    caption: str  # the demo's line under the picture
     must_show: tuple[str, ...]  # text the picture must contain (tests/test_demo.py checks it)
 
 
@@ -95,7 +95,7 @@ PROMPTS = {
         "bean-check says ambiguous lot matching for VTI, which booking method should i use"
     ),
 }
-# The edit of the last step, as the README tells it: a few words of step 5's prompt added to
+# The edit of the last step, as docs/explorer.md tells it: a few words of step 5's prompt added to
 # the end of xlsx's description.
 EDIT_ANCHOR = "needs to tidy columns before analysis."
 EDIT_ADDED = " Also checks bean-check lot matching and booking method questions."
@@ -168,7 +168,7 @@ async def _type_prompt(pilot: Any, prompt: str) -> None:
 
 
 async def _edit_threshold(pilot: Any, name: str, text: str) -> None:
-    """F2, type `text` into the field `name`, esc: the way the README says it."""
+    """F2, type `text` into the field `name`, esc: the way the demo says it."""
     from explorer.tui.screens import ThresholdEditor
 
     app = pilot.app

@@ -36,8 +36,8 @@ from explorer.engine.pipeline import decide
 from explorer.engine.rerank import rerank_document
 from explorer.engine.snapshot import Index, build_index
 
-STAGE2_TARGET_MS = 25.0  # issue 16: 12 candidates, median
-COLD_START_FACTOR = 1.3  # issue 16: hook cold start with the reranker <= 1.3 x without
+STAGE2_TARGET_MS = 25.0  # stage 2 on 12 candidates, median
+COLD_START_FACTOR = 1.3  # hook cold start with the reranker <= 1.3 x without
 
 
 @dataclass(frozen=True)

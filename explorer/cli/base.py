@@ -62,17 +62,18 @@ def add_cwd_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_common_options(parser: argparse.ArgumentParser, *, skills: bool = True) -> None:
-    """--skills (unless the command takes DIRs), --config, --set, --[no-]ski-config,
-    --cache-dir."""
-    if skills:
-        parser.add_argument(
-            "--skills",
-            action="append",
-            default=[],
-            metavar="DIR",
-            help="a skills root (repeatable); default: the config's roots",
-        )
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """--skills, --config, --set, --[no-]ski-config, --cache-dir, --verbose.
+
+    Every command takes --skills DIR, so one spelling works everywhere; the commands that
+    also take positional DIRs (index, watch, lint, the explorer) read both."""
+    parser.add_argument(
+        "--skills",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a skills root (repeatable); default: the config's roots",
+    )
     parser.add_argument("--config", metavar="FILE", help="a TOML config layered over the others")
     parser.add_argument(
         "--set",

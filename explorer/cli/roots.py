@@ -12,7 +12,7 @@ from explorer.engine.roots import resolve_roots
 def command_roots(args: argparse.Namespace, loaded: LoadedConfig) -> list[str] | None:
     """--skills DIR or positional DIRs, else $SKILL_EXPLORER_ROOTS, $SKI_ROOTS, the config's
     roots, or the reference's default roots that exist; None after saying so."""
-    named = list(getattr(args, "skills", None) or getattr(args, "dirs", None) or [])
+    named = [*(getattr(args, "dirs", None) or []), *(getattr(args, "skills", None) or [])]
     found = resolve_roots(named, loaded.config.roots)
     if not found.roots:
         looked = ", ".join(found.looked)

@@ -254,22 +254,32 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
 
 
 def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = None) -> CaseSet:
-    """A trigger eval set as Anthropic's skill-creator has authors write it: a JSON list of
-    `{"query": ..., "should_trigger": true|false}` for one skill (given as `skill`).
+    """A trigger eval set as Anthropic's skill-creator has authors write it, for one skill
+    (given as `skill`, or named by the file's `skill_name`). Both of its layouts:
+
+    * a JSON list of `{"query": ..., "should_trigger": true|false}`;
+    * `{"skill_name": ..., "evals": [{"id": ..., "prompt": ..., "should_trigger": ...}]}`
+      (`"queries"` is read as `"evals"`; an item may say `query` or `prompt`).
 
     A should-trigger query passes when the skill is injected; a should-not-trigger one
     when it is not (other skills may be).
     """
-    if not skill:
-        raise CaseError(f"{source}: a trigger eval set is about one skill: pass --skill ID")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise CaseError(f"{source}:{error.lineno}: invalid JSON ({error.msg})") from error
-    if isinstance(data, dict):  # tolerate {"queries": [...]} / {"evals": [...]}
-        data = data.get("queries", data.get("evals"))
+    if isinstance(data, dict):
+        named = data.get("skill_name")
+        if not skill and isinstance(named, str) and named.strip():
+            skill = named.strip()
+        data = data.get("evals", data.get("queries"))
+    if not skill:
+        raise CaseError(f"{source}: a trigger eval set is about one skill: pass --skill ID")
     if not isinstance(data, list):
-        raise CaseError(f'{source}: expected a list of {{"query": ..., "should_trigger": ...}}')
+        raise CaseError(
+            f'{source}: expected a list of {{"query": ..., "should_trigger": ...}} '
+            'or {"evals": [{"prompt": ..., "should_trigger": ...}]}'
+        )
     lines = _json_item_lines(text)
     cases: list[Case] = []
     warnings: list[str] = []
@@ -278,12 +288,18 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
         where = f"{source}:{line}" if line else f"{source} item {position + 1}"
         if not isinstance(item, dict):
             raise CaseError(f"{where}: each item must be an object with query and should_trigger")
-        query, trigger = item.get("query"), item.get("should_trigger")
+        query = item.get("query", item.get("prompt"))
+        trigger = item.get("should_trigger")
         if not isinstance(query, str) or not query.strip():
-            raise CaseError(f"{where}: 'query' is missing or empty")
+            raise CaseError(f"{where}: 'query' (or 'prompt') is missing or empty")
         if not isinstance(trigger, bool):
-            raise CaseError(f"{where}: 'should_trigger' must be true or false")
-        for key in sorted(set(item) - {"query", "should_trigger"}):
+            hint = (
+                " (an output eval, with no should_trigger, is not a trigger eval)"
+                if "should_trigger" not in item
+                else ""
+            )
+            raise CaseError(f"{where}: 'should_trigger' must be true or false{hint}")
+        for key in sorted(set(item) - TRIGGER_EVAL_KEYS):
             warnings.append(f"{where}: key {key!r} ignored")
         kind = SHOULD_TRIGGER if trigger else SHOULD_NOT_TRIGGER
         cases.append(
@@ -299,9 +315,15 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
     return CaseSet(tuple(cases), tuple(warnings + _duplicate_warnings(cases)), source)
 
 
+# What an item of either layout may hold: the query, the label, and skill-creator's own
+# bookkeeping (read past without a warning).
+TRIGGER_EVAL_KEYS = {"query", "prompt", "should_trigger", "id", "expected_output", "files"}
+ITEM_START = re.compile(r'"(?:query|prompt)"\s*:')
+
+
 def _json_item_lines(text: str) -> list[int]:
-    """The line of each `"query"` key, in order: where each item of the list starts."""
-    return [number for number, line in enumerate(text.splitlines(), 1) if '"query"' in line]
+    """The line of each `"query"` or `"prompt"` key, in order: where each item starts."""
+    return [number for number, line in enumerate(text.splitlines(), 1) if ITEM_START.search(line)]
 
 
 def _checked(

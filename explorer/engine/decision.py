@@ -395,10 +395,10 @@ _CHANNEL_FIELDS = (
 
 
 class Rows(Sequence[Row]):
-    """A decision's rows in order, each made when first read (issue 14: lazy rows).
+    """A decision's rows in order, each made when first read (lazy rows).
 
-    `Decision.rows` used to build every row of the library on every keystroke: at 26,000
-    skills that cost 0.4-0.6 s, twenty times the decision itself. The order (injected
+    Building every row of the library on every keystroke would cost, at 26,000 skills,
+    0.4-0.6 s, twenty times the decision itself. The order (injected
     first, in injection order, then by hybrid rank) and the whole columns (`column`,
     `ids`) come from the channel arrays at numpy speed; a `Row` object is made for the
     rows that are shown, asked for or pinned, and kept for the next reader.

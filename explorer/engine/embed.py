@@ -270,7 +270,7 @@ class BowEmbedder:
 
     Every token of `tokenize` counts, stopwords included, as in the reference
     (src/embed/bow.rs): dropping them changed the injected skills of 483 of 804 benchmark
-    prompts (benchmarks/data, three libraries; README "Parity with the reference").
+    prompts (benchmarks/data, three libraries; docs/parity.md).
     """
 
     name = "bow"

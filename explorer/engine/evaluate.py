@@ -279,7 +279,7 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     """Judge one decision against its case, naming the gate behind a failure."""
     injected = decision.injected_ids
     passed = passes(case, injected)
-    # Rows are made only for the skills looked at (issue 14: lazy rows); by hybrid rank,
+    # Rows are made only for the skills looked at (lazy rows); by hybrid rank,
     # the order is the channels' hybrid_order.
     rows = decision.rows
     expected_rows = sorted(

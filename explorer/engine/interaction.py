@@ -1,11 +1,10 @@
-"""Stage 2 over interaction features (spec §5.4, §9; issue 16's fallback): a learned reranker.
+"""Stage 2 over interaction features (spec §5.4, §9): a learned reranker.
 
-A transformer cross-encoder small enough for the hook's budget did not beat the cascade
-(README: "The packaged reranker"). This reranker reads what stage 1 already measured about
-each candidate, plus how the prompt's tokens meet the description's tokens in the packaged
-MiniLM's own token space, and a small network trained on the training libraries turns that
-into one logit per candidate. The agreement gate then decides on those logits exactly as it
-does on a cross-encoder's.
+An alternative to the packaged cross-encoder (docs/rerankers.md): this reranker reads what
+stage 1 already measured about each candidate, plus how the prompt's tokens meet the
+description's tokens in the packaged MiniLM's own token space, and a small network trained
+on the training libraries turns that into one logit per candidate. The agreement gate then
+decides on those logits exactly as it does on a cross-encoder's.
 
 Why these features: the hybrid score adds channels with fixed weights, and the gates compare
 it with constants; a request that names no skill word ("which genes go up after drug
@@ -48,7 +47,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "cosine_gap",  # best cosine in the pool - this one's
     "rank",  # hybrid rank in the pool, 0 = first, scaled to [0, 1]
     "bm25_log",  # ln(1 + raw BM25)
-    "bm25_norm",  # raw BM25 / sum of the query terms' idf (issue 12's fused channel)
+    "bm25_norm",  # raw BM25 / sum of the query terms' idf (the fused channel's input)
     "bm25_gap",  # best bm25_norm in the pool - this one's
     "coverage",  # query terms found in the description / query terms
     "jaccard",  # §9.4 token-set overlap

@@ -46,9 +46,11 @@ class Calibration:
     borrowed: bool = False
 
 
-# §4. The MiniLM knee is measured on sample_skills/cases.toml (README: "Calibration").
+# §4. The MiniLM knee is measured on sample_skills/cases.toml (docs/calibration.md).
 CALIBRATION: dict[str, Calibration] = {
-    "minilm": Calibration(0.52, 0.12, "measured knee of packaged MiniLM int8 (README)"),
+    "minilm": Calibration(
+        0.52, 0.12, "measured knee of packaged MiniLM int8 (docs/calibration.md)"
+    ),
     # The reference gives every dense model it knows bge's knee (src/embed/fast.rs); a
     # reference model id keeps the reference's numbers so its decisions are reproduced.
     "all-MiniLM-L6-v2": Calibration(
@@ -97,13 +99,13 @@ PACKAGED_RERANKER_SHA256 = {
 }
 # Whether `auto` falls back to the packaged model: only a model that raised recall at no
 # higher false-inject rate on the held-back libraries' validation prompts earns it; this one
-# did (README: "The packaged reranker").
+# did (docs/rerankers.md, "The packaged reranker").
 PACKAGED_RERANKER_IN_AUTO = True
 # The learned reranker over interaction features (explorer/models/interaction, MODEL_CARD.md
 # there), trained by `python -m explorer.training.interaction`: `reranker = "interaction"`,
 # and what `auto` falls back to once INTERACTION_IN_AUTO is set, which waits for a model that
 # raises validation recall at no higher false-inject rate on all four benchmark libraries
-# (this one does not yet: README, "The interaction reranker").
+# (this one does not yet: docs/rerankers.md, "The interaction reranker").
 INTERACTION_RERANKER = "skill-reranker-interaction"
 INTERACTION_DIR = Path(__file__).resolve().parent.parent / "models" / "interaction"
 INTERACTION_SHA256 = {
@@ -132,7 +134,7 @@ class RerankCalibration:
     fast_path: bool = True
 
 
-# Logit scales differ between cross-encoders, so each has its own gate (README: "Reranker").
+# Logit scales differ between cross-encoders, so each has its own gate (docs/rerankers.md).
 RERANK_CALIBRATION: dict[str, RerankCalibration] = {
     # `skill-explorer calibrate --manifest benchmarks/libraries.toml --reranker --set
     # reranker=packaged`: the train splits of all four libraries, each library's train false
@@ -142,7 +144,7 @@ RERANK_CALIBRATION: dict[str, RerankCalibration] = {
     PACKAGED_RERANKER: RerankCalibration(
         1.25,
         2.0,
-        "packaged reranker's gate, calibrated on the train splits (README)",
+        "packaged reranker's gate, calibrated on the train splits (docs/rerankers.md)",
         floor=0.2,
     ),
     # `skill-explorer calibrate --manifest benchmarks/libraries.toml --reranker --set
@@ -153,7 +155,7 @@ RERANK_CALIBRATION: dict[str, RerankCalibration] = {
     INTERACTION_RERANKER: RerankCalibration(
         -1.25,
         0.5,
-        "interaction reranker's gate, calibrated on the train splits (README)",
+        "interaction reranker's gate, calibrated on the train splits (docs/rerankers.md)",
         floor=0.5,
     ),
 }

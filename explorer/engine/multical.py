@@ -53,8 +53,8 @@ SCHEMA = "skill-explorer/calibration-libraries@1"
 FIR_BUDGET = 0.05
 # Near-misses (a negative that brushes a skill's topic or name: "who makes Chromecast") get
 # their own, looser budget. Held to 0.05 with the plain negatives, they set the floor so
-# high that indirect requests are thrown away (what issue 12 found with the sample
-# library's near-misses); the lexical fast path alone already injects on about a quarter of
+# high that indirect requests are thrown away (as the sample library's near-misses
+# show); the lexical fast path alone already injects on about a quarter of
 # them. docs/routing.md, "§9.9 Calibration over real libraries".
 NEAR_MISS_BUDGET = 0.30
 # "pooled": the false injections of all libraries together stay within the budget (a rate

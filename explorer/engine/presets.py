@@ -26,8 +26,8 @@ model").
 
 `preset = "reference"` sets every departure to the reference's behaviour, so its
 decisions are the reference's. The values of the other presets come from
-`skill-explorer calibrate` over the benchmark libraries' train splits (README:
-"Calibration"); a value pinned in a config file or with --set always wins.
+`skill-explorer calibrate` over the benchmark libraries' train splits
+(docs/calibration.md); a value pinned in a config file or with --set always wins.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ PRESETS: dict[str, Preset] = {
     # The default. Chosen by `skill-explorer calibrate --manifest benchmarks/libraries.toml`
     # on the train splits of four real libraries (130 to 2,018 skills) together, within 5 %
     # false injections on plain negatives and 30 % on near-misses (docs/routing.md, "§9.9
-    # Calibration over real libraries"; README: "Calibration"). What it changes: the
+    # Calibration over real libraries"; docs/calibration.md). What it changes: the
     # lexical fast path is on (BM25 >= 4, ahead of the runner-up by 2) but only for a
     # winner whose cosine is >= 0.2; a name-token keyword boost counts only at a cosine
     # >= 0.6; and the cosine stage's floor is 0.44 at 200 skills, + 0.06 per e-fold of
@@ -143,7 +143,9 @@ PRESETS: dict[str, Preset] = {
         lexical_margin=2.0,
         knees={
             "minilm": Calibration(
-                0.44, 0.12, "calibrated on the benchmark libraries' train splits (README)"
+                0.44,
+                0.12,
+                "calibrated on the benchmark libraries' train splits (docs/calibration.md)",
             ),
         },
         # In MiniLM's cosines: calibrated with it, together with its knee above.
@@ -248,7 +250,7 @@ def resolve_guards(preset: Preset, status: ModelStatus) -> tuple[Guards, str]:
       both models are known to mean the same thing ("relevance starts here"), and cosine 0
       (orthogonal) means the same in every model, so the map through those two points is a
       proportion; it keeps each guard where it sat relative to the floor it was calibrated
-      with. Measured on the bag-of-words lane (README, "Guards per dense model"), it falls
+      with. Measured on the bag-of-words lane (docs/models.md, "Guards per dense model"), it falls
       between MiniLM's raw values (which throttle bow's recall) and no guards at all (which
       raise its false injections most);
     * the knee is borrowed (the reference's models without a knee of their own, a user's own

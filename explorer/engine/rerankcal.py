@@ -6,7 +6,7 @@ better than the hybrid score may also be trusted with weaker ones than §5.4's f
 (`min_similarity - 0.03`): its own `floor` (RerankCalibration.floor) is swept too, and stage 2
 then runs for any prompt whose top hybrid score reaches it.
 
-The objective, as issue 16 states it for the default: the most train hits over all libraries
+The objective, the one a default stage 2 must meet: the most train hits over all libraries
 together (the count the shipping comparison makes; recall averaged over libraries would let a
 small library's one case outweigh a large one's several), each library's train false
 injections no more than the same config's without the reranker (per library: pooled, one

@@ -1,4 +1,4 @@
-"""Train the interaction reranker (issue 16's fallback): one command, fixed seed, CPU, minutes.
+"""Train the interaction reranker: one command, fixed seed, CPU, minutes.
 
     python -m explorer.training.interaction [--out explorer/models/interaction] [--seed 16]
 
@@ -7,7 +7,7 @@ Steps, each logged to `<out>/TRAINING.log`:
    and openclaw-large; the held-back anthropic-wshobson and k-dense-scientific-skills are never
    opened) with the packaged MiniLM, the default preset and no reranker;
 2. route every prompt through `decide()` and take its rerank pool (the hybrid top 12, minus any
-   skill that copies or names a held-back skill: issue 16's five copies and the held-back
+   skill that copies or names a held-back skill: the five known copies and the held-back
    libraries' names, `explorer.training.mining.held_back`); the prompts are
    * the hand-written `*.train.tsv` cases (positives, near-misses, negatives; not with
      `--without-train-split`), and with `--extra` the extra training prompts of

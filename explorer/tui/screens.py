@@ -57,8 +57,8 @@ SOURCE_WIDTH = 31  # the "where it comes from" column of the F2 list
 
 class FieldList(ScrollView):
     """Every config field as one drawn line (name, value, note): no widget per field, so
-    F2 opens in the time of one frame whatever the number of fields (issue 15: it took
-    1-3 s to compose ~200 widgets)."""
+    F2 opens in the time of one frame whatever the number of fields (composing
+    ~200 widgets takes 1-3 s)."""
 
     COMPONENT_CLASSES = {"field-list--cursor", "field-list--changed", "field-list--error"}
     DEFAULT_CSS = """

@@ -1,4 +1,4 @@
-"""Skipped files and parse warnings: a few are named, many are counted in one line (issue 15).
+"""Skipped files and parse warnings: a few are named, many are counted in one line.
 
 A real 2,289-skill library has ~280 duplicate names: one stderr line each, on every call,
 buried the answer. `-v` names them all again.

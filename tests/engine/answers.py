@@ -1,8 +1,8 @@
-"""Decisions as comparable data, for the "no answer changes" test (issue 14).
+"""Decisions as comparable data, for the "no answer changes" test.
 
 `python -m tests.engine.answers OUT` writes the golden file from whatever code is on
-PYTHONPATH; it was written from main before lazy rows and add/remove patching landed
-(commit 8a3c977), with GOLDEN_CONFIG.
+PYTHONPATH; it was written from the code without lazy rows and add/remove patching, with
+GOLDEN_CONFIG.
 """
 
 from __future__ import annotations

@@ -229,7 +229,7 @@ def test_a_read_that_meets_a_lock_is_a_miss_and_the_cache_stays_in_use(tmp_path:
 def test_opening_an_existing_cache_writes_nothing_and_reads_one_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 14: the hook opens the cache on every prompt. Stamping the schema version
+    """The hook opens the cache on every prompt. Stamping the schema version
     again was a WAL commit each time (17-20 ms) and count(*) read every page of the
     vectors (0.4 s from a cold disk at 26,000); an existing file now gets neither."""
     import sqlite3

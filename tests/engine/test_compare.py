@@ -58,7 +58,7 @@ def test_with_a_depth_skills_that_enter_or_leave_the_top_are_new_or_gone(index: 
     base = decide("merge two pdf files into one", index, CONFIG)
     current = decide("my kubernetes pod keeps crashing", index, CONFIG)
     diff = ranking_diff(base, current, depth=5)
-    assert base.rows.made <= 10 and current.rows.made <= 10  # rows stay lazy (issue 14)
+    assert base.rows.made <= 10 and current.rows.made <= 10  # rows stay lazy
     top_base = {row.id for row in base.rows[:5]}
     top_now = {row.id for row in current.rows[:5]}
     assert {e.skill_id for e in diff.entries if e.move is Move.NEW} == top_now - top_base

@@ -21,7 +21,7 @@ from explorer.engine.pipeline import decide
 from explorer.engine.snapshot import Index
 
 # The strings hooks, CI scripts and the explorer read (schema skill-explorer/decision@1).
-# Renaming a value is a schema change: bump SCHEMA and the README's list with it.
+# Renaming a value is a schema change: bump SCHEMA and docs/cli.md's list with it.
 SCHEMA_VALUES = {
     # "relevance" (and its gates and verdicts below): added, additive, the §9.12 stage
     Stage: {"blank", "empty", "lexical", "rerank", "cosine", "relevance"},
@@ -111,7 +111,7 @@ def test_rows_are_slotted(bow_index: Index) -> None:
 
 
 def test_lazy_rows_put_the_injected_first_and_make_only_what_is_read() -> None:
-    """Issue 14, lazy rows: a denied skill between two injected ones moves below them, as
+    """Lazy rows: a denied skill between two injected ones moves below them, as
     the eager build ordered it; reading a screenful makes a screenful of Row objects."""
     from explorer.engine.embed import BowEmbedder
     from explorer.engine.models import assemble_models

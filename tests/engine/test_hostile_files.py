@@ -1,4 +1,4 @@
-"""One bad SKILL.md never takes the library down (issue 13, items 1-5).
+"""One bad SKILL.md never takes the library down (file-level hostility).
 
 Each case builds a real file (symlink loop, FIFO, device, huge file, YAML alias bomb,
 10,000-deep nesting) next to two good skills. Anything that could hang runs in a

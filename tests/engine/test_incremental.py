@@ -181,7 +181,7 @@ def _shuffle_library(root: Path, rng: random.Random, number: int, pool: list[Pat
     [4, 5, pytest.param(6, marks=pytest.mark.slow)],  # 5: names indexed too
 )
 def test_random_adds_and_removes_patch_to_exactly_a_full_rebuild(tmp_path: Path, seed: int) -> None:
-    """Issue 14: adding or removing skills shifts positions; the patched index (vectors,
+    """Adding or removing skills shifts positions; the patched index (vectors,
     BM25 statistics, every table) is still exactly a fresh build's, and no full rebuild ran."""
     root = tmp_path / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)

@@ -193,7 +193,7 @@ def test_onnx_matches_the_training_time_network(interaction: Models) -> None:
 def test_auto_leaves_it_opt_in_until_it_beats_the_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # README, "The interaction reranker": it does not yet raise validation recall at no
+    # docs/rerankers.md, "The interaction reranker": it does not yet raise validation recall at no
     # higher false-inject rate on every library, so `auto` names it instead of loading it,
     # also when the packaged cross-encoder (auto's pick) is missing.
     assert models_module.INTERACTION_IN_AUTO is False

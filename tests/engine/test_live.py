@@ -309,7 +309,7 @@ def test_a_stale_copy_steps_aside_when_a_valid_one_appears(tmp_path: Path) -> No
 def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
     tmp_path: Path,
 ) -> None:
-    """Issue 14: the live index holds no body in memory; a body read on demand is the
+    """The live index holds no body in memory; a body read on demand is the
     file's, the injected text equals a fresh build's, and a skill whose file broke keeps
     serving its last good body (it exists nowhere else)."""
     from tests.conftest import SAMPLE_SKILLS

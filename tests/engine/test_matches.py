@@ -1,5 +1,5 @@
 """What matched, named (engine/matches.py): each boost's prompt term, typed, in the row and
-the JSON, adding up exactly to the channel it fed (issue 15)."""
+the JSON, adding up exactly to the channel it fed."""
 
 from __future__ import annotations
 

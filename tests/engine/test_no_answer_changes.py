@@ -1,6 +1,6 @@
-"""No answer changes (issue 14): the decisions of before the scale work, kept in
-tests/data/answers-before.jsonl (written by tests/engine/answers.py from main before lazy
-rows and add/remove patching), are what the engine answers now: from a fresh build,
+"""No answer changes: the decisions of before the scale work, kept in
+tests/data/answers-before.jsonl (written by tests/engine/answers.py from the code without
+lazy rows and add/remove patching), are what the engine answers now: from a fresh build,
 from the persisted store, and from a live index that reached the library through adds
 and removes. And lazy rows equal the rows an eager build made, field for field."""
 

@@ -213,7 +213,7 @@ def _fake_store(directory: Path, name: str, header: dict | None, age_s: float) -
 
 
 def test_old_stores_are_removed_but_never_a_recent_mapped_or_foreign_one(tmp_path: Path) -> None:
-    """Issue 14: `<cache>/index/*.idx` no longer piles up. Per library key only the newest
+    """`<cache>/index/*.idx` does not pile up. Per library key only the newest
     survives; recent stores, stores another process has mapped and files that are not
     ours stay; crashed partial writes go after an hour."""
     import mmap

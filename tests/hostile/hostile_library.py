@@ -1,4 +1,4 @@
-"""Builds the hostile library of issue 13 at test time, in a temporary directory.
+"""Builds the hostile library at test time, in a temporary directory.
 
 Every case is a real file (or FIFO, symlink, device link, directory) next to good skills.
 `REJECTED` files must be reported with their path and a reason; `WARNED` files route with

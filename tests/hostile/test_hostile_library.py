@@ -1,4 +1,4 @@
-"""The hostile library (issue 13): every bad file at once, through every command.
+"""The hostile library: every bad file at once, through every command.
 
 `hostile_library.py` builds, in a temporary directory, the good skills plus every case
 the audit tried: a symlink to itself, a FIFO, a link to /dev/zero, a 64 MB file, a YAML
@@ -182,7 +182,7 @@ def test_index_finishes_and_reports(libraries, cli, tmp_path) -> None:
 def test_hook_injects_as_without_the_bad_files(libraries, cli, tmp_path, prompt) -> None:
     hostile, clean, _ = libraries
 
-    def payload(session: str) -> str:  # one session each: the session ledger dedups (issue 11)
+    def payload(session: str) -> str:  # one session each: the session ledger dedups
         return json.dumps({"prompt": prompt, "cwd": str(tmp_path), "session_id": session})
 
     bad, took = cli("hook", "--skills", str(hostile), *BOW, stdin=payload("a"))

@@ -1,4 +1,4 @@
-"""No skill text reaches the terminal as control (issue 13, items 6-7).
+"""No skill text reaches the terminal as control.
 
 A hostile library puts every kind of terminal control into names, descriptions, bodies
 and directory names: OSC 0 (window title), OSC 8 (hyperlink), OSC 52 (clipboard), CSI 2J

@@ -50,7 +50,8 @@ def test_minilm_by_its_reference_name_keeps_the_reference_calibration(name: str)
 
 
 def test_the_packaged_minilm_keeps_its_own_measured_knee() -> None:
-    """Ours, not the reference's: the packaged int8 MiniLM has its knee measured (README)."""
+    """Ours, not the reference's: the packaged int8 MiniLM has its own measured knee
+    (docs/calibration.md)."""
     calibration = CALIBRATION["minilm"]
     assert (calibration.min_similarity, calibration.score_margin) == (0.52, 0.12)
 

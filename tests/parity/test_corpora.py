@@ -157,3 +157,67 @@ def test_eval_prints_a_table_by_kind(
     ) in (0, 1)
     data = json.loads(capsys.readouterr().out)
     assert set(data["by_kind"]) == {"should-trigger", "should-not-trigger"}
+
+
+def test_both_skill_creator_layouts_read_alike(tmp_path: Path) -> None:
+    """skill-creator writes trigger evals as a bare list of {query, should_trigger} and as
+    {"skill_name", "evals": [{id, prompt, should_trigger}]}; both are the same cases."""
+    listed = tmp_path / "listed.json"
+    listed.write_text(
+        '[\n  {"query": "merge two pdf files", "should_trigger": true},\n'
+        '  {"query": "bake banana bread", "should_trigger": false}\n]\n'
+    )
+    nested = tmp_path / "nested.json"
+    nested.write_text(
+        '{\n  "skill_name": "pdf",\n  "evals": [\n'
+        '    {"id": 1, "prompt": "merge two pdf files", "should_trigger": true},\n'
+        '    {"id": 2, "prompt": "bake banana bread", "should_trigger": false,\n'
+        '     "expected_output": "nothing injected", "files": []}\n  ]\n}\n'
+    )
+    first = load_cases(listed, skill="pdf")
+    second = load_cases(nested)  # the skill comes from skill_name
+    shape = [(case.prompt, case.expect, case.reject, case.kind) for case in first.cases]
+    assert shape == [(case.prompt, case.expect, case.reject, case.kind) for case in second.cases]
+    assert shape[0] == ("merge two pdf files", ("pdf",), (), "should-trigger")
+    assert [case.line for case in second.cases] == [4, 5]
+    assert second.warnings == ()  # skill-creator's own keys are not "ignored" noise
+    assert load_cases(nested, skill="xlsx").cases[0].expect == ("xlsx",)  # --skill wins
+
+
+def test_an_output_eval_set_is_not_a_trigger_eval_set(tmp_path: Path) -> None:
+    path = tmp_path / "evals.json"
+    path.write_text('{"skill_name": "pdf", "evals": [{"id": 1, "prompt": "merge", "files": []}]}')
+    with pytest.raises(CaseError, match="an output eval"):
+        load_cases(path)
+
+
+def test_eval_reads_the_nested_layout(tmp_path: Path, library: Path) -> None:
+    path = tmp_path / "evals.json"
+    path.write_text(
+        json.dumps(
+            {
+                "skill_name": "pdf",
+                "evals": [
+                    {"id": 1, "prompt": "merge two pdf files", "should_trigger": True},
+                    {"id": 2, "prompt": "what is the capital of portugal", "should_trigger": False},
+                ],
+            }
+        )
+    )
+    report = evaluate(load_cases(path).cases, index_of(library), Config(preset="reference"))
+    assert report.rates.positives == 1 and report.rates.negatives == 1
+
+
+def test_the_eval_command_reads_the_nested_layout_without_skill(
+    tmp_path: Path, library: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "evals.json"
+    path.write_text(
+        '{"skill_name": "pdf", "evals": [{"prompt": "merge two pdf files", '
+        '"should_trigger": true}]}'
+    )
+    common = ["--skills", str(library), "--no-ski-config", "--cache-dir", str(tmp_path / "c")]
+    main(["eval", str(path), *common, "--set", "model=bow", "--set", "reranker=off", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["by_kind"]["should-trigger"]["cases"] == 1
+    assert report["cases"][0]["expect"] == ["pdf"]

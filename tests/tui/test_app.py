@@ -369,7 +369,7 @@ async def test_watcher_failures_reach_the_status_bar(library: Path, tmp_path: Pa
 
 @pytest.mark.slow
 async def test_the_table_makes_rows_only_for_what_it_draws(tmp_path: Path) -> None:
-    """Issue 14, lazy rows: 400 skills, a prompt, a save (deltas) and a sort by cosine; the
+    """Lazy rows: 400 skills, a prompt, a save (deltas) and a sort by cosine; the
     table never makes more Row objects than it drew lines (plus the followed skill), and
     its lines are those of the full decision."""
     root = tmp_path / "skills"

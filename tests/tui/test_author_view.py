@@ -1,4 +1,4 @@
-"""Issue 15, for a skill author: what matched, named; health in the table and F3; the config
+"""For a skill author: what matched, named; health in the table and F3; the config
 layers; the panel maximised; the gates that decided first; a failing case into the prompt;
 UI state that persists. Driven through Textual's Pilot over the real engine."""
 

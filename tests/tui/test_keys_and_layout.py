@@ -1,4 +1,4 @@
-"""Issue 15: every key from every focus, F2 without side effects, resizing, the editor,
+"""Every key from every focus, F2 without side effects, resizing, the editor,
 column widths, colours, and finding a skill (filter, go to, --skill, type and move at once).
 
 Driven through Textual's Pilot over the real engine and a real live index.

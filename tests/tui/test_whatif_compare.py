@@ -1,4 +1,4 @@
-"""Issue 15: what-if for a description (F7) and compare for real (F8), through Pilot over
+"""What-if for a description (F7) and compare for real (F8), through Pilot over
 the real engine, a real live index and real SKILL.md files in a tmp dir."""
 
 from __future__ import annotations

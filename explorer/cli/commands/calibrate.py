@@ -59,8 +59,8 @@ class CalibrateCommand(Command):
         parser.add_argument(
             "--markdown",
             action="store_true",
-            help="with --manifest/--library: print the report as Markdown (the README's "
-            "calibration section is pasted from it)",
+            help="with --manifest/--library: print the report as Markdown (docs/calibration.md's "
+            "generated report is pasted from it)",
         )
         parser.add_argument(
             "--budget",

@@ -66,8 +66,9 @@ class EvalCommand(Command):
         parser.add_argument(
             "--skill",
             metavar="ID",
-            help="the skill a skill-creator trigger eval set is about "
-            '([{"query": ..., "should_trigger": true|false}])',
+            help="the skill a skill-creator trigger eval set is about: a list of "
+            '{"query": ..., "should_trigger": true|false}, or {"evals": [{"prompt": ..., '
+            '"should_trigger": ...}]} (default: its skill_name)',
         )
         parser.add_argument(
             "--by-library",

@@ -14,7 +14,9 @@ class ExploreCommand(Command):
     help = "the interactive explorer (the default: skill-explorer [DIR])"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (default: .)")
+        parser.add_argument(
+            "dirs", nargs="*", metavar="DIR", help="skills roots (as --skills; default: .)"
+        )
         parser.add_argument("--prompt", default="", help="start with this prompt typed")
         add_cwd_option(parser)
         parser.add_argument(
@@ -37,14 +39,15 @@ class ExploreCommand(Command):
             "every re-index and threshold edit (default: the state directory's "
             "telemetry.jsonl when it exists)",
         )
-        add_common_options(parser, skills=False)
+        add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.cli.commands.history import default_log
         from explorer.tui.app import ExplorerApp
         from explorer.tui.health import layers_text
 
-        roots = list(args.dirs) or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
+        named = [*args.dirs, *args.skills]
+        roots = named or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
         history_log = args.history or (str(default_log()) if default_log().is_file() else None)
         app = ExplorerApp(
             roots,

@@ -54,8 +54,8 @@ class IndexCommand(Command):
     help = "build or refresh the persistent index"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots")
-        add_common_options(parser, skills=False)
+        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (as --skills)")
+        add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine.threads import set_process_kind

@@ -30,7 +30,7 @@ class LintCommand(Command):
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots")
+        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (as --skills)")
         parser.add_argument(
             "--claude-code",
             action="store_true",
@@ -57,7 +57,7 @@ class LintCommand(Command):
             help="report every near-duplicate pair (default: each skill's 3 closest, "
             "and a count of the rest)",
         )
-        add_common_options(parser, skills=False)
+        add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine.lint import NEAR_DUPLICATE_SHOWN, has_errors, lint

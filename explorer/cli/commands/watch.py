@@ -34,8 +34,8 @@ class WatchCommand(Command):
     help = "re-index live as files change; one line per re-index (Ctrl-C stops)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots")
-        add_common_options(parser, skills=False)
+        parser.add_argument("dirs", nargs="*", metavar="DIR", help="skills roots (as --skills)")
+        add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine.live import LiveIndex

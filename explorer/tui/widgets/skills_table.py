@@ -192,7 +192,7 @@ class SkillsTable(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.hidden: set[str] = set()  # columns the user turned off
         # The decision's rows, in its order: lazy (engine Rows), a Row is made only for
-        # the lines drawn and the skill asked about (issue 14); any sequence of rows works.
+        # the lines drawn and the skill asked about; any sequence of rows works.
         self.rows: Sequence[Row] = ()
         self.view: list[int] = []  # indices into rows: filtered and sorted, what is drawn
         self.filter_text = ""
@@ -406,7 +406,7 @@ class SkillsTable(ScrollView, can_focus=True):
     def _why_width(self) -> int:
         """The longest reason among the first rows of the view (as many as the table shows,
         at most WHY_SAMPLE), so short reasons leave room for more columns. Those rows are
-        drawn anyway: no Row is made that would not be (issue 14's lazy rows)."""
+        drawn anyway: no Row is made that would not be (lazy rows)."""
         if self._decision is None:
             return WHY_MAX
         rows = self.rows
