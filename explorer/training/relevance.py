@@ -1,6 +1,6 @@
 """Train the relevance model (§9.12) and measure it leave-library-out.
 
-    python -m explorer.training.relevance --wild ../shared/corpus/wild-trigger-evals
+    python -m explorer.training.relevance --report docs/quality.md
 
 One command, fixed seed, numpy only (no train extra needed). It routes every labelled
 prompt of every library through the real `decide()` under the learned preset, so the
@@ -30,7 +30,7 @@ import sys
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +54,7 @@ SECOND_PRECISION = 0.5  # a second skill is added only where it was right at lea
 L2 = 1.0
 SMALL_SIZES = (5, 8, 10, 15, 20, 30)
 SMALL_PER_FOLD = 12
+SMALL_PROMPTS = 60  # a small library's own prompts, at most (its plain negatives beside)
 BANDS = (("≤ 10", 0, 10), ("11–50", 11, 50), ("51–300", 51, 300), ("≥ 1,000", 1000, 10**9))
 
 
@@ -72,6 +73,8 @@ class Sample:
     matrix: np.ndarray
     source: str = ""  # the wild skill whose author wrote the prompt
     baseline: tuple[str, ...] = ()  # what the previous default (calibrated) injected
+    # A two-task prompt: the skills of each task (a hit needs one of them; "both" all parts).
+    parts: tuple[tuple[str, ...], ...] = ()
 
     @property
     def positive(self) -> bool:
@@ -105,6 +108,7 @@ def _samples(
     library: str,
     fold: Callable[[Case], str],
     source: Callable[[Case], str] = _no_source,
+    parts: Mapping[str, tuple[tuple[str, ...], ...]] | None = None,
 ) -> list[Sample]:
     out = []
     ids = set(index.ids)
@@ -130,6 +134,7 @@ def _samples(
                 matrix=trace.values.copy(),
                 source=source(case),
                 baseline=before,
+                parts=(parts or {}).get(case.prompt, ()),
             )
         )
     return out
@@ -184,6 +189,7 @@ class Router:
             keep = set(self.rng.sample(ids, size))
             index = self.index(found, roots, keep)
             chosen = [(c, k) for c, k in cases if set(c.expect or c.reject) & keep]
+            chosen = self.rng.sample(chosen, min(len(chosen), SMALL_PROMPTS))
             chosen += self.rng.sample(negatives, min(len(negatives), 12))
             out += _samples(index, chosen, self.config, f"{name} (small)", fold, source)
         return out
@@ -214,6 +220,8 @@ def collect(
             whole = _samples(index, cases, config, library.name, fold)
             log(f"{library.name}: {len(index)} skills, {len(whole)} prompts")
             samples += whole
+            two, parts = two_task_prompts(cases, router.rng)
+            samples += _samples(index, two, config, library.name, fold, parts=parts)
             if library.name == "anthropic-wshobson":  # the 12 Anthropic skills alone
                 apache = {s.id for s in found.skills if "anthropic-apache" in s.path}
                 small = router.index(found, roots, apache)
@@ -223,6 +231,29 @@ def collect(
     if wild is not None:
         samples += _wild(wild, router, log)
     return samples
+
+
+TWO_TASKS_PER_LIBRARY = 30
+
+
+def two_task_prompts(
+    cases: Labelled, rng: random.Random
+) -> tuple[Labelled, dict[str, tuple[tuple[str, ...], ...]]]:
+    """Two direct requests for different skills joined into one prompt ("…, and then …"):
+    the multi-intent kind, where each task's skill should be injected."""
+    direct = [case for case, kind in cases if kind == "direct" and case.expect]
+    out: Labelled = []
+    parts: dict[str, tuple[tuple[str, ...], ...]] = {}
+    while len(out) < TWO_TASKS_PER_LIBRARY and len(direct) > 1:
+        first, second = rng.sample(direct, 2)
+        if set(first.expect) & set(second.expect):
+            continue
+        text = second.prompt.strip()
+        prompt = f"{first.prompt.strip().rstrip('.?!')}, and then {text[:1].lower()}{text[1:]}"
+        expect = tuple(dict.fromkeys(first.expect + second.expect))
+        out.append((Case(prompt, expect, "direct"), "multi-intent"))
+        parts[prompt] = (first.expect, second.expect)
+    return out, parts
 
 
 def wild_folds(wild: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -394,8 +425,13 @@ class Tally:
     hits: int = 0
     negatives: int = 0
     false_injects: int = 0
+    two_tasks: int = 0
+    both: int = 0  # two-task prompts with a skill of each task injected
 
     def add(self, sample: Sample, outcome: Outcome) -> None:
+        if sample.parts:
+            self.two_tasks += 1
+            self.both += all(set(part) & set(outcome.injected) for part in sample.parts)
         if sample.positive:
             self.positives += 1
             self.hits += outcome.hit(sample)
@@ -460,7 +496,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m explorer.training.relevance", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
-        "--wild", type=Path, help="the wild trigger-eval corpus (its development part)"
+        "--wild",
+        type=Path,
+        default=WILD,
+        help="the wild trigger-eval corpus (default: %(default)s)",
     )
     parser.add_argument(
         "--out", type=Path, default=RELEVANCE_MODEL, help="where the shipped model goes"
@@ -536,6 +575,7 @@ def load_samples(path: Path) -> list[Sample]:
                 "reject": frozenset(m["reject"]),
                 "candidates": tuple(m["candidates"]),
                 "baseline": tuple(m.get("baseline", ())),
+                "parts": tuple(tuple(part) for part in m.get("parts", ())),
             },
             matrix=data[f"m{i}"],
         )
@@ -543,16 +583,15 @@ def load_samples(path: Path) -> list[Sample]:
     ]
 
 
-COMMAND = (
-    "python -m explorer.training.relevance --wild ../shared/corpus/wild-trigger-evals "
-    "--report docs/quality.md"
-)
+COMMAND = "python -m explorer.training.relevance --report docs/quality.md"
+WILD = Path(__file__).resolve().parents[2] / "benchmarks" / "libraries" / "wild-trigger-evals"
 KIND_NOTES = {
     "author": "a skill's own author's should-trigger prompt (wild corpus)",
     "author-negative": "an author's should-not-trigger prompt: that skill must not fire",
     "direct": "names the domain, tool or artefact (hand-written)",
     "indirect": "the need without the skill's words (hand-written)",
     "near-miss": "brushes a skill's topic, asks nothing of it (hand-written)",
+    "multi-intent": "two direct requests for different skills in one prompt",
     "negative": "no skill in the library serves it",
 }
 
@@ -565,6 +604,23 @@ def _rows(pairs: list[tuple[str, Tally]], baseline: dict[str, Tally] | None = No
             cells += " | " + baseline[name].cells()
         lines.append(f"| {name} | {cells} |")
     return lines
+
+
+def two_task_line(
+    samples: Sequence[Sample], outcomes: dict[int, Outcome], baseline: dict[int, Outcome] | None
+) -> str:
+    """How often a two-task prompt got a skill for each task."""
+    ours, theirs = Tally(), Tally()
+    for position, sample in enumerate(samples):
+        if sample.parts:
+            ours.add(sample, outcomes[position])
+            if baseline is not None:
+                theirs.add(sample, baseline[position])
+    before = f" (before: {theirs.both})" if baseline is not None else ""
+    return (
+        f'`multi-intent` (two direct requests joined by "and then"): a skill for each task in '
+        f"{ours.both} of {ours.two_tasks}{before}; at least one of them is the recall above."
+    )
 
 
 def report(
@@ -628,6 +684,8 @@ def report(
         *both(lambda s: "non-English" if non_english(s.prompt) else None),
         "",
         *(f"* `{kind}`: {note}" for kind, note in KIND_NOTES.items()),
+        "",
+        two_task_line(samples, outcomes, baseline),
         "",
         "## By library",
         "",
