@@ -153,7 +153,15 @@ def render(block: Any, width: int = 200) -> str:
         return visible(block)
     from rich.console import Console
 
-    sink = Console(width=width, markup=False, highlight=False, emoji=False, no_color=True)
+    sink = Console(
+        width=width,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        no_color=True,
+        color_system=None,  # no style codes either (bold): the text is written to files
+        force_terminal=False,
+    )
     with sink.capture() as captured:
         sink.print(block)
     return "\n".join(line.rstrip() for line in captured.get().splitlines())
