@@ -67,8 +67,10 @@ async def test_every_screen_shows_hostile_text_literally(
     app = make_app(library, tmp_path)
     seen: dict[str, str] = {}
 
-    async def look(pause: float = 0.05) -> None:
-        await pilot.pause(pause)
+    async def look(until: str = "") -> None:
+        """Keep the frame once it is drawn (and shows `until`)."""
+        await pilot.pause()
+        await settle(pilot, lambda: until in screen_text(app))
         seen[f"{len(seen)} {type(app.screen).__name__}"] = screen_text(app)
 
     async def close(screen_type: type) -> None:
@@ -83,7 +85,7 @@ async def test_every_screen_shows_hostile_text_literally(
         assert pinned == visible(PROMPT)
         await settle(pilot, lambda: shown_for(app, pinned))
         await pilot.press("ctrl+t")  # pin: the prompt is said in a notification
-        await look()
+        await look("pinned")
         assert "[/] [bold] ␛]52" in toasts(app)
         prompt = pinned + " [/tmp]"
         bar.value = prompt
@@ -100,7 +102,7 @@ async def test_every_screen_shows_hostile_text_literally(
         for skill in ("pdf-[/tmp]", EVIL_NAME):
             app.go_to_skill(skill)
             await pilot.press("ctrl+o")  # no editor: the message names the file
-            await look()
+            await look("not found")
             if skill == "pdf-[/tmp]":  # the whole path, `[old]` included, not read as a tag
                 assert "skills/pdf [old]/SKILL.md" in toasts(app)
 
@@ -121,14 +123,14 @@ async def test_every_screen_shows_hostile_text_literally(
 
         await pilot.press("ctrl+g")  # the go-to palette: every skill, then a search
         await settle(pilot, lambda: isinstance(app.screen, CommandPalette))
-        await look(0.3)
-        await pilot.press(*"pdf")
-        await look(0.3)
+        await look("Use when building spreadsheets")
+        await pilot.press(*"evil")
+        await look("Use when merging PDF reports")
         await close(CommandPalette)
         await pilot.press("ctrl+p")
         await settle(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"go")
-        await look(0.2)
+        await look("Go to skill")
         await close(CommandPalette)
 
         for key, screen_type in (("f1", TextScreen), ("f2", ThresholdEditor)):
