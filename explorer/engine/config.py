@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -387,7 +388,7 @@ def load_config(
         if position == 1 and trust is not None and not trust(path.parent):
             warnings.append(
                 f"{path}: project config not trusted, ignored; if you trust this repository, "
-                f"run: skill-explorer trust {path.parent}"
+                f"run: skill-explorer trust {shlex.quote(str(path.parent))}"
             )
             continue
         try:

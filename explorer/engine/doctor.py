@@ -8,6 +8,7 @@ router skips) is a warning; the rest is information.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,7 +82,7 @@ def diagnose(
                 "config",
                 WARNING,
                 f"{project.parent} is not trusted: the hook ignores its config "
-                f"(skill-explorer trust {project.parent})",
+                f"(skill-explorer trust {shlex.quote(str(project.parent))})",
             )
     for file_name in loaded.files:
         if file_name not in {str(item) for item, _ in considered}:
