@@ -11,6 +11,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -66,6 +67,26 @@ def pad_batch(encodings: Sequence[Encoding]) -> tuple[np.ndarray, np.ndarray, np
     return ids, mask, types
 
 
+def quiet_onnxruntime() -> ModuleType:
+    """onnxruntime, imported with its telemetry off.
+
+    From 1.30 on Linux and macOS, onnxruntime's own telemetry creates a device id and an
+    event store under $XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime (and would
+    upload events) as soon as it is imported. ORT_DISABLE_TELEMETRY=1 before that import
+    turns it off entirely; `disable_telemetry_events` turns off the events of a build that
+    ignores the variable. A value the user set is kept. Every onnxruntime import of the
+    product goes through here.
+    """
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime
+
+    disable = getattr(onnxruntime, "disable_telemetry_events", None)
+    if disable is not None:
+        disable()
+    module: ModuleType = onnxruntime
+    return module
+
+
 def onnx_session(
     model_path: str, threads: int | None, optimized_dir: str | os.PathLike[str] | None
 ) -> InferenceSession:
@@ -76,8 +97,7 @@ def onnx_session(
     loads in about half the time and peaks ~80 MB lower. Extended, not full, optimisation
     is saved, because the full level may bake in this machine's CPU layout.
     """
-    import onnxruntime
-
+    onnxruntime = quiet_onnxruntime()
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads or onnx_threads()
     if options.intra_op_num_threads == 1:
