@@ -31,7 +31,6 @@ from explorer.engine.config import (
     type_label,
 )
 from explorer.engine.models import ModelStatus
-from explorer.engine.ranges import range_error
 from explorer.engine.skills import Problem
 from explorer.engine.tomlfile import update_toml
 from explorer.terminal import plain, visible
@@ -313,12 +312,8 @@ class ThresholdEditor(ModalScreen[None]):
                 value: Any = getattr(DEFAULTS, name)  # a cleared field is the default
             else:
                 value = coerce(name, read_value(name, raw), "editor")
-        except ConfigError as error:
+        except ConfigError as error:  # the type or the range, as a file or --set says it
             self._refused(name, str(error).removeprefix("editor: "))
-            return
-        problem = range_error(name, value)
-        if problem is not None:
-            self._refused(name, problem)
             return
         self.errors.pop(name, None)
         self._redraw()
