@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from explorer.engine.files import pid_alive
 from explorer.engine.text import tokenize
 from explorer.engine.threads import cpu_count as cpu_count  # re-exported for callers
 from explorer.engine.threads import onnx_threads
@@ -152,7 +153,7 @@ def remove_orphaned_partials(directory: Path) -> list[Path]:
         return removed
     for name in names:
         match = _PARTIAL_RE.match(name)
-        if match and not _pid_alive(int(match.group(1))):
+        if match and not pid_alive(int(match.group(1))):
             path = directory / name
             try:
                 path.unlink()
@@ -160,18 +161,6 @@ def remove_orphaned_partials(directory: Path) -> list[Path]:
                 continue
             removed.append(path)
     return removed
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False  # no such process (or a number no process can have)
-    except PermissionError:
-        return True  # it exists, owned by another user
-    return True
 
 
 class _QueryCache:

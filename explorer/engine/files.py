@@ -35,3 +35,16 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process `pid` exists (of any user): a file named for a dead one is orphaned."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False  # no such process (or a number no process can have)
+    except PermissionError:
+        return True  # it exists, owned by another user
+    return True
