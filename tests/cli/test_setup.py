@@ -232,3 +232,14 @@ def test_doctor_diagnoses_an_invalid_config_instead_of_stopping(project: Path, c
     assert any("--set: unknown key 'nope'" in line for line in marked)
     assert "dense model bow" in out  # the valid --set still applies
     assert run(capsys, "route", "x", *common)[0] == 2  # a usage error for the others
+
+
+def test_init_writes_through_a_symlinked_settings_file(project: Path, capsys) -> None:
+    shared = project.parent / "shared-settings.json"
+    shared.write_text('{"theme": "dark"}\n', encoding="utf-8")
+    link = project / ".claude" / "settings.json"
+    link.parent.mkdir()
+    os.symlink(shared, link)
+    assert run(capsys, "init")[0] == 0
+    assert link.is_symlink() and hook_wired(shared)
+    assert json.loads(shared.read_text("utf-8"))["theme"] == "dark"
