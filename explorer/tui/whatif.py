@@ -113,9 +113,9 @@ def scores_text(result: WhatIf) -> Text:
     out.append_text(_verdict(after))
     out.append("\n")
     out.append("now     ", style="dim")
-    out.append(before.reason + "\n")
+    out.append_text(plain(before.reason + "\n"))  # a reason can quote a skill's id
     out.append("edited  ", style="dim")
-    out.append(after.reason + "\n", style="green" if after.injected else "yellow")
+    out.append_text(plain(after.reason + "\n", style="green" if after.injected else "yellow"))
     return out
 
 
