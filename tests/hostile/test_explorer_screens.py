@@ -3,10 +3,11 @@ prompt carry terminal controls and Textual markup: nothing reaches the terminal 
 and no text from outside is parsed as markup (a markup error would stop the app, and the
 Pilot re-raises it when the test leaves `run_test`).
 
-One walk through the screens, in one app: the go-to palette (ctrl+g, listed and searched),
-the command palette, pin (ctrl+t) and compare (f8), the editor with no editor installed
-(ctrl+o), the Markdown export (ctrl+r), what-if (f7), help (f1), thresholds (f2) and the
-problems (f3). Every frame is read as the compositor would send it.
+One walk through the screens, in one app: pin (ctrl+t) and compare (f8), the editor with
+no editor installed (ctrl+o), what-if (f7), the Markdown export (ctrl+r), the go-to palette
+(ctrl+g, listed and searched), and with the slow tests the rest: both hostile skills, the
+command palette, help (f1), thresholds (f2) and the problems (f3). Every frame is read as
+the compositor would send it, toasts included.
 """
 
 from __future__ import annotations
@@ -59,8 +60,13 @@ def library(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.parametrize(
+    "everything",
+    [False, pytest.param(True, marks=pytest.mark.slow)],  # about 4 s, and 8 s for every screen
+    ids=["hostile-screens", "every-screen"],
+)
 async def test_every_screen_shows_hostile_text_literally(
-    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, everything: bool
 ) -> None:
     monkeypatch.chdir(tmp_path)  # ctrl+r writes the export here
     monkeypatch.setenv("VISUAL", str(tmp_path / "no-such-editor"))
@@ -101,11 +107,13 @@ async def test_every_screen_shows_hostile_text_literally(
 
         for skill in ("pdf-[/tmp]", EVIL_NAME):
             app.go_to_skill(skill)
-            await pilot.press("ctrl+o")  # no editor: the message names the file
-            await look("not found")
+            if everything or skill == "pdf-[/tmp]":
+                await pilot.press("ctrl+o")  # no editor: the message names the file
+                await look("not found")
             if skill == "pdf-[/tmp]":  # the whole path, `[old]` included, not read as a tag
                 assert "skills/pdf [old]/SKILL.md" in toasts(app)
-
+            if not everything and skill != EVIL_NAME:
+                continue
             await pilot.press("f7")  # what-if on the hostile skill
             await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
             whatif = app.screen
@@ -127,6 +135,8 @@ async def test_every_screen_shows_hostile_text_literally(
         await pilot.press(*"evil")
         await look("Use when merging PDF reports")
         await close(CommandPalette)
+        if not everything:
+            return await check(app, seen)
         await pilot.press("ctrl+p")
         await settle(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"go")
@@ -142,6 +152,11 @@ async def test_every_screen_shows_hostile_text_literally(
         await settle(pilot, lambda: app.screen is not app.main)
         await look()
         await close(type(app.screen))
+    await check(app, seen)
+
+
+async def check(app: ExplorerApp, seen: dict[str, str]) -> None:
+    """Every frame kept: the hostile text is there, shown, and nothing unsafe is sent."""
     text = "\n".join(seen.values())
     assert "pdf-[/tmp]" in text and "␛]52" in text and "[bold]" in text
     assert {where: unsafe(shown) for where, shown in seen.items() if unsafe(shown)} == {}
