@@ -17,7 +17,7 @@ from explorer.engine.presets import GUARD_KEYS
 from explorer.engine.reasons import reason
 from explorer.engine.relevance import FEATURE_LABELS
 from explorer.engine.snapshot import Index
-from explorer.terminal import plain, render, table
+from explorer.terminal import plain, render, table, visible
 
 Blocks = list[str | RenderableType]
 
@@ -326,4 +326,5 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
         lines += [render(block) for block in terms_table(index, decision.prompt, explained)]
         lines += ["```"]
     lines += ["", "## The hook would inject", "", "```", decision.text or "(nothing)", "```", ""]
-    return "\n".join(lines)
+    # Skill text is a stranger's: a Markdown file is read in a terminal too (cat, less -R).
+    return visible("\n".join(lines))

@@ -9,8 +9,10 @@ explorer both render through these helpers, so one rule covers every screen:
 
 - control characters other than newline and tab are shown as visible pictures
   (ESC as ␛, NUL as ␀, C1 as \\x9b), never sent;
-- Unicode bidirectional overrides and isolates, which can make text read differently
-  from what it is, are shown as \\u202e and the like;
+- Unicode bidirectional marks, embeddings, overrides and isolates, which can make text
+  read differently from what it is, and zero-width characters, which make `p\\u200bdf`
+  look like `pdf`, are shown as \\u202e, \\u200b and the like (U+200B-U+200F,
+  U+202A-U+202E, U+2066-U+2069, U+061C, U+FEFF; the joiners of emoji sequences too);
 - text is never parsed as markup (rich `Text`, not markup strings).
 
 `--json` output is not passed through here: it stays exact, and JSON escapes every
@@ -30,8 +32,11 @@ if TYPE_CHECKING:  # rich loads on first use: `say` in the hook's process never 
     from rich.table import Table
     from rich.text import Text
 
-# C0 and C1 controls other than newline and tab; the bidi embeddings, overrides and isolates.
-_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls other than newline and tab; the zero-width characters and bidi marks
+# (ZWSP, ZWNJ, ZWJ, LRM, RLM, ALM, BOM); the bidi embeddings, overrides and isolates.
+_UNSAFE_RE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
 
 
 def visible(text: str) -> str:
@@ -153,7 +158,15 @@ def render(block: Any, width: int = 200) -> str:
         return visible(block)
     from rich.console import Console
 
-    sink = Console(width=width, markup=False, highlight=False, emoji=False, no_color=True)
+    sink = Console(
+        width=width,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        no_color=True,
+        color_system=None,  # no style codes either (bold): the text is written to files
+        force_terminal=False,
+    )
     with sink.capture() as captured:
         sink.print(block)
     return "\n".join(line.rstrip() for line in captured.get().splitlines())

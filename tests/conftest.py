@@ -16,6 +16,9 @@ from explorer.engine.models import Models, assemble_models, load_models
 from explorer.engine.snapshot import Index, build_index
 
 REPO = Path(__file__).resolve().parent.parent
+# Collection imports onnxruntime (tests/support) before any fixture moves $HOME: with its
+# telemetry on, that import writes a device id into the developer's own cache.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 SAMPLE_SKILLS = REPO / "sample_skills"
 
 

@@ -8,12 +8,15 @@ so the hook's start-up is judged against the least a process can do.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 
 def embed_once(model: str, tokenizer_file: str, prompt: str) -> None:
     """Load the model and tokenizer, then run one inference, as the hook would for a prompt."""
     import numpy as np
+
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # as the engine's quiet_onnxruntime
     import onnxruntime
     from tokenizers import Tokenizer
 

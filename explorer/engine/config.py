@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from explorer.engine import paths
+from explorer.engine.ranges import range_error
 
 
 class ConfigError(ValueError):
@@ -170,8 +172,19 @@ def type_label(name: str) -> str:
     }.get(hint, str(hint))
 
 
-def coerce(name: str, value: Any, source: str) -> Any:
-    """Check one value against its field's type; errors name the key, source and type."""
+def coerce(name: str, value: Any, source: str, *, ranged: bool = True) -> Any:
+    """One value checked against its field's type, then (`ranged`) its usable range
+    (ranges.py: NaN, infinity, `max_skills = 0`); errors name the source, the key and
+    what is expected. Config files, `--set` and the explorer's editor all come here."""
+    typed = _typed(name, value, source)
+    problem = range_error(name, typed) if ranged else None
+    if problem is not None:
+        raise ConfigError(f"{source}: {problem}")
+    return typed
+
+
+def _typed(name: str, value: Any, source: str) -> Any:
+    """`value` as the type of field `name`, or a ConfigError naming the expected type."""
     if name not in _HINTS:
         raise ConfigError(f"{source}: unknown key {name!r}")
     hint = _HINTS[name]
@@ -340,10 +353,15 @@ def read_ski_config(
                 continue
             value = normal
         try:
-            values[key] = coerce(key, value, str(path))
+            typed = coerce(key, value, str(path), ranged=False)
         except ConfigError as error:
             warnings.append(f"{error}; the reference's whole config file is ignored, as it does")
             return None
+        problem = range_error(key, typed)  # the reference reads any number: this key only
+        if problem is not None:
+            warnings.append(f"{path}: {problem}; the default is kept")
+            continue
+        values[key] = typed
     return values
 
 
@@ -387,7 +405,7 @@ def load_config(
         if position == 1 and trust is not None and not trust(path.parent):
             warnings.append(
                 f"{path}: project config not trusted, ignored; if you trust this repository, "
-                f"run: skill-explorer trust {path.parent}"
+                f"run: skill-explorer trust {shlex.quote(str(path.parent))}"
             )
             continue
         try:

@@ -8,6 +8,7 @@ router skips) is a warning; the rest is information.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,8 +50,13 @@ def diagnose(
     *,
     cache_dir: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    config_errors: Sequence[str] = (),
 ) -> Report:
-    """Look at everything the hook would use, in the order it uses it."""
+    """Look at everything the hook would use, in the order it uses it.
+
+    `config_errors`: what made the config unusable for the other commands (a file or a
+    --set they refuse); `loaded` is then the config without those, as the hook reads it.
+    """
     from explorer.engine.cache import EmbeddingCache
     from explorer.engine.models import load_models
     from explorer.engine.skills import discover
@@ -81,15 +87,19 @@ def diagnose(
                 "config",
                 WARNING,
                 f"{project.parent} is not trusted: the hook ignores its config "
-                f"(skill-explorer trust {project.parent})",
+                f"(skill-explorer trust {shlex.quote(str(project.parent))})",
             )
     for file_name in loaded.files:
         if file_name not in {str(item) for item, _ in considered}:
             report.add("config", INFO, f"--config file: {file_name} (read)")
     for name, source in sorted(loaded.sources.items()):
         report.add("config", INFO, f"{name} = {getattr(config, name)!r} from {source}")
+    for error in config_errors:
+        report.add("config", ERROR, f"{error} (route, why and the explorer stop on it)")
+    refused = {f"{error}; this file is ignored" for error in config_errors}
     for warning in loaded.warnings:
-        report.add("config", WARNING, warning)
+        if warning not in refused:  # said above, as the error it is for every other command
+            report.add("config", WARNING, warning)
     for note in loaded.notes:
         report.add("config", INFO, note)
 

@@ -11,10 +11,12 @@ import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from explorer.engine.files import pid_alive
 from explorer.engine.text import tokenize
 from explorer.engine.threads import cpu_count as cpu_count  # re-exported for callers
 from explorer.engine.threads import onnx_threads
@@ -66,6 +68,26 @@ def pad_batch(encodings: Sequence[Encoding]) -> tuple[np.ndarray, np.ndarray, np
     return ids, mask, types
 
 
+def quiet_onnxruntime() -> ModuleType:
+    """onnxruntime, imported with its telemetry off.
+
+    From 1.30 on Linux and macOS, onnxruntime's own telemetry creates a device id and an
+    event store under $XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime (and would
+    upload events) as soon as it is imported. ORT_DISABLE_TELEMETRY=1 before that import
+    turns it off entirely; `disable_telemetry_events` turns off the events of a build that
+    ignores the variable. A value the user set is kept. Every onnxruntime import of the
+    product goes through here.
+    """
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime
+
+    disable = getattr(onnxruntime, "disable_telemetry_events", None)
+    if disable is not None:
+        disable()
+    module: ModuleType = onnxruntime
+    return module
+
+
 def onnx_session(
     model_path: str, threads: int | None, optimized_dir: str | os.PathLike[str] | None
 ) -> InferenceSession:
@@ -76,8 +98,7 @@ def onnx_session(
     loads in about half the time and peaks ~80 MB lower. Extended, not full, optimisation
     is saved, because the full level may bake in this machine's CPU layout.
     """
-    import onnxruntime
-
+    onnxruntime = quiet_onnxruntime()
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads or onnx_threads()
     if options.intra_op_num_threads == 1:
@@ -132,7 +153,7 @@ def remove_orphaned_partials(directory: Path) -> list[Path]:
         return removed
     for name in names:
         match = _PARTIAL_RE.match(name)
-        if match and not _pid_alive(int(match.group(1))):
+        if match and not pid_alive(int(match.group(1))):
             path = directory / name
             try:
                 path.unlink()
@@ -140,18 +161,6 @@ def remove_orphaned_partials(directory: Path) -> list[Path]:
                 continue
             removed.append(path)
     return removed
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False  # no such process (or a number no process can have)
-    except PermissionError:
-        return True  # it exists, owned by another user
-    return True
 
 
 class _QueryCache:

@@ -1,9 +1,11 @@
 """The values each numeric config field can sensibly take, and a message when it cannot.
 
-Types are checked by config.coerce; this is the second check, for values of the right type
-that the cascade cannot use (`bm25_b = 5`, `max_skills = 0`). The explorer's threshold
-editor refuses them with this message; config files stay as permissive as the reference
-(reference: src/config.rs reads any usize or float), so `lint` and the editor say it.
+The second half of config.coerce, after the type: a value of the right type that the
+cascade cannot use (`bm25_b = 5`, `max_skills = 0`, NaN or infinity anywhere). coerce is
+the one check every value passes, from a config file, `--set` or the explorer's editor,
+so each refuses the same values with the same message. The reference's own config.toml
+is read as it reads it, leniently: an unusable number there keeps the default, with a
+warning (config.read_ski_config).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "lexical_min": (0.0, INF),
     "lexical_margin": (0.0, INF),
     "recall_floor": (-1.0, INF),
-    "rerank_top_k": (1, 1000),
+    "rerank_top_k": (0, 1000),  # 0: no candidates, the cosine stage decides
     "rerank_min": (-INF, INF),
     "rerank_margin": (0.0, INF),
     "keyword_boost": (0.0, 10.0),
@@ -45,14 +47,14 @@ RANGES: dict[str, tuple[float, float]] = {
 
 def range_error(name: str, value: Any) -> str | None:
     """Why `value` is out of range for `name` (naming the range), or None when it is usable."""
-    bounds = RANGES.get(name)
-    if bounds is None or value is None or isinstance(value, bool):
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if not isinstance(value, (int, float)):
+    if isinstance(value, float) and not math.isfinite(value):  # every field, ranged or not
+        return f"{name} = {value} is not a finite number"
+    bounds = RANGES.get(name)
+    if bounds is None:
         return None
     low, high = bounds
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{name} = {value} is not a finite number"
     if low <= value <= high:
         return None
     if high == INF:

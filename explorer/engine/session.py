@@ -39,9 +39,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from explorer.engine.files import pid_alive
+
 LEDGER_FORMAT = "skill-explorer/session@1"
 LOCK_TIMEOUT_S = 10.0  # far above a ledger update (about a millisecond), far below a hook's 60 s
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
+# A temporary ledger, as _write names it: .<session file>.json.<pid>.<ns>.tmp
+_TEMPORARY_RE = re.compile(r"^\..+\.json\.(\d+)\.\d+\.tmp$")
+ORPHAN_AGE_S = 60.0
 
 
 class Source(StrEnum):
@@ -222,6 +227,29 @@ class SessionStore:
             self._write(path, session)
             return session
 
+    def remove_orphans(self) -> list[Path]:
+        """Delete the temporary ledgers of hooks killed before their rename: those whose
+        writer is dead, or older than ORPHAN_AGE_S (its pid reused since; a write takes
+        milliseconds). A live writer's fresh file stays. Returns what went."""
+        removed: list[Path] = []
+        try:
+            entries = list(os.scandir(self.directory))
+        except OSError:
+            return removed
+        now = time.time()
+        for entry in entries:
+            match = _TEMPORARY_RE.match(entry.name)
+            if match is None:
+                continue
+            try:
+                stale = now - entry.stat(follow_symlinks=False).st_mtime > ORPHAN_AGE_S
+                if stale or not pid_alive(int(match.group(1))):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                continue  # gone already (another hook), or not ours to remove
+        return removed
+
     @contextlib.contextmanager
     def _locked(self, session_id: str) -> Iterator[Path]:
         path = self.path_for(session_id)
@@ -233,6 +261,7 @@ class SessionStore:
             raise LedgerUnavailable(message) from error
         try:
             _lock(descriptor, self.lock_timeout_s, path)
+            self.remove_orphans()  # every hook that reads or writes a ledger tidies up
             yield path
         finally:
             os.close(descriptor)  # closing releases the lock
@@ -253,6 +282,7 @@ class SessionStore:
             return Session()
 
     def _write(self, path: Path, session: Session) -> None:
+        # named as _TEMPORARY_RE expects: remove_orphans finds it if this process dies here
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
         try:
             temporary.write_text(json.dumps(session.to_json(), indent=1), encoding="utf-8")

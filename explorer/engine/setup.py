@@ -20,10 +20,11 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from explorer.engine.files import write_atomically
 
 HOOK_EVENT = "UserPromptSubmit"
 # event -> the tool matcher its entry carries (None: every occurrence of the event)
@@ -130,14 +131,7 @@ def install_hook(path: Path, command: str, *, dry_run: bool = False) -> tuple[In
         return Installed(path, merge.events, None, command), text
     backup = _backup(path) if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)  # through a symlink to its target, the link kept
     return Installed(path, merge.events, backup, command), text
 
 

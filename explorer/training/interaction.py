@@ -393,9 +393,9 @@ def to_onnx(network: Network, path: Path) -> None:
 
 def check_export(network: Network, path: Path, pools: list[Pool]) -> float:
     """Largest |onnxruntime - numpy| logit over every training pool."""
-    import onnxruntime
+    from explorer.engine.embed import quiet_onnxruntime
 
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    session = quiet_onnxruntime().InferenceSession(str(path), providers=["CPUExecutionProvider"])
     worst = 0.0
     for pool in pools:
         got = session.run(None, {"features": pool.features.astype(np.float32)})[0]

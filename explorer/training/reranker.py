@@ -388,8 +388,11 @@ def export(
 ) -> dict[str, object]:
     """fp32 ONNX -> int8 ONNX (weights), the tokenizer and the serving settings."""
     import numpy as np
-    import onnxruntime as ort
     import torch
+
+    from explorer.engine.embed import quiet_onnxruntime
+
+    ort = quiet_onnxruntime()  # before onnxruntime.quantization imports it
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model.eval()
@@ -527,10 +530,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
     )
     import numpy
-    import onnxruntime
     import tokenizers
     import torch
     import transformers
+
+    from explorer.engine.embed import quiet_onnxruntime
 
     started = time.perf_counter()
     log.info(
@@ -544,7 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.__version__,
         transformers.__version__,
         tokenizers.__version__,
-        onnxruntime.__version__,
+        quiet_onnxruntime().__version__,
         numpy.__version__,
         platform.machine(),
     )

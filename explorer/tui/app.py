@@ -243,7 +243,9 @@ class ExplorerApp(App[None]):
         self.call_from_thread(self._use_snapshot, first, "loading the dense model…")
         engine = open_engine(self.config, cache=cache)
         for warning in engine.warnings:
-            self.call_from_thread(self.notify, warning, severity="warning", timeout=10)
+            self.call_from_thread(
+                self.notify, visible(warning), severity="warning", timeout=10, markup=False
+            )
         self.call_from_thread(self._set_loading, f"reading {len(first):,} skills' vectors…")
         # The embedding loop reports each chunk from this thread; a message keeps it from
         # ever waiting for the UI (post_message is thread-safe).
@@ -779,7 +781,7 @@ class ExplorerApp(App[None]):
             if isinstance(binding, Binding):
                 # The key in effect: the config's keymap, when it remaps this binding.
                 key = self._keymap.get(binding.id or "", binding.key)
-                out.append(f"{key:<10}", style="bold")
+                out.append(visible(f"{key:<10}"), style="bold")
                 out.append(f"{binding.description:<16}", style="")
                 out.append(f" id: {binding.id}\n", style="dim")
         out.append(
@@ -851,7 +853,8 @@ class ExplorerApp(App[None]):
     def action_pin(self) -> None:
         prompt = self.main.query_one(PromptBar).value
         self.pinned_prompt = None if self.pinned_prompt == prompt else prompt
-        self.notify("unpinned" if self.pinned_prompt is None else f"pinned {prompt!r}")
+        said = "unpinned" if self.pinned_prompt is None else f"pinned {prompt!r}"
+        self.notify(visible(said), markup=False)
         self.schedule_decide()
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
@@ -920,7 +923,8 @@ class ExplorerApp(App[None]):
             self.highlighted = skill_id
             self._show_skill(skill_id)
         else:
-            self.notify(f"no skill {skill_id!r} in the table yet", severity="warning")
+            message = visible(f"no skill {skill_id!r} in the table yet")
+            self.notify(message, severity="warning", markup=False)
 
     def sort_table(self, key: str) -> None:
         self.main.query_one(SkillsTable).sort_by(key)

@@ -7,7 +7,9 @@ from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
 
+from explorer.terminal import visible
 from explorer.tui.widgets.skills_table import COLUMNS, SORT_KEYS
 
 if TYPE_CHECKING:
@@ -82,7 +84,13 @@ class ExplorerCommands(Provider):
 
 
 class SkillCommands(Provider):
-    """ "Go to skill": every skill of the library by id, with its description as help."""
+    """ "Go to skill": every skill of the library by id, with its description under it.
+
+    Ids and descriptions are a stranger's text: each hit is built as `Content`, never as
+    markup (the palette reads a plain string and `help` as markup, and `[/tmp]` in a
+    description stopped the app), through the sanitiser, so an escape sequence in a name
+    is shown, not sent.
+    """
 
     def _skills(self) -> list[tuple[str, str]]:
         app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
@@ -93,19 +101,39 @@ class SkillCommands(Provider):
     async def discover(self) -> Hits:
         app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
         for skill_id, description in self._skills():
+            shown = skill_line(skill_id)
             yield DiscoveryHit(
-                skill_id, lambda skill_id=skill_id: app.go_to_skill(skill_id), help=description
+                listing(Content(shown), description),
+                lambda skill_id=skill_id: app.go_to_skill(skill_id),
+                text=shown,
             )
 
     async def search(self, query: str) -> Hits:
         app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
         matcher = self.matcher(query)
         for skill_id, description in self._skills():
-            score = matcher.match(skill_id)
+            shown = skill_line(skill_id)
+            score, offsets = matcher.fuzzy_search.match(matcher.query, shown)
             if score > 0:
+                name = Content(shown)
+                for offset in offsets:
+                    if not shown[offset].isspace():
+                        name = name.stylize(matcher.match_style, offset, offset + 1)
                 yield Hit(
                     score,
-                    matcher.highlight(skill_id),
+                    listing(name, description),
                     lambda skill_id=skill_id: app.go_to_skill(skill_id),
-                    help=description,
+                    text=shown,
                 )
+
+
+def skill_line(text: str) -> str:
+    """A skill's id or description on one line, every control made visible."""
+    return " ".join(visible(text).split())
+
+
+def listing(name: Content, description: str) -> Content:
+    """The id, and the description dimmed under it: what the palette's `help` would show,
+    without reading the description as markup."""
+    about = skill_line(description)
+    return name + Content("\n") + Content(about).stylize("dim") if about else name

@@ -94,10 +94,14 @@ def header_text(diff: RankingDiff, base_label: str) -> Text:
     out.append("compare ", style="bold")
     out.append(f"{base_label} ", style="dim")
     out.append_text(plain(repr(diff.base_prompt)))
-    out.append(f" ({diff.base_stage}, inject {', '.join(diff.base_injected) or '—'})", style="dim")
+    out.append_text(
+        plain(f" ({diff.base_stage}, inject {', '.join(diff.base_injected) or '—'})", style="dim")
+    )
     out.append("\n     → now ", style="dim")
     out.append_text(plain(repr(diff.prompt)))
-    out.append(f" ({diff.stage}, inject {', '.join(diff.injected) or '—'})", style="dim")
+    out.append_text(
+        plain(f" ({diff.stage}, inject {', '.join(diff.injected) or '—'})", style="dim")
+    )
     moved = sum(1 for entry in diff.entries if entry.move is not Move.SAME)
     changed = sum(1 for entry in diff.entries if entry.verdict_changed)
     out.append(

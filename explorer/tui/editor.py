@@ -16,6 +16,8 @@ from typing import Any
 
 from textual.app import App
 
+from explorer.terminal import visible
+
 Notify = Callable[..., None]  # App.notify or Screen.notify
 
 
@@ -28,13 +30,16 @@ def open_in_editor(app: App[Any], notify: Notify, path: str, *, name_file: bool 
     try:
         command = shlex.split(editor)
     except ValueError as error:
-        notify(f"cannot read $EDITOR {editor!r}: {error}", severity="error")
+        notify(visible(f"cannot read $EDITOR {editor!r}: {error}"), severity="error", markup=False)
         return False
     if not command or shutil.which(command[0]) is None:
         notify(
-            f"editor {editor!r} not found: set $VISUAL or $EDITOR"
-            + (f" (file: {path})" if name_file else ""),
+            visible(
+                f"editor {editor!r} not found: set $VISUAL or $EDITOR"
+                + (f" (file: {path})" if name_file else "")
+            ),
             severity="error",
+            markup=False,
             timeout=10 if name_file else None,
         )
         return False
@@ -42,6 +47,8 @@ def open_in_editor(app: App[Any], notify: Notify, path: str, *, name_file: bool 
         with app.suspend():
             subprocess.run([*command, path], check=False)
     except Exception as error:  # no terminal to hand over (a pipe, a test) or a dead editor
-        notify(f"cannot run {editor!r}: {error}", severity="error", timeout=10)
+        notify(
+            visible(f"cannot run {editor!r}: {error}"), severity="error", timeout=10, markup=False
+        )
         return False
     return True

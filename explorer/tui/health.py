@@ -154,7 +154,7 @@ class ProblemsScreen(ModalScreen[None]):
         for number, issue in enumerate(self.shown):
             if issue.kind != kind:
                 kind = issue.kind
-                heading = Text(f"{kind} ({counts[kind]})", style="bold")
+                heading = plain(f"{kind} ({counts[kind]})", style="bold")
                 options.append(Option(heading, disabled=True))
             options.append(Option(plain(f"  {issue.text()}"), id=str(number)))
         listing = self.query_one("#problems-list", OptionList)

@@ -31,7 +31,6 @@ from explorer.engine.config import (
     type_label,
 )
 from explorer.engine.models import ModelStatus
-from explorer.engine.ranges import range_error
 from explorer.engine.skills import Problem
 from explorer.engine.tomlfile import update_toml
 from explorer.terminal import plain, visible
@@ -205,7 +204,7 @@ class ThresholdEditor(ModalScreen[None]):
                 name, self.config.replace(**{name: None}), status=self.status, skills=self.skills
             )
             value = f" {blank.value}" if blank.value else ""
-            return f"blank = {blank.label}{value}"
+            return visible(f"blank = {blank.label}{value}")
         return f"blank = default {field_text(getattr(DEFAULTS, name)) or 'empty'}"
 
     def note(self, name: str) -> str:
@@ -235,7 +234,7 @@ class ThresholdEditor(ModalScreen[None]):
                     ("f4", "bold"),
                     (" or ", "dim"),
                     ("ctrl+s", "bold"),
-                    (f" saves the fields edited here to {self.save_path}; ", "dim"),
+                    (visible(f" saves the fields edited here to {self.save_path}; "), "dim"),
                     ("esc", "bold"),
                     (" closes", "dim"),
                 ),
@@ -262,12 +261,12 @@ class ThresholdEditor(ModalScreen[None]):
         name = self.current
         help_line = Text(no_wrap=True, overflow="ellipsis")
         help_line.append(name, style="bold")
-        help_line.append(f"  {self.note(name)}; {self.placeholder(name)}", style="dim")
+        help_line.append_text(plain(f"  {self.note(name)}; {self.placeholder(name)}", "dim"))
         source = self.source(name)
         if self.texts[name]:
-            help_line.append(f"; now {source.label}", style="dim")
+            help_line.append_text(plain(f"; now {source.label}", style="dim"))
         if source.note:
-            help_line.append(f"; {source.note}", style="dim")
+            help_line.append_text(plain(f"; {source.note}", style="dim"))
         if name in self.errors:
             help_line.append("  ")
             help_line.append_text(plain(self.errors[name], style="bold red"))
@@ -313,12 +312,8 @@ class ThresholdEditor(ModalScreen[None]):
                 value: Any = getattr(DEFAULTS, name)  # a cleared field is the default
             else:
                 value = coerce(name, read_value(name, raw), "editor")
-        except ConfigError as error:
+        except ConfigError as error:  # the type or the range, as a file or --set says it
             self._refused(name, str(error).removeprefix("editor: "))
-            return
-        problem = range_error(name, value)
-        if problem is not None:
-            self._refused(name, problem)
             return
         self.errors.pop(name, None)
         self._redraw()
@@ -383,7 +378,7 @@ class TextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="page"):
-            yield Static(Text(self.title_text, style="bold"), id="page-title")
+            yield Static(plain(self.title_text, style="bold"), id="page-title")
             yield Static(self.body, id="page-body")
         yield QuietFooter()  # this page's keys: the app's are not active over a modal
 

@@ -26,7 +26,7 @@ from explorer.engine.evaluate import Comparison
 from explorer.engine.rewrite import SaveError, edit_description, read_skill_text, save
 from explorer.engine.snapshot import Index
 from explorer.engine.whatif import Standing, WhatIf, what_if, with_cases
-from explorer.terminal import plain, visible
+from explorer.terminal import is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
 from explorer.tui.widgets.footer import QuietFooter
 
@@ -113,9 +113,9 @@ def scores_text(result: WhatIf) -> Text:
     out.append_text(_verdict(after))
     out.append("\n")
     out.append("now     ", style="dim")
-    out.append(before.reason + "\n")
+    out.append_text(plain(before.reason + "\n"))  # a reason can quote a skill's id
     out.append("edited  ", style="dim")
-    out.append(after.reason + "\n", style="green" if after.injected else "yellow")
+    out.append_text(plain(after.reason + "\n", style="green" if after.injected else "yellow"))
     return out
 
 
@@ -197,7 +197,9 @@ class WhatIfScreen(ModalScreen[None]):
         self.snapshot, self.config, self.skill_id, self.prompt = snapshot, config, skill_id, prompt
         self.path = skill.path
         self.original = read_skill_text(skill.path)  # SaveError: the caller says so
-        self.start = initial_text(skill.frontmatter.get("description"), skill.description)
+        # Edited as shown: a control character in the description is its picture here, so
+        # the editor never sends it to the terminal (a save writes the picture).
+        self.start = visible(initial_text(skill.frontmatter.get("description"), skill.description))
         self.cases, self.cases_report, self.cases_source = cases, cases_report, cases_source
         self.cwd = cwd
         self.result: WhatIf | None = None  # the latest computed what-if (tests read it)
@@ -240,6 +242,9 @@ class WhatIfScreen(ModalScreen[None]):
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
+        if not is_safe(event.text_area.text):  # a paste: shown as pictures, as the start is
+            event.text_area.text = visible(event.text_area.text)  # posts Changed again
+            return
         if self._timer is not None:
             self._timer.stop()
         self._generation += 1
@@ -352,4 +357,4 @@ class WhatIfScreen(ModalScreen[None]):
         finally:
             os.unlink(name)
         if edited != self.text:
-            self.query_one(TextArea).text = edited  # posts Changed: recomputed as typed
+            self.query_one(TextArea).text = visible(edited)  # posts Changed: recomputed

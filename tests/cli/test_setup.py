@@ -214,3 +214,32 @@ def test_doctor_asks_for_the_session_events_an_older_setup_lacks(project: Path, 
     assert run(capsys, "init")[0] == 0
     _, out, _ = run(capsys, "doctor", "--skills", str(SAMPLE_SKILLS), "--set", "model=bow")
     assert "not wired" not in out.replace("hook not wired", "")
+
+
+def test_doctor_diagnoses_an_invalid_config_instead_of_stopping(project: Path, capsys) -> None:
+    """A config the other commands refuse is what doctor is run for: it says which file
+    and key, as an error, and goes on to check the rest without that file or value."""
+    bad = project / "skill-explorer.toml"
+    bad.write_text("max_skills = 0\n")
+    common = ("--skills", str(SAMPLE_SKILLS), "--set", "model=bow")
+    code, out, err = run(capsys, "doctor", *common, "--set", "bm25_b=nan", "--set", "nope=1")
+    assert code == 1, err
+    for area in ("config:", "roots:", "skills:", "model:", "hook:"):
+        assert area in out
+    marked = [line.strip() for line in out.splitlines() if line.strip().startswith("✗")]
+    assert f"✗ {bad}: max_skills = 0 is out of range: 1 to 100" in marked[0], marked
+    assert any("--set: bm25_b = nan is not a finite number" in line for line in marked)
+    assert any("--set: unknown key 'nope'" in line for line in marked)
+    assert "dense model bow" in out  # the valid --set still applies
+    assert run(capsys, "route", "x", *common)[0] == 2  # a usage error for the others
+
+
+def test_init_writes_through_a_symlinked_settings_file(project: Path, capsys) -> None:
+    shared = project.parent / "shared-settings.json"
+    shared.write_text('{"theme": "dark"}\n', encoding="utf-8")
+    link = project / ".claude" / "settings.json"
+    link.parent.mkdir()
+    os.symlink(shared, link)
+    assert run(capsys, "init")[0] == 0
+    assert link.is_symlink() and hook_wired(shared)
+    assert json.loads(shared.read_text("utf-8"))["theme"] == "dark"

@@ -391,3 +391,73 @@ def test_to_toml_round_trips_control_characters(tmp_path: Path) -> None:
 def test_config_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Config().max_skills = 3  # type: ignore[misc]
+
+
+# numbers: one check for files, --set and the editor (ranges.py) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("watch_debounce_ms = nan", "watch_debounce_ms = nan is not a finite number"),
+        ("watch_max_delay_ms = inf", "watch_max_delay_ms = inf is not a finite number"),
+        ("project_boost = -inf", "project_boost = -inf is not a finite number"),  # no range
+        ("max_skills = 0", "max_skills = 0 is out of range: 1 to 100"),
+        ("[routing]\nbm25_b = 5", "bm25_b = 5.0 is out of range: 0 to 1"),
+    ],
+)
+def test_a_config_file_refuses_unusable_numbers_naming_key_and_file(
+    env: dict[str, Path], text: str, message: str
+) -> None:
+    path = write(env["project"] / PROJECT_CONFIG_NAME, text + "\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(use_ski_config=False)
+    assert str(raised.value) == f"{path}: {message}"
+    loaded = load_config(use_ski_config=False, strict=False)  # the hook: the file is skipped
+    assert loaded.config == Config() and f"{path}: {message}; this file is ignored" in (
+        loaded.warnings
+    )
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("max_skills=0", "--set: max_skills = 0 is out of range: 1 to 100"),
+        ("watch_debounce_ms=nan", "--set: watch_debounce_ms = nan is not a finite number"),
+        ("score_margin=inf", "--set: score_margin = inf is not a finite number"),
+    ],
+)
+def test_set_refuses_what_the_editor_refuses(
+    env: dict[str, Path], assignment: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(assignments=[assignment], use_ski_config=False)
+    assert str(raised.value) == message
+    name, value = parse_assignment(assignment)
+    with pytest.raises(ConfigError) as edited:  # F2 reads a typed value the same way
+        coerce(name, value, "editor")
+    assert str(edited.value) == message.replace("--set", "editor")
+
+
+def test_rerank_top_k_zero_is_usable(env: dict[str, Path]) -> None:
+    """0 leaves the decision to the cosine stage (tests/parity/test_gates.py)."""
+    assert (
+        load_config(assignments=["rerank_top_k=0"], use_ski_config=False).config.rerank_top_k == 0
+    )
+
+
+def test_the_reference_config_keeps_the_default_for_an_unusable_number(
+    env: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reference reads any number: one it cannot use costs that key, not the file."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env["home"] / ".config"))
+    path = write(ski_file(env), "max_skills = 0\nrerank_min = nan\nmin_similarity = 0.4\n")
+    loaded = load_config()
+    assert loaded.config.max_skills == Config().max_skills
+    assert loaded.config.rerank_min == Config().rerank_min and loaded.config.min_similarity == 0.4
+    assert f"{path}: max_skills = 0 is out of range: 1 to 100; the default is kept" in (
+        loaded.warnings
+    )
+    assert f"{path}: rerank_min = nan is not a finite number; the default is kept" in (
+        loaded.warnings
+    )

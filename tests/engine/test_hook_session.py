@@ -181,3 +181,31 @@ def test_the_hook_process_exits_zero_on_every_event_even_with_a_corrupt_ledger(
         )
         assert result.returncode == 0, result.stderr
     assert any(".corrupt-" in path.name for path in store.directory.iterdir())
+
+
+def test_a_killed_hooks_temporary_ledger_is_cleaned_at_the_next_hook(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """A hook killed between writing its temporary ledger and the rename leaves a file
+    behind; the next hook removes it once its writer is gone (or it is minutes old), and
+    never touches a live writer's fresh one."""
+    host = Host(tmp_path, warm_cache_dir)
+    assert host.prompt(PDF_PROMPT) == ["pdf"]
+    sessions = host.state / "sessions"
+    ledger = SessionStore(sessions).path_for(host.session)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead_pid = int(dead.stdout)
+    orphan = sessions / f".{ledger.name}.{dead_pid}.1700000000000000000.tmp"
+    other = sessions / f".other-0123456789ab.json.{dead_pid}.1700000000000000001.tmp"
+    old = sessions / f".{ledger.name}.{os.getpid()}.1700000000000000002.tmp"
+    writing = sessions / f".{ledger.name}.{os.getpid()}.1700000000000000003.tmp"
+    for path in (orphan, other, old, writing):
+        path.write_text("{", encoding="utf-8")
+    os.utime(old, (1_700_000_000, 1_700_000_000))  # a live pid (reused?), but long gone
+    unrelated = sessions / "notes.tmp"
+    unrelated.write_text("mine", encoding="utf-8")
+    host.prompt(SHEET_PROMPT)  # the next hook of this session reads and writes its ledger
+    left = sorted(path.name for path in sessions.iterdir())
+    assert orphan.name not in left and other.name not in left and old.name not in left
+    assert writing.name in left and unrelated.name in left and ledger.name in left

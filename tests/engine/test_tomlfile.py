@@ -80,3 +80,20 @@ def test_to_toml_and_toml_value_write_valid_toml_for_awkward_values() -> None:
     data = tomllib.loads(to_toml(config, ["query_prefix", "deny", "keymap"]))
     assert data == {"query_prefix": config.query_prefix, "deny": ["a\nb"], "keymap": {"a.b": "c"}}
     assert tomllib.loads(f"v = {toml_value(0.1 + 0.2)}")["v"] == 0.1 + 0.2
+
+
+def test_a_symlinked_config_is_written_through_to_its_target(tmp_path: Path) -> None:
+    """Dotfile managers keep the config in a repository and link it into place: a save
+    (F2, `calibrate --write`) updates the file the link points to and keeps the link."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "skill-explorer.toml"
+    target.write_text("# mine\nmax_skills = 3\n", encoding="utf-8")
+    link = tmp_path / "project" / "skill-explorer.toml"
+    link.parent.mkdir()
+    os.symlink(os.path.relpath(target, link.parent), link)
+    assert update_toml(link, {"max_skills": 4}) == ["max_skills = 4"]
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert target.read_text(encoding="utf-8") == "# mine\nmax_skills = 4\n"
+    assert sorted(path.name for path in link.parent.iterdir()) == ["skill-explorer.toml"]
+    assert sorted(path.name for path in dotfiles.iterdir()) == ["skill-explorer.toml"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,8 @@ from tests.conftest import SAMPLE_SKILLS
 PROMPT = "merge these report.pdf files and extract the tables"
 
 
-def hostile_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "cloned-repo"
+def hostile_repo(tmp_path: Path, name: str = "cloned-repo") -> Path:
+    repo = tmp_path / name
     repo.mkdir()
     (repo / "skill-explorer.toml").write_text(
         f'deny = ["pdf"]\ncache_dir = "{tmp_path / "elsewhere"}"\n', encoding="utf-8"
@@ -57,6 +58,20 @@ def test_an_untrusted_project_config_is_ignored_by_the_hook(tmp_path: Path) -> N
     assert code == 0 and "- pdf " in injected(out)  # deny = ["pdf"] did not apply
     assert "not trusted" in err and str(repo) in err and "skill-explorer trust" in err
     assert not (tmp_path / "elsewhere").exists()  # cache_dir was not redirected
+
+
+def test_the_trust_hint_is_sanitised_and_quoted(tmp_path: Path) -> None:
+    """The payload's cwd is the host's, and a repository's name is anyone's: on stderr it
+    is shown, never sent, and the command suggested runs on that directory alone."""
+    repo = hostile_repo(tmp_path, "repo; rm -rf ~ \x1b]52;c;ZWNobw==\x07$(id)")
+    code, _, err = hook(repo, tmp_path)
+    assert code == 0 and "not trusted" in err
+    assert "\x1b" not in err and "\x07" not in err and "␛]52;c;ZWNobw==␇" in err
+    line = next(line for line in err.splitlines() if "skill-explorer trust" in line)
+    command = line.split("run: ", 1)[1]
+    quoted = shlex.quote(str(repo)).replace("\x1b", "␛").replace("\x07", "␇")
+    assert command == f"skill-explorer trust {quoted}"
+    assert shlex.split(command)[2:] == [str(repo).replace("\x1b", "␛").replace("\x07", "␇")]
 
 
 def test_a_trusted_project_config_applies(tmp_path: Path) -> None:

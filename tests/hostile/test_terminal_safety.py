@@ -117,6 +117,30 @@ def test_the_sanitiser_shows_every_control_and_keeps_the_rest() -> None:
     assert plain("[bold]x[/bold]").plain == "[bold]x[/bold]"
 
 
+# Zero-width marks and the bidi marks, embeddings, overrides and isolates: none has a
+# glyph, so `p<U+200B>df` would look like `pdf`, and a mark can reorder what follows it.
+INVISIBLE = [
+    *(chr(code) for code in range(0x200B, 0x2010)),  # ZWSP, ZWNJ, ZWJ, LRM, RLM
+    *(chr(code) for code in range(0x202A, 0x202F)),  # LRE, RLE, PDF, LRO, RLO
+    *(chr(code) for code in range(0x2066, 0x206A)),  # LRI, RLI, FSI, PDI
+    "\u061c",  # ARABIC LETTER MARK
+    "\ufeff",  # ZERO WIDTH NO-BREAK SPACE (a BOM inside text)
+]
+
+
+@pytest.mark.parametrize("mark", INVISIBLE, ids=[f"U+{ord(mark):04X}" for mark in INVISIBLE])
+def test_invisible_marks_are_shown(mark: str) -> None:
+    shown = visible(f"p{mark}df")
+    assert shown == f"p\\u{ord(mark):04x}df" and not is_safe(f"p{mark}df") and is_safe(shown)
+    assert plain(f"p{mark}df").plain == shown
+
+
+def test_visible_text_around_the_marks_is_kept() -> None:
+    # Arabic letters, a combining accent, CJK, an emoji and a no-break space are text.
+    text = "عربي — \u00e9\u0301 ✓ 漢字 \U0001f600 a\u00a0b"
+    assert visible(text) == text and is_safe(text)
+
+
 @pytest.mark.parametrize(
     "argv",
     [

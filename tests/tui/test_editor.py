@@ -63,13 +63,13 @@ def test_a_missing_editor_names_the_file_only_when_asked(
         (
             f"editor 'no-such-editor-anywhere --wait' not found: set $VISUAL or $EDITOR "
             f"(file: {path})",
-            {"severity": "error", "timeout": 10},
+            {"severity": "error", "timeout": 10, "markup": False},
         )
     ]
     assert plain.calls == [
         (
             "editor 'no-such-editor-anywhere --wait' not found: set $VISUAL or $EDITOR",
-            {"severity": "error", "timeout": None},
+            {"severity": "error", "timeout": None, "markup": False},
         )
     ]
 
@@ -89,5 +89,8 @@ def test_an_unreadable_setting_and_a_failed_run_are_messages(
     notes = Notes()
     assert not open_in_editor(_app(no_terminal), notes, str(tmp_path / "f"))
     assert notes.calls == [
-        ("cannot run 'true': no terminal to hand over", {"severity": "error", "timeout": 10})
+        (
+            "cannot run 'true': no terminal to hand over",
+            {"severity": "error", "timeout": 10, "markup": False},
+        )
     ]

@@ -7,8 +7,8 @@ import argparse
 import json
 from dataclasses import asdict
 
-from explorer.cli.base import EXIT_FAILED, EXIT_OK, Command, add_common_options
-from explorer.engine.config import LoadedConfig
+from explorer.cli.base import EXIT_FAILED, EXIT_OK, Command, add_common_options, say
+from explorer.engine.config import ConfigError, LoadedConfig, load_config
 from explorer.terminal import emit
 
 MARKS = {"ok": "✓", "info": "·", "warning": "!", "error": "✗"}
@@ -22,10 +22,47 @@ class DoctorCommand(Command):
         parser.add_argument("--json", action="store_true", help="print the checks as JSON")
         add_common_options(parser)
 
+    def main(self, args: argparse.Namespace) -> int:
+        """A config the other commands refuse is diagnosed, not a usage error: each bad file
+        or --set is an error in the report, and the rest is checked without it."""
+        self.config_errors: list[str] = []
+        try:
+            loaded = load_config(args.config, args.assignments, use_ski_config=args.ski_config)
+        except ConfigError:
+            loaded = self._lenient(args)
+        for warning in loaded.warnings:
+            say(f"warning: {warning}")
+        return self.run(args, loaded)
+
+    def _lenient(self, args: argparse.Namespace) -> LoadedConfig:
+        """The config as the hook reads it (a bad file skipped), with every usable --set."""
+        usable: list[str] = []
+        for assignment in args.assignments:
+            try:
+                load_config(args.config, [*usable, assignment], use_ski_config=False, strict=False)
+            except ConfigError as error:
+                self.config_errors.append(str(error))
+                continue
+            usable.append(assignment)
+        loaded = load_config(args.config, usable, use_ski_config=args.ski_config, strict=False)
+        ignored = "; this file is ignored"
+        files = [
+            warning.removesuffix(ignored)
+            for warning in loaded.warnings
+            if warning.endswith(ignored)
+        ]
+        self.config_errors[:0] = files
+        return loaded
+
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine.doctor import diagnose
 
-        report = diagnose(loaded, args.skills, cache_dir=args.cache_dir)
+        report = diagnose(
+            loaded,
+            args.skills,
+            cache_dir=args.cache_dir,
+            config_errors=getattr(self, "config_errors", ()),
+        )
         if args.json:
             print(json.dumps([asdict(check) for check in report.checks], indent=2))
         else:

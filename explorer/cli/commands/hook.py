@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from explorer.cli.base import EXIT_OK, Command
+from explorer.terminal import visible  # stdlib only until rich is asked for
 
 PREFIX = "skill-explorer hook: "
 
@@ -40,14 +41,14 @@ def run_hook(
             use_ski_config=use_ski_config,
             cache_dir=cache_dir,
         )
-        for line in answer.stderr_lines(debug):
-            print(PREFIX + line, file=stderr)
+        for line in answer.stderr_lines(debug):  # paths from the payload: shown, never sent
+            print(PREFIX + visible(line), file=stderr)
         if answer.payload is not None:
             stdout.write(json.dumps(answer.payload))
             stdout.write("\n")
     except Exception as error:  # an import or a closed pipe: still never block the prompt
         if debug:
-            print(f"{PREFIX}{type(error).__name__}: {error}", file=stderr)
+            print(visible(f"{PREFIX}{type(error).__name__}: {error}"), file=stderr)
     return EXIT_OK
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from textual.binding import Binding
 from textual.widgets import Input
 
+from explorer.terminal import visible
 from explorer.tui.history import PromptHistory
 
 
@@ -35,6 +36,12 @@ class PromptBar(Input):
         )
         self.history = history
 
+    def validate_value(self, value: str) -> str:
+        """A pasted or remembered prompt is shown, never sent: a control character becomes
+        its visible picture (ESC as ␛), in what is decided too, so the prompt routed is the
+        prompt on screen."""
+        return visible(value)
+
     def action_history_older(self) -> None:
         entry = self.history.older(self.value)
         if entry is not None:
@@ -56,6 +63,10 @@ class FilterBar(Input):
         Binding("down", "app.table_move(1)", "Row down", show=False, id="filter-row-down"),
         Binding("escape", "app.clear_filter", "Clear filter", id="filter-clear"),
     ]
+
+    def validate_value(self, value: str) -> str:
+        """As the prompt's: a pasted control character is shown as its picture."""
+        return visible(value)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(

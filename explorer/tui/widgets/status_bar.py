@@ -48,7 +48,7 @@ class StatusBar(Static):
             text.append(" (F3)", style="dim")
         if config:  # the layers in effect: which files this screen's numbers come from
             text.append(f" │ {visible(config)}", style="dim")
-        text.append(f" │ {dense} │ {reranker} │ {last}", style="")
+        text.append(visible(f" │ {dense} │ {reranker} │ {last}"), style="")
         self.update(text)
 
     def on_click(self) -> None:
