@@ -677,6 +677,8 @@ def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidenc
     return CandidateEvidence(
         cosine=cosine[at],
         cosine_rank=cosine_rank,
+        cosine_mean=float(cosine.mean()) if len(cosine) else 0.0,
+        cosine_std=float(cosine.std()) if len(cosine) else 0.0,
         bm25_norm=c.bm25_norm[at],
         bm25_rank=c.bm25_rank[at],
         overlap=c.jaccard[at],
