@@ -195,6 +195,11 @@ def preset_line(decision: Decision) -> str:
     if not tuning:
         return "preset: (unknown)"
     parts = [f"preset: {tuning['preset']}"]
+    if tuning.get("relevance"):
+        parts.append("the relevance model decides over every channel (§9.12)")
+        return "; ".join(parts)
+    if tuning.get("relevance_off"):
+        parts.append(str(tuning["relevance_off"]))
     if tuning["bm25_weight"]:
         parts.append(f"score += {tuning['bm25_weight']:g} × bm25_norm")
     # presets.resolve_guards: whose cosines the guard values are ("MiniLM's", "scaled from

@@ -78,7 +78,7 @@ class Config:
     bm25_b: float = 0.75
     # Departures from the reference, bundled in named presets (engine/presets.py); None
     # takes the preset's value. preset = "reference" is the reference's cascade exactly.
-    preset: str = "calibrated"
+    preset: str = "learned"
     bm25_weight: float | None = None  # adds bm25_weight * bm25_norm to the hybrid score
     floor_log_slope: float | None = None  # floor = min_similarity + slope * ln(N / 200)
     keyword_generic_guard: bool | None = None  # generic name tokens earn no keyword boost

@@ -46,7 +46,14 @@ from explorer.engine.decision import Stage
 from explorer.engine.evaluate import Rates, evaluate
 from explorer.engine.libraries import LibraryCases
 from explorer.engine.pipeline import decide
-from explorer.engine.presets import FLOOR_REFERENCE_N, PRESETS, clamp_size, floor_for
+from explorer.engine.presets import (
+    CALIBRATED,
+    FLOOR_REFERENCE_N,
+    LEARNED,
+    PRESETS,
+    clamp_size,
+    floor_for,
+)
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration-libraries@1"
@@ -404,7 +411,10 @@ def calibrate_libraries(
     budget = budget or Budget()
     if budget.scope not in SCOPES:
         raise ValueError(f"budget scope {budget.scope!r}; expected one of {', '.join(SCOPES)}")
-    config = config.replace(reranker="off", force=[], deny=[])
+    # The sweep chooses the calibrated preset's gates; the learned preset's relevance model
+    # is trained by its own command (docs/routing.md §9.12), so its gates are what is swept.
+    preset = CALIBRATED if config.preset == LEARNED else config.preset
+    config = config.replace(reranker="off", force=[], deny=[], preset=preset)
     libs = [_prepare(cases, index) for cases, index in libraries]
     if not libs:
         raise ValueError("no libraries to calibrate on")

@@ -372,6 +372,16 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§5.1-§5.5; returns the stage, the picks with their confidence, and the default verdict."""
     config, gates, ids = run.config, run.gates, c.ids
     n = len(ids)
+    if run.tuning.relevance_off:
+        gates.append(
+            Gate(
+                name=GateName.RELEVANCE,
+                section="9.12",
+                passed=False,
+                skipped=True,
+                note=run.tuning.relevance_off,
+            )
+        )
     if run.tuning.relevance:
         try:
             return _relevance_stage(run, c, prompt)
@@ -677,8 +687,6 @@ def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidenc
     return CandidateEvidence(
         cosine=cosine[at],
         cosine_rank=cosine_rank,
-        cosine_mean=float(cosine.mean()) if len(cosine) else 0.0,
-        cosine_std=float(cosine.std()) if len(cosine) else 0.0,
         bm25_norm=c.bm25_norm[at],
         bm25_rank=c.bm25_rank[at],
         overlap=c.jaccard[at],

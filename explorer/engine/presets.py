@@ -195,6 +195,7 @@ class Tuning:
     # "off: ...", "pinned"); "" when the preset has no such guard (the reference).
     origins: dict[str, str] = field(default_factory=dict)
     relevance: bool = False  # §9.12: the relevance model decides
+    relevance_off: str = ""  # §9.12: why the learned preset's model does not (its gates do)
 
     def origin(self, key: str) -> str:
         return self.origins.get(key, "")
@@ -214,6 +215,7 @@ class Tuning:
             "lexical_min": self.lexical_min,
             "lexical_margin": self.lexical_margin,
             "relevance": self.relevance,
+            "relevance_off": self.relevance_off,
             **{f"{key}_from": origin for key, origin in self.origins.items() if origin},
         }
 
@@ -284,6 +286,11 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
     """§4 + presets: a pinned value wins, else the preset's, else the model's own knee;
     the cosine-valued guards follow the dense model (resolve_guards)."""
     preset = PRESETS[config.preset]
+    relevance_off = relevance_mismatch(status) if preset.relevance else ""
+    if relevance_off:
+        # §9.12: the relevance model cannot read these models' numbers; the calibrated
+        # gates decide, with their values for this dense model.
+        preset = PRESETS[CALIBRATED]
     knee = preset.knees.get(status.dense)
     if knee is None:
         knee = status.calibration
@@ -300,7 +307,7 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
     }
     slope = float(_pick(config.floor_log_slope, guards.floor_log_slope))
     return Tuning(
-        preset=preset.name,
+        preset=config.preset,
         min_similarity=floor_for(base, slope, n, preset.floor_sizes),
         score_margin=margin,
         base_min_similarity=base,
@@ -317,7 +324,21 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
         source=source,
         origins=origins,
         relevance=preset.relevance,
+        relevance_off=relevance_off,
     )
+
+
+def relevance_mismatch(status: ModelStatus) -> str:
+    """§9.12: why the packaged relevance model cannot judge with these models ('' if it
+    can); a missing or broken model file is said by decide()'s trace instead."""
+    from explorer.engine.relevance import load_relevance_model
+
+    try:
+        model = load_relevance_model()
+    except (OSError, ValueError):
+        return ""
+    mismatch = model.mismatch(status.dense, status.reranker)
+    return f"relevance model off ({mismatch}): the calibrated gates decide" if mismatch else ""
 
 
 def guards_summary(tuning: Tuning) -> str:

@@ -116,7 +116,6 @@ FEATURES: tuple[str, ...] = (
     "cosine",  # dense cosine (§3.1)
     "cosine_lead",  # cosine - the best other candidate's cosine
     "cosine_rank",  # 1 / rank by cosine among all skills
-    "cosine_z",  # (cosine - the library's mean cosine for this prompt) / their deviation
     "bm25_norm",  # BM25 / Σ idf of the query terms (§9.5)
     "bm25_lead",  # bm25_norm - the best other candidate's
     "bm25_rank",  # 1 / rank by BM25 (0: no query term in the description)
@@ -139,7 +138,6 @@ FEATURE_LABELS: dict[str, str] = {
     "cosine": "cos",
     "cosine_lead": "cos lead",
     "cosine_rank": "cos rank",
-    "cosine_z": "cos z",
     "bm25_norm": "bm25",
     "bm25_lead": "bm25 lead",
     "bm25_rank": "bm25 rank",
@@ -166,8 +164,6 @@ class CandidateEvidence:
 
     cosine: np.ndarray
     cosine_rank: np.ndarray  # 1-based rank among all skills
-    cosine_mean: float  # over every skill of the library, for this prompt
-    cosine_std: float
     bm25_norm: np.ndarray
     bm25_rank: np.ndarray  # 1-based, 0 = unranked
     overlap: np.ndarray
@@ -212,9 +208,6 @@ def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
     matrix[:, column["cosine"]] = cosine
     matrix[:, column["cosine_lead"]] = np.clip(_lead(cosine), -0.5, 0.5)
     matrix[:, column["cosine_rank"]] = 1.0 / np.maximum(evidence.cosine_rank, 1)
-    if evidence.cosine_std > 1e-6:
-        z = (cosine - evidence.cosine_mean) / evidence.cosine_std
-        matrix[:, column["cosine_z"]] = np.clip(z, -5.0, 8.0)
     bm25 = evidence.bm25_norm.astype(np.float64)
     matrix[:, column["bm25_norm"]] = bm25
     matrix[:, column["bm25_lead"]] = _lead(bm25)
@@ -280,6 +273,18 @@ class RelevanceModel:
     threshold: float
     second_threshold: float
     source: str
+    # The models whose features it was trained on: a cosine or a logit means something only
+    # for the model that produced it (§4), so under others the §5 gates decide (§9.12).
+    dense: str = "minilm"
+    reranker: str | None = "skill-reranker-minilm-l3"
+
+    def mismatch(self, dense: str, reranker: str | None) -> str:
+        """Why this model cannot judge a library run with these models ('' if it can)."""
+        if dense != self.dense:
+            return f"trained on {self.dense}'s cosines, this library runs {dense}"
+        if reranker != self.reranker:
+            return f"trained with {self.reranker}'s logits, this library has {reranker or 'none'}"
+        return ""
 
     def contributions(self, matrix: np.ndarray) -> np.ndarray:
         """Each feature's share of each candidate's log-odds (rows add up with the bias)."""
@@ -302,6 +307,8 @@ class RelevanceModel:
             "threshold": self.threshold,
             "second_threshold": self.second_threshold,
             "source": self.source,
+            "dense": self.dense,
+            "reranker": self.reranker,
         }
 
     @classmethod
@@ -332,6 +339,8 @@ class RelevanceModel:
             scale=scale,
             weights=vector("weights"),
             source=str(data.get("source", "")),
+            dense=str(data.get("dense", RelevanceModel.dense)),
+            reranker=None if data.get("reranker") is None else str(data["reranker"]),
             **numbers,
         )
 

@@ -39,6 +39,7 @@ from explorer.engine.evaluate import passes
 from explorer.engine.libraries import LibraryCases
 from explorer.engine.models import RerankCalibration
 from explorer.engine.pipeline import decide
+from explorer.engine.presets import CALIBRATED, LEARNED
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration-reranker@1"
@@ -263,7 +264,10 @@ def calibrate_reranker(
     reranker = libraries[0][1].models.reranker
     if reranker is None:
         raise ValueError("no reranker is loaded: " + libraries[0][1].models.status.reranker_note)
-    config = config.replace(force=[], deny=[], rerank_min=None, rerank_margin=None)
+    # The gate of the calibrated preset's stage 2 is what is swept (§9.11), never the learned
+    # preset's relevance model (§9.12).
+    preset = CALIBRATED if config.preset == LEARNED else config.preset
+    config = config.replace(force=[], deny=[], rerank_min=None, rerank_margin=None, preset=preset)
     status = libraries[0][1].models.status
     # The probe: the gate wide open and the fast path off, so every case reaches stage 2.
     probe_gate = RerankCalibration(-OPEN, OPEN, "calibration probe", floor=-OPEN, fast_path=False)

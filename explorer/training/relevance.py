@@ -423,8 +423,10 @@ def choose_thresholds(model: RelevanceModel, samples: Sequence[Sample]) -> tuple
 class Tally:
     positives: int = 0
     hits: int = 0
-    negatives: int = 0
+    negatives: int = 0  # prompts no skill serves
     false_injects: int = 0
+    author_negatives: int = 0  # an author's should-not-trigger prompts
+    author_fired: int = 0  # ... on which that author's skill was injected
     two_tasks: int = 0
     both: int = 0  # two-task prompts with a skill of each task injected
 
@@ -435,22 +437,24 @@ class Tally:
         if sample.positive:
             self.positives += 1
             self.hits += outcome.hit(sample)
+        elif sample.reject:
+            self.author_negatives += 1
+            self.author_fired += outcome.false_inject(sample)
         else:
             self.negatives += 1
             self.false_injects += outcome.false_inject(sample)
 
     def cells(self) -> str:
-        recall = (
-            f"{self.hits / self.positives:.3f} ({self.hits}/{self.positives})"
-            if self.positives
-            else "–"
+        def share(part: int, whole: int) -> str:
+            return f"{part / whole:.3f} ({part}/{whole})" if whole else "–"
+
+        return " | ".join(
+            (
+                share(self.hits, self.positives),
+                share(self.false_injects, self.negatives),
+                share(self.author_fired, self.author_negatives),
+            )
         )
-        fi = (
-            f"{self.false_injects / self.negatives:.3f} ({self.false_injects}/{self.negatives})"
-            if self.negatives
-            else "–"
-        )
-        return f"{recall} | {fi}"
 
 
 def leave_library_out(samples: Sequence[Sample], log: Callable[[str], None]) -> dict[int, Outcome]:
@@ -488,7 +492,15 @@ def table(
         name = key(sample)
         if name is not None:
             tallies[name].add(sample, outcomes[position])
-    return sorted(tallies.items())
+    bands = [name for name, _, _ in BANDS]
+    return sorted(
+        tallies.items(),
+        key=lambda item: (
+            item[0] not in bands,
+            bands.index(item[0]) if item[0] in bands else 0,
+            item[0],
+        ),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -543,10 +555,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, tally in table(samples, outcomes, lambda s: s.library):
         log(f"library {name}: {tally.cells()}")
     baseline = {position: Outcome(s.baseline) for position, s in enumerate(samples)}
+    without = leave_library_out(without_reranker(samples), log)
     for name, tally in table(samples, baseline, lambda s: band_of(s.size)):
         log(f"before, band {name}: {tally.cells()}")
     if args.report:
-        args.report.write_text(report(samples, outcomes, shipped, baseline), encoding="utf-8")
+        text = report(samples, outcomes, shipped, baseline, without)
+        args.report.write_text(text, encoding="utf-8")
     return 0
 
 
@@ -606,6 +620,20 @@ def _rows(pairs: list[tuple[str, Tally]], baseline: dict[str, Tally] | None = No
     return lines
 
 
+RERANK_FEATURES = ("rerank", "rerank_lead", "rerank_rank")
+
+
+def without_reranker(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples as a library without a reranker gives them: its features at 0."""
+    columns = [FEATURES.index(name) for name in RERANK_FEATURES]
+    out = []
+    for sample in samples:
+        matrix = sample.matrix.copy()
+        matrix[:, columns] = 0.0
+        out.append(dataclasses.replace(sample, matrix=matrix))
+    return out
+
+
 def two_task_line(
     samples: Sequence[Sample], outcomes: dict[int, Outcome], baseline: dict[int, Outcome] | None
 ) -> str:
@@ -623,11 +651,26 @@ def two_task_line(
     )
 
 
+def reranker_rows(
+    samples: Sequence[Sample], outcomes: dict[int, Outcome], without: dict[int, Outcome] | None
+) -> list[str]:
+    if without is None:
+        return []
+    theirs = dict(table(samples, without, lambda s: band_of(s.size)))
+    rows = []
+    for name, tally in table(samples, outcomes, lambda s: band_of(s.size)):
+        ours = " | ".join(tally.cells().split(" | ")[:2])
+        other = " | ".join(theirs[name].cells().split(" | ")[:2])
+        rows.append(f"| {name} | {ours} | {other} |")
+    return rows
+
+
 def report(
     samples: Sequence[Sample],
     outcomes: dict[int, Outcome],
     shipped: RelevanceModel,
     baseline: dict[int, Outcome] | None = None,
+    without: dict[int, Outcome] | None = None,
 ) -> str:
     """docs/quality.md: the leave-library-out tables, generated."""
 
@@ -636,10 +679,10 @@ def report(
         theirs = dict(table(samples, baseline, key)) if baseline else None
         return _rows(ours, theirs)
 
-    head = "| {} | recall | false-inject |" + (
-        " default before: recall | false-inject |" if baseline else ""
+    head = "| {} | recall | false-inject | author's skill fired |" + (
+        " before: recall | false-inject | author's skill fired |" if baseline else ""
     )
-    rule = "|---|---:|---:|" + ("---:|---:|" if baseline else "")
+    rule = "|---|---:|---:|---:|" + ("---:|---:|---:|" if baseline else "")
     out = [
         "# Routing quality, leave-library-out",
         "",
@@ -664,9 +707,12 @@ def report(
         "prompts and a sample of the fold's plain negatives; `anthropic-apache` (12 skills) is "
         "taken whole.",
         "* **Recall**: the share of prompts that should inject a skill for which one of the "
-        "right skills is injected. **False-inject**: the share of prompts that should inject "
-        "nothing for which something is injected; for an author's should-not-trigger prompt, "
-        "the share for which that author's skill is injected (another skill may take it).",
+        "right skills is injected. **False-inject**: the share of prompts no skill serves "
+        "(plain negatives and near-misses) for which something is injected. **Author's skill "
+        "fired**: the share of an author's should-not-trigger prompts on which that author's "
+        "skill is injected (another skill may rightly take them). **Before**: the previous "
+        'default (`preset = "calibrated"`), whose thresholds were calibrated on the '
+        "benchmark libraries' train splits: its figures on those four libraries are not blind.",
         "* The packaged reranker, one of the model's features, was trained on "
         "`alirezarezvani-claude-skills` and `openclaw-large`: their rows are not blind for it.",
         "",
@@ -692,6 +738,16 @@ def report(
         head.format("library"),
         rule,
         *both(lambda s: s.library),
+        "",
+        "## With and without the reranker",
+        "",
+        "The same folds, each routed by a model fitted without the reranker's three features "
+        '(what a library with `reranker = "off"` would get from a model trained that way), '
+        "beside the shipped design:",
+        "",
+        "| band | with: recall | false-inject | without: recall | false-inject |",
+        "|---|---:|---:|---:|---:|",
+        *reranker_rows(samples, outcomes, without),
         "",
         "## Each wild author's own evals, the way skill-creator reports them",
         "",

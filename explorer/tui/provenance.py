@@ -91,7 +91,12 @@ def field_source(
         label = f"preset {preset.name!r}" + (f" ({short})" if short else "")
         return Source(_text(getattr(tuning, name)), label, origin if short != origin else "")
     if name in PRESET_FIELDS:
-        return Source(_text(getattr(preset, name)), f"preset {preset.name!r}")
+        if status is None:
+            return Source(_text(getattr(preset, name)), f"preset {preset.name!r}")
+        # Through resolve: under models the learned preset's relevance model cannot read,
+        # its calibrated gates are in force (§9.12), with their values.
+        tuning = resolve(config, status, max(skills, 1))
+        return Source(_text(getattr(tuning, name)), f"preset {preset.name!r}", tuning.relevance_off)
     if name in RERANK_FIELDS:
         if status is None:
             return Source("", "the reranker's calibration (models loading)")

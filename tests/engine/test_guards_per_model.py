@@ -52,7 +52,7 @@ def _status(dense: str) -> ModelStatus:
 
 
 def _values(dense: str, config: Config | None = None) -> dict[str, float]:
-    tuning = resolve(config or Config(), _status(dense), 200)
+    tuning = resolve(config or Config(preset="calibrated"), _status(dense), 200)
     return {key: getattr(tuning, key) for key in GUARD_KEYS}
 
 
@@ -65,7 +65,7 @@ class RenamedBow(BowEmbedder):
 
 def test_minilm_keeps_the_values_it_was_calibrated_with() -> None:
     assert _values("minilm") == MINILM_GUARDS  # exactly: MiniLM's decisions must not move
-    tuning = resolve(Config(), _status("minilm"), 200)
+    tuning = resolve(Config(preset="calibrated"), _status("minilm"), 200)
     assert {tuning.origin(key) for key in GUARD_KEYS} == {"MiniLM's"}
     assert guards_summary(tuning) == (
         "keyword_min_cosine 0.6, lexical_min_cosine 0.2, floor_log_slope 0.06 (MiniLM's)"

@@ -328,14 +328,14 @@ def test_generic_name_tokens_say_what_the_boost_does_under_the_active_config(
     assert severity == "warning" and "is a stopword" in message
     assert 'adds keyword_boost 0.15 to any prompt containing "you"' in message
     assert "preset 'reference' has no keyword guard" in message
-    default = generic(Config())  # calibrated: a keyword boost needs a cosine floor
+    default = generic(Config(preset="calibrated"))  # a keyword boost needs a cosine floor
     severity, message = default["you"]
     assert severity == "warning" and "preset 'calibrated'" in message
     assert "whose cosine with this skill is at least keyword_min_cosine" in message
-    guarded = generic(Config(keyword_generic_guard=True))
+    guarded = generic(Config(preset="calibrated", keyword_generic_guard=True))
     severity, message = guarded["you"]
     assert severity == "info" and "earns nothing under the active config" in message
-    floored = generic(Config(keyword_min_cosine=0.3, keyword_boost=0.2))
+    floored = generic(Config(preset="calibrated", keyword_min_cosine=0.3, keyword_boost=0.2))
     assert "adds keyword_boost 0.2" in floored["before"][1]
     assert "keyword_min_cosine 0.3" in floored["before"][1]
 
