@@ -34,8 +34,11 @@ def test_route_json_has_the_documented_keys(capsys) -> None:
     assert {"schema", "prompt", "stage", "injected", "skills", "gates", "timings_ms"} <= set(data)
     assert data["injected"][0]["id"] == "pdf" and 0 < data["injected"][0]["confidence"] <= 1
     row = data["skills"][0]
-    assert {"id", "cosine", "score", "bm25", "rerank", "verdict"} <= set(row)
-    assert row["rerank"] is None
+    assert {"id", "cosine", "score", "bm25", "rerank", "relevance", "verdict"} <= set(row)
+    # The default preset's relevance model reads every candidate's logit (§9.12).
+    assert isinstance(row["rerank"], float) and 0 < row["relevance"] <= 1
+    candidates = data["relevance"]["candidates"]
+    assert set(candidates[row["id"]]["contributions"]) == set(candidates[row["id"]]["features"])
     assert all({"name", "passed"} <= set(gate) for gate in data["gates"])
 
 
