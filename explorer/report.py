@@ -15,7 +15,7 @@ from rich.table import Table
 from explorer.engine.decision import Decision, Gate, Row, Verdict
 from explorer.engine.presets import GUARD_KEYS
 from explorer.engine.reasons import reason
-from explorer.engine.relevance import FEATURE_LABELS
+from explorer.engine.relevance import FEATURE_LABELS, excluded_terms
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, render, table, visible
 
@@ -160,6 +160,10 @@ def terms_table(index: Index, prompt: str, skill_id: str) -> Blocks:
         lines.append("  (the prompt has no content terms)")
     if explain.missing:
         lines.append(f"missing from the description: {', '.join(explain.missing)}")
+    excluded = excluded_terms(index.skills[position].description)
+    if any(term.term in excluded for term in explain.terms):
+        named = [term.term for term in explain.terms if term.term in excluded]
+        lines.append(f"excluded by the description (§9.12): {', '.join(named)}")
     return lines
 
 

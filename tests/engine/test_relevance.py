@@ -215,3 +215,20 @@ def test_a_second_task_s_skill_is_injected_when_its_own_p_clears_the_bar(
     loser = second.inputs["next"]
     assert decision.row(loser).verdict is Verdict.SECOND_SKILL
     assert "second skill's bar" in reason(decision, decision.row(loser)).text
+
+
+def test_the_terms_views_name_what_the_description_excludes(bow_index) -> None:  # type: ignore[no-untyped-def]
+    """The Terms tab and `why` say which of the prompt's words the skill disowns."""
+    from explorer.report import terms_table
+    from explorer.tui.widgets.terms_panel import terms_text
+
+    skill = next(s for s in bow_index.skills if s.id == "pdf")
+    prompt = "fill the forms in this pdf"
+    assert "excluded by the description" not in "\n".join(
+        str(block) for block in terms_table(bow_index, prompt, "pdf")
+    )
+    disowning = type(skill)(
+        **{**skill.__dict__, "description": skill.description + " Not for forms."}
+    )
+    explain = bow_index.lexical.explain(prompt, bow_index.positions["pdf"])
+    assert "excluded by the description: form" in terms_text(disowning, explain).plain

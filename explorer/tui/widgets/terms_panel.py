@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from explorer.engine.lexical import Explain
 from explorer.engine.matches import Match, MatchKind
+from explorer.engine.relevance import excluded_terms
 from explorer.engine.skills import Skill
 from explorer.engine.snapshot import phrase_tokens
 from explorer.engine.text import STOPWORDS, norm_token
@@ -85,7 +86,19 @@ def terms_text(skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) 
         out.append("\nmissing query terms: ", style="bold")
         out.append(", ".join(explain.missing), style="red")
         out.append("\n")
+    excluded = excluded_query_terms(skill.description, explain)
+    if excluded:
+        # §9.12: words the description says it is not for count against the skill.
+        out.append("\nexcluded by the description: ", style="bold")
+        out.append(visible(", ".join(excluded)), style="yellow")
+        out.append("\n")
     return out
+
+
+def excluded_query_terms(description: str, explain: Explain) -> list[str]:
+    """The prompt's terms that fall in the description's own exclusions (§9.12)."""
+    excluded = excluded_terms(description)
+    return [term.term for term in explain.terms if term.term in excluded]
 
 
 class TermsPanel(VerticalScroll):
