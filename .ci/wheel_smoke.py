@@ -56,13 +56,18 @@ def check_commands() -> None:
     decision = json.loads(run("route", PROMPT, "--skills", str(SAMPLES), "--json"))
     assert [pick["id"] for pick in decision["injected"]][:1] == ["pdf"], decision["injected"]
     assert decision["models"], "no model reported"
-    # A fresh install reranks with the cross-encoder inside the wheel, and a prompt
-    # nothing wins outright gets a logit and a sigmoid for each of its top 12.
+    # A fresh install reranks with the cross-encoder inside the wheel, and the relevance
+    # model inside it decides: every candidate (the hybrid top 12, and BM25's best) gets a
+    # logit and a probability made of named contributions.
     assert decision["models"]["reranker"] == "skill-reranker-minilm-l3", decision["models"]
+    assert decision["stage"] == "relevance", decision["stage"]
+    assert decision["relevance"]["model"] == "relevance-lr", decision["relevance"]["model"]
     ambiguous = json.loads(run("route", RERANKED, "--skills", str(SAMPLES), "--json"))
-    assert ambiguous["stage"] == "rerank", ambiguous["stage"]
     scored = [row for row in ambiguous["skills"] if row["rerank"] is not None]
-    assert len(scored) == 12 and all(0 <= row["rerank_prob"] <= 1 for row in scored), scored
+    assert len(scored) >= 12, scored
+    assert all(0 <= row["rerank_prob"] <= 1 and 0 <= row["relevance"] <= 1 for row in scored)
+    contributions = ambiguous["relevance"]["candidates"][scored[0]["id"]]["contributions"]
+    assert len(contributions) == 20, contributions
     assert "pdf" in run("why", PROMPT, "--skills", str(SAMPLES))
     payload = json.dumps({"prompt": PROMPT, "session_id": "smoke", "cwd": str(SAMPLES)})
     hook = json.loads(run("hook", "--skills", str(SAMPLES), stdin=payload))
