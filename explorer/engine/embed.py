@@ -54,6 +54,19 @@ def l2_normalise(matrix: np.ndarray) -> np.ndarray:
 BATCH_TOKENS = 512  # rows x padded width per call: larger is no faster, and peaks far higher
 
 
+# A WordPiece token covers at most 100 characters of a word (longer words are one [UNK])
+# plus the separator before it, so the first N tokens of a text lie within its first
+# 101 * N characters.
+CHARS_PER_TOKEN = 101
+
+
+def readable_chars(max_tokens: int) -> int:
+    """How much of a text a model that reads `max_tokens` tokens can see at most: a prompt
+    is cut to this before it is tokenised, so a 10 MB prompt costs what a short one does
+    (tokenizers split the whole text before truncating it)."""
+    return max_tokens * CHARS_PER_TOKEN
+
+
 def pad_batch(encodings: Sequence[Encoding]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """input_ids, attention_mask and token_type_ids, right-padded with 0 to the widest row."""
     width = max(len(encoding.ids) for encoding in encodings)
@@ -210,6 +223,7 @@ class OnnxEmbedder:
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length)
+        self.max_chars = readable_chars(max_length)
         self.session = onnx_session(self.model_path, threads, optimized_dir)
         self._inputs = {item.name for item in self.session.get_inputs()}
         outputs = self.session.get_outputs()
@@ -242,10 +256,11 @@ class OnnxEmbedder:
         return l2_normalise(result)
 
     def embed_query(self, text: str) -> np.ndarray:
-        cached = self._queries.get(text)
+        head = (self.query_prefix + text)[: self.max_chars]  # what the model can read
+        cached = self._queries.get(head)
         if cached is None:
-            cached = l2_normalise(self._run([self.tokenizer.encode(self.query_prefix + text)]))[0]
-            self._queries.put(text, cached)
+            cached = l2_normalise(self._run([self.tokenizer.encode(head)]))[0]
+            self._queries.put(head, cached)
         return cached
 
     def _run(self, encodings: Sequence[Encoding]) -> np.ndarray:

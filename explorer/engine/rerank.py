@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.engine.embed import onnx_session, pad_batch
+from explorer.engine.embed import onnx_session, pad_batch, readable_chars
 
 if TYPE_CHECKING:
     from tokenizers import Encoding
@@ -43,6 +43,7 @@ class OnnxCrossEncoder:
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
+        self.max_chars = readable_chars(max_length)
         self.session = onnx_session(self.model_path, threads, optimized_dir)
         self._inputs = {item.name for item in self.session.get_inputs()}
         if "input_ids" not in self._inputs:
@@ -58,6 +59,7 @@ class OnnxCrossEncoder:
         A logit is a property of its pair (docs/routing.md, "§5.4 Rerank and the agreement
         gate"); alone, 12 pairs of the packaged model cost what one batch of 12 did.
         """
+        query, documents = query[: self.max_chars], [doc[: self.max_chars] for doc in documents]
         encodings = self.tokenizer.encode_batch([(query, doc) for doc in documents])
         logits = np.empty(len(documents), dtype=np.float64)
         for position, encoding in enumerate(encodings):
