@@ -31,16 +31,18 @@ import dataclasses
 import difflib
 import hashlib
 import itertools
+import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from explorer.engine.cases import Case
+from explorer.engine.cases import Case, CaseSet, load_cases
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision
 from explorer.engine.evaluate import passes
@@ -63,7 +65,7 @@ FILLER: frozenset[str] = frozenset(
     (
         "but dont don doesn didn isn aren wasn won wouldn cant shouldn couldn really actually "
         "maybe usual usually quick quickly simple stuff lot lots kind sort okay hey yes they "
-        "them their someone somebody right able"
+        "them their someone somebody right able anymore"
     ).split()
 )
 
@@ -872,6 +874,21 @@ def _finalise(
         shift=_shift(flips),
         text=item.edit.text,
     )
+
+
+def cases_for(path: str | os.PathLike[str], skill_id: str) -> CaseSet:
+    """The cases file of a tuning run: a skill-creator trigger eval set (`.json`, or text
+    that opens with `[` or `{`) is read as `skill_id`'s; TOML and TSV name their skills."""
+    file = Path(path)
+    suffix = file.suffix.lower()
+    trigger_evals = suffix == ".json"
+    if not trigger_evals and suffix not in (".toml", ".tsv", ".txt"):
+        try:
+            with file.open("rb") as stream:
+                trigger_evals = stream.read(4096).lstrip()[:1] in (b"[", b"{")
+        except OSError:
+            trigger_evals = False  # load_cases says why it cannot read it
+    return load_cases(file, skill=skill_id if trigger_evals else None)
 
 
 def apply(result: TuneResult, number: int) -> Edit:
