@@ -603,11 +603,12 @@ def _proposals(description: str, evidence: _Evidence, options: Options) -> list[
     top = [surface for _, surface in evidence.terms[: options.max_terms]]
     for surface in top:
         proposals.append((f'add "{surface}"', _sentence(description, f"Covers {surface}.")))
-    if len(top) >= 2:
-        some = top[:3]
-        proposals.append(
-            (f"add {', '.join(some)}", _sentence(description, f"Covers {_listing(some)}."))
-        )
+    for size in (2, 3):
+        if len(top) >= size:
+            some = top[:size]
+            proposals.append(
+                (f"add {', '.join(some)}", _sentence(description, f"Covers {_listing(some)}."))
+            )
     phrases = list(evidence.phrases[:2])
     used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
     reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
