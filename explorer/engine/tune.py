@@ -570,10 +570,10 @@ def _evidence(
     )
 
 
-def _listing(items: Sequence[str]) -> str:
+def _listing(items: Sequence[str], conjunction: str = "or") -> str:
     if len(items) == 1:
         return items[0]
-    return ", ".join(items[:-1]) + " or " + items[-1]
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
 def _sentence(description: str, sentence: str) -> str:
@@ -581,6 +581,21 @@ def _sentence(description: str, sentence: str) -> str:
     if text and text[-1] not in ".!?":
         text += "."
     return f"{text} {sentence}"
+
+
+_COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))Covers ([A-Za-z0-9 ,]+)\.$")
+
+
+def _covering(description: str, words: Sequence[str]) -> str:
+    """The description with a "Covers …." sentence naming `words`: the closing one
+    extended when there is one (two edits read as one sentence), else a new one."""
+    text = description.rstrip()
+    found = _COVERS_RE.search(text)
+    if found is None:
+        return _sentence(text, f"Covers {_listing(list(words), 'and')}.")
+    items = [item.strip() for item in re.split(r",| and ", found.group(1)) if item.strip()]
+    items += [word for word in words if word not in items]
+    return text[: found.start()] + f"Covers {_listing(items, 'and')}."
 
 
 def _without(description: str, term: str) -> str:
@@ -602,13 +617,11 @@ def _proposals(description: str, evidence: _Evidence, options: Options) -> list[
     proposals: list[tuple[str, str]] = []
     top = [surface for _, surface in evidence.terms[: options.max_terms]]
     for surface in top:
-        proposals.append((f'add "{surface}"', _sentence(description, f"Covers {surface}.")))
+        proposals.append((f'add "{surface}"', _covering(description, [surface])))
     for size in (2, 3):
         if len(top) >= size:
             some = top[:size]
-            proposals.append(
-                (f"add {', '.join(some)}", _sentence(description, f"Covers {_listing(some)}."))
-            )
+            proposals.append((f"add {', '.join(some)}", _covering(description, some)))
     phrases = list(evidence.phrases[:2])
     used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
     reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
