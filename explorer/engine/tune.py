@@ -143,6 +143,7 @@ class Probe:
     rerank: float | None
     relevance: float | None
     terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
+    stage: str  # the cascade stage that decided (decision.Stage's value)
 
 
 def _probe(case: Case, index: Index, config: Config, skill_id: str) -> Probe:
@@ -160,6 +161,7 @@ def _probe(case: Case, index: Index, config: Config, skill_id: str) -> Probe:
         rerank=row.rerank,
         relevance=row.relevance,
         terms=terms,
+        stage=decision.stage.value,
     )
 
 
@@ -176,6 +178,8 @@ class Flip:
     relevance: float | None
     terms_gained: tuple[str, ...]  # BM25 terms the skill matches only after the edit
     terms_lost: tuple[str, ...]
+    stages: tuple[str, str]  # the stage that decided, before and after
+    rerank_after: float | None  # the skill's logit after the edit, when reranked
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -192,6 +196,8 @@ class Flip:
             },
             "terms_gained": list(self.terms_gained),
             "terms_lost": list(self.terms_lost),
+            "stages": list(self.stages),
+            "rerank_after": self.rerank_after,
         }
 
 
@@ -227,6 +233,8 @@ def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) ->
         relevance=_delta(before.relevance, after.relevance),
         terms_gained=tuple(sorted(after.terms - before.terms)),
         terms_lost=tuple(sorted(before.terms - after.terms)),
+        stages=(before.stage, after.stage),
+        rerank_after=after.rerank,
     )
 
 

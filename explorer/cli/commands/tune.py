@@ -62,14 +62,21 @@ def _flip_line(flip: Flip) -> str:
     prompt = flip.case.prompt.replace("\n", " ")
     if len(prompt) > PROMPT_WIDTH:
         prompt = prompt[: PROMPT_WIDTH - 1] + "…"
-    expects = f" (expects {', '.join(flip.case.expect)})" if flip.part.value == "other" else ""
+    if flip.part.value == "other":
+        expects = f" (expects {', '.join(flip.case.expect) or 'none'})"
+    else:
+        expects = " (should trigger)" if flip.case.positive else " (should not)"
     moved = f"cos {_signed(flip.cosine)}, bm25 {_signed(flip.bm25, 2)}"
     if flip.rerank is not None:
         moved += f", rerank {_signed(flip.rerank, 2)}"
+    elif flip.rerank_after is not None:
+        moved += f", rerank now {flip.rerank_after:.2f}"
     if flip.relevance is not None:
         moved += f", p {_signed(flip.relevance)}"
     if flip.terms_gained:
         moved += f", +terms {' '.join(flip.terms_gained)}"
+    before, after = flip.stages
+    moved += f"; decided by {before}" if before == after else f"; decided by {before} -> {after}"
     return f"    {flip.effect.value.upper():7} {flip.part.value:8} {prompt!r}{expects}  [{moved}]"
 
 
@@ -122,8 +129,8 @@ def tune_text(result: TuneResult) -> list[str]:
             f"  edit: {'; '.join(candidate.steps)}",
             f"  diff: {_diff_text(candidate)}",
             f"  channels moved (mean over flipped cases): {_channels(candidate)}",
-            f"  without the lexical channels: {candidate.dense_fixes} of {candidate.fixes} "
-            f"fixes survive"
+            f"  with the lexical tables as before the edit: {candidate.dense_fixes} of "
+            f"{candidate.fixes} fixes remain"
             + ("" if survives is None else f" ({survives:.0%})")
             + (f", {candidate.dense_steals} steals" if candidate.dense_steals else ""),
         ]
