@@ -679,9 +679,8 @@ class _Scored:
     description: str
     steps: tuple[str, ...]
     edit: Edit
-    index: Index
     tuning: list[Probe]
-    net: int  # on the tuning part
+    net: int  # on the tuning part (the patched copy is not kept: one per finalist is made again)
 
 
 class _Tuner:
@@ -696,10 +695,13 @@ class _Tuner:
     def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
         return [_probe(case, index, self.config, self.skill_id) for case in cases]
 
-    def patched(self, description: str) -> tuple[Edit, Index] | None:
+    def patched(self, description: str) -> tuple[Edit, Index] | str:
+        """The edit and the patched copy, or why the SKILL.md cannot take it."""
         edit = edit_description(self.path, self.original_text, description)
-        if not edit.ok or edit.skill is None or edit.skill.id != self.skill_id:
-            return None
+        if not edit.ok or edit.skill is None:
+            return edit.problem or "the edit cannot be written"
+        if edit.skill.id != self.skill_id:
+            return f"the edited file would be read as skill {edit.skill.id!r}"
         return edit, patched_index(self.index, edit.skill, self.config)
 
     def lexical_held(self, patched: Index) -> Index:
@@ -764,6 +766,8 @@ def tune(
 
     # Beam search on the tuning part.
     seen = {original}
+    expanded: set[str] = set()
+    refusals: dict[str, None] = {}  # why an edit could not be written, in order, once each
     scored: list[_Scored] = []
     beam: list[tuple[str, tuple[str, ...], list[Probe]]] = [(original, (), base_tuning)]
     for _ in range(options.rounds):
@@ -771,19 +775,29 @@ def tune(
         for description, steps, probes in beam:
             missed, wrong, wanted = _failing(split.tuning, probes, skill_id)
             evidence = _evidence(description, missed, wrong, wanted, index.lexical.idf)
-            for step, proposal in _proposals(description, evidence, options):
+            proposals = _proposals(description, evidence, options)
+            if not steps and split.tuning:
+                if not missed and not wrong:
+                    notes.append("every case of the tuning part passes: nothing to learn from")
+                elif not proposals:
+                    notes.append(
+                        "the failing prompts of the tuning part offer no word to add or "
+                        "remove (only ASCII words count, routing.md §2.1)"
+                    )
+            for step, proposal in proposals:
                 if proposal in seen or not _keeps_spec(original, proposal):
                     continue
                 if len(scored) + len(fresh) >= options.evaluations:
                     break
                 seen.add(proposal)
                 patched = tuner.patched(proposal)
-                if patched is None:
+                if isinstance(patched, str):
+                    refusals.setdefault(patched, None)
                     continue
                 edit, copy = patched
                 after = tuner.probes(split.tuning, copy)
                 net = sum(a.passed for a in after) - sum(b.passed for b in base_tuning)
-                fresh.append(_Scored(proposal, (*steps, step), edit, copy, after, net))
+                fresh.append(_Scored(proposal, (*steps, step), edit, after, net))
         if not fresh:
             break
         scored += fresh
@@ -791,15 +805,17 @@ def tune(
             (item for item in scored if item.net > 0),
             key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
         )
-        parents = {description for description, _, _ in beam}
+        expanded.update(description for description, _, _ in beam)
         beam = [
             (item.description, item.steps, item.tuning)
             for item in best
-            if item.description not in parents
+            if item.description not in expanded
         ][: options.beam]
         if not beam:
             break
     timings["search"] = time.perf_counter() - started - timings["before"]
+    # rewrite's reasons speak to the explorer's editor; the key is not ours to offer here.
+    notes += [f"not scored: {reason.replace(' (ctrl+o)', '')}" for reason in refusals]
 
     finalists = sorted(
         (
@@ -817,8 +833,8 @@ def tune(
     recommended = next(
         (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
     )
-    if split.tuning and not candidates:
-        notes.append("no edit fixed a case of the tuning part")
+    if scored and not candidates:
+        notes.append(f"none of the {len(scored)} edits scored fixed a case of the tuning part")
     elif candidates and recommended is None:
         notes.append(
             "no candidate gains on the held-out part without a steal or by more than word "
@@ -852,8 +868,10 @@ def _finalise(
     base_others: Sequence[Probe],
 ) -> Candidate:
     split, skill_id = tuner.split, tuner.skill_id
-    held = tuner.probes(split.held_out, item.index)
-    others = tuner.probes(split.others, item.index)
+    assert item.edit.skill is not None
+    patched = patched_index(tuner.index, item.edit.skill, tuner.config)
+    held = tuner.probes(split.held_out, patched)
+    others = tuner.probes(split.others, patched)
     flips: list[Flip] = []
     for part, cases, before, after in (
         (Part.TUNING, split.tuning, base_tuning, item.tuning),
@@ -865,7 +883,7 @@ def _finalise(
             if flip is not None:
                 flips.append(flip)
     # The flipped cases again, with the lexical channels held at the old description.
-    frozen = tuner.lexical_held(item.index)
+    frozen = tuner.lexical_held(patched)
     before_of = {
         id(case): probe
         for cases, probes in (
