@@ -159,3 +159,67 @@ def test_an_unknown_skill_is_refused(tmp_path: Path) -> None:
     index = _index(tmp_path / "skills")
     with pytest.raises(KeyError):
         tune(index, CONFIG, "nope", [], "")
+
+
+def test_the_index_it_is_given_is_not_touched(tmp_path: Path) -> None:
+    index = _index(tmp_path / "skills")
+    prompts = [prompt for prompt, _ in OWN]
+    before = [decide(prompt, index, CONFIG).injected_ids for prompt in prompts]
+    description = index.skills[index.positions[SKILL]].description
+    original = read_skill_text(str(tmp_path / "skills" / SKILL / "SKILL.md"))
+    result = tune(index, CONFIG, SKILL, _trigger_evals(tmp_path / "evals.json"), original)
+    assert result.candidates
+    assert index.skills[index.positions[SKILL]].description == description
+    assert [decide(prompt, index, CONFIG).injected_ids for prompt in prompts] == before
+    assert read_skill_text(str(tmp_path / "skills" / SKILL / "SKILL.md")) == original
+
+
+def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path) -> None:
+    """The run-long memo of (prompt, document) logits changes no decision."""
+    from explorer.engine.models import load_models
+    from explorer.engine.tune import remembering
+
+    config = Config(model="bow", reranker="packaged")
+    models = load_models(config)
+    if models.reranker is None:
+        pytest.skip(models.status.reranker_note)
+    root = tmp_path / "skills"
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    index = build_index([root], config, models)
+    remembered = remembering(index)
+    assert remembered.models.reranker is not index.models.reranker
+    prompts = [prompt for prompt, _ in OWN] + list(LIBRARY.values())
+    reranked = 0
+    for prompt in prompts * 2:  # the second time from the memo
+        plain, memo = decide(prompt, index, config), decide(prompt, remembered, config)
+        assert memo.injected_ids == plain.injected_ids
+        logits = [(row.id, row.rerank) for row in memo.rows]
+        assert logits == [(row.id, row.rerank) for row in plain.rows]
+        reranked += any(logit is not None for _, logit in logits)
+    assert reranked
+
+
+def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
+    from explorer.engine.tune import Candidate, Flip, Shift, Tally
+
+    case = Case(prompt="p", expect=(SKILL,), kind="direct")
+    other = Case(prompt="q", expect=("timesheet",), kind="direct")
+
+    def flip(effect: Effect, part: Part, target: Case = case) -> Flip:
+        return Flip(target, part, effect, 0.0, 0.0, None, None, (), (), ("x", "x"), None)
+
+    def candidate(name: str, flips: list[Flip], dense: int) -> Candidate:
+        return Candidate(
+            name, (name,), (), Tally(0, 0), Tally(0, 0), tuple(flips), dense, 0,
+            Shift(0.0, 0.0, None, None, ()), "",
+        )  # fmt: skip
+
+    big_steal = candidate("a", [flip(Effect.FIX, Part.HELD_OUT)] * 3 + [
+        flip(Effect.STEAL, Part.OTHER, other)], dense=3)  # fmt: skip
+    lexical = candidate("b", [flip(Effect.FIX, Part.HELD_OUT)] * 2, dense=0)
+    small = candidate("c", [flip(Effect.FIX, Part.HELD_OUT)], dense=1)
+    tuning_only = candidate("d", [flip(Effect.FIX, Part.TUNING)], dense=1)
+    ranked = sorted([big_steal, lexical, tuning_only, small], key=rank_key)
+    assert [c.description for c in ranked] == ["c", "d", "b", "a"]
+    assert lexical.lexical_only and lexical.survives == 0.0 and small.survives == 1.0
