@@ -179,7 +179,7 @@ def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path) -> None:
     from explorer.engine.models import load_models
     from explorer.engine.tune import remembering
 
-    config = Config(model="bow", reranker="packaged")
+    config = Config(model="bow", reranker="packaged", lexical_min=0)  # stage 2 for most
     models = load_models(config)
     if models.reranker is None:
         pytest.skip(models.status.reranker_note)
@@ -197,7 +197,7 @@ def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path) -> None:
         logits = [(row.id, row.rerank) for row in memo.rows]
         assert logits == [(row.id, row.rerank) for row in plain.rows]
         reranked += any(logit is not None for _, logit in logits)
-    assert reranked
+    assert reranked >= len(prompts)
 
 
 def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
