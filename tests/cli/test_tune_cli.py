@@ -88,3 +88,22 @@ def test_bad_input_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
     assert code == 2 and "no candidate 99" in err
     code, _, err = _run(capsys, "tune", SKILL, "--cases", str(tmp_path / "none.json"), *common)
     assert code == 2 and "cannot read" in err
+
+
+def test_control_characters_in_prompts_and_descriptions_are_shown_not_sent(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    root, evals, common = _library(tmp_path)
+    title = "\x1b]0;owned\x07"
+    cases = [{"query": q + (f" {title}" if t else ""), "should_trigger": t} for q, t in OWN]
+    evals.write_text(json.dumps(cases))
+    code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
+    assert code == 0 and "FIX" in out
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), "--json", *common)
+    assert out.isascii() and "\x1b" not in out
+    # A description YAML cannot hold is not rewritten; the reason is shown, not sent.
+    write_skill(root, SKILL, LIBRARY[SKILL] + f" {title}")
+    code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
+    assert code == 0 and "not scored:" in out
+    assert "\x1b" not in out + err and "\x07" not in out + err
