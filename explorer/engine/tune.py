@@ -65,7 +65,9 @@ FILLER: frozenset[str] = frozenset(
     (
         "but dont don doesn didn isn aren wasn won wouldn cant shouldn couldn really actually "
         "maybe usual usually quick quickly simple stuff lot lots kind sort okay hey yes they "
-        "them their someone somebody right able anymore"
+        "them their someone somebody right able anymore gave given got gotten took taken "
+        "went gone came seen saw said told knew known thought felt kept left meant brought "
+        "began held happened seems seemed tried"
     ).split()
 )
 
@@ -109,7 +111,10 @@ def _about(case: Case, skill_id: str) -> bool:
 
 
 def _order(case: Case) -> bytes:
-    key = f"{SPLIT_SEED}\0{case.prompt}\0{case.line or 0}"
+    """A case's place in the split order: a hash of its prompt alone. Reordering the
+    file changes nothing, and adding or removing a case moves the cut by one place
+    instead of reshuffling both parts."""
+    key = f"{SPLIT_SEED}\0{case.prompt}"
     return hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
 
 
@@ -513,9 +518,15 @@ def _evidence(
     wanted: Sequence[str],
     idf: Callable[[str], float],
 ) -> _Evidence:
-    """Weigh words: idf times (missed prompts with it - wrongly taken prompts with it)."""
+    """Weigh words: idf times (missed prompts with it, plus half the other wanted prompts
+    with it, minus the prompts taken wrongly with it). A word several of the skill's
+    prompts share names its topic; a word of one prompt may only be that prompt's."""
     own = set(match_tokens(description))
-    wanted_terms = {term for prompt in wanted for term in match_tokens(prompt)}
+    support: dict[str, int] = {}
+    for prompt in wanted:
+        for term in set(match_tokens(prompt)):
+            support[term] = support.get(term, 0) + 1
+    wanted_terms = set(support)
     wrong_terms: dict[str, int] = {}
     wrong_surface: dict[str, str] = {}
     for prompt in wrong:
@@ -526,19 +537,23 @@ def _evidence(
     counts: dict[str, int] = {}
     surfaces: dict[str, str] = {}
     pairs: dict[str, int] = {}
+    seen_here: set[str] = set()
     for prompt in missed:
         words = _words(prompt)
-        for surface, term in dict.fromkeys(words):
-            if term and term not in own and _usable(term):
+        for surface, term in words:
+            if term and term not in own and term not in seen_here and _usable(term):
                 counts[term] = counts.get(term, 0) + 1
                 surfaces.setdefault(term, surface)
+            seen_here.add(term)
+        seen_here.clear()
         for (first, a), (second, b) in itertools.pairwise(words):
             if a and b and a != b and _usable(a) and _usable(b) and not {a, b} <= own:
                 phrase = f"{first} {second}"
                 pairs[phrase] = pairs.get(phrase, 0) + 1
 
     def weight(term: str, count: int) -> float:
-        return idf(term) * (count - wrong_terms.get(term, 0))
+        others = support.get(term, count) - count
+        return idf(term) * (count + others / 2 - wrong_terms.get(term, 0))
 
     terms = sorted(
         ((term, weight(term, count)) for term, count in counts.items()),
