@@ -16,10 +16,11 @@ as the explorer's what-if does). The edits:
 A few rounds of a small beam search combine them, deterministically. The best few edits
 are then scored on the held-out part (which decides what is recommended) and on every
 other case of the file: a prompt that expects another skill and that the edit makes this
-skill take is a STEAL. Each finalist is scored once more with its lexical channels held
-at the old description (the BM25, keyword and phrase tables of the unedited library; the
-new text reaches only the dense vector and what reads the text at stage 2): an edit whose
-fixes vanish there gained only by word matching, is flagged, and ranks lower.
+skill take is a STEAL. Every case a finalist flips is routed once more with the lexical
+channels held at the old description (the BM25, keyword and phrase tables of the unedited
+library; the new text reaches only the dense vector and what reads the text at stage 2):
+an edit whose fixes all vanish there gained by word matching alone, is flagged, and
+ranks lower.
 
 The snapshot given is never modified; nothing here prints or writes, except `apply`,
 which writes one candidate through `rewrite.save` (only the description's bytes change).
@@ -409,6 +410,7 @@ class TuneResult:
     recommended: int | None  # the index of the recommended candidate
     evaluated: int  # descriptions scored
     seconds: float
+    share: float = TUNING_SHARE
     notes: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -422,7 +424,7 @@ class TuneResult:
                 "tuning": len(self.split.tuning),
                 "held_out": len(self.split.held_out),
                 "others": len(self.split.others),
-                "share": TUNING_SHARE,
+                "share": self.share,
                 "seed": SPLIT_SEED,
             },
             "before": {
@@ -869,6 +871,7 @@ def tune(
         recommended=recommended,
         evaluated=len(scored),
         seconds=time.perf_counter() - started,
+        share=options.share,
         notes=tuple(notes),
         timings=timings,
     )

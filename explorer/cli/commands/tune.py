@@ -93,13 +93,13 @@ def _channels(candidate: Candidate) -> str:
 
 
 def tune_text(result: TuneResult) -> list[str]:
-    from explorer.engine.tune import SPLIT_SEED, TUNING_SHARE, Part
+    from explorer.engine.tune import SPLIT_SEED, Part
 
     split = result.split
     lines = [
         f"tune {result.skill_id}  ({result.path})",
         f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out "
-        f"({TUNING_SHARE:.0%} of positives and of negatives tuned on, seed {SPLIT_SEED!r}), "
+        f"({result.share:.0%} of positives and of negatives tuned on, seed {SPLIT_SEED!r}), "
         f"{len(split.others)} about other skills",
         f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
         f"held-out {result.held_out.passed}/{result.held_out.total}, "
