@@ -223,3 +223,28 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     ranked = sorted([big_steal, lexical, tuning_only, small], key=rank_key)
     assert [c.description for c in ranked] == ["c", "d", "b", "a"]
     assert lexical.lexical_only and lexical.survives == 0.0 and small.survives == 1.0
+
+
+def test_edits_keep_the_spec_and_read_cleanly() -> None:
+    from explorer.engine.tune import _covering, _keeps_spec, _without
+
+    short = "Create invoices for clients."
+    assert _keeps_spec(short, short + " Covers bills.")
+    assert not _keeps_spec(short, "x" * (MAX_DESCRIPTION + 1))
+    assert not _keeps_spec(short, short + " Covers <bills>.")
+    long = "y " * 600  # over the limit already: only shorter edits
+    assert _keeps_spec(long, long[:-10]) and not _keeps_spec(long, long + "z")
+    assert _covering(short, ["bills"]) == short + " Covers bills."
+    assert _covering(short + " Covers bills.", ["hours", "bills"]) == (
+        short + " Covers bills and hours."
+    )
+    assert _without("Query transaction status, or transactions (all).", "transaction") == (
+        "Query status, or (all)."
+    )
+
+
+def test_a_trigger_eval_file_is_read_by_its_content_too(tmp_path: Path) -> None:
+    path = tmp_path / "evals"  # no suffix
+    path.write_text(json.dumps({"evals": [{"prompt": "bill a customer", "should_trigger": True}]}))
+    (case,) = cases_for(path, SKILL).cases
+    assert case.expect == (SKILL,)
