@@ -28,6 +28,7 @@ READS_A_LIBRARY: dict[str, list[str]] = {
     "doctor": [],
     "bench": [],
     "init": [],
+    "tune": ["a-skill", "--cases", "evals.json"],
 }
 
 

@@ -22,6 +22,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "watch": ("watch", "WatchCommand"),
     "eval": ("evaluate", "EvalCommand"),
     "calibrate": ("calibrate", "CalibrateCommand"),
+    "tune": ("tune", "TuneCommand"),
     "lint": ("lint", "LintCommand"),
     "history": ("history", "HistoryCommand"),
     "init": ("init", "InitCommand"),

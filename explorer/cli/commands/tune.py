@@ -1,0 +1,228 @@
+"""`tune SKILL_ID --cases FILE`: small description edits for one skill, scored offline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from difflib import get_close_matches
+from typing import TYPE_CHECKING
+
+from explorer.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_common_options,
+    positive_int,
+    say,
+)
+from explorer.cli.library import Engines
+from explorer.cli.roots import command_roots
+from explorer.engine.config import LoadedConfig
+from explorer.engine.decision import json_default
+from explorer.terminal import emit
+
+if TYPE_CHECKING:
+    from explorer.engine.tune import Candidate, Flip, TuneResult
+
+CONTEXT_WORDS = 4  # unchanged words shown on each side of a change
+PROMPT_WIDTH = 90
+
+
+def _signed(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:+.{digits}f}"
+
+
+def _diff_text(candidate: Candidate) -> str:
+    """Changed words as [-removed-] and {+added+}, with a few unchanged words around."""
+    pieces = candidate.diff
+    out: list[str] = []
+    for position, (op, words) in enumerate(pieces):
+        if op == "-":
+            out.append(f"[-{words}-]")
+        elif op == "+":
+            out.append(f"{{+{words}+}}")
+        else:
+            split = words.split()
+            first, last = position == 0, position == len(pieces) - 1
+            if len(split) <= 2 * CONTEXT_WORDS:
+                out.append(words)
+            elif first:
+                out.append("… " + " ".join(split[-CONTEXT_WORDS:]))
+            elif last:
+                out.append(" ".join(split[:CONTEXT_WORDS]) + " …")
+            else:
+                out.append(
+                    " ".join(split[:CONTEXT_WORDS]) + " … " + " ".join(split[-CONTEXT_WORDS:])
+                )
+    return " ".join(out)
+
+
+def _flip_line(flip: Flip) -> str:
+    prompt = flip.case.prompt.replace("\n", " ")
+    if len(prompt) > PROMPT_WIDTH:
+        prompt = prompt[: PROMPT_WIDTH - 1] + "…"
+    if flip.part.value == "other":
+        expects = f" (expects {', '.join(flip.case.expect) or 'none'})"
+    else:
+        expects = " (should trigger)" if flip.case.positive else " (should not)"
+    moved = f"cos {_signed(flip.cosine)}, bm25 {_signed(flip.bm25, 2)}"
+    if flip.rerank is not None:
+        moved += f", rerank {_signed(flip.rerank, 2)}"
+    elif flip.rerank_after is not None:
+        moved += f", rerank now {flip.rerank_after:.2f}"
+    if flip.relevance is not None:
+        moved += f", p {_signed(flip.relevance)}"
+    if flip.terms_gained:
+        moved += f", +terms {' '.join(flip.terms_gained)}"
+    before, after = flip.stages
+    moved += f"; decided by {before}" if before == after else f"; decided by {before} -> {after}"
+    return f"    {flip.effect.value.upper():7} {flip.part.value:8} {prompt!r}{expects}  [{moved}]"
+
+
+def _channels(candidate: Candidate) -> str:
+    shift = candidate.shift
+    parts = [f"cosine {_signed(shift.cosine)}", f"BM25 {_signed(shift.bm25, 2)}"]
+    if shift.terms:
+        parts[-1] += f" (terms: {', '.join(shift.terms[:6])})"
+    if shift.rerank is not None:
+        parts.append(f"reranker logit {_signed(shift.rerank, 2)}")
+    if shift.relevance is not None:
+        parts.append(f"relevance p {_signed(shift.relevance)}")
+    return ", ".join(parts)
+
+
+def tune_text(result: TuneResult) -> list[str]:
+    from explorer.engine.tune import SPLIT_SEED, Part
+
+    split = result.split
+    lines = [
+        f"tune {result.skill_id}  ({result.path})",
+        f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out "
+        f"({result.share:.0%} of positives and of negatives tuned on, seed {SPLIT_SEED!r}), "
+        f"{len(split.others)} about other skills",
+        f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
+        f"held-out {result.held_out.passed}/{result.held_out.total}, "
+        f"other skills' cases {result.others.passed}/{result.others.total}",
+        f"scored {result.evaluated} descriptions in {result.seconds:.1f} s",
+    ]
+    lines += [f"note: {note}" for note in result.notes]
+    for number, candidate in enumerate(result.candidates, 1):
+        flags = []
+        if result.recommended == number - 1:
+            flags.append("RECOMMENDED")
+        if candidate.steals:
+            flags.append(f"STEALS {candidate.steals}")
+        if candidate.lexical_only:
+            flags.append("LEXICAL ONLY")
+        survives = candidate.survives
+        lines += [
+            "",
+            f"#{number} {' '.join(flags)}".rstrip(),
+            f"  held-out {result.held_out.passed}/{result.held_out.total} -> "
+            f"{candidate.held_out.passed}/{candidate.held_out.total} "
+            f"(net {candidate.part_net(Part.HELD_OUT):+d}), tuning "
+            f"{result.tuning.passed}/{result.tuning.total} -> "
+            f"{candidate.tuning.passed}/{candidate.tuning.total}; fixes {candidate.fixes}, "
+            f"breaks {candidate.breaks}, steals {candidate.steals}; "
+            f"{len(candidate.description)} chars",
+            f"  edit: {'; '.join(candidate.steps)}",
+            f"  diff: {_diff_text(candidate)}",
+            f"  channels moved (mean over flipped cases): {_channels(candidate)}",
+            f"  with the lexical tables as before the edit: {candidate.dense_fixes} of "
+            f"{candidate.fixes} fixes remain"
+            + ("" if survives is None else f" ({survives:.0%})")
+            + (f", {candidate.dense_steals} steals" if candidate.dense_steals else ""),
+        ]
+        lines += [_flip_line(flip) for flip in candidate.flips]
+    if result.candidates:
+        lines += [
+            "",
+            "Write one with --apply N (only the description changes; the file is replaced "
+            "atomically).",
+        ]
+    return lines
+
+
+class TuneCommand(Command):
+    name = "tune"
+    help = "propose and score small edits of a skill's description from its trigger evals"
+    description = (
+        "Split the skill's own cases (a skill-creator trigger eval set, or TOML/TSV cases) "
+        "into a tuning part and a held-out part, propose small description edits from the "
+        "tuning part (words of missed prompts, a 'Use when' sentence, a 'Not for' sentence, "
+        "removing words that pull in wrong prompts), score each through the router on a "
+        "patched copy of the library, and rank them by the held-out part. Cases that expect "
+        "another skill and that an edit takes are STEALs. Nothing is written unless --apply."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("skill_id", metavar="SKILL_ID", help="the skill to tune")
+        parser.add_argument(
+            "--cases",
+            metavar="FILE",
+            required=True,
+            help="the skill's trigger evals (.json: a list of {query, should_trigger} or "
+            "{evals: [{prompt, should_trigger}]}), or a .toml/.tsv cases file",
+        )
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+        parser.add_argument(
+            "--apply",
+            metavar="N",
+            type=positive_int,
+            help="write candidate N into the skill's SKILL.md (only the description changes)",
+        )
+        add_common_options(parser)
+
+    def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+        from explorer.engine.cases import CaseError
+        from explorer.engine.rewrite import SaveError, read_skill_text
+        from explorer.engine.tune import apply, cases_for, tune
+
+        roots = command_roots(args, loaded)
+        if roots is None:
+            return EXIT_USAGE
+        try:
+            cases = cases_for(args.cases, args.skill_id)
+        except CaseError as error:
+            say(str(error))
+            return EXIT_USAGE
+        for warning in cases.warnings:
+            say(f"warning: {warning}")
+        index = Engines(args).index(roots, loaded.config)
+        if not len(index):
+            say(f"no valid skills under {', '.join(index.roots)}")
+            return EXIT_FAILED
+        position = index.positions.get(args.skill_id)
+        if position is None:
+            close = get_close_matches(args.skill_id, list(index.ids), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            say(f"no skill {args.skill_id!r} in {', '.join(index.roots)}{hint}")
+            return EXIT_USAGE
+        try:
+            original = read_skill_text(index.skills[position].path)
+        except SaveError as error:
+            say(str(error))
+            return EXIT_FAILED
+        result = tune(index, loaded.config, args.skill_id, cases.cases, original)
+        applied: str | None = None
+        if args.apply is not None:
+            if args.apply > len(result.candidates):
+                say(f"no candidate {args.apply}: there are {len(result.candidates)}")
+                return EXIT_USAGE
+            try:
+                edit = apply(result, args.apply)
+            except SaveError as error:
+                say(str(error))
+                return EXIT_FAILED
+            applied = edit.path
+        if args.json:
+            data = result.to_dict()
+            data["applied"] = None if applied is None else {"number": args.apply, "path": applied}
+            print(json.dumps(data, indent=2, default=json_default, ensure_ascii=True))
+        else:
+            emit(*tune_text(result))
+            if applied is not None:
+                print()
+                emit(f"wrote candidate {args.apply} into {applied} (only the description changed)")
+        return EXIT_OK

@@ -1,0 +1,960 @@
+"""Offline description tuning: small edits of one skill's description, scored by `decide()`.
+
+An author has trigger evals for a skill (prompts that should and should not trigger it).
+`tune()` splits the skill's own cases into a tuning part and a held-out part (a stable
+hash of each prompt, positives and negatives apart), proposes small readable edits of
+the description from the tuning part only, and scores every edit with the one cascade,
+`pipeline.decide()`, on a patched *copy* of the snapshot (`whatif.patched_index`, exactly
+as the explorer's what-if does). The edits:
+
+* words and short phrases of missed positive prompts that the description lacks, weighed
+  by the library's BM25 idf (a word every skill has says nothing);
+* a "Use when …" sentence built from them;
+* a "Not for …" sentence built from prompts that should not trigger the skill but do;
+* removing description words that pull those prompts in.
+
+A few rounds of a small beam search combine them, deterministically. The best few edits
+are then scored on the held-out part (which decides what is recommended) and on every
+other case of the file: a prompt that expects another skill and that the edit makes this
+skill take is a STEAL. Every case a finalist flips is routed once more with the lexical
+channels held at the old description (the BM25, keyword and phrase tables of the unedited
+library; the new text reaches only the dense vector and what reads the text at stage 2):
+an edit whose fixes all vanish there gained by word matching alone, is flagged, and
+ranks lower.
+
+The snapshot given is never modified; nothing here prints or writes, except `apply`,
+which writes one candidate through `rewrite.save` (only the description's bytes change).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import itertools
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from explorer.engine.cases import Case, CaseSet, load_cases
+from explorer.engine.config import Config
+from explorer.engine.decision import Decision
+from explorer.engine.evaluate import passes
+from explorer.engine.pipeline import decide
+from explorer.engine.presets import generic_word
+from explorer.engine.rerank import OnnxCrossEncoder
+from explorer.engine.rewrite import Edit, edit_description, save
+from explorer.engine.snapshot import Index
+from explorer.engine.text import STOPWORDS, match_tokens, norm_token
+from explorer.engine.whatif import patched_index
+
+SCHEMA = "skill-explorer/tune@1"
+MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit on a description
+TUNING_SHARE = 0.6  # of the positives, and of the negatives, tuned on; the rest is held out
+SPLIT_SEED = "skill-explorer/tune"
+_WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
+_MIN_WORD = 3  # shorter words are rarely what names a task
+# Words of a conversation that name no task, beyond the stopwords and presets.GENERIC_WORDS.
+FILLER: frozenset[str] = frozenset(
+    (
+        "but dont don doesn didn isn aren wasn won wouldn cant shouldn couldn really actually "
+        "maybe usual usually quick quickly simple stuff lot lots kind sort okay hey yes they "
+        "them their someone somebody right able anymore gave given got gotten took taken "
+        "went gone came seen saw said told knew known thought felt kept left meant brought "
+        "began held happened seems seemed tried"
+    ).split()
+)
+
+
+class Part(StrEnum):
+    TUNING = "tuning"
+    HELD_OUT = "held-out"
+    OTHER = "other"  # a case about another skill, or about none
+
+
+class Effect(StrEnum):
+    FIX = "fix"  # one of the skill's own cases fails before and passes after
+    BREAK = "break"  # a case passes before and fails after
+    STEAL = "steal"  # a case about another skill that the edit makes this skill take
+    RELEASE = "release"  # a case about another skill that the edit lets go
+
+
+@dataclass(frozen=True)
+class Options:
+    """How hard to search: every number bounds the work, so one skill stays in seconds."""
+
+    rounds: int = 3
+    beam: int = 3
+    max_terms: int = 4  # single-word additions tried per description
+    evaluations: int = 24  # descriptions scored on the tuning part, at most
+    finalists: int = 6  # scored on the held-out part and the other cases
+    share: float = TUNING_SHARE
+
+
+@dataclass(frozen=True)
+class Split:
+    """The skill's own cases in two parts, and every other case of the file."""
+
+    tuning: tuple[Case, ...]
+    held_out: tuple[Case, ...]
+    others: tuple[Case, ...]
+
+
+def _about(case: Case, skill_id: str) -> bool:
+    return skill_id in case.expect or skill_id in case.reject
+
+
+def _order(case: Case) -> bytes:
+    """A case's place in the split order: a hash of its prompt alone. Reordering the
+    file changes nothing, and adding or removing a case moves the cut by one place
+    instead of reshuffling both parts."""
+    key = f"{SPLIT_SEED}\0{case.prompt}"
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
+
+
+def split_cases(cases: Sequence[Case], skill_id: str, share: float = TUNING_SHARE) -> Split:
+    """The skill's positives and negatives, each ordered by a stable hash of the prompt and
+    cut at `share`; a group of two or more keeps at least one case on each side."""
+    tuning: list[Case] = []
+    held: list[Case] = []
+    own = [case for case in cases if _about(case, skill_id)]
+    for group in (
+        [case for case in own if case.positive],
+        [case for case in own if not case.positive],
+    ):
+        ordered = sorted(group, key=_order)
+        cut = round(share * len(ordered))
+        cut = min(max(cut, 1), len(ordered) - 1) if len(ordered) >= 2 else len(ordered)
+        tuning += ordered[:cut]
+        held += ordered[cut:]
+    others = tuple(case for case in cases if not _about(case, skill_id))
+    return Split(tuple(tuning), tuple(held), others)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One case routed once: what was injected and the skill's own row."""
+
+    injected: tuple[str, ...]
+    passed: bool
+    cosine: float
+    bm25: float
+    rerank: float | None
+    relevance: float | None
+    terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
+    stage: str  # the cascade stage that decided (decision.Stage's value)
+
+
+def _probe(case: Case, index: Index, config: Config, skill_id: str) -> Probe:
+    decision: Decision = decide(
+        case.prompt, index, config, context=case.context, cwd=case.cwd or None
+    )
+    row = decision.rows.by_id(skill_id)
+    position = index.positions[skill_id]
+    terms = frozenset(index.lexical.explain(case.prompt, position).matched)
+    return Probe(
+        injected=tuple(decision.injected_ids),
+        passed=passes(case, decision.injected_ids),
+        cosine=row.cosine,
+        bm25=row.bm25,
+        rerank=row.rerank,
+        relevance=row.relevance,
+        terms=terms,
+        stage=decision.stage.value,
+    )
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A case whose outcome the edit changes, and how the skill's channels moved on it."""
+
+    case: Case
+    part: Part
+    effect: Effect
+    cosine: float  # after - before
+    bm25: float
+    rerank: float | None  # None when the skill was not reranked on either side
+    relevance: float | None
+    terms_gained: tuple[str, ...]  # BM25 terms the skill matches only after the edit
+    terms_lost: tuple[str, ...]
+    stages: tuple[str, str]  # the stage that decided, before and after
+    rerank_after: float | None  # the skill's logit after the edit, when reranked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.case.prompt,
+            "where": self.case.where,
+            "expect": list(self.case.expect),
+            "part": self.part.value,
+            "effect": self.effect.value,
+            "delta": {
+                "cosine": self.cosine,
+                "bm25": self.bm25,
+                "rerank": self.rerank,
+                "relevance": self.relevance,
+            },
+            "terms_gained": list(self.terms_gained),
+            "terms_lost": list(self.terms_lost),
+            "stages": list(self.stages),
+            "rerank_after": self.rerank_after,
+        }
+
+
+def _effect(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) -> Effect | None:
+    if part is Part.OTHER:
+        ours_before, ours_after = skill_id in before.injected, skill_id in after.injected
+        if ours_after and not ours_before:
+            return Effect.STEAL
+        if ours_before and not ours_after:
+            return Effect.RELEASE
+    if before.passed and not after.passed:
+        return Effect.BREAK
+    if after.passed and not before.passed:
+        return Effect.FIX
+    return None
+
+
+def _delta(left: float | None, right: float | None) -> float | None:
+    return None if left is None or right is None else right - left
+
+
+def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) -> Flip | None:
+    effect = _effect(case, part, skill_id, before, after)
+    if effect is None:
+        return None
+    return Flip(
+        case=case,
+        part=part,
+        effect=effect,
+        cosine=after.cosine - before.cosine,
+        bm25=after.bm25 - before.bm25,
+        rerank=_delta(before.rerank, after.rerank),
+        relevance=_delta(before.relevance, after.relevance),
+        terms_gained=tuple(sorted(after.terms - before.terms)),
+        terms_lost=tuple(sorted(before.terms - after.terms)),
+        stages=(before.stage, after.stage),
+        rerank_after=after.rerank,
+    )
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Passed cases out of all, in one part."""
+
+    passed: int
+    total: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"passed": self.passed, "total": self.total}
+
+
+def _tally(probes: Sequence[Probe]) -> Tally:
+    return Tally(sum(probe.passed for probe in probes), len(probes))
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How the skill's channels moved, averaged over the cases the edit flips."""
+
+    cosine: float
+    bm25: float
+    rerank: float | None
+    relevance: float | None
+    terms: tuple[str, ...]  # BM25 terms gained on those cases, most frequent first
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"terms": list(self.terms)}
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _shift(flips: Sequence[Flip]) -> Shift:
+    counts: dict[str, int] = {}
+    for flip in flips:
+        for term in flip.terms_gained:
+            counts[term] = counts.get(term, 0) + 1
+    return Shift(
+        cosine=_mean(flip.cosine for flip in flips) or 0.0,
+        bm25=_mean(flip.bm25 for flip in flips) or 0.0,
+        rerank=_mean(flip.rerank for flip in flips),
+        relevance=_mean(flip.relevance for flip in flips),
+        terms=tuple(sorted(counts, key=lambda term: (-counts[term], term))),
+    )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One proposed description, scored."""
+
+    description: str
+    steps: tuple[str, ...]  # what was done to the original, in order
+    diff: tuple[tuple[str, str], ...]  # ("=" | "-" | "+", words)
+    tuning: Tally
+    held_out: Tally
+    flips: tuple[Flip, ...]
+    dense_fixes: int  # own fixes and releases that remain with the lexical channels held
+    dense_steals: int
+    shift: Shift
+    text: str  # the SKILL.md as it would be written
+
+    def count(self, effect: Effect, part: Part | None = None) -> int:
+        return sum(
+            flip.effect is effect and (part is None or flip.part is part) for flip in self.flips
+        )
+
+    @property
+    def fixes(self) -> int:
+        return self.count(Effect.FIX) + self.count(Effect.RELEASE)
+
+    @property
+    def breaks(self) -> int:
+        return self.count(Effect.BREAK)
+
+    @property
+    def steals(self) -> int:
+        return self.count(Effect.STEAL)
+
+    @property
+    def net(self) -> int:
+        return self.fixes - self.breaks - self.steals
+
+    def part_net(self, part: Part) -> int:
+        return (
+            self.count(Effect.FIX, part)
+            + self.count(Effect.RELEASE, part)
+            - self.count(Effect.BREAK, part)
+            - self.count(Effect.STEAL, part)
+        )
+
+    @property
+    def survives(self) -> float | None:
+        """The share of the fixes that remain without the edit's lexical effect."""
+        return min(1.0, self.dense_fixes / self.fixes) if self.fixes else None
+
+    @property
+    def lexical_only(self) -> bool:
+        return self.fixes > 0 and self.dense_fixes == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "length": len(self.description),
+            "steps": list(self.steps),
+            "diff": [list(piece) for piece in self.diff],
+            "tuning": self.tuning.to_dict(),
+            "held_out": self.held_out.to_dict(),
+            "net": {
+                "all": self.net,
+                "tuning": self.part_net(Part.TUNING),
+                "held_out": self.part_net(Part.HELD_OUT),
+                "other": self.part_net(Part.OTHER),
+            },
+            "fixes": self.fixes,
+            "breaks": self.breaks,
+            "steals": self.steals,
+            "without_lexical": {
+                "fixes": self.dense_fixes,
+                "steals": self.dense_steals,
+                "survives": self.survives,
+                "lexical_only": self.lexical_only,
+            },
+            "channels": self.shift.to_dict(),
+            "flips": [flip.to_dict() for flip in self.flips],
+        }
+
+
+def rank_key(candidate: Candidate) -> tuple[Any, ...]:
+    """Stealers, then lexical-only gains, rank below the rest; then the held-out gain."""
+    return (
+        candidate.steals > 0,
+        candidate.lexical_only,
+        -candidate.part_net(Part.HELD_OUT),
+        -candidate.net,
+        candidate.breaks,
+        len(candidate.steps),
+        len(candidate.description),
+        candidate.description,
+    )
+
+
+def recommendable(candidate: Candidate) -> bool:
+    """Held-out gain, no steal, and a gain that is not word matching alone."""
+    return (
+        candidate.part_net(Part.HELD_OUT) > 0
+        and candidate.steals == 0
+        and not candidate.lexical_only
+    )
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    skill_id: str
+    path: str
+    original: str  # the description
+    original_text: str  # the SKILL.md text the edits start from
+    split: Split
+    tuning: Tally  # before any edit
+    held_out: Tally
+    others: Tally
+    candidates: tuple[Candidate, ...]  # ranked, best first
+    recommended: int | None  # the index of the recommended candidate
+    evaluated: int  # descriptions scored
+    seconds: float
+    share: float = TUNING_SHARE
+    notes: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "skill": self.skill_id,
+            "path": self.path,
+            "description": self.original,
+            "split": {
+                "tuning": len(self.split.tuning),
+                "held_out": len(self.split.held_out),
+                "others": len(self.split.others),
+                "share": self.share,
+                "seed": SPLIT_SEED,
+            },
+            "before": {
+                "tuning": self.tuning.to_dict(),
+                "held_out": self.held_out.to_dict(),
+                "others": self.others.to_dict(),
+            },
+            "recommended": None if self.recommended is None else self.recommended + 1,
+            "evaluated": self.evaluated,
+            "notes": list(self.notes),
+            "candidates": [
+                {"number": number, **candidate.to_dict()}
+                for number, candidate in enumerate(self.candidates, 1)
+            ],
+        }
+
+
+class _RememberedLogits(OnnxCrossEncoder):
+    """A cross-encoder that scores each (prompt, document) pair once per tuning run.
+
+    The pairs run one by one, unpadded, so a pair's logit does not depend on the others
+    (rerank.py): reusing it gives `decide()` the very logits it would compute. Between two
+    candidate descriptions only the edited skill's document changes, so this saves the
+    other candidates' pairs, most of the reranker's work."""
+
+    _inner: OnnxCrossEncoder
+    _memo: dict[tuple[str, str], float]
+
+    @classmethod
+    def around(cls, inner: OnnxCrossEncoder) -> _RememberedLogits:
+        remembered = cls.__new__(cls)
+        remembered.__dict__.update(inner.__dict__)
+        remembered._inner, remembered._memo = inner, {}
+        return remembered
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        missing = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._memo]
+        if missing:
+            logits = self._inner.score(query, missing)
+            self._memo.update(
+                zip(((query, doc) for doc in missing), map(float, logits), strict=True)
+            )
+        return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
+
+
+def remembering(index: Index) -> Index:
+    """`index` with its cross-encoder (if any) remembering logits; the models are shared."""
+    reranker = index.models.reranker
+    if not isinstance(reranker, OnnxCrossEncoder) or isinstance(reranker, _RememberedLogits):
+        return index
+    models = dataclasses.replace(index.models, reranker=_RememberedLogits.around(reranker))
+    return dataclasses.replace(index, models=models)
+
+
+# --- proposing edits ---------------------------------------------------------------
+
+
+def _words(prompt: str) -> list[tuple[str, str]]:
+    """(surface, match token) of each content word, in order; stopwords become ("", "")."""
+    words: list[tuple[str, str]] = []
+    for found in _WORD_RE.finditer(prompt):
+        surface = found.group()
+        lower = surface.lower()
+        if lower in STOPWORDS:
+            words.append(("", ""))
+            continue
+        # A capital at the start of a sentence is not part of the word; an acronym is.
+        shown = surface if surface[1:] != surface[1:].lower() else lower
+        words.append((shown, norm_token(lower)))
+    return words
+
+
+def _usable(term: str) -> bool:
+    return (
+        len(term) >= _MIN_WORD and term.isalpha() and not generic_word(term) and term not in FILLER
+    )
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What the failing cases of one description say, as weighed words."""
+
+    terms: tuple[tuple[str, str], ...]  # (match token, surface) from missed prompts, best first
+    phrases: tuple[str, ...]  # two-word phrases from missed prompts, best first
+    excluded: tuple[str, ...]  # surface words of prompts the skill takes wrongly
+    pulling: tuple[tuple[str, str], ...]  # (match token, a surface form) in the description
+
+
+def _evidence(
+    description: str,
+    missed: Sequence[str],
+    wrong: Sequence[str],
+    wanted: Sequence[str],
+    idf: Callable[[str], float],
+) -> _Evidence:
+    """Weigh words: idf times (missed prompts with it, plus half the other wanted prompts
+    with it, minus the prompts taken wrongly with it). A word several of the skill's
+    prompts share names its topic; a word of one prompt may only be that prompt's."""
+    own = set(match_tokens(description))
+    support: dict[str, int] = {}
+    for prompt in wanted:
+        for term in set(match_tokens(prompt)):
+            support[term] = support.get(term, 0) + 1
+    wanted_terms = set(support)
+    wrong_terms: dict[str, int] = {}
+    wrong_surface: dict[str, str] = {}
+    for prompt in wrong:
+        for surface, term in dict.fromkeys(_words(prompt)):
+            if term:
+                wrong_terms[term] = wrong_terms.get(term, 0) + 1
+                wrong_surface.setdefault(term, surface)
+    counts: dict[str, int] = {}
+    surfaces: dict[str, str] = {}
+    pairs: dict[str, int] = {}
+    seen_here: set[str] = set()
+    for prompt in missed:
+        words = _words(prompt)
+        for surface, term in words:
+            if term and term not in own and term not in seen_here and _usable(term):
+                counts[term] = counts.get(term, 0) + 1
+                surfaces.setdefault(term, surface)
+            seen_here.add(term)
+        seen_here.clear()
+        for (first, a), (second, b) in itertools.pairwise(words):
+            if a and b and a != b and _usable(a) and _usable(b) and not {a, b} <= own:
+                phrase = f"{first} {second}"
+                pairs[phrase] = pairs.get(phrase, 0) + 1
+
+    def weight(term: str, count: int) -> float:
+        others = support.get(term, count) - count
+        return idf(term) * (count + others / 2 - wrong_terms.get(term, 0))
+
+    terms = sorted(
+        ((term, weight(term, count)) for term, count in counts.items()),
+        key=lambda item: (-item[1], item[0]),
+    )
+    phrase_weights = {
+        phrase: sum(weight(norm_token(part.lower()), count) for part in phrase.split())
+        for phrase, count in pairs.items()
+        if count >= 2
+    }
+    phrases = sorted(
+        (phrase for phrase, value in phrase_weights.items() if value > 0),
+        key=lambda phrase: (-phrase_weights[phrase], phrase),
+    )
+    excluded = sorted(
+        (
+            term
+            for term in wrong_terms
+            if term not in own and term not in wanted_terms and _usable(term)
+        ),
+        key=lambda term: (-idf(term) * wrong_terms[term], term),
+    )
+    pulling = sorted(
+        (
+            term
+            for term in own
+            if term in wrong_terms and term not in wanted_terms and not generic_word(term)
+        ),
+        key=lambda term: (-idf(term) * wrong_terms[term], term),
+    )
+    description_surface = {term: surface for surface, term in _words(description) if term}
+    return _Evidence(
+        terms=tuple((term, surfaces[term]) for term, value in terms if value > 0),
+        phrases=tuple(phrases),
+        excluded=tuple(wrong_surface[term] for term in excluded),
+        pulling=tuple((term, description_surface.get(term, term)) for term in pulling),
+    )
+
+
+def _listing(items: Sequence[str], conjunction: str = "or") -> str:
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def _sentence(description: str, sentence: str) -> str:
+    text = description.rstrip()
+    if text and text[-1] not in ".!?":
+        text += "."
+    return f"{text} {sentence}"
+
+
+_COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))Covers ([A-Za-z0-9 ,]+)\.$")
+
+
+def _covering(description: str, words: Sequence[str]) -> str:
+    """The description with a "Covers …." sentence naming `words`: the closing one
+    extended when there is one (two edits read as one sentence), else a new one."""
+    text = description.rstrip()
+    found = _COVERS_RE.search(text)
+    if found is None:
+        return _sentence(text, f"Covers {_listing(list(words), 'and')}.")
+    items = [item.strip() for item in re.split(r",| and ", found.group(1)) if item.strip()]
+    items += [word for word in words if word not in items]
+    return text[: found.start()] + f"Covers {_listing(items, 'and')}."
+
+
+def _without(description: str, term: str) -> str:
+    """The description without every word whose match token is `term`, tidied."""
+
+    def keep(found: re.Match[str]) -> str:
+        return "" if norm_token(found.group().lower()) == term else found.group()
+
+    text = _WORD_RE.sub(keep, description)
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = re.sub(r"([,;:])(\s*[,;:.])+", r"\2", text)
+    text = re.sub(r"\((\s*)\)", "", text)
+    return text.strip()
+
+
+def _proposals(description: str, evidence: _Evidence, options: Options) -> list[tuple[str, str]]:
+    """(step, new description) for one description, from its evidence."""
+    proposals: list[tuple[str, str]] = []
+    top = [surface for _, surface in evidence.terms[: options.max_terms]]
+    for surface in top:
+        proposals.append((f'add "{surface}"', _covering(description, [surface])))
+    for size in (2, 3):
+        if len(top) >= size:
+            some = top[:size]
+            proposals.append((f"add {', '.join(some)}", _covering(description, some)))
+    phrases = list(evidence.phrases[:2])
+    used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
+    reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
+    if reasons:
+        sentence = f"Use when asked about {_listing(reasons[:3])}."
+        proposals.append((sentence, _sentence(description, sentence)))
+    if evidence.excluded:
+        sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
+        proposals.append((sentence, _sentence(description, sentence)))
+    for term, surface in evidence.pulling[:2]:
+        proposals.append((f'remove "{surface}"', _without(description, term)))
+    return proposals
+
+
+def _keeps_spec(original: str, description: str) -> bool:
+    """At most 1,024 characters (or, over it already, shorter than before); no new angle
+    bracket."""
+    return (
+        bool(description.strip())
+        and len(description) <= max(MAX_DESCRIPTION, len(original) - 1)
+        and description.count("<") <= original.count("<")
+        and description.count(">") <= original.count(">")
+    )
+
+
+def word_diff(old: str, new: str) -> tuple[tuple[str, str], ...]:
+    """The description's change word by word: ("=", kept), ("-", removed), ("+", added)."""
+    left, right = old.split(), new.split()
+    pieces: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(a=left, b=right, autojunk=False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            pieces.append(("=", " ".join(left[a1:a2])))
+            continue
+        if a2 > a1:
+            pieces.append(("-", " ".join(left[a1:a2])))
+        if b2 > b1:
+            pieces.append(("+", " ".join(right[b1:b2])))
+    return tuple(pieces)
+
+
+# --- scoring -------------------------------------------------------------------------
+
+
+@dataclass
+class _Scored:
+    description: str
+    steps: tuple[str, ...]
+    edit: Edit
+    tuning: list[Probe]
+    net: int  # on the tuning part (the patched copy is not kept: one per finalist is made again)
+
+
+class _Tuner:
+    def __init__(
+        self, index: Index, config: Config, skill_id: str, split: Split, original_text: str
+    ) -> None:
+        self.index, self.config, self.skill_id, self.split = index, config, skill_id, split
+        self.position = index.positions[skill_id]
+        self.path = index.skills[self.position].path
+        self.original_text = original_text
+
+    def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
+        return [_probe(case, index, self.config, self.skill_id) for case in cases]
+
+    def patched(self, description: str) -> tuple[Edit, Index] | str:
+        """The edit and the patched copy, or why the SKILL.md cannot take it."""
+        edit = edit_description(self.path, self.original_text, description)
+        if not edit.ok or edit.skill is None:
+            return edit.problem or "the edit cannot be written"
+        if edit.skill.id != self.skill_id:
+            return f"the edited file would be read as skill {edit.skill.id!r}"
+        return edit, patched_index(self.index, edit.skill, self.config)
+
+    def lexical_held(self, patched: Index) -> Index:
+        """`patched` with the unedited library's BM25, keyword, phrase and project tables:
+        the edit reaches the dense vector and the text stage 2 reads, not the lexical
+        channels."""
+        base = self.index
+        return dataclasses.replace(
+            patched,
+            lexical=base.lexical,
+            keyword_postings=base.keyword_postings,
+            phrase_table=base.phrase_table,
+            ecosystem_postings=base.ecosystem_postings,
+        )
+
+
+def _failing(
+    cases: Sequence[Case], probes: Sequence[Probe], skill_id: str
+) -> tuple[list[str], list[str], list[str]]:
+    """(missed positives, prompts taken wrongly, positives it serves) among `cases`."""
+    missed = [c.prompt for c, p in zip(cases, probes, strict=True) if c.positive and not p.passed]
+    wrong = [
+        c.prompt
+        for c, p in zip(cases, probes, strict=True)
+        if not c.positive and skill_id in p.injected
+    ]
+    wanted = [c.prompt for c in cases if c.positive]
+    return missed, wrong, wanted
+
+
+def tune(
+    index: Index,
+    config: Config,
+    skill_id: str,
+    cases: Sequence[Case],
+    original_text: str,
+    options: Options | None = None,
+) -> TuneResult:
+    """Propose and score description edits for `skill_id` on `cases` (see the module)."""
+    options = options or Options()
+    started = time.perf_counter()
+    if skill_id not in index.positions:
+        raise KeyError(f"no skill {skill_id!r} in this library")
+    split = split_cases(cases, skill_id, options.share)
+    index = remembering(index)
+    tuner = _Tuner(index, config, skill_id, split, original_text)
+    original = index.skills[tuner.position].description
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    if not split.tuning:
+        notes.append(f"no case is about {skill_id}: nothing to tune on")
+    if len(original) > MAX_DESCRIPTION:
+        notes.append(
+            f"the description has {len(original)} characters, over the spec's "
+            f"{MAX_DESCRIPTION}: only edits that shorten it are tried"
+        )
+
+    base_tuning = tuner.probes(split.tuning, index)
+    base_held = tuner.probes(split.held_out, index)
+    base_others = tuner.probes(split.others, index)
+    timings["before"] = time.perf_counter() - started
+
+    # Beam search on the tuning part.
+    seen = {original}
+    expanded: set[str] = set()
+    refusals: dict[str, None] = {}  # why an edit could not be written, in order, once each
+    scored: list[_Scored] = []
+    beam: list[tuple[str, tuple[str, ...], list[Probe]]] = [(original, (), base_tuning)]
+    for _ in range(options.rounds):
+        fresh: list[_Scored] = []
+        for description, steps, probes in beam:
+            missed, wrong, wanted = _failing(split.tuning, probes, skill_id)
+            evidence = _evidence(description, missed, wrong, wanted, index.lexical.idf)
+            proposals = _proposals(description, evidence, options)
+            if not steps and split.tuning:
+                if not missed and not wrong:
+                    notes.append("every case of the tuning part passes: nothing to learn from")
+                elif not proposals:
+                    notes.append(
+                        "the failing prompts of the tuning part offer no word to add or "
+                        "remove (only ASCII words count, routing.md §2.1)"
+                    )
+            for step, proposal in proposals:
+                if proposal in seen or not _keeps_spec(original, proposal):
+                    continue
+                if len(scored) + len(fresh) >= options.evaluations:
+                    break
+                seen.add(proposal)
+                patched = tuner.patched(proposal)
+                if isinstance(patched, str):
+                    refusals.setdefault(patched, None)
+                    continue
+                edit, copy = patched
+                after = tuner.probes(split.tuning, copy)
+                net = sum(a.passed for a in after) - sum(b.passed for b in base_tuning)
+                fresh.append(_Scored(proposal, (*steps, step), edit, after, net))
+        if not fresh:
+            break
+        scored += fresh
+        best = sorted(
+            (item for item in scored if item.net > 0),
+            key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
+        )
+        expanded.update(description for description, _, _ in beam)
+        beam = [
+            (item.description, item.steps, item.tuning)
+            for item in best
+            if item.description not in expanded
+        ][: options.beam]
+        if not beam:
+            break
+    timings["search"] = time.perf_counter() - started - timings["before"]
+    # rewrite's reasons speak to the explorer's editor; the key is not ours to offer here.
+    notes += [f"not scored: {reason.replace(' (ctrl+o)', '')}" for reason in refusals]
+
+    finalists = sorted(
+        (
+            item
+            for item in scored
+            if any(a.passed != b.passed for a, b in zip(item.tuning, base_tuning, strict=True))
+        ),
+        key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
+    )[: options.finalists]
+    candidates = [
+        _finalise(tuner, item, original, base_tuning, base_held, base_others) for item in finalists
+    ]
+    candidates = [candidate for candidate in candidates if candidate.fixes > 0]
+    candidates.sort(key=rank_key)
+    recommended = next(
+        (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
+    )
+    if scored and not candidates:
+        notes.append(f"none of the {len(scored)} edits scored fixed a case of the tuning part")
+    elif candidates and recommended is None:
+        notes.append(
+            "no candidate gains on the held-out part without a steal or by more than word "
+            "matching: nothing is recommended"
+        )
+    timings["finalists"] = time.perf_counter() - started - timings["before"] - timings["search"]
+    return TuneResult(
+        skill_id=skill_id,
+        path=tuner.path,
+        original=original,
+        original_text=original_text,
+        split=split,
+        tuning=_tally(base_tuning),
+        held_out=_tally(base_held),
+        others=_tally(base_others),
+        candidates=tuple(candidates),
+        recommended=recommended,
+        evaluated=len(scored),
+        seconds=time.perf_counter() - started,
+        share=options.share,
+        notes=tuple(notes),
+        timings=timings,
+    )
+
+
+def _finalise(
+    tuner: _Tuner,
+    item: _Scored,
+    original: str,
+    base_tuning: Sequence[Probe],
+    base_held: Sequence[Probe],
+    base_others: Sequence[Probe],
+) -> Candidate:
+    split, skill_id = tuner.split, tuner.skill_id
+    assert item.edit.skill is not None
+    patched = patched_index(tuner.index, item.edit.skill, tuner.config)
+    held = tuner.probes(split.held_out, patched)
+    others = tuner.probes(split.others, patched)
+    flips: list[Flip] = []
+    for part, cases, before, after in (
+        (Part.TUNING, split.tuning, base_tuning, item.tuning),
+        (Part.HELD_OUT, split.held_out, base_held, held),
+        (Part.OTHER, split.others, base_others, others),
+    ):
+        for case, old, new in zip(cases, before, after, strict=True):
+            flip = _flip(case, part, skill_id, old, new)
+            if flip is not None:
+                flips.append(flip)
+    # The flipped cases again, with the lexical channels held at the old description.
+    frozen = tuner.lexical_held(patched)
+    before_of = {
+        id(case): probe
+        for cases, probes in (
+            (split.tuning, base_tuning),
+            (split.held_out, base_held),
+            (split.others, base_others),
+        )
+        for case, probe in zip(cases, probes, strict=True)
+    }
+    dense_fixes = dense_steals = 0
+    for flip in flips:
+        if flip.effect is Effect.BREAK:
+            continue
+        again = _probe(flip.case, frozen, tuner.config, skill_id)
+        effect = _effect(flip.case, flip.part, skill_id, before_of[id(flip.case)], again)
+        dense_fixes += effect in (Effect.FIX, Effect.RELEASE)
+        dense_steals += effect is Effect.STEAL
+    assert item.edit.text is not None
+    return Candidate(
+        description=item.description,
+        steps=item.steps,
+        diff=word_diff(original, item.description),
+        tuning=_tally(item.tuning),
+        held_out=_tally(held),
+        flips=tuple(flips),
+        dense_fixes=dense_fixes,
+        dense_steals=dense_steals,
+        shift=_shift(flips),
+        text=item.edit.text,
+    )
+
+
+def cases_for(path: str | os.PathLike[str], skill_id: str) -> CaseSet:
+    """The cases file of a tuning run: a skill-creator trigger eval set (`.json`, or text
+    that opens with `[` or `{`) is read as `skill_id`'s; TOML and TSV name their skills."""
+    file = Path(path)
+    suffix = file.suffix.lower()
+    trigger_evals = suffix == ".json"
+    if not trigger_evals and suffix not in (".toml", ".tsv", ".txt"):
+        try:
+            with file.open("rb") as stream:
+                trigger_evals = stream.read(4096).lstrip()[:1] in (b"[", b"{")
+        except OSError:
+            trigger_evals = False  # load_cases says why it cannot read it
+    return load_cases(file, skill=skill_id if trigger_evals else None)
+
+
+def apply(result: TuneResult, number: int) -> Edit:
+    """Write candidate `number` (1-based) into the skill's SKILL.md: only the description
+    changes, atomically, and only if the file is still the one tuned (rewrite.save)."""
+    if not 1 <= number <= len(result.candidates):
+        raise IndexError(f"no candidate {number}: there are {len(result.candidates)}")
+    candidate = result.candidates[number - 1]
+    edit = edit_description(result.path, result.original_text, candidate.description)
+    save(edit)
+    return edit

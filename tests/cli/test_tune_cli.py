@@ -1,0 +1,109 @@
+"""`skill-explorer tune`: the report, --json, and --apply writing only the description."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.cli import main
+from tests.conftest import write_skill
+from tests.engine.test_tune import LIBRARY, OWN, SKILL
+
+Capture = pytest.CaptureFixture[str]
+# Everything around the description must survive an --apply byte for byte.
+HEADER = "---\n# an author's comment\nname: {name}\nlicense: MIT\n"
+FOOTER = "metadata:\n  owner: someone  # kept\n---\n# {name}\n\nSteps.\r\nA CRLF line.\n"
+
+
+def _library(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    root = tmp_path / "skills"
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    text = (
+        HEADER.format(name=SKILL) + f"description: {LIBRARY[SKILL]}\n" + FOOTER.format(name=SKILL)
+    )
+    (root / SKILL / "SKILL.md").write_bytes(text.encode("utf-8"))
+    evals = tmp_path / "evals.json"
+    evals.write_text(json.dumps({"evals": [{"prompt": q, "should_trigger": t} for q, t in OWN]}))
+    common = ["--skills", str(root), "--set", "model=bow", "--set", "reranker=off"]
+    return root, evals, [*common, "--cache-dir", str(tmp_path / "cache")]
+
+
+def _run(capsys: Capture, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_report_names_fixes_and_the_recommendation(capsys: Capture, tmp_path: Path) -> None:
+    _, evals, common = _library(tmp_path)
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
+    assert code == 0
+    assert "#1 RECOMMENDED" in out
+    assert "FIX " in out and "held-out" in out and "{+" in out
+    assert "with the lexical tables as before the edit:" in out and "channels moved" in out
+
+
+def test_json_is_the_same_twice(capsys: Capture, tmp_path: Path) -> None:
+    _, evals, common = _library(tmp_path)
+    outputs = []
+    for _ in range(2):
+        code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), "--json", *common)
+        assert code == 0
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+    data = json.loads(outputs[0])
+    assert data["schema"] == "skill-explorer/tune@1" and data["recommended"] == 1
+    assert data["candidates"][0]["flips"][0]["effect"] in ("fix", "release")
+
+
+def test_apply_writes_only_the_description(capsys: Capture, tmp_path: Path) -> None:
+    root, evals, common = _library(tmp_path)
+    path = root / SKILL / "SKILL.md"
+    before = path.read_bytes()
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), "--json", *common)
+    chosen = json.loads(out)["candidates"][0]["description"]
+    code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), "--apply", "1", *common)
+    assert code == 0, err
+    assert f"wrote candidate 1 into {path}" in out
+    after = path.read_bytes()
+    old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    changed = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b]
+    assert len(old_lines) == len(new_lines) and len(changed) == 1
+    assert new_lines[changed[0]].decode() == f"description: {chosen}\n"
+    others = {name: (root / name / "SKILL.md").read_bytes() for name in LIBRARY if name != SKILL}
+    # Tuning again starts from the new description: the same files, another answer.
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), "--json", *common)
+    assert json.loads(out)["description"] == chosen
+    assert others == {name: (root / name / "SKILL.md").read_bytes() for name in others}
+
+
+def test_bad_input_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
+    _, evals, common = _library(tmp_path)
+    code, _, err = _run(capsys, "tune", "invoice-makr", "--cases", str(evals), *common)
+    assert code == 2 and "did you mean invoice-maker" in err
+    code, _, err = _run(capsys, "tune", SKILL, "--cases", str(evals), "--apply", "99", *common)
+    assert code == 2 and "no candidate 99" in err
+    code, _, err = _run(capsys, "tune", SKILL, "--cases", str(tmp_path / "none.json"), *common)
+    assert code == 2 and "cannot read" in err
+
+
+def test_control_characters_in_prompts_and_descriptions_are_shown_not_sent(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    root, evals, common = _library(tmp_path)
+    title = "\x1b]0;owned\x07"
+    cases = [{"query": q + (f" {title}" if t else ""), "should_trigger": t} for q, t in OWN]
+    evals.write_text(json.dumps(cases))
+    code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
+    assert code == 0 and "FIX" in out
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), "--json", *common)
+    assert out.isascii() and "\x1b" not in out
+    # A description YAML cannot hold is not rewritten; the reason is shown, not sent.
+    write_skill(root, SKILL, LIBRARY[SKILL] + f" {title}")
+    code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
+    assert code == 0 and "not scored:" in out
+    assert "\x1b" not in out + err and "\x07" not in out + err

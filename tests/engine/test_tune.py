@@ -1,0 +1,250 @@
+"""The description tuner (explorer/engine/tune.py) on a small library, bag-of-words model:
+a missed positive becomes a FIX, a steal is reported and ranked below, the split is
+stable, and the same input gives the same answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.cases import Case
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.models import assemble_models
+from explorer.engine.pipeline import decide
+from explorer.engine.rewrite import read_skill_text
+from explorer.engine.snapshot import Index, build_index
+from explorer.engine.tune import (
+    MAX_DESCRIPTION,
+    Effect,
+    Part,
+    TuneResult,
+    cases_for,
+    rank_key,
+    split_cases,
+    tune,
+)
+from tests.conftest import write_skill
+
+CONFIG = Config(model="bow", reranker="off")
+SKILL = "invoice-maker"
+LIBRARY = {
+    SKILL: "Create invoices for clients with line items, tax and due dates.",
+    "timesheet": "Log time entries in a weekly timesheet.",
+    "pdf": "Extract text and tables from PDF files, merge and split PDF documents, fill forms.",
+    "docker-helper": "Shrink Docker images, write multi-stage Dockerfiles and speed up builds.",
+    "git-commit-writer": "Write clear git commit messages from the staged diff.",
+    "changelog-generator": "Generate release notes and a CHANGELOG from git commit history.",
+}
+# The description says "invoice" and "client"; half of its users say "bill" and "customer".
+OWN = [
+    ("create an invoice for my client with tax", True),
+    ("invoice the client for line items due next week", True),
+    ("bill my customer for the consulting hours", True),
+    ("bill the customer for last month of consulting", True),
+    ("I need to bill a customer for design work", True),
+    ("bill customer hours consulting retainer", True),
+    ("write a git commit message", False),
+    ("merge these pdf files", False),
+    ("shrink my docker image", False),
+]
+STEAL_TARGET = "consulting customer hours"  # the timesheet's, in the words the edit adds
+SIBLING = ["log time entries for the week", "log my consulting hours in the timesheet"]
+
+
+def _index(root: Path) -> Index:
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    return build_index([root], CONFIG, assemble_models(BowEmbedder()))
+
+
+def _run(root: Path, cases: list[Case]) -> TuneResult:
+    index = _index(root)
+    original = read_skill_text(str(root / SKILL / "SKILL.md"))
+    return tune(index, CONFIG, SKILL, cases, original)
+
+
+def _trigger_evals(path: Path) -> list[Case]:
+    path.write_text(json.dumps([{"query": q, "should_trigger": t} for q, t in OWN]))
+    return list(cases_for(path, SKILL).cases)
+
+
+def _with_siblings(path: Path) -> list[Case]:
+    rows = [(prompt, [SKILL] if wanted else []) for prompt, wanted in OWN if wanted]
+    rows += [(prompt, ["timesheet"]) for prompt in (*SIBLING, STEAL_TARGET)]
+    rows += [(prompt, []) for prompt, wanted in OWN if not wanted]
+    path.write_text(
+        "".join(
+            f'[[case]]\nprompt = "{prompt}"\nexpect = {json.dumps(expect)}\n'
+            f'kind = "{"direct" if expect else "negative"}"\n\n'
+            for prompt, expect in rows
+        )
+    )
+    return list(cases_for(path, SKILL).cases)
+
+
+def test_a_missed_positive_becomes_a_fix(tmp_path: Path) -> None:
+    result = _run(tmp_path / "skills", _trigger_evals(tmp_path / "evals.json"))
+    assert result.candidates, result.notes
+    best = result.candidates[0]
+    fixed = {flip.case.prompt for flip in best.flips if flip.effect is Effect.FIX}
+    assert any("bill" in prompt for prompt in fixed)
+    assert best.breaks == 0 and best.steals == 0
+    assert "bill" in best.description and best.description.startswith(LIBRARY[SKILL])
+    assert len(best.description) <= MAX_DESCRIPTION and "<" not in best.description
+    # The flip is what the router decides on the edited library.
+    root = tmp_path / "edited"
+    write_skill(root, SKILL, best.description)
+    for name, description in LIBRARY.items():
+        if name != SKILL:
+            write_skill(root, name, description)
+    edited = build_index([root], CONFIG, assemble_models(BowEmbedder()))
+    for prompt in fixed:
+        assert SKILL in decide(prompt, edited, CONFIG).injected_ids
+    # The held-out part decides: this one gains there, without stealing.
+    assert best.part_net(Part.HELD_OUT) > 0
+    assert result.recommended == 0
+    # Where it moved: the skill's BM25 gained the added words on the fixed prompts.
+    assert "bill" in best.shift.terms and best.shift.bm25 > 0
+
+
+def test_a_steal_is_reported_and_ranked_below(tmp_path: Path) -> None:
+    result = _run(tmp_path / "skills", _with_siblings(tmp_path / "cases.toml"))
+    stealers = [candidate for candidate in result.candidates if candidate.steals]
+    clean = [candidate for candidate in result.candidates if not candidate.steals]
+    assert stealers and clean
+    stolen = {
+        flip.case.prompt
+        for candidate in stealers
+        for flip in candidate.flips
+        if flip.effect is Effect.STEAL
+    }
+    assert stolen == {STEAL_TARGET}
+    assert all(
+        flip.part is Part.OTHER and flip.case.expect == ("timesheet",)
+        for candidate in stealers
+        for flip in candidate.flips
+        if flip.effect is Effect.STEAL
+    )
+    # Ranked below every clean candidate, even with more fixes than some of them.
+    last_clean = max(result.candidates.index(candidate) for candidate in clean)
+    first_stealer = min(result.candidates.index(candidate) for candidate in stealers)
+    assert last_clean < first_stealer
+    assert max(candidate.fixes for candidate in stealers) > min(c.fixes for c in clean)
+    assert result.recommended is None or not result.candidates[result.recommended].steals
+    assert list(result.candidates) == sorted(result.candidates, key=rank_key)
+
+
+def test_the_same_input_gives_the_same_answer(tmp_path: Path) -> None:
+    first = _run(tmp_path / "one", _with_siblings(tmp_path / "cases.toml")).to_dict()
+    second = _run(tmp_path / "two", _with_siblings(tmp_path / "cases.toml")).to_dict()
+    for data in (first, second):
+        data.pop("path")
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+def test_the_split_is_stable_and_keeps_both_kinds_on_both_sides(tmp_path: Path) -> None:
+    cases = _trigger_evals(tmp_path / "evals.json")
+    split = split_cases(cases, SKILL)
+    assert split == split_cases(list(reversed(cases)), SKILL)  # the file's order is no input
+    for part in (split.tuning, split.held_out):
+        assert any(case.positive for case in part) and any(not case.positive for case in part)
+    assert len(split.tuning) + len(split.held_out) == len(cases) and not split.others
+    assert {c.prompt for c in split.tuning}.isdisjoint(c.prompt for c in split.held_out)
+
+
+def test_an_unknown_skill_is_refused(tmp_path: Path) -> None:
+    index = _index(tmp_path / "skills")
+    with pytest.raises(KeyError):
+        tune(index, CONFIG, "nope", [], "")
+
+
+def test_the_index_it_is_given_is_not_touched(tmp_path: Path) -> None:
+    index = _index(tmp_path / "skills")
+    prompts = [prompt for prompt, _ in OWN]
+    before = [decide(prompt, index, CONFIG).injected_ids for prompt in prompts]
+    description = index.skills[index.positions[SKILL]].description
+    original = read_skill_text(str(tmp_path / "skills" / SKILL / "SKILL.md"))
+    result = tune(index, CONFIG, SKILL, _trigger_evals(tmp_path / "evals.json"), original)
+    assert result.candidates
+    assert index.skills[index.positions[SKILL]].description == description
+    assert [decide(prompt, index, CONFIG).injected_ids for prompt in prompts] == before
+    assert read_skill_text(str(tmp_path / "skills" / SKILL / "SKILL.md")) == original
+
+
+def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path) -> None:
+    """The run-long memo of (prompt, document) logits changes no decision."""
+    from explorer.engine.models import load_models
+    from explorer.engine.tune import remembering
+
+    config = Config(model="bow", reranker="packaged", lexical_min=0)  # stage 2 for most
+    models = load_models(config)
+    if models.reranker is None:
+        pytest.skip(models.status.reranker_note)
+    root = tmp_path / "skills"
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    index = build_index([root], config, models)
+    remembered = remembering(index)
+    assert remembered.models.reranker is not index.models.reranker
+    prompts = [prompt for prompt, _ in OWN] + list(LIBRARY.values())
+    reranked = 0
+    for prompt in prompts * 2:  # the second time from the memo
+        plain, memo = decide(prompt, index, config), decide(prompt, remembered, config)
+        assert memo.injected_ids == plain.injected_ids
+        logits = [(row.id, row.rerank) for row in memo.rows]
+        assert logits == [(row.id, row.rerank) for row in plain.rows]
+        reranked += any(logit is not None for _, logit in logits)
+    assert reranked >= len(prompts)
+
+
+def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
+    from explorer.engine.tune import Candidate, Flip, Shift, Tally
+
+    case = Case(prompt="p", expect=(SKILL,), kind="direct")
+    other = Case(prompt="q", expect=("timesheet",), kind="direct")
+
+    def flip(effect: Effect, part: Part, target: Case = case) -> Flip:
+        return Flip(target, part, effect, 0.0, 0.0, None, None, (), (), ("x", "x"), None)
+
+    def candidate(name: str, flips: list[Flip], dense: int) -> Candidate:
+        return Candidate(
+            name, (name,), (), Tally(0, 0), Tally(0, 0), tuple(flips), dense, 0,
+            Shift(0.0, 0.0, None, None, ()), "",
+        )  # fmt: skip
+
+    big_steal = candidate("a", [flip(Effect.FIX, Part.HELD_OUT)] * 3 + [
+        flip(Effect.STEAL, Part.OTHER, other)], dense=3)  # fmt: skip
+    lexical = candidate("b", [flip(Effect.FIX, Part.HELD_OUT)] * 2, dense=0)
+    small = candidate("c", [flip(Effect.FIX, Part.HELD_OUT)], dense=1)
+    tuning_only = candidate("d", [flip(Effect.FIX, Part.TUNING)], dense=1)
+    ranked = sorted([big_steal, lexical, tuning_only, small], key=rank_key)
+    assert [c.description for c in ranked] == ["c", "d", "b", "a"]
+    assert lexical.lexical_only and lexical.survives == 0.0 and small.survives == 1.0
+
+
+def test_edits_keep_the_spec_and_read_cleanly() -> None:
+    from explorer.engine.tune import _covering, _keeps_spec, _without
+
+    short = "Create invoices for clients."
+    assert _keeps_spec(short, short + " Covers bills.")
+    assert not _keeps_spec(short, "x" * (MAX_DESCRIPTION + 1))
+    assert not _keeps_spec(short, short + " Covers <bills>.")
+    long = "y " * 600  # over the limit already: only shorter edits
+    assert _keeps_spec(long, long[:-10]) and not _keeps_spec(long, long + "z")
+    assert _covering(short, ["bills"]) == short + " Covers bills."
+    assert _covering(short + " Covers bills.", ["hours", "bills"]) == (
+        short + " Covers bills and hours."
+    )
+    assert _without("Query transaction status, or transactions (all).", "transaction") == (
+        "Query status, or (all)."
+    )
+
+
+def test_a_trigger_eval_file_is_read_by_its_content_too(tmp_path: Path) -> None:
+    path = tmp_path / "evals"  # no suffix
+    path.write_text(json.dumps({"evals": [{"prompt": "bill a customer", "should_trigger": True}]}))
+    (case,) = cases_for(path, SKILL).cases
+    assert case.expect == (SKILL,)
