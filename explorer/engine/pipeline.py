@@ -148,7 +148,6 @@ class _Run:
     ledger: Session | None = None
     hits: Hits | None = None
     relevance: RelevanceTrace | None = None
-    prompt: str = ""
 
 
 def _lap(timings: dict[str, float], name: str, started: float) -> float:
@@ -285,7 +284,7 @@ def decide(
     )
     run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
     run.channels, run.project_terms, run.ledger = channels, project_terms, ledger
-    run.hits, run.prompt = hits, prompt
+    run.hits = hits
     if prompt.strip() and n and (tuning.keyword_generic_guard or _guard_shown(tuning, "keyword")):
         run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
 
@@ -394,7 +393,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
                     section="9.12",
                     passed=False,
                     inputs={"error": str(error)},
-                    note=f"relevance model unusable ({error}); the reference's gates decide",
+                    note=f"relevance model unusable ({error}); the §5 gates decide",
                 )
             )
 
@@ -596,7 +595,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
                 note=failure,
             )
         )
-    matrix = features(prompt, _evidence(run, c, candidates))
+    matrix = features(prompt, _evidence(run, c, prompt, candidates))
     probabilities = model.probability(matrix)
     trace = RelevanceTrace(
         candidates=tuple(candidates),
@@ -665,7 +664,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     )
 
 
-def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidence:
+def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> CandidateEvidence:
     """What the channels measured for the candidates, as the relevance model reads it."""
     index, hits = run.index, run.hits
     at = np.asarray(candidates, dtype=np.int64)
@@ -683,7 +682,7 @@ def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidenc
     cosine = c.cosine
     cosine_rank = np.array([1 + int(np.count_nonzero(cosine > cosine[i])) for i in at])
     skills = [index.skills[i] for i in candidates]
-    query_terms = tuple(index.lexical.query_terms(run.prompt))
+    query_terms = tuple(index.lexical.query_terms(prompt))
     return CandidateEvidence(
         cosine=cosine[at],
         cosine_rank=cosine_rank,

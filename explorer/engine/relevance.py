@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.engine.text import match_tokens, norm_token, tokenize
+from explorer.engine.text import match_tokens
 
 RELEVANCE_MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "relevance"
 RELEVANCE_MODEL = RELEVANCE_MODEL_DIR / "model.json"
@@ -248,11 +248,6 @@ def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
         matrix[row, column["description_length"]] = math.log1p(len(match_tokens(description)))
     matrix[:, column["library_size"]] = math.log(max(evidence.library_size, 1))
     return matrix
-
-
-def name_tokens(skill_id: str) -> set[str]:
-    """The singular tokens of a skill's name, as the keyword channel reads them (§1.4)."""
-    return {norm_token(token) for token in tokenize(skill_id)}
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,6 @@ from explorer.engine.snapshot import Index, index_skills
 
 SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it
-BASELINE_ON = True
 WILD_FOLDS = 5
 FI_BUDGET = 0.05  # injections on prompts no skill serves, over the training folds
 SECOND_PRECISION = 0.5  # a second skill is added only where it was right at least this often
@@ -117,7 +116,7 @@ def _samples(
         if case.expect and not expect:
             continue  # its skill is not in this library (a sampled subset)
         decision: Decision = decide(case.prompt, index, config)
-        before = decide(case.prompt, index, BASELINE).injected_ids if BASELINE_ON else ()
+        before = decide(case.prompt, index, BASELINE).injected_ids
         trace = decision.relevance
         if trace is None:
             raise RuntimeError("the learned preset did not run the relevance stage")
