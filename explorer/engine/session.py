@@ -207,6 +207,10 @@ class SessionStore:
 
     directory: Path
     lock_timeout_s: float = LOCK_TIMEOUT_S
+    # Orphans are looked for once per store: a hook process opens one store, so the next
+    # hook still tidies up, and a long-lived writer does not rescan the directory under the
+    # lock on every update (a thousand racing updates then starved a waiter past its timeout).
+    _tidied: list[bool] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def path_for(self, session_id: str) -> Path:
         """A file name that cannot escape the directory, whatever the host sends as an id."""
@@ -261,7 +265,9 @@ class SessionStore:
             raise LedgerUnavailable(message) from error
         try:
             _lock(descriptor, self.lock_timeout_s, path)
-            self.remove_orphans()  # every hook that reads or writes a ledger tidies up
+            if not self._tidied:  # every hook that reads or writes a ledger tidies up
+                self._tidied.append(True)
+                self.remove_orphans()
             yield path
         finally:
             os.close(descriptor)  # closing releases the lock

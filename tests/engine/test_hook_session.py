@@ -144,7 +144,10 @@ def _observe_many(state: str, worker: int, count: int) -> None:
 @pytest.mark.slow  # over 7 s here; .ci/run runs it
 def test_a_thousand_concurrent_hook_calls_lose_no_ledger_entry(tmp_path: Path) -> None:
     workers, each = 8, 125
-    context = multiprocessing.get_context("fork")
+    # spawn, not fork: the test process has threads by now (models, watchers, coverage's
+    # tracer), and a forked child inherits any lock one of them held, held for ever: a
+    # child then hung inside its ledger update, holding the ledger's lock.
+    context = multiprocessing.get_context("spawn")
     processes = [
         context.Process(target=_observe_many, args=(str(tmp_path), w, each)) for w in range(workers)
     ]

@@ -117,7 +117,10 @@ def _mark_many(directory: str, worker: int, count: int) -> None:
 @pytest.mark.slow  # over 7 s here; .ci/run runs it
 def test_concurrent_writers_on_one_session_lose_no_entry(tmp_path: Path) -> None:
     workers, each = 8, 125  # 1,000 read-modify-writes racing on one file
-    context = multiprocessing.get_context("fork")
+    # spawn, not fork: the test process has threads by now (models, watchers, coverage's
+    # tracer), and a forked child inherits any lock one of them held, held for ever: a
+    # child then hung inside its ledger update, holding the ledger's lock.
+    context = multiprocessing.get_context("spawn")
     processes = [
         context.Process(target=_mark_many, args=(str(tmp_path), w, each)) for w in range(workers)
     ]
