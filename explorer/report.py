@@ -15,7 +15,7 @@ from rich.table import Table
 from explorer.engine.decision import Decision, Gate, Row, Verdict
 from explorer.engine.presets import GUARD_KEYS
 from explorer.engine.reasons import reason
-from explorer.engine.relevance import FEATURE_LABELS, excluded_terms
+from explorer.engine.relevance import excluded_query_terms
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, render, table, visible
 
@@ -160,10 +160,9 @@ def terms_table(index: Index, prompt: str, skill_id: str) -> Blocks:
         lines.append("  (the prompt has no content terms)")
     if explain.missing:
         lines.append(f"missing from the description: {', '.join(explain.missing)}")
-    excluded = excluded_terms(index.skills[position].description)
-    if any(term.term in excluded for term in explain.terms):
-        named = [term.term for term in explain.terms if term.term in excluded]
-        lines.append(f"excluded by the description (§9.12): {', '.join(named)}")
+    excluded = excluded_query_terms(index.skills[position].description, explain)
+    if excluded:
+        lines.append(f"excluded by the description (§9.12): {', '.join(excluded)}")
     return lines
 
 
@@ -183,12 +182,11 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
         at = trace.at(positions.get(row.id, -1))
         if at is None:
             continue
-        top = trace.top_contributions(at, 4)
-        rest = float(trace.contributions[at].sum()) - sum(value for _, value in top)
-        parts = ", ".join(f"{FEATURE_LABELS.get(name, name)} {value:+.2f}" for name, value in top)
+        shown = sum(value for _, value in trace.top_contributions(at, 4))
+        rest = float(trace.contributions[at].sum()) - shown
         lines.append(
-            f"  {row.id}: p {trace.probabilities[at]:.2f} = σ({trace.bias:+.2f} + {parts}, "
-            f"others {rest:+.2f})"
+            f"  {row.id}: p {trace.probabilities[at]:.2f} = σ({trace.bias:+.2f} + "
+            f"{trace.drivers(at, 4)}, others {rest:+.2f})"
         )
     return lines
 

@@ -16,6 +16,7 @@ from typing import Any, overload
 import numpy as np
 
 from explorer.engine.matches import Hits, Match
+from explorer.engine.relevance import FEATURE_LABELS
 from explorer.engine.rerank import sigmoid
 
 SCHEMA = "skill-explorer/decision@1"
@@ -157,6 +158,13 @@ class RelevanceTrace:
         """The features that moved this candidate's log-odds most, signed, largest first."""
         order = np.argsort(-np.abs(self.contributions[row]), kind="stable")[:count]
         return [(self.features[i], float(self.contributions[row, i])) for i in order]
+
+    def drivers(self, row: int, count: int = 3, digits: int = 2) -> str:
+        """`bm25 lead +1.55, cos lead +1.12`: the top contributions as people read them."""
+        return ", ".join(
+            f"{FEATURE_LABELS.get(name, name)} {value:+.{digits}f}"
+            for name, value in self.top_contributions(row, count)
+        )
 
     def explain(self, row: int) -> dict[str, Any]:
         return {

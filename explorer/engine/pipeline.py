@@ -623,9 +623,6 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         above = probabilities[row] >= model.threshold and row == second
         run.verdicts[candidates[row]] = Verdict.SECOND_SKILL if above else Verdict.RELEVANCE
 
-    def drivers(row: int) -> str:
-        return ", ".join(f"{name} {value:+.2f}" for name, value in trace.top_contributions(row))
-
     run.gates.append(
         Gate(
             name=GateName.RELEVANCE,
@@ -634,7 +631,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             inputs={
                 "best": c.ids[candidates[best]],
                 "p": float(probabilities[best]),
-                "drivers": drivers(best),
+                "drivers": trace.drivers(best),
                 "candidates": len(candidates),
             },
             thresholds={"threshold": model.threshold},
@@ -652,7 +649,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             else {
                 "next": c.ids[candidates[second]],
                 "p": float(probabilities[second]),
-                "drivers": drivers(second),
+                "drivers": trace.drivers(second),
             },
             thresholds={"second_threshold": model.second_threshold},
         )

@@ -143,17 +143,12 @@ def reason(decision: Decision, row: Row) -> Reason:
 
 def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
     """§9.12: the features that moved this candidate's log-odds most, signed."""
-    from explorer.engine.relevance import FEATURE_LABELS
-
     trace = decision.relevance
     position = (decision.channels.positions or {}).get(row.id)
     at = None if trace is None or position is None else trace.at(position)
     if trace is None or at is None:
         return ""
-    return ", ".join(
-        f"{FEATURE_LABELS.get(name, name)} {value:+.1f}"
-        for name, value in trace.top_contributions(at, count)
-    )
+    return trace.drivers(at, count, digits=1)
 
 
 @lru_cache(maxsize=8)

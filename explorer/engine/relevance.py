@@ -23,10 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.engine.text import match_tokens
+
+if TYPE_CHECKING:
+    from explorer.engine.lexical import Explain
 
 RELEVANCE_MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "relevance"
 RELEVANCE_MODEL = RELEVANCE_MODEL_DIR / "model.json"
@@ -70,6 +74,13 @@ def excluded_terms(description: str) -> frozenset[str]:
     for cue in _EXCLUSION_CUE.finditer(description):
         terms.update(match_tokens(_clause_after(description, cue.end())))
     return frozenset(terms)
+
+
+def excluded_query_terms(description: str, explain: Explain) -> list[str]:
+    """The prompt's BM25 terms that fall in the description's own exclusions, in order:
+    what the Terms tab and `why` name beside the terms table."""
+    excluded = excluded_terms(description)
+    return [term.term for term in explain.terms if term.term in excluded]
 
 
 def negated_terms(prompt: str) -> frozenset[str]:

@@ -12,7 +12,6 @@ from textual.widgets import Static
 
 from explorer.engine.decision import Decision, Gate, Verdict
 from explorer.engine.reasons import Reason
-from explorer.engine.relevance import FEATURE_LABELS
 from explorer.report import format_value, thresholds_text
 from explorer.terminal import plain, visible
 
@@ -120,11 +119,7 @@ def relevance_text(decision: Decision, count: int = 6) -> Text:
         p = float(trace.probabilities[row])
         out.append(f"  {p:.2f} ", style="bold green" if p >= trace.threshold else "dim")
         out.append_text(plain(skill_id))
-        parts = ", ".join(
-            f"{FEATURE_LABELS.get(name, name)} {value:+.2f}"
-            for name, value in trace.top_contributions(row, 4)
-        )
-        out.append(f"  {parts}\n", style="dim")
+        out.append(f"  {trace.drivers(row, 4)}\n", style="dim")
     return out
 
 

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from explorer.engine.lexical import Explain
 from explorer.engine.matches import Match, MatchKind
-from explorer.engine.relevance import excluded_terms
+from explorer.engine.relevance import excluded_query_terms
 from explorer.engine.skills import Skill
 from explorer.engine.snapshot import phrase_tokens
 from explorer.engine.text import STOPWORDS, norm_token
@@ -93,12 +93,6 @@ def terms_text(skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) 
         out.append(visible(", ".join(excluded)), style="yellow")
         out.append("\n")
     return out
-
-
-def excluded_query_terms(description: str, explain: Explain) -> list[str]:
-    """The prompt's terms that fall in the description's own exclusions (§9.12)."""
-    excluded = excluded_terms(description)
-    return [term.term for term in explain.terms if term.term in excluded]
 
 
 class TermsPanel(VerticalScroll):
