@@ -101,7 +101,7 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
 def reason_line(decision: Decision, row: Row) -> str:
     """One skill's reason from engine/reasons.py, with the gap to injection."""
     why = reason(decision, row)
-    gap = f"  (missing {why.delta_text()})" if why.missing is not None else ""
+    gap = f"  ({why.gap_text()})" if why.gap_text() else ""
     return f"  {row.id}: {why.gate}: {why.text}{gap}"
 
 
