@@ -171,3 +171,32 @@ def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Pat
     words = {"INJECT", "p  moved most", "Δ inject", "rerank σ", "overlap J", "✗", "ℓ"}
     assert drawn and not [symbol for symbol in drawn if symbol not in page], drawn
     assert all(word.split()[-1] in page for word in words)
+
+
+async def test_the_skill_tab_says_what_each_sentence_adds_to_the_logit(tmp_path: Path) -> None:
+    from textual.widgets import TabbedContent
+
+    from explorer.engine.config import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from explorer.tui.widgets.skill_panel import SkillPanel
+    from tests.engine.test_rerank import VOCAB, _rerank_library
+    from tests.support.onnx_builders import build_tiny_cross_encoder
+
+    build_tiny_cross_encoder(tmp_path / "ce", VOCAB)
+    config = Config(model="bow", reranker=str(tmp_path / "ce"), preset="reference")
+    app = ExplorerApp(
+        [str(_rerank_library(tmp_path))],
+        config,
+        cache_dir=str(tmp_path / "cache"),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "merge pdf files")
+        app.go_to_skill("invoices")
+        app.query_one(TabbedContent).active = "skill-tab"
+        shown = app.query_one(SkillPanel).query_one("#skill-attribution", Static)
+        await settle(pilot, lambda: "each sentence adds" in shown.render().plain)
+        text = shown.render().plain
+        assert "logit" in text and "Extract totals from pdf invoices and export csv data." in text
