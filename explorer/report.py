@@ -301,8 +301,15 @@ def why_report(
     return lines
 
 
-def markdown_report(decision: Decision, index: Index, skill: str | None = None) -> str:
-    """The explanation as Markdown, for an issue, a pull request or a design note."""
+EXPORT_TOP = 15  # the export's rows: the decision's first ones, then the highlighted skill
+
+
+def markdown_report(
+    decision: Decision, index: Index, skill: str | None = None, *, top: int = EXPORT_TOP
+) -> str:
+    """The explanation as Markdown, for an issue, a pull request or a design note: the
+    first `top` rows, with each one's reason, and `skill` (the highlighted one) wherever
+    it ranks; no terminal code in it, whatever a skill's text holds."""
 
     def cell(value: object) -> str:
         """Table cells only: GFM needs `\\|` there, even inside a code span."""
@@ -330,18 +337,27 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
         "## Skills",
         "",
         "| # | skill | verdict | score | cos | kw | ph | file | bm25 | norm | fused | rerank "
-        "| overlap |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| p | overlap | why |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in decision.rows:
+    rows = list(decision.rows[: max(top, 1)])
+    if skill and all(row.id != skill for row in rows) and decision.rows.index_of(skill) is not None:
+        rows.append(decision.row(skill))
+    for row in rows:
         rerank = "—" if row.rerank is None else f"{row.rerank:.2f}"
+        p = "—" if row.relevance is None else f"{row.relevance:.2f}"
+        why = reason(decision, row)
+        gap = f" ({why.gap_text()})" if why.gap_text() else ""
         lines.append(
             f"| {row.rank} | `{cell(row.id)}` | {row.verdict} | {row.score:.3f} | "
             f"{row.cosine:.3f} | {row.keyword:.2f} | {row.phrase:.2f} | {row.file:.2f} | "
-            f"{row.bm25:.2f} | {row.bm25_norm:.2f} | {row.bm25_fused:.2f} | {rerank} | "
-            f"{row.matched_terms}/{row.query_terms} |"
+            f"{row.bm25:.2f} | {row.bm25_norm:.2f} | {row.bm25_fused:.2f} | {rerank} | {p} | "
+            f"{row.matched_terms}/{row.query_terms} | {cell(why.text + gap)} |"
         )
-    matched = [row for row in decision.rows if row.matches]
+    hidden = len(decision.rows) - len(rows)
+    if hidden > 0:
+        lines += ["", f"{hidden} more skills not shown (the decision JSON, ctrl+y, has them all)."]
+    matched = [row for row in rows if row.matches]
     if matched:
         lines += ["", "## What matched", ""]
         lines += [f"- {code(row.id)}: {code(matches_text(row))}" for row in matched]
@@ -352,6 +368,9 @@ def markdown_report(decision: Decision, index: Index, skill: str | None = None) 
         lines += ["", f"## BM25 terms of {code(explained)}", "", "```"]
         lines += [render(block) for block in terms_table(index, decision.prompt, explained)]
         lines += ["```"]
+        attribution = attribution_lines(index, decision.prompt, explained)
+        if attribution:
+            lines += ["", f"## The reranker on {code(explained)}", "", "```", *attribution, "```"]
     lines += ["", "## The hook would inject", "", "```", decision.text or "(nothing)", "```", ""]
     # Skill text is a stranger's: a Markdown file is read in a terminal too (cat, less -R).
     return visible("\n".join(lines))

@@ -304,6 +304,7 @@ class ExplorerApp(App[None]):
         if event.config == state.config:
             return  # nothing changed: no re-index, no re-run of lint and cases
         state.config = event.config
+        self.main.refresh_status()  # names the live edit
         if event.changed in INDEX_FIELDS and state.live is not None:
             state.live.config = event.config
             self.reindex()

@@ -1,5 +1,6 @@
-"""What the decision on screen becomes outside the app: JSON on the clipboard (ctrl+y), a
-Markdown explanation (ctrl+r) and an SVG picture (ctrl+s).
+"""What the decision on screen becomes outside the app: JSON on the clipboard (ctrl+y; a
+file, when the clipboard cannot take it), a Markdown explanation (ctrl+r: the top rows,
+each with its reason, and the highlighted skill) and an SVG picture (ctrl+s).
 
 While the dense model loads, the decision on screen is the lexical-only one: its JSON and
 its report would quote thresholds the router will not use, so they wait and say so.
@@ -13,6 +14,9 @@ from typing import TYPE_CHECKING
 from explorer.report import markdown_report
 from explorer.terminal import visible
 from explorer.tui.history import write_new_file
+
+COPY_LIMIT = 100_000  # bytes: above this, a copy through the terminal is dropped
+NO_CLIPBOARD_TERMS = frozenset({"", "dumb", "linux"})
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -29,12 +33,41 @@ def still_loading(app: App[None], state: ExplorerState, what: str) -> bool:
     return False
 
 
+def no_clipboard_reason(size: int) -> str:
+    """Why a copy would never reach the clipboard, or "": the terminal carries a copy to
+    the system clipboard (OSC 52), and most cap what they carry (tmux, many emulators at
+    about 100 KB) or carry nothing (the Linux console, a dumb terminal)."""
+    if size > COPY_LIMIT:
+        return f"{size_text(size)} is more than a terminal passes to the clipboard"
+    term = os.environ.get("TERM", "")
+    if term in NO_CLIPBOARD_TERMS:
+        return f"this terminal (TERM={term or 'unset'}) has no clipboard"
+    return ""
+
+
+def size_text(size: int) -> str:
+    return f"{size / 1e6:.2f} MB" if size >= 1e6 else f"{size / 1e3:.1f} KB"
+
+
 def copy_decision(app: ExplorerApp) -> None:
+    """ctrl+y: the decision JSON to the clipboard, or, when it cannot get there, to a file
+    (and the notice says where, and why)."""
     state = app.state
     if still_loading(app, state, "copy the decision") or state.decision is None:
         return
-    app.copy_to_clipboard(state.decision.to_json())
-    app.notify("decision JSON copied to the clipboard")
+    text = state.decision.to_json()
+    size = len(text.encode("utf-8"))
+    reason = no_clipboard_reason(size)
+    if not reason:
+        app.copy_to_clipboard(text)
+        app.notify(f"decision JSON ({size_text(size)}) copied to the clipboard")
+        return
+    try:
+        path = write_new_file("skill-explorer-decision", ".json", text)
+    except OSError as error:
+        app.notify(visible(f"cannot copy or write: {error}"), severity="error", markup=False)
+        return
+    app.notify(visible(f"{reason}: decision JSON written to {path}"), markup=False, timeout=10)
 
 
 def export_markdown(app: ExplorerApp) -> None:

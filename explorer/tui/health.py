@@ -74,6 +74,18 @@ def stale_reasons(snapshot: Index) -> dict[str, str]:
     return {s.id: s.stale.message for s in snapshot.skills if s.stale is not None}
 
 
+def warned_reasons(snapshot: Index) -> dict[str, str]:
+    """Skill id -> its file's first warning (invalid YAML recovered by the line reader,
+    say): the skill routes, and its row carries a ⚠."""
+    at = {path: position for position, path in enumerate(snapshot.paths)}
+    warned: dict[str, str] = {}
+    for problem in snapshot.warnings:
+        position = at.get(problem.path)
+        if position is not None:
+            warned.setdefault(snapshot.ids[position], problem.message)
+    return warned
+
+
 def layers_text(loaded: LoadedConfig, cwd: str | None = None) -> str:
     """`config: defaults < ~/.config/skill-explorer/config.toml < skill-explorer.toml < --set`:
     the layers that set something, lowest first, as the user would type their paths."""

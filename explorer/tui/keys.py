@@ -80,7 +80,8 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("—", "not reranked, or no candidate of the relevance model; off: no reranker"),
     ("…", "pending while the dense model loads, or a text cut here (F9 shows it whole)"),
     ("✗ rejected", "a SKILL.md that did not parse: F3 says why"),
-    ("⚠", "a skill whose YAML is invalid but was recovered by the line reader (F3)"),
+    ("⚠", "before a name: its SKILL.md has a warning yet routes (invalid YAML the line"),
+    ("", "reader recovered, say): F3 and the Skill tab say what"),
     ("BROKE FIXED", "a case that fails, or passes, since the last re-index (Cases tab)"),
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
 )

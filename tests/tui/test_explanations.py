@@ -200,3 +200,119 @@ async def test_the_skill_tab_says_what_each_sentence_adds_to_the_logit(tmp_path:
         await settle(pilot, lambda: "each sentence adds" in shown.render().plain)
         text = shown.render().plain
         assert "logit" in text and "Extract totals from pdf invoices and export csv data." in text
+
+
+# -- an honest status bar, exports and copy -------------------------------------------------
+
+
+def _status(app) -> str:  # type: ignore[no-untyped-def]
+    from explorer.tui.widgets.status_bar import StatusBar
+
+    bar = app.query_one(StatusBar)
+    return "".join(segment.text for segment in bar.render_line(0))
+
+
+async def test_the_status_bar_tells_warnings_from_errors_and_names_live_edits(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from explorer.tui.screens import ThresholdEditor
+    from explorer.tui.widgets.skills_table import SkillsTable
+
+    recovered = library / "notes" / "SKILL.md"
+    recovered.parent.mkdir()
+    recovered.write_text(  # an unquoted ": " breaks the YAML; the line reader recovers it
+        "---\nname: notes\ndescription: Turns transcripts into notes: decisions and owners.\n"
+        "---\n# Notes\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)  # the root shown as typed: "skills"
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "turn this transcript into notes")
+        assert app.snapshot is not None and len(app.snapshot.warnings) == 1
+        status = _status(app)
+        assert "0 errors 1 warning (F3)" in status, status
+        table = app.query_one(SkillsTable)
+        assert table.cell_text("notes", "skill") == "⚠ notes"  # the row still routes, marked
+        assert table.cell_text("pdf", "skill") == "pdf"
+        # A live F2 edit is named where the config layers are.
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        editor.edit("min_similarity", "0.5")
+        await settle(pilot, lambda: app.config.min_similarity == 0.5)
+        await pilot.press("escape")
+        await settle(pilot, lambda: "F2: min_similarity" in _status(app))
+        # The last re-index stays on a 120-column bar: before the model names.
+        version = app.snapshot.version
+        write_skill(library, "pdf", "Merge PDF files, saved again.")
+        await settle(pilot, lambda: app.snapshot is not None and app.snapshot.version > version)
+        await settle(pilot, lambda: "re-indexed +0 -0 ~1" in _status(app))
+        from explorer.tui.widgets.status_bar import StatusBar
+
+        whole = str(app.query_one(StatusBar).render())  # the models come last: cut first
+        assert whole.index("re-indexed") < whole.index("dense")
+
+
+async def test_the_markdown_export_has_no_escape_codes_and_a_why_per_row(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from explorer.report import EXPORT_TOP
+
+    for number in range(EXPORT_TOP + 3):
+        write_skill(library, f"filler-{number:02}", f"Filler skill {number} for merging things.")
+    write_skill(library, "hostile", "Merge \x1b[31mred\x1b[0m pdf \x1b]0;title\x07 files.")
+    monkeypatch.chdir(tmp_path)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "merge two pdf files")
+        app.go_to_skill("filler-00")
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        await settle(pilot, lambda: bool(list(tmp_path.glob("skill-explorer-why-*.md"))))
+        (exported,) = tmp_path.glob("skill-explorer-why-*.md")
+        text = exported.read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\x07" not in text and "␛[31m" in text
+        assert "| overlap | why |" in text
+        rows = [line for line in text.splitlines() if line.startswith("| ") and "`" in line]
+        decision = app.decision
+        assert decision is not None
+        shown = min(EXPORT_TOP, len(decision.rows))
+        assert len(rows) in (shown, shown + 1)  # the top, and the highlighted one after it
+        assert any("`filler-00`" in row for row in rows)
+        assert f"{len(decision.rows) - len(rows)} more skills not shown" in text
+
+
+@pytest.mark.parametrize("why", ["large", "no clipboard"])
+async def test_copy_falls_back_to_a_file_and_says_where(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    why: str,
+) -> None:
+    from explorer.tui import exports
+
+    monkeypatch.chdir(tmp_path)
+    if why == "large":
+        monkeypatch.setattr(exports, "COPY_LIMIT", 100)
+    else:
+        monkeypatch.setenv("TERM", "linux")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge two pdf files")
+        await pilot.press("ctrl+y")
+        await settle(pilot, lambda: bool(list(tmp_path.glob("skill-explorer-decision-*.json"))))
+        (written,) = tmp_path.glob("skill-explorer-decision-*.json")
+        assert app.decision is not None
+        assert written.read_text(encoding="utf-8") == app.decision.to_json()
+        assert app.clipboard == ""  # nothing claimed copied that never arrives
+        said = [notice.message for notice in app._notifications]
+        assert any(str(written) in message and "written to" in message for message in said)
+        reason = "more than a terminal passes" if why == "large" else "TERM=linux"
+        assert any(reason in message for message in said), said

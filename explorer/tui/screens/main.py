@@ -22,7 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 
 from explorer.engine.compare import RankingDiff
-from explorer.engine.config import PROJECT_CONFIG_NAME
+from explorer.engine.config import FIELD_NAMES, PROJECT_CONFIG_NAME
 from explorer.engine.decision import Decision
 from explorer.engine.history import Replay, UsageReport
 from explorer.engine.rerank import Attribution
@@ -32,13 +32,13 @@ from explorer.terminal import plain, visible
 from explorer.tui import tasks
 from explorer.tui.compare import CompareView
 from explorer.tui.exports import still_loading
-from explorer.tui.health import stale_reasons
+from explorer.tui.health import stale_reasons, warned_reasons
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens.thresholds import ThresholdEditor
 from explorer.tui.state import PANEL_SIZES, ExplorerState, Options, UIState, save_state
 from explorer.tui.tasks import Quality
 from explorer.tui.whatif import WhatIfScreen
-from explorer.tui.widgets.cases_panel import CasesPanel
+from explorer.tui.widgets.cases_panel import CasesPanel, cases_status
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.footer import QuietFooter
 from explorer.tui.widgets.history_panel import HistoryPanel
@@ -204,7 +204,8 @@ class MainScreen(Screen[None]):
         """A new snapshot: the filter's descriptions, the health marks, the status bar, and
         the notice over the table when there is nothing to score."""
         self.table.descriptions = {skill.id: skill.description for skill in snapshot.skills}
-        self.table.set_health(snapshot.rejected, stale_reasons(snapshot))  # greyed, with why
+        # Rejected files greyed with the reason, stale rows greyed, recovered files marked ⚠.
+        self.table.set_health(snapshot.rejected, stale_reasons(snapshot), warned_reasons(snapshot))
         self.refresh_status()
         self.set_message(_library_message(snapshot))
 
@@ -232,9 +233,11 @@ class MainScreen(Screen[None]):
             dense=dense,
             reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
             last=state.last_change + _watch_note(state.live),
-            errors=len(self.explorer.problems()),
-            config=self.options.config_layers,
+            errors=len(self.explorer.problems()) - len(snapshot.warnings),
+            warnings=len(snapshot.warnings),
+            config=_config_text(self.options.config_layers, state),
             loading=state.loading,
+            cases=cases_status(state.cases_report, state.comparison),
         )
 
     # -- the decision ----------------------------------------------------------------------
@@ -403,6 +406,7 @@ class MainScreen(Screen[None]):
             # say) keeps the last change on screen rather than hiding it.
             source = self.options.cases_path or ""
             panel.show(quality.report, state.comparison, source, state.flip_causes)
+            self.refresh_status()  # the flips and recall, mirrored where a presenter looks
         self.show_skill(state.highlighted)
 
     def show_history(
@@ -516,6 +520,17 @@ def _library_message(snapshot: Index) -> str:
     if snapshot.rejected:
         return f"No valid skills: {len(snapshot.rejected)} files rejected. Press F3 to see why."
     return f"No SKILL.md files under {', '.join(snapshot.roots)}."
+
+
+def _config_text(layers: str, state: ExplorerState) -> str:
+    """The config layers in force, and F2's live edits by name: the numbers on screen come
+    from them, not from the files alone."""
+    edited = [
+        name for name in FIELD_NAMES if getattr(state.config, name) != getattr(state.baseline, name)
+    ]
+    if not edited:
+        return layers
+    return f"{layers or 'config: defaults'} < F2: {', '.join(edited)}"
 
 
 def _readable(path: str) -> str:

@@ -49,6 +49,21 @@ def flips_text(flips: Sequence[Flip], causes: Mapping[str, FlipCause]) -> Text:
     return out
 
 
+def cases_status(report: EvalReport | None, comparison: Comparison | None) -> Text:
+    """The cases in one status-bar cell: the last re-index's flips, then recall."""
+    out = Text()
+    if report is None:
+        return out
+    if comparison is not None and comparison.flipped:
+        broke, fixed = len(comparison.regressions), len(comparison.fixes)
+        if broke:
+            out.append(f"BROKE {broke} ", style="bold red")
+        if fixed:
+            out.append(f"FIXED {fixed} ", style="bold green")
+    out.append(f"recall {_rate(report.rates.recall)}")
+    return out
+
+
 def cases_text(
     report: EvalReport,
     comparison: Comparison | None,

@@ -212,6 +212,8 @@ class SkillsTable(ScrollView, can_focus=True):
         self.rejected: tuple[Problem, ...] = ()
         self.rejected_view: list[int] = []  # indices into rejected that pass the filter
         self.stale: dict[str, str] = {}  # skill id -> why its file no longer parses
+        # skill id -> its file's warning: it routes, but was read with a recovery (⚠)
+        self.warned: dict[str, str] = {}
         self._announced: str | None = None
         self._limits: Limits | None = None
         self._decision: Decision | None = None
@@ -242,10 +244,16 @@ class SkillsTable(ScrollView, can_focus=True):
             self.sort_key, self.sort_reverse = key, False
         self._rebuild_view()
 
-    def set_health(self, rejected: tuple[Problem, ...], stale: dict[str, str]) -> None:
-        if rejected == self.rejected and stale == self.stale:
+    def set_health(
+        self,
+        rejected: tuple[Problem, ...],
+        stale: dict[str, str],
+        warned: dict[str, str] | None = None,
+    ) -> None:
+        warned = warned or {}
+        if rejected == self.rejected and stale == self.stale and warned == self.warned:
             return
-        self.rejected, self.stale = tuple(rejected), dict(stale)
+        self.rejected, self.stale, self.warned = tuple(rejected), dict(stale), dict(warned)
         self._rebuild_view()
 
     def set_filter(self, text: str) -> None:
@@ -398,6 +406,7 @@ class SkillsTable(ScrollView, can_focus=True):
         lo: dict[str, float] = {}
         hi: dict[str, float] = {}
         name = max(len(skill_id) for skill_id in self.ids())
+        name = max([name, *(len(skill_id) + len(WARNED) for skill_id in self.warned)])
         name = max([name, *(len(_rejected_name(p)[0]) for p in self.rejected)])
         verdict_set = rows.verdicts() if isinstance(rows, Rows) else {r.verdict for r in rows}
         verdict = max(len(found) for found in verdict_set)
@@ -781,7 +790,7 @@ class SkillsTable(ScrollView, can_focus=True):
             "rank": Text(
                 f"{'▸' if followed else ' '}{position + 1}", style="bold" if followed else "dim"
             ),
-            "skill": one_line(row.id, 200),
+            "skill": _name(row.id, row.id in self.warned),
             "verdict": verdict,
             "hybrid": hybrid,
             "cosine": cosine,
@@ -794,6 +803,15 @@ class SkillsTable(ScrollView, can_focus=True):
             "p": self._p_cell(row, injected),
         }
         return [cells[key] for key, _ in self.columns]
+
+
+WARNED = "⚠ "  # before a name: its SKILL.md is invalid (its YAML, say) but was recovered
+
+
+def _name(skill_id: str, warned: bool) -> Text:
+    """A row's skill cell: its id, marked when its file was read with a recovery."""
+    name = one_line(skill_id, 200)
+    return Text(WARNED, style="bold yellow") + name if warned else name
 
 
 def _delta_width(verdicts: set[Verdict], reranked: bool, high: Mapping[str, float]) -> int:

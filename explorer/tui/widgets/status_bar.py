@@ -12,12 +12,17 @@ from explorer.terminal import visible
 
 
 class StatusBar(Static):
+    """What is loaded and what is wrong, in the order a narrow terminal keeps it: the
+    library, the counts of errors and warnings (F3), the cases' last flips and recall, the
+    config in force (with F2's live edits named), the last re-index, then the models."""
+
     class ErrorsClicked(Message):
         pass
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("starting…", **kwargs)
         self.error_count = 0
+        self.warning_count = 0
 
     def show(
         self,
@@ -28,12 +33,12 @@ class StatusBar(Static):
         reranker: str,
         last: str,
         errors: int,
+        warnings: int = 0,
         config: str = "",
         loading: str = "",
+        cases: Text | None = None,
     ) -> None:
-        self.error_count = errors
-        # The error count comes right after the library: a narrow terminal cuts the tail
-        # (model names, the last re-index), never the count.
+        self.error_count, self.warning_count = errors, warnings
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(visible(f" {roots} "), style="bold")
         text.append(f"{skills} skills", style="bold cyan")
@@ -41,16 +46,25 @@ class StatusBar(Static):
             text.append(" │ ")
             text.append(visible(loading), style="bold yellow")
         text.append(" │ ")
-        text.append(
-            f"{errors} error{'s' if errors != 1 else ''}", style="bold red" if errors else "dim"
-        )
-        if errors:
+        # Errors (a file rejected, a stale skill, the watcher) and warnings (a file read
+        # with a recovery) are counted apart: a recovered file still routes.
+        text.append(_count(errors, "error"), style="bold red" if errors else "dim")
+        if warnings:
+            text.append(f" {_count(warnings, 'warning')}", style="bold yellow")
+        if errors or warnings:
             text.append(" (F3)", style="dim")
+        if cases is not None and cases.plain:
+            text.append(" │ ")
+            text.append_text(cases)
         if config:  # the layers in effect: which files this screen's numbers come from
             text.append(f" │ {visible(config)}", style="dim")
-        text.append(visible(f" │ {dense} │ {reranker} │ {last}"), style="")
+        text.append(visible(f" │ {last} │ {dense} │ {reranker}"), style="")
         self.update(text)
 
     def on_click(self) -> None:
-        if self.error_count:
+        if self.error_count or self.warning_count:
             self.post_message(self.ErrorsClicked())
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' if number != 1 else ''}"
