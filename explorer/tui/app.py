@@ -23,6 +23,7 @@ from textual import work
 from textual.app import App, ScreenStackError
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
+from textual.reactive import Reactive
 from textual.timer import Timer
 from textual.worker import Worker
 
@@ -32,7 +33,7 @@ from explorer.engine.live import LiveIndex
 from explorer.engine.skills import Problem
 from explorer.engine.snapshot import Index
 from explorer.terminal import visible
-from explorer.tui import exports, tasks
+from explorer.tui import exports, palette, tasks
 from explorer.tui.commands import ExplorerCommands, SkillCommands
 from explorer.tui.editor import open_in_editor
 from explorer.tui.health import issues
@@ -55,6 +56,9 @@ class ExplorerApp(App[None]):
     """Skill Explorer: type a prompt, see why each skill triggers or not."""
 
     CSS_PATH = "explorer.tcss"
+    # Readable in both themes: every colour pair at 4.5:1 or more (explorer/tui/palette.py).
+    ansi_theme_dark = Reactive(palette.ANSI_DARK, init=False)
+    ansi_theme_light = Reactive(palette.ANSI_LIGHT, init=False)
     ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar, PromptBar"  # keep typing while maximised
     TITLE = "Skill Explorer"
     COMMANDS = App.COMMANDS | {ExplorerCommands}
@@ -91,6 +95,8 @@ class ExplorerApp(App[None]):
             config_layers=config_layers,
             config_sources=dict(config_sources or {}),
         )
+        for theme in (palette.DARK_THEME, palette.LIGHT_THEME):
+            self.register_theme(theme)
         self.state = ExplorerState(config, config, initial_skill=initial_skill)
         self.state.ui = load_state(self.options.state_file)
         self._main = MainScreen(self.state, self.options, history or PromptHistory())
@@ -126,6 +132,7 @@ class ExplorerApp(App[None]):
         return self._main
 
     def on_mount(self) -> None:
+        self.theme = palette.DARK  # ctrl+p, "theme": explorer-light
         if self.state.config.keymap:
             self.set_keymap(self.state.config.keymap)
         self.call_after_refresh(self._first_paint)
@@ -381,6 +388,9 @@ class ExplorerApp(App[None]):
 
     def action_maximise(self) -> None:
         self.main.toggle_maximised()
+
+    def action_panels(self) -> None:
+        self.main.next_bottom()
 
     def action_panel_size(self) -> None:
         self.main.next_panel_size()

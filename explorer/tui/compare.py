@@ -83,7 +83,8 @@ def _verdicts(entry: Entry, short: bool) -> Text:
     style = "bold green" if entry.verdict is Verdict.INJECT else ""
     if not entry.verdict_changed:
         return Text(now, style=style or "dim")
-    out = Text(_verdict_name(entry.base_verdict, short), style="dim")
+    # The was-verdict dim as a span of its own: the now-verdict's colour is never dimmed.
+    out = Text().append(_verdict_name(entry.base_verdict, short), style="dim")
     out.append("→" if short else " → ")
     out.append(now, style=style or "yellow")
     change = entry.shift

@@ -23,6 +23,7 @@ KEYS: tuple[tuple[str, str, str, str, str], ...] = (
     ("f1", "help", "Help", "every key and symbol explained", "help"),
     ("f2", "thresholds", "Thresholds", "every config field, applied as you type", "thresholds"),
     ("f3", "errors", "Errors", "rejected files, stale skills, warnings, lint", "errors"),
+    ("f4", "panels", "Panels", "the tabs, the decision, or both below the table", "panels"),
     ("f5", "reindex", "Re-index", "walk the roots again and rebuild the snapshot", "reindex"),
     ("ctrl+f", "filter", "Filter", "the table, fuzzy over id and description", "filter"),
     ("ctrl+g", "go_to", "Go to skill", "jump to a skill's row and keep it highlighted", "go-to"),

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 FILE_NAME = "explorer-ui.json"
 PANEL_SIZES = (45, 60, 30)  # % of the height below the table; F10 cycles them
+# What F4 shows below the table: "auto" is both side by side on a wide terminal and the
+# tabs alone on a narrow one (80x24: one panel at a time, readable); then one or the other.
+BOTTOM_VIEWS = ("auto", "tabs", "decision")
 
 
 @dataclass
@@ -38,6 +41,7 @@ class UIState:
     hidden: list[str] = field(default_factory=list)  # column keys the user turned off
     panel_size: int = PANEL_SIZES[0]
     maximised: bool = False
+    bottom: str = BOTTOM_VIEWS[0]
 
 
 def state_path() -> Path:
@@ -63,6 +67,8 @@ def load_state(path: Path | None = None) -> UIState:
             setattr(state, spec.name, value)
     if state.panel_size not in PANEL_SIZES:
         state.panel_size = PANEL_SIZES[0]
+    if state.bottom not in BOTTOM_VIEWS:
+        state.bottom = BOTTOM_VIEWS[0]
     return state
 
 

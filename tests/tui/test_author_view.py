@@ -229,6 +229,7 @@ async def test_f9_maximises_the_decision_panel_and_the_layout_is_remembered(
         "hidden": ["overlap"],
         "panel_size": 60,
         "maximised": True,
+        "bottom": "auto",  # F4's choice below the table: unchanged here
     }
     again = make_app(library, tmp_path)
     async with again.run_test(size=SIZE) as pilot:

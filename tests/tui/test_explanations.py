@@ -316,3 +316,42 @@ async def test_copy_falls_back_to_a_file_and_says_where(
         assert any(str(written) in message and "written to" in message for message in said)
         reason = "more than a terminal passes" if why == "large" else "TERM=linux"
         assert any(reason in message for message in said), said
+
+
+async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from explorer.tui.widgets.decision_panel import DecisionPanel
+    from explorer.tui.widgets.footer import QuietFooter
+    from explorer.tui.widgets.skills_table import SkillsTable
+
+    monkeypatch.chdir(tmp_path)  # the root as typed: "skills"
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await enter(pilot, app, "merge two pdf files")
+        await settle(pilot, lambda: app.state.cases_report is not None)
+        details, decision = app.query_one("#details"), app.query_one(DecisionPanel)
+        assert details.display and details.region.width >= 78 and not decision.region.area
+        footer = " ".join(
+            str(key.render()) for key in app.query_one(QuietFooter).query("FooterKey")
+        )
+        assert "f4" in footer and "Panels" in footer  # the key is in the footer
+        await pilot.press("f4")
+        await settle(pilot, lambda: decision.region.width >= 78)
+        assert not details.region.area
+        await pilot.press("f4")
+        await settle(pilot, lambda: details.region.width >= 78)
+        table = app.query_one(SkillsTable)
+        verdicts = {app.decision.row(i).verdict for i in table.ids()}  # type: ignore[union-attr]
+        for skill in table.ids():  # whole verdict words, never cut
+            shown = table.cell_text(skill, "verdict")
+            assert shown in {"INJECT", *verdicts}, shown
+        assert "recall" in _status(app)  # the cases mirrored in the status bar
+    again = make_app(library, tmp_path)
+    async with again.run_test(size=(200, 50)) as pilot:  # wide: both, side by side
+        await settle(pilot, lambda: ready(again))
+        assert (
+            again.query_one("#details").region.area and again.query_one(DecisionPanel).region.area
+        )

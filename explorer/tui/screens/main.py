@@ -35,7 +35,14 @@ from explorer.tui.exports import still_loading
 from explorer.tui.health import stale_reasons, warned_reasons
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens.thresholds import ThresholdEditor
-from explorer.tui.state import PANEL_SIZES, ExplorerState, Options, UIState, save_state
+from explorer.tui.state import (
+    BOTTOM_VIEWS,
+    PANEL_SIZES,
+    ExplorerState,
+    Options,
+    UIState,
+    save_state,
+)
 from explorer.tui.tasks import Quality
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel, cases_status
@@ -139,6 +146,7 @@ class MainScreen(Screen[None]):
 
     def layout_for(self, width: int) -> None:
         self.app.set_class(width < NARROW_WIDTH, "narrow")
+        self.show_bottom(narrow=width < NARROW_WIDTH)
         view = self.compare_view
         if self.state.comparing and view.diff is not None:  # the diff's columns follow the width
             view.show(view.diff, view.base_label, width, self.state.highlighted)
@@ -168,6 +176,27 @@ class MainScreen(Screen[None]):
         state.maximised = self.maximized is not None
         save_state(state, self.options.state_file)
 
+    def show_bottom(self, *, narrow: bool | None = None) -> None:
+        """F4's choice below the table: on a narrow terminal one panel at a time."""
+        narrow = self.app.has_class("narrow") if narrow is None else narrow
+        view = self.state.ui.bottom
+        if view == "auto":
+            view = "tabs" if narrow else "both"
+        bottom = self.query_one("#bottom")
+        bottom.set_class(view == "tabs", "only-tabs")
+        bottom.set_class(view == "decision", "only-decision")
+
+    def next_bottom(self) -> None:
+        """F4: narrow, the tabs and the decision in turn; wide, both, then each alone."""
+        ui, narrow = self.state.ui, self.app.has_class("narrow")
+        # Narrow, "auto" is the tabs: two presses come back to it, and a wide terminal
+        # then shows both again.
+        order = ("auto", "decision") if narrow else BOTTOM_VIEWS
+        current = "auto" if narrow and ui.bottom == "tabs" else ui.bottom
+        ui.bottom = order[(order.index(current) + 1) % len(order)]
+        self.show_bottom()
+        self.remember()
+
     def size_panels(self, percent: int) -> None:
         self.state.ui.panel_size = percent
         self.query_one("#bottom").styles.height = f"{percent}%"
@@ -177,6 +206,9 @@ class MainScreen(Screen[None]):
         if self.maximized is not None:
             self.minimize()
         else:
+            if self.query_one("#bottom").has_class("only-tabs"):  # F4 had hidden it
+                self.state.ui.bottom = "decision"
+                self.show_bottom()
             self.maximize(self.decision_panel, container=False)
         self.remember()
 

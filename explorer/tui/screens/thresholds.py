@@ -60,7 +60,7 @@ class FieldList(ScrollView):
 
     COMPONENT_CLASSES = {"field-list--cursor", "field-list--changed", "field-list--error"}
     DEFAULT_CSS = """
-    FieldList > .field-list--cursor { background: $primary 50%; text-style: bold; }
+    FieldList > .field-list--cursor { background: $primary-muted; text-style: bold; }
     FieldList > .field-list--changed { color: $warning; text-style: bold; }
     FieldList > .field-list--error { color: $error; }
     """

@@ -31,6 +31,7 @@ PRIORITY = (
     "help",
     "quit",
     "whatif",
+    "panels",
     "thresholds",
     "errors",
     "compare",

@@ -87,8 +87,11 @@ class Limits:
 
 
 def _coloured(good: bool, near: bool, text: str) -> Text:
+    """A number coloured against its threshold. The colour is the span's, not the cell's:
+    what a caller appends (a dim breakdown) is never a dimmed colour, which no theme can
+    keep readable on every background."""
     style = "bold green" if good else ("yellow" if near else "dim")
-    return Text(text, style=style)
+    return Text().append(text, style=style)
 
 
 def _join(cells: list[Text], widths: list[int]) -> Text:
@@ -182,8 +185,10 @@ class SkillsTable(ScrollView, can_focus=True):
         "skills-table--sorted",
     }
     DEFAULT_CSS = """
-    SkillsTable > .skills-table--cursor { background: $primary 30%; text-style: bold; }
-    SkillsTable:focus > .skills-table--cursor { background: $primary 60%; }
+    SkillsTable > .skills-table--cursor {
+        background: $block-cursor-blurred-background; text-style: bold;
+    }
+    SkillsTable:focus > .skills-table--cursor { background: $primary-muted; }
     SkillsTable > .skills-table--header { text-style: bold; background: $panel; }
     SkillsTable > .skills-table--odd { background: $boost; }
     """
@@ -719,7 +724,7 @@ class SkillsTable(ScrollView, can_focus=True):
             return Text("—", style="dim")
         p, driver = self._p_text(at).split(" ", 1)
         over = float(p) >= trace.second_threshold
-        cell = Text(p, style="bold green" if injected else ("yellow" if over else ""))
+        cell = Text().append(p, style="bold green" if injected else ("yellow" if over else ""))
         cell.append(f" {driver}", style="dim")
         return cell
 

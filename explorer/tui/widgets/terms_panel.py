@@ -26,7 +26,7 @@ def highlighted_description(description: str, matched: set[str]) -> Text:
     for match in _WORD_RE.finditer(text.plain):
         word = match.group().lower()
         if word not in STOPWORDS and norm_token(word) in matched:
-            text.stylize("bold black on yellow", match.start(), match.end())
+            text.stylize("bold reverse yellow", match.start(), match.end())
     return text
 
 
