@@ -33,9 +33,9 @@ EXPECTED: dict[str, tuple[str | None, tuple[str, ...]]] = {
         None,
         ("pinned 'what year was the PDF format invented'", "+6.19", "relevance → INJECT"),
     ),
-    "05-rerank.svg": ("changelog-generator", ("git-commit-writer: p 0.09 < 0.57", "keyword +0.6")),
+    "05-rerank.svg": ("changelog-generator", ("git-commit-writer: p 0.09 < 0.57", "-2.92")),
     "06-rescue.svg": ("plaintext-accounting", ("12.76", "p 0.85 ≥ 0.57")),
-    "07-edit.svg": (None, ("BROKE", "plaintext-accounting")),
+    "07-edit.svg": (None, ("BROKE", "plaintext-accounting lost it", "auditor took it", "FIXED")),
 }
 INJECTED_FIRST = re.compile(r"^\s*1\s+(\S+)\s+INJECT\b", re.MULTILINE)
 

@@ -22,6 +22,7 @@ import pytest
 
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision
+from explorer.engine.flips import flip_cause
 from explorer.engine.library import Engine, open_engine, open_library
 from explorer.engine.pipeline import decide
 from tests.conftest import REPO, SAMPLE_SKILLS
@@ -123,6 +124,12 @@ def test_the_edit_breaks_the_case_the_readme_says(engine: Engine, tmp_path: Path
     lost = decision.row(step5.injected[0]).relevance
     assert lost is not None
     assert f"`{step5.injected[0]}` falls to p {lost:.2f}" in text
+    # docs/explorer.md's walk-through quotes the Cases tab's cause of that flip.
+    before = decide(step5.prompt, open_library([str(SAMPLE_SKILLS)], config, engine=engine), config)
+    cause = flip_cause(before, decision).text()
+    walk = " ".join((REPO / "docs" / "explorer.md").read_text(encoding="utf-8").split())
+    assert cause.startswith("plaintext-accounting lost it: relevance, p 0.85 → 0.45")
+    assert f"`{cause}`" in walk, cause
 
 
 @pytest.mark.slow  # a process per prompt, each loading the models: 15-30 s

@@ -71,8 +71,9 @@ STEPS = (
     ),
     Step(
         "05-rerank.svg",
-        "Step 4: `git-commit-writer` has the higher hybrid score; the reranker decides.",
-        ("write release notes", "git-commit-writer: p 0.09 < 0.57", "keyword +0.6"),
+        "Step 4: the reranker decides, and the Skill tab says which sentence held "
+        "`git-commit-writer` back.",
+        ("git-commit-writer: p 0.09 < 0.57", "logit -4.48 on git-commit-writer", "-2.92"),
     ),
     Step(
         "06-rescue.svg",
@@ -81,8 +82,8 @@ STEPS = (
     ),
     Step(
         "07-edit.svg",
-        "After saving `xlsx/SKILL.md`: the case BROKE, and the Cases tab says why.",
-        ("xlsx", "BROKE", "plaintext-accounting"),
+        "After saving `xlsx/SKILL.md`: a case BROKE and another FIXED, each with its cause.",
+        ("BROKE", "plaintext-accounting lost it: relevance", "accessibility-auditor took it"),
     ),
 )
 
@@ -226,7 +227,13 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
     await _until(
         pilot, "the runner-up highlighted", lambda: app.state.highlighted == "git-commit-writer"
     )
+    app.query_one(TabbedContent).active = "skill-tab"  # what each sentence adds to the logit
+    attribution = app.query_one("#skill-attribution")
+    await _until(
+        pilot, "the reranker's attribution", lambda: "each sentence" in str(attribution.render())
+    )
     await _save(pilot, out, steps["05-rerank.svg"])
+    app.query_one(TabbedContent).active = "terms-tab"
     # The table now follows git-commit-writer from prompt to prompt: home in the table
     # follows the top row again, esc goes back to the prompt.
     table = app.query_one(SkillsTable)
