@@ -20,6 +20,7 @@ from explorer.terminal import plain, visible
 
 DEPTH = 25  # the top of each ranking that is compared: a skill entering it is "new"
 WIDE = 100  # from this many columns, every channel has its own column
+NARROW_ROOM = 64  # narrow: every column but the skill's, the verdict change at its widest
 
 NOTHING_YET = (
     "Nothing to compare with yet. Pin a prompt with ctrl+t (then type another), or save a "
@@ -49,42 +50,20 @@ def _move(entry: Entry) -> Text:
     return Text(entry.move_text, style=style)
 
 
-# At 80 columns a verdict change must fit in about 18 characters: "lexical→INJECT".
-SHORT = {
-    Verdict.INJECT: "INJECT",
-    Verdict.BLANK_PROMPT: "blank",
-    Verdict.LEXICAL_DOMINANCE: "lexical",
-    Verdict.RERANK_TOP_K: "top_k",
-    Verdict.AGREEMENT_FLOOR: "agreement",
-    Verdict.RERANK_MIN: "rr_min",
-    Verdict.RERANK_MARGIN: "rr_margin",
-    Verdict.MIN_SIMILARITY: "floor",
-    Verdict.SCORE_MARGIN: "margin",
-    Verdict.RELEVANCE: "p",
-    Verdict.SECOND_SKILL: "second",
-    Verdict.INVOKED: "invoked",
-    Verdict.DENY: "deny",
-    Verdict.SESSION_LEDGER: "session",
-    Verdict.MAX_SKILLS: "max",
-    Verdict.CHAR_BUDGET: "budget",
-}
-
-
-def _verdict_name(verdict: Verdict | None, short: bool) -> str:
+def _verdict_name(verdict: Verdict | None) -> str:
+    """A verdict in whole words (a presenter's screen reads "relevance", not "p")."""
     if verdict is None:
         return "—"
-    if verdict is Verdict.INJECT:
-        return "INJECT"
-    return SHORT.get(verdict, str(verdict)) if short else str(verdict)
+    return "INJECT" if verdict is Verdict.INJECT else str(verdict)
 
 
 def _verdicts(entry: Entry, short: bool) -> Text:
-    now = _verdict_name(entry.verdict, short)
+    now = _verdict_name(entry.verdict)
     style = "bold green" if entry.verdict is Verdict.INJECT else ""
     if not entry.verdict_changed:
         return Text(now, style=style or "dim")
     # The was-verdict dim as a span of its own: the now-verdict's colour is never dimmed.
-    out = Text().append(_verdict_name(entry.base_verdict, short), style="dim")
+    out = Text().append(_verdict_name(entry.base_verdict), style="dim")
     out.append("→" if short else " → ")
     out.append(now, style=style or "yellow")
     change = entry.shift
@@ -161,7 +140,10 @@ class CompareView(Vertical):
             entry.rerank.base is not None or entry.rerank.current is not None
             for entry in diff.entries
         )
-        columns = ["#", "move", "skill", "hybrid", "Δhybrid", "Δcos", "Δbm25"]
+        # Narrow (80 columns): the verdict change in whole words with its numbers needs
+        # the room of the hybrid score and Δcos, which the Δhybrid beside it stands for.
+        columns = ["#", "move", "skill"]
+        columns += ["hybrid", "Δhybrid", "Δcos", "Δbm25"] if wide else ["Δhybrid", "Δbm25"]
         if wide:
             columns += ["Δboost"]
             if reranked:
@@ -169,7 +151,7 @@ class CompareView(Vertical):
             columns += ["was #"]
         columns += ["verdict (was → now)" if wide else "verdict"]
         table.add_columns(*columns)
-        skill_width = 28 if wide else max(12, width - 62)
+        skill_width = 28 if wide else max(10, width - NARROW_ROOM)
         for entry in diff.entries:
             name = visible(entry.skill_id)
             if len(name) > skill_width:
@@ -178,11 +160,13 @@ class CompareView(Vertical):
                 "" if entry.rank is None else str(entry.rank),
                 _move(entry),
                 Text(name, style="strike dim" if entry.move is Move.GONE else ""),
-                "—" if entry.hybrid.current is None else f"{entry.hybrid.current:.3f}",
-                _delta(entry.hybrid),
-                _delta(entry.cosine),
-                _delta(entry.bm25, 2),
             ]
+            if wide:
+                cells.append("—" if entry.hybrid.current is None else f"{entry.hybrid.current:.3f}")
+            cells.append(_delta(entry.hybrid))
+            if wide:
+                cells.append(_delta(entry.cosine))
+            cells.append(_delta(entry.bm25, 2))
             if wide:
                 cells.append(_delta(entry.boosts))
                 if reranked:

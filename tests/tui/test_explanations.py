@@ -238,7 +238,7 @@ async def test_the_status_bar_tells_warnings_from_errors_and_names_live_edits(
         table = app.query_one(SkillsTable)
         assert table.cell_text("notes", "skill") == "⚠ notes"  # the row still routes, marked
         assert table.cell_text("pdf", "skill") == "pdf"
-        # A live F2 edit is named where the config layers are.
+        # A live F2 edit is named, before the last re-index and the config layers.
         await pilot.press("f2")
         editor = app.screen
         assert isinstance(editor, ThresholdEditor)

@@ -267,7 +267,8 @@ class MainScreen(Screen[None]):
             last=state.last_change + _watch_note(state.live),
             errors=len(self.explorer.problems()) - len(snapshot.warnings),
             warnings=len(snapshot.warnings),
-            config=_config_text(self.options.config_layers, state),
+            config=self.options.config_layers,
+            edits=", ".join(_edited(state)),
             loading=state.loading,
             cases=cases_status(state.cases_report, state.comparison),
         )
@@ -554,15 +555,11 @@ def _library_message(snapshot: Index) -> str:
     return f"No SKILL.md files under {', '.join(snapshot.roots)}."
 
 
-def _config_text(layers: str, state: ExplorerState) -> str:
-    """The config layers in force, and F2's live edits by name: the numbers on screen come
-    from them, not from the files alone."""
-    edited = [
+def _edited(state: ExplorerState) -> list[str]:
+    """The config fields F2 changed in this run: the numbers on screen come from them."""
+    return [
         name for name in FIELD_NAMES if getattr(state.config, name) != getattr(state.baseline, name)
     ]
-    if not edited:
-        return layers
-    return f"{layers or 'config: defaults'} < F2: {', '.join(edited)}"
 
 
 def _readable(path: str) -> str:

@@ -13,8 +13,8 @@ from explorer.terminal import visible
 
 class StatusBar(Static):
     """What is loaded and what is wrong, in the order a narrow terminal keeps it: the
-    library, the counts of errors and warnings (F3), the cases' last flips and recall, the
-    config in force (with F2's live edits named), the last re-index, then the models."""
+    library, the counts of errors and warnings (F3), the cases' last flips and recall, F2's
+    live edits by name, the last re-index, the config layers in force, then the models."""
 
     class ErrorsClicked(Message):
         pass
@@ -37,6 +37,7 @@ class StatusBar(Static):
         config: str = "",
         loading: str = "",
         cases: Text | None = None,
+        edits: str = "",
     ) -> None:
         self.error_count, self.warning_count = errors, warnings
         text = Text(no_wrap=True, overflow="ellipsis")
@@ -56,9 +57,13 @@ class StatusBar(Static):
         if cases is not None and cases.plain:
             text.append(" │ ")
             text.append_text(cases)
+        if edits:  # F2's live edits: the numbers on screen are not the files' alone
+            text.append(" │ ")
+            text.append(visible(f"F2: {edits}"), style="bold yellow")
+        text.append(visible(f" │ {last}"), style="")
         if config:  # the layers in effect: which files this screen's numbers come from
             text.append(f" │ {visible(config)}", style="dim")
-        text.append(visible(f" │ {last} │ {dense} │ {reranker}"), style="")
+        text.append(visible(f" │ {dense} │ {reranker}"), style="")
         self.update(text)
 
     def on_click(self) -> None:
