@@ -27,6 +27,7 @@ from explorer.engine.decision import (
     InjectionMode,
     RelevanceTrace,
     Stage,
+    TaskTrace,
     Verdict,
     band,
 )
@@ -43,6 +44,7 @@ from explorer.engine.relevance import BM25_POOL, CandidateEvidence, features, lo
 from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
 from explorer.engine.session import Session, SessionVerdict
 from explorer.engine.snapshot import Index
+from explorer.engine.tasks import task_clauses
 from explorer.engine.text import keyword_tokens
 
 LEXICAL_CONFIDENCE = 0.90  # §5.2
@@ -148,6 +150,7 @@ class _Run:
     ledger: Session | None = None
     hits: Hits | None = None
     relevance: RelevanceTrace | None = None
+    tasks: tuple[TaskTrace, ...] = ()
 
 
 def _lap(timings: dict[str, float], name: str, started: float) -> float:
@@ -164,6 +167,7 @@ def decide(
     context: Sequence[str] = (),
     cwd: str | os.PathLike[str] | None = None,
     ledger: Session | None = None,
+    tasks: bool = True,
 ) -> Decision:
     """Route one prompt: stage 1 channels, then the cascade's gates in order (§5).
 
@@ -172,6 +176,8 @@ def decide(
     the working directory whose manifests feed the project channel (§3.5); None: none.
     `ledger` is the session's (§10): a skill already in the conversation is held back by
     its own gate, so the trace shows why a skill that won was not sent again.
+    `tasks`: under the relevance model, route each clause of a several-task prompt on its
+    own too (§9.12); off for the clauses themselves.
     """
     started = clock = time.perf_counter()
     timings: dict[str, float] = {}
@@ -295,6 +301,9 @@ def decide(
     else:
         stage, picked, default_verdict = _cascade(run, channels, prompt)
     clock = _lap(timings, "gates", clock)
+    if tasks and stage is Stage.RELEVANCE and run.relevance is not None:
+        picked = _route_tasks(run, prompt, picked, context, cwd)
+        clock = _lap(timings, "tasks", clock)
 
     injected, text = _finish(run, picked, prompt, stage)
     _lap(timings, "text", clock)
@@ -334,6 +343,7 @@ def decide(
         project_terms=project_terms,
         hits=hits,
         relevance=run.relevance,
+        tasks=run.tasks,
         query_terms=lexical.query_terms,
         index_version=index.version,
     )
@@ -659,6 +669,54 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         [(candidates[row], float(probabilities[row])) for row in picks],
         Verdict.RERANK_TOP_K,
     )
+
+
+def _route_tasks(
+    run: _Run,
+    prompt: str,
+    picked: list[tuple[int, float]],
+    context: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+) -> list[tuple[int, float]]:
+    """§9.12 "Several tasks in one prompt": each clause routed on its own by the same model;
+    a clause's best skill at p >= threshold joins the picks after the whole prompt's."""
+    clauses = task_clauses(prompt)
+    if not clauses:
+        return picked
+    index, threshold = run.index, run.relevance.threshold if run.relevance else 1.0
+    chosen = {position for position, _ in picked}
+    out = list(picked)
+    traces = []
+    for clause in clauses:
+        trace = decide(clause, index, run.config, context=context, cwd=cwd, tasks=False).relevance
+        if trace is None or not trace.candidates:
+            traces.append(TaskTrace(clause, None, 0.0, "", False, trace))
+            continue
+        row = min(
+            range(len(trace.candidates)),
+            key=lambda r: (-trace.probabilities[r], index.id_rank[trace.candidates[r]]),
+        )
+        position, p = trace.candidates[row], float(trace.probabilities[row])
+        added = p >= threshold and position not in chosen
+        if added:
+            chosen.add(position)
+            out.append((position, p))
+            run.verdicts.pop(position, None)
+        traces.append(TaskTrace(clause, index.ids[position], p, trace.drivers(row), added, trace))
+    run.tasks = tuple(traces)
+    run.gates.append(
+        Gate(
+            name=GateName.TASKS,
+            section="9.12",
+            passed=any(task.added for task in traces),
+            inputs={
+                "tasks": [f"{task.clause!r} -> {task.best} p={task.p:.2f}" for task in traces],
+                "added": [task.best for task in traces if task.added],
+            },
+            thresholds={"threshold": threshold},
+        )
+    )
+    return out
 
 
 def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> CandidateEvidence:

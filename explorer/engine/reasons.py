@@ -54,6 +54,11 @@ def reason(decision: Decision, row: Row) -> Reason:
     if verdict is Verdict.INJECT:
         if decision.relevance is not None and row.relevance is not None:
             bar = decision.relevance.threshold
+            task = decision.task_for(row.id)
+            if task is not None:  # §9.12: one clause of the prompt asked for it on its own
+                return Reason(
+                    verdict, f"task {task.clause!r}: p {task.p:.2f} ≥ {bar:.2f}: {task.drivers}"
+                )
             return Reason(verdict, f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}")
         injected = next((item for item in decision.injected if item.id == row.id), None)
         detail = f", {injected.confidence:.2f} {injected.band}" if injected else ""

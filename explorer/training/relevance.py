@@ -49,6 +49,7 @@ SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it
 WILD_FOLDS = 5
 FI_BUDGET = 0.05  # injections on prompts no skill serves, over the training folds
+MAX_SKILLS = Config().max_skills
 SECOND_PRECISION = 0.5  # a second skill is added only where it was right at least this often
 L2 = 1.0
 SMALL_SIZES = (5, 8, 10, 15, 20, 30)
@@ -74,6 +75,9 @@ class Sample:
     baseline: tuple[str, ...] = ()  # what the previous default (calibrated) injected
     # A two-task prompt: the skills of each task (a hit needs one of them; "both" all parts).
     parts: tuple[tuple[str, ...], ...] = ()
+    # §9.12: each clause of a several-task prompt routed on its own, its candidates and
+    # features (empty when the prompt reads as one task).
+    tasks: tuple[tuple[tuple[str, ...], np.ndarray], ...] = ()
 
     @property
     def positive(self) -> bool:
@@ -134,6 +138,11 @@ def _samples(
                 source=source(case),
                 baseline=before,
                 parts=(parts or {}).get(case.prompt, ()),
+                tasks=tuple(
+                    (tuple(index.ids[i] for i in task.trace.candidates), task.trace.values.copy())
+                    for task in decision.tasks
+                    if task.trace is not None and task.trace.candidates
+                ),
             )
         )
     return out
@@ -365,19 +374,33 @@ def route(
     threshold: float | None = None,
     second: float | None = None,
 ) -> Outcome:
-    """What decide() injects for this sample under `model` (the §9.12 rule)."""
+    """What decide() injects for this sample under `model` (the §9.12 rule): the whole
+    prompt's picks, then each task's best skill that clears the threshold, up to
+    MAX_SKILLS."""
     threshold = model.threshold if threshold is None else threshold
     second = model.second_threshold if second is None else second
-    if not sample.candidates:
-        return Outcome(())
-    p = model.probability(sample.matrix)
-    order = sorted(range(len(p)), key=lambda r: (-p[r], sample.candidates[r]))
     picked: list[str] = []
-    if p[order[0]] >= threshold:
-        picked.append(sample.candidates[order[0]])
-        if len(order) > 1 and p[order[1]] >= second:
-            picked.append(sample.candidates[order[1]])
-    return Outcome(tuple(picked))
+    if sample.candidates:
+        p = model.probability(sample.matrix)
+        order = sorted(range(len(p)), key=lambda r: (-p[r], sample.candidates[r]))
+        if p[order[0]] >= threshold:
+            picked.append(sample.candidates[order[0]])
+            if len(order) > 1 and p[order[1]] >= second:
+                picked.append(sample.candidates[order[1]])
+    for skill, p_task in _task_bests(model, sample):
+        if p_task >= threshold and skill not in picked:
+            picked.append(skill)
+    return Outcome(tuple(picked[:MAX_SKILLS]))
+
+
+def _task_bests(model: RelevanceModel, sample: Sample) -> list[tuple[str, float]]:
+    """Each task clause's most probable skill and its probability."""
+    out = []
+    for candidates, matrix in sample.tasks:
+        p = model.probability(matrix)
+        row = min(range(len(p)), key=lambda r: (-p[r], candidates[r]))
+        out.append((candidates[row], float(p[row])))
+    return out
 
 
 def choose_thresholds(model: RelevanceModel, samples: Sequence[Sample]) -> tuple[float, float]:
@@ -389,11 +412,14 @@ def choose_thresholds(model: RelevanceModel, samples: Sequence[Sample]) -> tuple
     take it, and authors write them as near-misses of their own skill on purpose; the
     report shows how often the author's skill fires on them.
     """
-    firsts, seconds, second_right = [], [], []
+    firsts, wholes, seconds, second_right = [], [], [], []
     for sample in samples:
         p = model.probability(sample.matrix)
         order = np.argsort(-p, kind="stable")
-        firsts.append(p[order[0]] if len(order) else 0.0)
+        # What a prompt no skill serves risks: its best candidate, or any task's.
+        tasks = [p_task for _, p_task in _task_bests(model, sample)]
+        wholes.append(float(p[order[0]]) if len(order) else 0.0)
+        firsts.append(max([wholes[-1], *tasks]))
         seconds.append(p[order[1]] if len(order) > 1 else 0.0)
         second_right.append(len(order) > 1 and sample.candidates[order[1]] in sample.expect)
     first = np.array(firsts)
@@ -408,7 +434,7 @@ def choose_thresholds(model: RelevanceModel, samples: Sequence[Sample]) -> tuple
     right = np.array(second_right)
     chosen = 0.99
     for candidate in np.round(np.arange(best, 0.99, 0.01), 2):
-        taken = (first >= best) & (second_p >= candidate)
+        taken = (np.array(wholes) >= best) & (second_p >= candidate)
         if taken.sum() and right[taken].mean() >= SECOND_PRECISION:
             chosen = float(candidate)
             break
@@ -456,6 +482,25 @@ class Tally:
         )
 
 
+def _keep(
+    candidates: tuple[str, ...], matrix: np.ndarray, dropped: set[str]
+) -> tuple[tuple[str, ...], np.ndarray]:
+    keep = [i for i, skill in enumerate(candidates) if skill not in dropped]
+    return tuple(candidates[i] for i in keep), matrix[keep]
+
+
+def _without_skills(sample: Sample, dropped: set[str]) -> Sample:
+    """The sample as a library without `dropped` gives it (a held-out fold's skills)."""
+    candidates, matrix = _keep(sample.candidates, sample.matrix, dropped)
+    tasks = tuple(_keep(*task, dropped) for task in sample.tasks)
+    return dataclasses.replace(
+        sample,
+        candidates=candidates,
+        matrix=matrix,
+        tasks=tuple(task for task in tasks if task[0]),
+    )
+
+
 def leave_library_out(samples: Sequence[Sample], log: Callable[[str], None]) -> dict[int, Outcome]:
     """Each sample's outcome under the model trained without its fold."""
     outcomes: dict[int, Outcome] = {}
@@ -466,12 +511,7 @@ def leave_library_out(samples: Sequence[Sample], log: Callable[[str], None]) -> 
         for s in samples:
             if s.fold == fold:
                 continue
-            keep = [i for i, skill in enumerate(s.candidates) if skill not in held_skills]
-            if len(keep) != len(s.candidates):
-                s = dataclasses.replace(
-                    s, candidates=tuple(s.candidates[i] for i in keep), matrix=s.matrix[keep]
-                )
-            train.append(s)
+            train.append(_without_skills(s, held_skills))
         model = train_model(train, f"without {fold}")
         for position, s in enumerate(samples):
             if s.fold == fold:
@@ -569,11 +609,14 @@ def save_samples(samples: Sequence[Sample], path: Path) -> None:
         {
             key: (sorted(value) if isinstance(value, frozenset) else value)
             for key, value in dataclasses.asdict(s).items()
-            if key != "matrix"
+            if key not in ("matrix", "tasks")
         }
+        | {"tasks": [list(candidates) for candidates, _ in s.tasks]}
         for s in samples
     ]
     arrays: dict[str, np.ndarray] = {f"m{i}": s.matrix for i, s in enumerate(samples)}
+    for i, s in enumerate(samples):
+        arrays.update({f"t{i}_{j}": matrix for j, (_, matrix) in enumerate(s.tasks)})
     np.savez_compressed(path, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
 
 
@@ -589,6 +632,10 @@ def load_samples(path: Path) -> list[Sample]:
                 "candidates": tuple(m["candidates"]),
                 "baseline": tuple(m.get("baseline", ())),
                 "parts": tuple(tuple(part) for part in m.get("parts", ())),
+                "tasks": tuple(
+                    (tuple(candidates), data[f"t{i}_{j}"])
+                    for j, candidates in enumerate(m.get("tasks", ()))
+                ),
             },
             matrix=data[f"m{i}"],
         )
@@ -626,10 +673,15 @@ def without_reranker(samples: Sequence[Sample]) -> list[Sample]:
     """The samples as a library without a reranker gives them: its features at 0."""
     columns = [FEATURES.index(name) for name in RERANK_FEATURES]
     out = []
-    for sample in samples:
-        matrix = sample.matrix.copy()
+
+    def zeroed(matrix: np.ndarray) -> np.ndarray:
+        matrix = matrix.copy()
         matrix[:, columns] = 0.0
-        out.append(dataclasses.replace(sample, matrix=matrix))
+        return matrix
+
+    for sample in samples:
+        tasks = tuple((candidates, zeroed(matrix)) for candidates, matrix in sample.tasks)
+        out.append(dataclasses.replace(sample, matrix=zeroed(sample.matrix), tasks=tasks))
     return out
 
 

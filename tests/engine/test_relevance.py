@@ -26,6 +26,7 @@ from explorer.engine.relevance import (
     negated_terms,
     script_tokens,
 )
+from explorer.engine.tasks import MAX_TASKS, TASK_SPAN_CHARS, task_clauses
 from tests.conftest import write_skill
 
 APACHE = Path(__file__).resolve().parents[2] / "benchmarks" / "libraries" / "anthropic-apache"
@@ -242,3 +243,45 @@ def test_the_terms_views_name_what_the_description_excludes(bow_index) -> None: 
     )
     explain = bow_index.lexical.explain(prompt, bow_index.positions["pdf"])
     assert "excluded by the description: form" in terms_text(disowning, explain).plain
+
+
+def test_a_prompt_reads_as_tasks_at_sentence_ends_and_chaining_words() -> None:
+    assert task_clauses("make a poster for the gig, then write the announcement") == (
+        "make a poster for the gig",
+        "write the announcement",
+    )
+    assert task_clauses("Fix the flaky test. Also, bump the version; and tag it please") == (
+        "Fix the flaky test.",
+        "Also, bump the version",
+        "and tag it please",
+    )
+    assert task_clauses("merge these two pdf files into one") == ()
+    assert task_clauses("merge these pdf files. thanks!") == ()  # a fragment is no task
+    many = ". ".join(f"task number {n} here" for n in range(10))
+    assert len(task_clauses(many)) == MAX_TASKS
+    assert task_clauses("x" * TASK_SPAN_CHARS + ". then do the other thing") == ()
+
+
+TWO_TASKS = "make a poster for our jazz night, then write an announcement for the team about it"
+
+
+def test_each_task_is_routed_on_its_own(apache: Path, engine: Engine) -> None:
+    """Read whole, the announcement's skill is diluted by the poster (p 0.38); the clause
+    asking for it alone clears the threshold and adds it."""
+    config = Config()
+    index = open_library([apache], config, engine=engine)
+    whole = decide(TWO_TASKS, index, config, tasks=False)
+    assert "internal-comms" not in whole.injected_ids and not whole.tasks
+    decision = decide(TWO_TASKS, index, config)
+    assert "internal-comms" in decision.injected_ids
+    task = decision.task_for("internal-comms")
+    assert task is not None and task.clause == "write an announcement for the team about it"
+    assert task.p >= decision.relevance.threshold > decision.row("internal-comms").relevance
+    gate = decision.gate(GateName.TASKS)
+    assert gate.passed and gate.inputs["added"] == ["internal-comms"]
+    assert reason(decision, decision.row("internal-comms")).text.startswith(
+        "task 'write an announcement for the team about it': p "
+    )
+    tasks = decision.to_dict()["tasks"]
+    assert [item["clause"] for item in tasks] == list(task_clauses(TWO_TASKS))
+    assert [item["added"] for item in tasks] == [False, True]
