@@ -16,7 +16,7 @@ from typing import Any, overload
 import numpy as np
 
 from explorer.engine.matches import Hits, Match
-from explorer.engine.relevance import FEATURE_LABELS
+from explorer.engine.relevance import FEATURE_LABELS, FORMULAS, ModelForm
 from explorer.engine.rerank import sigmoid
 
 SCHEMA = "skill-explorer/decision@1"
@@ -147,6 +147,12 @@ class RelevanceTrace:
     threshold: float
     second_threshold: float
     model: str
+    form: ModelForm = ModelForm.LOGISTIC
+
+    @property
+    def formula(self) -> str:
+        """How p follows from s = bias + the contributions, as `why` prints it."""
+        return FORMULAS[self.form]
 
     def at(self, position: int) -> int | None:
         """The candidate row of a skill position, or None when it was no candidate."""
@@ -403,6 +409,7 @@ class Decision:
             return None
         return {
             "model": trace.model,
+            "form": str(trace.form),
             "threshold": trace.threshold,
             "second_threshold": trace.second_threshold,
             "candidates": {

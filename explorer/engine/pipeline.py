@@ -617,6 +617,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         threshold=model.threshold,
         second_threshold=model.second_threshold,
         model=model.name,
+        form=model.form,
     )
     run.relevance = trace
     order = sorted(

@@ -41,7 +41,7 @@ from explorer.engine.config import Config
 from explorer.engine.decision import Decision
 from explorer.engine.library import Engine, open_engine
 from explorer.engine.pipeline import decide
-from explorer.engine.relevance import FEATURES, RELEVANCE_MODEL, RelevanceModel
+from explorer.engine.relevance import FEATURES, RELEVANCE_MODEL, ModelForm, RelevanceModel
 from explorer.engine.skills import Discovery, discover
 from explorer.engine.snapshot import Index, index_skills
 
@@ -52,6 +52,9 @@ FI_BUDGET = 0.05  # injections on prompts no skill serves, over the training fol
 MAX_SKILLS = Config().max_skills
 SECOND_PRECISION = 0.5  # a second skill is added only where it was right at least this often
 L2 = 1.0
+# The shipped form (§9.12): the report measures the other one on the same folds.
+FORM = ModelForm.CHOICE
+OTHER_FORM = ModelForm.LOGISTIC
 SMALL_SIZES = (5, 8, 10, 15, 20, 30)
 SMALL_PER_FOLD = 12
 SMALL_PROMPTS = 60  # a small library's own prompts, at most (its plain negatives beside)
@@ -341,16 +344,69 @@ def fit(
     return mean, scale, beta[:-1], float(beta[-1])
 
 
-def train_model(samples: Sequence[Sample], name: str) -> RelevanceModel:
+def fit_choice(
+    rows: np.ndarray, labels: np.ndarray, prompt_of: np.ndarray, prompts: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """L2 conditional logit with a "nothing" alternative, by damped Newton steps: each
+    prompt chooses one of its candidates (its right skills share the label) or nothing
+    (a prompt no candidate serves). `prompt_of`: each row's prompt number."""
+    mean = rows.mean(axis=0)
+    scale = rows.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    x = np.hstack([(rows - mean) / scale, np.ones((len(rows), 1))])
+    wanted = np.bincount(prompt_of, labels, prompts)
+    target = labels / np.maximum(wanted, 1.0)[prompt_of]
+    penalty = np.full(x.shape[1], L2)
+    penalty[-1] = 1e-9
+
+    def state(beta: np.ndarray) -> tuple[np.ndarray, float]:
+        scores = x @ beta
+        top = np.maximum(np.zeros(prompts), _segment_max(scores, prompt_of, prompts))
+        shifted = np.exp(scores - top[prompt_of])
+        total = np.exp(-top) + np.bincount(prompt_of, shifted, prompts)
+        loss = (top + np.log(total)).sum() - (target * scores).sum()
+        return shifted / total[prompt_of], float(loss + 0.5 * (penalty * beta * beta).sum())
+
+    beta = np.zeros(x.shape[1])
+    p, loss = state(beta)
+    for _ in range(50):
+        gradient = x.T @ (p - target) + penalty * beta
+        mixed = np.zeros((prompts, x.shape[1]))
+        np.add.at(mixed, prompt_of, x * p[:, None])
+        hessian = (x * p[:, None]).T @ x - mixed.T @ mixed + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        size = 1.0
+        while size > 1e-4:
+            trial_p, trial_loss = state(beta - size * step)
+            if trial_loss <= loss:
+                break
+            size /= 2
+        beta, p, loss = beta - size * step, trial_p, trial_loss
+        if np.abs(size * step).max() < 1e-8:
+            break
+    return mean, scale, beta[:-1], float(beta[-1])
+
+
+def _segment_max(values: np.ndarray, segment: np.ndarray, count: int) -> np.ndarray:
+    out = np.full(count, -np.inf)
+    np.maximum.at(out, segment, values)
+    return out
+
+
+def train_model(samples: Sequence[Sample], name: str, form: ModelForm = FORM) -> RelevanceModel:
     rows = np.vstack([s.matrix for s in samples])
     labels = np.concatenate([s.labels for s in samples])
-    # Each prompt weighs the same whatever its number of candidates, and the positives and
-    # negatives of a library count as much as each other's prompts.
-    weights = np.concatenate(
-        [np.full(len(s.candidates), 1.0 / max(len(s.candidates), 1)) for s in samples]
-    )
-    mean, scale, coefficients, bias = fit(rows, labels, weights * len(samples) / weights.sum())
-    model = RelevanceModel(name, FEATURES, mean, scale, coefficients, bias, 0.5, 0.9, "")
+    if form is ModelForm.CHOICE:
+        prompt_of = np.repeat(np.arange(len(samples)), [len(s.candidates) for s in samples])
+        mean, scale, coefficients, bias = fit_choice(rows, labels, prompt_of, len(samples))
+    else:
+        # Each prompt weighs the same whatever its number of candidates, and the positives
+        # and negatives of a library count as much as each other's prompts.
+        weights = np.concatenate(
+            [np.full(len(s.candidates), 1.0 / max(len(s.candidates), 1)) for s in samples]
+        )
+        mean, scale, coefficients, bias = fit(rows, labels, weights * len(samples) / weights.sum())
+    model = RelevanceModel(name, FEATURES, mean, scale, coefficients, bias, 0.5, 0.9, "", form=form)
     threshold, second = choose_thresholds(model, samples)
     return dataclasses.replace(model, threshold=threshold, second_threshold=second)
 
@@ -501,7 +557,9 @@ def _without_skills(sample: Sample, dropped: set[str]) -> Sample:
     )
 
 
-def leave_library_out(samples: Sequence[Sample], log: Callable[[str], None]) -> dict[int, Outcome]:
+def leave_library_out(
+    samples: Sequence[Sample], log: Callable[[str], None], form: ModelForm = FORM
+) -> dict[int, Outcome]:
     """Each sample's outcome under the model trained without its fold."""
     outcomes: dict[int, Outcome] = {}
     folds = sorted({s.fold for s in samples})
@@ -512,7 +570,7 @@ def leave_library_out(samples: Sequence[Sample], log: Callable[[str], None]) -> 
             if s.fold == fold:
                 continue
             train.append(_without_skills(s, held_skills))
-        model = train_model(train, f"without {fold}")
+        model = train_model(train, f"without {fold}", form)
         for position, s in enumerate(samples):
             if s.fold == fold:
                 outcomes[position] = route(model, s)
@@ -577,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
     outcomes = leave_library_out(samples, log)
-    shipped = train_model(samples, "relevance-lr")
+    shipped = train_model(samples, f"relevance-{FORM}")
     shipped = dataclasses.replace(
         shipped,
         source=f"python -m explorer.training.relevance (seed {SEED}), {len(samples)} prompts",
@@ -594,11 +652,18 @@ def main(argv: list[str] | None = None) -> int:
     for name, tally in table(samples, outcomes, lambda s: s.library):
         log(f"library {name}: {tally.cells()}")
     baseline = {position: Outcome(s.baseline) for position, s in enumerate(samples)}
-    without = leave_library_out(without_reranker(samples), log)
     for name, tally in table(samples, baseline, lambda s: band_of(s.size)):
         log(f"before, band {name}: {tally.cells()}")
+    designs = {
+        "without the reranker": leave_library_out(without_reranker(samples), log),
+        f"{OTHER_FORM} form": leave_library_out(samples, log, OTHER_FORM),
+        "no task routing": leave_library_out(without_tasks(samples), log),
+    }
+    for design, routed in designs.items():
+        for name, tally in table(samples, routed, lambda s: band_of(s.size)):
+            log(f"{design}, band {name}: {tally.cells()}")
     if args.report:
-        text = report(samples, outcomes, shipped, baseline, without)
+        text = report(samples, outcomes, shipped, baseline, designs)
         args.report.write_text(text, encoding="utf-8")
     return 0
 
@@ -702,17 +767,32 @@ def two_task_line(
     )
 
 
-def reranker_rows(
-    samples: Sequence[Sample], outcomes: dict[int, Outcome], without: dict[int, Outcome] | None
+def without_tasks(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples as routing the whole prompt only gives them (§9.12, no task clauses)."""
+    return [dataclasses.replace(sample, tasks=()) for sample in samples]
+
+
+def design_rows(
+    samples: Sequence[Sample],
+    outcomes: dict[int, Outcome],
+    designs: Mapping[str, dict[int, Outcome]],
 ) -> list[str]:
-    if without is None:
-        return []
-    theirs = dict(table(samples, without, lambda s: band_of(s.size)))
-    rows = []
-    for name, tally in table(samples, outcomes, lambda s: band_of(s.size)):
-        ours = " | ".join(tally.cells().split(" | ")[:2])
-        other = " | ".join(theirs[name].cells().split(" | ")[:2])
-        rows.append(f"| {name} | {ours} | {other} |")
+    """By band and overall: recall and false-inject of the shipped design and the others."""
+    names = ["shipped", *designs]
+    head = "| band | " + " | ".join(f"{name}: recall | false-inject" for name in names) + " |"
+    rows = [head, "|---|" + "---:|---:|" * len(names)]
+
+    def band(sample: Sample) -> str:
+        return band_of(sample.size)
+
+    def overall(sample: Sample) -> str:
+        return "all"
+
+    for key in (band, overall):
+        tables = [dict(table(samples, routed, key)) for routed in (outcomes, *designs.values())]
+        for name in tables[0]:
+            cells = [" | ".join(t[name].cells().split(" | ")[:2]) for t in tables]
+            rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return rows
 
 
@@ -721,7 +801,7 @@ def report(
     outcomes: dict[int, Outcome],
     shipped: RelevanceModel,
     baseline: dict[int, Outcome] | None = None,
-    without: dict[int, Outcome] | None = None,
+    designs: Mapping[str, dict[int, Outcome]] | None = None,
 ) -> str:
     """docs/quality.md: the leave-library-out tables, generated."""
 
@@ -790,15 +870,15 @@ def report(
         rule,
         *both(lambda s: s.library),
         "",
-        "## With and without the reranker",
+        "## Other designs, the same folds",
         "",
-        "The same folds, each routed by a model fitted without the reranker's three features "
-        '(what a library with `reranker = "off"` would get from a model trained that way), '
-        "beside the shipped design:",
+        "Each routed leave-library-out like the shipped design, its thresholds chosen by the "
+        "same rule: **without the reranker**, a model fitted without the reranker's three "
+        'features (what a library with `reranker = "off"` would get from a model trained that '
+        f"way); **the {OTHER_FORM} form** instead of the shipped {FORM} (§9.12); **no task "
+        "routing**, the whole prompt only.",
         "",
-        "| band | with: recall | false-inject | without: recall | false-inject |",
-        "|---|---:|---:|---:|---:|",
-        *reranker_rows(samples, outcomes, without),
+        *design_rows(samples, outcomes, designs or {}),
         "",
         "## Each wild author's own evals, the way skill-creator reports them",
         "",
