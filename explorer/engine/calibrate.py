@@ -35,7 +35,6 @@ from explorer.engine.models import (
     Models,
     RerankCalibration,
     Reranker,
-    effective_rerank_thresholds,
 )
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import resolve
@@ -364,10 +363,7 @@ def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[s
         "lexical_min": tuning.lexical_min,
         "lexical_margin": tuning.lexical_margin,
     }
-    rerank_min, rerank_margin = effective_rerank_thresholds(
-        config, index.models.status.rerank_calibration
-    )
-    values.update({"rerank_min": rerank_min, "rerank_margin": rerank_margin})
+    values.update({"rerank_min": tuning.rerank_min, "rerank_margin": tuning.rerank_margin})
     return {name: values[name] for name in swept}
 
 

@@ -555,13 +555,3 @@ def assemble_models(
     )
     return Models(embedder, reranker, status, warnings or [])
 
-
-def effective_rerank_thresholds(
-    config: Config, calibration: RerankCalibration
-) -> tuple[float, float]:
-    """§5.4: a pinned rerank_min / rerank_margin wins; otherwise the cross-encoder's own."""
-    rerank_min = config.rerank_min if config.rerank_min is not None else calibration.rerank_min
-    rerank_margin = (
-        config.rerank_margin if config.rerank_margin is not None else calibration.rerank_margin
-    )
-    return rerank_min, rerank_margin

@@ -36,7 +36,6 @@ from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.matches import Hits
-from explorer.engine.models import effective_rerank_thresholds
 from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.project import PROJECT_GATE_SLACK, code_terms, manifest_terms, skills_for_terms
 from explorer.engine.relevance import BM25_POOL, CandidateEvidence, features, load_relevance_model
@@ -322,13 +321,8 @@ def decide(
         thresholds={
             "min_similarity": min_similarity,
             "score_margin": score_margin,
-            **dict(
-                zip(
-                    ("rerank_min", "rerank_margin"),
-                    effective_rerank_thresholds(config, index.models.status.rerank_calibration),
-                    strict=True,
-                )
-            ),
+            "rerank_min": tuning.rerank_min,
+            "rerank_margin": tuning.rerank_margin,
         },
         tuning=tuning.as_dict(),
         project_terms=project_terms,
@@ -438,19 +432,14 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
         thresholds["lexical_min_cosine"] = run.tuning.lexical_min_cosine
         thresholds.update(_origin(run.tuning, "lexical_min_cosine"))
     # §9.9: a reranker calibrated to decide without the fast path turns it off.
-    gate_values = run.index.models.status.rerank_calibration
-    reranker_decides = (
-        run.index.models.reranker is not None
-        and not gate_values.fast_path
-        and run.tuning.preset != "reference"
-    )
+    reranker_decides = run.tuning.fast_path_off
     if confident or run.tuning.lexical_min <= 0 or reranker_decides:
         note = (
             "confident winner"
             if confident
             else "off (lexical_min = 0)"
             if run.tuning.lexical_min <= 0
-            else f"off: the reranker decides ({gate_values.source})"
+            else f"off: the reranker decides ({reranker_decides})"
         )
         gates.append(
             Gate(
@@ -487,11 +476,8 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     top_h = int(c.hybrid_order[0])
     top_score = float(c.score[top_h])
     reranker = run.index.models.reranker
-    recall_floor = config.recall_floor
-    model_floor = run.index.models.status.rerank_calibration.floor
-    if reranker is not None and model_floor is not None and run.tuning.preset != "reference":
-        # §9: a reranker calibrated to judge weaker candidates (its own floor) sees them.
-        recall_floor = min(recall_floor, model_floor)
+    # §9: a reranker calibrated to judge weaker candidates (its own floor) sees them.
+    recall_floor = run.tuning.recall_floor
     relevant = top_score >= recall_floor
     gates.append(
         Gate(
@@ -729,15 +715,10 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             thresholds={"rerank_top_k": config.rerank_top_k},
         )
     )
-    gate_calibration = index.models.status.rerank_calibration
-    rerank_min, rerank_margin = effective_rerank_thresholds(config, gate_calibration)
+    tuning = run.tuning
+    rerank_min, rerank_margin = tuning.rerank_min, tuning.rerank_margin
     # §9: a model's own eligibility floor (None, and always under the reference: §5.4's)
-    own_floor = None if run.tuning.preset == "reference" else gate_calibration.floor
-    gate_source = (
-        "pinned in config"
-        if config.rerank_min is not None and config.rerank_margin is not None
-        else gate_calibration.source
-    )
+    own_floor = tuning.rerank_floor
     agreement = agreement_gate(
         candidates,
         c.score,
@@ -745,7 +726,7 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         min_similarity=run.min_similarity,
         rerank_min=rerank_min,
         rerank_margin=rerank_margin,
-        floor=own_floor,
+        floor=tuning.agreement_floor,
     )
     run.gates.append(
         Gate(
@@ -755,7 +736,11 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             inputs={"eligible": [c.ids[i] for i in agreement.eligible]},
             thresholds={"floor": agreement.floor, "min_similarity": run.min_similarity},
             note="eligible = candidates with hybrid score >= floor"
-            + ("" if own_floor is None else f" (the reranker's own: {gate_calibration.source})"),
+            + (
+                ""
+                if own_floor is None
+                else f" (the reranker's own: {index.models.status.rerank_calibration.source})"
+            ),
         )
     )
     above_min = [i for i in agreement.eligible if run.rerank[i] >= rerank_min]
@@ -769,7 +754,7 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             skipped=not agreement.eligible,
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in above_min]},
             thresholds={"rerank_min": rerank_min},
-            note=f"gate: {gate_source}",
+            note=f"gate: {tuning.rerank_source}",
         )
     )
     run.gates.append(
