@@ -32,7 +32,6 @@ from explorer.engine.decision import (
 )
 from explorer.engine.inject import Pick
 from explorer.engine.inject import build as build_injection
-from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.matches import Hits
@@ -537,16 +536,10 @@ def _score_candidates(run: _Run, c: Channels, prompt: str, candidates: list[int]
     index = run.index
     reranker = index.models.reranker
     assert reranker is not None
-    if isinstance(reranker, InteractionReranker):
-        query_terms = index.lexical.query_terms(prompt)
-        pool = Pool(prompt, candidates, c, index.skills, index.vectors, query_terms)
-        logits = reranker.score_pool(pool)
-    else:
-        documents = [
-            rerank_document(index.skills[i].description, index.skills[i].body_head)
-            for i in candidates
-        ]
-        logits = reranker.score(prompt, documents)
+    documents = [
+        rerank_document(index.skills[i].description, index.skills[i].body_head) for i in candidates
+    ]
+    logits = reranker.score(prompt, documents)
     run.rerank.update(zip(candidates, (float(value) for value in logits), strict=True))
 
 

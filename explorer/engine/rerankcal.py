@@ -372,4 +372,3 @@ def best_point(
 
     feasible = [i for i in range(len(points)) if within(outcomes[i])] or range(len(points))
     return points[min(feasible, key=key)]
-
