@@ -39,7 +39,7 @@ from explorer.engine.evaluate import passes
 from explorer.engine.libraries import LibraryCases
 from explorer.engine.models import RerankCalibration
 from explorer.engine.pipeline import decide
-from explorer.engine.presets import CALIBRATED, LEARNED
+from explorer.engine.presets import CALIBRATED, LEARNED, resolve
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration-reranker@1"
@@ -205,17 +205,14 @@ def _simulate(
     margin: float,
     recall_floor: float,
     max_skills: int,
-    own_floor: bool = True,
 ) -> tuple[str, ...]:
-    """The gate's arithmetic (§5.2 kept or not, §5.3 with the model's floor, §5.4, the
-    §5.6 cap). `own_floor` False: the floor is §5.4's, which §5.3 does not lower (the
-    pipeline lowers the recall floor only to a model's own floor)."""
+    """The gate's arithmetic (§5.2 kept or not, §5.3's recall floor, §5.4 with its
+    eligibility `floor`, the §5.6 cap), with the values `presets.resolve` gives decide()."""
     if fast_path and item.lexical is not None:
         return item.lexical
     if item.fixed is not None:
         return item.fixed
-    skip_below = min(recall_floor, floor) if own_floor else recall_floor
-    if item.top < skip_below:  # stage 2 skipped: the cosine stage decides
+    if item.top < recall_floor:  # stage 2 skipped: the cosine stage decides
         return item.baseline if fast_path else item.cosine
     eligible = item.scores >= floor
     if not eligible.any():
@@ -228,22 +225,20 @@ def _simulate(
 def _sweep(
     items: Sequence[_Case], point: GatePoint, index: Index, config: Config
 ) -> list[tuple[str, ...]]:
-    """Each probed case's injected ids under one grid point, by `_simulate`: a `None` floor
-    is §5.4's floor for this library (`_section_floor`)."""
+    """Each probed case's injected ids under one grid point, by `_simulate`, with the
+    thresholds the resolver gives a reranker of that gate (a `None` floor: §5.4's)."""
     fast_path, floor, rerank_min, margin = point
-    own_floor = floor is not None
-    if floor is None:
-        floor = _section_floor(index, config, len(index))
+    gate = RerankCalibration(rerank_min, margin, "grid point", floor=floor, fast_path=fast_path)
+    tuning = resolve(config, with_gate(index, gate).models.status, len(index))
     return [
         _simulate(
             item,
-            fast_path,
-            floor,
-            rerank_min,
-            margin,
-            config.recall_floor,
+            not tuning.fast_path_off,
+            tuning.agreement_floor,
+            tuning.rerank_min,
+            tuning.rerank_margin,
+            tuning.recall_floor,
             config.max_skills,
-            own_floor,
         )
         for item in items
     ]
@@ -377,11 +372,3 @@ def best_point(
 
     feasible = [i for i in range(len(points)) if within(outcomes[i])] or range(len(points))
     return points[min(feasible, key=key)]
-
-
-def _section_floor(index: Index, config: Config, n: int) -> float:
-    """§5.4's floor in force for this library: the preset's min_similarity - 0.03."""
-    from explorer.engine.presets import resolve
-    from explorer.engine.rerank import AGREEMENT_SLACK
-
-    return resolve(config, index.models.status, n).min_similarity - AGREEMENT_SLACK

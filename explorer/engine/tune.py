@@ -49,7 +49,7 @@ from explorer.engine.decision import Decision
 from explorer.engine.evaluate import passes
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import generic_word
-from explorer.engine.rerank import OnnxCrossEncoder
+from explorer.engine.rerank import Reranker
 from explorer.engine.rewrite import Edit, edit_description, save
 from explorer.engine.snapshot import Index
 from explorer.engine.text import STOPWORDS, match_tokens, norm_token
@@ -442,23 +442,18 @@ class TuneResult:
         }
 
 
-class _RememberedLogits(OnnxCrossEncoder):
-    """A cross-encoder that scores each (prompt, document) pair once per tuning run.
+class _RememberedLogits:
+    """A reranker that scores each (prompt, document) pair once per tuning run.
 
-    The pairs run one by one, unpadded, so a pair's logit does not depend on the others
-    (rerank.py): reusing it gives `decide()` the very logits it would compute. Between two
-    candidate descriptions only the edited skill's document changes, so this saves the
-    other candidates' pairs, most of the reranker's work."""
+    A pair's logit does not depend on the other pairs of the call (the cross-encoder runs
+    them one by one, unpadded: rerank.py), so reusing it gives `decide()` the very logits it
+    would compute. Between two candidate descriptions only the edited skill's document
+    changes, so this saves the other candidates' pairs, most of the reranker's work."""
 
-    _inner: OnnxCrossEncoder
-    _memo: dict[tuple[str, str], float]
-
-    @classmethod
-    def around(cls, inner: OnnxCrossEncoder) -> _RememberedLogits:
-        remembered = cls.__new__(cls)
-        remembered.__dict__.update(inner.__dict__)
-        remembered._inner, remembered._memo = inner, {}
-        return remembered
+    def __init__(self, inner: Reranker) -> None:
+        self._inner = inner
+        self.name, self.model_path = inner.name, inner.model_path
+        self._memo: dict[tuple[str, str], float] = {}
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
         missing = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._memo]
@@ -473,9 +468,9 @@ class _RememberedLogits(OnnxCrossEncoder):
 def remembering(index: Index) -> Index:
     """`index` with its cross-encoder (if any) remembering logits; the models are shared."""
     reranker = index.models.reranker
-    if not isinstance(reranker, OnnxCrossEncoder) or isinstance(reranker, _RememberedLogits):
+    if reranker is None or isinstance(reranker, _RememberedLogits):
         return index
-    models = dataclasses.replace(index.models, reranker=_RememberedLogits.around(reranker))
+    models = dataclasses.replace(index.models, reranker=_RememberedLogits(reranker))
     return dataclasses.replace(index, models=models)
 
 
