@@ -143,7 +143,7 @@ async def _until(pilot: Any, what: str, condition: Callable[[], bool]) -> None:
 def _shown(app: Any, prompt: str) -> bool:
     """The table and the panels all show the decision for `prompt`."""
     decision = app.decision
-    return decision is not None and decision.prompt == prompt and app.panels_shown is decision
+    return decision is not None and decision.prompt == prompt and app.state.panels_shown is decision
 
 
 def _key(app: Any, binding_id: str) -> str:
@@ -226,7 +226,7 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
 
     # Step 3, continued: pin the near-miss, type a real PDF request, compare the rankings.
     await pilot.press(_key(app, "pin"))
-    await _until(pilot, "the prompt pinned", lambda: app.pinned_prompt is not None)
+    await _until(pilot, "the prompt pinned", lambda: app.state.pinned_prompt is not None)
     await _type_prompt(pilot, PROMPTS["01-pdf.svg"])
     await pilot.press(_key(app, "compare"))
     view = app.query_one(CompareView)
@@ -248,7 +248,9 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
         lambda: _shown(app, PROMPTS["05-margin.svg"]) and app.decision.stage == "cosine",
     )
     await pilot.press("down")  # the runner-up: its reason heads the decision panel
-    await _until(pilot, "the runner-up highlighted", lambda: app.highlighted == "git-commit-writer")
+    await _until(
+        pilot, "the runner-up highlighted", lambda: app.state.highlighted == "git-commit-writer"
+    )
     await _save(pilot, out, steps["05-margin.svg"])
     # The table now follows git-commit-writer from prompt to prompt: home in the table
     # follows the top row again, esc goes back to the prompt.
@@ -264,8 +266,8 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
     await _save(pilot, out, steps["06-rescue.svg"])
 
     # Then: save an edit of xlsx/SKILL.md "in another window"; the Cases tab shows the flip.
-    await _until(pilot, "the cases report", lambda: app.cases_report is not None)
-    snapshot, report = app.snapshot, app.cases_report
+    await _until(pilot, "the cases report", lambda: app.state.cases_report is not None)
+    snapshot, report = app.snapshot, app.state.cases_report
     before = app.decision.row("xlsx").score
     path = library / "xlsx" / "SKILL.md"
     text = path.read_text(encoding="utf-8")
@@ -279,7 +281,7 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
             app.snapshot is not snapshot
             and _shown(app, PROMPTS["06-rescue.svg"])
             and app.decision.row("xlsx").score != before
-            and app.cases_report is not report
+            and app.state.cases_report is not report
         ),
     )
     app.query_one(TabbedContent).active = "cases-tab"
