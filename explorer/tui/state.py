@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from explorer.engine.config import Config
     from explorer.engine.decision import Decision, Row
     from explorer.engine.evaluate import Comparison, EvalReport
+    from explorer.engine.flips import FlipCause
     from explorer.engine.history import Replay
     from explorer.engine.live import LiveIndex
     from explorer.engine.snapshot import Index
@@ -121,7 +122,9 @@ class ExplorerState:
     last_change: str = "not yet re-indexed"
     findings: dict[str, list[str]] = field(default_factory=dict)  # SKILL.md -> lint findings
     cases_report: EvalReport | None = None
+    cases_run: tuple[Index, Config] | None = None  # the snapshot and config it was run on
     comparison: Comparison | None = None  # the last re-run against the one before
+    flip_causes: Mapping[str, FlipCause] = field(default_factory=dict)  # prompt -> its cause
     history_replay: Replay | None = None
     quality_for: tuple[tuple[object, ...], Config] | None = None  # the last lint's input
     message: str = ""  # the notice over the table (no skills, a missing root)

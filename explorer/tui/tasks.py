@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,8 @@ from explorer.engine.cases import CaseError, load_cases
 from explorer.engine.compare import ranking_diff
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision
-from explorer.engine.evaluate import evaluate
+from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
+from explorer.engine.flips import FlipCause, flip_causes
 from explorer.engine.history import pipeline_decider, replay_sessions, usage_report
 from explorer.engine.library import Engine, open_cache, open_engine, open_library
 from explorer.engine.lint import lint
@@ -35,6 +37,18 @@ from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, Wa
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
+
+
+@dataclass
+class Quality:
+    """One run of lint and the cases, as the main screen shows it."""
+
+    findings: dict[str, list[str]]
+    run: tuple[Index, Config]  # the snapshot and config it ran on
+    report: EvalReport | None = None
+    problem: str | None = None  # the cases file could not be read
+    comparison: Comparison | None = None  # against the run before
+    causes: dict[str, FlipCause] = field(default_factory=dict)  # flipped prompt -> its cause
 
 
 class _Cancelled(Exception):
@@ -77,22 +91,30 @@ def load_library(app: ExplorerApp) -> None:
 
 
 def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
-    """Lint findings per file, and the cases file run through decide()."""
-    options = app.options
+    """Lint findings per file, and the cases file run through decide(): compared with the
+    run before, each flipped case with its cause (re-decided on both runs' snapshots)."""
+    options, state = app.options, app.state
+    previous, previous_run = state.cases_report, state.cases_run
     findings: dict[str, list[str]] = {}
     for finding in lint(options.roots, index=snapshot, config=config):
         findings.setdefault(finding.path, []).append(
             f"{finding.severity} {finding.rule}: {finding.message}"
         )
-    report, problem = None, None
+    quality = Quality(findings, (snapshot, config))
     if options.cases_path:
         try:
             cases = load_cases(options.cases_path, skill=options.cases_skill).cases
-            report = evaluate(cases, snapshot, config, cwd=options.cwd)
+            quality.report = evaluate(cases, snapshot, config, cwd=options.cwd)
         except CaseError as error:
-            problem = str(error)
+            quality.problem = str(error)
+    if quality.report is not None and previous is not None and previous_run is not None:
+        quality.comparison = compare(previous, quality.report)
+        if quality.comparison.flipped:
+            quality.causes = flip_causes(
+                previous, quality.report, previous_run, quality.run, cwd=options.cwd
+            )
     if not get_current_worker().is_cancelled:
-        app.call_from_thread(app.on_main, app.main.show_quality, findings, report, problem)
+        app.call_from_thread(app.on_main, app.main.show_quality, quality)
 
 
 def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:

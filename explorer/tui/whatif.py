@@ -28,11 +28,15 @@ from explorer.engine.snapshot import Index
 from explorer.engine.whatif import Standing, WhatIf, what_if, with_cases
 from explorer.terminal import is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
+from explorer.tui.widgets.cases_panel import flips_text
 from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from explorer.engine.cases import Case
     from explorer.engine.evaluate import EvalReport
+    from explorer.engine.flips import FlipCause
 
 TYPING_PAUSE_S = 0.12  # one embedding is ~10 ms: recompute once typing pauses this long
 
@@ -120,7 +124,11 @@ def scores_text(result: WhatIf) -> Text:
 
 
 def cases_text(
-    comparison: Comparison | None, report: EvalReport | None, pending: bool, source: str
+    comparison: Comparison | None,
+    report: EvalReport | None,
+    pending: bool,
+    source: str,
+    causes: Mapping[str, FlipCause] | None = None,
 ) -> Text:
     out = Text()
     if report is None and not pending:
@@ -144,11 +152,7 @@ def cases_text(
         out.append("no case would flip\n", style="dim")
     else:
         out.append(f"{len(comparison.flipped)} would flip\n", style="bold")
-    for flip in comparison.flipped:
-        fixed = flip.passed_b and not flip.passed_a
-        out.append("  FIXED " if fixed else "  BROKE ", style="bold green" if fixed else "bold red")
-        out.append_text(plain(f" {flip.prompt[:64]}  ({flip.kind})"))
-        out.append("\n")
+    out.append_text(flips_text(comparison.flipped, causes or {}))
     recall = comparison.metrics.get("recall", {})
     if recall.get("a") is not None and recall.get("b") is not None:
         out.append(f"recall {recall['a']:.3f} → {recall['b']:.3f}\n", style="dim")
@@ -315,7 +319,7 @@ class WhatIfScreen(ModalScreen[None]):
         report = self.cases_report if self.cases is not None else None
         pending = self.cases is not None and not with_flips and result.patched is not None
         self.query_one("#whatif-cases", Static).update(
-            cases_text(result.comparison, report, pending, self.cases_source)
+            cases_text(result.comparison, report, pending, self.cases_source, result.causes)
         )
         if with_flips:
             self.cases_done = True

@@ -23,7 +23,6 @@ from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 from explorer.engine.compare import RankingDiff
 from explorer.engine.config import PROJECT_CONFIG_NAME
 from explorer.engine.decision import Decision
-from explorer.engine.evaluate import EvalReport, compare
 from explorer.engine.history import Replay, UsageReport
 from explorer.engine.rewrite import SaveError
 from explorer.engine.snapshot import Index
@@ -34,6 +33,7 @@ from explorer.tui.health import stale_reasons
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens.thresholds import ThresholdEditor
 from explorer.tui.state import PANEL_SIZES, ExplorerState, Options, UIState, save_state
+from explorer.tui.tasks import Quality
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -374,22 +374,20 @@ class MainScreen(Screen[None]):
 
     # -- cases and history -------------------------------------------------------------------
 
-    def show_quality(
-        self, findings: dict[str, list[str]], report: EvalReport | None, problem: str | None
-    ) -> None:
+    def show_quality(self, quality: Quality) -> None:
         panel, state = self.query_one(CasesPanel), self.state
-        state.findings = findings
-        if problem is not None:
-            panel.message(problem)
-        elif report is not None:
-            previous, state.cases_report = state.cases_report, report
-            comparison = compare(previous, report) if previous is not None else None
-            if comparison is not None and not comparison.flipped and not comparison.changed:
-                # A re-index that changed no outcome (a second event for the same save,
-                # say) keeps the last change on screen rather than hiding it.
-                comparison = state.comparison
-            state.comparison = comparison
-            panel.show(report, comparison, self.options.cases_path or "")
+        state.findings = quality.findings
+        if quality.problem is not None:
+            panel.message(quality.problem)
+        elif quality.report is not None:
+            state.cases_report, state.cases_run = quality.report, quality.run
+            comparison = quality.comparison
+            if comparison is None or comparison.flipped or comparison.changed:
+                state.comparison, state.flip_causes = comparison, quality.causes
+            # else: a re-index that changed no outcome (a second event for the same save,
+            # say) keeps the last change on screen rather than hiding it.
+            source = self.options.cases_path or ""
+            panel.show(quality.report, state.comparison, source, state.flip_causes)
         self.show_skill(state.highlighted)
 
     def show_history(
