@@ -35,7 +35,7 @@ import itertools
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -49,7 +49,8 @@ from explorer.engine.decision import Decision
 from explorer.engine.evaluate import passes
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import generic_word
-from explorer.engine.rerank import OnnxCrossEncoder
+from explorer.engine.interaction import InteractionReranker
+from explorer.engine.rerank import OnnxCrossEncoder, rerank_document
 from explorer.engine.rewrite import Edit, edit_description, save
 from explorer.engine.snapshot import Index
 from explorer.engine.text import STOPWORDS, match_tokens, norm_token
@@ -93,7 +94,7 @@ class Options:
     rounds: int = 3
     beam: int = 3
     max_terms: int = 4  # single-word additions tried per description
-    evaluations: int = 24  # descriptions scored on the tuning part, at most
+    evaluations: int = 40  # descriptions scored on the tuning part, at most
     finalists: int = 6  # scored on the held-out part and the other cases
     share: float = TUNING_SHARE
 
@@ -150,15 +151,29 @@ class Probe:
     relevance: float | None
     terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
     stage: str  # the cascade stage that decided (decision.Stage's value)
+    pooled: bool = False  # a candidate of the relevance stage (or injected)
+    cosine_bar: float = 0.0  # the cosine a skill needs to be among the prompt's nearest
+    query_terms: frozenset[str] = frozenset()
 
 
-def _probe(case: Case, index: Index, config: Config, skill_id: str) -> Probe:
-    decision: Decision = decide(
-        case.prompt, index, config, context=case.context, cwd=case.cwd or None
-    )
+NEAR_MARGIN = 3  # skills beyond the reranked top k that still count as near a prompt
+
+
+def _probe(
+    case: Case,
+    index: Index,
+    config: Config,
+    skill_id: str,
+    decision: Decision | None = None,
+) -> Probe:
+    if decision is None:
+        decision = decide(case.prompt, index, config, context=case.context, cwd=case.cwd or None)
     row = decision.rows.by_id(skill_id)
     position = index.positions[skill_id]
     terms = frozenset(index.lexical.explain(case.prompt, position).matched)
+    cosine = decision.channels.cosine
+    rank = min(len(cosine), max(config.rerank_top_k, 1) + NEAR_MARGIN)
+    bar = float(np.sort(cosine)[-rank]) if rank else 0.0
     return Probe(
         injected=tuple(decision.injected_ids),
         passed=passes(case, decision.injected_ids),
@@ -168,6 +183,9 @@ def _probe(case: Case, index: Index, config: Config, skill_id: str) -> Probe:
         relevance=row.relevance,
         terms=terms,
         stage=decision.stage.value,
+        pooled=row.pool is not None or skill_id in decision.injected_ids,
+        cosine_bar=bar,
+        query_terms=frozenset(decision.query_terms),
     )
 
 
@@ -325,6 +343,14 @@ class Candidate:
         return self.count(Effect.STEAL)
 
     @property
+    def false_injections(self) -> int:
+        """The skill's own should-not-trigger prompts the edit makes it take."""
+        return sum(
+            flip.effect is Effect.BREAK and flip.part is not Part.OTHER and not flip.case.positive
+            for flip in self.flips
+        )
+
+    @property
     def net(self) -> int:
         return self.fixes - self.breaks - self.steals
 
@@ -388,10 +414,12 @@ def rank_key(candidate: Candidate) -> tuple[Any, ...]:
 
 
 def recommendable(candidate: Candidate) -> bool:
-    """Held-out gain, no steal, and a gain that is not word matching alone."""
+    """Held-out gain, no steal, no new false injection, and a gain that is not word
+    matching alone."""
     return (
         candidate.part_net(Part.HELD_OUT) > 0
         and candidate.steals == 0
+        and candidate.false_injections == 0
         and not candidate.lexical_only
     )
 
@@ -470,13 +498,54 @@ class _RememberedLogits(OnnxCrossEncoder):
         return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
 
 
+class _RememberedQueries:
+    """An embedder whose query vectors are kept for the whole run (the embedder's own LRU
+    holds 256: a library-wide case file is thousands of prompts, each routed once per
+    finalist). The vector is the embedder's own; documents go to it unchanged."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._memo: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self._memo.get(text)
+        if vector is None:
+            vector = self._memo[text] = self._inner.embed_query(text)
+        return vector
+
+
 def remembering(index: Index) -> Index:
-    """`index` with its cross-encoder (if any) remembering logits; the models are shared."""
-    reranker = index.models.reranker
-    if not isinstance(reranker, OnnxCrossEncoder) or isinstance(reranker, _RememberedLogits):
+    """`index` with its cross-encoder (if any) remembering logits and its embedder
+    remembering query vectors, for one run; the models themselves are shared."""
+    models = index.models
+    reranker = models.reranker
+    if isinstance(reranker, OnnxCrossEncoder) and not isinstance(reranker, _RememberedLogits):
+        models = dataclasses.replace(models, reranker=_RememberedLogits.around(reranker))
+    embedder = models.embedder
+    if embedder is not None and not isinstance(embedder, _RememberedQueries):
+        models = dataclasses.replace(models, embedder=_RememberedQueries(embedder))
+    if models is index.models:
         return index
-    models = dataclasses.replace(index.models, reranker=_RememberedLogits.around(reranker))
     return dataclasses.replace(index, models=models)
+
+
+class _ReadsNewText:
+    """A reranker that reads `new` wherever the library gives it `old` (one skill's
+    document): with the lexical channels held at the old description, the cross-encoder
+    still reads the edit."""
+
+    def __init__(self, inner: Any, old: str, new: str) -> None:
+        self._inner, self._old, self._new = inner, old, new
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        swapped = [self._new if doc == self._old else doc for doc in documents]
+        return np.asarray(self._inner.score(query, swapped), dtype=np.float64)
 
 
 # --- proposing edits ---------------------------------------------------------------
@@ -609,18 +678,30 @@ def _sentence(description: str, sentence: str) -> str:
 
 
 _COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))Covers ([A-Za-z0-9 ,]+)\.$")
+_LEADING_COVERS_RE = re.compile(r"^Covers ([A-Za-z0-9 ,]+)\.(?= |$)")
 
 
-def _covering(description: str, words: Sequence[str]) -> str:
-    """The description with a "Covers …." sentence naming `words`: the closing one
-    extended when there is one (two edits read as one sentence), else a new one."""
+def _covering(description: str, words: Sequence[str], *, front: bool = False) -> str:
+    """The description with a "Covers …." sentence naming `words`: the closing one (or,
+    with `front`, the opening one) extended when there is one (two edits read as one
+    sentence), else a new one."""
     text = description.rstrip()
-    found = _COVERS_RE.search(text)
+    found = (_LEADING_COVERS_RE if front else _COVERS_RE).search(text)
     if found is None:
-        return _sentence(text, f"Covers {_listing(list(words), 'and')}.")
+        sentence = f"Covers {_listing(list(words), 'and')}."
+        return _leading(text, sentence) if front else _sentence(text, sentence)
     items = [item.strip() for item in re.split(r",| and ", found.group(1)) if item.strip()]
     items += [word for word in words if word not in items]
-    return text[: found.start()] + f"Covers {_listing(items, 'and')}."
+    sentence = f"Covers {_listing(items, 'and')}."
+    return text[: found.start()] + sentence + text[found.end() :]
+
+
+def _leading(description: str, sentence: str) -> str:
+    """`sentence` first: the packaged cross-encoder reads a prompt and the first few dozen
+    word pieces of a description (its 64-token window), so only words near the start reach
+    it; words added at the end move the cosine and the lexical channels alone."""
+    text = description.strip()
+    return f"{sentence} {text}" if text else sentence
 
 
 def _without(description: str, term: str) -> str:
@@ -638,21 +719,27 @@ def _without(description: str, term: str) -> str:
 
 
 def _proposals(description: str, evidence: _Evidence, options: Options) -> list[tuple[str, str]]:
-    """(step, new description) for one description, from its evidence."""
+    """(step, new description) for one description, from its evidence. Each addition is
+    tried at the end and, where the cross-encoder reads it, at the start."""
     proposals: list[tuple[str, str]] = []
     top = [surface for _, surface in evidence.terms[: options.max_terms]]
     for surface in top:
         proposals.append((f'add "{surface}"', _covering(description, [surface])))
+        proposals.append((f'add "{surface}" first', _covering(description, [surface], front=True)))
     for size in (2, 3):
         if len(top) >= size:
             some = top[:size]
             proposals.append((f"add {', '.join(some)}", _covering(description, some)))
+            proposals.append(
+                (f"add {', '.join(some)} first", _covering(description, some, front=True))
+            )
     phrases = list(evidence.phrases[:2])
     used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
     reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
     if reasons:
         sentence = f"Use when asked about {_listing(reasons[:3])}."
         proposals.append((sentence, _sentence(description, sentence)))
+        proposals.append((f"first: {sentence}", _leading(description, sentence)))
     if evidence.excluded:
         sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
         proposals.append((sentence, _sentence(description, sentence)))
@@ -712,6 +799,33 @@ class _Tuner:
     def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
         return [_probe(case, index, self.config, self.skill_id) for case in cases]
 
+    def others(
+        self,
+        cases: Sequence[Case],
+        before: Sequence[Probe],
+        old: str,
+        new: str,
+        patched: Index,
+    ) -> list[Probe]:
+        """The other cases on the patched copy. Only a case the edit can reach is routed
+        again: one where the skill was a candidate before, where its new cosine puts it
+        among the prompt's nearest skills, or whose prompt has a word the edit adds or
+        removes (the BM25, keyword and phrase channels, and every skill's idf for it). Any
+        other case keeps its decision: the skill stays out of its candidates and no table
+        it reads changes (tests/engine/test_tune.py checks this against routing every case)."""
+        changed = frozenset(match_tokens(old)) ^ frozenset(match_tokens(new))
+        embedder = patched.models.embedder
+        vectors = patched.vectors
+        out: list[Probe] = []
+        for case, probe in zip(cases, before, strict=True):
+            near = probe.pooled or bool(probe.query_terms & changed) or bool(case.context)
+            if not near and embedder is not None and vectors is not None and case.prompt.strip():
+                query = embedder.embed_query(case.prompt)
+                if query.shape[0] == vectors.shape[1]:
+                    near = float(vectors[self.position] @ query) >= probe.cosine_bar
+            out.append(_probe(case, patched, self.config, self.skill_id) if near else probe)
+        return out
+
     def patched(self, description: str) -> tuple[Edit, Index] | str:
         """The edit and the patched copy, or why the SKILL.md cannot take it."""
         edit = edit_description(self.path, self.original_text, description)
@@ -722,17 +836,20 @@ class _Tuner:
         return edit, patched_index(self.index, edit.skill, self.config)
 
     def lexical_held(self, patched: Index) -> Index:
-        """`patched` with the unedited library's BM25, keyword, phrase and project tables:
-        the edit reaches the dense vector and the text stage 2 reads, not the lexical
-        channels."""
+        """The library with the lexical channels off for the edit: every table and feature
+        that reads words (BM25, keywords, phrases, the relevance model's shared terms,
+        exclusions and length) sees the old description; only the two models read the new
+        one (the dense vector, and the document the cross-encoder reads)."""
         base = self.index
-        return dataclasses.replace(
-            patched,
-            lexical=base.lexical,
-            keyword_postings=base.keyword_postings,
-            phrase_table=base.phrase_table,
-            ecosystem_postings=base.ecosystem_postings,
-        )
+        models = base.models
+        old_skill = base.skills[self.position]
+        new_skill = patched.skills[self.position]
+        reranker = models.reranker
+        if reranker is not None and not isinstance(reranker, InteractionReranker):
+            old_doc = rerank_document(old_skill.description, old_skill.body_head)
+            new_doc = rerank_document(new_skill.description, new_skill.body_head)
+            models = dataclasses.replace(models, reranker=_ReadsNewText(reranker, old_doc, new_doc))  # type: ignore[arg-type]
+        return dataclasses.replace(base, vectors=patched.vectors, models=models)
 
 
 def _failing(
@@ -756,8 +873,15 @@ def tune(
     cases: Sequence[Case],
     original_text: str,
     options: Options | None = None,
+    *,
+    decisions: Mapping[str, Decision] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> TuneResult:
-    """Propose and score description edits for `skill_id` on `cases` (see the module)."""
+    """Propose and score description edits for `skill_id` on `cases` (see the module).
+
+    `decisions`: prompt -> its decision on `index` as given, for cases without context or
+    working directory (a caller tuning many skills of one library routes every case once).
+    `progress(stage, done, total)` is called as the work goes (the explorer's bar)."""
     options = options or Options()
     started = time.perf_counter()
     if skill_id not in index.positions:
@@ -776,9 +900,20 @@ def tune(
             f"{MAX_DESCRIPTION}: only edits that shorten it are tried"
         )
 
-    base_tuning = tuner.probes(split.tuning, index)
-    base_held = tuner.probes(split.held_out, index)
-    base_others = tuner.probes(split.others, index)
+    tell = progress or (lambda stage, done, total: None)
+    known = decisions or {}
+
+    def before(cases: Sequence[Case]) -> list[Probe]:
+        out = []
+        for case in cases:
+            decision = None if case.context or case.cwd else known.get(case.prompt)
+            out.append(_probe(case, index, config, skill_id, decision))
+        return out
+
+    tell("routing the cases before any edit", 0, 1)
+    base_tuning = before(split.tuning)
+    base_held = before(split.held_out)
+    base_others = before(split.others)
     timings["before"] = time.perf_counter() - started
 
     # Beam search on the tuning part.
@@ -807,6 +942,7 @@ def tune(
                 if len(scored) + len(fresh) >= options.evaluations:
                     break
                 seen.add(proposal)
+                tell("scoring edits on the tuning part", len(scored) + len(fresh), options.evaluations)
                 patched = tuner.patched(proposal)
                 if isinstance(patched, str):
                     refusals.setdefault(patched, None)
@@ -842,9 +978,10 @@ def tune(
         ),
         key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
     )[: options.finalists]
-    candidates = [
-        _finalise(tuner, item, original, base_tuning, base_held, base_others) for item in finalists
-    ]
+    candidates = []
+    for number, item in enumerate(finalists):
+        tell("checking the best edits on the held-out part and other cases", number, len(finalists))
+        candidates.append(_finalise(tuner, item, original, base_tuning, base_held, base_others))
     candidates = [candidate for candidate in candidates if candidate.fixes > 0]
     candidates.sort(key=rank_key)
     recommended = next(
@@ -889,7 +1026,7 @@ def _finalise(
     assert item.edit.skill is not None
     patched = patched_index(tuner.index, item.edit.skill, tuner.config)
     held = tuner.probes(split.held_out, patched)
-    others = tuner.probes(split.others, patched)
+    others = tuner.others(split.others, base_others, original, item.description, patched)
     flips: list[Flip] = []
     for part, cases, before, after in (
         (Part.TUNING, split.tuning, base_tuning, item.tuning),
