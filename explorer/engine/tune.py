@@ -35,9 +35,10 @@ import itertools
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +48,14 @@ from explorer.engine.cases import Case, CaseSet, load_cases
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision
 from explorer.engine.evaluate import passes
+from explorer.engine.interaction import InteractionReranker
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import generic_word
-from explorer.engine.interaction import InteractionReranker
+from explorer.engine.relevance import BM25_POOL
 from explorer.engine.rerank import OnnxCrossEncoder, rerank_document
 from explorer.engine.rewrite import Edit, edit_description, save
 from explorer.engine.snapshot import Index
-from explorer.engine.text import STOPWORDS, match_tokens, norm_token
+from explorer.engine.text import STOPWORDS, keyword_tokens, match_tokens, norm_token
 from explorer.engine.whatif import patched_index
 
 SCHEMA = "skill-explorer/tune@1"
@@ -151,9 +153,6 @@ class Probe:
     relevance: float | None
     terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
     stage: str  # the cascade stage that decided (decision.Stage's value)
-    pooled: bool = False  # a candidate of the relevance stage (or injected)
-    cosine_bar: float = 0.0  # the cosine a skill needs to be among the prompt's nearest
-    query_terms: frozenset[str] = frozenset()
 
 
 NEAR_MARGIN = 3  # skills beyond the reranked top k that still count as near a prompt
@@ -171,9 +170,6 @@ def _probe(
     row = decision.rows.by_id(skill_id)
     position = index.positions[skill_id]
     terms = frozenset(index.lexical.explain(case.prompt, position).matched)
-    cosine = decision.channels.cosine
-    rank = min(len(cosine), max(config.rerank_top_k, 1) + NEAR_MARGIN)
-    bar = float(np.sort(cosine)[-rank]) if rank else 0.0
     return Probe(
         injected=tuple(decision.injected_ids),
         passed=passes(case, decision.injected_ids),
@@ -183,9 +179,6 @@ def _probe(
         relevance=row.relevance,
         terms=terms,
         stage=decision.stage.value,
-        pooled=row.pool is not None or skill_id in decision.injected_ids,
-        cosine_bar=bar,
-        query_terms=frozenset(decision.query_terms),
     )
 
 
@@ -433,7 +426,7 @@ class TuneResult:
     split: Split
     tuning: Tally  # before any edit
     held_out: Tally
-    others: Tally
+    others: Tally  # the other cases the skill is near before any edit (the ones routed)
     candidates: tuple[Candidate, ...]  # ranked, best first
     recommended: int | None  # the index of the recommended candidate
     evaluated: int  # descriptions scored
@@ -441,6 +434,7 @@ class TuneResult:
     share: float = TUNING_SHARE
     notes: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
+    others_total: int = 0  # every other case of the file
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -459,6 +453,7 @@ class TuneResult:
                 "tuning": self.tuning.to_dict(),
                 "held_out": self.held_out.to_dict(),
                 "others": self.others.to_dict(),
+                "others_total": self.others_total,
             },
             "recommended": None if self.recommended is None else self.recommended + 1,
             "evaluated": self.evaluated,
@@ -580,6 +575,8 @@ class _Evidence:
     phrases: tuple[str, ...]  # two-word phrases from missed prompts, best first
     excluded: tuple[str, ...]  # surface words of prompts the skill takes wrongly
     pulling: tuple[tuple[str, str], ...]  # (match token, a surface form) in the description
+    # match token -> idf x the wanted prompts that have it: what a sentence is worth keeping
+    worth: dict[str, float] = field(default_factory=dict)
 
 
 def _evidence(
@@ -661,6 +658,7 @@ def _evidence(
         phrases=tuple(phrases),
         excluded=tuple(wrong_surface[term] for term in excluded),
         pulling=tuple((term, description_surface.get(term, term)) for term in pulling),
+        worth={term: idf(term) * count for term, count in support.items()},
     )
 
 
@@ -718,33 +716,98 @@ def _without(description: str, term: str) -> str:
     return text.strip()
 
 
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _sentences(description: str) -> list[str]:
+    return [part for part in _SENTENCE_RE.split(description.strip()) if part]
+
+
+def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[str, str] | None:
+    """The description at most `length` characters long, by dropping its least useful
+    sentences (those whose words the wanted prompts use least, per character), never the
+    first; and the first words of what was dropped. None when that cannot fit."""
+    parts = _sentences(description)
+    if len(parts) < 2:
+        return None
+
+    def value(sentence: str) -> float:
+        return sum(worth.get(term, 0.0) for term in set(match_tokens(sentence))) / len(sentence)
+
+    order = sorted(range(1, len(parts)), key=lambda i: (value(parts[i]), -len(parts[i]), -i))
+    dropped: set[int] = set()
+    text = description.strip()
+    for position in order:
+        if len(text) <= length:
+            break
+        dropped.add(position)
+        text = " ".join(part for i, part in enumerate(parts) if i not in dropped)
+    if len(text) > length or not dropped:
+        return None
+    first = parts[min(dropped)].split()
+    gone = " ".join(first[:5]) + (" …" if len(first) > 5 or len(dropped) > 1 else "")
+    return text, gone
+
+
+def _fitted(
+    description: str, step: str, add: Callable[[str], str], worth: dict[str, float]
+) -> tuple[str, str]:
+    """`add(description)`, with room made for it when it would pass the spec's limit."""
+    added = add(description)
+    if len(added) <= MAX_DESCRIPTION:
+        return step, added
+    need = len(description) - (len(added) - MAX_DESCRIPTION)
+    for _ in range(3):  # an extended "Covers" sentence grows a little less than a new one
+        trimmed = _trimmed(description, need, worth)
+        if trimmed is None:
+            return step, added  # refused by the spec check
+        text, gone = trimmed
+        added = add(text)
+        if len(added) <= MAX_DESCRIPTION:
+            return f'{step} (dropping "{gone}")', added
+        need -= len(added) - MAX_DESCRIPTION
+    return step, added
+
+
 def _proposals(description: str, evidence: _Evidence, options: Options) -> list[tuple[str, str]]:
     """(step, new description) for one description, from its evidence. Each addition is
-    tried at the end and, where the cross-encoder reads it, at the start."""
+    tried at the end and, where the cross-encoder reads it, at the start; one that would
+    pass the spec's 1,024 characters drops the description's least useful sentences."""
+    worth = evidence.worth
     proposals: list[tuple[str, str]] = []
+
+    def add(step: str, change: Callable[[str], str]) -> None:
+        proposals.append(_fitted(description, step, change, worth))
+
     top = [surface for _, surface in evidence.terms[: options.max_terms]]
     for surface in top:
-        proposals.append((f'add "{surface}"', _covering(description, [surface])))
-        proposals.append((f'add "{surface}" first', _covering(description, [surface], front=True)))
+        add(f'add "{surface}"', partial(_covering, words=[surface]))
+        add(f'add "{surface}" first', partial(_covering, words=[surface], front=True))
     for size in (2, 3):
         if len(top) >= size:
             some = top[:size]
-            proposals.append((f"add {', '.join(some)}", _covering(description, some)))
-            proposals.append(
-                (f"add {', '.join(some)} first", _covering(description, some, front=True))
-            )
+            add(f"add {', '.join(some)}", partial(_covering, words=some))
+            add(f"add {', '.join(some)} first", partial(_covering, words=some, front=True))
     phrases = list(evidence.phrases[:2])
     used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
     reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
     if reasons:
         sentence = f"Use when asked about {_listing(reasons[:3])}."
-        proposals.append((sentence, _sentence(description, sentence)))
-        proposals.append((f"first: {sentence}", _leading(description, sentence)))
+        add(sentence, partial(_sentence, sentence=sentence))
+        add(f"first: {sentence}", partial(_leading, sentence=sentence))
     if evidence.excluded:
         sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
-        proposals.append((sentence, _sentence(description, sentence)))
+        add(sentence, partial(_sentence, sentence=sentence))
     for term, surface in evidence.pulling[:2]:
         proposals.append((f'remove "{surface}"', _without(description, term)))
+    # Filler dilutes the cosine: the least useful sentence alone, or as many as the spec
+    # needs gone when the description is over its limit.
+    parts = _sentences(description)
+    length = MAX_DESCRIPTION if len(description) > MAX_DESCRIPTION else len(description) - 1
+    if len(parts) >= 3 or len(description) > MAX_DESCRIPTION:
+        trimmed = _trimmed(description, length, worth)
+        if trimmed is not None:
+            proposals.append((f'drop "{trimmed[1]}"', trimmed[0]))
     return proposals
 
 
@@ -787,11 +850,29 @@ class _Scored:
     net: int  # on the tuning part (the patched copy is not kept: one per finalist is made again)
 
 
+@dataclass(frozen=True)
+class _Reach:
+    """An other case, measured once: the prompt's vector, the cosine a skill needs to be
+    among its nearest, its BM25 terms, and whether the skill is near it already."""
+
+    query: np.ndarray | None
+    bar: float
+    terms: frozenset[str]
+    near: bool
+
+
 class _Tuner:
     def __init__(
-        self, index: Index, config: Config, skill_id: str, split: Split, original_text: str
+        self,
+        index: Index,
+        config: Config,
+        skill_id: str,
+        split: Split,
+        original_text: str,
+        decisions: dict[str, Decision] | None = None,
     ) -> None:
         self.index, self.config, self.skill_id, self.split = index, config, skill_id, split
+        self.decisions: dict[str, Decision] = {} if decisions is None else decisions
         self.position = index.positions[skill_id]
         self.path = index.skills[self.position].path
         self.original_text = original_text
@@ -799,32 +880,71 @@ class _Tuner:
     def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
         return [_probe(case, index, self.config, self.skill_id) for case in cases]
 
+    def reach(self, case: Case) -> _Reach:
+        """What it takes for an edit to reach `case`, measured without routing it."""
+        index, position = self.index, self.position
+        terms = frozenset(index.lexical.query_terms(case.prompt))
+        embedder, vectors = index.models.embedder, index.vectors
+        query: np.ndarray | None = None
+        bar = -np.inf
+        near = bool(case.context) or bool(case.cwd)
+        if embedder is not None and vectors is not None and case.prompt.strip():
+            vector = embedder.embed_query(case.prompt)
+            if vector.shape[0] == vectors.shape[1]:
+                query = vector
+                cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
+                rank = min(len(cosine), max(self.config.rerank_top_k, 1) + NEAR_MARGIN)
+                bar = float(np.sort(cosine)[-rank])
+                near = near or float(cosine[position]) >= bar
+        raw = index.lexical.score(case.prompt).raw
+        if raw[position] > 0:
+            near = near or int(np.count_nonzero(raw > raw[position])) < BM25_POOL + NEAR_MARGIN
+        for token in terms:
+            for owner, tokens in index.phrase_table.get(token, ()):
+                if owner == position and all(part in terms for part in tokens):
+                    near = True  # a trigger phrase's boost, likewise
+        for token in keyword_tokens(case.prompt):
+            postings = index.keyword_postings.get(token)
+            if postings is not None and position in postings:
+                near = True  # a keyword boost can lift it into the candidates
+        return _Reach(query, bar, terms, near)
+
     def others(
         self,
         cases: Sequence[Case],
-        before: Sequence[Probe],
-        old: str,
-        new: str,
+        reach: Sequence[_Reach],
+        changed: frozenset[str],
         patched: Index,
-    ) -> list[Probe]:
-        """The other cases on the patched copy. Only a case the edit can reach is routed
-        again: one where the skill was a candidate before, where its new cosine puts it
-        among the prompt's nearest skills, or whose prompt has a word the edit adds or
-        removes (the BM25, keyword and phrase channels, and every skill's idf for it). Any
-        other case keeps its decision: the skill stays out of its candidates and no table
-        it reads changes (tests/engine/test_tune.py checks this against routing every case)."""
-        changed = frozenset(match_tokens(old)) ^ frozenset(match_tokens(new))
-        embedder = patched.models.embedder
+    ) -> list[tuple[Probe, Probe] | None]:
+        """(before, after) for each other case the edit can reach, else None. A case is
+        reached when the skill was near it before (among the prompt's nearest skills by
+        cosine, or by BM25, or a keyword of it in the prompt), when its new cosine puts it
+        there, or when the prompt has a word the edit adds or removes (BM25, keywords and
+        phrases, and every skill's idf for that word). Any other case keeps its decision:
+        the skill stays out of its candidates and no table it reads changes
+        (tests/engine/test_tune.py checks this against routing every case)."""
         vectors = patched.vectors
-        out: list[Probe] = []
-        for case, probe in zip(cases, before, strict=True):
-            near = probe.pooled or bool(probe.query_terms & changed) or bool(case.context)
-            if not near and embedder is not None and vectors is not None and case.prompt.strip():
-                query = embedder.embed_query(case.prompt)
-                if query.shape[0] == vectors.shape[1]:
-                    near = float(vectors[self.position] @ query) >= probe.cosine_bar
-            out.append(_probe(case, patched, self.config, self.skill_id) if near else probe)
+        out: list[tuple[Probe, Probe] | None] = []
+        for case, where in zip(cases, reach, strict=True):
+            near = where.near or bool(where.terms & changed)
+            if not near and where.query is not None and vectors is not None:
+                near = float(vectors[self.position] @ where.query) >= where.bar
+            if not near:
+                out.append(None)
+                continue
+            after = _probe(case, patched, self.config, self.skill_id)
+            out.append((self.before(case), after))
         return out
+
+    def before(self, case: Case) -> Probe:
+        """The case on the unedited library, routed once (and kept in `decisions`)."""
+        decision = None
+        if not case.context and not case.cwd:
+            decision = self.decisions.get(case.prompt)
+            if decision is None:
+                decision = decide(case.prompt, self.index, self.config)
+                self.decisions[case.prompt] = decision
+        return _probe(case, self.index, self.config, self.skill_id, decision)
 
     def patched(self, description: str) -> tuple[Edit, Index] | str:
         """The edit and the patched copy, or why the SKILL.md cannot take it."""
@@ -874,13 +994,14 @@ def tune(
     original_text: str,
     options: Options | None = None,
     *,
-    decisions: Mapping[str, Decision] | None = None,
+    decisions: dict[str, Decision] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> TuneResult:
     """Propose and score description edits for `skill_id` on `cases` (see the module).
 
     `decisions`: prompt -> its decision on `index` as given, for cases without context or
-    working directory (a caller tuning many skills of one library routes every case once).
+    working directory; the decisions this run makes are added to it (a caller tuning many
+    skills of one library routes each case once).
     `progress(stage, done, total)` is called as the work goes (the explorer's bar)."""
     options = options or Options()
     started = time.perf_counter()
@@ -888,7 +1009,7 @@ def tune(
         raise KeyError(f"no skill {skill_id!r} in this library")
     split = split_cases(cases, skill_id, options.share)
     index = remembering(index)
-    tuner = _Tuner(index, config, skill_id, split, original_text)
+    tuner = _Tuner(index, config, skill_id, split, original_text, decisions)
     original = index.skills[tuner.position].description
     timings: dict[str, float] = {}
     notes: list[str] = []
@@ -901,19 +1022,11 @@ def tune(
         )
 
     tell = progress or (lambda stage, done, total: None)
-    known = decisions or {}
-
-    def before(cases: Sequence[Case]) -> list[Probe]:
-        out = []
-        for case in cases:
-            decision = None if case.context or case.cwd else known.get(case.prompt)
-            out.append(_probe(case, index, config, skill_id, decision))
-        return out
-
     tell("routing the cases before any edit", 0, 1)
-    base_tuning = before(split.tuning)
-    base_held = before(split.held_out)
-    base_others = before(split.others)
+    base_tuning = [tuner.before(case) for case in split.tuning]
+    base_held = [tuner.before(case) for case in split.held_out]
+    reach = [tuner.reach(case) for case in split.others]
+    base_others = [tuner.before(c) for c, r in zip(split.others, reach, strict=True) if r.near]
     timings["before"] = time.perf_counter() - started
 
     # Beam search on the tuning part.
@@ -942,7 +1055,11 @@ def tune(
                 if len(scored) + len(fresh) >= options.evaluations:
                     break
                 seen.add(proposal)
-                tell("scoring edits on the tuning part", len(scored) + len(fresh), options.evaluations)
+                tell(
+                    "scoring edits on the tuning part",
+                    len(scored) + len(fresh),
+                    options.evaluations,
+                )
                 patched = tuner.patched(proposal)
                 if isinstance(patched, str):
                     refusals.setdefault(patched, None)
@@ -981,7 +1098,7 @@ def tune(
     candidates = []
     for number, item in enumerate(finalists):
         tell("checking the best edits on the held-out part and other cases", number, len(finalists))
-        candidates.append(_finalise(tuner, item, original, base_tuning, base_held, base_others))
+        candidates.append(_finalise(tuner, item, original, base_tuning, base_held, reach))
     candidates = [candidate for candidate in candidates if candidate.fixes > 0]
     candidates.sort(key=rank_key)
     recommended = next(
@@ -1004,6 +1121,7 @@ def tune(
         tuning=_tally(base_tuning),
         held_out=_tally(base_held),
         others=_tally(base_others),
+        others_total=len(split.others),
         candidates=tuple(candidates),
         recommended=recommended,
         evaluated=len(scored),
@@ -1020,34 +1138,35 @@ def _finalise(
     original: str,
     base_tuning: Sequence[Probe],
     base_held: Sequence[Probe],
-    base_others: Sequence[Probe],
+    reach: Sequence[_Reach],
 ) -> Candidate:
     split, skill_id = tuner.split, tuner.skill_id
     assert item.edit.skill is not None
     patched = patched_index(tuner.index, item.edit.skill, tuner.config)
     held = tuner.probes(split.held_out, patched)
-    others = tuner.others(split.others, base_others, original, item.description, patched)
-    flips: list[Flip] = []
-    for part, cases, before, after in (
-        (Part.TUNING, split.tuning, base_tuning, item.tuning),
-        (Part.HELD_OUT, split.held_out, base_held, held),
-        (Part.OTHER, split.others, base_others, others),
-    ):
-        for case, old, new in zip(cases, before, after, strict=True):
-            flip = _flip(case, part, skill_id, old, new)
-            if flip is not None:
-                flips.append(flip)
-    # The flipped cases again, with the lexical channels held at the old description.
-    frozen = tuner.lexical_held(patched)
-    before_of = {
-        id(case): probe
-        for cases, probes in (
-            (split.tuning, base_tuning),
-            (split.held_out, base_held),
-            (split.others, base_others),
+    changed = frozenset(match_tokens(original)) ^ frozenset(match_tokens(item.description))
+    pairs: list[tuple[Part, Case, Probe, Probe]] = [
+        (part, case, old, new)
+        for part, cases, before, after in (
+            (Part.TUNING, split.tuning, base_tuning, item.tuning),
+            (Part.HELD_OUT, split.held_out, base_held, held),
         )
-        for case, probe in zip(cases, probes, strict=True)
-    }
+        for case, old, new in zip(cases, before, after, strict=True)
+    ]
+    for case, both in zip(
+        split.others, tuner.others(split.others, reach, changed, patched), strict=True
+    ):
+        if both is not None:
+            pairs.append((Part.OTHER, case, *both))
+    flips: list[Flip] = []
+    before_of: dict[int, Probe] = {}
+    for part, case, old, new in pairs:
+        flip = _flip(case, part, skill_id, old, new)
+        if flip is not None:
+            flips.append(flip)
+            before_of[id(case)] = old
+    # The flipped cases again, with the lexical channels off for the edit.
+    frozen = tuner.lexical_held(patched)
     dense_fixes = dense_steals = 0
     for flip in flips:
         if flip.effect is Effect.BREAK:

@@ -51,6 +51,7 @@ from explorer.engine.snapshot import Index
 from explorer.engine.telemetry import read_events
 from explorer.report import markdown_report
 from explorer.terminal import plain, visible
+from explorer.tui.collisions import CollisionsScreen
 from explorer.tui.commands import ExplorerCommands, SkillCommands
 from explorer.tui.compare import DEPTH, CompareView
 from explorer.tui.editor import open_in_editor
@@ -103,6 +104,7 @@ class ExplorerApp(App[None]):
         Binding("f6", "cycle_sort", "Sort", id="sort"),
         Binding("f7", "whatif", "What-if", id="whatif"),
         Binding("f8", "compare", "Compare", id="compare"),
+        Binding("ctrl+l", "collisions", "Collisions", id="collisions"),
         Binding("f9", "maximise", "Maximise panel", id="maximise"),
         Binding("f10", "panel_size", "Panel size", id="panel-size"),
         Binding("ctrl+s", "screenshot", "Screenshot", id="screenshot"),
@@ -962,6 +964,15 @@ class ExplorerApp(App[None]):
             self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
             return
         self.push_screen(screen)
+
+    def action_collisions(self) -> None:
+        """ctrl+l: the pairs of skills that compete for the same prompts (tui/collisions.py)."""
+        if self.snapshot is None or self._still_loading("the collision map"):
+            return
+        report = self.cases_report
+        cases = [result.case for result in report.results] if report else []
+        source = os.path.basename(self.cases_path or "")
+        self.push_screen(CollisionsScreen(self.snapshot, self.config, cases, source))
 
     def action_compare(self) -> None:
         """F8: the ranking diff against the pinned prompt or the previous snapshot."""

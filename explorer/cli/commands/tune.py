@@ -103,7 +103,8 @@ def tune_text(result: TuneResult) -> list[str]:
         f"{len(split.others)} about other skills",
         f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
         f"held-out {result.held_out.passed}/{result.held_out.total}, "
-        f"other skills' cases {result.others.passed}/{result.others.total}",
+        f"other cases near the skill {result.others.passed}/{result.others.total} "
+        f"(of {result.others_total}; the rest no edit of it reaches)",
         f"scored {result.evaluated} descriptions in {result.seconds:.1f} s",
     ]
     lines += [f"note: {note}" for note in result.notes]
