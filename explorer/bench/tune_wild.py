@@ -28,13 +28,13 @@ from pathlib import Path
 
 from explorer.engine.cases import Case, CaseError, load_cases
 from explorer.engine.config import Config
-from explorer.engine.decision import Decision
 from explorer.engine.pipeline import decide
 from explorer.engine.snapshot import Index
 from explorer.engine.tune import (
     Candidate,
     Effect,
     Part,
+    TuneCache,
     TuneResult,
     cases_for,
     remembering,
@@ -123,7 +123,8 @@ def run(
     engine = open_engine(config, cache=open_cache(config, None))
     index: Index = remembering(open_library([str(wild / "skills")], config, engine=engine))
     library = load_cases(wild / "cases.tsv").cases
-    decisions: dict[str, Decision] = {}  # each prompt routed once, when a run first needs it
+    cache = TuneCache()  # each prompt routed once, when a run first needs it
+    decisions = cache.decisions
     log(f"{len(index)} skills; {len(library)} library cases")
     counts = {"skills": 0, "readable": 0, "missing": 0, "held_missing": 0}
     rows: list[Row] = []
@@ -156,9 +157,7 @@ def run(
         own_fi = sum(name in decisions[c.prompt].injected_ids for c in own if not c.positive)
         others = [case for case in library if name not in case.expect and name not in case.reject]
         path = index.skills[index.positions[name]].path
-        result = tune(
-            index, config, name, [*own, *others], read_skill_text(path), decisions=decisions
-        )
+        result = tune(index, config, name, [*own, *others], read_skill_text(path), cache=cache)
         row = _row(folder, result, recall_before, own_fi)
         rows.append(row)
         log(

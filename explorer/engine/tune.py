@@ -51,7 +51,7 @@ from explorer.engine.evaluate import passes
 from explorer.engine.interaction import InteractionReranker
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import generic_word
-from explorer.engine.relevance import BM25_POOL
+from explorer.engine.relevance import BM25_POOL, excluded_terms
 from explorer.engine.rerank import OnnxCrossEncoder, rerank_document
 from explorer.engine.rewrite import Edit, edit_description, save
 from explorer.engine.snapshot import Index
@@ -726,7 +726,8 @@ def _sentences(description: str) -> list[str]:
 def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[str, str] | None:
     """The description at most `length` characters long, by dropping its least useful
     sentences (those whose words the wanted prompts use least, per character), never the
-    first; and the first words of what was dropped. None when that cannot fit."""
+    first nor an exclusion; and the first words of what was dropped. None when that cannot
+    fit."""
     parts = _sentences(description)
     if len(parts) < 2:
         return None
@@ -734,7 +735,12 @@ def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[st
     def value(sentence: str) -> float:
         return sum(worth.get(term, 0.0) for term in set(match_tokens(sentence))) / len(sentence)
 
-    order = sorted(range(1, len(parts)), key=lambda i: (value(parts[i]), -len(parts[i]), -i))
+    # A sentence that says what the skill is not for keeps the prompts it must not take
+    # out (the relevance model's exclusions, §9.12): never dropped.
+    order = sorted(
+        (i for i in range(1, len(parts)) if not excluded_terms(parts[i])),
+        key=lambda i: (value(parts[i]), -len(parts[i]), -i),
+    )
     dropped: set[int] = set()
     text = description.strip()
     for position in order:
@@ -851,6 +857,49 @@ class _Scored:
 
 
 @dataclass(frozen=True)
+class _Measured:
+    """One prompt on the unedited library, for any skill's reach check."""
+
+    query: np.ndarray | None  # the prompt's vector
+    cosine: np.ndarray | None  # every skill's cosine
+    bar: float  # the cosine a skill needs to be among the prompt's nearest
+    bm25: np.ndarray  # every skill's BM25
+    terms: frozenset[str]
+    keywords: frozenset[str]
+
+
+def _measure(prompt: str, index: Index, config: Config) -> _Measured:
+    embedder, vectors = index.models.embedder, index.vectors
+    query = cosine = None
+    bar = np.inf
+    if embedder is not None and vectors is not None and prompt.strip():
+        vector = embedder.embed_query(prompt)
+        if vector.shape[0] == vectors.shape[1]:
+            query = vector
+            cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
+            rank = min(len(cosine), max(config.rerank_top_k, 1) + NEAR_MARGIN)
+            bar = float(np.sort(cosine)[-rank]) if rank else np.inf
+    return _Measured(
+        query,
+        cosine,
+        bar,
+        index.lexical.score(prompt).raw,
+        frozenset(index.lexical.query_terms(prompt)),
+        frozenset(keyword_tokens(prompt)),
+    )
+
+
+@dataclass
+class TuneCache:
+    """What tuning runs on one unedited library (the same index and config) share: each
+    prompt routed once, and measured once for the check of which cases an edit reaches.
+    A caller tuning many skills of one library passes the same cache to every run."""
+
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    prompts: dict[str, _Measured] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class _Reach:
     """An other case, measured once: the prompt's vector, the cosine a skill needs to be
     among its nearest, its BM25 terms, and whether the skill is near it already."""
@@ -869,10 +918,10 @@ class _Tuner:
         skill_id: str,
         split: Split,
         original_text: str,
-        decisions: dict[str, Decision] | None = None,
+        cache: TuneCache | None = None,
     ) -> None:
         self.index, self.config, self.skill_id, self.split = index, config, skill_id, split
-        self.decisions: dict[str, Decision] = {} if decisions is None else decisions
+        self.cache = TuneCache() if cache is None else cache
         self.position = index.positions[skill_id]
         self.path = index.skills[self.position].path
         self.original_text = original_text
@@ -883,31 +932,25 @@ class _Tuner:
     def reach(self, case: Case) -> _Reach:
         """What it takes for an edit to reach `case`, measured without routing it."""
         index, position = self.index, self.position
-        terms = frozenset(index.lexical.query_terms(case.prompt))
-        embedder, vectors = index.models.embedder, index.vectors
-        query: np.ndarray | None = None
-        bar = -np.inf
+        seen = self.cache.prompts.get(case.prompt)
+        if seen is None:
+            seen = self.cache.prompts[case.prompt] = _measure(case.prompt, index, self.config)
         near = bool(case.context) or bool(case.cwd)
-        if embedder is not None and vectors is not None and case.prompt.strip():
-            vector = embedder.embed_query(case.prompt)
-            if vector.shape[0] == vectors.shape[1]:
-                query = vector
-                cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
-                rank = min(len(cosine), max(self.config.rerank_top_k, 1) + NEAR_MARGIN)
-                bar = float(np.sort(cosine)[-rank])
-                near = near or float(cosine[position]) >= bar
-        raw = index.lexical.score(case.prompt).raw
+        if seen.cosine is not None:
+            near = near or float(seen.cosine[position]) >= seen.bar
+        raw = seen.bm25
         if raw[position] > 0:
             near = near or int(np.count_nonzero(raw > raw[position])) < BM25_POOL + NEAR_MARGIN
+        terms = seen.terms
         for token in terms:
             for owner, tokens in index.phrase_table.get(token, ()):
                 if owner == position and all(part in terms for part in tokens):
                     near = True  # a trigger phrase's boost, likewise
-        for token in keyword_tokens(case.prompt):
+        for token in seen.keywords:
             postings = index.keyword_postings.get(token)
             if postings is not None and position in postings:
                 near = True  # a keyword boost can lift it into the candidates
-        return _Reach(query, bar, terms, near)
+        return _Reach(seen.query, seen.bar, terms, near)
 
     def others(
         self,
@@ -937,13 +980,13 @@ class _Tuner:
         return out
 
     def before(self, case: Case) -> Probe:
-        """The case on the unedited library, routed once (and kept in `decisions`)."""
+        """The case on the unedited library, routed once (and kept in the cache)."""
         decision = None
         if not case.context and not case.cwd:
-            decision = self.decisions.get(case.prompt)
+            decision = self.cache.decisions.get(case.prompt)
             if decision is None:
                 decision = decide(case.prompt, self.index, self.config)
-                self.decisions[case.prompt] = decision
+                self.cache.decisions[case.prompt] = decision
         return _probe(case, self.index, self.config, self.skill_id, decision)
 
     def patched(self, description: str) -> tuple[Edit, Index] | str:
@@ -994,14 +1037,12 @@ def tune(
     original_text: str,
     options: Options | None = None,
     *,
-    decisions: dict[str, Decision] | None = None,
+    cache: TuneCache | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> TuneResult:
     """Propose and score description edits for `skill_id` on `cases` (see the module).
 
-    `decisions`: prompt -> its decision on `index` as given, for cases without context or
-    working directory; the decisions this run makes are added to it (a caller tuning many
-    skills of one library routes each case once).
+    `cache`: shared with other runs on the same `index` and `config` (see TuneCache).
     `progress(stage, done, total)` is called as the work goes (the explorer's bar)."""
     options = options or Options()
     started = time.perf_counter()
@@ -1009,7 +1050,7 @@ def tune(
         raise KeyError(f"no skill {skill_id!r} in this library")
     split = split_cases(cases, skill_id, options.share)
     index = remembering(index)
-    tuner = _Tuner(index, config, skill_id, split, original_text, decisions)
+    tuner = _Tuner(index, config, skill_id, split, original_text, cache)
     original = index.skills[tuner.position].description
     timings: dict[str, float] = {}
     notes: list[str] = []

@@ -147,6 +147,8 @@ class CollisionsScreen(ModalScreen[None]):
             Option(pair_text(number, collision), id=f"{number - 1}")
             for number, collision in enumerate(found.collisions[:SHOWN], 1)
         )
+        if found.collisions:
+            listing.highlighted = 0
         listing.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
