@@ -51,7 +51,7 @@ from explorer.engine.evaluate import passes
 from explorer.engine.interaction import InteractionReranker
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import generic_word
-from explorer.engine.relevance import BM25_POOL, excluded_terms
+from explorer.engine.relevance import BM25_POOL, excluded_terms, script_tokens
 from explorer.engine.rerank import OnnxCrossEncoder, rerank_document
 from explorer.engine.rewrite import Edit, edit_description, save
 from explorer.engine.snapshot import Index
@@ -336,6 +336,12 @@ class Candidate:
         return self.count(Effect.STEAL)
 
     @property
+    def drops(self) -> int:
+        """Steps that drop a sentence of the author's (to make room, or as filler): at an
+        equal gain, an edit that keeps the author's text ranks first."""
+        return sum(step.startswith('drop "') or '(dropping "' in step for step in self.steps)
+
+    @property
     def false_injections(self) -> int:
         """The skill's own should-not-trigger prompts the edit makes it take."""
         return sum(
@@ -393,13 +399,15 @@ class Candidate:
 
 
 def rank_key(candidate: Candidate) -> tuple[Any, ...]:
-    """Stealers, then lexical-only gains, rank below the rest; then the held-out gain."""
+    """Stealers, then lexical-only gains, rank below the rest; then the held-out gain, the
+    overall gain, fewer breaks, fewer of the author's sentences dropped, fewer steps."""
     return (
         candidate.steals > 0,
         candidate.lexical_only,
         -candidate.part_net(Part.HELD_OUT),
         -candidate.net,
         candidate.breaks,
+        candidate.drops,
         len(candidate.steps),
         len(candidate.description),
         candidate.description,
@@ -577,6 +585,7 @@ class _Evidence:
     pulling: tuple[tuple[str, str], ...]  # (match token, a surface form) in the description
     # match token -> idf x the wanted prompts that have it: what a sentence is worth keeping
     worth: dict[str, float] = field(default_factory=dict)
+    shared: tuple[str, ...] = ()  # surface words two or more wanted prompts have, best first
 
 
 def _evidence(
@@ -595,6 +604,10 @@ def _evidence(
         for term in set(match_tokens(prompt)):
             support[term] = support.get(term, 0) + 1
     wanted_terms = set(support)
+    script: dict[str, int] = {}  # words of other scripts (§9.12's script overlap)
+    for prompt in wanted:
+        for token in script_tokens(prompt):
+            script[token] = script.get(token, 0) + 1
     wrong_terms: dict[str, int] = {}
     wrong_surface: dict[str, str] = {}
     for prompt in wrong:
@@ -653,12 +666,28 @@ def _evidence(
         key=lambda term: (-idf(term) * wrong_terms[term], term),
     )
     description_surface = {term: surface for surface, term in _words(description) if term}
+    # Words that several wanted prompts share, passing or not: what the skill's users call
+    # its topic, the likeliest words of prompts not seen yet.
+    shared_surface: dict[str, str] = {}
+    for prompt in wanted:
+        for surface, term in _words(prompt):
+            if term and term not in own and _usable(term):
+                shared_surface.setdefault(term, surface)
+    shared = sorted(
+        (
+            term
+            for term in shared_surface
+            if support.get(term, 0) >= 2 and support[term] > wrong_terms.get(term, 0)
+        ),
+        key=lambda term: (-idf(term) * (support[term] - wrong_terms.get(term, 0)), term),
+    )
     return _Evidence(
         terms=tuple((term, surfaces[term]) for term, value in terms if value > 0),
         phrases=tuple(phrases),
         excluded=tuple(wrong_surface[term] for term in excluded),
         pulling=tuple((term, description_surface.get(term, term)) for term in pulling),
-        worth={term: idf(term) * count for term, count in support.items()},
+        worth={term: idf(term) * count for term, count in support.items()} | script,
+        shared=tuple(shared_surface[term] for term in shared),
     )
 
 
@@ -716,11 +745,38 @@ def _without(description: str, term: str) -> str:
     return text.strip()
 
 
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
 
 
 def _sentences(description: str) -> list[str]:
     return [part for part in _SENTENCE_RE.split(description.strip()) if part]
+
+
+def _worth(sentence: str, worth: dict[str, float]) -> float:
+    """How much of what the wanted prompts say a sentence says (their words, by idf, and
+    their words in other scripts)."""
+    tokens = set(match_tokens(sentence)) | script_tokens(sentence)
+    return sum(worth.get(token, 0.0) for token in tokens)
+
+
+def _leads(description: str, worth: dict[str, float], count: int = 2) -> list[tuple[str, str]]:
+    """(step, description) with one of its later sentences moved first: the ones the
+    wanted prompts' words fill most. The words stay the same; what changes is what the
+    cross-encoder reads (its window holds the first few dozen word pieces)."""
+    parts = _sentences(description)
+    if len(parts) < 2:
+        return []
+    ranked = sorted(
+        (i for i in range(1, len(parts)) if _worth(parts[i], worth) > _worth(parts[0], worth)),
+        key=lambda i: (-_worth(parts[i], worth), i),
+    )
+    out = []
+    for position in ranked[:count]:
+        moved = [parts[position]] + [part for i, part in enumerate(parts) if i != position]
+        words = parts[position].split()
+        head = " ".join(words[:5]) + (" …" if len(words) > 5 else "")
+        out.append((f'lead with "{head}"', " ".join(moved)))
+    return out
 
 
 def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[str, str] | None:
@@ -733,7 +789,7 @@ def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[st
         return None
 
     def value(sentence: str) -> float:
-        return sum(worth.get(term, 0.0) for term in set(match_tokens(sentence))) / len(sentence)
+        return _worth(sentence, worth) / len(sentence)
 
     # A sentence that says what the skill is not for keeps the prompts it must not take
     # out (the relevance model's exclusions, §9.12): never dropped.
@@ -801,6 +857,10 @@ def _proposals(description: str, evidence: _Evidence, options: Options) -> list[
         sentence = f"Use when asked about {_listing(reasons[:3])}."
         add(sentence, partial(_sentence, sentence=sentence))
         add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    if evidence.shared:
+        sentence = f"Use when asked about {_listing(list(evidence.shared[:3]))}."
+        add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    proposals += _leads(description, worth)
     if evidence.excluded:
         sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
         add(sentence, partial(_sentence, sentence=sentence))
