@@ -320,3 +320,23 @@ def test_lexical_off_keeps_the_words_at_the_old_description(tmp_path: Path) -> N
     plain, off, on = (decide(prompt, i, CONFIG).row(SKILL) for i in (index, held, patched))
     assert off.bm25 == plain.bm25 < on.bm25
     assert off.cosine == pytest.approx(on.cosine) and on.cosine > plain.cosine
+
+
+def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one() -> None:
+    from explorer.engine.tune import _leads, _trimmed
+
+    worth = {"invoic": 3.0, "bill": 2.0}
+    text = (
+        "Create invoices for clients. Do not use for payroll. Bill customers for hours. "
+        "A long sentence about nothing in particular that anyone asks."
+    )
+    trimmed = _trimmed(text, len(text) - 10, worth)
+    assert trimmed is not None
+    kept, gone = trimmed
+    assert kept.startswith("Create invoices for clients.") and "Do not use for payroll." in kept
+    assert "nothing in particular" not in kept and gone.startswith("A long sentence")
+    assert _trimmed("One sentence only.", 5, worth) is None
+    leads = _leads("A tagline. Bill customers for hours.", {"bill": 2.0, "hour": 1.0})
+    assert leads == [
+        ('lead with "Bill customers for hours."', "Bill customers for hours. A tagline.")
+    ]
