@@ -168,6 +168,32 @@ def run(
     return rows, counts
 
 
+def _shard(wild: str, only: list[str]) -> tuple[list[Row], dict[str, int]]:
+    """One worker's share (a process of its own: the models are loaded in each)."""
+    return run(Path(wild), Config(), lambda line: print(line, file=sys.stderr), only)
+
+
+def run_jobs(wild: Path, jobs: int, only: Sequence[str] = ()) -> tuple[list[Row], dict[str, int]]:
+    """`run` over `jobs` processes, each with every `jobs`-th skill; the rows come back in
+    the skills' order, so the table is the same whatever the number of jobs."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    folders = [
+        folder for folder, name in _sources(wild) if not only or folder in only or name in only
+    ]
+    shards = [folders[number::jobs] for number in range(jobs)]
+    rows: list[Row] = []
+    counts: dict[str, int] = {}
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        for shard_rows, shard_counts in pool.map(_shard, [str(wild)] * jobs, shards):
+            rows += shard_rows
+            for key, value in shard_counts.items():
+                counts[key] = counts.get(key, 0) + value
+    rows.sort(key=lambda row: row.folder)
+    return rows, counts
+
+
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
@@ -230,8 +256,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--wild", type=Path, default=WILD, help="the corpus folder")
     parser.add_argument("--report", type=Path, help="write the table into this Markdown file")
     parser.add_argument("--only", nargs="*", default=(), help="these skills (folder or name)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="processes (the table is the same for any number)"
+    )
     args = parser.parse_args(argv)
-    rows, counts = run(args.wild, Config(), lambda line: print(line, file=sys.stderr), args.only)
+    if args.jobs > 1:
+        rows, counts = run_jobs(args.wild, args.jobs, args.only)
+    else:
+        rows, counts = run(
+            args.wild, Config(), lambda line: print(line, file=sys.stderr), args.only
+        )
     lines = table(rows, counts)
     if args.report:
         write_report(args.report, lines)

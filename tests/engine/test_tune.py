@@ -262,6 +262,9 @@ def test_other_cases_skipped_by_the_filter_would_not_flip(tmp_path: Path) -> Non
     original = read_skill_text(path)
     cases = _with_siblings(tmp_path / "cases.toml")
     cases += [Case(prompt=text, expect=(name,), kind="direct") for name, text in LIBRARY.items()]
+    cases.append(  # a conversation's earlier turn: always routed again
+        Case(prompt="log time", expect=("timesheet",), kind="direct", context=("bill it",))
+    )
     result = tune(index, CONFIG, SKILL, cases, original)
     assert result.candidates
     others = result.split.others
@@ -271,8 +274,8 @@ def test_other_cases_skipped_by_the_filter_would_not_flip(tmp_path: Path) -> Non
         patched = patched_index(index, edit.skill, CONFIG)
         flipped = {flip.case.prompt for flip in candidate.flips if flip.part is Part.OTHER}
         for case in others:
-            before = decide(case.prompt, index, CONFIG).injected_ids
-            after = decide(case.prompt, patched, CONFIG).injected_ids
+            before = decide(case.prompt, index, CONFIG, context=case.context).injected_ids
+            after = decide(case.prompt, patched, CONFIG, context=case.context).injected_ids
             assert (before != after) == (case.prompt in flipped), case.prompt
 
 
@@ -340,3 +343,55 @@ def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one(
     assert leads == [
         ('lead with "Bill customers for hours."', "Bill customers for hours. A tagline.")
     ]
+
+
+def test_an_addition_past_the_limit_drops_the_least_useful_sentence() -> None:
+    from functools import partial
+
+    from explorer.engine.tune import _covering, _fitted
+
+    filler = "Words nobody asks about fill this sentence up. " * 20
+    description = "Create invoices for clients. " + filler + "Bill customers for hours."
+    words = ["retainer", "subscription"]
+    assert len(description) < MAX_DESCRIPTION < len(_covering(description, words))
+    step, text = _fitted(description, "add", partial(_covering, words=words), {"bill": 2.0})
+    assert step.startswith('add (dropping "Words nobody asks about fill')
+    assert len(text) <= MAX_DESCRIPTION and text.endswith("Covers retainer and subscription.")
+    assert text.startswith("Create invoices for clients.") and "Bill customers" in text
+
+
+def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_path: Path) -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from explorer.engine.rerank import rerank_document
+    from explorer.engine.rewrite import edit_description
+    from explorer.engine.tune import _Tuner
+    from explorer.engine.whatif import patched_index
+
+    class Lengths:  # a stand-in cross-encoder: a document's length is its logit
+        name = "lengths"
+
+        def score(self, query: str, documents: list[str]) -> np.ndarray:
+            return np.array([float(len(document)) for document in documents])
+
+    root = tmp_path / "skills"
+    index = _index(root)
+    index = dataclasses.replace(
+        index,
+        models=dataclasses.replace(index.models, reranker=Lengths()),  # type: ignore[arg-type]
+    )
+    path = str(root / SKILL / "SKILL.md")
+    original = read_skill_text(path)
+    tuner = _Tuner(index, CONFIG, SKILL, split_cases([], SKILL), original)
+    new = LIBRARY[SKILL] + " Covers bill."
+    edit = edit_description(path, original, new)
+    assert edit.skill is not None
+    held = tuner.lexical_held(patched_index(index, edit.skill, CONFIG))
+    skill = index.skills[index.positions[SKILL]]
+    old_doc = rerank_document(skill.description, skill.body_head)
+    other = "another skill's document"
+    logits = held.models.reranker.score("prompt", [old_doc, other])  # type: ignore[union-attr]
+    assert list(logits) == [len(rerank_document(new, skill.body_head)), len(other)]
+    assert held.models.reranker.name == "lengths"  # type: ignore[union-attr]
