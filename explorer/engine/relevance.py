@@ -68,6 +68,12 @@ def _clause_after(text: str, start: int) -> str:
 
 
 @lru_cache(maxsize=65_536)
+def description_terms(description: str) -> tuple[str, ...]:
+    """A description's match tokens, memoised: every candidate's are read per prompt."""
+    return tuple(match_tokens(description))
+
+
+@lru_cache(maxsize=65_536)
 def excluded_terms(description: str) -> frozenset[str]:
     """§9.12: the match tokens of the description's own exclusions ("not for X", "does not
     cover X", "don't use for X"). Memoised: a candidate's description is read per prompt."""
@@ -248,7 +254,7 @@ def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
                 hit = sum(idf.get(term, 0.0) for term in query if term in excluded)
                 matrix[row, column["excluded"]] = hit / total_idf
             if negated:
-                own = set(match_tokens(description))
+                own = set(description_terms(description))
                 shared = [term for term in query if term in own]
                 shared_idf = sum(idf.get(term, 0.0) for term in shared)
                 if shared_idf > 0:
@@ -257,7 +263,7 @@ def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
         if prompt_script:
             found = prompt_script & script_tokens(evidence.texts[row])
             matrix[row, column["script_overlap"]] = len(found) / len(prompt_script)
-        matrix[row, column["description_length"]] = math.log1p(len(match_tokens(description)))
+        matrix[row, column["description_length"]] = math.log1p(len(description_terms(description)))
     matrix[:, column["library_size"]] = math.log(max(evidence.library_size, 1))
     return matrix
 
