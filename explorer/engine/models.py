@@ -255,7 +255,7 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
     for path, expected in pinned:
         if not path.is_file():
             raise ModelError(f"default model file missing: {path}")
-        actual = file_sha256(path, cache)
+        actual = file_sha256(path, cache, expected=expected)
         if actual != expected:
             raise ModelError(
                 f"default model file {path} has sha256 {actual}, expected {expected}; "
@@ -433,7 +433,7 @@ def verify_files(
         expected = pinned.get(path.name)
         if expected is None:
             raise ModelError(f"unexpected packaged reranker file {path}")
-        actual = file_sha256(path, cache)
+        actual = file_sha256(path, cache, expected=expected)
         if actual != expected:
             raise ModelError(
                 f"packaged reranker file {path} has sha256 {actual}, expected {expected}; "
