@@ -406,7 +406,7 @@ class LiveIndex:
         results: dict[str, Skill | Problem] = {}
         to_read: list[str] = []
         stats: dict[str, StatRow] = {}
-        linked: set[str] = set()
+        linked_files: set[str] = set()
         for path in paths:
             try:
                 info = os.stat(path)
@@ -415,7 +415,7 @@ class LiveIndex:
                 continue
             row = stats[path] = _stat_row(info)
             if info.st_nlink > 1 or os.path.islink(path):
-                linked.add(path)
+                linked_files.add(path)
             known = self._by_path.get(path)
             if known is not None and self._file_stats.get(path) == row and row[0] < fresh_after:
                 results[path] = known
@@ -425,7 +425,7 @@ class LiveIndex:
         for path in to_read:
             results[path] = load_skill(path, memo)
         self._file_stats = stats
-        self._linked_files = linked
+        self._linked_files = linked_files
         self.rescans += 1
         return dict(sorted(results.items()))
 
