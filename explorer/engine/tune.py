@@ -51,7 +51,7 @@ from explorer.engine.evaluate import passes
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import generic_word
 from explorer.engine.relevance import BM25_POOL, excluded_terms, script_tokens
-from explorer.engine.rerank import OnnxCrossEncoder, rerank_document
+from explorer.engine.rerank import Reranker, rerank_document
 from explorer.engine.rewrite import Edit, edit_description, save
 from explorer.engine.snapshot import Index
 from explorer.engine.text import STOPWORDS, keyword_tokens, match_tokens, norm_token
@@ -472,23 +472,18 @@ class TuneResult:
         }
 
 
-class _RememberedLogits(OnnxCrossEncoder):
-    """A cross-encoder that scores each (prompt, document) pair once per tuning run.
+class _RememberedLogits:
+    """A reranker that scores each (prompt, document) pair once per tuning run.
 
-    The pairs run one by one, unpadded, so a pair's logit does not depend on the others
-    (rerank.py): reusing it gives `decide()` the very logits it would compute. Between two
-    candidate descriptions only the edited skill's document changes, so this saves the
-    other candidates' pairs, most of the reranker's work."""
+    A pair's logit does not depend on the other pairs of the call (the cross-encoder runs
+    them one by one, unpadded: rerank.py), so reusing it gives `decide()` the very logits it
+    would compute. Between two candidate descriptions only the edited skill's document
+    changes, so this saves the other candidates' pairs, most of the reranker's work."""
 
-    _inner: OnnxCrossEncoder
-    _memo: dict[tuple[str, str], float]
-
-    @classmethod
-    def around(cls, inner: OnnxCrossEncoder) -> _RememberedLogits:
-        remembered = cls.__new__(cls)
-        remembered.__dict__.update(inner.__dict__)
-        remembered._inner, remembered._memo = inner, {}
-        return remembered
+    def __init__(self, inner: Reranker) -> None:
+        self._inner = inner
+        self.name, self.model_path = inner.name, inner.model_path
+        self._memo: dict[tuple[str, str], float] = {}
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
         missing = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._memo]
@@ -524,8 +519,8 @@ def remembering(index: Index) -> Index:
     remembering query vectors, for one run; the models themselves are shared."""
     models = index.models
     reranker = models.reranker
-    if isinstance(reranker, OnnxCrossEncoder) and not isinstance(reranker, _RememberedLogits):
-        models = dataclasses.replace(models, reranker=_RememberedLogits.around(reranker))
+    if reranker is not None and not isinstance(reranker, _RememberedLogits):
+        models = dataclasses.replace(models, reranker=_RememberedLogits(reranker))
     embedder = models.embedder
     if embedder is not None and not isinstance(embedder, _RememberedQueries):
         models = dataclasses.replace(models, embedder=_RememberedQueries(embedder))
