@@ -767,6 +767,37 @@ def two_task_line(
     )
 
 
+def summary_rows(
+    samples: Sequence[Sample],
+    outcomes: dict[int, Outcome],
+    baseline: dict[int, Outcome] | None,
+) -> list[str]:
+    """The headline table: every held-out prompt, and the wild corpus as one library, for
+    the default and the previous one."""
+
+    def row(label: str, routed: dict[int, Outcome], wild_only: bool) -> str:
+        tally = Tally()
+        for position, sample in enumerate(samples):
+            if not wild_only or sample.library == "wild-trigger-evals":
+                tally.add(sample, routed[position])
+        rate = tally.false_injects / max(tally.negatives, 1)
+        return (
+            f"| {label} | {tally.hits / max(tally.positives, 1):.2f} | {100 * rate:.1f} % "
+            f"({tally.false_injects:,} of {tally.negatives:,}) |"
+        )
+
+    wild = next((s.size for s in samples if s.library == "wild-trigger-evals"), 0)
+    rows = ["| | recall | injections where no skill fits |", "|---|---:|---:|"]
+    designs = [("the default", outcomes)]
+    if baseline is not None:
+        designs.append(("the previous default (gates)", baseline))
+    for label, routed in designs:
+        rows.append(row(f"all held-out prompts, {label}", routed, wild_only=False))
+    for label, routed in designs:
+        rows.append(row(f"the wild corpus as one {wild}-skill library, {label}", routed, True))
+    return rows
+
+
 def without_tasks(samples: Sequence[Sample]) -> list[Sample]:
     """The samples as routing the whole prompt only gives them (§9.12, no task clauses)."""
     return [dataclasses.replace(sample, tasks=()) for sample in samples]
@@ -825,6 +856,12 @@ def report(
         "```",
         COMMAND,
         "```",
+        "",
+        "## Summary",
+        "",
+        "The README quotes these rows (a test holds them equal):",
+        "",
+        *summary_rows(samples, outcomes, baseline),
         "",
         "## How it is measured",
         "",
