@@ -36,7 +36,7 @@ def library(tmp_path: Path) -> Path:
 async def test_ctrl_l_ranks_the_pairs_and_shows_one(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         await pilot.press("ctrl+l")
         await settle(pilot, lambda: isinstance(app.screen, CollisionsScreen))
         screen = app.screen

@@ -49,7 +49,7 @@ def _text(screen: WhatIfScreen, selector: str) -> str:
 
 
 async def _whatif(pilot, app: ExplorerApp) -> WhatIfScreen:  # type: ignore[no-untyped-def]
-    await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+    await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
     await enter(pilot, app, PROMPT)
     app.go_to_skill("docker")
     await pilot.press("f7")
