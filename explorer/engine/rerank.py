@@ -6,7 +6,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -17,6 +17,18 @@ if TYPE_CHECKING:
 
 AGREEMENT_SLACK = 0.03  # §5.4: floor = min_similarity - 0.03
 MAX_PAIR_TOKENS = 512  # §6: the reference reranker's maximum length
+
+
+class Reranker(Protocol):
+    """What stage 2 (§5.4) needs from a reranker: one logit per (prompt, document), higher
+    for a better fit, on a scale its own gate (models.RERANK_CALIBRATION) was chosen for."""
+
+    name: str  # shown to people; the key of its gate
+    model_path: str
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        """[len(documents)] float logits."""
+        ...
 
 
 class CrossEncoderError(RuntimeError):

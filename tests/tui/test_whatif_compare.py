@@ -39,7 +39,7 @@ def library(tmp_path: Path) -> Path:
 
 
 async def _open_whatif(pilot, app: ExplorerApp, skill: str, prompt: str) -> WhatIfScreen:  # type: ignore[no-untyped-def]
-    await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+    await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
     await enter(pilot, app, prompt)
     app.go_to_skill(skill)
     await pilot.press("f7")
@@ -273,7 +273,7 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
         await pilot.press("down")  # from the prompt, as in the table view
         await settle(pilot, lambda: table.cursor_row == 1)
         second = view.diff.entries[1].skill_id
-        assert app.highlighted == second
+        assert app.state.highlighted == second
         await pilot.press("f7")
         await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
         assert app.screen.skill_id == second  # type: ignore[attr-defined]
@@ -282,16 +282,16 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
         table.focus()
         await pilot.press("down")  # in the diff itself: that skill is highlighted everywhere
         third = view.diff.entries[2].skill_id
-        await settle(pilot, lambda: app.highlighted == third)
+        await settle(pilot, lambda: app.state.highlighted == third)
 
 
 @pytest.mark.slow  # a timing edge of F7 (the cases still running)
 async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         await enter(pilot, app, "merge pdf")
-        app.cases_report = None  # as while a large library is still loading
+        app.state.cases_report = None  # as while a large library is still loading
         app.go_to_skill("pdf")
         await pilot.press("f7")
         await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))

@@ -166,8 +166,8 @@ class SkillsTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
         Binding("home", "cursor_to(0)", "First", show=False, id="table-first"),
         Binding("end", "cursor_to(-1)", "Last", show=False, id="table-last"),
-        Binding("slash", "app.filter", "Filter", id="table-filter"),
-        Binding("escape", "app.focus_prompt", "Prompt", show=False, id="table-prompt"),
+        Binding("slash", "screen.filter", "Filter", id="table-filter"),
+        Binding("escape", "screen.focus_prompt", "Prompt", show=False, id="table-prompt"),
     ]
     COMPONENT_CLASSES = {
         "skills-table--cursor",
