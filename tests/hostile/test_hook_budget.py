@@ -124,10 +124,11 @@ def test_a_cold_real_library_of_2000_skills_stays_within_the_budget(tmp_path: Pa
     environ = {**os.environ, "SKILL_EXPLORER_DEBUG": "1"}
     common = ["--skills", str(library), "--cache-dir", str(tmp_path / "cache"), "--no-ski-config"]
 
-    def hook() -> tuple[float, subprocess.CompletedProcess[str]]:
+    def hook(budget_ms: int = 2000) -> tuple[float, subprocess.CompletedProcess[str]]:
         started = time.monotonic()
+        budget = f"hook_budget_ms={budget_ms}"
         result = subprocess.run(
-            [sys.executable, "-m", "explorer", "hook", *common, "--set", "hook_budget_ms=2000"],
+            [sys.executable, "-m", "explorer", "hook", *common, "--set", budget],
             input=json.dumps({"prompt": "convert this markdown file to a pdf"}),
             capture_output=True,
             text=True,
@@ -143,7 +144,9 @@ def test_a_cold_real_library_of_2000_skills_stays_within_the_budget(tmp_path: Pa
     first = elapsed  # Python's start, the cold parse of 2,000 files and the model load on top
     embedded = EmbeddingCache(tmp_path / "cache").count()
     assert embedded < 2000
-    elapsed, result = hook()  # the parse cache is warm now: most of the budget embeds
+    # The parse cache is warm now: most of the default budget (5 s) embeds, even when the
+    # machine is busy enough for the model's load to take a second or two.
+    elapsed, result = hook(5000)
     assert "time budget:" in result.stderr
     assert EmbeddingCache(tmp_path / "cache").count() > embedded  # the next call went on
     started = time.monotonic()
@@ -154,6 +157,9 @@ def test_a_cold_real_library_of_2000_skills_stays_within_the_budget(tmp_path: Pa
         timeout=1800,
     )
     unbounded = time.monotonic() - started  # what the first hook call used to block for
-    assert max(first, elapsed) < min(12.0, unbounded / 2), (first, elapsed, unbounded)
+    # Relative to the same machine's load: the absolute figures move threefold between an
+    # idle machine and one at load 20.
+    assert first < unbounded / 2, (first, unbounded)
+    assert elapsed < unbounded / 2, (elapsed, unbounded)
     elapsed, result = hook()
     assert "time budget:" not in result.stderr and "stage=lexical" not in result.stderr
