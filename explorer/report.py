@@ -15,7 +15,8 @@ from rich.table import Table
 from explorer.engine.decision import Decision, Gate, Row, Verdict
 from explorer.engine.presets import GUARD_KEYS
 from explorer.engine.reasons import reason
-from explorer.engine.relevance import excluded_query_terms
+from explorer.engine.relevance import excluded_query_terms, missing_query_terms
+from explorer.engine.rerank import sentence_attribution
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, render, table, visible
 
@@ -101,7 +102,7 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
 def reason_line(decision: Decision, row: Row) -> str:
     """One skill's reason from engine/reasons.py, with the gap to injection."""
     why = reason(decision, row)
-    gap = f"  (missing {why.delta_text()})" if why.missing is not None else ""
+    gap = f"  ({why.gap_text()})" if why.gap_text() else ""
     return f"  {row.id}: {why.gate}: {why.text}{gap}"
 
 
@@ -158,11 +159,27 @@ def terms_table(index: Index, prompt: str, skill_id: str) -> Blocks:
         )
     else:
         lines.append("  (the prompt has no content terms)")
-    if explain.missing:
-        lines.append(f"missing from the description: {', '.join(explain.missing)}")
+    missing = missing_query_terms(explain)
+    if missing:
+        lines.append(f"missing from the description, rarest first: {', '.join(missing)}")
     excluded = excluded_query_terms(index.skills[position].description, explain)
     if excluded:
         lines.append(f"excluded by the description (§9.12): {', '.join(excluded)}")
+    return lines
+
+
+def attribution_lines(index: Index, prompt: str, skill_id: str) -> list[str]:
+    """What each sentence of the skill's description adds to the reranker's logit for the
+    prompt: the logit whole, less the logit with that sentence left out."""
+    skill = index.skills[index.positions[skill_id]]
+    found = sentence_attribution(index.models.reranker, prompt, skill.description, skill.body_head)
+    if found is None:
+        return []
+    lines = [
+        f"reranker on {skill_id}: logit {found.logit:+.2f}; what each sentence of the "
+        "description adds to it (the logit without the sentence, subtracted):"
+    ]
+    lines += [f"  {delta:+6.2f}  {sentence}" for sentence, delta in found.sentences]
     return lines
 
 
@@ -275,6 +292,9 @@ def why_report(
     explained = [skill] if skill else [row.id for row in decision.rows[: min(top, 3)]]
     for skill_id in explained:
         lines += ["", *terms_table(index, decision.prompt, skill_id)]
+    if skill:
+        attribution = attribution_lines(index, decision.prompt, skill)
+        lines += ["", *attribution] if attribution else []
     if decision.text:
         lines += ["", "hook would inject:", decision.text]
     timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())

@@ -65,7 +65,7 @@ class Reason:
         if self.missing is not None and self.bar is not None:
             label = {SCORE: "hybrid", LOGIT: "logit", PROBABILITY: "p", BM25: "BM25"}[self.unit]
             digits = 3 if self.unit == SCORE else 2
-            parts.append(f"needs {label} ≥ {self.bar:.{digits}f} ({self.delta_text()})")
+            parts.append(f"missing {self.delta_text()}: needs {label} ≥ {self.bar:.{digits}f}")
         if self.needs:
             parts.append(self.needs)
         return "; ".join(parts)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from explorer.engine.presets import generic_word
 from explorer.engine.text import match_tokens
 
 if TYPE_CHECKING:
@@ -88,6 +89,14 @@ def excluded_query_terms(description: str, explain: Explain) -> list[str]:
     what the Terms tab and `why` name beside the terms table."""
     excluded = excluded_terms(description)
     return [term.term for term in explain.terms if term.term in excluded]
+
+
+def missing_query_terms(explain: Explain) -> list[str]:
+    """The prompt's terms the description lacks that could tell a skill apart, rarest
+    first (by idf: what adding the word would earn most), stopwords and generic words
+    ("what", "help") left out: what the Terms tab, `why` and the export name as missing."""
+    missing = [term for term in explain.terms if not term.matched and not generic_word(term.term)]
+    return [term.term for term in sorted(missing, key=lambda term: -term.idf)]
 
 
 def negated_terms(prompt: str) -> frozenset[str]:

@@ -66,7 +66,30 @@ HELP_NOTES = (
     "logit (sigmoid), — when not reranked, off without a model; overlap matched/query "
     "terms and Jaccard.\nVerdict: INJECT, or the gate that dropped the skill.\nWhile the "
     "dense model loads, cos, hybrid and the verdict show … and the why column says so "
-    "(only BM25 and overlap are final until then).\n"
+    "(only BM25 and overlap are final until then).\nThe column of the number that decided "
+    "the highlighted row (p, rerank, bm25 or hybrid) always stays on screen; why shortens "
+    "first, and the decision panel gives the whole sentence.\n"
+)
+# Every symbol the explorer draws, and what it means (tests/tui/test_explanations.py
+# checks that the table's symbols are all here).
+SYMBOLS: tuple[tuple[str, str], ...] = (
+    ("INJECT", "injected; any other verdict is the gate that dropped the skill"),
+    ("p", "the relevance model's probability (learned preset): inject at p ≥ its bar"),
+    ("moved most", "the contribution (log-odds) that moved p most, e.g. bm25 lead+1.5"),
+    ("Δ inject", "what the deciding number lacks to pass its gate: +0.041 (hybrid)"),
+    ("ℓ", "a reranker logit, in Δ inject: +0.60ℓ; p and bm25 gaps say their unit"),
+    ("▲ ▼", "in hybrid: up or down since the last re-index (new: not there before);"),
+    ("", "after a header: the sort column, ascending or descending"),
+    ("▸", "before the rank: the skill the cursor follows from prompt to prompt"),
+    ("σ", "the sigmoid of the reranker's logit (rerank column)"),
+    ("J", "Jaccard overlap of the prompt's and the description's terms"),
+    ("#", "a row's place in the decision's order; in bm25, its BM25 rank"),
+    ("—", "not reranked, or no candidate of the relevance model; off: no reranker"),
+    ("…", "pending while the dense model loads, or a text cut here (F9 shows it whole)"),
+    ("✗ rejected", "a SKILL.md that did not parse: F3 says why"),
+    ("⚠", "a skill whose YAML is invalid but was recovered by the line reader (F3)"),
+    ("BROKE FIXED", "a case that fails, or passes, since the last re-index (Cases tab)"),
+    ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
 )
 
 
@@ -102,4 +125,8 @@ def help_text(app: App[Any], notes: str) -> Text:
         out.append(f"  id: {binding.id}\n", style="dim")
     out.append("\n")
     out.append(notes)
+    out.append("\nSymbols\n", style="bold")
+    for symbol, meaning in SYMBOLS:
+        out.append(f"  {symbol.strip():<12}", style="bold")
+        out.append(f"{meaning}\n")
     return out

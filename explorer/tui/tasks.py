@@ -28,6 +28,7 @@ from explorer.engine.lint import lint
 from explorer.engine.live import LiveIndex
 from explorer.engine.models import assemble_models
 from explorer.engine.pipeline import decide
+from explorer.engine.rerank import sentence_attribution
 from explorer.engine.session import Session
 from explorer.engine.snapshot import Index
 from explorer.engine.telemetry import read_events
@@ -37,6 +38,7 @@ from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, Wa
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
+    from explorer.tui.screens.main import MainScreen
 
 
 @dataclass
@@ -145,6 +147,16 @@ def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
         return
     if not worker.is_cancelled:
         app.call_from_thread(app.on_main, show, report, result, None)
+
+
+def attribute_sentences(screen: MainScreen, snapshot: Index, prompt: str, skill_id: str) -> None:
+    """The Skill tab's reranker attribution: one cross-encoder pair per sentence."""
+    skill = snapshot.skills[snapshot.positions[skill_id]]
+    reranker = snapshot.models.reranker
+    found = sentence_attribution(reranker, prompt, skill.description, skill.body_head)
+    if not get_current_worker().is_cancelled:
+        app = screen.explorer
+        app.call_from_thread(app.on_main, screen.show_attribution, skill_id, prompt, found)
 
 
 def decide_prompt(

@@ -51,7 +51,7 @@ def test_gates_after_the_stage_say_what_they_dropped(bow_index) -> None:
     # Gap-to-win: what it takes to replace the weakest of the skills picked.
     weakest = min(capped.row(skill).score for skill in capped.injected_ids)
     assert reason(capped, dropped).missing == pytest.approx(weakest - dropped.score)
-    assert reason(capped, dropped).gap_text().startswith(f"needs hybrid ≥ {weakest:.3f}")
+    assert reason(capped, dropped).gap_text().endswith(f"needs hybrid ≥ {weakest:.3f}")
     assert "deny list" in reason(denied, denied.row("pdf")).gap_text()
     injected = capped.row(capped.injected_ids[0])
     assert reason(capped, injected).gate == "inject"

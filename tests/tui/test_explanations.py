@@ -13,7 +13,7 @@ from explorer.engine.flips import flip_cause
 from explorer.engine.pipeline import decide
 from explorer.tui.widgets.cases_panel import CasesPanel
 from tests.conftest import write_skill
-from tests.tui.test_app import make_app, ready, settle
+from tests.tui.test_app import enter, make_app, ready, settle
 from tests.tui.test_whatif_compare import PROMPT, _open_whatif, _text, burst, library  # noqa: F401
 
 SIZE = (120, 40)
@@ -102,3 +102,101 @@ async def test_f8_gives_each_changed_verdict_its_gate_and_numbers(
         cells = [str(cell) for cell in table.get_row(pdf.skill_id)]
         assert cells[-1] == f"INJECT → {pdf.verdict} {pdf.shift.numbers()}"
         assert f"{pdf.shift.before:.3f} → {pdf.shift.after:.3f}" in cells[-1]
+
+
+@pytest.mark.parametrize(
+    ("extra", "deciding"),
+    [
+        ({"rerank_min": 50.0}, "rerank"),  # every candidate under rerank_min: the logit
+        ({"lexical_min": 1.0, "lexical_margin": 0.1}, "bm25"),  # the fast path: BM25
+    ],
+)
+async def test_the_deciding_column_shows_at_every_width(
+    tmp_path: Path, extra: dict[str, float], deciding: str
+) -> None:
+    from explorer.engine.config import Config
+    from explorer.engine.reasons import reason
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from explorer.tui.widgets.skills_table import COLUMNS, SkillsTable
+    from tests.engine.test_rerank import VOCAB, _rerank_library
+    from tests.support.onnx_builders import build_tiny_cross_encoder
+
+    build_tiny_cross_encoder(tmp_path / "ce", VOCAB)
+    config = Config(
+        model="bow",
+        reranker=str(tmp_path / "ce"),
+        preset="reference",
+        recall_floor=0.1,
+        min_similarity=0.2,
+        **extra,  # type: ignore[arg-type]
+    )
+    app = ExplorerApp(
+        [str(_rerank_library(tmp_path))],
+        config,
+        cache_dir=str(tmp_path / "cache"),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    label = dict(COLUMNS)[deciding]
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "pdf invoices totals csv")
+        table = app.query_one(SkillsTable)
+        await pilot.press("down")  # a skill the gate dropped
+        row = app.decision.row(table.current_id())  # type: ignore[union-attr, arg-type]
+        assert reason(app.decision, row).column == deciding  # type: ignore[arg-type]
+        for width, height in ((200, 50), (120, 40), (80, 24)):
+            await pilot.resize_terminal(width, height)
+            await settle(pilot, lambda width=width: table.size.width <= width)
+            await pilot.pause()
+            keys = [key for key, _ in table.columns]
+            assert deciding in keys, (width, keys)
+            assert label.split()[0] in table.header_text().plain
+            cell = table.cell_text(row.id, deciding)
+            number = row.rerank if deciding == "rerank" else row.bm25
+            assert f"{number:.2f}" in cell  # whole, not cut
+            line = table.line_text(table.cursor).plain
+            assert len(line.rstrip()) <= table.size.width
+
+
+def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Path) -> None:  # noqa: F811
+    import re
+
+    from explorer.tui.keys import HELP_NOTES, help_text
+    from explorer.tui.widgets import skills_table
+
+    page = help_text(make_app(library, tmp_path), HELP_NOTES).plain
+    source = Path(skills_table.__file__).read_text(encoding="utf-8")
+    drawn = set(re.findall(r"[^\x00-\x7f]", source)) - set("§αβ·’“”–")
+    words = {"INJECT", "p  moved most", "Δ inject", "rerank σ", "overlap J", "✗", "ℓ"}
+    assert drawn and not [symbol for symbol in drawn if symbol not in page], drawn
+    assert all(word.split()[-1] in page for word in words)
+
+
+async def test_the_skill_tab_says_what_each_sentence_adds_to_the_logit(tmp_path: Path) -> None:
+    from textual.widgets import TabbedContent
+
+    from explorer.engine.config import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from explorer.tui.widgets.skill_panel import SkillPanel
+    from tests.engine.test_rerank import VOCAB, _rerank_library
+    from tests.support.onnx_builders import build_tiny_cross_encoder
+
+    build_tiny_cross_encoder(tmp_path / "ce", VOCAB)
+    config = Config(model="bow", reranker=str(tmp_path / "ce"), preset="reference")
+    app = ExplorerApp(
+        [str(_rerank_library(tmp_path))],
+        config,
+        cache_dir=str(tmp_path / "cache"),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "merge pdf files")
+        app.go_to_skill("invoices")
+        app.query_one(TabbedContent).active = "skill-tab"
+        shown = app.query_one(SkillPanel).query_one("#skill-attribution", Static)
+        await settle(pilot, lambda: "each sentence adds" in shown.render().plain)
+        text = shown.render().plain
+        assert "logit" in text and "Extract totals from pdf invoices and export csv data." in text

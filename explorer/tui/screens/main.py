@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -24,9 +25,11 @@ from explorer.engine.compare import RankingDiff
 from explorer.engine.config import PROJECT_CONFIG_NAME
 from explorer.engine.decision import Decision
 from explorer.engine.history import Replay, UsageReport
+from explorer.engine.rerank import Attribution
 from explorer.engine.rewrite import SaveError
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, visible
+from explorer.tui import tasks
 from explorer.tui.collisions import CollisionsScreen
 from explorer.tui.compare import CompareView
 from explorer.tui.exports import still_loading
@@ -307,10 +310,22 @@ class MainScreen(Screen[None]):
             self.decision_panel.show_reason(skill_id, table.reason_of(row))
         if self.tabs.active == "skill-tab":  # only the tab on screen
             findings = self.state.findings.get(skill.path)
-            self.query_one(SkillPanel).show(skill, snapshot.built_at, findings)
+            panel = self.query_one(SkillPanel)
+            panel.show(skill, snapshot.built_at, findings)
+            panel.show_attribution(skill_id, None, "reranker: scoring each sentence…")
+            work = partial(tasks.attribute_sentences, self, snapshot, decision.prompt, skill_id)
+            self.run_worker(work, thread=True, exclusive=True, group="attribution")
         else:
             explain = snapshot.lexical.explain(decision.prompt, position)
             self.query_one(TermsPanel).show(skill, explain, row.matches if row else ())
+
+    def show_attribution(self, skill_id: str, prompt: str, found: Attribution | None) -> None:
+        """A worker's sentence attribution, unless the cursor or the prompt moved on."""
+        decision = self.state.decision
+        if skill_id != self.state.highlighted or decision is None or decision.prompt != prompt:
+            return
+        note = "" if prompt.strip() else "type a prompt to see what each sentence adds"
+        self.query_one(SkillPanel).show_attribution(skill_id, found, note)
 
     def show_compare(self, diff: RankingDiff | None, label: str, decision: Decision) -> None:
         if decision is not self.state.decision or not self.state.comparing:
