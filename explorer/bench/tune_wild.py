@@ -138,13 +138,16 @@ def run(
     log: Callable[[str], None],
     only: Sequence[str] = (),
     rows_file: Path | None = None,
+    run_missing: bool = True,
 ) -> tuple[list[Row], dict[str, int]]:
     """Every skill of the corpus (or of `only`); with `rows_file`, each skill's outcome is
-    appended there as it finishes and the skills already there are not run again."""
+    appended there as it finishes and the skills already there are not run again. Without
+    `run_missing`, only the rows file's skills are counted (a partial table, said so)."""
     from explorer.engine.library import open_cache, open_engine, open_library
 
     done = _load_rows(rows_file)
     counts = dict.fromkeys(STAGES, 0)
+    counts["total"] = sum(1 for f, n in _sources(wild) if not only or f in only or n in only)
     rows: list[Row] = []
     todo: list[tuple[str, str]] = []
     for folder, name in _sources(wild):
@@ -157,7 +160,9 @@ def run(
             rows += [row] if row is not None else []
         else:
             todo.append((folder, name))
-    if not todo:
+    if not todo or not run_missing:
+        if todo:
+            counts["total"] = counts["skills"] + len(todo)
         return sorted(rows, key=lambda row: row.folder), counts
     engine = open_engine(config, cache=open_cache(config, None))
     index: Index = remembering(open_library([str(wild / "skills")], config, engine=engine))
@@ -270,9 +275,15 @@ def table(rows: Sequence[Row], counts: dict[str, int]) -> list[str]:
     positives = sum(row.positives for row in rows)
     fi_before = sum(row.own_fi_before for row in rows)
     fi_after = sum(row.own_fi_after for row in rows)
-    lines = [
-        BEGIN,
-        "",
+    lines = [BEGIN, ""]
+    total = counts.get("total", counts["skills"])
+    if counts["skills"] < total:
+        lines += [
+            f"**Partial: {counts['skills']} of the corpus's {total} skills have been run** "
+            "(the run was stopped; `--rows FILE` goes on from where it stopped).",
+            "",
+        ]
+    lines += [
         f"Corpus: {counts['skills']} skills; {counts['readable']} with author evals that "
         f"`tune --cases` reads and at least one should-trigger prompt; the default misses "
         f"a should-trigger prompt of {counts['missing']}, of its held-out part for "
@@ -330,8 +341,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep each skill's outcome in this JSON-lines file as it finishes; the skills "
         "already in it are not run again (an interrupted run goes on where it stopped)",
     )
+    parser.add_argument(
+        "--no-run",
+        action="store_true",
+        help="with --rows: the table of the skills already in the file, run no other "
+        "(a partial table, which says so)",
+    )
     args = parser.parse_args(argv)
-    if args.jobs > 1:
+    if args.no_run:
+        rows, counts = run(args.wild, Config(), _log, args.only, args.rows, run_missing=False)
+    elif args.jobs > 1:
         rows, counts = run_jobs(args.wild, args.jobs, args.only, args.rows)
     else:
         rows, counts = run(args.wild, Config(), _log, args.only, args.rows)

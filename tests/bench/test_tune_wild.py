@@ -58,4 +58,10 @@ def test_a_rows_file_resumes_without_running_again(tmp_path: Path) -> None:
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     rows, counts = run(wild, Config(), lambda line: None, (), rows_file)
     assert rows == [_row("a", 2)]
-    assert counts == {"skills": 3, "readable": 2, "missing": 2, "held_missing": 1}
+    assert counts == {"skills": 3, "readable": 2, "missing": 2, "held_missing": 1, "total": 3}
+    assert "Partial" not in "\n".join(table(rows, counts))
+    # Two of the three run so far: without running the third, the table says it is partial.
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in records[:2]), encoding="utf-8")
+    rows, counts = run(wild, Config(), lambda line: None, (), rows_file, run_missing=False)
+    assert counts["skills"] == 2 and counts["total"] == 3
+    assert "**Partial: 2 of the corpus's 3 skills have been run**" in "\n".join(table(rows, counts))
