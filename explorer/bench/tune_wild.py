@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
+import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -114,66 +116,133 @@ def _sources(wild: Path) -> list[tuple[str, str]]:
         return sorted((row["id"], row["name"]) for row in csv.DictReader(handle, delimiter="\t"))
 
 
-def run(
-    wild: Path, config: Config, log: Callable[[str], None], only: Sequence[str] = ()
-) -> tuple[list[Row], dict[str, int]]:
-    from explorer.engine.library import open_cache, open_engine, open_library
-    from explorer.engine.rewrite import read_skill_text
+STAGES = ("skills", "readable", "missing", "held_missing")
 
+
+def _load_rows(path: Path | None) -> dict[str, tuple[str, Row | None]]:
+    """folder -> (how far it got, its row) from a `--rows` file of an earlier run."""
+    out: dict[str, tuple[str, Row | None]] = {}
+    if path is None or not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            row = record.get("row")
+            out[record["folder"]] = (record["stage"], None if row is None else Row(**row))
+    return out
+
+
+def run(
+    wild: Path,
+    config: Config,
+    log: Callable[[str], None],
+    only: Sequence[str] = (),
+    rows_file: Path | None = None,
+    run_missing: bool = True,
+) -> tuple[list[Row], dict[str, int]]:
+    """Every skill of the corpus (or of `only`); with `rows_file`, each skill's outcome is
+    appended there as it finishes and the skills already there are not run again. Without
+    `run_missing`, only the rows file's skills are counted (a partial table, said so)."""
+    from explorer.engine.library import open_cache, open_engine, open_library
+
+    done = _load_rows(rows_file)
+    counts = dict.fromkeys(STAGES, 0)
+    counts["total"] = sum(1 for f, n in _sources(wild) if not only or f in only or n in only)
+    rows: list[Row] = []
+    todo: list[tuple[str, str]] = []
+    for folder, name in _sources(wild):
+        if only and folder not in only and name not in only:
+            continue
+        if folder in done:
+            stage, row = done[folder]
+            for key in STAGES[: STAGES.index(stage) + 1]:
+                counts[key] += 1
+            rows += [row] if row is not None else []
+        else:
+            todo.append((folder, name))
+    if not todo or not run_missing:
+        if todo:
+            counts["total"] = counts["skills"] + len(todo)
+        return sorted(rows, key=lambda row: row.folder), counts
     engine = open_engine(config, cache=open_cache(config, None))
     index: Index = remembering(open_library([str(wild / "skills")], config, engine=engine))
     library = load_cases(wild / "cases.tsv").cases
     cache = TuneCache()  # each prompt routed once, when a run first needs it
+    log(f"{len(index)} skills; {len(library)} library cases; {len(todo)} to run")
+    for folder, name in todo:
+        stage, row = _one(wild, index, config, library, cache, folder, name, log)
+        for key in STAGES[: STAGES.index(stage) + 1]:
+            counts[key] += 1
+        rows += [row] if row is not None else []
+        if rows_file is not None:
+            record = {
+                "folder": folder,
+                "stage": stage,
+                "row": None if row is None else dataclasses.asdict(row),
+            }
+            with rows_file.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record, ensure_ascii=True) + "\n")
+    return sorted(rows, key=lambda row: row.folder), counts
+
+
+def _one(
+    wild: Path,
+    index: Index,
+    config: Config,
+    library: Sequence[Case],
+    cache: TuneCache,
+    folder: str,
+    name: str,
+    log: Callable[[str], None],
+) -> tuple[str, Row | None]:
+    """How far one skill gets (STAGES) and, when it is tuned, its row."""
+    from explorer.engine.rewrite import read_skill_text
+
     decisions = cache.decisions
-    log(f"{len(index)} skills; {len(library)} library cases")
-    counts = {"skills": 0, "readable": 0, "missing": 0, "held_missing": 0}
-    rows: list[Row] = []
-    for folder, name in _sources(wild):
-        if only and folder not in only and name not in only:
-            continue
-        counts["skills"] += 1
-        if name not in index.positions:
-            continue
-        try:
-            own = cases_for(wild / "evals" / f"{folder}.json", name).cases
-        except (CaseError, OSError, ValueError):
-            continue
-        if not any(case.positive for case in own):
-            continue
-        counts["readable"] += 1
-        for case in own:
-            if case.prompt not in decisions:
-                decisions[case.prompt] = decide(case.prompt, index, config)
-        missed = [c for c in own if c.positive and name not in decisions[c.prompt].injected_ids]
-        if not missed:
-            continue
-        counts["missing"] += 1
-        split = split_cases(own, name)
-        held = [c for c in split.held_out if c.positive]
-        recall_before = sum(name in decisions[c.prompt].injected_ids for c in held)
-        if recall_before == len(held):
-            continue
-        counts["held_missing"] += 1
-        own_fi = sum(name in decisions[c.prompt].injected_ids for c in own if not c.positive)
-        others = [case for case in library if name not in case.expect and name not in case.reject]
-        path = index.skills[index.positions[name]].path
-        result = tune(index, config, name, [*own, *others], read_skill_text(path), cache=cache)
-        row = _row(folder, result, recall_before, own_fi)
-        rows.append(row)
-        log(
-            f"{folder}: held-out recall {row.recall_before}/{row.positives} -> "
-            f"{row.recall_after}/{row.positives}, steals {row.steals}, "
-            f"{'RAISED' if row.raised else '-'} ({result.seconds:.1f} s) {row.edit}"
-        )
-    return rows, counts
+    if name not in index.positions:
+        return "skills", None
+    try:
+        own = cases_for(wild / "evals" / f"{folder}.json", name).cases
+    except (CaseError, OSError, ValueError):
+        return "skills", None
+    if not any(case.positive for case in own):
+        return "skills", None
+    for case in own:
+        if case.prompt not in decisions:
+            decisions[case.prompt] = decide(case.prompt, index, config)
+    missed = [c for c in own if c.positive and name not in decisions[c.prompt].injected_ids]
+    if not missed:
+        return "readable", None
+    split = split_cases(own, name)
+    held = [c for c in split.held_out if c.positive]
+    recall_before = sum(name in decisions[c.prompt].injected_ids for c in held)
+    if recall_before == len(held):
+        return "missing", None
+    own_fi = sum(name in decisions[c.prompt].injected_ids for c in own if not c.positive)
+    others = [case for case in library if name not in case.expect and name not in case.reject]
+    path = index.skills[index.positions[name]].path
+    result = tune(index, config, name, [*own, *others], read_skill_text(path), cache=cache)
+    row = _row(folder, result, recall_before, own_fi)
+    log(
+        f"{folder}: held-out recall {row.recall_before}/{row.positives} -> "
+        f"{row.recall_after}/{row.positives}, steals {row.steals}, "
+        f"{'RAISED' if row.raised else '-'} ({result.seconds:.1f} s) {row.edit}"
+    )
+    return "held_missing", row
 
 
-def _shard(wild: str, only: list[str]) -> tuple[list[Row], dict[str, int]]:
+def _shard(wild: str, only: list[str], rows_file: str | None) -> tuple[list[Row], dict[str, int]]:
     """One worker's share (a process of its own: the models are loaded in each)."""
-    return run(Path(wild), Config(), lambda line: print(line, file=sys.stderr), only)
+    return run(Path(wild), Config(), _log, only, None if rows_file is None else Path(rows_file))
 
 
-def run_jobs(wild: Path, jobs: int, only: Sequence[str] = ()) -> tuple[list[Row], dict[str, int]]:
+def _log(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def run_jobs(
+    wild: Path, jobs: int, only: Sequence[str] = (), rows_file: Path | None = None
+) -> tuple[list[Row], dict[str, int]]:
     """`run` over `jobs` processes, each with every `jobs`-th skill; the rows come back in
     the skills' order, so the table is the same whatever the number of jobs."""
     from concurrent.futures import ProcessPoolExecutor
@@ -183,10 +252,11 @@ def run_jobs(wild: Path, jobs: int, only: Sequence[str] = ()) -> tuple[list[Row]
         folder for folder, name in _sources(wild) if not only or folder in only or name in only
     ]
     shards = [folders[number::jobs] for number in range(jobs)]
+    files = [None if rows_file is None else str(rows_file)] * jobs
     rows: list[Row] = []
     counts: dict[str, int] = {}
     with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        for shard_rows, shard_counts in pool.map(_shard, [str(wild)] * jobs, shards):
+        for shard_rows, shard_counts in pool.map(_shard, [str(wild)] * jobs, shards, files):
             rows += shard_rows
             for key, value in shard_counts.items():
                 counts[key] = counts.get(key, 0) + value
@@ -205,9 +275,15 @@ def table(rows: Sequence[Row], counts: dict[str, int]) -> list[str]:
     positives = sum(row.positives for row in rows)
     fi_before = sum(row.own_fi_before for row in rows)
     fi_after = sum(row.own_fi_after for row in rows)
-    lines = [
-        BEGIN,
-        "",
+    lines = [BEGIN, ""]
+    total = counts.get("total", counts["skills"])
+    if counts["skills"] < total:
+        lines += [
+            f"**Partial: {counts['skills']} of the corpus's {total} skills have been run** "
+            "(the run was stopped; `--rows FILE` goes on from where it stopped).",
+            "",
+        ]
+    lines += [
         f"Corpus: {counts['skills']} skills; {counts['readable']} with author evals that "
         f"`tune --cases` reads and at least one should-trigger prompt; the default misses "
         f"a should-trigger prompt of {counts['missing']}, of its held-out part for "
@@ -259,13 +335,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=1, help="processes (the table is the same for any number)"
     )
+    parser.add_argument(
+        "--rows",
+        type=Path,
+        help="keep each skill's outcome in this JSON-lines file as it finishes; the skills "
+        "already in it are not run again (an interrupted run goes on where it stopped)",
+    )
+    parser.add_argument(
+        "--no-run",
+        action="store_true",
+        help="with --rows: the table of the skills already in the file, run no other "
+        "(a partial table, which says so)",
+    )
     args = parser.parse_args(argv)
-    if args.jobs > 1:
-        rows, counts = run_jobs(args.wild, args.jobs, args.only)
+    if args.no_run:
+        rows, counts = run(args.wild, Config(), _log, args.only, args.rows, run_missing=False)
+    elif args.jobs > 1:
+        rows, counts = run_jobs(args.wild, args.jobs, args.only, args.rows)
     else:
-        rows, counts = run(
-            args.wild, Config(), lambda line: print(line, file=sys.stderr), args.only
-        )
+        rows, counts = run(args.wild, Config(), _log, args.only, args.rows)
     lines = table(rows, counts)
     if args.report:
         write_report(args.report, lines)

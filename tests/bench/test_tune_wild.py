@@ -35,3 +35,33 @@ def test_the_table_goes_between_its_markers(tmp_path: Path) -> None:
     assert written.endswith(f"{END}\n\nafter\n") and text in written
     write_report(doc, lines)  # again: the same file
     assert doc.read_text(encoding="utf-8") == written
+
+
+def test_a_rows_file_resumes_without_running_again(tmp_path: Path) -> None:
+    """Every skill already in the --rows file: the run loads no model and gives the same
+    table (an interrupted run goes on where it stopped)."""
+    import dataclasses
+    import json
+
+    from explorer.bench.tune_wild import run
+    from explorer.engine.config import Config
+
+    wild = tmp_path / "wild"
+    wild.mkdir()
+    (wild / "SOURCES.tsv").write_text("id\tname\na\tA\nb\tB\nc\tC\n", encoding="utf-8")
+    rows_file = tmp_path / "rows.jsonl"
+    records = [
+        {"folder": "a", "stage": "held_missing", "row": dataclasses.asdict(_row("a", 2))},
+        {"folder": "b", "stage": "missing", "row": None},
+        {"folder": "c", "stage": "skills", "row": None},
+    ]
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    rows, counts = run(wild, Config(), lambda line: None, (), rows_file)
+    assert rows == [_row("a", 2)]
+    assert counts == {"skills": 3, "readable": 2, "missing": 2, "held_missing": 1, "total": 3}
+    assert "Partial" not in "\n".join(table(rows, counts))
+    # Two of the three run so far: without running the third, the table says it is partial.
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in records[:2]), encoding="utf-8")
+    rows, counts = run(wild, Config(), lambda line: None, (), rows_file, run_missing=False)
+    assert counts["skills"] == 2 and counts["total"] == 3
+    assert "**Partial: 2 of the corpus's 3 skills have been run**" in "\n".join(table(rows, counts))
