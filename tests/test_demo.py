@@ -33,7 +33,10 @@ EXPECTED: dict[str, tuple[str | None, tuple[str, ...]]] = {
         None,
         ("pinned 'what year was the PDF format invented'", "+6.19", "relevance → INJECT"),
     ),
-    "05-rerank.svg": ("changelog-generator", ("git-commit-writer: p 0.02 < 0.51", "shared terms +0.8")),
+    "05-rerank.svg": (
+        "changelog-generator",
+        ("git-commit-writer: p 0.02 < 0.51", "shared terms +0.8"),
+    ),
     "06-rescue.svg": ("plaintext-accounting", ("12.76", "p 0.82 ≥ 0.51")),
     "07-edit.svg": (None, ("BROKE", "plaintext-accounting")),
 }
