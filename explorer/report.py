@@ -191,9 +191,9 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
     positions = decision.channels.positions or {}
     lines = [
         "",
-        f"relevance model ({trace.model}): p = σ(bias {trace.bias:+.2f} + the features' "
-        f"log-odds); inject at p ≥ {trace.threshold:.2f}, a second skill at p ≥ "
-        f"{trace.second_threshold:.2f}",
+        f"relevance model ({trace.model}): p = {trace.formula}, s = bias {trace.bias:+.2f} + "
+        f"the features' log-odds; inject at p ≥ {trace.threshold:.2f}, a second skill at "
+        f"p ≥ {trace.second_threshold:.2f}",
     ]
     for row in rows:
         at = trace.at(positions.get(row.id, -1))
@@ -201,9 +201,10 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
             continue
         shown = sum(value for _, value in trace.top_contributions(at, 4))
         rest = float(trace.contributions[at].sum()) - shown
+        score = trace.bias + float(trace.contributions[at].sum())
         lines.append(
-            f"  {row.id}: p {trace.probabilities[at]:.2f} = σ({trace.bias:+.2f} + "
-            f"{trace.drivers(at, 4)}, others {rest:+.2f})"
+            f"  {row.id}: p {trace.probabilities[at]:.2f}, s {score:+.2f} = {trace.bias:+.2f} "
+            f"+ {trace.drivers(at, 4)}, others {rest:+.2f}"
         )
     return lines
 

@@ -246,7 +246,7 @@ def test_manifest_names_the_same_libraries_and_files() -> None:
         assert Path(spec.validation or "").resolve() == library.cases_file("val").resolve()
 
 
-# The interaction reranker's extra training prompts (data/README.md, "Extra training prompts").
+# The extra training prompts of the packaged reranker (data/README.md, "Extra training prompts").
 EXTRA_TRAIN = {
     name: LIBRARIES_DIR.parent / "data" / f"{name}.extra-train.tsv"
     for name in ("alirezarezvani-claude-skills", "openclaw-large")

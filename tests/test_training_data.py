@@ -11,7 +11,7 @@ import gzip
 import json
 from pathlib import Path
 
-from explorer.training.interaction import PAIRS
+from explorer.training.pools import PAIRS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "explorer"

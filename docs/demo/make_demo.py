@@ -51,8 +51,8 @@ class Step:
 STEPS = (
     Step(
         "01-pdf.svg",
-        "Step 1: `pdf` injected at p 0.95; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.95 ≥ 0.57", ".49+.15+.00+.30"),
+        "Step 1: `pdf` injected at p 0.93; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "p 0.93 ≥ 0.51", ".49+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
@@ -61,8 +61,8 @@ STEPS = (
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss: `pdf` at p 0.49, 0.08 short of the bar; nothing injected.",
-        ("what year was the PDF format invented", "p 0.49 < 0.57", "nothing injected"),
+        "Step 3: a near miss: `pdf` at p 0.43, 0.08 short of the bar; nothing injected.",
+        ("what year was the PDF format invented", "p 0.43 < 0.51", "nothing injected"),
     ),
     Step(
         "04-compare.svg",
@@ -73,17 +73,17 @@ STEPS = (
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.09 < 0.57", "logit -4.48 on git-commit-writer", "-2.92"),
+        ("git-commit-writer: p 0.02 < 0.51", "logit -4.48 on git-commit-writer", "-2.92"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.400 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.85.",
-        ("plaintext-accounting", "p 0.85 ≥ 0.57", "12.76"),
+        "Step 5: a 0.400 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.82.",
+        ("plaintext-accounting", "p 0.82 ≥ 0.51", "12.76"),
     ),
     Step(
         "07-edit.svg",
-        "After saving `xlsx/SKILL.md`: a case BROKE and another FIXED, each with its cause.",
-        ("BROKE", "plaintext-accounting lost it: relevance", "accessibility-auditor took it"),
+        "After saving `xlsx/SKILL.md`: the case BROKE, and the Cases tab says why.",
+        ("BROKE", "plaintext-accounting lost it: relevance", "BROKE 1 recall"),
     ),
 )
 

@@ -30,7 +30,6 @@ from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import Case, load_cases
 from explorer.engine.config import Config
 from explorer.engine.evaluate import passes
-from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.models import Models, assemble_models, load_models
 from explorer.engine.pipeline import decide
 from explorer.engine.rerank import rerank_document
@@ -209,18 +208,13 @@ def sweep_gate(
 
 
 def stage2_call(models: Models, index: Index, decision: Any, text: str, top: list[int]) -> None:
-    """Stage 2's model on one pool, as the cascade calls it (either kind of reranker)."""
+    """Stage 2's model on one pool, as the cascade calls it."""
     reranker = models.reranker
     assert reranker is not None
-    if isinstance(reranker, InteractionReranker):
-        reranker.score_pool(
-            Pool(text, top, decision.channels, index.skills, index.vectors, decision.query_terms)
-        )
-    else:
-        documents = [
-            rerank_document(index.skills[i].description, index.skills[i].body_head) for i in top
-        ]
-        reranker.score(text, documents)
+    documents = [
+        rerank_document(index.skills[i].description, index.skills[i].body_head) for i in top
+    ]
+    reranker.score(text, documents)
 
 
 def stage2_timings(

@@ -28,18 +28,15 @@ from explorer.engine.cases import KINDS, Case
 from explorer.engine.config import Config, to_toml
 from explorer.engine.embed import Embedder
 from explorer.engine.evaluate import TUNED_FIELDS, Rates, percentiles, rates
-from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.lexical import LexicalIndex, LexicalScores
 from explorer.engine.models import (
     REFERENCE_RERANK,
     Models,
     RerankCalibration,
-    Reranker,
-    effective_rerank_thresholds,
 )
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import resolve
-from explorer.engine.rerank import OnnxCrossEncoder
+from explorer.engine.rerank import Reranker
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration@1"
@@ -183,7 +180,7 @@ class _MemoReranker:
     """The cross-encoder with its logits kept per (prompt, candidates): the candidates come
     from the hybrid order, which no swept threshold changes (§5.4)."""
 
-    def __init__(self, inner: OnnxCrossEncoder) -> None:
+    def __init__(self, inner: Reranker) -> None:
         self.inner = inner
         self.name, self.model_path = inner.name, inner.model_path
         self._logits: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
@@ -193,22 +190,6 @@ class _MemoReranker:
         logits = self._logits.get(key)
         if logits is None:
             logits = self._logits[key] = self.inner.score(query, documents)
-        return logits
-
-
-class _MemoInteraction(InteractionReranker):
-    """The interaction reranker with its logits kept per (prompt, candidates), for the same
-    reason: no swept threshold changes stage 1's channels, which are its features."""
-
-    def __init__(self, inner: InteractionReranker) -> None:  # shares the inner's sessions
-        self.__dict__.update(inner.__dict__)
-        self._memo: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
-
-    def score_pool(self, pool: Pool) -> np.ndarray:
-        key = (pool.prompt, tuple(pool.candidates))
-        logits = self._memo.get(key)
-        if logits is None:
-            logits = self._memo[key] = super().score_pool(pool)
         return logits
 
 
@@ -235,17 +216,13 @@ def memoised(index: Index) -> Index:
     logits) memoised for a sweep: only the gates' arithmetic runs per grid point."""
     models = index.models
     embedder = _MemoEmbedder(models.embedder) if models.embedder is not None else None
-    reranker: _MemoReranker | _MemoInteraction | None = None
-    if isinstance(models.reranker, InteractionReranker):
-        reranker = _MemoInteraction(models.reranker)
-    elif models.reranker is not None:
-        reranker = _MemoReranker(models.reranker)
+    reranker = _MemoReranker(models.reranker) if models.reranker is not None else None
     return dataclasses.replace(
         index,
         lexical=cast(LexicalIndex, _MemoLexical(index.lexical)),
         models=Models(
             embedder=embedder,
-            reranker=cast(Reranker | None, reranker),
+            reranker=reranker,
             status=models.status,
             warnings=models.warnings,
         ),
@@ -364,10 +341,7 @@ def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[s
         "lexical_min": tuning.lexical_min,
         "lexical_margin": tuning.lexical_margin,
     }
-    rerank_min, rerank_margin = effective_rerank_thresholds(
-        config, index.models.status.rerank_calibration
-    )
-    values.update({"rerank_min": rerank_min, "rerank_margin": rerank_margin})
+    values.update({"rerank_min": tuning.rerank_min, "rerank_margin": tuning.rerank_margin})
     return {name: values[name] for name in swept}
 
 

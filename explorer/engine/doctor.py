@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explorer.engine.config import LoadedConfig, ski_config_path, user_config_path
+from explorer.engine.config import Config, LoadedConfig, ski_config_path, user_config_path
 from explorer.engine.roots import resolve_roots
 from explorer.engine.setup import hook_wired, missing_session_events, settings_path
 
@@ -57,17 +57,24 @@ def diagnose(
     `config_errors`: what made the config unusable for the other commands (a file or a
     --set they refuse); `loaded` is then the config without those, as the hook reads it.
     """
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.models import load_models
-    from explorer.engine.skills import discover
-
     report = Report()
-    config = loaded.config
+    _config_checks(report, loaded, cwd, config_errors)
+    skill_count = _skill_checks(report, loaded.config, cli_roots, cwd)
+    _model_checks(report, loaded.config, cache_dir, skill_count)
+    _hook_checks(report, cwd)
+    return report
 
-    # config layers, lowest first
-    ski = ski_config_path()
+
+def _config_checks(
+    report: Report,
+    loaded: LoadedConfig,
+    cwd: str | os.PathLike[str] | None,
+    config_errors: Sequence[str],
+) -> None:
+    """The config layers, lowest first: which were read, trusted, refused, and each value set."""
+    config = loaded.config
     considered = [
-        (ski, "the reference router's config"),
+        (ski_config_path(), "the reference router's config"),
         (user_config_path(), "your user config"),
         (Path(cwd or os.getcwd()) / "skill-explorer.toml", "this project's config"),
     ]
@@ -103,7 +110,13 @@ def diagnose(
     for note in loaded.notes:
         report.add("config", INFO, note)
 
-    # roots and skills
+
+def _skill_checks(
+    report: Report, config: Config, cli_roots: Sequence[str], cwd: str | os.PathLike[str] | None
+) -> int:
+    """The roots and the skills under them; returns how many skills route."""
+    from explorer.engine.skills import discover
+
     found = resolve_roots(cli_roots, config.roots, cwd=cwd)
     if not found.roots:
         report.add(
@@ -116,24 +129,29 @@ def diagnose(
         status = OK if os.path.isdir(root) else ERROR
         note = "" if status == OK else " (does not exist)"
         report.add("roots", status, f"{root} from {found.source}{note}")
-    skill_count = 0
-    if found.roots:
-        discovery = discover(found.roots)
-        count = skill_count = len(discovery.skills)
-        report.add(
-            "skills",
-            OK if count else ERROR,
-            f"{count} skills found" if count else "no valid skill under the roots",
-        )
-        for problem in discovery.rejected:
-            report.add("skills", WARNING, f"skipped {problem}")
-        warned = sum(1 for skill in discovery.skills if skill.warnings)
-        if warned:
-            report.add(
-                "skills", INFO, f"{warned} skills route with parse warnings (lint shows them)"
-            )
+    if not found.roots:
+        return 0
+    discovery = discover(found.roots)
+    count = len(discovery.skills)
+    report.add(
+        "skills",
+        OK if count else ERROR,
+        f"{count} skills found" if count else "no valid skill under the roots",
+    )
+    for problem in discovery.rejected:
+        report.add("skills", WARNING, f"skipped {problem}")
+    warned = sum(1 for skill in discovery.skills if skill.warnings)
+    if warned:
+        report.add("skills", INFO, f"{warned} skills route with parse warnings (lint shows them)")
+    return count
 
-    # cache, models
+
+def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_count: int) -> None:
+    """The cache, the models, and the thresholds they give this library."""
+    from explorer.engine.cache import EmbeddingCache
+    from explorer.engine.models import load_models
+    from explorer.engine.presets import guards_summary, resolve
+
     cache = EmbeddingCache(cache_dir or config.cache_dir or None)
     cache_state = "usable" if cache.available else "not usable"
     report.add("cache", OK if cache.available else WARNING, f"{cache.path} ({cache_state})")
@@ -150,8 +168,6 @@ def diagnose(
     for warning in models.warnings:
         if models.embedder is not None or "dense model" not in warning:
             report.add("model", WARNING, warning)
-    from explorer.engine.presets import guards_summary, resolve
-
     # The floor and margin in force are the preset's for this model and library size
     # (presets.resolve), not the model's own knee, which only the reference preset uses.
     # The cosine-valued guards follow the dense model too (presets.resolve_guards).
@@ -177,14 +193,16 @@ def diagnose(
     else:
         report.add("reranker", OK, f"{model_status.reranker} ({model_status.reranker_path})")
 
-    # the hook
+
+def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
+    """Whether Claude Code runs our hook here, and on every session event (§10)."""
     project = settings_path(False, cwd)
     user = settings_path(True)
     wired = {path: hook_wired(path) for path in (project, user)}
     for path, wired_state in wired.items():
         label = {None: "no settings file", True: "hook wired", False: "hook not wired"}[wired_state]
         report.add("hook", INFO, f"{path}: {label}")
-        missing = missing_session_events(path) if state else ()
+        missing = missing_session_events(path)
         if missing:
             report.add(
                 "hook",
@@ -199,4 +217,3 @@ def diagnose(
             "Claude Code does not run skill-explorer's hook here: run `skill-explorer init` "
             "(or `init --user`)",
         )
-    return report

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -215,6 +215,26 @@ def spec_findings(
     def add(rule: str, message: str, key: str | None = None, severity: str = ERROR) -> None:
         found.append(Finding(rule, severity, path, message, lines.get(key) if key else None))
 
+    _name_rules(name, os.path.basename(os.path.dirname(path)), add)
+    if len(description) > DESCRIPTION_MAX:
+        add(
+            "spec/description-length",
+            f"description is {len(description)} characters; at most {DESCRIPTION_MAX} allowed",
+            "description",
+        )
+    for key, value in (("name", name), ("description", description)):
+        if _XML_RE.search(value):
+            add("spec/xml-tags", f"{key} contains '<' or '>' (XML tags are not allowed)", key)
+    _key_rules(front, claude_code, lines, add)
+    return found
+
+
+# What a spec rule reports through: rule, message, the frontmatter key, severity.
+Add = Callable[..., None]
+
+
+def _name_rules(name: str, directory: str, add: Add) -> None:
+    """The spec's rules for `name`: length, characters, hyphens, its directory, reserved words."""
     if not 1 <= len(name) <= NAME_MAX:
         add("spec/name-length", f"name is {len(name)} characters; 1-{NAME_MAX} allowed", "name")
     if not _NAME_CHARSET_RE.match(name):
@@ -227,7 +247,6 @@ def spec_findings(
         )
     if name.startswith("-") or name.endswith("-") or "--" in name:
         add("spec/name-hyphens", f"name {name!r}: no leading or trailing hyphen, no '--'", "name")
-    directory = os.path.basename(os.path.dirname(path))
     if name != directory:
         add(
             "spec/name-directory",
@@ -238,16 +257,10 @@ def spec_findings(
     for word in RESERVED_WORDS:
         if word in lowered:
             add("spec/reserved-word", f"name {name!r} contains the reserved word {word!r}", "name")
-    if len(description) > DESCRIPTION_MAX:
-        add(
-            "spec/description-length",
-            f"description is {len(description)} characters; at most {DESCRIPTION_MAX} allowed",
-            "description",
-        )
-    for key, value in (("name", name), ("description", description)):
-        if _XML_RE.search(value):
-            add("spec/xml-tags", f"{key} contains '<' or '>' (XML tags are not allowed)", key)
 
+
+def _key_rules(front: dict[str, Any], claude_code: bool, lines: dict[str, int], add: Add) -> None:
+    """The spec's rules for the frontmatter's keys: which are known, and each value's type."""
     allowed = SPEC_KEYS | ROUTER_KEYS | (CLAUDE_CODE_KEYS if claude_code else frozenset())
     for key in front:
         if key not in allowed:
@@ -291,7 +304,6 @@ def spec_findings(
                 "allowed-tools must be a string or a list of strings",
                 "allowed-tools",
             )
-    return found
 
 
 def trigger_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[Finding]:

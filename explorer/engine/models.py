@@ -15,12 +15,7 @@ from pathlib import Path
 from explorer.engine.cache import EmbeddingCache, file_sha256
 from explorer.engine.config import Config
 from explorer.engine.embed import BowEmbedder, Embedder, OnnxEmbedder
-from explorer.engine.interaction import InteractionReranker, TokenEncoder, is_interaction_model
-from explorer.engine.rerank import MAX_PAIR_TOKENS, OnnxCrossEncoder
-
-# What stage 2 runs: a cross-encoder reads (prompt, document) pairs; the interaction
-# reranker reads stage 1's channels and the prompt's token states (engine/interaction.py).
-Reranker = OnnxCrossEncoder | InteractionReranker
+from explorer.engine.rerank import MAX_PAIR_TOKENS, OnnxCrossEncoder, Reranker
 
 DEFAULT_MODEL = "minilm"
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -101,20 +96,6 @@ PACKAGED_RERANKER_SHA256 = {
 # higher false-inject rate on the held-back libraries' validation prompts earns it; this one
 # did (docs/rerankers.md, "The packaged reranker").
 PACKAGED_RERANKER_IN_AUTO = True
-# The learned reranker over interaction features (explorer/models/interaction, MODEL_CARD.md
-# there), trained by `python -m explorer.training.interaction`: `reranker = "interaction"`,
-# and what `auto` falls back to once INTERACTION_IN_AUTO is set, which waits for a model that
-# raises validation recall at no higher false-inject rate on all four benchmark libraries
-# (this one does not yet: docs/rerankers.md, "The interaction reranker").
-INTERACTION_RERANKER = "skill-reranker-interaction"
-INTERACTION_DIR = Path(__file__).resolve().parent.parent / "models" / "interaction"
-INTERACTION_SHA256 = {
-    "model.onnx": "2f30d91a15f8557a08efb78b9556dac223e8b9595ca08635b914ad02ae60b0e4",
-    "reranker.json": "6035eb1e3e83717bae83e550ff215d8ae2776368d8e4e3a1a3ee737cac1bdf3d",
-}
-INTERACTION_IN_AUTO = False
-# The dense model the interaction reranker's features were computed with.
-INTERACTION_DENSE = DEFAULT_MODEL
 RERANKER_SETTINGS = "reranker.json"  # optional, beside a model: {"max_length": 64, "name": ...}
 
 
@@ -146,17 +127,6 @@ RERANK_CALIBRATION: dict[str, RerankCalibration] = {
         2.0,
         "packaged reranker's gate, calibrated on the train splits (docs/rerankers.md)",
         floor=0.2,
-    ),
-    # `skill-explorer calibrate --manifest benchmarks/libraries.toml --reranker --set
-    # reranker=interaction`: the train splits of all four libraries, each library's train
-    # false injections no more than without it. Its own floor, 0.5, is the recall floor:
-    # with the default preset it is below §5.4's min_similarity - 0.03 on the larger
-    # libraries, so stage 2 judges candidates the cosine stage would not.
-    INTERACTION_RERANKER: RerankCalibration(
-        -1.25,
-        0.5,
-        "interaction reranker's gate, calibrated on the train splits (docs/rerankers.md)",
-        floor=0.5,
     ),
 }
 REFERENCE_RERANK = RerankCalibration(-2.5, 2.0, "reference values (§5.4)")
@@ -255,7 +225,7 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
     for path, expected in pinned:
         if not path.is_file():
             raise ModelError(f"default model file missing: {path}")
-        actual = file_sha256(path, cache)
+        actual = file_sha256(path, cache, expected=expected)
         if actual != expected:
             raise ModelError(
                 f"default model file {path} has sha256 {actual}, expected {expected}; "
@@ -356,11 +326,6 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     choice = config.reranker.strip()
     if choice.lower() in ("off", "none", ""):
         return None, "off (reranker = 'off')"
-    if choice.lower() == "interaction":
-        found = interaction_pair()
-        if found is None:
-            return None, f"the interaction reranker is missing from {INTERACTION_DIR}"
-        return found, f"packaged {INTERACTION_RERANKER} (reranker = 'interaction')"
     if choice.lower() == "packaged":
         packaged = onnx_pair_in(PACKAGED_RERANKER_DIR)
         if packaged is None:
@@ -391,14 +356,6 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
             "takes only the reference's models: set reranker = 'packaged' for skill-explorer's"
         )
     packaged = onnx_pair_in(PACKAGED_RERANKER_DIR) if PACKAGED_RERANKER_IN_AUTO else None
-    if packaged is None and INTERACTION_IN_AUTO:
-        interaction = interaction_pair()
-        if interaction is not None:
-            return interaction, (
-                f"auto: packaged {INTERACTION_RERANKER} (none of {', '.join(RERANKER_NAMES)} "
-                f"in {', '.join(str(path) for path in dirs)}; reranker = 'packaged' for the "
-                "cross-encoder, 'off' for none)"
-            )
     if packaged is not None:
         return packaged, (
             f"auto: packaged {PACKAGED_RERANKER} (none of {', '.join(RERANKER_NAMES)} "
@@ -408,42 +365,25 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     if PACKAGED_RERANKER_IN_AUTO:
         looked += f" and {PACKAGED_RERANKER_DIR}"
         hint = (
-            "reinstall skill-explorer for its packaged one, or set reranker = 'interaction' "
-            "or reranker = '/path/to/model-dir'"
+            "reinstall skill-explorer for its packaged one, or set reranker = '/path/to/model-dir'"
         )
     else:
-        hint = (
-            "set reranker = 'interaction' or reranker = 'packaged' for the ones shipped "
-            "with skill-explorer, or a path"
-        )
+        hint = "set reranker = 'packaged' for the one shipped with skill-explorer, or a path"
     return None, f"no cross-encoder found (looked in {looked}); {hint}"
 
 
-def interaction_pair() -> tuple[Path, Path] | None:
-    """The interaction reranker's network and settings, if they are installed."""
-    model, settings = INTERACTION_DIR / "model.onnx", INTERACTION_DIR / "reranker.json"
-    return (model, settings) if model.is_file() and settings.is_file() else None
-
-
-def verify_files(
-    pair: tuple[Path, Path], pinned: dict[str, str], cache: EmbeddingCache | None
-) -> None:
-    """Packaged model files must be the ones released: sha256 like the MiniLM's."""
+def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> None:
+    """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
     for path in pair:
-        expected = pinned.get(path.name)
+        expected = PACKAGED_RERANKER_SHA256.get(path.name)
         if expected is None:
             raise ModelError(f"unexpected packaged reranker file {path}")
-        actual = file_sha256(path, cache)
+        actual = file_sha256(path, cache, expected=expected)
         if actual != expected:
             raise ModelError(
                 f"packaged reranker file {path} has sha256 {actual}, expected {expected}; "
                 "reinstall skill-explorer"
             )
-
-
-def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> None:
-    """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
-    verify_files(pair, PACKAGED_RERANKER_SHA256, cache)
 
 
 def reranker_settings(model: Path) -> tuple[str, int]:
@@ -460,26 +400,8 @@ def reranker_settings(model: Path) -> tuple[str, int]:
     return name, max_length
 
 
-def load_reranker(
-    pair: tuple[Path, Path],
-    cache: EmbeddingCache | None = None,
-    embedder: Embedder | None = None,
-) -> Reranker:
-    """Stage 2's model from a (model, tokenizer or settings) pair; packaged ones are verified.
-
-    An interaction reranker reads the dense model's token states, so it needs the packaged
-    MiniLM as the dense model (its features were computed with it)."""
-    if is_interaction_model(pair[0]):
-        if pair[0].parent.resolve() == INTERACTION_DIR:
-            verify_files(pair, INTERACTION_SHA256, cache)
-        if not isinstance(embedder, OnnxEmbedder) or embedder.name != INTERACTION_DENSE:
-            raise ModelError(
-                f"the interaction reranker reads the packaged MiniLM's token states; the dense "
-                f"model is {embedder.name if embedder else 'unavailable'} (set model = "
-                f"'{INTERACTION_DENSE}', or reranker = 'off')"
-            )
-        encoder = TokenEncoder(embedder.session, embedder.tokenizer_path)
-        return InteractionReranker(pair[0], encoder)
+def load_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> Reranker:
+    """Stage 2's cross-encoder from a (model, tokenizer) pair; the packaged one is verified."""
     if pair[0].parent.resolve() == PACKAGED_RERANKER_DIR:
         verify_packaged_reranker(pair, cache)
     name, max_length = reranker_settings(pair[0])
@@ -505,24 +427,9 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
         warnings.append(f"dense model unavailable, cosine channel off: {error}")
     reranker: Reranker | None = None
     pair, note = find_reranker(config)
-    if (
-        pair is not None
-        and config.reranker.strip().lower() == "auto"
-        and is_interaction_model(pair[0])
-        and (embedder is None or embedder.name != INTERACTION_DENSE)
-    ):
-        # `auto` is a default, not a request: with another dense model there is nothing to warn.
-        dense = embedder.name if embedder is not None else "unavailable"
-        pair, note = (
-            None,
-            (
-                f"auto: the packaged {INTERACTION_RERANKER} reads the packaged MiniLM's token "
-                f"states and the dense model is {dense}; no other reranker found"
-            ),
-        )
     if pair is not None:
         try:
-            reranker = load_reranker(pair, cache, embedder)
+            reranker = load_reranker(pair, cache)
         except Exception as error:  # ModelError, CrossEncoderError, or onnxruntime's own types
             note = f"cross-encoder {pair[0]} failed to load: {error}"
             warnings.append(note)
@@ -554,14 +461,3 @@ def assemble_models(
         ),
     )
     return Models(embedder, reranker, status, warnings or [])
-
-
-def effective_rerank_thresholds(
-    config: Config, calibration: RerankCalibration
-) -> tuple[float, float]:
-    """§5.4: a pinned rerank_min / rerank_margin wins; otherwise the cross-encoder's own."""
-    rerank_min = config.rerank_min if config.rerank_min is not None else calibration.rerank_min
-    rerank_margin = (
-        config.rerank_margin if config.rerank_margin is not None else calibration.rerank_margin
-    )
-    return rerank_min, rerank_margin

@@ -418,21 +418,96 @@ def calibrate_libraries(
     libs = [_prepare(cases, index) for cases, index in libraries]
     if not libs:
         raise ValueError("no libraries to calibrate on")
-    calls = 0
-    floors = np.array(grid.floors, dtype=np.float64)
-    names = [lib.cases.spec.name for lib in libs]
-    positives = np.array([int(lib.positive.sum()) for lib in libs])
-    near = np.array([int(lib.near_miss.sum()) for lib in libs])
-    plain = np.array([int((~lib.positive).sum()) for lib in libs]) - near
-    if not positives.all():
-        empty = [name for name, p in zip(names, positives, strict=True) if not p]
-        raise ValueError(f"no positive train cases in: {', '.join(empty)}")
 
     def say(message: str) -> None:
         if progress is not None:
             progress(message)
 
-    # Stage-1 tops per structure, and fast-path outcomes per setting: the decide() calls.
+    sweep = _sweep(libs, config, grid, say)
+    objective = _Objective.of(sweep, budget)
+    best = _recommend(sweep, objective)
+    recommended = sweep.values(best)
+    say(f"chosen: {recommended}")
+    summaries = _structure_summaries(sweep, objective)
+    frontier = _frontier(sweep, objective)
+    rrf = _rrf_diagnostic(libs, config, budget)
+    calls = sweep.calls + sum(len(lib.cases.train) for lib in libs)
+    results, mismatches, routed = _verify_and_report(libs, config, sweep, best, budget)
+    verified = not mismatches
+    note = (
+        "the chosen point routed through decide() on every train case gives the sweep's figures"
+        if verified
+        else "sweep and decide() disagree (an invoked /name, a tie or a reranker?): "
+        + "; ".join(mismatches)
+    )
+    return MultiCalibration(
+        libraries=tuple(results),
+        recommended=recommended,
+        structures=tuple(summaries),
+        rrf=rrf,
+        frontier=tuple(frontier),
+        grid_size=len(grid),
+        decide_calls=calls + routed,
+        seconds=time.perf_counter() - started,
+        budget=budget,
+        verified=verified,
+        verify_note=note,
+        model=libs[0].index.models.status.dense,
+    )
+
+
+# A grid point: (structure, fast path, slope, margin, floor) indices.
+Point = tuple[int, int, int, int, int]
+
+
+@dataclass
+class _Sweep:
+    """Hits and false injections per library at every grid point, each array
+    [structures, fast paths, slopes, margins, floors, libraries], and what they came from."""
+
+    grid: MultiGrid
+    libs: list[_Library]
+    tops: dict[Structure, list[_Top]]
+    floors: np.ndarray  # the floor at N = FLOOR_REFERENCE_N
+    sizes: tuple[int, int]  # the preset's measured library sizes (presets.floor_for)
+    logs: np.ndarray  # ln(N / FLOOR_REFERENCE_N) per library, N clamped as decide() clamps it
+    hits: np.ndarray
+    fis: np.ndarray  # false injects on plain negatives
+    near_fis: np.ndarray  # on near-misses
+    calls: int  # decide() calls made
+
+    @property
+    def names(self) -> list[str]:
+        return [lib.cases.spec.name for lib in self.libs]
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per library: positive, plain negative and near-miss train cases."""
+        positives = np.array([int(lib.positive.sum()) for lib in self.libs])
+        near = np.array([int(lib.near_miss.sum()) for lib in self.libs])
+        plain = np.array([int((~lib.positive).sum()) for lib in self.libs]) - near
+        return positives, plain, near
+
+    def values(self, point: Point, *, structure: bool = True) -> dict[str, Any]:
+        """The config values of a grid point (without the structure's, when asked)."""
+        si, fi, ki, mi, floor_i = point
+        return {
+            **(self.grid.structures[si].values() if structure else {}),
+            **self.grid.fast_paths[fi].values(),
+            "min_similarity": float(self.floors[floor_i]),
+            "floor_log_slope": float(self.grid.slopes[ki]),
+            "score_margin": float(self.grid.margins[mi]),
+        }
+
+
+def _sweep(libs: list[_Library], config: Config, grid: MultiGrid, say: Any) -> _Sweep:
+    """Stage-1 tops per structure and fast-path outcomes per setting (the decide() calls),
+    then the cosine stage's arithmetic over every grid point, vectorised."""
+    names = [lib.cases.spec.name for lib in libs]
+    positives = np.array([int(lib.positive.sum()) for lib in libs])
+    if not positives.all():
+        empty = [name for name, p in zip(names, positives, strict=True) if not p]
+        raise ValueError(f"no positive train cases in: {', '.join(empty)}")
+    calls = 0
     tops: dict[Structure, list[_Top]] = {}
     for structure in grid.structures:
         tops[structure] = [_tops(lib, _structure_config(config, structure)) for lib in libs]
@@ -444,7 +519,7 @@ def calibrate_libraries(
         calls += sum(len(lib.cases.train) for lib in libs) if fast.lexical_min > 0 else 0
     say(f"fast path tried under {len(grid.fast_paths)} settings")
 
-    # The sweep: hits and false injects per library for every grid point.
+    floors = np.array(grid.floors, dtype=np.float64)
     shape = (
         len(grid.structures),
         len(grid.fast_paths),
@@ -454,8 +529,8 @@ def calibrate_libraries(
         len(libs),
     )
     hits = np.zeros(shape, dtype=np.int32)
-    fis = np.zeros(shape, dtype=np.int32)  # on plain negatives
-    near_fis = np.zeros(shape, dtype=np.int32)  # on near-misses
+    fis = np.zeros(shape, dtype=np.int32)
+    near_fis = np.zeros(shape, dtype=np.int32)
     # The floor rule as decide() applies it: N clamped to the preset's measured sizes.
     sizes = PRESETS[config.preset].floor_sizes
     logs = np.array([math.log(clamp_size(lib.n, sizes) / FLOOR_REFERENCE_N) for lib in libs])
@@ -478,114 +553,136 @@ def calibrate_libraries(
             fis[si, fi, ki, :, :, li] = f
             near_fis[si, fi, ki, :, :, li] = n
     say(f"{len(grid)} grid points swept")
+    return _Sweep(grid, libs, tops, floors, sizes, logs, hits, fis, near_fis, calls)
 
-    recall = hits / positives  # [..., libs]
-    fir = np.where(plain > 0, fis / np.maximum(plain, 1), 0.0)
-    near_fir = np.where(near > 0, near_fis / np.maximum(near, 1), 0.0)
 
-    # Each point's false injections, summed once (pooled); each limit's verdict is kept,
-    # as the frontier varies one limit while the other stays at the budget's.
-    tally = Tally.of(fis, near_fis, plain, near, budget.scope)
-    plain_ok: dict[float, np.ndarray] = {}
-    near_ok: dict[float, np.ndarray] = {}
+@dataclass
+class _Objective:
+    """What the sweep chooses by: each point's recall averaged over libraries, its false
+    injections, and which points keep a budget's limits (each limit's verdict kept, as the
+    frontier varies one limit while the other stays at the budget's)."""
 
-    def within(negatives: float | None = None, near_misses: float | None = None) -> np.ndarray:
+    budget: Budget
+    tally: Tally
+    recall: np.ndarray  # [..., libs]
+    macro: np.ndarray
+    total_fi: np.ndarray
+    plain_ok: dict[float, np.ndarray] = field(default_factory=dict)
+    near_ok: dict[float, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, sweep: _Sweep, budget: Budget) -> _Objective:
+        positives, plain, near = sweep.counts()
+        recall = sweep.hits / positives
+        # Each point's false injections, summed once (pooled).
+        tally = Tally.of(sweep.fis, sweep.near_fis, plain, near, budget.scope)
+        total_fi = (
+            tally.fis + tally.near_fis
+            if budget.scope != "library"
+            else sweep.fis.sum(axis=-1) + sweep.near_fis.sum(axis=-1)
+        )
+        return cls(budget, tally, recall, recall.mean(axis=-1), total_fi)
+
+    def within(
+        self, negatives: float | None = None, near_misses: float | None = None
+    ) -> np.ndarray:
+        budget = self.budget
         limits = Budget(
             budget.negatives if negatives is None else negatives,
             budget.near_misses if near_misses is None else near_misses,
             budget.scope,
         )
-        if limits.negatives not in plain_ok:
-            plain_ok[limits.negatives] = limits.plain_ok(tally)
-        if limits.near_misses not in near_ok:
-            near_ok[limits.near_misses] = limits.near_ok(tally)
-        return np.asarray(plain_ok[limits.negatives] & near_ok[limits.near_misses])
+        if limits.negatives not in self.plain_ok:
+            self.plain_ok[limits.negatives] = limits.plain_ok(self.tally)
+        if limits.near_misses not in self.near_ok:
+            self.near_ok[limits.near_misses] = limits.near_ok(self.tally)
+        return np.asarray(self.plain_ok[limits.negatives] & self.near_ok[limits.near_misses])
 
-    total_fi = (
-        tally.fis + tally.near_fis
-        if budget.scope != "library"
-        else fis.sum(axis=-1) + near_fis.sum(axis=-1)
-    )
-    feasible = within()
-    macro = recall.mean(axis=-1)
-    best = _choose(macro, total_fi, feasible)
+
+def _recommend(sweep: _Sweep, objective: _Objective) -> Point:
+    """The best point within the budget, its floor moved to the middle of the plateau of
+    floors that give exactly its outcome in every library."""
+    best = _choose(objective.macro, objective.total_fi, objective.within())
     si, fi, ki, mi, floor_i = best
-    structure, fast = grid.structures[si], grid.fast_paths[fi]
-    # Middle of the plateau: the floors giving exactly this outcome in every library.
+    hits, fis, near_fis = sweep.hits, sweep.fis, sweep.near_fis
     same = (
         (hits[si, fi, ki, mi] == hits[best]).all(axis=-1)
         & (fis[si, fi, ki, mi] == fis[best]).all(axis=-1)
         & (near_fis[si, fi, ki, mi] == near_fis[best]).all(axis=-1)
     )
     plateau = _run_around(same, floor_i)
-    floor_i = plateau[len(plateau) // 2]
-    recommended: dict[str, Any] = {
-        **structure.values(),
-        **fast.values(),
-        "min_similarity": float(floors[floor_i]),
-        "floor_log_slope": float(grid.slopes[ki]),
-        "score_margin": float(grid.margins[mi]),
-    }
-    say(f"chosen: {recommended}")
+    return si, fi, ki, mi, plateau[len(plateau) // 2]
 
+
+def _structure_summaries(sweep: _Sweep, objective: _Objective) -> list[StructureSummary]:
+    """Per structure: stage 1's top-1 in each library and its best point within the budget."""
+    feasible = objective.within()
     summaries = []
-    for s_index, candidate in enumerate(grid.structures):
+    for s_index, candidate in enumerate(sweep.grid.structures):
         sub = (slice(s_index, s_index + 1),)
-        pick = _choose(macro[sub], total_fi[sub], feasible[sub], allow_none=True)
+        pick = _choose(
+            objective.macro[sub], objective.total_fi[sub], feasible[sub], allow_none=True
+        )
         point = None
         best_macro = None
         if pick is not None:
             _, f2, k2, m2, fl2 = pick
-            best_macro = float(macro[s_index, f2, k2, m2, fl2])
-            point = {
-                **grid.fast_paths[f2].values(),
-                "min_similarity": float(floors[fl2]),
-                "floor_log_slope": float(grid.slopes[k2]),
-                "score_margin": float(grid.margins[m2]),
-            }
+            best_macro = float(objective.macro[s_index, f2, k2, m2, fl2])
+            point = sweep.values((s_index, f2, k2, m2, fl2), structure=False)
+        tops = sweep.tops[candidate]
         summaries.append(
             StructureSummary(
                 candidate.values(),
-                {name: top.top1 for name, top in zip(names, tops[candidate], strict=True)},
+                {name: top.top1 for name, top in zip(sweep.names, tops, strict=True)},
                 best_macro,
                 point,
             )
         )
+    return summaries
 
-    def frontier_point(ok: np.ndarray, **limits: float) -> dict[str, Any]:
-        pick = _choose(macro, total_fi, ok, allow_none=True)
+
+def _frontier(sweep: _Sweep, objective: _Objective) -> list[dict[str, Any]]:
+    """The best train point under each of FRONTIER_BUDGETS (near-misses at the budget's
+    limit) and each of NEAR_MISS_FRONTIER (plain negatives at the budget's): reported, not
+    chosen from."""
+    _, plain, near = sweep.counts()
+    fir = np.where(plain > 0, sweep.fis / np.maximum(plain, 1), 0.0)
+    near_fir = np.where(near > 0, sweep.near_fis / np.maximum(near, 1), 0.0)
+    names = sweep.names
+
+    def point(ok: np.ndarray, **limits: float) -> dict[str, Any]:
+        pick = _choose(objective.macro, objective.total_fi, ok, allow_none=True)
         if pick is None:
             return {**limits, "macro_recall": None}
-        s2, f2, k2, m2, fl2 = pick
         return {
             **limits,
-            "macro_recall": float(macro[pick]),
-            "recall": {n: float(recall[pick][i]) for i, n in enumerate(names)},
+            "macro_recall": float(objective.macro[pick]),
+            "recall": {n: float(objective.recall[pick][i]) for i, n in enumerate(names)},
             "false_inject_rate": {n: float(fir[pick][i]) for i, n in enumerate(names)},
             "near_miss_rate": {n: float(near_fir[pick][i]) for i, n in enumerate(names)},
-            "values": {
-                **grid.structures[s2].values(),
-                **grid.fast_paths[f2].values(),
-                "min_similarity": float(floors[fl2]),
-                "floor_log_slope": float(grid.slopes[k2]),
-                "score_margin": float(grid.margins[m2]),
-            },
+            "values": sweep.values(pick),
         }
 
+    budget = objective.budget
     frontier = [
-        frontier_point(within(negatives=limit), budget=limit, near_miss_budget=budget.near_misses)
+        point(objective.within(negatives=limit), budget=limit, near_miss_budget=budget.near_misses)
         for limit in FRONTIER_BUDGETS
     ]
     frontier += [
-        frontier_point(within(near_misses=limit), budget=budget.negatives, near_miss_budget=limit)
+        point(objective.within(near_misses=limit), budget=budget.negatives, near_miss_budget=limit)
         for limit in NEAR_MISS_FRONTIER
         if limit != budget.near_misses
     ]
+    return frontier
 
-    rrf = _rrf_diagnostic(libs, config, budget)
-    calls += sum(len(lib.cases.train) for lib in libs)
 
-    # Verify the chosen point through decide(), then report train and validation.
+def _verify_and_report(
+    libs: list[_Library], config: Config, sweep: _Sweep, best: Point, budget: Budget
+) -> tuple[list[LibraryResult], list[str], int]:
+    """The chosen point and the reference routed through decide() on every train and
+    validation case: each library's figures, where the sweep and decide() disagree, and
+    how many cases were routed."""
+    recommended = sweep.values(best)
     tuned = config.replace(**recommended)
     reference = config.replace(
         preset="reference",
@@ -598,8 +695,11 @@ def calibrate_libraries(
         keyword_min_cosine=None,
         lexical_min_cosine=None,
     )
+    si, fi, ki, mi, _ = best
+    hits, fis, near_fis = sweep.hits, sweep.fis, sweep.near_fis
     results: list[LibraryResult] = []
     mismatches: list[str] = []
+    calls = 0
     for li, lib in enumerate(libs):
         spec = lib.cases.spec
         train: dict[str, Rates] = {}
@@ -613,13 +713,11 @@ def calibrate_libraries(
                 validation[label] = Rates.from_report(report)
                 calls += len(lib.cases.validation)
         swept_hits, swept_fi = int(hits[best][li]), int(fis[best][li] + near_fis[best][li])
-        if (train["recommended"].hits, train["recommended"].false_injects) != (
-            swept_hits,
-            swept_fi,
-        ):
+        routed = train["recommended"]
+        if (routed.hits, routed.false_injects) != (swept_hits, swept_fi):
             mismatches.append(
                 f"{spec.name}: sweep {swept_hits} hits/{swept_fi} false, decide() "
-                f"{train['recommended'].hits}/{train['recommended'].false_injects}"
+                f"{routed.hits}/{routed.false_injects}"
             )
         own = _own_knee(
             hits[si, fi, ki, mi, :, li],
@@ -628,44 +726,25 @@ def calibrate_libraries(
             lib,
             budget,
         )
+        floor = floor_for(
+            recommended["min_similarity"], recommended["floor_log_slope"], lib.n, sweep.sizes
+        )
         results.append(
             LibraryResult(
                 name=spec.name,
                 skills=lib.n,
                 train_cases=len(lib.cases.train),
                 validation_cases=len(lib.cases.validation),
-                floor=floor_for(
-                    recommended["min_similarity"], recommended["floor_log_slope"], lib.n, sizes
-                ),
+                floor=floor,
                 train=train,
                 validation=validation,
                 best_constant_floor=None
                 if own is None
-                else float(floors[own] + grid.slopes[ki] * logs[li]),
+                else float(sweep.floors[own] + sweep.grid.slopes[ki] * sweep.logs[li]),
                 warnings=lib.cases.warnings,
             )
         )
-    verified = not mismatches
-    note = (
-        "the chosen point routed through decide() on every train case gives the sweep's figures"
-        if verified
-        else "sweep and decide() disagree (an invoked /name, a tie or a reranker?): "
-        + "; ".join(mismatches)
-    )
-    return MultiCalibration(
-        libraries=tuple(results),
-        recommended=recommended,
-        structures=tuple(summaries),
-        rrf=rrf,
-        frontier=tuple(frontier),
-        grid_size=len(grid),
-        decide_calls=calls,
-        seconds=time.perf_counter() - started,
-        budget=budget,
-        verified=verified,
-        verify_note=note,
-        model=libs[0].index.models.status.dense,
-    )
+    return results, mismatches, calls
 
 
 def _choose(

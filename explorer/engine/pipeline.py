@@ -27,22 +27,22 @@ from explorer.engine.decision import (
     InjectionMode,
     RelevanceTrace,
     Stage,
+    TaskTrace,
     Verdict,
     band,
 )
 from explorer.engine.inject import Pick
 from explorer.engine.inject import build as build_injection
-from explorer.engine.interaction import InteractionReranker, Pool
 from explorer.engine.lexical import MIN_SHARED_TERMS
 from explorer.engine.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.matches import Hits
-from explorer.engine.models import effective_rerank_thresholds
 from explorer.engine.presets import Tuning, generic_word, resolve
 from explorer.engine.project import PROJECT_GATE_SLACK, code_terms, manifest_terms, skills_for_terms
 from explorer.engine.relevance import BM25_POOL, CandidateEvidence, features, load_relevance_model
-from explorer.engine.rerank import agreement_gate, rerank_document, sigmoid
+from explorer.engine.rerank import Agreement, agreement_gate, rerank_document, sigmoid
 from explorer.engine.session import Session, SessionVerdict
 from explorer.engine.snapshot import Index
+from explorer.engine.tasks import task_clauses
 from explorer.engine.text import keyword_tokens
 
 LEXICAL_CONFIDENCE = 0.90  # §5.2
@@ -136,18 +136,30 @@ class _Run:
     index: Index
     config: Config
     tuning: Tuning
-    min_similarity: float
-    score_margin: float
-    gates: list[Gate]
-    verdicts: dict[int, Verdict]
-    rerank: dict[int, float]
-    pool: dict[int, str]
+    channels: Channels
+    hits: Hits
+    project_terms: dict[str, str]
+    ledger: Session | None
     timings: dict[str, float]
-    channels: Channels | None = None
-    project_terms: dict[str, str] = field(default_factory=dict)
-    ledger: Session | None = None
-    hits: Hits | None = None
+    gates: list[Gate] = field(default_factory=list)
+    verdicts: dict[int, Verdict] = field(default_factory=dict)
+    rerank: dict[int, float] = field(default_factory=dict)
+    pool: dict[int, str] = field(default_factory=dict)
     relevance: RelevanceTrace | None = None
+    tasks: tuple[TaskTrace, ...] = ()
+
+
+@dataclass
+class _StageOne:
+    """§3: every channel for every skill, what earned each boost, and what the §9 keyword
+    guards removed."""
+
+    channels: Channels
+    hits: Hits
+    project_terms: dict[str, str]
+    query_terms: tuple[str, ...]
+    generic: list[str]  # prompt tokens the generic-word guard ignored
+    floored: list[int]  # skills whose keyword boost the cosine guard removed
 
 
 def _lap(timings: dict[str, float], name: str, started: float) -> float:
@@ -164,6 +176,7 @@ def decide(
     context: Sequence[str] = (),
     cwd: str | os.PathLike[str] | None = None,
     ledger: Session | None = None,
+    tasks: bool = True,
 ) -> Decision:
     """Route one prompt: stage 1 channels, then the cascade's gates in order (§5).
 
@@ -172,33 +185,102 @@ def decide(
     the working directory whose manifests feed the project channel (§3.5); None: none.
     `ledger` is the session's (§10): a skill already in the conversation is held back by
     its own gate, so the trace shows why a skill that won was not sent again.
+    `tasks`: under the relevance model, route each clause of a several-task prompt on its
+    own too (§9.12); off for the clauses themselves.
     """
-    started = clock = time.perf_counter()
+    started = time.perf_counter()
     timings: dict[str, float] = {}
-    n = len(index)
-    tuning = resolve(config, index.models.status, n)
-    min_similarity, score_margin = tuning.min_similarity, tuning.score_margin
+    tuning = resolve(config, index.models.status, len(index))
+    one = _stage_one(prompt, index, config, tuning, context, cwd, timings)
+    clock = time.perf_counter()
+    run = _Run(index, config, tuning, one.channels, one.hits, one.project_terms, ledger, timings)
+    blank, empty = not prompt.strip(), len(index) == 0
+    if (
+        not blank
+        and not empty
+        and (tuning.keyword_generic_guard or _guard_shown(tuning, "keyword"))
+    ):
+        floored = [index.ids[i] for i in one.floored]
+        run.gates.append(_keyword_guard_gate(tuning, one.generic, floored))
+    if blank or empty:
+        stage = Stage.BLANK if blank else Stage.EMPTY
+        picked: list[tuple[int, float]] = []
+        default_verdict = Verdict.BLANK_PROMPT if blank else Verdict.EMPTY
+    else:
+        stage, picked, default_verdict = _cascade(run, one.channels, prompt)
+    clock = _lap(timings, "gates", clock)
+    if tasks and stage is Stage.RELEVANCE and run.relevance is not None:
+        picked = _route_tasks(run, prompt, picked, context, cwd)
+        clock = _lap(timings, "tasks", clock)
+    injected, text = _finish(run, picked, prompt, stage)
+    _lap(timings, "text", clock)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return _decision(run, prompt, stage, default_verdict, injected, text, one.query_terms)
 
-    # §3.1 dense channel
-    cosine = np.zeros(n, dtype=np.float64)
-    embedder = index.models.embedder
-    if embedder is not None and index.vectors is not None and n and prompt.strip():
-        query = embedder.embed_query(prompt)
-        clock = _lap(timings, "embed", clock)
-        if query.shape[0] == index.vectors.shape[1]:
-            cosine = (index.vectors @ query).astype(np.float64)
-            cosine[~np.isfinite(cosine)] = 0.0
-    clock = _lap(timings, "dense", clock)
 
+def _decision(
+    run: _Run,
+    prompt: str,
+    stage: Stage,
+    default_verdict: Verdict,
+    injected: tuple[Injection, ...],
+    text: str,
+    query_terms: tuple[str, ...],
+) -> Decision:
+    """The run, frozen: what the trace, the JSON schema and every front end read."""
+    status, tuning = run.index.models.status, run.tuning
+    return Decision(
+        prompt=prompt,
+        stage=stage,
+        injected=injected,
+        text=text,
+        gates=tuple(run.gates),
+        channels=run.channels,
+        verdicts=run.verdicts,
+        default_verdict=default_verdict,
+        rerank=run.rerank,
+        pool=run.pool,
+        timings_ms=run.timings,
+        models={
+            "dense": status.dense,
+            "dense_error": status.dense_error,
+            "reranker": status.reranker,
+            "reranker_note": status.reranker_note,
+            "calibration": tuning.source,
+            "rerank_calibration": status.rerank_calibration.source,
+        },
+        thresholds={
+            "min_similarity": tuning.min_similarity,
+            "score_margin": tuning.score_margin,
+            "rerank_min": tuning.rerank_min,
+            "rerank_margin": tuning.rerank_margin,
+        },
+        tuning=tuning.as_dict(),
+        project_terms=run.project_terms,
+        hits=run.hits,
+        relevance=run.relevance,
+        tasks=run.tasks,
+        query_terms=query_terms,
+        index_version=run.index.version,
+    )
+
+
+def _stage_one(
+    prompt: str,
+    index: Index,
+    config: Config,
+    tuning: Tuning,
+    context: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+    timings: dict[str, float],
+) -> _StageOne:
+    """§3.1-§3.6 and the §9 fused BM25 channel, each skill at once (numpy)."""
+    clock = time.perf_counter()
+    cosine, clock = _dense_channel(prompt, index, timings, clock)
     # §5.2 lexical statistics (used by the fast path, the overlap column and the explorer)
     lexical = index.lexical.score(prompt)
     clock = _lap(timings, "lexical", clock)
-
-    # §3.2-§3.4 boost channels
-    prompt_tokens = keyword_tokens(prompt)
-    keyword = np.zeros(n, dtype=np.float64)
-    generic: list[str] = []
-    # What matched, named (engine/matches.py): recorded here, where each boost is added.
+    # What matched, named (engine/matches.py): recorded where each boost is added.
     hits = Hits(
         config.keyword_boost,
         config.phrase_boost,
@@ -206,49 +288,12 @@ def decide(
         config.project_boost,
         keyword_min_cosine=tuning.keyword_min_cosine,
     )
-    for token in sorted(prompt_tokens):
-        postings = index.keyword_postings.get(token)
-        if postings is not None:
-            if tuning.keyword_generic_guard and generic_word(token):
-                generic.append(token)  # §9 guard: a generic word names no skill
-                hits.generic[token] = postings
-                continue
-            np.add.at(keyword, postings, 1.0)  # a skill listed twice counts twice
-            hits.keywords[token] = postings
-    keyword *= config.keyword_boost
-    floored: list[int] = []
-    if tuning.keyword_min_cosine > 0:
-        # §9 guard: a name token alone must not lift a skill the prompt is not about.
-        below = (keyword > 0) & (cosine < tuning.keyword_min_cosine)
-        floored = [int(i) for i in np.flatnonzero(below)]
-        keyword[below] = 0.0
-        hits.floored = frozenset(floored)
-    phrase = np.zeros(n, dtype=np.float64)
-    query_set = set(lexical.query_terms)
-    for token in query_set:
-        for position, tokens in index.phrase_table.get(token, ()):
-            if all(part in query_set for part in tokens):
-                phrase[position] += 1.0
-                hits.phrases.append((position, tokens))
-    phrase *= config.phrase_boost
-    file = np.zeros(n, dtype=np.float64)
-    for family, name in family_files(prompt, context).items():
-        named = index.positions.get(family)
-        if named is not None:
-            file[named] = config.file_boost
-            hits.files.append((name, family, named))
-    # §3.5 project channel: the working directory's ecosystem (reference: src/rank.rs)
-    project = np.zeros(n, dtype=np.float64)
-    project_terms: dict[str, str] = {}
-    if config.project_boost > 0 and n:
-        text = " ".join((*context, prompt)) if context else prompt
-        terms = manifest_terms(cwd) + code_terms(file_extensions(text))
-        gate = min_similarity - PROJECT_GATE_SLACK
-        for position, term in skills_for_terms(terms, index.ecosystem_postings).items():
-            if cosine[position] >= gate:
-                project[position] = config.project_boost
-                project_terms[index.ids[position]] = term
-                hits.projects[position] = term
+    keyword, generic, floored = _keyword_channel(prompt, index, config, tuning, cosine, hits)
+    phrase = _phrase_channel(index, config, set(lexical.query_terms), hits)
+    file = _file_channel(prompt, context, index, config, hits)
+    project, project_terms = _project_channel(
+        prompt, context, cwd, index, config, cosine, tuning.min_similarity, hits
+    )
     score = cosine + keyword + phrase + file + project  # §3.6 (context channel: 0, §3.5)
     # §9 extension: BM25 as an absolute channel (bm25_norm keeps "perfect match" and "no
     # match" apart in any library); weight 0, the reference, leaves the score untouched.
@@ -257,11 +302,10 @@ def decide(
         score = score + bm25_fused
     hybrid_order = np.lexsort((index.id_rank, -np.nan_to_num(score, nan=-np.inf)))
     bm25_order = np.lexsort((index.id_rank, -lexical.raw))
-    bm25_rank = np.zeros(n, dtype=np.int64)
+    bm25_rank = np.zeros(len(index), dtype=np.int64)
     scored = bm25_order[lexical.raw[bm25_order] > 0]
     bm25_rank[scored] = np.arange(1, len(scored) + 1)
-    clock = _lap(timings, "channels", clock)
-
+    _lap(timings, "channels", clock)
     channels = Channels(
         ids=index.ids,
         paths=index.paths,
@@ -282,61 +326,102 @@ def decide(
         query_terms=len(lexical.query_terms),
         positions=index.positions,
     )
-    run = _Run(index, config, tuning, min_similarity, score_margin, [], {}, {}, {}, timings)
-    run.channels, run.project_terms, run.ledger = channels, project_terms, ledger
-    run.hits = hits
-    if prompt.strip() and n and (tuning.keyword_generic_guard or _guard_shown(tuning, "keyword")):
-        run.gates.append(_keyword_guard_gate(tuning, generic, [index.ids[i] for i in floored]))
+    return _StageOne(channels, hits, project_terms, lexical.query_terms, generic, floored)
 
-    if not prompt.strip() or n == 0:
-        stage = Stage.BLANK if not prompt.strip() else Stage.EMPTY
-        picked: list[tuple[int, float]] = []
-        default_verdict = Verdict.BLANK_PROMPT if stage is Stage.BLANK else Verdict.EMPTY
-    else:
-        stage, picked, default_verdict = _cascade(run, channels, prompt)
-    clock = _lap(timings, "gates", clock)
 
-    injected, text = _finish(run, picked, prompt, stage)
-    _lap(timings, "text", clock)
-    timings["total"] = (time.perf_counter() - started) * 1000
-    return Decision(
-        prompt=prompt,
-        stage=stage,
-        injected=injected,
-        text=text,
-        gates=tuple(run.gates),
-        channels=channels,
-        verdicts=run.verdicts,
-        default_verdict=default_verdict,
-        rerank=run.rerank,
-        pool=run.pool,
-        timings_ms=timings,
-        models={
-            "dense": index.models.status.dense,
-            "dense_error": index.models.status.dense_error,
-            "reranker": index.models.status.reranker,
-            "reranker_note": index.models.status.reranker_note,
-            "calibration": tuning.source,
-            "rerank_calibration": index.models.status.rerank_calibration.source,
-        },
-        thresholds={
-            "min_similarity": min_similarity,
-            "score_margin": score_margin,
-            **dict(
-                zip(
-                    ("rerank_min", "rerank_margin"),
-                    effective_rerank_thresholds(config, index.models.status.rerank_calibration),
-                    strict=True,
-                )
-            ),
-        },
-        tuning=tuning.as_dict(),
-        project_terms=project_terms,
-        hits=hits,
-        relevance=run.relevance,
-        query_terms=lexical.query_terms,
-        index_version=index.version,
-    )
+def _dense_channel(
+    prompt: str, index: Index, timings: dict[str, float], clock: float
+) -> tuple[np.ndarray, float]:
+    """§3.1: each skill's cosine to the prompt (0 without a dense model or a prompt)."""
+    n = len(index)
+    cosine = np.zeros(n, dtype=np.float64)
+    embedder = index.models.embedder
+    if embedder is not None and index.vectors is not None and n and prompt.strip():
+        query = embedder.embed_query(prompt)
+        clock = _lap(timings, "embed", clock)
+        if query.shape[0] == index.vectors.shape[1]:
+            cosine = (index.vectors @ query).astype(np.float64)
+            cosine[~np.isfinite(cosine)] = 0.0
+    return cosine, _lap(timings, "dense", clock)
+
+
+def _keyword_channel(
+    prompt: str, index: Index, config: Config, tuning: Tuning, cosine: np.ndarray, hits: Hits
+) -> tuple[np.ndarray, list[str], list[int]]:
+    """§3.2: keyword_boost per keyword of the skill the prompt names, after the §9 guards:
+    a generic word names no skill, and a name token alone must not lift a skill the prompt
+    is not about (keyword_min_cosine). Returns the channel, the generic tokens ignored and
+    the skills whose boost the cosine guard removed."""
+    keyword = np.zeros(len(index), dtype=np.float64)
+    generic: list[str] = []
+    for token in sorted(keyword_tokens(prompt)):
+        postings = index.keyword_postings.get(token)
+        if postings is not None:
+            if tuning.keyword_generic_guard and generic_word(token):
+                generic.append(token)
+                hits.generic[token] = postings
+                continue
+            np.add.at(keyword, postings, 1.0)  # a skill listed twice counts twice
+            hits.keywords[token] = postings
+    keyword *= config.keyword_boost
+    floored: list[int] = []
+    if tuning.keyword_min_cosine > 0:
+        below = (keyword > 0) & (cosine < tuning.keyword_min_cosine)
+        floored = [int(i) for i in np.flatnonzero(below)]
+        keyword[below] = 0.0
+        hits.floored = frozenset(floored)
+    return keyword, generic, floored
+
+
+def _phrase_channel(index: Index, config: Config, query_set: set[str], hits: Hits) -> np.ndarray:
+    """§3.3: phrase_boost per trigger phrase whose every token is in the prompt."""
+    phrase = np.zeros(len(index), dtype=np.float64)
+    for token in query_set:
+        for position, tokens in index.phrase_table.get(token, ()):
+            if all(part in query_set for part in tokens):
+                phrase[position] += 1.0
+                hits.phrases.append((position, tokens))
+    return phrase * config.phrase_boost
+
+
+def _file_channel(
+    prompt: str, context: Sequence[str], index: Index, config: Config, hits: Hits
+) -> np.ndarray:
+    """§3.4: file_boost for the skill of each document family the prompt names a file of."""
+    file = np.zeros(len(index), dtype=np.float64)
+    for family, name in family_files(prompt, context).items():
+        named = index.positions.get(family)
+        if named is not None:
+            file[named] = config.file_boost
+            hits.files.append((name, family, named))
+    return file
+
+
+def _project_channel(
+    prompt: str,
+    context: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+    index: Index,
+    config: Config,
+    cosine: np.ndarray,
+    min_similarity: float,
+    hits: Hits,
+) -> tuple[np.ndarray, dict[str, str]]:
+    """§3.5: project_boost for a skill of the working directory's ecosystem (its manifests,
+    the code files named) that is already close to the prompt (reference: src/rank.rs)."""
+    n = len(index)
+    project = np.zeros(n, dtype=np.float64)
+    project_terms: dict[str, str] = {}
+    if config.project_boost > 0 and n:
+        text = " ".join((*context, prompt)) if context else prompt
+        terms = manifest_terms(cwd) + code_terms(file_extensions(text))
+        gate = min_similarity - PROJECT_GATE_SLACK
+        for position, term in skills_for_terms(terms, index.ecosystem_postings).items():
+            if cosine[position] >= gate:
+                project[position] = config.project_boost
+                project_terms[index.ids[position]] = term
+                hits.projects[position] = term
+    return project, project_terms
 
 
 def _keyword_guard_gate(tuning: Tuning, generic: list[str], floored: list[str]) -> Gate:
@@ -368,11 +453,23 @@ def _origin(tuning: Tuning, key: str) -> dict[str, str]:
 
 
 def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
-    """§5.1-§5.5; returns the stage, the picks with their confidence, and the default verdict."""
-    config, gates, ids = run.config, run.gates, c.ids
-    n = len(ids)
+    """§5.1-§5.5 (or §9.12's relevance model); returns the stage, the picks with their
+    confidence, and the default verdict."""
+    decided = _relevance_or_gates(run, c, prompt)
+    if decided is not None:
+        return decided
+    confident = _confident_winner(run, c)
+    fast = _lexical_fast_path(run, c, confident)
+    if fast is not None:
+        return fast
+    return _recall_floor_then_rerank(run, c, prompt, confident)
+
+
+def _relevance_or_gates(run: _Run, c: Channels, prompt: str) -> Outcome | None:
+    """§9.12: the learned preset's relevance model decides when it can; None leaves the
+    decision to the §5 gates, with a gate that says why."""
     if run.tuning.relevance_off:
-        gates.append(
+        run.gates.append(
             Gate(
                 name=GateName.RELEVANCE,
                 section="9.12",
@@ -381,39 +478,48 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
                 note=run.tuning.relevance_off,
             )
         )
-    if run.tuning.relevance:
-        try:
-            return _relevance_stage(run, c, prompt)
-        except (OSError, ValueError) as error:  # the model file missing or malformed
-            run.pool.clear()
-            run.rerank.clear()
-            gates.append(
-                Gate(
-                    name=GateName.RELEVANCE,
-                    section="9.12",
-                    passed=False,
-                    inputs={"error": str(error)},
-                    note=f"relevance model unusable ({error}); the §5 gates decide",
-                )
+    if not run.tuning.relevance:
+        return None
+    try:
+        return _relevance_stage(run, c, prompt)
+    except (OSError, ValueError) as error:  # the model file missing or malformed
+        run.pool.clear()
+        run.rerank.clear()
+        run.gates.append(
+            Gate(
+                name=GateName.RELEVANCE,
+                section="9.12",
+                passed=False,
+                inputs={"error": str(error)},
+                note=f"relevance model unusable ({error}); the §5 gates decide",
             )
+        )
+        return None
 
-    # §5.1 confident winner, on cosines (not hybrid scores)
+
+def _confident_winner(run: _Run, c: Channels) -> bool:
+    """§5.1: a clear winner on cosines (not hybrid scores) skips the fast path and rerank."""
+    config, n = run.config, len(c.ids)
     top_two = np.sort(np.partition(c.cosine, n - 2)[n - 2 :])[::-1] if n > 1 else c.cosine
     c1 = float(top_two[0])
     c2 = float(top_two[1]) if n > 1 else 0.0
     confident = c1 >= config.high_conf and c1 - c2 >= config.clear_gap
-    gates.append(
+    run.gates.append(
         Gate(
             name=GateName.CONFIDENT_WINNER,
             section="5.1",
             passed=confident,
-            inputs={"c1": c1, "c2": c2, "gap": c1 - c2, "top": ids[int(np.argmax(c.cosine))]},
+            inputs={"c1": c1, "c2": c2, "gap": c1 - c2, "top": c.ids[int(np.argmax(c.cosine))]},
             thresholds={"high_conf": config.high_conf, "clear_gap": config.clear_gap},
             note="skips the lexical fast path and rerank" if confident else "",
         )
     )
+    return confident
 
-    # §5.2 lexical fast path
+
+def _lexical_fast_path(run: _Run, c: Channels, confident: bool) -> Outcome | None:
+    """§5.2: BM25's winner, far enough ahead, decides alone (None: it does not)."""
+    tuning, ids, n = run.tuning, c.ids, len(c.ids)
     top_i = int(c.bm25_order[0])
     second_i = int(c.bm25_order[1]) if n > 1 else None
     top_bm25 = float(c.bm25[top_i])
@@ -429,30 +535,25 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
         "shared_terms": shared,
     }
     thresholds: dict[str, Any] = {
-        "lexical_min": run.tuning.lexical_min,
-        "lexical_margin": run.tuning.lexical_margin,
+        "lexical_min": tuning.lexical_min,
+        "lexical_margin": tuning.lexical_margin,
         "min_shared_terms": MIN_SHARED_TERMS,
     }
-    if _guard_shown(run.tuning, "lexical"):  # §9 guard, not shown under the reference
+    if _guard_shown(tuning, "lexical"):  # §9 guard, not shown under the reference
         inputs["top_cosine"] = top_cosine
-        thresholds["lexical_min_cosine"] = run.tuning.lexical_min_cosine
-        thresholds.update(_origin(run.tuning, "lexical_min_cosine"))
+        thresholds["lexical_min_cosine"] = tuning.lexical_min_cosine
+        thresholds.update(_origin(tuning, "lexical_min_cosine"))
     # §9.9: a reranker calibrated to decide without the fast path turns it off.
-    gate_values = run.index.models.status.rerank_calibration
-    reranker_decides = (
-        run.index.models.reranker is not None
-        and not gate_values.fast_path
-        and run.tuning.preset != "reference"
-    )
-    if confident or run.tuning.lexical_min <= 0 or reranker_decides:
+    reranker_decides = tuning.fast_path_off
+    if confident or tuning.lexical_min <= 0 or reranker_decides:
         note = (
             "confident winner"
             if confident
             else "off (lexical_min = 0)"
-            if run.tuning.lexical_min <= 0
-            else f"off: the reranker decides ({gate_values.source})"
+            if tuning.lexical_min <= 0
+            else f"off: the reranker decides ({reranker_decides})"
         )
-        gates.append(
+        run.gates.append(
             Gate(
                 name=GateName.LEXICAL_DOMINANCE,
                 section="5.2",
@@ -463,42 +564,45 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
                 note=note,
             )
         )
-    else:
-        fires = (
-            top_bm25 >= run.tuning.lexical_min
-            and second_bm25 is not None
-            and top_bm25 - second_bm25 >= run.tuning.lexical_margin
-            and shared >= MIN_SHARED_TERMS
-            and top_cosine >= run.tuning.lexical_min_cosine
+        return None
+    fires = (
+        top_bm25 >= tuning.lexical_min
+        and second_bm25 is not None
+        and top_bm25 - second_bm25 >= tuning.lexical_margin
+        and shared >= MIN_SHARED_TERMS
+        and top_cosine >= tuning.lexical_min_cosine
+    )
+    run.gates.append(
+        Gate(
+            name=GateName.LEXICAL_DOMINANCE,
+            section="5.2",
+            passed=fires,
+            inputs=inputs,
+            thresholds=thresholds,
         )
-        gates.append(
-            Gate(
-                name=GateName.LEXICAL_DOMINANCE,
-                section="5.2",
-                passed=fires,
-                inputs=inputs,
-                thresholds=thresholds,
-            )
-        )
-        if fires:
-            return Stage.LEXICAL, [(top_i, LEXICAL_CONFIDENCE)], Verdict.LEXICAL_DOMINANCE
+    )
+    if fires:
+        return Stage.LEXICAL, [(top_i, LEXICAL_CONFIDENCE)], Verdict.LEXICAL_DOMINANCE
+    return None
 
-    # §5.3 recall floor and ambiguity
+
+def _recall_floor_then_rerank(run: _Run, c: Channels, prompt: str, confident: bool) -> Outcome:
+    """§5.3: nothing relevant, or a clear winner, leaves the cosine stage to decide; an
+    ambiguous prompt goes to the reranker (§5.4), and a reranker that cannot score it
+    leaves it to the cosine stage too, never to silence (reference: src/rerank.rs)."""
+    config = run.config
     top_h = int(c.hybrid_order[0])
     top_score = float(c.score[top_h])
     reranker = run.index.models.reranker
-    recall_floor = config.recall_floor
-    model_floor = run.index.models.status.rerank_calibration.floor
-    if reranker is not None and model_floor is not None and run.tuning.preset != "reference":
-        # §9: a reranker calibrated to judge weaker candidates (its own floor) sees them.
-        recall_floor = min(recall_floor, model_floor)
+    # §9: a reranker calibrated to judge weaker candidates (its own floor) sees them.
+    recall_floor = run.tuning.recall_floor
     relevant = top_score >= recall_floor
-    gates.append(
+    run.gates.append(
         Gate(
             name=GateName.RECALL_FLOOR,
             section="5.3",
             passed=relevant,
-            inputs={"top": ids[top_h], "top_score": top_score},
+            inputs={"top": c.ids[top_h], "top_score": top_score},
             thresholds={"recall_floor": recall_floor},
             note="" if relevant else "nothing relevant: rerank skipped",
         )
@@ -506,8 +610,6 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     ambiguous = relevant and not confident
     failure = ""
     if ambiguous and reranker is not None:
-        # As in the reference (src/rerank.rs, src/pipeline.rs): no candidates, or a model
-        # that fails to score, leaves the decision to the cosine stage; never to silence.
         if config.rerank_top_k <= 0:
             failure = "rerank_top_k = 0: no candidates, so the cosine stage decides"
         else:
@@ -520,7 +622,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
                     f"reranker failed ({type(error).__name__}: {error}); the cosine stage decides"
                 )
     if failure:
-        gates.append(
+        run.gates.append(
             Gate(
                 name=GateName.RERANKER,
                 section="5.4",
@@ -531,7 +633,7 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
             )
         )
         return _cosine_stage(run, c)
-    gates.append(
+    run.gates.append(
         Gate(
             name=GateName.RERANKER,
             section="5.4",
@@ -546,55 +648,24 @@ def _cascade(run: _Run, c: Channels, prompt: str) -> Outcome:
     return _cosine_stage(run, c)
 
 
-def _score_candidates(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> None:
+def _score_candidates(run: _Run, prompt: str, candidates: list[int]) -> None:
     """§5.4: the reranker's logit for each candidate, into run.rerank."""
     index = run.index
     reranker = index.models.reranker
     assert reranker is not None
-    if isinstance(reranker, InteractionReranker):
-        query_terms = index.lexical.query_terms(prompt)
-        pool = Pool(prompt, candidates, c, index.skills, index.vectors, query_terms)
-        logits = reranker.score_pool(pool)
-    else:
-        documents = [
-            rerank_document(index.skills[i].description, index.skills[i].body_head)
-            for i in candidates
-        ]
-        logits = reranker.score(prompt, documents)
+    documents = [
+        rerank_document(index.skills[i].description, index.skills[i].body_head) for i in candidates
+    ]
+    logits = reranker.score(prompt, documents)
     run.rerank.update(zip(candidates, (float(value) for value in logits), strict=True))
 
 
 def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§9.12: the candidates' features, the relevance model's probability for each, and at
     most two picks: the best at p >= threshold, the next at p >= second_threshold."""
-    config, index = run.config, run.index
     model = load_relevance_model()
-    started = time.perf_counter()
-    for position in c.hybrid_order[: max(config.rerank_top_k, 1)]:
-        run.pool[int(position)] = "dense"
-    for position in c.bm25_order[:BM25_POOL]:
-        if c.bm25[position] > 0:
-            run.pool[int(position)] = "both" if int(position) in run.pool else "bm25"
-    candidates = list(run.pool)
-    reranker = index.models.reranker
-    failure = ""
-    if reranker is not None:
-        try:
-            _score_candidates(run, c, prompt, candidates)
-        except Exception as error:  # onnxruntime and tokenizers raise their own types
-            run.rerank.clear()
-            failure = f"reranker failed ({type(error).__name__}: {error}); decided without it"
-        run.timings["rerank"] = (time.perf_counter() - started) * 1000
-        run.gates.append(
-            Gate(
-                name=GateName.RERANKER,
-                section="5.4",
-                passed=not failure,
-                inputs={"candidates": [c.ids[i] for i in candidates], "model": reranker.name},
-                thresholds={"rerank_top_k": config.rerank_top_k, "bm25_pool": BM25_POOL},
-                note=failure,
-            )
-        )
+    candidates = _relevance_pool(run, c)
+    _relevance_logits(run, c, prompt, candidates)
     matrix = features(prompt, _evidence(run, c, prompt, candidates))
     probabilities = model.probability(matrix)
     trace = RelevanceTrace(
@@ -607,10 +678,12 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         threshold=model.threshold,
         second_threshold=model.second_threshold,
         model=model.name,
+        form=model.form,
     )
     run.relevance = trace
     order = sorted(
-        range(len(candidates)), key=lambda r: (-probabilities[r], index.id_rank[candidates[r]])
+        range(len(candidates)),
+        key=lambda r: (-probabilities[r], run.index.id_rank[candidates[r]]),
     )
     best = order[0]
     picks = [best] if probabilities[best] >= model.threshold else []
@@ -622,7 +695,60 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             continue
         above = probabilities[row] >= model.threshold and row == second
         run.verdicts[candidates[row]] = Verdict.SECOND_SKILL if above else Verdict.RELEVANCE
+    _relevance_gates(run, c, trace, best, second, picks)
+    return (
+        Stage.RELEVANCE,
+        [(candidates[row], float(probabilities[row])) for row in picks],
+        Verdict.RERANK_TOP_K,
+    )
 
+
+def _relevance_pool(run: _Run, c: Channels) -> list[int]:
+    """§9.12's candidates: the hybrid top rerank_top_k and BM25's top BM25_POOL."""
+    for position in c.hybrid_order[: max(run.config.rerank_top_k, 1)]:
+        run.pool[int(position)] = "dense"
+    for position in c.bm25_order[:BM25_POOL]:
+        if c.bm25[position] > 0:
+            run.pool[int(position)] = "both" if int(position) in run.pool else "bm25"
+    return list(run.pool)
+
+
+def _relevance_logits(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> None:
+    """The reranker's logits, a feature of the relevance model; a reranker that fails
+    leaves the model to decide without them, and its gate says why."""
+    reranker = run.index.models.reranker
+    if reranker is None:
+        return
+    started = time.perf_counter()
+    failure = ""
+    try:
+        _score_candidates(run, prompt, candidates)
+    except Exception as error:  # onnxruntime and tokenizers raise their own types
+        run.rerank.clear()
+        failure = f"reranker failed ({type(error).__name__}: {error}); decided without it"
+    run.timings["rerank"] = (time.perf_counter() - started) * 1000
+    run.gates.append(
+        Gate(
+            name=GateName.RERANKER,
+            section="5.4",
+            passed=not failure,
+            inputs={"candidates": [c.ids[i] for i in candidates], "model": reranker.name},
+            thresholds={"rerank_top_k": run.config.rerank_top_k, "bm25_pool": BM25_POOL},
+            note=failure,
+        )
+    )
+
+
+def _relevance_gates(
+    run: _Run,
+    c: Channels,
+    trace: RelevanceTrace,
+    best: int,
+    second: int | None,
+    picks: list[int],
+) -> None:
+    """§9.12's two gates: the best candidate's probability, and the second skill's."""
+    candidates, probabilities = trace.candidates, trace.probabilities
     run.gates.append(
         Gate(
             name=GateName.RELEVANCE,
@@ -634,8 +760,8 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
                 "drivers": trace.drivers(best),
                 "candidates": len(candidates),
             },
-            thresholds={"threshold": model.threshold},
-            note=f"model: {model.name}",
+            thresholds={"threshold": trace.threshold},
+            note=f"model: {trace.model}",
         )
     )
     run.gates.append(
@@ -651,14 +777,57 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
                 "p": float(probabilities[second]),
                 "drivers": trace.drivers(second),
             },
-            thresholds={"second_threshold": model.second_threshold},
+            thresholds={"second_threshold": trace.second_threshold},
         )
     )
-    return (
-        Stage.RELEVANCE,
-        [(candidates[row], float(probabilities[row])) for row in picks],
-        Verdict.RERANK_TOP_K,
+
+
+def _route_tasks(
+    run: _Run,
+    prompt: str,
+    picked: list[tuple[int, float]],
+    context: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+) -> list[tuple[int, float]]:
+    """§9.12 "Several tasks in one prompt": each clause routed on its own by the same model;
+    a clause's best skill at p >= threshold joins the picks after the whole prompt's."""
+    clauses = task_clauses(prompt)
+    if not clauses:
+        return picked
+    index, threshold = run.index, run.relevance.threshold if run.relevance else 1.0
+    chosen = {position for position, _ in picked}
+    out = list(picked)
+    traces = []
+    for clause in clauses:
+        trace = decide(clause, index, run.config, context=context, cwd=cwd, tasks=False).relevance
+        if trace is None or not trace.candidates:
+            traces.append(TaskTrace(clause, None, 0.0, "", False, trace))
+            continue
+        row = min(
+            range(len(trace.candidates)),
+            key=lambda r: (-trace.probabilities[r], index.id_rank[trace.candidates[r]]),
+        )
+        position, p = trace.candidates[row], float(trace.probabilities[row])
+        added = p >= threshold and position not in chosen
+        if added:
+            chosen.add(position)
+            out.append((position, p))
+            run.verdicts.pop(position, None)
+        traces.append(TaskTrace(clause, index.ids[position], p, trace.drivers(row), added, trace))
+    run.tasks = tuple(traces)
+    run.gates.append(
+        Gate(
+            name=GateName.TASKS,
+            section="9.12",
+            passed=any(task.added for task in traces),
+            inputs={
+                "tasks": [f"{task.clause!r} -> {task.best} p={task.p:.2f}" for task in traces],
+                "added": [task.best for task in traces if task.added],
+            },
+            thresholds={"threshold": threshold},
+        )
     )
+    return out
 
 
 def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> CandidateEvidence:
@@ -668,14 +837,13 @@ def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> Can
     keyword_hits = np.zeros(len(candidates))
     phrase_hits = np.zeros(len(candidates))
     row_of = {position: row for row, position in enumerate(candidates)}
-    if hits is not None:
-        for postings in hits.keywords.values():
-            for position in postings.tolist():
-                if position in row_of:
-                    keyword_hits[row_of[position]] += 1
-        for position, _tokens in hits.phrases:
+    for postings in hits.keywords.values():
+        for position in postings.tolist():
             if position in row_of:
-                phrase_hits[row_of[position]] += 1
+                keyword_hits[row_of[position]] += 1
+    for position, _tokens in hits.phrases:
+        if position in row_of:
+            phrase_hits[row_of[position]] += 1
     cosine = c.cosine
     cosine_rank = np.array([1 + int(np.count_nonzero(cosine > cosine[i])) for i in at])
     skills = [index.skills[i] for i in candidates]
@@ -702,19 +870,11 @@ def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> Can
 def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§5.4 (+§9.1 union): cross-encode the candidates, then the agreement gate."""
     config, index = run.config, run.index
-    started = time.perf_counter()
-    k = max(config.rerank_top_k, 0)
-    dense_pool = [int(i) for i in c.hybrid_order[:k]]
-    for position in dense_pool:
-        run.pool[position] = "dense"
-    if config.candidate_strategy == "union":
-        bm25_pool = [int(i) for i in c.bm25_order[:k] if c.bm25[i] > 0]
-        for position in bm25_pool:
-            run.pool[position] = "both" if position in run.pool else "bm25"
-    candidates = list(run.pool)
     reranker = index.models.reranker
     assert reranker is not None
-    _score_candidates(run, c, prompt, candidates)
+    started = time.perf_counter()
+    candidates = _rerank_pool(run, c)
+    _score_candidates(run, prompt, candidates)
     run.timings["rerank"] = (time.perf_counter() - started) * 1000
     run.gates.append(
         Gate(
@@ -729,36 +889,60 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             thresholds={"rerank_top_k": config.rerank_top_k},
         )
     )
-    gate_calibration = index.models.status.rerank_calibration
-    rerank_min, rerank_margin = effective_rerank_thresholds(config, gate_calibration)
-    # §9: a model's own eligibility floor (None, and always under the reference: §5.4's)
-    own_floor = None if run.tuning.preset == "reference" else gate_calibration.floor
-    gate_source = (
-        "pinned in config"
-        if config.rerank_min is not None and config.rerank_margin is not None
-        else gate_calibration.source
-    )
     agreement = agreement_gate(
         candidates,
         c.score,
         run.rerank,
-        min_similarity=run.min_similarity,
-        rerank_min=rerank_min,
-        rerank_margin=rerank_margin,
-        floor=own_floor,
+        min_similarity=run.tuning.min_similarity,
+        rerank_min=run.tuning.rerank_min,
+        rerank_margin=run.tuning.rerank_margin,
+        floor=run.tuning.agreement_floor,
     )
+    _agreement_gates(run, c, agreement)
+    for position in candidates:
+        if position not in agreement.eligible:
+            run.verdicts[position] = Verdict.AGREEMENT_FLOOR
+        elif run.rerank[position] < run.tuning.rerank_min:
+            run.verdicts[position] = Verdict.RERANK_MIN
+        elif position not in agreement.passed:
+            run.verdicts[position] = Verdict.RERANK_MARGIN
+    picked = sorted(agreement.passed, key=lambda i: (-run.rerank[i], index.id_rank[i]))
+    return Stage.RERANK, [(i, sigmoid(run.rerank[i])) for i in picked], Verdict.RERANK_TOP_K
+
+
+def _rerank_pool(run: _Run, c: Channels) -> list[int]:
+    """§5.4's candidates: the hybrid top rerank_top_k, and under the §9.1 union strategy
+    BM25's top rerank_top_k too."""
+    k = max(run.config.rerank_top_k, 0)
+    for position in (int(i) for i in c.hybrid_order[:k]):
+        run.pool[position] = "dense"
+    if run.config.candidate_strategy == "union":
+        for position in (int(i) for i in c.bm25_order[:k] if c.bm25[i] > 0):
+            run.pool[position] = "both" if position in run.pool else "bm25"
+    return list(run.pool)
+
+
+def _agreement_gates(run: _Run, c: Channels, agreement: Agreement) -> None:
+    """§5.4's three gates over the reranked candidates: the eligibility floor, rerank_min
+    and rerank_margin."""
+    tuning = run.tuning
+    own_floor = tuning.rerank_floor  # §9: a model's own (None, and always under the reference)
     run.gates.append(
         Gate(
             name=GateName.AGREEMENT_FLOOR,
             section="5.4",
             passed=bool(agreement.eligible),
             inputs={"eligible": [c.ids[i] for i in agreement.eligible]},
-            thresholds={"floor": agreement.floor, "min_similarity": run.min_similarity},
+            thresholds={"floor": agreement.floor, "min_similarity": tuning.min_similarity},
             note="eligible = candidates with hybrid score >= floor"
-            + ("" if own_floor is None else f" (the reranker's own: {gate_calibration.source})"),
+            + (
+                ""
+                if own_floor is None
+                else f" (the reranker's own: {run.index.models.status.rerank_calibration.source})"
+            ),
         )
     )
-    above_min = [i for i in agreement.eligible if run.rerank[i] >= rerank_min]
+    above_min = [i for i in agreement.eligible if run.rerank[i] >= tuning.rerank_min]
     run.gates.append(
         Gate(
             name=GateName.RERANK_MIN,
@@ -768,8 +952,8 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             # trace and "last failed gate" name the one that emptied the pool.
             skipped=not agreement.eligible,
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in above_min]},
-            thresholds={"rerank_min": rerank_min},
-            note=f"gate: {gate_source}",
+            thresholds={"rerank_min": tuning.rerank_min},
+            note=f"gate: {tuning.rerank_source}",
         )
     )
     run.gates.append(
@@ -780,27 +964,18 @@ def _rerank_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
             skipped=not above_min,
             inputs={"best": agreement.best, "kept": [c.ids[i] for i in agreement.passed]},
             thresholds={
-                "rerank_margin": rerank_margin,
-                "cutoff": None if agreement.best is None else agreement.best - rerank_margin,
+                "rerank_margin": tuning.rerank_margin,
+                "cutoff": None if agreement.best is None else agreement.best - tuning.rerank_margin,
             },
         )
     )
-    for position in candidates:
-        if position not in agreement.eligible:
-            run.verdicts[position] = Verdict.AGREEMENT_FLOOR
-        elif run.rerank[position] < rerank_min:
-            run.verdicts[position] = Verdict.RERANK_MIN
-        elif position not in agreement.passed:
-            run.verdicts[position] = Verdict.RERANK_MARGIN
-    picked = sorted(agreement.passed, key=lambda i: (-run.rerank[i], index.id_rank[i]))
-    return Stage.RERANK, [(i, sigmoid(run.rerank[i])) for i in picked], Verdict.RERANK_TOP_K
 
 
 def _cosine_stage(run: _Run, c: Channels) -> Outcome:
     """§5.5: the hybrid score against the floor and the margin below the top; force rescues."""
     config = run.config
     top = float(c.score[c.hybrid_order[0]])
-    cutoff = top - run.score_margin
+    cutoff = top - run.tuning.score_margin
     force = set(config.force)
     # Only skills over the floor, or forced, need a look: the rest keep the default verdict.
     forced_mask = np.zeros(len(c.ids), dtype=bool)
@@ -808,7 +983,7 @@ def _cosine_stage(run: _Run, c: Channels) -> Outcome:
         position = run.index.positions.get(skill_id)
         if position is not None and c.keyword[position] > 0:
             forced_mask[position] = True
-    over_floor = c.score >= run.min_similarity
+    over_floor = c.score >= run.tuning.min_similarity
     ordered = c.hybrid_order[(over_floor | forced_mask)[c.hybrid_order]]
     kept: list[int] = []
     forced: list[str] = []
@@ -827,7 +1002,7 @@ def _cosine_stage(run: _Run, c: Channels) -> Outcome:
             section="5.5",
             passed=bool(above_floor),
             inputs={"top_score": top, "above": above_floor},
-            thresholds={"min_similarity": run.min_similarity},
+            thresholds={"min_similarity": run.tuning.min_similarity},
         )
     )
     run.gates.append(
@@ -836,7 +1011,7 @@ def _cosine_stage(run: _Run, c: Channels) -> Outcome:
             section="5.5",
             passed=bool(kept),
             inputs={"top_score": top, "kept": [c.ids[i] for i in kept]},
-            thresholds={"score_margin": run.score_margin, "cutoff": cutoff},
+            thresholds={"score_margin": run.tuning.score_margin, "cutoff": cutoff},
         )
     )
     run.gates.append(
@@ -850,7 +1025,7 @@ def _cosine_stage(run: _Run, c: Channels) -> Outcome:
             note="forced skills need a keyword hit",
         )
     )
-    picked = [(i, cosine_confidence(float(c.score[i]), run.min_similarity)) for i in kept]
+    picked = [(i, cosine_confidence(float(c.score[i]), run.tuning.min_similarity)) for i in kept]
     return Stage.COSINE, picked, Verdict.MIN_SIMILARITY
 
 
@@ -858,9 +1033,37 @@ def _finish(
     run: _Run, picked: list[tuple[int, float]], prompt: str, stage: Stage
 ) -> tuple[tuple[Injection, ...], str]:
     """§5.6-§5.7: drop invoked and denied skills, cap, budget the text, choose body or not."""
-    config, skills, gates = run.config, run.index.skills, run.gates
     if stage in (Stage.BLANK, Stage.EMPTY):
         return (), ""
+    survivors = _drop_and_cap(run, picked, prompt)
+    # §5.7: a lone, near-certain pick is escalated to its full body in directive mode;
+    # inject_mode = "body" injects every pick's body (reference: src/hook.rs inject_mode).
+    config = run.config
+    lone = len(survivors) == 1 and survivors[0][1] >= config.body_inject_min
+    body = config.inject_mode == "body" or lone
+    run.gates.append(
+        Gate(
+            name=GateName.BODY_INJECT,
+            section="5.7",
+            passed=body,
+            skipped=not survivors,
+            inputs={
+                "picks": len(survivors),
+                "confidence": survivors[0][1] if len(survivors) == 1 else None,
+                "inject_mode": config.inject_mode,
+            },
+            thresholds={"body_inject_min": config.body_inject_min},
+        )
+    )
+    return _inject(run, survivors, body)
+
+
+def _drop_and_cap(
+    run: _Run, picked: list[tuple[int, float]], prompt: str
+) -> list[tuple[int, float]]:
+    """§5.6 and §10: the picks left once invoked, denied and already-loaded skills are
+    dropped and the rest capped at max_skills, each drop recorded by its gate."""
+    config, skills = run.config, run.index.skills
     invoked = invoked_names(prompt)
     deny = set(config.deny)
     survivors: list[tuple[int, float]] = []
@@ -887,6 +1090,7 @@ def _finish(
             capped.append(skill_id)
         else:
             survivors.append((position, confidence))
+    gates = run.gates
     gates.append(
         Gate(
             name=GateName.INVOKED,
@@ -925,33 +1129,21 @@ def _finish(
             thresholds={"max_skills": config.max_skills},
         )
     )
+    return survivors
 
-    # §5.7: a lone, near-certain pick is escalated to its full body in directive mode;
-    # inject_mode = "body" injects every pick's body (reference: src/hook.rs inject_mode).
-    lone = len(survivors) == 1 and survivors[0][1] >= config.body_inject_min
-    body = config.inject_mode == "body" or lone
-    gates.append(
-        Gate(
-            name=GateName.BODY_INJECT,
-            section="5.7",
-            passed=body,
-            skipped=not survivors,
-            inputs={
-                "picks": len(survivors),
-                "confidence": survivors[0][1] if len(survivors) == 1 else None,
-                "inject_mode": config.inject_mode,
-            },
-            thresholds={"body_inject_min": config.body_inject_min},
-        )
-    )
-    channels = run.channels
+
+def _inject(
+    run: _Run, survivors: list[tuple[int, float]], body: bool
+) -> tuple[tuple[Injection, ...], str]:
+    """§5.6: the injected text within char_budget; a pick it cannot hold is dropped."""
+    config, skills, channels = run.config, run.index.skills, run.channels
     picks = [
         Pick(
             position,
             skills[position],
             confidence,
             body,
-            file_evidence=channels is not None and bool(channels.file[position] > 0),
+            file_evidence=bool(channels.file[position] > 0),
             project_term=run.project_terms.get(skills[position].id),
         )
         for position, confidence in survivors
@@ -973,7 +1165,7 @@ def _finish(
     for pick in built.dropped:
         run.verdicts[pick.position] = Verdict.CHAR_BUDGET
         over_budget.append(pick.skill.id)
-    gates.append(
+    run.gates.append(
         Gate(
             name=GateName.CHAR_BUDGET,
             section="5.6",

@@ -1,4 +1,9 @@
-"""Named presets: the reference's cascade, and this project's documented departure from it.
+"""Named presets, and `resolve`: the one place every effective threshold is worked out.
+
+`resolve(config, status, n)` gives the `Tuning` one decision runs with: the floor and margin
+(§4), the §9 departures, the cosine guards for this dense model and the agreement gate's
+values for this reranker (§5.4). decide(), `why`, `doctor`, lint, calibration and the
+explorer's F2 editor all read it, so none of them works a threshold out on its own.
 
 The reference (spec §3-§5) scores a skill by cosine + keyword + phrase + file and lets
 BM25 act only as a fast path. Measured on real libraries, its gates throw away most of
@@ -34,9 +39,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from explorer.engine.config import PRESET_NAMES, Config
-from explorer.engine.models import CALIBRATION, DEFAULT_MODEL, Calibration, ModelStatus
+from explorer.engine.models import (
+    CALIBRATION,
+    DEFAULT_MODEL,
+    Calibration,
+    ModelStatus,
+    RerankCalibration,
+)
+from explorer.engine.rerank import AGREEMENT_SLACK
 from explorer.engine.text import STOPWORDS
 
 REFERENCE = "reference"
@@ -196,9 +209,24 @@ class Tuning:
     origins: dict[str, str] = field(default_factory=dict)
     relevance: bool = False  # §9.12: the relevance model decides
     relevance_off: str = ""  # §9.12: why the learned preset's model does not (its gates do)
+    # §5.3-§5.4 with this reranker: a pinned value wins, else the reranker's own gate.
+    recall_floor: float = 0.5  # lowered to the reranker's own floor where it has one (§9)
+    rerank_min: float = 0.0
+    rerank_margin: float = 0.0
+    rerank_source: str = ""  # where the gate's values came from, for the trace
+    rerank_floor: float | None = None  # the reranker's own eligibility floor; None: §5.4's
+    fast_path_off: str = ""  # why the reranker turns the §5.2 fast path off ("": it does not)
 
     def origin(self, key: str) -> str:
         return self.origins.get(key, "")
+
+    @property
+    def agreement_floor(self) -> float:
+        """§5.4: the hybrid score a candidate needs for the reranker to judge it: the
+        reranker's own floor, else `min_similarity - 0.03`."""
+        if self.rerank_floor is None:
+            return self.min_similarity - AGREEMENT_SLACK
+        return self.rerank_floor
 
     def as_dict(self) -> dict[str, float | bool | str]:
         return {
@@ -306,6 +334,7 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
         key: "pinned" if getattr(config, key) is not None else guards_from for key in GUARD_KEYS
     }
     slope = float(_pick(config.floor_log_slope, guards.floor_log_slope))
+    gate = resolve_rerank(config, status)
     return Tuning(
         preset=config.preset,
         min_similarity=floor_for(base, slope, n, preset.floor_sizes),
@@ -325,7 +354,29 @@ def resolve(config: Config, status: ModelStatus, n: int) -> Tuning:
         origins=origins,
         relevance=preset.relevance,
         relevance_off=relevance_off,
+        **gate,
     )
+
+
+def resolve_rerank(config: Config, status: ModelStatus) -> dict[str, Any]:
+    """§5.3-§5.4 for the reranker in force: a pinned rerank_min / rerank_margin wins, else
+    the reranker's own (models.RERANK_CALIBRATION). Outside the reference preset a reranker
+    with its own floor judges candidates down to it (the recall floor follows), and one
+    calibrated without the §5.2 fast path turns the fast path off."""
+    calibration: RerankCalibration = status.rerank_calibration
+    departs = status.reranker is not None and config.preset != REFERENCE
+    own_floor = calibration.floor if departs else None
+    pinned = config.rerank_min is not None and config.rerank_margin is not None
+    return {
+        "recall_floor": (
+            config.recall_floor if own_floor is None else min(config.recall_floor, own_floor)
+        ),
+        "rerank_min": float(_pick(config.rerank_min, calibration.rerank_min)),
+        "rerank_margin": float(_pick(config.rerank_margin, calibration.rerank_margin)),
+        "rerank_source": "pinned in config" if pinned else calibration.source,
+        "rerank_floor": own_floor,
+        "fast_path_off": calibration.source if departs and not calibration.fast_path else "",
+    }
 
 
 def relevance_mismatch(status: ModelStatus) -> str:

@@ -89,6 +89,10 @@ def reason(decision: Decision, row: Row) -> Reason:
     gates = {gate.name: gate for gate in decision.gates}
     trace = decision.relevance
     if verdict is Verdict.INJECT:
+        task = decision.task_for(row.id)
+        if trace is not None and task is not None:  # §9.12: a clause asked for it on its own
+            text = f"task {task.clause!r}: p {task.p:.2f} ≥ {trace.threshold:.2f}: {task.drivers}"
+            return Reason(verdict, text, None, PROBABILITY, task.p, trace.threshold)
         if trace is not None and row.relevance is not None:
             bar = trace.threshold if row.id == decision.injected_ids[0] else trace.second_threshold
             text = f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}"

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -18,6 +18,18 @@ if TYPE_CHECKING:
 
 AGREEMENT_SLACK = 0.03  # §5.4: floor = min_similarity - 0.03
 MAX_PAIR_TOKENS = 512  # §6: the reference reranker's maximum length
+
+
+class Reranker(Protocol):
+    """What stage 2 (§5.4) needs from a reranker: one logit per (prompt, document), higher
+    for a better fit, on a scale its own gate (models.RERANK_CALIBRATION) was chosen for."""
+
+    name: str  # shown to people; the key of its gate
+    model_path: str
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        """[len(documents)] float logits."""
+        ...
 
 
 class CrossEncoderError(RuntimeError):
@@ -116,11 +128,11 @@ class Attribution:
 
 
 def sentence_attribution(
-    reranker: object, prompt: str, description: str, body_head: str
+    reranker: Reranker | None, prompt: str, description: str, body_head: str
 ) -> Attribution | None:
     """Score the description whole and once without each sentence (one pair each, as the
-    cascade scores them: rerank_document). None without a cross-encoder, or a prompt."""
-    if not isinstance(reranker, OnnxCrossEncoder) or not prompt.strip():
+    cascade scores them: rerank_document). None without a reranker, or a prompt."""
+    if reranker is None or not prompt.strip():
         return None
     parts = sentences(description)
     documents = [rerank_document(description, body_head)] + [

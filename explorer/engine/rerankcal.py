@@ -39,7 +39,7 @@ from explorer.engine.evaluate import passes
 from explorer.engine.libraries import LibraryCases
 from explorer.engine.models import RerankCalibration
 from explorer.engine.pipeline import decide
-from explorer.engine.presets import CALIBRATED, LEARNED
+from explorer.engine.presets import CALIBRATED, LEARNED, resolve
 from explorer.engine.snapshot import Index
 
 SCHEMA = "skill-explorer/calibration-reranker@1"
@@ -205,17 +205,14 @@ def _simulate(
     margin: float,
     recall_floor: float,
     max_skills: int,
-    own_floor: bool = True,
 ) -> tuple[str, ...]:
-    """The gate's arithmetic (§5.2 kept or not, §5.3 with the model's floor, §5.4, the
-    §5.6 cap). `own_floor` False: the floor is §5.4's, which §5.3 does not lower (the
-    pipeline lowers the recall floor only to a model's own floor)."""
+    """The gate's arithmetic (§5.2 kept or not, §5.3's recall floor, §5.4 with its
+    eligibility `floor`, the §5.6 cap), with the values `presets.resolve` gives decide()."""
     if fast_path and item.lexical is not None:
         return item.lexical
     if item.fixed is not None:
         return item.fixed
-    skip_below = min(recall_floor, floor) if own_floor else recall_floor
-    if item.top < skip_below:  # stage 2 skipped: the cosine stage decides
+    if item.top < recall_floor:  # stage 2 skipped: the cosine stage decides
         return item.baseline if fast_path else item.cosine
     eligible = item.scores >= floor
     if not eligible.any():
@@ -228,22 +225,20 @@ def _simulate(
 def _sweep(
     items: Sequence[_Case], point: GatePoint, index: Index, config: Config
 ) -> list[tuple[str, ...]]:
-    """Each probed case's injected ids under one grid point, by `_simulate`: a `None` floor
-    is §5.4's floor for this library (`_section_floor`)."""
+    """Each probed case's injected ids under one grid point, by `_simulate`, with the
+    thresholds the resolver gives a reranker of that gate (a `None` floor: §5.4's)."""
     fast_path, floor, rerank_min, margin = point
-    own_floor = floor is not None
-    if floor is None:
-        floor = _section_floor(index, config, len(index))
+    gate = RerankCalibration(rerank_min, margin, "grid point", floor=floor, fast_path=fast_path)
+    tuning = resolve(config, with_gate(index, gate).models.status, len(index))
     return [
         _simulate(
             item,
-            fast_path,
-            floor,
-            rerank_min,
-            margin,
-            config.recall_floor,
+            not tuning.fast_path_off,
+            tuning.agreement_floor,
+            tuning.rerank_min,
+            tuning.rerank_margin,
+            tuning.recall_floor,
             config.max_skills,
-            own_floor,
         )
         for item in items
     ]
@@ -261,72 +256,21 @@ def calibrate_reranker(
     grid = grid or default_gate_grid()
     if not libraries:
         raise ValueError("no libraries to calibrate on")
-    reranker = libraries[0][1].models.reranker
-    if reranker is None:
+    if libraries[0][1].models.reranker is None:
         raise ValueError("no reranker is loaded: " + libraries[0][1].models.status.reranker_note)
     # The gate of the calibrated preset's stage 2 is what is swept (§9.11), never the learned
     # preset's relevance model (§9.12).
     preset = CALIBRATED if config.preset == LEARNED else config.preset
     config = config.replace(force=[], deny=[], rerank_min=None, rerank_margin=None, preset=preset)
-    status = libraries[0][1].models.status
-    # The probe: the gate wide open and the fast path off, so every case reaches stage 2.
-    probe_gate = RerankCalibration(-OPEN, OPEN, "calibration probe", floor=-OPEN, fast_path=False)
-    prepared: list[tuple[LibraryCases, Index, list[_Case], Figures]] = []
-    for cases, index in libraries:
-        fast = memoised(index)
-        bare = without_reranker(fast)
-        probe = with_gate(fast, probe_gate)
-        items = []
-        no_fast_path = config.replace(lexical_min=0.0)
-        for case in cases.train:
-            baseline = decide(case.prompt, bare, config)
-            cosine = decide(case.prompt, bare, no_fast_path)
-            items.append(_probe(case, decide(case.prompt, probe, config), baseline, cosine, index))
-        base = _figures(cases.train, [item.baseline for item in items])
-        prepared.append((cases, fast, items, base))
-        if progress is not None:
-            progress(f"{cases.spec.name}: {len(items)} train cases probed")
+    prepared = [_prepare(cases, index, config, progress) for cases, index in libraries]
     points = grid.points()
     outcomes = [
-        [
-            _figures(cases.train, _sweep(items, point, fast, config))
-            for cases, fast, items, _ in prepared
-        ]
+        [_figures(lib.cases.train, _sweep(lib.items, point, lib.fast, config)) for lib in prepared]
         for point in points
     ]
-    point = best_point(points, outcomes, [base for *_, base in prepared])
+    point = best_point(points, outcomes, [lib.base for lib in prepared])
     fast_path, floor, rerank_min, margin = point
-    gate = RerankCalibration(
-        rerank_min, margin, "calibrated by calibrate --reranker", floor=floor, fast_path=fast_path
-    )
-    mismatches = []
-    reports = []
-    for cases, fast, items, base in prepared:
-        tuned = with_gate(fast, gate)
-        bare = without_reranker(fast)
-        train_with = [decide(case.prompt, tuned, config).injected_ids for case in cases.train]
-        swept = _sweep(items, point, fast, config)
-        if [tuple(ids) for ids in train_with] != swept:
-            differ = sum(tuple(a) != b for a, b in zip(train_with, swept, strict=True))
-            mismatches.append(f"{cases.spec.name}: {differ} case(s)")
-        validation = cases.validation
-        reports.append(
-            LibraryGate(
-                cases.spec.name,
-                len(fast),
-                {"without": base, "with": _figures(cases.train, train_with)},
-                {
-                    "without": _figures(
-                        validation,
-                        [decide(c.prompt, bare, config).injected_ids for c in validation],
-                    ),
-                    "with": _figures(
-                        validation,
-                        [decide(c.prompt, tuned, config).injected_ids for c in validation],
-                    ),
-                },
-            )
-        )
+    reports, mismatches = _verify_and_report(prepared, point, config)
     verified = not mismatches
     note = (
         "the chosen gate routed through decide() on every train case gives the sweep's picks"
@@ -335,7 +279,7 @@ def calibrate_reranker(
         + "; ".join(mismatches)
     )
     return RerankerCalibration(
-        reranker=status.reranker or "",
+        reranker=libraries[0][1].models.status.reranker or "",
         recommended={
             "floor": floor,
             "rerank_min": rerank_min,
@@ -348,6 +292,83 @@ def calibrate_reranker(
         verified=verified,
         verify_note=note,
     )
+
+
+@dataclass
+class _Prepared:
+    """One library probed: its memoised index, each train case routed with the gate wide
+    open, and its train figures without the reranker."""
+
+    cases: LibraryCases
+    fast: Index
+    items: list[_Case]
+    base: Figures
+
+
+def _prepare(
+    cases: LibraryCases,
+    index: Index,
+    config: Config,
+    progress: Callable[[str], None] | None,
+) -> _Prepared:
+    """The probe: the gate wide open and the fast path off, so every case reaches stage 2;
+    beside it each case without the reranker, with and without the fast path."""
+    probe_gate = RerankCalibration(-OPEN, OPEN, "calibration probe", floor=-OPEN, fast_path=False)
+    fast = memoised(index)
+    bare = without_reranker(fast)
+    probe = with_gate(fast, probe_gate)
+    no_fast_path = config.replace(lexical_min=0.0)
+    items = []
+    for case in cases.train:
+        baseline = decide(case.prompt, bare, config)
+        cosine = decide(case.prompt, bare, no_fast_path)
+        items.append(_probe(case, decide(case.prompt, probe, config), baseline, cosine, index))
+    base = _figures(cases.train, [item.baseline for item in items])
+    if progress is not None:
+        progress(f"{cases.spec.name}: {len(items)} train cases probed")
+    return _Prepared(cases, fast, items, base)
+
+
+def _verify_and_report(
+    prepared: Sequence[_Prepared], point: GatePoint, config: Config
+) -> tuple[list[LibraryGate], list[str]]:
+    """The chosen gate routed through decide() on every train and validation case, beside
+    the same library without the reranker; the libraries where decide() and the sweep
+    disagree."""
+    fast_path, floor, rerank_min, margin = point
+    gate = RerankCalibration(
+        rerank_min, margin, "calibrated by calibrate --reranker", floor=floor, fast_path=fast_path
+    )
+    mismatches = []
+    reports = []
+    for lib in prepared:
+        cases, fast = lib.cases, lib.fast
+        tuned = with_gate(fast, gate)
+        bare = without_reranker(fast)
+        train_with = [decide(case.prompt, tuned, config).injected_ids for case in cases.train]
+        swept = _sweep(lib.items, point, fast, config)
+        if [tuple(ids) for ids in train_with] != swept:
+            differ = sum(tuple(a) != b for a, b in zip(train_with, swept, strict=True))
+            mismatches.append(f"{cases.spec.name}: {differ} case(s)")
+        validation = cases.validation
+        reports.append(
+            LibraryGate(
+                cases.spec.name,
+                len(fast),
+                {"without": lib.base, "with": _figures(cases.train, train_with)},
+                {
+                    "without": _figures(
+                        validation,
+                        [decide(c.prompt, bare, config).injected_ids for c in validation],
+                    ),
+                    "with": _figures(
+                        validation,
+                        [decide(c.prompt, tuned, config).injected_ids for c in validation],
+                    ),
+                },
+            )
+        )
+    return reports, mismatches
 
 
 def best_point(
@@ -377,11 +398,3 @@ def best_point(
 
     feasible = [i for i in range(len(points)) if within(outcomes[i])] or range(len(points))
     return points[min(feasible, key=key)]
-
-
-def _section_floor(index: Index, config: Config, n: int) -> float:
-    """§5.4's floor in force for this library: the preset's min_similarity - 0.03."""
-    from explorer.engine.presets import resolve
-    from explorer.engine.rerank import AGREEMENT_SLACK
-
-    return resolve(config, index.models.status, n).min_similarity - AGREEMENT_SLACK

@@ -393,87 +393,14 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
     `reading-differs` warning naming both, so the author can fix the file for every host.
     """
     warnings: list[Problem] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        text = data.decode("utf-8", errors="replace")
-        warnings.append(
-            Problem(path, f"not valid UTF-8 (byte {error.start}); decoded with replacement")
-        )
-    text = text.removeprefix("\ufeff")
+    text = _decode(path, data, warnings)
     if "\x00" in text:
         return Problem(path, "binary file (contains NUL bytes)")
     reading = read_frontmatter(text)
     if reading is None:
         return Problem(path, "no frontmatter: line 1 must be '---'")
-    parts = text.split("\n")
-    if reading.end is None:
-        frontmatter_text, body = "\n".join(parts[1:]), ""
-        warnings.append(
-            Problem(
-                path,
-                "the frontmatter is never closed by a '---' line: the reference router reads "
-                "to the end of the file, so the skill has no body; other hosts reject it",
-                len(parts),
-                rule=READING_RULE,
-            )
-        )
-    else:
-        frontmatter_text = "\n".join(parts[1 : reading.end])
-        body = "\n".join(parts[reading.end + 1 :])
-    for indented, line, which in (
-        (reading.opening_indented, 1, "opening"),
-        (reading.closing_indented, (reading.end or 0) + 1, "closing"),
-    ):
-        if indented:
-            warnings.append(
-                Problem(
-                    path,
-                    f"the {which} '---' fence has spaces around it: the reference router "
-                    "accepts it, strict YAML front-matter readers may not",
-                    line,
-                    rule=READING_RULE,
-                )
-            )
-
-    import yaml  # here, not at the top: a warm cache starts the hook without YAML at all
-
-    frontmatter: dict[str, Any]
-    yaml_read: dict[str, Any] | None = None
-    not_mapping = False
-    try:
-        if flow_nesting_depth(frontmatter_text) > FLOW_NESTING_LIMIT:
-            raise RecursionError
-        loaded = yaml.load(frontmatter_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except RecursionError:
-        # The pure-Python loader recurses per nesting level; libyaml does not.
-        warnings.append(Problem(path, "frontmatter nested too deeply; recovered by line reader"))
-        frontmatter = lenient_frontmatter(frontmatter_text)
-    except yaml.YAMLError as error:
-        error_line = _yaml_error_line(error)
-        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
-        warnings.append(
-            Problem(
-                path, f"invalid YAML frontmatter ({reason}); recovered by line reader", error_line
-            )
-        )
-        frontmatter = lenient_frontmatter(frontmatter_text)
-    else:
-        if loaded is None:
-            loaded = {}
-        if isinstance(loaded, dict):
-            budget = [FRONTMATTER_BUDGET]
-            frontmatter = yaml_read = bounded(loaded, budget)
-            if budget[0] < 0:
-                warnings.append(
-                    Problem(
-                        path,
-                        "frontmatter too large once YAML aliases are expanded, or nested "
-                        f"deeper than {FRONTMATTER_MAX_DEPTH} levels; only its first part is kept",
-                    )
-                )
-        else:
-            frontmatter, not_mapping = {}, True
+    frontmatter_text, body = _split_frontmatter(path, text, reading, warnings)
+    frontmatter, yaml_read, not_mapping = _yaml_frontmatter(path, frontmatter_text, warnings)
 
     name, description = reading.name, reading.description
     if not name:
@@ -507,6 +434,97 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
         frontmatter=frontmatter,
         warnings=tuple(warnings),
     )
+
+
+def _decode(path: str, data: bytes, warnings: list[Problem]) -> str:
+    """UTF-8 without a BOM; bytes that are not UTF-8 are replaced, with a warning."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        text = data.decode("utf-8", errors="replace")
+        warnings.append(
+            Problem(path, f"not valid UTF-8 (byte {error.start}); decoded with replacement")
+        )
+    return text.removeprefix("\ufeff")
+
+
+def _split_frontmatter(
+    path: str, text: str, reading: LineReading, warnings: list[Problem]
+) -> tuple[str, str]:
+    """The frontmatter's lines and the body, as the line reader fenced them; a fence the
+    reference accepts and other hosts may not is a `reading-differs` warning."""
+    parts = text.split("\n")
+    if reading.end is None:
+        frontmatter_text, body = "\n".join(parts[1:]), ""
+        warnings.append(
+            Problem(
+                path,
+                "the frontmatter is never closed by a '---' line: the reference router reads "
+                "to the end of the file, so the skill has no body; other hosts reject it",
+                len(parts),
+                rule=READING_RULE,
+            )
+        )
+    else:
+        frontmatter_text = "\n".join(parts[1 : reading.end])
+        body = "\n".join(parts[reading.end + 1 :])
+    for indented, line, which in (
+        (reading.opening_indented, 1, "opening"),
+        (reading.closing_indented, (reading.end or 0) + 1, "closing"),
+    ):
+        if indented:
+            warnings.append(
+                Problem(
+                    path,
+                    f"the {which} '---' fence has spaces around it: the reference router "
+                    "accepts it, strict YAML front-matter readers may not",
+                    line,
+                    rule=READING_RULE,
+                )
+            )
+    return frontmatter_text, body
+
+
+def _yaml_frontmatter(
+    path: str, frontmatter_text: str, warnings: list[Problem]
+) -> tuple[dict[str, Any], dict[str, Any] | None, bool]:
+    """The frontmatter as YAML reads it, bounded; the line reader's reading where YAML
+    cannot read it. Returns the metadata kept, YAML's own reading (None when it failed)
+    and whether YAML read something that is not a mapping."""
+    import yaml  # here, not at the top: a warm cache starts the hook without YAML at all
+
+    try:
+        if flow_nesting_depth(frontmatter_text) > FLOW_NESTING_LIMIT:
+            raise RecursionError
+        loaded = yaml.load(frontmatter_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except RecursionError:
+        # The pure-Python loader recurses per nesting level; libyaml does not.
+        warnings.append(Problem(path, "frontmatter nested too deeply; recovered by line reader"))
+        return lenient_frontmatter(frontmatter_text), None, False
+    except yaml.YAMLError as error:
+        error_line = _yaml_error_line(error)
+        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        warnings.append(
+            Problem(
+                path, f"invalid YAML frontmatter ({reason}); recovered by line reader", error_line
+            )
+        )
+        return lenient_frontmatter(frontmatter_text), None, False
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        return {}, None, True
+    budget = [FRONTMATTER_BUDGET]
+    frontmatter = bounded(loaded, budget)
+    if budget[0] < 0:
+        warnings.append(
+            Problem(
+                path,
+                "frontmatter too large once YAML aliases are expanded, or nested "
+                f"deeper than {FRONTMATTER_MAX_DEPTH} levels; only its first part is kept",
+            )
+        )
+    return frontmatter, frontmatter, False
 
 
 READING_RULE = "parse/reading-differs"

@@ -25,7 +25,7 @@ from typing import Protocol
 
 TRAIN_LIBRARIES = ("alirezarezvani-claude-skills", "openclaw-large")
 HELD_BACK_LIBRARIES = ("anthropic-apache", "k-dense-scientific-skills", "wshobson-agents")
-# The issue names these: copies of held-back skills that the large library carries.
+# Copies of held-back skills that the large library carries.
 HELD_BACK_MARKERS = (
     "skill-creator",
     "frontend-design",
@@ -429,7 +429,7 @@ def _norm(text: str) -> str:
 
 
 class Named(Protocol):
-    """What `HeldBack.reason` reads: a TrainSkill, or the engine's Skill (interaction.py)."""
+    """What `HeldBack.reason` reads: a TrainSkill, or the engine's Skill (pools.py)."""
 
     @property
     def name(self) -> str: ...

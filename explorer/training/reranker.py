@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the train extra's torch: Any where it is not installed (pyproject.toml)
     import torch
 
-    from explorer.training.interaction import Pool
     from explorer.training.mining import Group
+    from explorer.training.pools import Pool
 
 # A transformers sequence-classification model: Any (transformers is untyped here).
 Model = Any
@@ -165,7 +165,7 @@ def epoch_examples(
     * with probability `--absent-rate`, the same request without its skill: its top hard
       negatives alone, all labelled 0 (a request the library cannot serve, so `rerank_min`
       has something to reject);
-    * each hand-written training prompt (`Pool` of `explorer.training.interaction.collect`,
+    * each hand-written training prompt (`Pool` of `explorer.training.pools.labelled_pools`,
       `--labelled-repeat` times): the expected skills in its real rerank pool and the
       top-ranked others; a negative prompt's top candidates, all labelled 0.
     """
@@ -341,13 +341,9 @@ def labelled_pools(args: argparse.Namespace) -> list[Pool]:
     """
     if args.labelled_repeat <= 0:
         return []
-    from explorer.training.interaction import collect
+    from explorer.training.pools import labelled_pools as route_labelled
 
-    pools = [
-        pool
-        for pool in collect(args.manifest, None, use_extra=True)
-        if pool.source in ("tsv", "extra")
-    ]
+    pools = route_labelled(args.manifest)
     counts: dict[str, int] = {}
     for pool in pools:
         key = f"{pool.split}/{pool.source}/{'positive' if pool.positive else 'negative'}"

@@ -334,6 +334,9 @@ class ExplorerApp(App[None]):
     def action_whatif(self) -> None:
         self.main.open_whatif()
 
+    def action_collisions(self) -> None:
+        self.main.open_collisions()
+
     def action_copy_json(self) -> None:
         exports.copy_decision(self)
 

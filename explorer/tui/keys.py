@@ -34,6 +34,13 @@ KEYS: tuple[tuple[str, str, str, str, str], ...] = (
     ("f6", "cycle_sort", "Sort", "by the next column (or click a header)", "sort"),
     ("f7", "whatif", "What-if", "edit the description, see scores and flips", "whatif"),
     ("f8", "compare", "Compare", "a ranking diff: pinned prompt or last snapshot", "compare"),
+    (
+        "ctrl+l",
+        "collisions",
+        "Collisions",
+        "skills that compete for the same prompts",
+        "collisions",
+    ),
     ("f9", "maximise", "Maximise panel", "the decision panel fills the screen", "maximise"),
     ("f10", "panel_size", "Panel size", "cycle the bottom panels' height", "panel-size"),
     (

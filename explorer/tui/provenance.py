@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.engine.config import Config, toml_value
-from explorer.engine.models import ModelStatus, effective_rerank_thresholds
+from explorer.engine.models import ModelStatus
 from explorer.engine.presets import GUARD_KEYS, PRESETS, resolve
 from explorer.tui.health import _short_path
 
@@ -100,9 +100,9 @@ def field_source(
     if name in RERANK_FIELDS:
         if status is None:
             return Source("", "the reranker's calibration (models loading)")
-        low, margin = effective_rerank_thresholds(config, status.rerank_calibration)
+        tuning = resolve(config, status, max(skills, 1))
         model = status.reranker or "none loaded"
-        return Source(_text(low if name == "rerank_min" else margin), f"the reranker's ({model})")
+        return Source(_text(getattr(tuning, name)), f"the reranker's ({model})")
     if name in KNEE_FIELDS:
         if status is None:
             return Source("", "the model's calibration (models loading)")

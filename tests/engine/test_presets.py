@@ -147,3 +147,72 @@ def test_preset_is_a_checked_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert load_config(assignments=["preset=reference"]).config.preset == "reference"
     with pytest.raises(ConfigError, match="preset"):
         load_config(assignments=["preset=fancy"])
+
+
+def _with_reranker(status, gate):
+    import dataclasses
+
+    return dataclasses.replace(status, reranker="some-reranker", rerank_calibration=gate)
+
+
+def test_the_rerank_gate_is_resolved_with_the_rest(bow_index) -> None:
+    """One resolver: §5.3-§5.4's values come from `resolve` too (a pinned value wins, else
+    the reranker's own), and the reranker's own floor and fast-path switch depart from the
+    reference only outside the reference preset."""
+    from explorer.engine.models import RerankCalibration
+
+    gate = RerankCalibration(1.25, 2.0, "its own gate", floor=0.2, fast_path=False)
+    status = _with_reranker(bow_index.models.status, gate)
+    tuning = resolve(Config(preset="calibrated"), status, 200)
+    assert (tuning.rerank_min, tuning.rerank_margin) == (1.25, 2.0)
+    assert tuning.rerank_source == "its own gate"
+    assert tuning.rerank_floor == 0.2 and tuning.agreement_floor == 0.2
+    assert tuning.recall_floor == 0.2  # min(recall_floor 0.5, its floor)
+    assert tuning.fast_path_off == "its own gate"
+    pinned = resolve(Config(preset="calibrated", rerank_min=0.5, rerank_margin=1.0), status, 200)
+    assert (pinned.rerank_min, pinned.rerank_margin) == (0.5, 1.0)
+    assert pinned.rerank_source == "pinned in config"
+    reference = resolve(REFERENCE, status, 200)
+    assert reference.rerank_floor is None and reference.fast_path_off == ""
+    assert reference.recall_floor == REFERENCE.recall_floor
+    assert reference.agreement_floor == pytest.approx(reference.min_similarity - 0.03)
+    # Without a reranker, the reference gate and nothing departs.
+    bare = resolve(Config(preset="calibrated"), bow_index.models.status, 200)
+    assert bare.rerank_floor is None and bare.fast_path_off == "" and bare.recall_floor == 0.5
+
+
+def test_decide_reports_the_thresholds_the_resolver_gives(bow_index) -> None:
+    for config in (Config(), REFERENCE, Config(rerank_min=-1.0, min_similarity=0.3)):
+        tuning = resolve(config, bow_index.models.status, len(bow_index))
+        decision = decide("merge two pdf files into one", bow_index, config)
+        assert decision.thresholds == {
+            "min_similarity": tuning.min_similarity,
+            "score_margin": tuning.score_margin,
+            "rerank_min": tuning.rerank_min,
+            "rerank_margin": tuning.rerank_margin,
+        }
+        assert decision.tuning == tuning.as_dict()
+
+
+def test_only_the_resolver_reads_a_threshold_from_config_or_a_model() -> None:
+    """No second resolver: the fields `resolve` works out from a config, a preset or a
+    model's calibration are read from them in presets.py alone; everyone else reads the
+    Tuning (decide, why, doctor, lint, calibration, the F2 editor)."""
+    import re
+
+    root = Path(__file__).resolve().parents[2] / "explorer"
+    fields = (
+        "min_similarity|score_margin|rerank_min|rerank_margin|recall_floor|lexical_min|"
+        "lexical_margin|bm25_weight|floor_log_slope|keyword_min_cosine|lexical_min_cosine|"
+        "keyword_generic_guard"
+    )
+    read = re.compile(
+        rf"\bconfig\.({fields})\b|rerank_calibration\.(rerank_min|rerank_margin|floor|fast_path)\b"
+    )
+    found = [
+        f"{path.relative_to(root)}: {match.group(0)}"
+        for path in sorted(root.rglob("*.py"))
+        if path.name != "presets.py" and "training" not in path.parts
+        for match in read.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, f"thresholds read outside presets.resolve: {found}"

@@ -30,6 +30,7 @@ from explorer.engine.rewrite import SaveError
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, visible
 from explorer.tui import tasks
+from explorer.tui.collisions import CollisionsScreen
 from explorer.tui.compare import CompareView
 from explorer.tui.exports import still_loading
 from explorer.tui.health import stale_reasons, warned_reasons
@@ -397,6 +398,16 @@ class MainScreen(Screen[None]):
             skills=len(snapshot) if snapshot is not None else 0,
         )
         self.app.push_screen(editor)
+
+    def open_collisions(self) -> None:
+        """ctrl+l: the pairs of skills that compete for the same prompts (tui/collisions.py)."""
+        state = self.state
+        if state.snapshot is None or still_loading(self.app, state, "the collision map"):
+            return
+        report = state.cases_report
+        cases = [result.case for result in report.results] if report else []
+        source = os.path.basename(self.options.cases_path or "")
+        self.app.push_screen(CollisionsScreen(state.snapshot, state.config, cases, source))
 
     def open_whatif(self) -> None:
         """F7: edit the highlighted skill's description and see its scores before saving."""

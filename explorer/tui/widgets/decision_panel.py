@@ -109,7 +109,7 @@ def relevance_text(decision: Decision, count: int = 6) -> Text:
     if trace is None:
         return out
     out.append(
-        f"\nrelevance: p = σ(bias {trace.bias:+.2f} + contributions); inject at "
+        f"\nrelevance: p = {trace.formula}, s = bias {trace.bias:+.2f} + contributions; inject at "
         f"p ≥ {trace.threshold:.2f}, a second at p ≥ {trace.second_threshold:.2f}\n",
         style="bold",
     )
