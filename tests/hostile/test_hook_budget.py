@@ -122,13 +122,17 @@ def test_a_cold_real_library_of_2000_skills_stays_within_the_budget(tmp_path: Pa
     assert corpus is not None
     library = write_library(corpus_records(corpus), tmp_path / "skills", 2000)
     environ = {**os.environ, "SKILL_EXPLORER_DEBUG": "1"}
-    common = ["--skills", str(library), "--cache-dir", str(tmp_path / "cache"), "--no-ski-config"]
 
-    def hook(budget_ms: int = 2000) -> tuple[float, subprocess.CompletedProcess[str]]:
+    def common(cache: str) -> list[str]:
+        return ["--skills", str(library), "--cache-dir", str(tmp_path / cache), "--no-ski-config"]
+
+    def hook(
+        budget_ms: int = 2000, cache: str = "cache"
+    ) -> tuple[float, subprocess.CompletedProcess[str]]:
         started = time.monotonic()
         budget = f"hook_budget_ms={budget_ms}"
         result = subprocess.run(
-            [sys.executable, "-m", "explorer", "hook", *common, "--set", budget],
+            [sys.executable, "-m", "explorer", "hook", *common(cache), "--set", budget],
             input=json.dumps({"prompt": "convert this markdown file to a pdf"}),
             capture_output=True,
             text=True,
@@ -146,20 +150,22 @@ def test_a_cold_real_library_of_2000_skills_stays_within_the_budget(tmp_path: Pa
     assert embedded < 2000
     # The parse cache is warm now: most of the default budget (5 s) embeds, even when the
     # machine is busy enough for the model's load to take a second or two.
-    elapsed, result = hook(5000)
+    second, result = hook(5000)
     assert "time budget:" in result.stderr
     assert EmbeddingCache(tmp_path / "cache").count() > embedded  # the next call went on
+    # What the first hook call used to block for: the whole cold build, in a cache of its own
+    # (the one above is partly filled by now), on the same machine under the same load.
     started = time.monotonic()
     subprocess.run(
-        [sys.executable, "-m", "explorer", "index", *common],
+        [sys.executable, "-m", "explorer", "index", *common("cold")],
         check=True,
         capture_output=True,
         timeout=1800,
     )
-    unbounded = time.monotonic() - started  # what the first hook call used to block for
+    unbounded = time.monotonic() - started
     # Relative to the same machine's load: the absolute figures move threefold between an
     # idle machine and one at load 20.
     assert first < unbounded / 2, (first, unbounded)
-    assert elapsed < unbounded / 2, (elapsed, unbounded)
-    elapsed, result = hook()
+    assert second < unbounded / 2, (second, unbounded)
+    elapsed, result = hook(cache="cold")
     assert "time budget:" not in result.stderr and "stage=lexical" not in result.stderr
