@@ -14,6 +14,7 @@ from rich.table import Table
 
 from explorer.engine.calibrate import CalibrationReport
 from explorer.engine.cases import OBSERVE_ONLY
+from explorer.engine.collisions import Collision, CollisionMap
 from explorer.engine.evaluate import HOST_VALUE_PENALTY, CaseResult, Comparison, EvalReport, Rates
 from explorer.engine.lint import SEVERITIES, Finding
 from explorer.report import Blocks
@@ -287,4 +288,45 @@ def lint_text(findings: Sequence[Finding], skills: int) -> str:
     labels = {"error": "errors", "warning": "warnings", "info": "info"}
     summary = ", ".join(f"{counts.get(severity, 0)} {labels[severity]}" for severity in SEVERITIES)
     lines += ["" if lines else "no findings", f"{summary} in {skills} skills"]
+    return "\n".join(lines)
+
+
+COLLISION_FLIPS_SHOWN = 3
+COLLISION_PROMPT_WIDTH = 80
+
+
+def collision_lines(collision: Collision, number: int) -> list[str]:
+    """One pair: its weight and counts, the words both descriptions have, the flips."""
+    takes, shares, near = (collision.count(kind) for kind in ("take", "share", "near"))
+    lines = [
+        f"#{number} {collision.a} <> {collision.b}  weight {collision.weight:.2f}: "
+        f"{takes} taken, {shares} shared, {near} near misses",
+        f"    shared words: {', '.join(collision.shared) or '(none: the dense channel alone)'}",
+    ]
+    flips = collision.flips
+    for contest in flips[:COLLISION_FLIPS_SHOWN]:
+        prompt = contest.prompt.replace("\n", " ")
+        if len(prompt) > COLLISION_PROMPT_WIDTH:
+            prompt = prompt[: COLLISION_PROMPT_WIDTH - 1] + "…"
+        lines.append(f"    FLIP {prompt!r}: expects {contest.expected}, {contest.rival} took it")
+    if len(flips) > COLLISION_FLIPS_SHOWN:
+        lines.append(f"    … {len(flips) - COLLISION_FLIPS_SHOWN} more flipped cases")
+    sampled = [c for c in collision.contests if c.source == "sentence" and c.kind == "take"]
+    for contest in sampled[:1]:
+        prompt = contest.prompt[:COLLISION_PROMPT_WIDTH]
+        lines.append(
+            f"    {contest.rival} takes a sentence of {contest.expected}'s own: {prompt!r}"
+        )
+    return lines
+
+
+def collisions_text(found: CollisionMap, top: int) -> str:
+    lines = [
+        f"collisions: {found.prompts} prompts routed ({found.cases} cases, {found.sentences} "
+        f"sentences of the descriptions); {len(found.collisions)} pairs compete"
+    ]
+    for number, collision in enumerate(found.collisions[:top], 1):
+        lines += ["", *collision_lines(collision, number)]
+    if len(found.collisions) > top:
+        lines += ["", f"… {len(found.collisions) - top} lighter pairs (--top N)"]
     return "\n".join(lines)

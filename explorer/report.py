@@ -15,7 +15,8 @@ from rich.table import Table
 from explorer.engine.decision import Decision, Gate, Row, Verdict
 from explorer.engine.presets import GUARD_KEYS
 from explorer.engine.reasons import reason
-from explorer.engine.relevance import excluded_query_terms
+from explorer.engine.relevance import excluded_query_terms, missing_query_terms
+from explorer.engine.rerank import sentence_attribution
 from explorer.engine.snapshot import Index
 from explorer.terminal import plain, render, table, visible
 
@@ -101,7 +102,7 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
 def reason_line(decision: Decision, row: Row) -> str:
     """One skill's reason from engine/reasons.py, with the gap to injection."""
     why = reason(decision, row)
-    gap = f"  (missing {why.delta_text()})" if why.missing is not None else ""
+    gap = f"  ({why.gap_text()})" if why.gap_text() else ""
     return f"  {row.id}: {why.gate}: {why.text}{gap}"
 
 
@@ -158,11 +159,27 @@ def terms_table(index: Index, prompt: str, skill_id: str) -> Blocks:
         )
     else:
         lines.append("  (the prompt has no content terms)")
-    if explain.missing:
-        lines.append(f"missing from the description: {', '.join(explain.missing)}")
+    missing = missing_query_terms(explain)
+    if missing:
+        lines.append(f"missing from the description, rarest first: {', '.join(missing)}")
     excluded = excluded_query_terms(index.skills[position].description, explain)
     if excluded:
         lines.append(f"excluded by the description (§9.12): {', '.join(excluded)}")
+    return lines
+
+
+def attribution_lines(index: Index, prompt: str, skill_id: str) -> list[str]:
+    """What each sentence of the skill's description adds to the reranker's logit for the
+    prompt: the logit whole, less the logit with that sentence left out."""
+    skill = index.skills[index.positions[skill_id]]
+    found = sentence_attribution(index.models.reranker, prompt, skill.description, skill.body_head)
+    if found is None:
+        return []
+    lines = [
+        f"reranker on {skill_id}: logit {found.logit:+.2f}; what each sentence of the "
+        "description adds to it (the logit without the sentence, subtracted):"
+    ]
+    lines += [f"  {delta:+6.2f}  {sentence}" for sentence, delta in found.sentences]
     return lines
 
 
@@ -174,9 +191,9 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
     positions = decision.channels.positions or {}
     lines = [
         "",
-        f"relevance model ({trace.model}): p = σ(bias {trace.bias:+.2f} + the features' "
-        f"log-odds); inject at p ≥ {trace.threshold:.2f}, a second skill at p ≥ "
-        f"{trace.second_threshold:.2f}",
+        f"relevance model ({trace.model}): p = {trace.formula}, s = bias {trace.bias:+.2f} + "
+        f"the features' log-odds; inject at p ≥ {trace.threshold:.2f}, a second skill at "
+        f"p ≥ {trace.second_threshold:.2f}",
     ]
     for row in rows:
         at = trace.at(positions.get(row.id, -1))
@@ -184,9 +201,10 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
             continue
         shown = sum(value for _, value in trace.top_contributions(at, 4))
         rest = float(trace.contributions[at].sum()) - shown
+        score = trace.bias + float(trace.contributions[at].sum())
         lines.append(
-            f"  {row.id}: p {trace.probabilities[at]:.2f} = σ({trace.bias:+.2f} + "
-            f"{trace.drivers(at, 4)}, others {rest:+.2f})"
+            f"  {row.id}: p {trace.probabilities[at]:.2f}, s {score:+.2f} = {trace.bias:+.2f} "
+            f"+ {trace.drivers(at, 4)}, others {rest:+.2f}"
         )
     return lines
 
@@ -274,6 +292,9 @@ def why_report(
     explained = [skill] if skill else [row.id for row in decision.rows[: min(top, 3)]]
     for skill_id in explained:
         lines += ["", *terms_table(index, decision.prompt, skill_id)]
+    if skill:
+        attribution = attribution_lines(index, decision.prompt, skill)
+        lines += ["", *attribution] if attribution else []
     if decision.text:
         lines += ["", "hook would inject:", decision.text]
     timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())

@@ -25,17 +25,20 @@ SCRIPT = ROOT / "docs" / "demo" / "make_demo.py"
 # step quotes. Written here rather than read from the script, so a script that drifts from
 # the demo's text fails.
 EXPECTED: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "01-pdf.svg": ("pdf", (".49+.00+.00+.30", "injected: lexical stage", "keyword_guard")),
-    "02-phrases.svg": ("kubernetes-debugger", (".75+.00+.40+.00",)),
-    "03-near-miss.svg": ("pdf", ("0.52 low", "0.279 < floor 0.414")),
-    # The ranking diff (F8): pdf's cosine, BM25 and file boost, then against now.
+    "01-pdf.svg": ("pdf", (".49+.15+.00+.30", "p 0.93 ≥ 0.51")),
+    "02-phrases.svg": ("kubernetes-debugger", (".75+.00+.40+.00", "phrase +2.5")),
+    "03-near-miss.svg": (None, ("p 0.43 < 0.51", "nothing injected")),
+    # The ranking diff (F8): pdf's BM25 and verdict, then against now.
     "04-compare.svg": (
         None,
-        ("pinned 'what year was the PDF format invented'", "(lexical, inject pdf)", "+6.19"),
+        ("pinned 'what year was the PDF format invented'", "+6.19", "relevance → INJECT"),
     ),
-    "05-margin.svg": ("changelog-generator", ("0.416 < cut-off 0.443", "score_margin")),
-    "06-rescue.svg": ("plaintext-accounting", ("BM25 12.762", "injected: lexical stage")),
-    "07-edit.svg": ("xlsx", ("▲0.289", "BROKE", "bean-check says ambiguous lot matching")),
+    "05-rerank.svg": (
+        "changelog-generator",
+        ("git-commit-writer: p 0.02 < 0.51", "shared terms +0.8"),
+    ),
+    "06-rescue.svg": ("plaintext-accounting", ("12.76", "p 0.82 ≥ 0.51")),
+    "07-edit.svg": (None, ("BROKE", "plaintext-accounting")),
 }
 INJECTED_FIRST = re.compile(r"^\s*1\s+(\S+)\s+INJECT\b", re.MULTILINE)
 

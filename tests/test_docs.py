@@ -124,3 +124,14 @@ def test_no_issue_numbers_in_documents_or_code() -> None:
         if ISSUE.search(line) and path != Path(__file__)
     ]
     assert not found, "\n".join(found)
+
+
+def test_the_readme_quotes_the_generated_quality_table() -> None:
+    """The README's routing figures are rows of docs/quality.md, which the training tool
+    generates: regenerating it without updating the README fails here."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## How well it routes", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert len(rows) >= 3, "the README's table of routing figures"
+    quality = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
+    assert [row for row in rows if row not in quality] == []

@@ -8,9 +8,9 @@ headless at 120x40, and saves what the app shows after each step through the app
 screenshot call (the one ctrl+s makes). The pictures depend only on this checkout and its
 installed dependencies:
 
-* the default config with the reranker off (`reranker = "auto"` would pick up a
-  cross-encoder someone keeps in ~/.config/ski/models), and no user or project config,
-  state, history or cache: HOME's XDG directories point into a temporary directory;
+* the default config, as a fresh install has it (the learned preset, the packaged
+  reranker), and no user or project config, state, history or cache: HOME's XDG
+  directories point into a temporary directory;
 * a copy of `sample_skills/` opened by a relative path, so no absolute path is drawn
   (the edit step changes the copy, never the checkout's library); timings are hidden.
 
@@ -51,38 +51,38 @@ class Step:
 STEPS = (
     Step(
         "01-pdf.svg",
-        "Step 1: the lexical fast path injects `pdf`; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "injected: lexical stage", "keyword_guard"),
+        "Step 1: `pdf` injected at p 0.93; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "p 0.93 ≥ 0.51", ".49+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
-        "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40.",
-        ("kubernetes-debugger", ".75+.00+.40+.00", "lexical_dominance"),
+        "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40 (phrase +2.5).",
+        ("kubernetes-debugger", ".75+.00+.40+.00", "phrase +2.5"),
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near-miss over the floor of 0.414, injected at low confidence.",
-        ("what year was the PDF format invented", "0.52 low", "< floor 0.414"),
+        "Step 3: a near miss: `pdf` at p 0.43, 0.08 short of the bar; nothing injected.",
+        ("what year was the PDF format invented", "p 0.43 < 0.51", "nothing injected"),
     ),
     Step(
         "04-compare.svg",
         "Step 3, pinned (ctrl+t) and compared (F8) with a real PDF request.",
-        ("compare pinned 'what year was the PDF format invented'", "+6.19", "+0.300"),
+        ("compare pinned 'what year was the PDF format invented'", "+6.19", "relevance → INJECT"),
     ),
     Step(
-        "05-margin.svg",
-        "Step 4, `lexical_min = 0` in F2: the runner-up misses the `score_margin` cut-off.",
-        ("write release notes", "git-commit-writer: 0.416 < cut-off 0.443", "missing +0.027"),
+        "05-rerank.svg",
+        "Step 4: `git-commit-writer` has the higher hybrid score; the reranker decides.",
+        ("write release notes", "git-commit-writer: p 0.02 < 0.51", "shared terms +0.8"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: `plaintext-accounting` misses the floor on cosine; BM25 12.8 rescues it.",
-        ("plaintext-accounting", "injected: lexical stage", "12.762"),
+        "Step 5: a 0.400 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.82.",
+        ("plaintext-accounting", "p 0.82 ≥ 0.51", "12.76"),
     ),
     Step(
         "07-edit.svg",
-        "After saving `xlsx/SKILL.md`: the row jumps with a ▲ delta and a case BROKE.",
-        ("xlsx", "▲", "BROKE"),
+        "After saving `xlsx/SKILL.md`: the case BROKE, and the Cases tab says why.",
+        ("xlsx", "BROKE", "plaintext-accounting"),
     ),
 )
 
@@ -90,7 +90,7 @@ PROMPTS = {
     "01-pdf.svg": "merge two report.pdf files into one",
     "02-phrases.svg": "my pod keeps crashing and kubectl logs shows nothing",
     "03-near-miss.svg": "what year was the PDF format invented",
-    "05-margin.svg": "write release notes from the last 20 commits",
+    "05-rerank.svg": "write release notes from the last 20 commits",
     "06-rescue.svg": (
         "bean-check says ambiguous lot matching for VTI, which booking method should i use"
     ),
@@ -143,7 +143,7 @@ async def _until(pilot: Any, what: str, condition: Callable[[], bool]) -> None:
 def _shown(app: Any, prompt: str) -> bool:
     """The table and the panels all show the decision for `prompt`."""
     decision = app.decision
-    return decision is not None and decision.prompt == prompt and app.panels_shown is decision
+    return decision is not None and decision.prompt == prompt and app.state.panels_shown is decision
 
 
 def _key(app: Any, binding_id: str) -> str:
@@ -165,25 +165,6 @@ async def _type_prompt(pilot: Any, prompt: str) -> None:
     await pilot.press("ctrl+u")
     await pilot.press(*prompt)
     await _until(pilot, f"the decision for {prompt!r}", lambda: _shown(app, prompt))
-
-
-async def _edit_threshold(pilot: Any, name: str, text: str) -> None:
-    """F2, type `text` into the field `name`, esc: the way the demo says it."""
-    from explorer.tui.screens import ThresholdEditor
-
-    app = pilot.app
-    before = app.config
-    await pilot.press(_key(app, "thresholds"))
-    await _until(pilot, "the F2 editor", lambda: isinstance(app.screen, ThresholdEditor))
-    await pilot.pause(0.1)
-    editor = app.screen
-    if hasattr(editor, "edit"):  # one input for the highlighted field
-        editor.edit(name, text)
-    else:  # one input per field
-        editor.query_one(f"#field-{name}").value = text
-    await _until(pilot, f"{name} = {text} applied", lambda: app.config is not before)
-    await pilot.press("escape")
-    await _until(pilot, "the main screen", lambda: not isinstance(app.screen, ThresholdEditor))
 
 
 async def _settled(pilot: Any) -> None:
@@ -226,7 +207,7 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
 
     # Step 3, continued: pin the near-miss, type a real PDF request, compare the rankings.
     await pilot.press(_key(app, "pin"))
-    await _until(pilot, "the prompt pinned", lambda: app.pinned_prompt is not None)
+    await _until(pilot, "the prompt pinned", lambda: app.state.pinned_prompt is not None)
     await _type_prompt(pilot, PROMPTS["01-pdf.svg"])
     await pilot.press(_key(app, "compare"))
     view = app.query_one(CompareView)
@@ -239,33 +220,27 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
     await pilot.press(_key(app, "compare"))  # the table again
     await _until(pilot, "the table again", lambda: not view.display)
 
-    # Step 4: the fast path off in F2, the cosine stage decides.
-    await _type_prompt(pilot, PROMPTS["05-margin.svg"])
-    await _edit_threshold(pilot, "lexical_min", "0")
+    # Step 4: the confusable pair; the runner-up's reason heads the decision panel.
+    await _type_prompt(pilot, PROMPTS["05-rerank.svg"])
+    await pilot.press("down")
     await _until(
-        pilot,
-        "the decision under lexical_min = 0",
-        lambda: _shown(app, PROMPTS["05-margin.svg"]) and app.decision.stage == "cosine",
+        pilot, "the runner-up highlighted", lambda: app.state.highlighted == "git-commit-writer"
     )
-    await pilot.press("down")  # the runner-up: its reason heads the decision panel
-    await _until(pilot, "the runner-up highlighted", lambda: app.highlighted == "git-commit-writer")
-    await _save(pilot, out, steps["05-margin.svg"])
+    await _save(pilot, out, steps["05-rerank.svg"])
     # The table now follows git-commit-writer from prompt to prompt: home in the table
     # follows the top row again, esc goes back to the prompt.
     table = app.query_one(SkillsTable)
     table.focus()
     await pilot.press("home", "escape")
     await _until(pilot, "the top row followed again", lambda: table.followed is None)
-    await _edit_threshold(pilot, "lexical_min", "")  # back to the default
 
-    # Step 5: the fast path rescues a skill the cosine stage drops.
+    # Step 5: BM25 carries a skill whose cosine alone is low.
     await _type_prompt(pilot, PROMPTS["06-rescue.svg"])
-    await _until(pilot, "the default fast path again", lambda: app.decision.stage == "lexical")
     await _save(pilot, out, steps["06-rescue.svg"])
 
     # Then: save an edit of xlsx/SKILL.md "in another window"; the Cases tab shows the flip.
-    await _until(pilot, "the cases report", lambda: app.cases_report is not None)
-    snapshot, report = app.snapshot, app.cases_report
+    await _until(pilot, "the cases report", lambda: app.state.cases_report is not None)
+    snapshot, report = app.snapshot, app.state.cases_report
     before = app.decision.row("xlsx").score
     path = library / "xlsx" / "SKILL.md"
     text = path.read_text(encoding="utf-8")
@@ -279,7 +254,7 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
             app.snapshot is not snapshot
             and _shown(app, PROMPTS["06-rescue.svg"])
             and app.decision.row("xlsx").score != before
-            and app.cases_report is not report
+            and app.state.cases_report is not report
         ),
     )
     app.query_one(TabbedContent).active = "cases-tab"
@@ -296,7 +271,7 @@ async def _run(out: Path, work: Path) -> None:
     os.chdir(work)  # the roots and the cases file are drawn relative to here
     app = ExplorerApp(
         ["sample_skills"],
-        Config(reranker="off"),
+        Config(),  # the default install: the learned preset and the packaged reranker
         cache_dir=str(work / "cache"),
         history=PromptHistory(work / "history.txt"),
         show_timings=False,

@@ -188,12 +188,12 @@ async def _drive_ui(job: dict[str, Any]) -> dict[str, Any]:
             while not (
                 app.decision is not None
                 and app.decision.prompt == typed
-                and app.painted_at > pressed
+                and app.state.painted_at > pressed
             ):
                 if time.monotonic() > deadline + 60:
                     raise TimeoutError("a keystroke was never painted")
                 await pilot.pause(0.001)
-            samples.append(measure.ms(app.painted_at - pressed))
+            samples.append(measure.ms(app.state.painted_at - pressed))
     return {"samples": samples, "loaded_ms": loaded_ms, "peak_mb": measure.peak_mb()}
 
 

@@ -70,12 +70,12 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
                 return (
                     app.decision is not None
                     and app.decision.prompt == typed
-                    and app.painted_at > started
+                    and app.state.painted_at > started
                 )
 
             await pilot.press(PROMPT[count - 1] if PROMPT[count - 1] != " " else "space")
             await _until(pilot, painted)
-            keystrokes.append((app.painted_at - started) * 1000)
+            keystrokes.append((app.state.painted_at - started) * 1000)
         await pilot.pause(0.3)  # the panels catch up
         # F2 -> the threshold editor's first frame; esc, and again
         for _ in range(F2_OPENS):
@@ -108,7 +108,7 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
         "keystrokes": keystrokes,
         "f2_opens": opens,
         "filter": filtering,
-        "first_paint": app.first_paint_ms or 0.0,
+        "first_paint": app.state.first_paint_ms or 0.0,
     }
 
 

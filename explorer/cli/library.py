@@ -37,10 +37,13 @@ def problem_lines(index: Index, *, verbose: bool = False) -> list[str]:
     """What was skipped or warned about: every problem (verbose, or only a few), else one
     line that counts them by kind and says where the full list is."""
     rejected, warnings = list(index.rejected), list(index.warnings)
+    notes = [f"warning: {note}" for note in index.notes]  # a rebuilt store, a cut-short embed
     if verbose or len(rejected) + len(warnings) <= LIST_UP_TO:
-        return [f"skipped {problem}" for problem in rejected] + [
-            f"warning: {problem}" for problem in warnings
-        ]
+        return (
+            notes
+            + [f"skipped {problem}" for problem in rejected]
+            + [f"warning: {problem}" for problem in warnings]
+        )
     duplicates = sum(DUPLICATE_MARK in problem.message for problem in rejected)
     counts = [
         _count(duplicates, "duplicate name"),
@@ -49,7 +52,7 @@ def problem_lines(index: Index, *, verbose: bool = False) -> list[str]:
     ]
     said = [count for count in counts if count]
     listed = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
-    return [f"skipped {listed}; run `skill-explorer lint` (or add -v) to list them"]
+    return [*notes, f"skipped {listed}; run `skill-explorer lint` (or add -v) to list them"]
 
 
 def _count(number: int, noun: str) -> str:

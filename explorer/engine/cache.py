@@ -59,8 +59,10 @@ class EmbeddingCache:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._connection = self._connect()
             except sqlite3.DatabaseError as error:
-                if not _transient(error):
+                if _corrupt(error):
                     self._rebuild(error)
+                elif not _transient(error):  # a full disk, a read-only or missing directory
+                    self._bypass(f"embedding cache {self.path} is unusable ({error}); not using it")
                 elif time.monotonic() < deadline:  # another process is setting the file up
                     time.sleep(0.02)
                     continue
@@ -82,7 +84,7 @@ class EmbeddingCache:
             connection.execute("PRAGMA synchronous=NORMAL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
-                raise sqlite3.DatabaseError(f"unknown cache schema version {version}")
+                raise _SchemaError(f"unknown cache schema version {version}")
             connection.executescript(
                 """
                 CREATE TABLE IF NOT EXISTS embeddings (
@@ -259,6 +261,23 @@ class EmbeddingCache:
             self._connection = None
 
 
+class _SchemaError(sqlite3.DatabaseError):
+    """A database of another (future or foreign) layout: moved aside like a damaged file."""
+
+
+def _corrupt(error: sqlite3.DatabaseError) -> bool:
+    """SQLite's own word that the file is not (or no longer) a database: only that is damage.
+    A full disk (SQLITE_FULL), an I/O error or a read-only directory is the machine's
+    state, not the file's: a healthy cache is never moved aside for it."""
+    if isinstance(error, _SchemaError):
+        return True
+    name = getattr(error, "sqlite_errorname", None)
+    if name is not None:
+        return str(name).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    text = str(error)
+    return "malformed" in text or "not a database" in text
+
+
 def _transient(error: sqlite3.DatabaseError) -> bool:
     """A lock another process holds for now, not damage to the file."""
     return "locked" in str(error) or "busy" in str(error)
@@ -314,13 +333,22 @@ class CachedSkills:
         self._new = []
 
 
-def file_sha256(path: str | os.PathLike[str], cache: EmbeddingCache | None = None) -> str:
-    """sha256 of a file, remembered by (path, size, mtime) so cold starts skip re-hashing."""
+def file_sha256(
+    path: str | os.PathLike[str],
+    cache: EmbeddingCache | None = None,
+    *,
+    expected: str | None = None,
+) -> str:
+    """sha256 of a file, remembered by (path, size, mtime) so cold starts skip re-hashing.
+
+    With `expected`, a remembered value that differs from it is not believed: the file is
+    hashed again and what it really holds is remembered, so one damaged row of the cache
+    cannot make a good model look altered."""
     stat = os.stat(path)
     key = os.path.abspath(path)
     if cache is not None:
         remembered = cache.remembered_checksum(key, stat.st_size, stat.st_mtime_ns)
-        if remembered:
+        if remembered and (expected is None or remembered == expected):
             return remembered
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -336,6 +364,16 @@ def file_sha256(path: str | os.PathLike[str], cache: EmbeddingCache | None = Non
 # pass a lambda that posts a message and so returns a bool).
 Progress = Callable[[int, int], object]
 CHUNK_TEXTS = 256  # texts embedded between cache writes: an interrupted build keeps these
+FIRST_TIMED_CHUNK = 4  # under a deadline, the texts embedded before the rate is known
+
+
+class OutOfTime(Exception):
+    """The deadline came before every text was embedded. What was embedded is in the cache
+    (the next call resumes there); `left` texts of `total` have no vector yet."""
+
+    def __init__(self, left: int, total: int) -> None:
+        super().__init__(f"{left} of {total} descriptions not embedded yet")
+        self.left, self.total = left, total
 
 
 def embed_with_cache(
@@ -344,6 +382,7 @@ def embed_with_cache(
     cache: EmbeddingCache | None,
     known: Mapping[str, np.ndarray] | None = None,
     progress: Progress | None = None,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, int]:
     """Embed texts: from `known` (text hash -> vector, e.g. the previous snapshot), then the
     cache, then the model; returns (vectors, how many the model computed).
@@ -352,6 +391,10 @@ def embed_with_cache(
     interrupted cold build (Ctrl-C, a crash) keeps what it embedded and the next run
     resumes there. Texts go to the model shortest first, so each chunk's batches pad
     little; `progress` hears after each chunk.
+
+    `deadline` (a `time.monotonic()` value; the hook's time budget): chunks are sized by
+    the rate measured so far to end before it, and none starts that would not; then
+    OutOfTime says how many texts are left, after what was embedded is cached.
     """
     identity, dim = embedder.identity, embedder.dim
     hashes = [text_hash(text) for text in texts]
@@ -365,15 +408,29 @@ def embed_with_cache(
         missing.sort(key=lambda key: len(first_text[key]))
         if progress is not None:
             progress(0, len(missing))
-        for start in range(0, len(missing), CHUNK_TEXTS):
-            chunk = missing[start : start + CHUNK_TEXTS]
+        start, seconds_per_text = 0, 0.0
+        while start < len(missing):
+            size = CHUNK_TEXTS
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                size = (
+                    min(CHUNK_TEXTS, int(left / seconds_per_text))
+                    if seconds_per_text
+                    else FIRST_TIMED_CHUNK
+                )
+                if left <= 0 or size < 1:
+                    raise OutOfTime(len(missing) - start, len(missing))
+            chunk = missing[start : start + size]
+            began = time.monotonic()
             computed = embedder.embed_documents([first_text[key] for key in chunk])
+            seconds_per_text = (time.monotonic() - began) / len(chunk)  # the latest pace
             fresh = dict(zip(chunk, computed, strict=True))
             found.update(fresh)
             if cache:
                 cache.put_many(identity, fresh)
+            start += len(chunk)
             if progress is not None:
-                progress(start + len(chunk), len(missing))
+                progress(start, len(missing))
     matrix = np.zeros((len(texts), dim), dtype=np.float32)
     for row, key in enumerate(hashes):
         matrix[row] = found[key]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from explorer.engine.decision import Decision, Row, Verdict
+from explorer.engine.flips import Shift, shift
 
 
 class Move(StrEnum):
@@ -60,6 +61,8 @@ class Entry:
     rerank: Channel  # logits; a side is None when that decision did not rerank the skill
     base_verdict: Verdict | None
     verdict: Verdict | None
+    # A changed verdict's cause: the gate and its number before -> after (engine/flips.py).
+    shift: Shift | None = None
 
     @property
     def places(self) -> int:
@@ -167,6 +170,7 @@ def ranking_diff(base: Decision, current: Decision, *, depth: int | None = None)
         else:
             move = Move.SAME
         old, new = row(base, skill_id), row(current, skill_id)
+        changed = old is not None and new is not None and old.verdict != new.verdict
         entries.append(
             Entry(
                 skill_id=skill_id,
@@ -180,6 +184,7 @@ def ranking_diff(base: Decision, current: Decision, *, depth: int | None = None)
                 rerank=_channel(old, new, "rerank"),
                 base_verdict=old.verdict if old is not None else None,
                 verdict=new.verdict if new is not None else None,
+                shift=shift(skill_id, base, current) if changed else None,
             )
         )
     return RankingDiff(

@@ -97,6 +97,11 @@ class Config:
     # the live index: a burst ends after this quiet time, and never waits longer than the max
     watch_debounce_ms: float = 25.0
     watch_max_delay_ms: float = 250.0
+    hook_budget_ms: float = 5000.0
+    """The hook's time budget, from when it starts reading its input: descriptions the
+    cache does not hold yet are embedded only while it lasts (what was embedded is cached,
+    the next call goes on); past it the hook answers from the lexical channels alone and
+    says so in its telemetry record. Claude Code waits 60 s for a hook by default."""
     # the explorer: key remaps by binding id, e.g. { reindex = "ctrl+r" }
     keymap: dict[str, str] = field(default_factory=dict)
     # where the router and the hook look for skills, and where caches live

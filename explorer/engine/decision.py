@@ -16,7 +16,7 @@ from typing import Any, overload
 import numpy as np
 
 from explorer.engine.matches import Hits, Match
-from explorer.engine.relevance import FEATURE_LABELS
+from explorer.engine.relevance import FEATURE_LABELS, FORMULAS, ModelForm
 from explorer.engine.rerank import sigmoid
 
 SCHEMA = "skill-explorer/decision@1"
@@ -52,6 +52,7 @@ class GateName(StrEnum):
     FORCE = "force"  # §5.5
     RELEVANCE = "relevance"  # §9.12, instead of §5.1-§5.5 under the learned preset
     SECOND_SKILL = "second_skill"  # §9.12: a second task's skill
+    TASKS = "tasks"  # §9.12: each task of a several-task prompt, routed on its own
     INVOKED = "invoked"  # §5.6
     DENY = "deny"  # §5.6
     SESSION_LEDGER = "session_ledger"  # §10, only when the hook passes the session's ledger
@@ -146,6 +147,12 @@ class RelevanceTrace:
     threshold: float
     second_threshold: float
     model: str
+    form: ModelForm = ModelForm.LOGISTIC
+
+    @property
+    def formula(self) -> str:
+        """How p follows from s = bias + the contributions, as `why` prints it."""
+        return FORMULAS[self.form]
 
     def at(self, position: int) -> int | None:
         """The candidate row of a skill position, or None when it was no candidate."""
@@ -178,6 +185,27 @@ class RelevanceTrace:
                 name: float(value)
                 for name, value in zip(self.features, self.values[row], strict=True)
             },
+        }
+
+
+@dataclass(frozen=True)
+class TaskTrace:
+    """§9.12: one clause of a several-task prompt, routed on its own."""
+
+    clause: str
+    best: str | None  # the clause's most probable skill; None: no candidate
+    p: float
+    drivers: str  # what moved `best`'s probability, as RelevanceTrace.drivers says it
+    added: bool  # its skill joined the picks (it cleared the threshold, was not picked yet)
+    trace: RelevanceTrace | None  # the clause's own candidates and features
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "clause": self.clause,
+            "best": self.best,
+            "p": self.p,
+            "drivers": self.drivers,
+            "added": self.added,
         }
 
 
@@ -259,6 +287,7 @@ class Decision:
         project_terms: dict[str, str] | None = None,
         hits: Hits | None = None,
         relevance: RelevanceTrace | None = None,
+        tasks: tuple[TaskTrace, ...] = (),
     ) -> None:
         self.prompt = prompt
         self.stage = stage
@@ -280,6 +309,7 @@ class Decision:
         self.project_terms = project_terms or {}
         self.hits = hits or Hits()
         self.relevance = relevance
+        self.tasks = tasks
 
     @cached_property
     def matches(self) -> dict[int, tuple[Match, ...]]:
@@ -344,6 +374,10 @@ class Decision:
         row = self.relevance.at(index)
         return None if row is None else float(self.relevance.probabilities[row])
 
+    def task_for(self, skill_id: str) -> TaskTrace | None:
+        """The clause that added this skill to the picks, if one did (§9.12)."""
+        return next((task for task in self.tasks if task.added and task.best == skill_id), None)
+
     def row(self, skill_id: str) -> Row:
         """One skill's row, by id, without building the others (KeyError when unknown)."""
         return self.rows.by_id(skill_id)
@@ -364,6 +398,7 @@ class Decision:
             "gates": [asdict(gate) for gate in self.gates],
             "skills": [_row_dict(row) for row in self.rows],
             "relevance": self._relevance_dict(),
+            "tasks": [task.to_dict() for task in self.tasks],
             "timings_ms": self.timings_ms,
         }
 
@@ -374,6 +409,7 @@ class Decision:
             return None
         return {
             "model": trace.model,
+            "form": str(trace.form),
             "threshold": trace.threshold,
             "second_threshold": trace.second_threshold,
             "candidates": {

@@ -142,7 +142,10 @@ def onnx_session(
         session = onnxruntime.InferenceSession(model_path, options, providers=providers)
         os.replace(partial, saved)  # atomic: a reader never sees half a file
         return session
-    except OSError:
+    except Exception:
+        # The copy could not be written (a full disk, a read-only cache: onnxruntime raises
+        # its own error types for both) or the graph does not load: the model is loaded
+        # from where it is, unsaved; a broken model then raises from this second load.
         partial.unlink(missing_ok=True)
         options.optimized_model_filepath = ""
         return onnxruntime.InferenceSession(model_path, options, providers=providers)

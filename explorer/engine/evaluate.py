@@ -441,7 +441,7 @@ def compare(report_a: EvalReport, report_b: EvalReport) -> Comparison:
         for kind in KINDS
         if kind in report_a.by_kind or kind in report_b.by_kind
     }
-    pairs = _pair_results(report_a.results, report_b.results)
+    pairs = pair_results(report_a.results, report_b.results)
     flipped = tuple(
         Flip(a.case.prompt, a.case.kind, a.case.where, a.passed, b.passed, a.injected, b.injected)
         for a, b in pairs
@@ -464,7 +464,7 @@ def _delta(a: float | None, b: float | None) -> dict[str, float | None]:
     return {"a": a, "b": b, "delta": None if a is None or b is None else b - a}
 
 
-def _pair_results(
+def pair_results(
     a: Sequence[CaseResult], b: Sequence[CaseResult]
 ) -> list[tuple[CaseResult, CaseResult]]:
     """Same cases in the same order pair by position; otherwise by prompt text."""

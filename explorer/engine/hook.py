@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -23,6 +24,7 @@ from explorer.engine.pipeline import decide
 from explorer.engine.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
 from explorer.engine.session import LedgerUnavailable, Session, SessionStore
 from explorer.engine.skills import SKILL_FILE, Skill, load_skill
+from explorer.engine.snapshot import BUDGET_NOTE
 from explorer.engine.store import prevalidate
 from explorer.engine.telemetry import (
     CONSIDERED_TOP_K,
@@ -83,12 +85,15 @@ def answer_hook(
     use_ski_config: bool = True,
     cache_dir: str | None = None,
     state_dir: str | os.PathLike[str] | None = None,
+    started: float | None = None,
 ) -> HookAnswer:
     """Answer one hook call. Never raises: any failure is a silent answer (§7).
 
     The event is `event` when given (`hook --event`), else the payload's
-    `hook_event_name`, else UserPromptSubmit (hosts that do not name it).
+    `hook_event_name`, else UserPromptSubmit (hosts that do not name it). The time budget
+    (`hook_budget_ms`) runs from `started` (time.monotonic(); default: now).
     """
+    started = time.monotonic() if started is None else started
     warnings: tuple[str, ...] = ()
     try:
         payload = json.loads(stdin_text)
@@ -117,6 +122,7 @@ def answer_hook(
             Path(state_dir) if state_dir else user_state_dir(),
             cli_roots,
             cache_dir,
+            started + loaded.config.hook_budget_ms / 1000,
         )
         if kind is HookEvent.TOOL_USED:
             return HookAnswer(warnings=warnings, debug=_observe(call))
@@ -138,6 +144,7 @@ class _Call:
     state_dir: Path
     cli_roots: Sequence[str]
     cache_dir: str | None
+    deadline: float  # time.monotonic() at which the budget ends: no new embedding after it
 
     @property
     def session_id(self) -> str:
@@ -183,7 +190,11 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
     cache = open_cache(call.config, call.cache_dir)
     pending = prevalidate(roots, call.config, cache)  # stat the library while the model loads
     engine = open_engine(call.config, cache=cache)
-    index = open_library(roots, call.config, engine=engine, persisted=True, pending=pending)
+    index = open_library(
+        roots, call.config, engine=engine, persisted=True, pending=pending, deadline=call.deadline
+    )
+    # Past the budget the index has no dense model and no reranker (snapshot.lexical_only).
+    cut_short = next((note for note in index.notes if note.startswith(BUDGET_NOTE)), "")
     context = tuple(ledger.recent_prompts[-depth:]) if ledger is not None and depth > 0 else ()
     # §3.5: the working directory and the recent turns feed the project and file channels
     # (src/hook.rs); §10: the ledger holds back what the conversation already has.
@@ -209,9 +220,11 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
             [Ranked(row.id, row.score) for row in decision.rows[:CONSIDERED_TOP_K]],
             [Ranked(injection.id, injection.confidence) for injection in decision.injected],
             abstained="" if decision.injected else str(failed[-1] if failed else "no_hit"),
+            budget=cut_short,
         )
     debug = (
         *engine.warnings,
+        *index.notes,
         *notes,
         f"stage={decision.stage} injected={list(decision.injected_ids)}",
     )
@@ -263,7 +276,11 @@ def _session_start(call: _Call) -> tuple[str, ...]:
         if log is not None:
             log.compact(call.session_id)
     roots = call.roots()
-    if roots:  # parse and embed what changed now, so the first prompt pays only its own query
-        index = open_library(roots, call.config, engine=open_engine(call.config, call.cache_dir))
-        notes.append(f"index refreshed: {len(index)} skills")
+    if roots:  # parse and embed what changed now (within the budget), so the first prompt
+        # pays only its own query; a complete index is persisted for it to open
+        engine = open_engine(call.config, call.cache_dir)
+        index = open_library(
+            roots, call.config, engine=engine, persisted=True, deadline=call.deadline
+        )
+        notes += [*index.notes, f"index refreshed: {len(index)} skills"]
     return tuple(notes)

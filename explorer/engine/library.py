@@ -64,6 +64,7 @@ def open_library(
     persisted: bool = False,
     progress: Progress | None = None,
     pending: PendingStore | None = None,
+    deadline: float | None = None,
 ) -> Index:
     """The index of the skills under `roots`, on `engine` or on one opened for `config`.
 
@@ -71,12 +72,22 @@ def open_library(
     warnings in `index.warnings`, degraded models in `index.models.warnings`.
     `persisted`: open the library's persisted index (store.py: validated by stat, mapped,
     skills made on demand) instead of building one; what the hook, route and why use.
+    `deadline` (time.monotonic()): the hook's time budget for embedding new descriptions;
+    past it the index has the lexical channels alone, with a note (snapshot.index_skills).
     """
     engine = engine if engine is not None else open_engine(config, cache_dir)
     if persisted:
         from explorer.engine.store import open_index
 
         return open_index(
-            roots, config, engine.models, engine.cache, progress=progress, pending=pending
+            roots,
+            config,
+            engine.models,
+            engine.cache,
+            progress=progress,
+            pending=pending,
+            deadline=deadline,
         ).index
-    return build_index(roots, config, engine.models, engine.cache, progress=progress)
+    return build_index(
+        roots, config, engine.models, engine.cache, progress=progress, deadline=deadline
+    )

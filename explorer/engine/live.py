@@ -174,6 +174,9 @@ class LiveIndex:
         self._root_ids: dict[str, tuple[int, int] | None] = {}
         self._dir_stats: dict[str, StatRow] = {}  # every directory the last walk listed
         self._file_stats: dict[str, StatRow] = {}  # every SKILL.md, as last read
+        # SKILL.md files that are symlinks or have other hard links: written under a name
+        # no directory watch covers, so each is watched itself (watcher.FILE_MASK).
+        self._linked_files: set[str] = set()
         self._next_poll = 0.0
         self._last_reindex_end = 0.0
         self.notes: list[str] = []  # for people: watch limits, fallbacks (status bar, `watch`)
@@ -403,13 +406,16 @@ class LiveIndex:
         results: dict[str, Skill | Problem] = {}
         to_read: list[str] = []
         stats: dict[str, StatRow] = {}
+        linked_files: set[str] = set()
         for path in paths:
             try:
-                row = _stat_row(os.stat(path))
+                info = os.stat(path)
             except OSError:
                 to_read.append(path)
                 continue
-            stats[path] = row
+            row = stats[path] = _stat_row(info)
+            if info.st_nlink > 1 or os.path.islink(path):
+                linked_files.add(path)
             known = self._by_path.get(path)
             if known is not None and self._file_stats.get(path) == row and row[0] < fresh_after:
                 results[path] = known
@@ -419,6 +425,7 @@ class LiveIndex:
         for path in to_read:
             results[path] = load_skill(path, memo)
         self._file_stats = stats
+        self._linked_files = linked_files
         self.rescans += 1
         return dict(sorted(results.items()))
 
@@ -438,11 +445,15 @@ class LiveIndex:
         """Directories and SKILL.md files no watch covers (all of them when polling)."""
         if self.backend == "poll":
             return list(self._dir_stats), list(self._file_stats)
-        if self._inotify is None or not self._inotify.limited:
+        if self._inotify is None:  # watchdog's watches do not hear a write under another name
+            return [], sorted(self._linked_files)
+        if not self._inotify.limited:
             return [], []
         watched = self._inotify.watched_paths()
         dirs = [path for path in self._dir_stats if path not in watched]
         files = [path for path in self._file_stats if os.path.dirname(path) not in watched]
+        watched_files = self._inotify.watched_files()
+        files += [path for path in sorted(self._linked_files) if path not in watched_files]
         return dirs, files
 
     def _poll_found_change(self) -> bool:
@@ -505,6 +516,7 @@ class LiveIndex:
             if self._inotify is None:
                 return False
             added = self._inotify.sync(self._dir_stats)
+            self._inotify.sync_files(self._linked_files)
             for note in self._inotify.notes:
                 if note not in self.notes:
                     self.notes.append(note)

@@ -225,7 +225,7 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
     for path, expected in pinned:
         if not path.is_file():
             raise ModelError(f"default model file missing: {path}")
-        actual = file_sha256(path, cache)
+        actual = file_sha256(path, cache, expected=expected)
         if actual != expected:
             raise ModelError(
                 f"default model file {path} has sha256 {actual}, expected {expected}; "
@@ -378,7 +378,7 @@ def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | No
         expected = PACKAGED_RERANKER_SHA256.get(path.name)
         if expected is None:
             raise ModelError(f"unexpected packaged reranker file {path}")
-        actual = file_sha256(path, cache)
+        actual = file_sha256(path, cache, expected=expected)
         if actual != expected:
             raise ModelError(
                 f"packaged reranker file {path} has sha256 {actual}, expected {expected}; "

@@ -27,6 +27,7 @@ from explorer.engine.decision import (
     InjectionMode,
     RelevanceTrace,
     Stage,
+    TaskTrace,
     Verdict,
     band,
 )
@@ -41,6 +42,7 @@ from explorer.engine.relevance import BM25_POOL, CandidateEvidence, features, lo
 from explorer.engine.rerank import Agreement, agreement_gate, rerank_document, sigmoid
 from explorer.engine.session import Session, SessionVerdict
 from explorer.engine.snapshot import Index
+from explorer.engine.tasks import task_clauses
 from explorer.engine.text import keyword_tokens
 
 LEXICAL_CONFIDENCE = 0.90  # §5.2
@@ -144,6 +146,7 @@ class _Run:
     rerank: dict[int, float] = field(default_factory=dict)
     pool: dict[int, str] = field(default_factory=dict)
     relevance: RelevanceTrace | None = None
+    tasks: tuple[TaskTrace, ...] = ()
 
 
 @dataclass
@@ -173,6 +176,7 @@ def decide(
     context: Sequence[str] = (),
     cwd: str | os.PathLike[str] | None = None,
     ledger: Session | None = None,
+    tasks: bool = True,
 ) -> Decision:
     """Route one prompt: stage 1 channels, then the cascade's gates in order (§5).
 
@@ -181,6 +185,8 @@ def decide(
     the working directory whose manifests feed the project channel (§3.5); None: none.
     `ledger` is the session's (§10): a skill already in the conversation is held back by
     its own gate, so the trace shows why a skill that won was not sent again.
+    `tasks`: under the relevance model, route each clause of a several-task prompt on its
+    own too (§9.12); off for the clauses themselves.
     """
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -203,6 +209,9 @@ def decide(
     else:
         stage, picked, default_verdict = _cascade(run, one.channels, prompt)
     clock = _lap(timings, "gates", clock)
+    if tasks and stage is Stage.RELEVANCE and run.relevance is not None:
+        picked = _route_tasks(run, prompt, picked, context, cwd)
+        clock = _lap(timings, "tasks", clock)
     injected, text = _finish(run, picked, prompt, stage)
     _lap(timings, "text", clock)
     timings["total"] = (time.perf_counter() - started) * 1000
@@ -250,6 +259,7 @@ def _decision(
         project_terms=run.project_terms,
         hits=run.hits,
         relevance=run.relevance,
+        tasks=run.tasks,
         query_terms=query_terms,
         index_version=run.index.version,
     )
@@ -668,6 +678,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         threshold=model.threshold,
         second_threshold=model.second_threshold,
         model=model.name,
+        form=model.form,
     )
     run.relevance = trace
     order = sorted(
@@ -769,6 +780,54 @@ def _relevance_gates(
             thresholds={"second_threshold": trace.second_threshold},
         )
     )
+
+
+def _route_tasks(
+    run: _Run,
+    prompt: str,
+    picked: list[tuple[int, float]],
+    context: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+) -> list[tuple[int, float]]:
+    """§9.12 "Several tasks in one prompt": each clause routed on its own by the same model;
+    a clause's best skill at p >= threshold joins the picks after the whole prompt's."""
+    clauses = task_clauses(prompt)
+    if not clauses:
+        return picked
+    index, threshold = run.index, run.relevance.threshold if run.relevance else 1.0
+    chosen = {position for position, _ in picked}
+    out = list(picked)
+    traces = []
+    for clause in clauses:
+        trace = decide(clause, index, run.config, context=context, cwd=cwd, tasks=False).relevance
+        if trace is None or not trace.candidates:
+            traces.append(TaskTrace(clause, None, 0.0, "", False, trace))
+            continue
+        row = min(
+            range(len(trace.candidates)),
+            key=lambda r: (-trace.probabilities[r], index.id_rank[trace.candidates[r]]),
+        )
+        position, p = trace.candidates[row], float(trace.probabilities[row])
+        added = p >= threshold and position not in chosen
+        if added:
+            chosen.add(position)
+            out.append((position, p))
+            run.verdicts.pop(position, None)
+        traces.append(TaskTrace(clause, index.ids[position], p, trace.drivers(row), added, trace))
+    run.tasks = tuple(traces)
+    run.gates.append(
+        Gate(
+            name=GateName.TASKS,
+            section="9.12",
+            passed=any(task.added for task in traces),
+            inputs={
+                "tasks": [f"{task.clause!r} -> {task.best} p={task.p:.2f}" for task in traces],
+                "added": [task.best for task in traces if task.added],
+            },
+            thresholds={"threshold": threshold},
+        )
+    )
+    return out
 
 
 def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> CandidateEvidence:

@@ -42,6 +42,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_length": (8, 8192),
     "watch_debounce_ms": (0.0, 60_000.0),
     "watch_max_delay_ms": (0.0, 600_000.0),
+    "hook_budget_ms": (0.0, 600_000.0),  # 0: a new description is never embedded in a hook
 }
 
 

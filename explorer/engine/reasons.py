@@ -14,23 +14,36 @@ It reads the Decision only: no scoring is repeated.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from explorer.engine.decision import Decision, Gate, GateName, Row, Verdict
+from explorer.engine.decision import Decision, GateName, Row, Stage, Verdict
 
-SCORE, LOGIT, PROBABILITY = "score", "logit", "p"
+SCORE, LOGIT, PROBABILITY, BM25 = "score", "logit", "p", "bm25"
+# The table column that shows each unit's number: the deciding column of a row.
+COLUMN = {SCORE: "hybrid", LOGIT: "rerank", PROBABILITY: "p", BM25: "bm25"}
 
 
 @dataclass(frozen=True)
 class Reason:
-    """The deciding gate for one skill, its comparison as text, and the gap to injection."""
+    """The deciding gate for one skill, its comparison as text, and the gap to injection.
+
+    `value` is the skill's number the gate compared, `bar` what it was compared with (both
+    in `unit`); `missing` how much more `value` would pass that gate, and `needs` what else
+    would (another route past the gate, or what no number says: the deny list)."""
 
     gate: str  # the verdict: "inject" or the gate that dropped the skill
     text: str  # the comparison that decided, with its numbers
     missing: float | None = None  # how much more `unit` would pass that gate; None: no number
-    unit: str = SCORE  # SCORE (hybrid score), LOGIT (reranker logit) or PROBABILITY (§9.12)
+    unit: str = SCORE  # SCORE (hybrid), LOGIT (reranker), PROBABILITY (§9.12) or BM25
+    value: float | None = None
+    bar: float | None = None
+    needs: str = ""
+
+    @property
+    def column(self) -> str:
+        """The table's column that holds `value`: the one that decided this row."""
+        return COLUMN[self.unit]
 
     def delta_text(self) -> str:
         """The gap as a short signed number: `+0.041`, `+0.60 logit`, or '' without one."""
@@ -40,148 +53,140 @@ class Reason:
             return f"+{self.missing:.2f} logit"
         if self.unit == PROBABILITY:
             return f"+{self.missing:.2f} p"
+        if self.unit == BM25:
+            return f"+{self.missing:.2f} bm25"
         return f"+{self.missing:.3f}"
+
+    def gap_text(self) -> str:
+        """Gap-to-win in words: what the skill would need to pass its gate."""
+        if self.gate == Verdict.INJECT:
+            return ""
+        parts = []
+        if self.missing is not None and self.bar is not None:
+            label = {SCORE: "hybrid", LOGIT: "logit", PROBABILITY: "p", BM25: "BM25"}[self.unit]
+            digits = 3 if self.unit == SCORE else 2
+            parts.append(f"missing {self.delta_text()}: needs {label} ≥ {self.bar:.{digits}f}")
+        if self.needs:
+            parts.append(self.needs)
+        return "; ".join(parts)
 
 
 def _num(value: float, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def _gap(
+    verdict: str, text: str, value: float | None, bar: float, unit: str = SCORE, needs: str = ""
+) -> Reason:
+    missing = None if value is None or value != value else max(bar - value, 0.0)
+    return Reason(verdict, text, missing, unit, value, bar, needs)
+
+
 def reason(decision: Decision, row: Row) -> Reason:
     """The reason for `row` (a row of `decision`)."""
     verdict = row.verdict
+    floor = float(decision.thresholds.get("min_similarity", 0.0))
+    gates = {gate.name: gate for gate in decision.gates}
+    trace = decision.relevance
     if verdict is Verdict.INJECT:
-        return _injected(decision, row)
-    if verdict in (Verdict.RELEVANCE, Verdict.SECOND_SKILL) and decision.relevance is not None:
-        return _below_relevance(decision, row)
-    explain = _BY_VERDICT.get(verdict)
-    if explain is None:
-        return Reason(verdict, verdict)
-    return explain(decision, row, {gate.name: gate for gate in decision.gates})
-
-
-Gates = dict[str, Gate]
-
-
-def _injected(decision: Decision, row: Row) -> Reason:
-    if decision.relevance is not None and row.relevance is not None:
-        bar = decision.relevance.threshold
-        return Reason(row.verdict, f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}")
-    injected = next((item for item in decision.injected if item.id == row.id), None)
-    detail = f", {injected.confidence:.2f} {injected.band}" if injected else ""
-    return Reason(Verdict.INJECT, f"injected: {decision.stage} stage{detail}")
-
-
-def _below_relevance(decision: Decision, row: Row) -> Reason:
-    """§9.12: the probability under the model's bar (the second skill's, for the runner-up)."""
-    assert decision.relevance is not None
-    p = row.relevance if row.relevance is not None else 0.0
-    second = row.verdict is Verdict.SECOND_SKILL
-    bar = decision.relevance.second_threshold if second else decision.relevance.threshold
-    label = "second skill's bar " if second else ""
-    return Reason(
-        row.verdict,
-        f"p {p:.2f} < {label}{bar:.2f}: {_drivers(decision, row)}",
-        max(bar - p, 0.0),
-        PROBABILITY,
-    )
-
-
-def _below_floor(decision: Decision, row: Row, gates: Gates) -> Reason:
-    floor = float(decision.thresholds.get("min_similarity", 0.0))
-    return Reason(
-        row.verdict, f"{_num(row.score)} < floor {_num(floor)}", max(floor - row.score, 0.0)
-    )
-
-
-def _below_score_cutoff(decision: Decision, row: Row, gates: Gates) -> Reason:
-    gate = gates.get(GateName.SCORE_MARGIN)
-    margin = float(decision.thresholds.get("score_margin", 0.0))
-    top = float(gate.inputs.get("top_score", 0.0)) if gate else row.score
-    cutoff = float(gate.thresholds.get("cutoff", top - margin)) if gate else top - margin
-    return Reason(
-        row.verdict,
-        f"{_num(row.score)} < cut-off {_num(cutoff)} = top {_num(top)} - {_num(margin)}",
-        max(cutoff - row.score, 0.0),
-    )
-
-
-def _below_agreement_floor(decision: Decision, row: Row, gates: Gates) -> Reason:
-    floor = float(decision.thresholds.get("min_similarity", 0.0))
-    gate = gates.get(GateName.AGREEMENT_FLOOR)
-    bar = float(gate.thresholds.get("floor", floor)) if gate else floor
-    return Reason(
-        row.verdict, f"{_num(row.score)} < agreement floor {_num(bar)}", max(bar - row.score, 0.0)
-    )
-
-
-def _below_rerank_min(decision: Decision, row: Row, gates: Gates) -> Reason:
-    gate = gates.get(GateName.RERANK_MIN)
-    bar = float(gate.thresholds.get("rerank_min", 0.0)) if gate else 0.0
-    logit = row.rerank if row.rerank is not None else float("nan")
-    return Reason(
-        row.verdict,
-        f"logit {_num(logit, 2)} < rerank_min {_num(bar, 2)}",
-        max(bar - logit, 0.0),
-        LOGIT,
-    )
-
-
-def _below_rerank_cutoff(decision: Decision, row: Row, gates: Gates) -> Reason:
-    gate = gates.get(GateName.RERANK_MARGIN)
-    best = float(gate.inputs.get("best") or 0.0) if gate else 0.0
-    margin = float(gate.thresholds.get("rerank_margin", 0.0)) if gate else 0.0
-    logit = row.rerank if row.rerank is not None else float("nan")
-    cutoff = best - margin
-    return Reason(
-        row.verdict,
-        f"logit {_num(logit, 2)} < cut-off {_num(cutoff, 2)} = best {_num(best, 2)} - "
-        f"{_num(margin, 2)}",
-        max(cutoff - logit, 0.0),
-        LOGIT,
-    )
-
-
-def _lexical_took(decision: Decision, row: Row, gates: Gates) -> Reason:
-    gate = gates.get(GateName.LEXICAL_DOMINANCE)
-    winner = gate.inputs.get("top") if gate else None
-    bm25 = float(gate.inputs.get("top_bm25") or 0.0) if gate else 0.0
-    # This skill's number first, as in every other reason: a narrow column keeps it.
-    return Reason(row.verdict, f"bm25 {row.bm25:.2f} < {bm25:.2f}: lexical fast path took {winner}")
-
-
-def _capped(decision: Decision, row: Row, gates: Gates) -> Reason:
-    gate = gates.get(GateName.MAX_SKILLS)
-    cap = gate.thresholds.get("max_skills") if gate else None
-    return Reason(row.verdict, f"passed, but max_skills = {cap} were already picked")
-
-
-def _over_budget(decision: Decision, row: Row, gates: Gates) -> Reason:
-    gate = gates.get(GateName.CHAR_BUDGET)
-    budget = gate.thresholds.get("char_budget") if gate else None
-    return Reason(row.verdict, f"passed, but its text would exceed char_budget = {budget}")
-
-
-def _said(text: str) -> Callable[[Decision, Row, Gates], Reason]:
-    """A verdict whose reason has no number: its sentence, with the skill's id for `{id}`."""
-    return lambda _decision, row, _gates: Reason(row.verdict, text.format(id=row.id))
-
-
-_BY_VERDICT: dict[Verdict, Callable[[Decision, Row, Gates], Reason]] = {
-    Verdict.MIN_SIMILARITY: _below_floor,
-    Verdict.SCORE_MARGIN: _below_score_cutoff,
-    Verdict.AGREEMENT_FLOOR: _below_agreement_floor,
-    Verdict.RERANK_MIN: _below_rerank_min,
-    Verdict.RERANK_MARGIN: _below_rerank_cutoff,
-    Verdict.RERANK_TOP_K: lambda decision, row, _gates: _not_reranked(decision, row),
-    Verdict.LEXICAL_DOMINANCE: _lexical_took,
-    Verdict.MAX_SKILLS: _capped,
-    Verdict.CHAR_BUDGET: _over_budget,
-    Verdict.DENY: _said("passed, but the config's deny list names it"),
-    Verdict.INVOKED: _said("passed, but the prompt invokes /{id} (the host loads it)"),
-    Verdict.BLANK_PROMPT: _said("blank prompt: nothing to route"),
-    Verdict.EMPTY: _said("no skills in the library"),
-}
+        task = decision.task_for(row.id)
+        if trace is not None and task is not None:  # §9.12: a clause asked for it on its own
+            text = f"task {task.clause!r}: p {task.p:.2f} ≥ {trace.threshold:.2f}: {task.drivers}"
+            return Reason(verdict, text, None, PROBABILITY, task.p, trace.threshold)
+        if trace is not None and row.relevance is not None:
+            bar = trace.threshold if row.id == decision.injected_ids[0] else trace.second_threshold
+            text = f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}"
+            return Reason(verdict, text, None, PROBABILITY, row.relevance, bar)
+        injected = next((item for item in decision.injected if item.id == row.id), None)
+        detail = f", {injected.confidence:.2f} {injected.band}" if injected else ""
+        text = f"injected: {decision.stage} stage{detail}"
+        if decision.stage == Stage.LEXICAL:
+            return Reason(verdict, text, None, BM25, row.bm25)
+        if decision.stage == Stage.RERANK and row.rerank is not None:
+            return Reason(verdict, text, None, LOGIT, row.rerank)
+        return Reason(verdict, text, None, SCORE, row.score)
+    if verdict in (Verdict.RELEVANCE, Verdict.SECOND_SKILL) and trace is not None:
+        p = row.relevance if row.relevance is not None else 0.0
+        second = verdict is Verdict.SECOND_SKILL
+        bar = trace.second_threshold if second else trace.threshold
+        if p >= bar and not second:  # over the bar, but two skills at most were picked
+            picked = [decision.row(skill).relevance or 0.0 for skill in decision.injected_ids]
+            weakest = min(picked, default=bar)
+            return _gap(
+                verdict,
+                f"p {p:.2f} ≥ {bar:.2f}, but {', '.join(decision.injected_ids)} ranked higher",
+                p,
+                weakest,
+                PROBABILITY,
+            )
+        label = "second skill's bar " if second else ""
+        text = f"p {p:.2f} < {label}{bar:.2f}: {_drivers(decision, row)}"
+        return _gap(verdict, text, p, bar, PROBABILITY)
+    if verdict is Verdict.MIN_SIMILARITY:
+        return _gap(verdict, f"{_num(row.score)} < floor {_num(floor)}", row.score, floor)
+    if verdict is Verdict.SCORE_MARGIN:
+        gate = gates.get(GateName.SCORE_MARGIN)
+        margin = float(decision.thresholds.get("score_margin", 0.0))
+        top = float(gate.inputs.get("top_score", 0.0)) if gate else row.score
+        cutoff = float(gate.thresholds.get("cutoff", top - margin)) if gate else top - margin
+        text = f"{_num(row.score)} < cut-off {_num(cutoff)} = top {_num(top)} - {_num(margin)}"
+        return _gap(verdict, text, row.score, cutoff)
+    if verdict is Verdict.AGREEMENT_FLOOR:
+        gate = gates.get(GateName.AGREEMENT_FLOOR)
+        bar = float(gate.thresholds.get("floor", floor)) if gate else floor
+        text = f"{_num(row.score)} < agreement floor {_num(bar)}"
+        return _gap(verdict, text, row.score, bar)
+    if verdict is Verdict.RERANK_MIN:
+        gate = gates.get(GateName.RERANK_MIN)
+        bar = float(gate.thresholds.get("rerank_min", 0.0)) if gate else 0.0
+        logit = row.rerank if row.rerank is not None else float("nan")
+        text = f"logit {_num(logit, 2)} < rerank_min {_num(bar, 2)}"
+        return _gap(verdict, text, logit, bar, LOGIT)
+    if verdict is Verdict.RERANK_MARGIN:
+        gate = gates.get(GateName.RERANK_MARGIN)
+        best = float(gate.inputs.get("best") or 0.0) if gate else 0.0
+        margin = float(gate.thresholds.get("rerank_margin", 0.0)) if gate else 0.0
+        logit = row.rerank if row.rerank is not None else float("nan")
+        cutoff = best - margin
+        text = (
+            f"logit {_num(logit, 2)} < cut-off {_num(cutoff, 2)} = best {_num(best, 2)} - "
+            f"{_num(margin, 2)}"
+        )
+        return _gap(verdict, text, logit, cutoff, LOGIT)
+    if verdict is Verdict.RERANK_TOP_K:
+        return _not_reranked(decision, row)
+    if verdict is Verdict.LEXICAL_DOMINANCE:
+        gate = gates.get(GateName.LEXICAL_DOMINANCE)
+        winner = gate.inputs.get("top") if gate else None
+        bm25 = float(gate.inputs.get("top_bm25") or 0.0) if gate else 0.0
+        # This skill's number first, as in every other reason: a narrow column keeps it.
+        text = f"bm25 {row.bm25:.2f} < {bm25:.2f}: lexical fast path took {winner}"
+        return _gap(verdict, text, row.bm25, bm25, BM25, "or the fast path off (lexical_min = 0)")
+    if verdict is Verdict.MAX_SKILLS:
+        gate = gates.get(GateName.MAX_SKILLS)
+        cap = gate.thresholds.get("max_skills") if gate else None
+        text = f"passed, but max_skills = {cap} were already picked"
+        if trace is not None and row.relevance is not None:
+            picked = [decision.row(skill).relevance or 0.0 for skill in decision.injected_ids]
+            return _gap(verdict, text, row.relevance, min(picked, default=0.0), PROBABILITY)
+        scores = [decision.row(skill).score for skill in decision.injected_ids]
+        return _gap(verdict, text, row.score, min(scores, default=row.score))
+    if verdict is Verdict.CHAR_BUDGET:
+        gate = gates.get(GateName.CHAR_BUDGET)
+        budget = gate.thresholds.get("char_budget") if gate else None
+        text = f"passed, but its text would exceed char_budget = {budget}"
+        return Reason(verdict, text, needs=f"needs a shorter text, or char_budget above {budget}")
+    if verdict is Verdict.DENY:
+        text = "passed, but the config's deny list names it"
+        return Reason(verdict, text, needs="needs its id off the deny list")
+    if verdict is Verdict.INVOKED:
+        text = f"passed, but the prompt invokes /{row.id} (the host loads it)"
+        return Reason(verdict, text, needs="nothing: the host loads it itself")
+    if verdict is Verdict.BLANK_PROMPT:
+        return Reason(verdict, "blank prompt: nothing to route")
+    if verdict is Verdict.EMPTY:
+        return Reason(verdict, "no skills in the library")
+    return Reason(verdict, verdict)
 
 
 def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
@@ -195,28 +200,44 @@ def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
 
 
 @lru_cache(maxsize=8)
-def _rerank_bar(decision: Decision) -> tuple[object, float | None]:
-    """rerank_top_k and the lowest hybrid score among the reranker's candidates, once per
-    decision (the table asks for one row at a time)."""
+def _candidate_bars(decision: Decision) -> tuple[object, float | None, int, float | None]:
+    """rerank_top_k; the lowest hybrid score among the candidates that entered by it; the
+    BM25 pool's size and its lowest BM25 (§9.1, §9.12). Once per decision: the table asks
+    for one row at a time."""
     gate = next((g for g in decision.gates if g.name is GateName.RERANKER), None)
-    if gate is None:
-        return None, None
-    candidates = gate.inputs.get("candidates") or ()
-    known = [s for s in dict.fromkeys(candidates) if decision.rows.index_of(s) is not None]
-    scores = [decision.row(skill_id).score for skill_id in known]
-    return gate.thresholds.get("rerank_top_k"), (min(scores) if scores else None)
+    relevance = decision.relevance
+    if gate is not None:
+        candidates = list(dict.fromkeys(gate.inputs.get("candidates") or ()))
+        k = gate.thresholds.get("rerank_top_k")
+    elif relevance is not None:
+        candidates = [decision.channels.ids[i] for i in relevance.candidates]
+        k = decision.tuning.get("rerank_top_k", len(candidates))
+    else:
+        return None, None, 0, None
+    rows = [decision.row(s) for s in candidates if decision.rows.index_of(s) is not None]
+    by_hybrid = [row.score for row in rows if row.pool in ("dense", "both", None)]
+    by_bm25 = [row.bm25 for row in rows if row.pool in ("bm25", "both")]
+    return (
+        k,
+        min(by_hybrid) if by_hybrid else None,
+        len(by_bm25),
+        min(by_bm25) if by_bm25 else None,
+    )
 
 
 def _not_reranked(decision: Decision, row: Row) -> Reason:
-    """Not among the reranker's candidates: the lowest candidate's score is the bar."""
-    k, bar = _rerank_bar(decision)
-    if bar is None:
-        return Reason(Verdict.RERANK_TOP_K, f"not among the rerank_top_k = {k} candidates")
-    return Reason(
-        Verdict.RERANK_TOP_K,
-        f"{_num(row.score)} < {_num(bar)}, the lowest of the top {k} sent to the reranker",
-        max(bar - row.score, 0.0),
+    """Not among the reranker's (or the relevance model's) candidates: they are the top k
+    by hybrid score and the best few by BM25; either bar lets a skill in."""
+    k, hybrid_bar, pool, bm25_bar = _candidate_bars(decision)
+    verdict = Verdict.RERANK_TOP_K
+    if hybrid_bar is None:
+        return Reason(verdict, f"not among the rerank_top_k = {k} candidates")
+    text = (
+        f"{_num(row.score)} < {_num(hybrid_bar)}, the lowest hybrid score among the "
+        f"candidates (rerank_top_k = {k})"
     )
+    needs = f"or BM25 ≥ {bm25_bar:.2f} (the top {pool} by BM25 join too)" if bm25_bar else ""
+    return _gap(verdict, text, row.score, hybrid_bar, SCORE, needs)
 
 
 def reasons(decision: Decision) -> dict[str, Reason]:

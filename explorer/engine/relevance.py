@@ -21,12 +21,14 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from explorer.engine.presets import generic_word
 from explorer.engine.text import match_tokens
 
 if TYPE_CHECKING:
@@ -67,6 +69,12 @@ def _clause_after(text: str, start: int) -> str:
 
 
 @lru_cache(maxsize=65_536)
+def description_terms(description: str) -> tuple[str, ...]:
+    """A description's match tokens, memoised: every candidate's are read per prompt."""
+    return tuple(match_tokens(description))
+
+
+@lru_cache(maxsize=65_536)
 def excluded_terms(description: str) -> frozenset[str]:
     """§9.12: the match tokens of the description's own exclusions ("not for X", "does not
     cover X", "don't use for X"). Memoised: a candidate's description is read per prompt."""
@@ -81,6 +89,14 @@ def excluded_query_terms(description: str, explain: Explain) -> list[str]:
     what the Terms tab and `why` name beside the terms table."""
     excluded = excluded_terms(description)
     return [term.term for term in explain.terms if term.term in excluded]
+
+
+def missing_query_terms(explain: Explain) -> list[str]:
+    """The prompt's terms the description lacks that could tell a skill apart, rarest
+    first (by idf: what adding the word would earn most), stopwords and generic words
+    ("what", "help") left out: what the Terms tab, `why` and the export name as missing."""
+    missing = [term for term in explain.terms if not term.matched and not generic_word(term.term)]
+    return [term.term for term in sorted(missing, key=lambda term: -term.idf)]
 
 
 def negated_terms(prompt: str) -> frozenset[str]:
@@ -247,7 +263,7 @@ def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
                 hit = sum(idf.get(term, 0.0) for term in query if term in excluded)
                 matrix[row, column["excluded"]] = hit / total_idf
             if negated:
-                own = set(match_tokens(description))
+                own = set(description_terms(description))
                 shared = [term for term in query if term in own]
                 shared_idf = sum(idf.get(term, 0.0) for term in shared)
                 if shared_idf > 0:
@@ -256,18 +272,36 @@ def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
         if prompt_script:
             found = prompt_script & script_tokens(evidence.texts[row])
             matrix[row, column["script_overlap"]] = len(found) / len(prompt_script)
-        matrix[row, column["description_length"]] = math.log1p(len(match_tokens(description)))
+        matrix[row, column["description_length"]] = math.log1p(len(description_terms(description)))
     matrix[:, column["library_size"]] = math.log(max(evidence.library_size, 1))
     return matrix
 
 
+class ModelForm(StrEnum):
+    """How a candidate's score s = bias + Σ contributions becomes its probability (§9.12)."""
+
+    # p = sigmoid(s): each candidate judged alone, whatever the others score.
+    LOGISTIC = "logistic"
+    # p = e^s / (1 + Σ e^s over the candidates): the prompt asks for one of them or for
+    # none, so s is the log-odds of this skill against injecting nothing, and a candidate
+    # that others outscore loses probability to them.
+    CHOICE = "choice"
+
+
+FORMULAS = {
+    ModelForm.LOGISTIC: "σ(s)",
+    ModelForm.CHOICE: "e^s / (1 + Σ e^s of the candidates)",
+}
+
+
 @dataclass(frozen=True)
 class RelevanceModel:
-    """A logistic model over FEATURES (standardised), with its injection thresholds.
+    """A linear score over FEATURES (standardised) turned into one probability per
+    candidate by its `form`, with its injection thresholds.
 
-    p = sigmoid(bias + sum of weight * (x - mean) / scale). The best candidate is injected at
-    p ≥ `threshold`; the next one too (a prompt with two tasks) when its own p reaches
-    `second_threshold`. Both are chosen by the training script's rule (§9.12).
+    s = bias + sum of weight * (x - mean) / scale. The best candidate is injected at
+    p ≥ `threshold`; the next one too when its own p reaches `second_threshold`. Both are
+    chosen by the training script's rule (§9.12).
     """
 
     name: str
@@ -283,6 +317,7 @@ class RelevanceModel:
     # for the model that produced it (§4), so under others the §5 gates decide (§9.12).
     dense: str = "minilm"
     reranker: str | None = "skill-reranker-minilm-l3"
+    form: ModelForm = ModelForm.LOGISTIC
 
     def mismatch(self, dense: str, reranker: str | None) -> str:
         """Why this model cannot judge a library run with these models ('' if it can)."""
@@ -297,10 +332,14 @@ class RelevanceModel:
         return np.asarray(((matrix - self.mean) / self.scale) * self.weights, dtype=np.float64)
 
     def log_odds(self, matrix: np.ndarray) -> np.ndarray:
+        """s: the log-odds of each candidate (under CHOICE: against injecting nothing)."""
         return np.asarray(self.contributions(matrix).sum(axis=1) + self.bias, dtype=np.float64)
 
     def probability(self, matrix: np.ndarray) -> np.ndarray:
-        return np.asarray(1.0 / (1.0 + np.exp(-self.log_odds(matrix))), dtype=np.float64)
+        scores = self.log_odds(matrix)
+        if self.form is ModelForm.LOGISTIC:
+            return np.asarray(1.0 / (1.0 + np.exp(-scores)), dtype=np.float64)
+        return choice_probabilities(scores)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -315,6 +354,7 @@ class RelevanceModel:
             "source": self.source,
             "dense": self.dense,
             "reranker": self.reranker,
+            "form": str(self.form),
         }
 
     @classmethod
@@ -347,8 +387,18 @@ class RelevanceModel:
             source=str(data.get("source", "")),
             dense=str(data.get("dense", RelevanceModel.dense)),
             reranker=None if data.get("reranker") is None else str(data["reranker"]),
+            form=ModelForm(str(data.get("form", ModelForm.LOGISTIC))),
             **numbers,
         )
+
+
+def choice_probabilities(scores: np.ndarray) -> np.ndarray:
+    """e^s / (1 + Σ e^s), computed without overflow (the 1 is "inject nothing")."""
+    if not len(scores):
+        return np.zeros(0)
+    top = max(0.0, float(scores.max()))
+    shifted = np.exp(scores - top)
+    return np.asarray(shifted / (math.exp(-top) + shifted.sum()), dtype=np.float64)
 
 
 @lru_cache(maxsize=4)

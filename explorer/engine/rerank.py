@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -106,6 +107,42 @@ def sigmoid(logit: float) -> float:
 def rerank_document(description: str, body_head: str) -> str:
     """§5.4: what the cross-encoder reads for a skill."""
     return description + "\n" + body_head
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def sentences(description: str) -> list[str]:
+    """A description's sentences, as its author punctuated them."""
+    return [part.strip() for part in SENTENCE_END.split(description) if part.strip()]
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """What each sentence of a description does to the cross-encoder's logit for a prompt:
+    `logit` with the whole description, and per sentence the logit lost when it is left
+    out (positive: the sentence helped the skill; negative: it held it back)."""
+
+    logit: float
+    sentences: tuple[tuple[str, float], ...]
+
+
+def sentence_attribution(
+    reranker: object, prompt: str, description: str, body_head: str
+) -> Attribution | None:
+    """Score the description whole and once without each sentence (one pair each, as the
+    cascade scores them: rerank_document). None without a cross-encoder, or a prompt."""
+    if not isinstance(reranker, OnnxCrossEncoder) or not prompt.strip():
+        return None
+    parts = sentences(description)
+    documents = [rerank_document(description, body_head)] + [
+        rerank_document(" ".join(parts[:i] + parts[i + 1 :]), body_head) for i in range(len(parts))
+    ]
+    logits = reranker.score(prompt, documents)
+    whole = float(logits[0])
+    return Attribution(
+        whole, tuple((part, whole - float(logits[i + 1])) for i, part in enumerate(parts))
+    )
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ import numpy as np
 from explorer.engine.cache import (
     CachedSkills,
     EmbeddingCache,
+    OutOfTime,
     Progress,
     embed_with_cache,
     text_hash,
 )
 from explorer.engine.config import Config
 from explorer.engine.lexical import LexicalIndex, indexed_text_tokens
-from explorer.engine.models import Models
+from explorer.engine.models import Models, assemble_models
 from explorer.engine.skills import Discovery, Problem, Skill, discover
 from explorer.engine.text import norm_token, tokenize
 
@@ -52,6 +53,9 @@ class Index:
     # §3.5 project channel: token -> skills whose keywords' tokens or description's match
     # tokens hold it (an ecosystem term such as "uv" or "rust" resolves through this).
     ecosystem_postings: Mapping[str, np.ndarray] = field(default_factory=dict)
+    # What a person should hear about how this index was obtained: a damaged store that
+    # was rebuilt, descriptions left unembedded by the hook's time budget (hook.py).
+    notes: tuple[str, ...] = ()
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -74,6 +78,9 @@ class Index:
         if known is not None:
             return tuple(known)
         return tuple(problem for skill in self.skills for problem in skill.warnings)
+
+
+BUDGET_NOTE = "time budget:"  # starts the note of an index cut short by its deadline
 
 
 def keyword_keys(skill: Skill) -> list[str]:
@@ -111,6 +118,7 @@ def build_index(
     *,
     version: int = 1,
     progress: Progress | None = None,
+    deadline: float | None = None,
 ) -> Index:
     """Discover, parse, embed (through the cache) and index the library under `roots`."""
     started = time.perf_counter()
@@ -119,7 +127,9 @@ def build_index(
     if memo is not None:
         memo.flush()
     parsed = time.perf_counter()
-    index = index_skills(found, roots, config, models, cache, version=version, progress=progress)
+    index = index_skills(
+        found, roots, config, models, cache, version=version, progress=progress, deadline=deadline
+    )
     index.timings_ms["parse"] = (parsed - started) * 1000
     index.timings_ms["total"] = (time.perf_counter() - started) * 1000
     return index
@@ -135,21 +145,38 @@ def index_skills(
     version: int = 1,
     previous: Index | None = None,
     progress: Progress | None = None,
+    deadline: float | None = None,
 ) -> Index:
-    """Index already-parsed skills; vectors of `previous` are reused for unchanged texts."""
+    """Index already-parsed skills; vectors of `previous` are reused for unchanged texts.
+
+    `deadline` (time.monotonic(); the hook's time budget): when the descriptions the cache
+    does not hold cannot all be embedded before it, what was embedded is cached and this
+    index has the lexical channels alone (no dense model, no reranker: `lexical_only`),
+    with a note; the next call resumes the embedding."""
     skills = found.skills
     timings: dict[str, float] = {}
     started = time.perf_counter()
     vectors: np.ndarray | None = None
     embedded = 0
+    notes: tuple[str, ...] = ()
     if models.embedder is not None:
-        vectors, embedded = embed_with_cache(
-            models.embedder,
-            [skill.description for skill in skills],
-            cache,
-            previous.vectors_by_text() if previous is not None else None,
-            progress,
-        )
+        try:
+            vectors, embedded = embed_with_cache(
+                models.embedder,
+                [skill.description for skill in skills],
+                cache,
+                previous.vectors_by_text() if previous is not None else None,
+                progress,
+                deadline,
+            )
+        except OutOfTime as short:
+            note = (
+                f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded "
+                "yet; this answer uses the lexical channels alone (no dense model, no "
+                "reranker), the next call embeds more (`skill-explorer index` does all)"
+            )
+            models, notes = lexical_only(models, note), (note,)
+            embedded = short.total - short.left
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000
 
@@ -193,4 +220,17 @@ def index_skills(
         ecosystem_postings={
             token: np.array(indices, dtype=np.int64) for token, indices in ecosystem_lists.items()
         },
+        notes=notes,
+    )
+
+
+def lexical_only(models: Models, reason: str) -> Models:
+    """`models` without the dense model and the reranker: a decision from BM25, keywords,
+    phrases and files, as with no model at all (how the hook answers past its budget)."""
+    return assemble_models(
+        None,
+        None,
+        dense_error=reason,
+        reranker_note=reason,
+        warnings=list(models.warnings),
     )

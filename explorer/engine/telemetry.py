@@ -76,6 +76,9 @@ class Event:
     abstained: str = ""
     skill: str = ""  # a use event's skill
     via: str = ""  # "read" or "skill"
+    # Ours only: why the hook answered with less than every channel (its time budget ran
+    # out before the library's new descriptions were embedded: lexical channels alone).
+    budget: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +93,8 @@ class Event:
             data["injected"] = [{"id": r.id, "confidence": r.value} for r in self.injected]
             if self.abstained:
                 data["abstained"] = self.abstained
+            if self.budget:
+                data["budget"] = self.budget
         elif self.kind is EventKind.USE:
             data["skill"] = self.skill
             data["via"] = self.via
@@ -118,6 +123,7 @@ class Event:
             abstained=str(data.get("abstained") or ""),
             skill=str(data.get("skill", "")),
             via=str(data.get("via", "")),
+            budget=str(data.get("budget") or ""),
         )
 
 
@@ -136,6 +142,7 @@ class TelemetryLog:
         considered: Sequence[Ranked],
         injected: Sequence[Ranked],
         abstained: str = "",
+        budget: str = "",
     ) -> None:
         self._append(
             Event(
@@ -148,6 +155,7 @@ class TelemetryLog:
                 considered=tuple(considered[:CONSIDERED_TOP_K]),
                 injected=tuple(injected),
                 abstained=abstained,
+                budget=budget,
             )
         )
 

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +50,11 @@ from explorer.engine.decision import Decision
 from explorer.engine.evaluate import passes
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import generic_word
-from explorer.engine.rerank import Reranker
+from explorer.engine.relevance import BM25_POOL, excluded_terms, script_tokens
+from explorer.engine.rerank import Reranker, rerank_document
 from explorer.engine.rewrite import Edit, edit_description, save
 from explorer.engine.snapshot import Index
-from explorer.engine.text import STOPWORDS, match_tokens, norm_token
+from explorer.engine.text import STOPWORDS, keyword_tokens, match_tokens, norm_token
 from explorer.engine.whatif import patched_index
 
 SCHEMA = "skill-explorer/tune@1"
@@ -93,7 +95,7 @@ class Options:
     rounds: int = 3
     beam: int = 3
     max_terms: int = 4  # single-word additions tried per description
-    evaluations: int = 24  # descriptions scored on the tuning part, at most
+    evaluations: int = 40  # descriptions scored on the tuning part, at most
     finalists: int = 6  # scored on the held-out part and the other cases
     share: float = TUNING_SHARE
 
@@ -152,10 +154,18 @@ class Probe:
     stage: str  # the cascade stage that decided (decision.Stage's value)
 
 
-def _probe(case: Case, index: Index, config: Config, skill_id: str) -> Probe:
-    decision: Decision = decide(
-        case.prompt, index, config, context=case.context, cwd=case.cwd or None
-    )
+NEAR_MARGIN = 3  # skills beyond the reranked top k that still count as near a prompt
+
+
+def _probe(
+    case: Case,
+    index: Index,
+    config: Config,
+    skill_id: str,
+    decision: Decision | None = None,
+) -> Probe:
+    if decision is None:
+        decision = decide(case.prompt, index, config, context=case.context, cwd=case.cwd or None)
     row = decision.rows.by_id(skill_id)
     position = index.positions[skill_id]
     terms = frozenset(index.lexical.explain(case.prompt, position).matched)
@@ -325,6 +335,20 @@ class Candidate:
         return self.count(Effect.STEAL)
 
     @property
+    def drops(self) -> int:
+        """Steps that drop a sentence of the author's (to make room, or as filler): at an
+        equal gain, an edit that keeps the author's text ranks first."""
+        return sum(step.startswith('drop "') or '(dropping "' in step for step in self.steps)
+
+    @property
+    def false_injections(self) -> int:
+        """The skill's own should-not-trigger prompts the edit makes it take."""
+        return sum(
+            flip.effect is Effect.BREAK and flip.part is not Part.OTHER and not flip.case.positive
+            for flip in self.flips
+        )
+
+    @property
     def net(self) -> int:
         return self.fixes - self.breaks - self.steals
 
@@ -374,13 +398,15 @@ class Candidate:
 
 
 def rank_key(candidate: Candidate) -> tuple[Any, ...]:
-    """Stealers, then lexical-only gains, rank below the rest; then the held-out gain."""
+    """Stealers, then lexical-only gains, rank below the rest; then the held-out gain, the
+    overall gain, fewer breaks, fewer of the author's sentences dropped, fewer steps."""
     return (
         candidate.steals > 0,
         candidate.lexical_only,
         -candidate.part_net(Part.HELD_OUT),
         -candidate.net,
         candidate.breaks,
+        candidate.drops,
         len(candidate.steps),
         len(candidate.description),
         candidate.description,
@@ -388,10 +414,12 @@ def rank_key(candidate: Candidate) -> tuple[Any, ...]:
 
 
 def recommendable(candidate: Candidate) -> bool:
-    """Held-out gain, no steal, and a gain that is not word matching alone."""
+    """Held-out gain, no steal, no new false injection, and a gain that is not word
+    matching alone."""
     return (
         candidate.part_net(Part.HELD_OUT) > 0
         and candidate.steals == 0
+        and candidate.false_injections == 0
         and not candidate.lexical_only
     )
 
@@ -405,7 +433,7 @@ class TuneResult:
     split: Split
     tuning: Tally  # before any edit
     held_out: Tally
-    others: Tally
+    others: Tally  # the other cases the skill is near before any edit (the ones routed)
     candidates: tuple[Candidate, ...]  # ranked, best first
     recommended: int | None  # the index of the recommended candidate
     evaluated: int  # descriptions scored
@@ -413,6 +441,7 @@ class TuneResult:
     share: float = TUNING_SHARE
     notes: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
+    others_total: int = 0  # every other case of the file
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -431,6 +460,7 @@ class TuneResult:
                 "tuning": self.tuning.to_dict(),
                 "held_out": self.held_out.to_dict(),
                 "others": self.others.to_dict(),
+                "others_total": self.others_total,
             },
             "recommended": None if self.recommended is None else self.recommended + 1,
             "evaluated": self.evaluated,
@@ -465,13 +495,54 @@ class _RememberedLogits:
         return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
 
 
+class _RememberedQueries:
+    """An embedder whose query vectors are kept for the whole run (the embedder's own LRU
+    holds 256: a library-wide case file is thousands of prompts, each routed once per
+    finalist). The vector is the embedder's own; documents go to it unchanged."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._memo: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self._memo.get(text)
+        if vector is None:
+            vector = self._memo[text] = self._inner.embed_query(text)
+        return vector
+
+
 def remembering(index: Index) -> Index:
-    """`index` with its cross-encoder (if any) remembering logits; the models are shared."""
-    reranker = index.models.reranker
-    if reranker is None or isinstance(reranker, _RememberedLogits):
+    """`index` with its cross-encoder (if any) remembering logits and its embedder
+    remembering query vectors, for one run; the models themselves are shared."""
+    models = index.models
+    reranker = models.reranker
+    if reranker is not None and not isinstance(reranker, _RememberedLogits):
+        models = dataclasses.replace(models, reranker=_RememberedLogits(reranker))
+    embedder = models.embedder
+    if embedder is not None and not isinstance(embedder, _RememberedQueries):
+        models = dataclasses.replace(models, embedder=_RememberedQueries(embedder))
+    if models is index.models:
         return index
-    models = dataclasses.replace(index.models, reranker=_RememberedLogits(reranker))
     return dataclasses.replace(index, models=models)
+
+
+class _ReadsNewText:
+    """A reranker that reads `new` wherever the library gives it `old` (one skill's
+    document): with the lexical channels held at the old description, the cross-encoder
+    still reads the edit."""
+
+    def __init__(self, inner: Any, old: str, new: str) -> None:
+        self._inner, self._old, self._new = inner, old, new
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        swapped = [self._new if doc == self._old else doc for doc in documents]
+        return np.asarray(self._inner.score(query, swapped), dtype=np.float64)
 
 
 # --- proposing edits ---------------------------------------------------------------
@@ -506,6 +577,9 @@ class _Evidence:
     phrases: tuple[str, ...]  # two-word phrases from missed prompts, best first
     excluded: tuple[str, ...]  # surface words of prompts the skill takes wrongly
     pulling: tuple[tuple[str, str], ...]  # (match token, a surface form) in the description
+    # match token -> idf x the wanted prompts that have it: what a sentence is worth keeping
+    worth: dict[str, float] = field(default_factory=dict)
+    shared: tuple[str, ...] = ()  # surface words two or more wanted prompts have, best first
 
 
 def _evidence(
@@ -524,6 +598,10 @@ def _evidence(
         for term in set(match_tokens(prompt)):
             support[term] = support.get(term, 0) + 1
     wanted_terms = set(support)
+    script: dict[str, int] = {}  # words of other scripts (§9.12's script overlap)
+    for prompt in wanted:
+        for token in script_tokens(prompt):
+            script[token] = script.get(token, 0) + 1
     wrong_terms: dict[str, int] = {}
     wrong_surface: dict[str, str] = {}
     for prompt in wrong:
@@ -582,11 +660,28 @@ def _evidence(
         key=lambda term: (-idf(term) * wrong_terms[term], term),
     )
     description_surface = {term: surface for surface, term in _words(description) if term}
+    # Words that several wanted prompts share, passing or not: what the skill's users call
+    # its topic, the likeliest words of prompts not seen yet.
+    shared_surface: dict[str, str] = {}
+    for prompt in wanted:
+        for surface, term in _words(prompt):
+            if term and term not in own and _usable(term):
+                shared_surface.setdefault(term, surface)
+    shared = sorted(
+        (
+            term
+            for term in shared_surface
+            if support.get(term, 0) >= 2 and support[term] > wrong_terms.get(term, 0)
+        ),
+        key=lambda term: (-idf(term) * (support[term] - wrong_terms.get(term, 0)), term),
+    )
     return _Evidence(
         terms=tuple((term, surfaces[term]) for term, value in terms if value > 0),
         phrases=tuple(phrases),
         excluded=tuple(wrong_surface[term] for term in excluded),
         pulling=tuple((term, description_surface.get(term, term)) for term in pulling),
+        worth={term: idf(term) * count for term, count in support.items()} | script,
+        shared=tuple(shared_surface[term] for term in shared),
     )
 
 
@@ -604,18 +699,30 @@ def _sentence(description: str, sentence: str) -> str:
 
 
 _COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))Covers ([A-Za-z0-9 ,]+)\.$")
+_LEADING_COVERS_RE = re.compile(r"^Covers ([A-Za-z0-9 ,]+)\.(?= |$)")
 
 
-def _covering(description: str, words: Sequence[str]) -> str:
-    """The description with a "Covers …." sentence naming `words`: the closing one
-    extended when there is one (two edits read as one sentence), else a new one."""
+def _covering(description: str, words: Sequence[str], *, front: bool = False) -> str:
+    """The description with a "Covers …." sentence naming `words`: the closing one (or,
+    with `front`, the opening one) extended when there is one (two edits read as one
+    sentence), else a new one."""
     text = description.rstrip()
-    found = _COVERS_RE.search(text)
+    found = (_LEADING_COVERS_RE if front else _COVERS_RE).search(text)
     if found is None:
-        return _sentence(text, f"Covers {_listing(list(words), 'and')}.")
+        sentence = f"Covers {_listing(list(words), 'and')}."
+        return _leading(text, sentence) if front else _sentence(text, sentence)
     items = [item.strip() for item in re.split(r",| and ", found.group(1)) if item.strip()]
     items += [word for word in words if word not in items]
-    return text[: found.start()] + f"Covers {_listing(items, 'and')}."
+    sentence = f"Covers {_listing(items, 'and')}."
+    return text[: found.start()] + sentence + text[found.end() :]
+
+
+def _leading(description: str, sentence: str) -> str:
+    """`sentence` first: the packaged cross-encoder reads a prompt and the first few dozen
+    word pieces of a description (its 64-token window), so only words near the start reach
+    it; words added at the end move the cosine and the lexical channels alone."""
+    text = description.strip()
+    return f"{sentence} {text}" if text else sentence
 
 
 def _without(description: str, term: str) -> str:
@@ -632,27 +739,135 @@ def _without(description: str, term: str) -> str:
     return text.strip()
 
 
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+
+
+def _sentences(description: str) -> list[str]:
+    return [part for part in _SENTENCE_RE.split(description.strip()) if part]
+
+
+def _worth(sentence: str, worth: dict[str, float]) -> float:
+    """How much of what the wanted prompts say a sentence says (their words, by idf, and
+    their words in other scripts)."""
+    tokens = set(match_tokens(sentence)) | script_tokens(sentence)
+    return sum(worth.get(token, 0.0) for token in tokens)
+
+
+def _leads(description: str, worth: dict[str, float], count: int = 2) -> list[tuple[str, str]]:
+    """(step, description) with one of its later sentences moved first: the ones the
+    wanted prompts' words fill most. The words stay the same; what changes is what the
+    cross-encoder reads (its window holds the first few dozen word pieces)."""
+    parts = _sentences(description)
+    if len(parts) < 2:
+        return []
+    ranked = sorted(
+        (i for i in range(1, len(parts)) if _worth(parts[i], worth) > _worth(parts[0], worth)),
+        key=lambda i: (-_worth(parts[i], worth), i),
+    )
+    out = []
+    for position in ranked[:count]:
+        moved = [parts[position]] + [part for i, part in enumerate(parts) if i != position]
+        words = parts[position].split()
+        head = " ".join(words[:5]) + (" …" if len(words) > 5 else "")
+        out.append((f'lead with "{head}"', " ".join(moved)))
+    return out
+
+
+def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[str, str] | None:
+    """The description at most `length` characters long, by dropping its least useful
+    sentences (those whose words the wanted prompts use least, per character), never the
+    first nor an exclusion; and the first words of what was dropped. None when that cannot
+    fit."""
+    parts = _sentences(description)
+    if len(parts) < 2:
+        return None
+
+    def value(sentence: str) -> float:
+        return _worth(sentence, worth) / len(sentence)
+
+    # A sentence that says what the skill is not for keeps the prompts it must not take
+    # out (the relevance model's exclusions, §9.12): never dropped.
+    order = sorted(
+        (i for i in range(1, len(parts)) if not excluded_terms(parts[i])),
+        key=lambda i: (value(parts[i]), -len(parts[i]), -i),
+    )
+    dropped: set[int] = set()
+    text = description.strip()
+    for position in order:
+        if len(text) <= length:
+            break
+        dropped.add(position)
+        text = " ".join(part for i, part in enumerate(parts) if i not in dropped)
+    if len(text) > length or not dropped:
+        return None
+    first = parts[min(dropped)].split()
+    gone = " ".join(first[:5]) + (" …" if len(first) > 5 or len(dropped) > 1 else "")
+    return text, gone
+
+
+def _fitted(
+    description: str, step: str, add: Callable[[str], str], worth: dict[str, float]
+) -> tuple[str, str]:
+    """`add(description)`, with room made for it when it would pass the spec's limit."""
+    added = add(description)
+    if len(added) <= MAX_DESCRIPTION:
+        return step, added
+    need = len(description) - (len(added) - MAX_DESCRIPTION)
+    for _ in range(3):  # an extended "Covers" sentence grows a little less than a new one
+        trimmed = _trimmed(description, need, worth)
+        if trimmed is None:
+            return step, added  # refused by the spec check
+        text, gone = trimmed
+        added = add(text)
+        if len(added) <= MAX_DESCRIPTION:
+            return f'{step} (dropping "{gone}")', added
+        need -= len(added) - MAX_DESCRIPTION
+    return step, added
+
+
 def _proposals(description: str, evidence: _Evidence, options: Options) -> list[tuple[str, str]]:
-    """(step, new description) for one description, from its evidence."""
+    """(step, new description) for one description, from its evidence. Each addition is
+    tried at the end and, where the cross-encoder reads it, at the start; one that would
+    pass the spec's 1,024 characters drops the description's least useful sentences."""
+    worth = evidence.worth
     proposals: list[tuple[str, str]] = []
+
+    def add(step: str, change: Callable[[str], str]) -> None:
+        proposals.append(_fitted(description, step, change, worth))
+
     top = [surface for _, surface in evidence.terms[: options.max_terms]]
     for surface in top:
-        proposals.append((f'add "{surface}"', _covering(description, [surface])))
+        add(f'add "{surface}"', partial(_covering, words=[surface]))
+        add(f'add "{surface}" first', partial(_covering, words=[surface], front=True))
     for size in (2, 3):
         if len(top) >= size:
             some = top[:size]
-            proposals.append((f"add {', '.join(some)}", _covering(description, some)))
+            add(f"add {', '.join(some)}", partial(_covering, words=some))
+            add(f"add {', '.join(some)} first", partial(_covering, words=some, front=True))
     phrases = list(evidence.phrases[:2])
     used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
     reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
     if reasons:
         sentence = f"Use when asked about {_listing(reasons[:3])}."
-        proposals.append((sentence, _sentence(description, sentence)))
+        add(sentence, partial(_sentence, sentence=sentence))
+        add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    if evidence.shared:
+        sentence = f"Use when asked about {_listing(list(evidence.shared[:3]))}."
+        add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    proposals += _leads(description, worth)
     if evidence.excluded:
         sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
-        proposals.append((sentence, _sentence(description, sentence)))
+        add(sentence, partial(_sentence, sentence=sentence))
     for term, surface in evidence.pulling[:2]:
         proposals.append((f'remove "{surface}"', _without(description, term)))
+    # Filler dilutes the cosine: the least useful sentence alone, or as many as the spec
+    # needs gone when the description is over its limit.
+    parts = _sentences(description)
+    length = MAX_DESCRIPTION if len(description) > MAX_DESCRIPTION else len(description) - 1
+    if len(parts) >= 3 or len(description) > MAX_DESCRIPTION:
+        trimmed = _trimmed(description, length, worth)
+        if trimmed is not None:
+            proposals.append((f'drop "{trimmed[1]}"', trimmed[0]))
     return proposals
 
 
@@ -695,17 +910,138 @@ class _Scored:
     net: int  # on the tuning part (the patched copy is not kept: one per finalist is made again)
 
 
+@dataclass(frozen=True)
+class _Measured:
+    """One prompt on the unedited library, for any skill's reach check."""
+
+    query: np.ndarray | None  # the prompt's vector
+    cosine: np.ndarray | None  # every skill's cosine
+    bar: float  # the cosine a skill needs to be among the prompt's nearest
+    bm25: np.ndarray  # every skill's BM25
+    terms: frozenset[str]
+    keywords: frozenset[str]
+
+
+def _measure(prompt: str, index: Index, config: Config) -> _Measured:
+    embedder, vectors = index.models.embedder, index.vectors
+    query = cosine = None
+    bar = np.inf
+    if embedder is not None and vectors is not None and prompt.strip():
+        vector = embedder.embed_query(prompt)
+        if vector.shape[0] == vectors.shape[1]:
+            query = vector
+            cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
+            rank = min(len(cosine), max(config.rerank_top_k, 1) + NEAR_MARGIN)
+            bar = float(np.sort(cosine)[-rank]) if rank else np.inf
+    return _Measured(
+        query,
+        cosine,
+        bar,
+        index.lexical.score(prompt).raw,
+        frozenset(index.lexical.query_terms(prompt)),
+        frozenset(keyword_tokens(prompt)),
+    )
+
+
+@dataclass
+class TuneCache:
+    """What tuning runs on one unedited library (the same index and config) share: each
+    prompt routed once, and measured once for the check of which cases an edit reaches.
+    A caller tuning many skills of one library passes the same cache to every run."""
+
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    prompts: dict[str, _Measured] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """An other case, measured once: the prompt's vector, the cosine a skill needs to be
+    among its nearest, its BM25 terms, and whether the skill is near it already."""
+
+    query: np.ndarray | None
+    bar: float
+    terms: frozenset[str]
+    near: bool
+
+
 class _Tuner:
     def __init__(
-        self, index: Index, config: Config, skill_id: str, split: Split, original_text: str
+        self,
+        index: Index,
+        config: Config,
+        skill_id: str,
+        split: Split,
+        original_text: str,
+        cache: TuneCache | None = None,
     ) -> None:
         self.index, self.config, self.skill_id, self.split = index, config, skill_id, split
+        self.cache = TuneCache() if cache is None else cache
         self.position = index.positions[skill_id]
         self.path = index.skills[self.position].path
         self.original_text = original_text
 
     def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
         return [_probe(case, index, self.config, self.skill_id) for case in cases]
+
+    def reach(self, case: Case) -> _Reach:
+        """What it takes for an edit to reach `case`, measured without routing it."""
+        index, position = self.index, self.position
+        seen = self.cache.prompts.get(case.prompt)
+        if seen is None:
+            seen = self.cache.prompts[case.prompt] = _measure(case.prompt, index, self.config)
+        near = bool(case.context) or bool(case.cwd)
+        if seen.cosine is not None:
+            near = near or float(seen.cosine[position]) >= seen.bar
+        raw = seen.bm25
+        if raw[position] > 0:
+            near = near or int(np.count_nonzero(raw > raw[position])) < BM25_POOL + NEAR_MARGIN
+        terms = seen.terms
+        for token in terms:
+            for owner, tokens in index.phrase_table.get(token, ()):
+                if owner == position and all(part in terms for part in tokens):
+                    near = True  # a trigger phrase's boost, likewise
+        for token in seen.keywords:
+            postings = index.keyword_postings.get(token)
+            if postings is not None and position in postings:
+                near = True  # a keyword boost can lift it into the candidates
+        return _Reach(seen.query, seen.bar, terms, near)
+
+    def others(
+        self,
+        cases: Sequence[Case],
+        reach: Sequence[_Reach],
+        changed: frozenset[str],
+        patched: Index,
+    ) -> list[tuple[Probe, Probe] | None]:
+        """(before, after) for each other case the edit can reach, else None. A case is
+        reached when the skill was near it before (among the prompt's nearest skills by
+        cosine, or by BM25, or a keyword of it in the prompt), when its new cosine puts it
+        there, or when the prompt has a word the edit adds or removes (BM25, keywords and
+        phrases, and every skill's idf for that word). Any other case keeps its decision:
+        the skill stays out of its candidates and no table it reads changes
+        (tests/engine/test_tune.py checks this against routing every case)."""
+        vectors = patched.vectors
+        out: list[tuple[Probe, Probe] | None] = []
+        for case, where in zip(cases, reach, strict=True):
+            near = where.near or bool(where.terms & changed)
+            if not near and where.query is not None and vectors is not None:
+                near = float(vectors[self.position] @ where.query) >= where.bar
+            if not near:
+                out.append(None)
+                continue
+            after = _probe(case, patched, self.config, self.skill_id)
+            out.append((self.before(case), after))
+        return out
+
+    def before(self, case: Case) -> Probe:
+        """The case on the unedited library, routed once (and kept in the cache)."""
+        decision = None
+        if not case.context and not case.cwd:
+            decision = self.cache.decisions.get(case.prompt)
+            if decision is None:
+                decision = decide(case.prompt, self.index, self.config)
+                self.cache.decisions[case.prompt] = decision
+        return _probe(case, self.index, self.config, self.skill_id, decision)
 
     def patched(self, description: str) -> tuple[Edit, Index] | str:
         """The edit and the patched copy, or why the SKILL.md cannot take it."""
@@ -717,17 +1053,20 @@ class _Tuner:
         return edit, patched_index(self.index, edit.skill, self.config)
 
     def lexical_held(self, patched: Index) -> Index:
-        """`patched` with the unedited library's BM25, keyword, phrase and project tables:
-        the edit reaches the dense vector and the text stage 2 reads, not the lexical
-        channels."""
+        """The library with the lexical channels off for the edit: every table and feature
+        that reads words (BM25, keywords, phrases, the relevance model's shared terms,
+        exclusions and length) sees the old description; only the two models read the new
+        one (the dense vector, and the document the cross-encoder reads)."""
         base = self.index
-        return dataclasses.replace(
-            patched,
-            lexical=base.lexical,
-            keyword_postings=base.keyword_postings,
-            phrase_table=base.phrase_table,
-            ecosystem_postings=base.ecosystem_postings,
-        )
+        models = base.models
+        old_skill = base.skills[self.position]
+        new_skill = patched.skills[self.position]
+        reranker = models.reranker
+        if reranker is not None:
+            old_doc = rerank_document(old_skill.description, old_skill.body_head)
+            new_doc = rerank_document(new_skill.description, new_skill.body_head)
+            models = dataclasses.replace(models, reranker=_ReadsNewText(reranker, old_doc, new_doc))
+        return dataclasses.replace(base, vectors=patched.vectors, models=models)
 
 
 def _failing(
@@ -751,15 +1090,21 @@ def tune(
     cases: Sequence[Case],
     original_text: str,
     options: Options | None = None,
+    *,
+    cache: TuneCache | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> TuneResult:
-    """Propose and score description edits for `skill_id` on `cases` (see the module)."""
+    """Propose and score description edits for `skill_id` on `cases` (see the module).
+
+    `cache`: shared with other runs on the same `index` and `config` (see TuneCache).
+    `progress(stage, done, total)` is called as the work goes (the explorer's bar)."""
     options = options or Options()
     started = time.perf_counter()
     if skill_id not in index.positions:
         raise KeyError(f"no skill {skill_id!r} in this library")
     split = split_cases(cases, skill_id, options.share)
     index = remembering(index)
-    tuner = _Tuner(index, config, skill_id, split, original_text)
+    tuner = _Tuner(index, config, skill_id, split, original_text, cache)
     original = index.skills[tuner.position].description
     timings: dict[str, float] = {}
     notes: list[str] = []
@@ -771,9 +1116,12 @@ def tune(
             f"{MAX_DESCRIPTION}: only edits that shorten it are tried"
         )
 
-    base_tuning = tuner.probes(split.tuning, index)
-    base_held = tuner.probes(split.held_out, index)
-    base_others = tuner.probes(split.others, index)
+    tell = progress or (lambda stage, done, total: None)
+    tell("routing the cases before any edit", 0, 1)
+    base_tuning = [tuner.before(case) for case in split.tuning]
+    base_held = [tuner.before(case) for case in split.held_out]
+    reach = [tuner.reach(case) for case in split.others]
+    base_others = [tuner.before(c) for c, r in zip(split.others, reach, strict=True) if r.near]
     timings["before"] = time.perf_counter() - started
 
     # Beam search on the tuning part.
@@ -802,6 +1150,11 @@ def tune(
                 if len(scored) + len(fresh) >= options.evaluations:
                     break
                 seen.add(proposal)
+                tell(
+                    "scoring edits on the tuning part",
+                    len(scored) + len(fresh),
+                    options.evaluations,
+                )
                 patched = tuner.patched(proposal)
                 if isinstance(patched, str):
                     refusals.setdefault(patched, None)
@@ -837,9 +1190,10 @@ def tune(
         ),
         key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
     )[: options.finalists]
-    candidates = [
-        _finalise(tuner, item, original, base_tuning, base_held, base_others) for item in finalists
-    ]
+    candidates = []
+    for number, item in enumerate(finalists):
+        tell("checking the best edits on the held-out part and other cases", number, len(finalists))
+        candidates.append(_finalise(tuner, item, original, base_tuning, base_held, reach))
     candidates = [candidate for candidate in candidates if candidate.fixes > 0]
     candidates.sort(key=rank_key)
     recommended = next(
@@ -862,6 +1216,7 @@ def tune(
         tuning=_tally(base_tuning),
         held_out=_tally(base_held),
         others=_tally(base_others),
+        others_total=len(split.others),
         candidates=tuple(candidates),
         recommended=recommended,
         evaluated=len(scored),
@@ -878,34 +1233,35 @@ def _finalise(
     original: str,
     base_tuning: Sequence[Probe],
     base_held: Sequence[Probe],
-    base_others: Sequence[Probe],
+    reach: Sequence[_Reach],
 ) -> Candidate:
     split, skill_id = tuner.split, tuner.skill_id
     assert item.edit.skill is not None
     patched = patched_index(tuner.index, item.edit.skill, tuner.config)
     held = tuner.probes(split.held_out, patched)
-    others = tuner.probes(split.others, patched)
-    flips: list[Flip] = []
-    for part, cases, before, after in (
-        (Part.TUNING, split.tuning, base_tuning, item.tuning),
-        (Part.HELD_OUT, split.held_out, base_held, held),
-        (Part.OTHER, split.others, base_others, others),
-    ):
-        for case, old, new in zip(cases, before, after, strict=True):
-            flip = _flip(case, part, skill_id, old, new)
-            if flip is not None:
-                flips.append(flip)
-    # The flipped cases again, with the lexical channels held at the old description.
-    frozen = tuner.lexical_held(patched)
-    before_of = {
-        id(case): probe
-        for cases, probes in (
-            (split.tuning, base_tuning),
-            (split.held_out, base_held),
-            (split.others, base_others),
+    changed = frozenset(match_tokens(original)) ^ frozenset(match_tokens(item.description))
+    pairs: list[tuple[Part, Case, Probe, Probe]] = [
+        (part, case, old, new)
+        for part, cases, before, after in (
+            (Part.TUNING, split.tuning, base_tuning, item.tuning),
+            (Part.HELD_OUT, split.held_out, base_held, held),
         )
-        for case, probe in zip(cases, probes, strict=True)
-    }
+        for case, old, new in zip(cases, before, after, strict=True)
+    ]
+    for case, both in zip(
+        split.others, tuner.others(split.others, reach, changed, patched), strict=True
+    ):
+        if both is not None:
+            pairs.append((Part.OTHER, case, *both))
+    flips: list[Flip] = []
+    before_of: dict[int, Probe] = {}
+    for part, case, old, new in pairs:
+        flip = _flip(case, part, skill_id, old, new)
+        if flip is not None:
+            flips.append(flip)
+            before_of[id(case)] = old
+    # The flipped cases again, with the lexical channels off for the edit.
+    frozen = tuner.lexical_held(patched)
     dense_fixes = dense_steals = 0
     for flip in flips:
         if flip.effect is Effect.BREAK:

@@ -51,9 +51,11 @@ IN_ISDIR = 0x40000000
 IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 # Not IN_MODIFY: a file is read when its writer closes it (or renames it into place), so
-# a save is never caught truncated to zero bytes half-way through.
+# a save is never caught truncated to zero bytes half-way through. IN_ATTRIB: a chmod
+# (a SKILL.md or its directory made unreadable, or readable again) changes what is read.
 WATCH_MASK = (
     IN_CLOSE_WRITE
+    | IN_ATTRIB
     | IN_MOVED_FROM
     | IN_MOVED_TO
     | IN_CREATE
@@ -61,6 +63,10 @@ WATCH_MASK = (
     | IN_DELETE_SELF
     | IN_MOVE_SELF
 )
+# A SKILL.md reached through a symlink, or with other hard links, can be written under a
+# name in a directory nobody watches: such files get a watch of their own (on the inode,
+# which inotify_add_watch reaches through the link), which hears every write and chmod.
+FILE_MASK = IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
 _EVENT = struct.Struct("iIII")
 LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
 
@@ -116,6 +122,9 @@ class InotifyWatcher:
         self._lock = threading.Lock()
         self._by_path: dict[str, int] = {}
         self._by_wd: dict[int, str] = {}
+        # Watches on linked SKILL.md files: path -> wd, and wd -> every path of that inode.
+        self._file_wd: dict[str, int] = {}
+        self._files_by_wd: dict[int, set[str]] = {}
         self.notes: list[str] = []
         self.overflows = 0
         self.limited = False  # some directory could not be watched: poll
@@ -140,6 +149,38 @@ class InotifyWatcher:
     def watched_paths(self) -> set[str]:
         with self._lock:
             return set(self._by_path)
+
+    def watched_files(self) -> set[str]:
+        with self._lock:
+            return set(self._file_wd)
+
+    def sync_files(self, files: Iterable[str]) -> None:
+        """Watch exactly these SKILL.md files themselves (the linked ones: `FILE_MASK`)."""
+        wanted = set(files)
+        with self._lock:
+            for path in [path for path in self._file_wd if path not in wanted]:
+                self._drop_file(path)
+            for path in wanted:
+                # Re-added every time: the same wd when the link still leads to the same
+                # inode, a new one when the target was replaced (a rename-into-place save).
+                if self._max_watches is not None and len(self._by_path) >= self._max_watches:
+                    break
+                wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), FILE_MASK)
+                if wd < 0:
+                    continue  # dangling or unreadable: the walk reports it
+                old = self._file_wd.get(path)
+                if old is not None and old != wd:
+                    self._drop_file(path)
+                self._file_wd[path] = wd
+                self._files_by_wd.setdefault(wd, set()).add(path)
+
+    def _drop_file(self, path: str) -> None:
+        wd = self._file_wd.pop(path)
+        paths = self._files_by_wd.get(wd, set())
+        paths.discard(path)
+        if not paths:
+            self._files_by_wd.pop(wd, None)
+            self._libc.inotify_rm_watch(self._fd, wd)
 
     def sync(self, directories: Iterable[str]) -> bool:
         """Watch exactly `directories`. Returns whether a watch was added."""
@@ -188,6 +229,8 @@ class InotifyWatcher:
                     os.close(fd)
             self._by_path.clear()
             self._by_wd.clear()
+            self._file_wd.clear()
+            self._files_by_wd.clear()
 
     def _loop(self) -> None:
         while True:
@@ -218,10 +261,23 @@ class InotifyWatcher:
                 continue
             with self._lock:
                 directory = self._by_wd.get(wd)
+                linked = sorted(self._files_by_wd.get(wd, ()))
                 if mask & IN_IGNORED and directory is not None:
                     self._by_wd.pop(wd, None)
                     if self._by_path.get(directory) == wd:
                         del self._by_path[directory]
+                if mask & IN_IGNORED and linked:
+                    for path in linked:
+                        if self._file_wd.get(path) == wd:
+                            del self._file_wd[path]
+                    self._files_by_wd.pop(wd, None)
+            if linked and not mask & IN_IGNORED:
+                if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+                    self._hint(None)  # the target was replaced: walk, and watch the new one
+                else:
+                    for path in linked:  # written or chmodded under any of its names
+                        self._hint(path)
+                continue
             if directory is None or mask & IN_IGNORED:
                 continue
             if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
@@ -229,18 +285,31 @@ class InotifyWatcher:
                 continue
             name = os.fsdecode(name_bytes.rstrip(b"\0"))
             if mask & IN_ISDIR:
-                if mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO):
-                    self._hint(None)  # a directory came or went: it may hold skills
+                if mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB):
+                    self._hint(None)  # a directory came, went or changed mode: walk again
                 continue
             path = os.path.join(directory, name)
+            if mask & IN_ATTRIB and name != SKILL_FILE:
+                continue  # a chmod or touch of some other file
             if name == SKILL_FILE:
-                if mask & IN_CREATE and not os.path.islink(path):
+                if mask & (IN_CREATE | IN_MOVED_TO) and _linked(path):
+                    self._hint(None)  # a symlink or a hard link: walk, and watch its inode
+                elif mask & IN_CREATE:
                     continue  # created empty: its IN_CLOSE_WRITE follows with the content
-                self._hint(path)
+                else:
+                    self._hint(path)
             elif mask & (IN_CREATE | IN_MOVED_TO) and os.path.islink(path):
                 self._hint(None)  # a symlink appeared: it may lead to skills
             elif mask & (IN_DELETE | IN_MOVED_FROM) and path in self._by_path:
                 self._hint(None)  # a symlinked directory we walked through went away
+
+
+def _linked(path: str) -> bool:
+    """A symlink, or a file with other hard links (which arrives whole: no close follows)."""
+    try:
+        return os.path.islink(path) or os.stat(path).st_nlink > 1
+    except OSError:
+        return False
 
 
 def overflow_event() -> bytes:

@@ -15,13 +15,14 @@ costs one `decide()` per case, with the case prompts' embeddings cached by the e
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from explorer.engine.cases import Case
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision, Verdict
 from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
+from explorer.engine.flips import FlipCause, flip_causes
 from explorer.engine.incremental import patch_index
 from explorer.engine.pipeline import decide
 from explorer.engine.reasons import reason
@@ -91,6 +92,7 @@ class WhatIf:
     cases_before: EvalReport | None = None
     cases_after: EvalReport | None = None
     comparison: Comparison | None = None  # before -> after: the flips
+    causes: Mapping[str, FlipCause] = dataclasses.field(default_factory=dict)  # prompt -> why
 
 
 def patched_index(index: Index, skill: Skill, config: Config) -> Index:
@@ -172,9 +174,11 @@ def with_cases(
     if cases_before is None:
         cases_before = evaluate(cases, index, config, cwd=cwd)
     cases_after = evaluate(cases, result.patched, config, cwd=cwd)
+    runs = (index, config), (result.patched, config)
     return dataclasses.replace(
         result,
         cases_before=cases_before,
         cases_after=cases_after,
         comparison=compare(cases_before, cases_after),
+        causes=flip_causes(cases_before, cases_after, *runs, cwd=cwd),
     )

@@ -41,7 +41,7 @@ from explorer.engine.config import Config
 from explorer.engine.decision import Decision
 from explorer.engine.library import Engine, open_engine
 from explorer.engine.pipeline import decide
-from explorer.engine.relevance import FEATURES, RELEVANCE_MODEL, RelevanceModel
+from explorer.engine.relevance import FEATURES, RELEVANCE_MODEL, ModelForm, RelevanceModel
 from explorer.engine.skills import Discovery, discover
 from explorer.engine.snapshot import Index, index_skills
 
@@ -49,8 +49,12 @@ SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it
 WILD_FOLDS = 5
 FI_BUDGET = 0.05  # injections on prompts no skill serves, over the training folds
+MAX_SKILLS = Config().max_skills
 SECOND_PRECISION = 0.5  # a second skill is added only where it was right at least this often
 L2 = 1.0
+# The shipped form (§9.12): the report measures the other one on the same folds.
+FORM = ModelForm.CHOICE
+OTHER_FORM = ModelForm.LOGISTIC
 SMALL_SIZES = (5, 8, 10, 15, 20, 30)
 SMALL_PER_FOLD = 12
 SMALL_PROMPTS = 60  # a small library's own prompts, at most (its plain negatives beside)
@@ -74,6 +78,9 @@ class Sample:
     baseline: tuple[str, ...] = ()  # what the previous default (calibrated) injected
     # A two-task prompt: the skills of each task (a hit needs one of them; "both" all parts).
     parts: tuple[tuple[str, ...], ...] = ()
+    # §9.12: each clause of a several-task prompt routed on its own, its candidates and
+    # features (empty when the prompt reads as one task).
+    tasks: tuple[tuple[tuple[str, ...], np.ndarray], ...] = ()
 
     @property
     def positive(self) -> bool:
@@ -134,6 +141,11 @@ def _samples(
                 source=source(case),
                 baseline=before,
                 parts=(parts or {}).get(case.prompt, ()),
+                tasks=tuple(
+                    (tuple(index.ids[i] for i in task.trace.candidates), task.trace.values.copy())
+                    for task in decision.tasks
+                    if task.trace is not None and task.trace.candidates
+                ),
             )
         )
     return out
@@ -332,16 +344,69 @@ def fit(
     return mean, scale, beta[:-1], float(beta[-1])
 
 
-def train_model(samples: Sequence[Sample], name: str) -> RelevanceModel:
+def fit_choice(
+    rows: np.ndarray, labels: np.ndarray, prompt_of: np.ndarray, prompts: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """L2 conditional logit with a "nothing" alternative, by damped Newton steps: each
+    prompt chooses one of its candidates (its right skills share the label) or nothing
+    (a prompt no candidate serves). `prompt_of`: each row's prompt number."""
+    mean = rows.mean(axis=0)
+    scale = rows.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    x = np.hstack([(rows - mean) / scale, np.ones((len(rows), 1))])
+    wanted = np.bincount(prompt_of, labels, prompts)
+    target = labels / np.maximum(wanted, 1.0)[prompt_of]
+    penalty = np.full(x.shape[1], L2)
+    penalty[-1] = 1e-9
+
+    def state(beta: np.ndarray) -> tuple[np.ndarray, float]:
+        scores = x @ beta
+        top = np.maximum(np.zeros(prompts), _segment_max(scores, prompt_of, prompts))
+        shifted = np.exp(scores - top[prompt_of])
+        total = np.exp(-top) + np.bincount(prompt_of, shifted, prompts)
+        loss = (top + np.log(total)).sum() - (target * scores).sum()
+        return shifted / total[prompt_of], float(loss + 0.5 * (penalty * beta * beta).sum())
+
+    beta = np.zeros(x.shape[1])
+    p, loss = state(beta)
+    for _ in range(50):
+        gradient = x.T @ (p - target) + penalty * beta
+        mixed = np.zeros((prompts, x.shape[1]))
+        np.add.at(mixed, prompt_of, x * p[:, None])
+        hessian = (x * p[:, None]).T @ x - mixed.T @ mixed + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        size = 1.0
+        while size > 1e-4:
+            trial_p, trial_loss = state(beta - size * step)
+            if trial_loss <= loss:
+                break
+            size /= 2
+        beta, p, loss = beta - size * step, trial_p, trial_loss
+        if np.abs(size * step).max() < 1e-8:
+            break
+    return mean, scale, beta[:-1], float(beta[-1])
+
+
+def _segment_max(values: np.ndarray, segment: np.ndarray, count: int) -> np.ndarray:
+    out = np.full(count, -np.inf)
+    np.maximum.at(out, segment, values)
+    return out
+
+
+def train_model(samples: Sequence[Sample], name: str, form: ModelForm = FORM) -> RelevanceModel:
     rows = np.vstack([s.matrix for s in samples])
     labels = np.concatenate([s.labels for s in samples])
-    # Each prompt weighs the same whatever its number of candidates, and the positives and
-    # negatives of a library count as much as each other's prompts.
-    weights = np.concatenate(
-        [np.full(len(s.candidates), 1.0 / max(len(s.candidates), 1)) for s in samples]
-    )
-    mean, scale, coefficients, bias = fit(rows, labels, weights * len(samples) / weights.sum())
-    model = RelevanceModel(name, FEATURES, mean, scale, coefficients, bias, 0.5, 0.9, "")
+    if form is ModelForm.CHOICE:
+        prompt_of = np.repeat(np.arange(len(samples)), [len(s.candidates) for s in samples])
+        mean, scale, coefficients, bias = fit_choice(rows, labels, prompt_of, len(samples))
+    else:
+        # Each prompt weighs the same whatever its number of candidates, and the positives
+        # and negatives of a library count as much as each other's prompts.
+        weights = np.concatenate(
+            [np.full(len(s.candidates), 1.0 / max(len(s.candidates), 1)) for s in samples]
+        )
+        mean, scale, coefficients, bias = fit(rows, labels, weights * len(samples) / weights.sum())
+    model = RelevanceModel(name, FEATURES, mean, scale, coefficients, bias, 0.5, 0.9, "", form=form)
     threshold, second = choose_thresholds(model, samples)
     return dataclasses.replace(model, threshold=threshold, second_threshold=second)
 
@@ -365,19 +430,33 @@ def route(
     threshold: float | None = None,
     second: float | None = None,
 ) -> Outcome:
-    """What decide() injects for this sample under `model` (the §9.12 rule)."""
+    """What decide() injects for this sample under `model` (the §9.12 rule): the whole
+    prompt's picks, then each task's best skill that clears the threshold, up to
+    MAX_SKILLS."""
     threshold = model.threshold if threshold is None else threshold
     second = model.second_threshold if second is None else second
-    if not sample.candidates:
-        return Outcome(())
-    p = model.probability(sample.matrix)
-    order = sorted(range(len(p)), key=lambda r: (-p[r], sample.candidates[r]))
     picked: list[str] = []
-    if p[order[0]] >= threshold:
-        picked.append(sample.candidates[order[0]])
-        if len(order) > 1 and p[order[1]] >= second:
-            picked.append(sample.candidates[order[1]])
-    return Outcome(tuple(picked))
+    if sample.candidates:
+        p = model.probability(sample.matrix)
+        order = sorted(range(len(p)), key=lambda r: (-p[r], sample.candidates[r]))
+        if p[order[0]] >= threshold:
+            picked.append(sample.candidates[order[0]])
+            if len(order) > 1 and p[order[1]] >= second:
+                picked.append(sample.candidates[order[1]])
+    for skill, p_task in _task_bests(model, sample):
+        if p_task >= threshold and skill not in picked:
+            picked.append(skill)
+    return Outcome(tuple(picked[:MAX_SKILLS]))
+
+
+def _task_bests(model: RelevanceModel, sample: Sample) -> list[tuple[str, float]]:
+    """Each task clause's most probable skill and its probability."""
+    out = []
+    for candidates, matrix in sample.tasks:
+        p = model.probability(matrix)
+        row = min(range(len(p)), key=lambda r: (-p[r], candidates[r]))
+        out.append((candidates[row], float(p[row])))
+    return out
 
 
 def choose_thresholds(model: RelevanceModel, samples: Sequence[Sample]) -> tuple[float, float]:
@@ -389,11 +468,14 @@ def choose_thresholds(model: RelevanceModel, samples: Sequence[Sample]) -> tuple
     take it, and authors write them as near-misses of their own skill on purpose; the
     report shows how often the author's skill fires on them.
     """
-    firsts, seconds, second_right = [], [], []
+    firsts, wholes, seconds, second_right = [], [], [], []
     for sample in samples:
         p = model.probability(sample.matrix)
         order = np.argsort(-p, kind="stable")
-        firsts.append(p[order[0]] if len(order) else 0.0)
+        # What a prompt no skill serves risks: its best candidate, or any task's.
+        tasks = [p_task for _, p_task in _task_bests(model, sample)]
+        wholes.append(float(p[order[0]]) if len(order) else 0.0)
+        firsts.append(max([wholes[-1], *tasks]))
         seconds.append(p[order[1]] if len(order) > 1 else 0.0)
         second_right.append(len(order) > 1 and sample.candidates[order[1]] in sample.expect)
     first = np.array(firsts)
@@ -408,7 +490,7 @@ def choose_thresholds(model: RelevanceModel, samples: Sequence[Sample]) -> tuple
     right = np.array(second_right)
     chosen = 0.99
     for candidate in np.round(np.arange(best, 0.99, 0.01), 2):
-        taken = (first >= best) & (second_p >= candidate)
+        taken = (np.array(wholes) >= best) & (second_p >= candidate)
         if taken.sum() and right[taken].mean() >= SECOND_PRECISION:
             chosen = float(candidate)
             break
@@ -456,7 +538,28 @@ class Tally:
         )
 
 
-def leave_library_out(samples: Sequence[Sample], log: Callable[[str], None]) -> dict[int, Outcome]:
+def _keep(
+    candidates: tuple[str, ...], matrix: np.ndarray, dropped: set[str]
+) -> tuple[tuple[str, ...], np.ndarray]:
+    keep = [i for i, skill in enumerate(candidates) if skill not in dropped]
+    return tuple(candidates[i] for i in keep), matrix[keep]
+
+
+def _without_skills(sample: Sample, dropped: set[str]) -> Sample:
+    """The sample as a library without `dropped` gives it (a held-out fold's skills)."""
+    candidates, matrix = _keep(sample.candidates, sample.matrix, dropped)
+    tasks = tuple(_keep(*task, dropped) for task in sample.tasks)
+    return dataclasses.replace(
+        sample,
+        candidates=candidates,
+        matrix=matrix,
+        tasks=tuple(task for task in tasks if task[0]),
+    )
+
+
+def leave_library_out(
+    samples: Sequence[Sample], log: Callable[[str], None], form: ModelForm = FORM
+) -> dict[int, Outcome]:
     """Each sample's outcome under the model trained without its fold."""
     outcomes: dict[int, Outcome] = {}
     folds = sorted({s.fold for s in samples})
@@ -466,13 +569,8 @@ def leave_library_out(samples: Sequence[Sample], log: Callable[[str], None]) -> 
         for s in samples:
             if s.fold == fold:
                 continue
-            keep = [i for i, skill in enumerate(s.candidates) if skill not in held_skills]
-            if len(keep) != len(s.candidates):
-                s = dataclasses.replace(
-                    s, candidates=tuple(s.candidates[i] for i in keep), matrix=s.matrix[keep]
-                )
-            train.append(s)
-        model = train_model(train, f"without {fold}")
+            train.append(_without_skills(s, held_skills))
+        model = train_model(train, f"without {fold}", form)
         for position, s in enumerate(samples):
             if s.fold == fold:
                 outcomes[position] = route(model, s)
@@ -537,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
     outcomes = leave_library_out(samples, log)
-    shipped = train_model(samples, "relevance-lr")
+    shipped = train_model(samples, f"relevance-{FORM}")
     shipped = dataclasses.replace(
         shipped,
         source=f"python -m explorer.training.relevance (seed {SEED}), {len(samples)} prompts",
@@ -554,11 +652,18 @@ def main(argv: list[str] | None = None) -> int:
     for name, tally in table(samples, outcomes, lambda s: s.library):
         log(f"library {name}: {tally.cells()}")
     baseline = {position: Outcome(s.baseline) for position, s in enumerate(samples)}
-    without = leave_library_out(without_reranker(samples), log)
     for name, tally in table(samples, baseline, lambda s: band_of(s.size)):
         log(f"before, band {name}: {tally.cells()}")
+    designs = {
+        "without the reranker": leave_library_out(without_reranker(samples), log),
+        f"{OTHER_FORM} form": leave_library_out(samples, log, OTHER_FORM),
+        "no task routing": leave_library_out(without_tasks(samples), log),
+    }
+    for design, routed in designs.items():
+        for name, tally in table(samples, routed, lambda s: band_of(s.size)):
+            log(f"{design}, band {name}: {tally.cells()}")
     if args.report:
-        text = report(samples, outcomes, shipped, baseline, without)
+        text = report(samples, outcomes, shipped, baseline, designs)
         args.report.write_text(text, encoding="utf-8")
     return 0
 
@@ -569,11 +674,14 @@ def save_samples(samples: Sequence[Sample], path: Path) -> None:
         {
             key: (sorted(value) if isinstance(value, frozenset) else value)
             for key, value in dataclasses.asdict(s).items()
-            if key != "matrix"
+            if key not in ("matrix", "tasks")
         }
+        | {"tasks": [list(candidates) for candidates, _ in s.tasks]}
         for s in samples
     ]
     arrays: dict[str, np.ndarray] = {f"m{i}": s.matrix for i, s in enumerate(samples)}
+    for i, s in enumerate(samples):
+        arrays.update({f"t{i}_{j}": matrix for j, (_, matrix) in enumerate(s.tasks)})
     np.savez_compressed(path, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
 
 
@@ -589,6 +697,10 @@ def load_samples(path: Path) -> list[Sample]:
                 "candidates": tuple(m["candidates"]),
                 "baseline": tuple(m.get("baseline", ())),
                 "parts": tuple(tuple(part) for part in m.get("parts", ())),
+                "tasks": tuple(
+                    (tuple(candidates), data[f"t{i}_{j}"])
+                    for j, candidates in enumerate(m.get("tasks", ()))
+                ),
             },
             matrix=data[f"m{i}"],
         )
@@ -626,10 +738,15 @@ def without_reranker(samples: Sequence[Sample]) -> list[Sample]:
     """The samples as a library without a reranker gives them: its features at 0."""
     columns = [FEATURES.index(name) for name in RERANK_FEATURES]
     out = []
-    for sample in samples:
-        matrix = sample.matrix.copy()
+
+    def zeroed(matrix: np.ndarray) -> np.ndarray:
+        matrix = matrix.copy()
         matrix[:, columns] = 0.0
-        out.append(dataclasses.replace(sample, matrix=matrix))
+        return matrix
+
+    for sample in samples:
+        tasks = tuple((candidates, zeroed(matrix)) for candidates, matrix in sample.tasks)
+        out.append(dataclasses.replace(sample, matrix=zeroed(sample.matrix), tasks=tasks))
     return out
 
 
@@ -650,17 +767,63 @@ def two_task_line(
     )
 
 
-def reranker_rows(
-    samples: Sequence[Sample], outcomes: dict[int, Outcome], without: dict[int, Outcome] | None
+def summary_rows(
+    samples: Sequence[Sample],
+    outcomes: dict[int, Outcome],
+    baseline: dict[int, Outcome] | None,
 ) -> list[str]:
-    if without is None:
-        return []
-    theirs = dict(table(samples, without, lambda s: band_of(s.size)))
-    rows = []
-    for name, tally in table(samples, outcomes, lambda s: band_of(s.size)):
-        ours = " | ".join(tally.cells().split(" | ")[:2])
-        other = " | ".join(theirs[name].cells().split(" | ")[:2])
-        rows.append(f"| {name} | {ours} | {other} |")
+    """The headline table: every held-out prompt, and the wild corpus as one library, for
+    the default and the previous one."""
+
+    def row(label: str, routed: dict[int, Outcome], wild_only: bool) -> str:
+        tally = Tally()
+        for position, sample in enumerate(samples):
+            if not wild_only or sample.library == "wild-trigger-evals":
+                tally.add(sample, routed[position])
+        rate = tally.false_injects / max(tally.negatives, 1)
+        return (
+            f"| {label} | {tally.hits / max(tally.positives, 1):.2f} | {100 * rate:.1f} % "
+            f"({tally.false_injects:,} of {tally.negatives:,}) |"
+        )
+
+    wild = next((s.size for s in samples if s.library == "wild-trigger-evals"), 0)
+    rows = ["| | recall | injections where no skill fits |", "|---|---:|---:|"]
+    designs = [("the default", outcomes)]
+    if baseline is not None:
+        designs.append(("the previous default (gates)", baseline))
+    for label, routed in designs:
+        rows.append(row(f"all held-out prompts, {label}", routed, wild_only=False))
+    for label, routed in designs:
+        rows.append(row(f"the wild corpus as one {wild}-skill library, {label}", routed, True))
+    return rows
+
+
+def without_tasks(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples as routing the whole prompt only gives them (§9.12, no task clauses)."""
+    return [dataclasses.replace(sample, tasks=()) for sample in samples]
+
+
+def design_rows(
+    samples: Sequence[Sample],
+    outcomes: dict[int, Outcome],
+    designs: Mapping[str, dict[int, Outcome]],
+) -> list[str]:
+    """By band and overall: recall and false-inject of the shipped design and the others."""
+    names = ["shipped", *designs]
+    head = "| band | " + " | ".join(f"{name}: recall | false-inject" for name in names) + " |"
+    rows = [head, "|---|" + "---:|---:|" * len(names)]
+
+    def band(sample: Sample) -> str:
+        return band_of(sample.size)
+
+    def overall(sample: Sample) -> str:
+        return "all"
+
+    for key in (band, overall):
+        tables = [dict(table(samples, routed, key)) for routed in (outcomes, *designs.values())]
+        for name in tables[0]:
+            cells = [" | ".join(t[name].cells().split(" | ")[:2]) for t in tables]
+            rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return rows
 
 
@@ -669,7 +832,7 @@ def report(
     outcomes: dict[int, Outcome],
     shipped: RelevanceModel,
     baseline: dict[int, Outcome] | None = None,
-    without: dict[int, Outcome] | None = None,
+    designs: Mapping[str, dict[int, Outcome]] | None = None,
 ) -> str:
     """docs/quality.md: the leave-library-out tables, generated."""
 
@@ -693,6 +856,12 @@ def report(
         "```",
         COMMAND,
         "```",
+        "",
+        "## Summary",
+        "",
+        "The README quotes these rows (a test holds them equal):",
+        "",
+        *summary_rows(samples, outcomes, baseline),
         "",
         "## How it is measured",
         "",
@@ -738,15 +907,15 @@ def report(
         rule,
         *both(lambda s: s.library),
         "",
-        "## With and without the reranker",
+        "## Other designs, the same folds",
         "",
-        "The same folds, each routed by a model fitted without the reranker's three features "
-        '(what a library with `reranker = "off"` would get from a model trained that way), '
-        "beside the shipped design:",
+        "Each routed leave-library-out like the shipped design, its thresholds chosen by the "
+        "same rule: **without the reranker**, a model fitted without the reranker's three "
+        'features (what a library with `reranker = "off"` would get from a model trained that '
+        f"way); **the {OTHER_FORM} form** instead of the shipped {FORM} (§9.12); **no task "
+        "routing**, the whole prompt only.",
         "",
-        "| band | with: recall | false-inject | without: recall | false-inject |",
-        "|---|---:|---:|---:|---:|",
-        *reranker_rows(samples, outcomes, without),
+        *design_rows(samples, outcomes, designs or {}),
         "",
         "## Each wild author's own evals, the way skill-creator reports them",
         "",

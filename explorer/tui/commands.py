@@ -1,4 +1,5 @@
-"""Command palette entries (ctrl+p): everything a key does, and a few things no key does."""
+"""Command palette entries (ctrl+p): every key of the app (explorer/tui/keys.py), the columns
+to toggle, the sorts, and every skill to go to (ctrl+g)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
 from explorer.terminal import visible
+from explorer.tui.keys import bindings
 from explorer.tui.widgets.skills_table import COLUMNS, SORT_KEYS
 
 if TYPE_CHECKING:
@@ -17,49 +19,21 @@ if TYPE_CHECKING:
 
 
 class ExplorerCommands(Provider):
+    """Every key of the app, by its binding (its description the name, its tooltip the help,
+    the key in effect beside it), then the columns to toggle and the sorts: a new binding
+    is in the palette, and in F1's help, without a line here."""
+
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         app = cast("ExplorerApp", self.app)  # Provider.app is App[Any]
-        commands: list[tuple[str, str, Callable[[], object]]] = [
-            ("Re-index now", "walk the roots again and rebuild the snapshot", app.action_reindex),
-            (
-                "Open the highlighted skill in $EDITOR",
-                "edit its SKILL.md",
-                app.action_open_in_editor,
-            ),
-            ("Copy the decision JSON", "the same JSON as `route --json`", app.action_copy_json),
-            (
-                "Export the explanation as Markdown",
-                "written to the current directory",
-                app.action_export_markdown,
-            ),
-            ("Pin the current prompt", "compare it with the prompt being typed", app.action_pin),
-            ("Go to skill…", "jump to a skill's row and keep it highlighted", app.action_go_to),
-            (
-                "What-if: edit the highlighted skill's description",
-                "see its scores and the cases' flips before saving",
-                app.action_whatif,
-            ),
-            (
-                "Compare with the pinned prompt or the previous snapshot",
-                "a ranking diff: moves, channel deltas, verdicts (toggle)",
-                app.action_compare,
-            ),
-            ("Filter the table", "fuzzy over id and description", app.action_filter),
-            ("Edit thresholds", "every config field, applied as you type", app.action_thresholds),
-            ("Show parse errors", "rejected files, stale skills, warnings", app.action_errors),
-            (
-                "Save a screenshot (SVG)",
-                "of this screen, to the current directory",
-                app.action_screenshot,
-            ),
-        ]
+        commands: list[tuple[str, str, Callable[[], object]]] = []
+        for binding in bindings(app):
+            key = visible(app.get_key_display(binding))
+            help_text = f"{binding.tooltip} ({key})" if binding.tooltip else key
+            action = partial(app.run_action, binding.action)
+            commands.append((binding.description, help_text, action))
         for key, label in COLUMNS[2:]:
             commands.append(
-                (
-                    f"Toggle column: {label}",
-                    "show or hide it",
-                    partial(app.toggle_column, key),
-                )
+                (f"Toggle column: {label}", "show or hide it", partial(app.toggle_column, key))
             )
         for key in SORT_KEYS:
             commands.append(

@@ -86,7 +86,20 @@ def _verdicts(entry: Entry, short: bool) -> Text:
     out = Text(_verdict_name(entry.base_verdict, short), style="dim")
     out.append("→" if short else " → ")
     out.append(now, style=style or "yellow")
+    change = entry.shift
+    if change is not None and change.before is not None and change.after is not None:
+        # The cause: the deciding number on both sides (p, hybrid, logit or BM25).
+        numbers = (
+            f"{_compact(change.before)}→{_compact(change.after)}" if short else change.numbers()
+        )
+        out.append(f" {numbers}", style="dim")
     return out
+
+
+def _compact(value: float) -> str:
+    """0.49 as .49, -0.5 as -.50: a number a narrow column can hold."""
+    text = f"{value:.2f}"
+    return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text
 
 
 def header_text(diff: RankingDiff, base_label: str) -> Text:

@@ -1,19 +1,31 @@
-"""What the explorer's layout was when it closed: sort, hidden columns, panel size, maximised.
+"""The explorer's state: what it was started with (`Options`), what it knows now
+(`ExplorerState`), and what its layout was when it closed (`UIState`).
 
-A small JSON file in the platform state directory (engine/paths.py), one per user. It is
-a convenience, never a requirement: a missing, unreadable, corrupt or foreign file gives
-the defaults, a field of the wrong type is dropped alone, and a failed write is ignored.
+The layout is a small JSON file in the platform state directory (engine/paths.py), one per
+user. It is a convenience, never a requirement: a missing, unreadable, corrupt or foreign
+file gives the defaults, a field of the wrong type is dropped alone, and a failed write is
+ignored.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.engine.files import write_atomically
 from explorer.engine.paths import state_dir
+
+if TYPE_CHECKING:
+    from explorer.engine.config import Config
+    from explorer.engine.decision import Decision, Row
+    from explorer.engine.evaluate import Comparison, EvalReport
+    from explorer.engine.flips import FlipCause
+    from explorer.engine.history import Replay
+    from explorer.engine.live import LiveIndex
+    from explorer.engine.snapshot import Index
 
 FILE_NAME = "explorer-ui.json"
 PANEL_SIZES = (45, 60, 30)  # % of the height below the table; F10 cycles them
@@ -62,3 +74,70 @@ def save_state(state: UIState, path: Path | None = None) -> None:
         write_atomically(target, json.dumps(asdict(state), indent=2) + "\n")
     except OSError:
         pass
+
+
+@dataclass(frozen=True)
+class Options:
+    """How the explorer was started (the command line): fixed for the app's life."""
+
+    roots: tuple[str, ...]
+    cache_dir: str | None = None
+    initial_prompt: str = ""
+    show_timings: bool = True  # off for stable screenshots in tests
+    cases_path: str | None = None
+    cases_skill: str | None = None  # the skill a skill-creator trigger eval set is about
+    cwd: str | None = None  # the working directory of the project channel (§3.5)
+    history_log: str | None = None  # a telemetry log to replay (§10); None: no History tab
+    config_layers: str = ""  # "config: defaults < ./skill-explorer.toml", shown
+    config_sources: Mapping[str, str] = field(default_factory=dict)  # field -> its layer (F2)
+    # Where the layout is read and written, fixed at start: a save as the app closes goes
+    # where the start read from, whatever the environment says by then.
+    state_file: Path = field(default_factory=state_path)
+
+
+@dataclass
+class ExplorerState:
+    """What the explorer knows now, in one plain object: the screen draws it, the app's
+    tasks replace its parts. Changed on the UI thread only (workers hand results back
+    with call_from_thread first)."""
+
+    config: Config
+    baseline: Config  # what the app started with: F2 marks edits against it
+    initial_skill: str | None = None  # --skill: the row to open focused on, until shown
+    loading: str = "starting…"  # what is loading now; "" once the live index is in
+    snapshot: Index | None = None
+    live: LiveIndex | None = None
+    # The lexical-only snapshot shown while the models load: its ranking is provisional,
+    # so a decision made on it neither keeps the cursor nor bases deltas.
+    loading_snapshot: Index | None = None
+    previous_snapshot: Index | None = None  # before the last re-index: compare's base
+    decision: Decision | None = None
+    decided_on: Index | None = None  # the snapshot of the decision on screen
+    panels_shown: Decision | None = None  # the decision the panels show
+    pinned_prompt: str | None = None
+    highlighted: str | None = None
+    delta_base: Mapping[str, Row] | None = None  # the rows ▲/▼ compare with
+    typing: bool = False  # the last decision came from a keystroke: panels wait for a pause
+    comparing: bool = False  # F8: the ranking diff in place of the table
+    last_change: str = "not yet re-indexed"
+    findings: dict[str, list[str]] = field(default_factory=dict)  # SKILL.md -> lint findings
+    cases_report: EvalReport | None = None
+    cases_run: tuple[Index, Config] | None = None  # the snapshot and config it was run on
+    comparison: Comparison | None = None  # the last re-run against the one before
+    flip_causes: Mapping[str, FlipCause] = field(default_factory=dict)  # prompt -> its cause
+    history_replay: Replay | None = None
+    quality_for: tuple[tuple[object, ...], Config] | None = None  # the last lint's input
+    message: str = ""  # the notice over the table (no skills, a missing root)
+    ui: UIState = field(default_factory=UIState)
+    first_paint_ms: float | None = None  # construction to first frame, for the bench
+    painted_at: float = 0.0  # when the last decision reached the screen, for the bench
+
+    def provisional(self) -> bool:
+        """Whether the decision on screen was made on the lexical-only loading snapshot."""
+        return self.decided_on is not None and self.decided_on is self.loading_snapshot
+
+    def still_loading(self) -> bool:
+        """The models are not in yet: the decision or the snapshot is the lexical one."""
+        return self.provisional() or (
+            self.snapshot is not None and self.snapshot is self.loading_snapshot
+        )

@@ -19,20 +19,26 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import Static, TextArea
+from textual.widgets import ProgressBar, Static, TextArea
 
 from explorer.engine.config import Config
 from explorer.engine.evaluate import Comparison
 from explorer.engine.rewrite import SaveError, edit_description, read_skill_text, save
 from explorer.engine.snapshot import Index
+from explorer.engine.tune import Candidate, TuneResult, tune
 from explorer.engine.whatif import Standing, WhatIf, what_if, with_cases
 from explorer.terminal import is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
+from explorer.tui.suggest import SuggestScreen
+from explorer.tui.widgets.cases_panel import flips_text
 from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from explorer.engine.cases import Case
     from explorer.engine.evaluate import EvalReport
+    from explorer.engine.flips import FlipCause
 
 TYPING_PAUSE_S = 0.12  # one embedding is ~10 ms: recompute once typing pauses this long
 
@@ -120,7 +126,11 @@ def scores_text(result: WhatIf) -> Text:
 
 
 def cases_text(
-    comparison: Comparison | None, report: EvalReport | None, pending: bool, source: str
+    comparison: Comparison | None,
+    report: EvalReport | None,
+    pending: bool,
+    source: str,
+    causes: Mapping[str, FlipCause] | None = None,
 ) -> Text:
     out = Text()
     if report is None and not pending:
@@ -144,11 +154,7 @@ def cases_text(
         out.append("no case would flip\n", style="dim")
     else:
         out.append(f"{len(comparison.flipped)} would flip\n", style="bold")
-    for flip in comparison.flipped:
-        fixed = flip.passed_b and not flip.passed_a
-        out.append("  FIXED " if fixed else "  BROKE ", style="bold green" if fixed else "bold red")
-        out.append_text(plain(f" {flip.prompt[:64]}  ({flip.kind})"))
-        out.append("\n")
+    out.append_text(flips_text(comparison.flipped, causes or {}))
     recall = comparison.metrics.get("recall", {})
     if recall.get("a") is not None and recall.get("b") is not None:
         out.append(f"recall {recall['a']:.3f} → {recall['b']:.3f}\n", style="dim")
@@ -170,6 +176,8 @@ class WhatIfScreen(ModalScreen[None]):
     #whatif-text { height: 7; }
     #whatif-status { height: auto; }
     #whatif-results { height: 1fr; }
+    #whatif-progress { display: none; height: 1; }
+    #whatif-progress.running { display: block; }
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="whatif-cancel"),
@@ -178,6 +186,8 @@ class WhatIfScreen(ModalScreen[None]):
         Binding("f4", "save", "Save to SKILL.md", key_display="f4/^s", id="whatif-save"),
         Binding("ctrl+s", "save", "Save to SKILL.md", show=False, id="whatif-save-ctrl-s"),
         Binding("ctrl+o", "external_editor", "$EDITOR", id="whatif-editor"),
+        # ctrl+t: `tune` on the loaded cases (suggest.py); the main screen's pin is not here.
+        Binding("ctrl+t", "suggest", "Suggest edits", key_display="^t", id="whatif-suggest"),
     ]
 
     def __init__(
@@ -206,6 +216,9 @@ class WhatIfScreen(ModalScreen[None]):
         self.cases_done = False
         self._generation = 0
         self._timer: Timer | None = None
+        self.suggestions: TuneResult | None = None  # the latest `tune` run (tests read it)
+        self.chosen: Candidate | None = None  # the suggestion loaded into the editor
+        self.suggesting = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="whatif"):
@@ -218,6 +231,7 @@ class WhatIfScreen(ModalScreen[None]):
                 ("f4/ctrl+s", "save to SKILL.md"),
                 ("esc", "discard"),
                 ("ctrl+o", "$EDITOR"),
+                ("ctrl+t", "suggest edits"),
             )
             for key, what in keys:
                 title.append(key, style="bold")
@@ -225,6 +239,7 @@ class WhatIfScreen(ModalScreen[None]):
             yield Static(title, id="whatif-title")
             yield TextArea(self.start, soft_wrap=True, id="whatif-text")
             yield Static(id="whatif-status")
+            yield ProgressBar(id="whatif-progress", show_eta=False)
             with VerticalScroll(id="whatif-results"):
                 yield Static("computing…", id="whatif-scores")
                 yield Static(id="whatif-cases")
@@ -306,6 +321,12 @@ class WhatIfScreen(ModalScreen[None]):
             status.update(Text("unchanged", style="dim"))
         else:
             line = Text("edited, not saved: f4 (or ctrl+s) writes it", style="yellow")
+            chosen = self.chosen
+            if chosen is not None and " ".join(self.text.split()) == " ".join(
+                chosen.description.split()
+            ):
+                number = self._chosen_number()
+                line.append(f"  · suggestion #{number}", style="bold cyan")
             flips = result.comparison.flipped if result.comparison is not None else ()
             if flips:  # said here too: on a short terminal the list is below the fold
                 fixed = sum(1 for flip in flips if flip.passed_b)
@@ -315,7 +336,7 @@ class WhatIfScreen(ModalScreen[None]):
         report = self.cases_report if self.cases is not None else None
         pending = self.cases is not None and not with_flips and result.patched is not None
         self.query_one("#whatif-cases", Static).update(
-            cases_text(result.comparison, report, pending, self.cases_source)
+            cases_text(result.comparison, report, pending, self.cases_source, result.causes)
         )
         if with_flips:
             self.cases_done = True
@@ -338,6 +359,94 @@ class WhatIfScreen(ModalScreen[None]):
             return
         self.notify(visible(f"saved {self.path}: re-indexing"), markup=False)
         self.dismiss()
+
+    # -- suggestions (suggest.py) ---------------------------------------------------------
+
+    def action_suggest(self) -> None:
+        """ctrl+t: `tune` for this skill on the loaded cases, off the event loop."""
+        if self.suggesting:
+            self.notify("still looking for suggestions", timeout=3)
+            return
+        if not self.cases:
+            self.notify(
+                "no cases to tune on: start the explorer with --cases FILE", severity="warning"
+            )
+            return
+        self.suggesting = True
+        bar = self.query_one("#whatif-progress", ProgressBar)
+        bar.add_class("running")
+        bar.update(total=None, progress=0)
+        self.query_one("#whatif-status", Static).update(
+            Text("suggesting: routing the cases…", style="bold cyan")
+        )
+        cases = list(self.cases)
+        self.run_worker(
+            lambda: self._suggest_work(cases),
+            thread=True,
+            exclusive=True,
+            group="suggest",
+            description="suggest",
+        )
+
+    def _suggest_work(self, cases: list[Case]) -> None:
+        def progress(stage: str, done: int, total: int) -> None:
+            self.app.call_from_thread(self._suggest_progress, stage, done, total)
+
+        try:
+            result = tune(
+                self.snapshot, self.config, self.skill_id, cases, self.original, progress=progress
+            )
+        except Exception as error:  # a model that fails to run: say so, keep the editor
+            self.app.call_from_thread(self._suggest_failed, f"{type(error).__name__}: {error}")
+            return
+        self.app.call_from_thread(self._suggest_done, result)
+
+    def _suggest_progress(self, stage: str, done: int, total: int) -> None:
+        if not self.is_attached or not self.suggesting:
+            return
+        self.query_one("#whatif-progress", ProgressBar).update(total=max(total, 1), progress=done)
+        self.query_one("#whatif-status", Static).update(
+            Text(f"suggesting: {stage} ({done}/{total})", style="bold cyan")
+        )
+
+    def _suggest_stopped(self) -> None:
+        self.suggesting = False
+        if self.is_attached:
+            self.query_one("#whatif-progress", ProgressBar).remove_class("running")
+
+    def _suggest_failed(self, message: str) -> None:
+        self._suggest_stopped()
+        self.notify(visible(f"suggestions failed: {message}"), severity="error", markup=False)
+
+    def _suggest_done(self, result: TuneResult) -> None:
+        self._suggest_stopped()
+        if not self.is_attached:
+            return
+        self.suggestions = result
+        found = len(result.candidates)
+        self.query_one("#whatif-status", Static).update(
+            Text(
+                f"{found} suggestion{'s' if found != 1 else ''} in {result.seconds:.1f} s"
+                if found
+                else "no suggestion: " + ("; ".join(result.notes) or "nothing fixed a case"),
+                style="cyan" if found else "yellow",
+            )
+        )
+        self.app.push_screen(SuggestScreen(result), self._suggestion_chosen)
+
+    def _suggestion_chosen(self, number: int | None) -> None:
+        result = self.suggestions
+        if number is None or result is None or not 0 <= number < len(result.candidates):
+            return
+        self.chosen = result.candidates[number]
+        self.query_one(TextArea).load_text(visible(self.chosen.description))  # recomputes
+        self.query_one(TextArea).focus()
+
+    def _chosen_number(self) -> int:
+        result, chosen = self.suggestions, self.chosen
+        if result is None or chosen is None:
+            return 0
+        return next((n for n, c in enumerate(result.candidates, 1) if c is chosen), 0)
 
     def action_cancel(self) -> None:
         if " ".join(self.text.split()) != " ".join(self.start.split()):

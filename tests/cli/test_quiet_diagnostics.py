@@ -13,9 +13,10 @@ from explorer.engine.skills import Problem
 
 
 @dataclass
-class _Library:  # the two attributes problem_lines reads from an Index
+class _Library:  # the attributes problem_lines reads from an Index
     rejected: tuple[Problem, ...]
     warnings: tuple[Problem, ...]
+    notes: tuple[str, ...] = ()
 
 
 def _library(duplicates: int, unreadable: int, warnings: int) -> _Library:

@@ -39,6 +39,7 @@ SCHEMA_VALUES = {
         "force",
         "relevance",
         "second_skill",
+        "tasks",  # additive: only a several-task prompt under the learned preset has it
         "invoked",
         "deny",
         "session_ledger",  # added (additive: old readers never see it without a ledger)

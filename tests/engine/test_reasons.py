@@ -48,7 +48,11 @@ def test_gates_after_the_stage_say_what_they_dropped(bow_index) -> None:
     capped = decide(prompt, bow_index, loose.replace(max_skills=2))
     dropped = next(row for row in capped.rows if row.verdict == "max_skills")
     assert reason(capped, dropped).text == "passed, but max_skills = 2 were already picked"
-    assert reason(capped, dropped).missing is None
+    # Gap-to-win: what it takes to replace the weakest of the skills picked.
+    weakest = min(capped.row(skill).score for skill in capped.injected_ids)
+    assert reason(capped, dropped).missing == pytest.approx(weakest - dropped.score)
+    assert reason(capped, dropped).gap_text().endswith(f"needs hybrid ≥ {weakest:.3f}")
+    assert "deny list" in reason(denied, denied.row("pdf")).gap_text()
     injected = capped.row(capped.injected_ids[0])
     assert reason(capped, injected).gate == "inject"
 

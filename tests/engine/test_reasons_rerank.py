@@ -70,8 +70,9 @@ def test_not_among_the_reranked_names_the_lowest_candidate(tmp_path: Path) -> No
     assert len(left) == 2
     for row in left:
         why = reason(decision, row)
-        assert (
-            why.text == f"{row.score:.3f} < {bar:.3f}, the lowest of the top 1 sent to the reranker"
+        assert why.text == (
+            f"{row.score:.3f} < {bar:.3f}, the lowest hybrid score among the candidates "
+            "(rerank_top_k = 1)"
         )
         assert why.missing == pytest.approx(bar - row.score)
 

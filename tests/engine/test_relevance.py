@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable
@@ -19,13 +20,16 @@ from explorer.engine.relevance import (
     FEATURES,
     RELEVANCE_MODEL,
     CandidateEvidence,
+    ModelForm,
     RelevanceModel,
+    choice_probabilities,
     excluded_terms,
     features,
     load_relevance_model,
     negated_terms,
     script_tokens,
 )
+from explorer.engine.tasks import MAX_TASKS, TASK_SPAN_CHARS, task_clauses
 from tests.conftest import write_skill
 
 APACHE = Path(__file__).resolve().parents[2] / "benchmarks" / "libraries" / "anthropic-apache"
@@ -93,10 +97,27 @@ def test_features_measure_each_candidate_against_the_others() -> None:
 
 
 def test_contributions_add_up_to_the_probability() -> None:
-    model = load_relevance_model()
+    """Under either form, p follows from s = bias + the contributions alone."""
+    shipped = load_relevance_model()
     matrix = features("lint this, without the security audit", _evidence())
-    log_odds = model.contributions(matrix).sum(axis=1) + model.bias
-    assert np.allclose(model.probability(matrix), 1 / (1 + np.exp(-log_odds)))
+    scores = shipped.contributions(matrix).sum(axis=1) + shipped.bias
+    assert np.allclose(shipped.log_odds(matrix), scores)
+    logistic = dataclasses.replace(shipped, form=ModelForm.LOGISTIC)
+    assert np.allclose(logistic.probability(matrix), 1 / (1 + np.exp(-scores)))
+    choice = dataclasses.replace(shipped, form=ModelForm.CHOICE)
+    assert np.allclose(choice.probability(matrix), np.exp(scores) / (1 + np.exp(scores).sum()))
+
+
+def test_a_choice_leaves_room_for_injecting_nothing() -> None:
+    """e^s / (1 + Σ e^s): the probabilities and "nothing" share 1, and the sum holds for
+    scores far past what exp() can hold."""
+    p = choice_probabilities(np.array([0.0, 0.0]))
+    assert p.tolist() == pytest.approx([1 / 3, 1 / 3])
+    huge = choice_probabilities(np.array([1000.0, 999.0]))
+    assert np.isfinite(huge).all() and huge.sum() == pytest.approx(1.0)
+    assert huge[0] / huge[1] == pytest.approx(np.e)
+    assert choice_probabilities(np.array([-1000.0])).tolist() == [0.0]
+    assert choice_probabilities(np.zeros(0)).shape == (0,)
 
 
 def test_a_broken_model_file_is_refused_with_its_reason(tmp_path: Path) -> None:
@@ -205,13 +226,13 @@ def test_a_broken_model_leaves_the_decision_to_the_gates(
 def test_a_second_task_s_skill_is_injected_when_its_own_p_clears_the_bar(
     apache: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dataclasses
-
     import explorer.engine.pipeline as pipeline
 
     model = load_relevance_model()
     # Every candidate over both bars: the best two are injected, the rest are not.
-    lenient = dataclasses.replace(model, bias=50.0, threshold=0.5, second_threshold=0.5)
+    lenient = dataclasses.replace(
+        model, bias=50.0, threshold=0.5, second_threshold=0.5, form=ModelForm.LOGISTIC
+    )
     monkeypatch.setattr(pipeline, "load_relevance_model", lambda: lenient)
     decision = _route("make a poster, then an animated gif for slack", apache, engine)
     assert len(decision.injected) == 2
@@ -242,3 +263,45 @@ def test_the_terms_views_name_what_the_description_excludes(bow_index) -> None: 
     )
     explain = bow_index.lexical.explain(prompt, bow_index.positions["pdf"])
     assert "excluded by the description: form" in terms_text(disowning, explain).plain
+
+
+def test_a_prompt_reads_as_tasks_at_sentence_ends_and_chaining_words() -> None:
+    assert task_clauses("make a poster for the gig, then write the announcement") == (
+        "make a poster for the gig",
+        "write the announcement",
+    )
+    assert task_clauses("Fix the flaky test. Also, bump the version; and tag it please") == (
+        "Fix the flaky test.",
+        "Also, bump the version",
+        "and tag it please",
+    )
+    assert task_clauses("merge these two pdf files into one") == ()
+    assert task_clauses("merge these pdf files. thanks!") == ()  # a fragment is no task
+    many = ". ".join(f"task number {n} here" for n in range(10))
+    assert len(task_clauses(many)) == MAX_TASKS
+    assert task_clauses("x" * TASK_SPAN_CHARS + ". then do the other thing") == ()
+
+
+TWO_TASKS = "make a poster for our jazz night, then write an announcement for the team about it"
+
+
+def test_each_task_is_routed_on_its_own(apache: Path, engine: Engine) -> None:
+    """Read whole, the announcement's skill is diluted by the poster (p 0.38); the clause
+    asking for it alone clears the threshold and adds it."""
+    config = Config()
+    index = open_library([apache], config, engine=engine)
+    whole = decide(TWO_TASKS, index, config, tasks=False)
+    assert "internal-comms" not in whole.injected_ids and not whole.tasks
+    decision = decide(TWO_TASKS, index, config)
+    assert "internal-comms" in decision.injected_ids
+    task = decision.task_for("internal-comms")
+    assert task is not None and task.clause == "write an announcement for the team about it"
+    assert task.p >= decision.relevance.threshold > decision.row("internal-comms").relevance
+    gate = decision.gate(GateName.TASKS)
+    assert gate.passed and gate.inputs["added"] == ["internal-comms"]
+    assert reason(decision, decision.row("internal-comms")).text.startswith(
+        "task 'write an announcement for the team about it': p "
+    )
+    tasks = decision.to_dict()["tasks"]
+    assert [item["clause"] for item in tasks] == list(task_clauses(TWO_TASKS))
+    assert [item["added"] for item in tasks] == [False, True]

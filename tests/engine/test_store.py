@@ -199,14 +199,13 @@ def _fake_store(directory: Path, name: str, header: dict | None, age_s: float) -
     import json as json_module
     import time as time_module
 
-    from explorer.engine.store import MAGIC
+    from explorer.engine.store import store_prefix
 
     path = directory / name
     if header is None:
         path.write_bytes(b"not a store")
     else:
-        meta = json_module.dumps(header).encode()
-        path.write_bytes(MAGIC + bytes(8) + len(meta).to_bytes(8, "little") + meta)
+        path.write_bytes(store_prefix(json_module.dumps(header).encode(), 0))
     when = time_module.time() - age_s
     os.utime(path, (when, when))
     return path

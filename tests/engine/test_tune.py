@@ -248,3 +248,150 @@ def test_a_trigger_eval_file_is_read_by_its_content_too(tmp_path: Path) -> None:
     path.write_text(json.dumps({"evals": [{"prompt": "bill a customer", "should_trigger": True}]}))
     (case,) = cases_for(path, SKILL).cases
     assert case.expect == (SKILL,)
+
+
+def test_other_cases_skipped_by_the_filter_would_not_flip(tmp_path: Path) -> None:
+    """Only the other cases an edit can reach are routed again; routing every one of them
+    on each finalist's library gives the same outcomes."""
+    from explorer.engine.rewrite import edit_description
+    from explorer.engine.whatif import patched_index
+
+    root = tmp_path / "skills"
+    index = _index(root)
+    path = str(root / SKILL / "SKILL.md")
+    original = read_skill_text(path)
+    cases = _with_siblings(tmp_path / "cases.toml")
+    cases += [Case(prompt=text, expect=(name,), kind="direct") for name, text in LIBRARY.items()]
+    cases.append(  # a conversation's earlier turn: always routed again
+        Case(prompt="log time", expect=("timesheet",), kind="direct", context=("bill it",))
+    )
+    result = tune(index, CONFIG, SKILL, cases, original)
+    assert result.candidates
+    others = result.split.others
+    for candidate in result.candidates:
+        edit = edit_description(path, original, candidate.description)
+        assert edit.skill is not None
+        patched = patched_index(index, edit.skill, CONFIG)
+        flipped = {flip.case.prompt for flip in candidate.flips if flip.part is Part.OTHER}
+        for case in others:
+            before = decide(case.prompt, index, CONFIG, context=case.context).injected_ids
+            after = decide(case.prompt, patched, CONFIG, context=case.context).injected_ids
+            assert (before != after) == (case.prompt in flipped), case.prompt
+
+
+def test_additions_are_tried_at_the_start_too(tmp_path: Path) -> None:
+    """The packaged cross-encoder reads the first few dozen word pieces of a description:
+    each addition is also proposed as an opening sentence."""
+    from explorer.engine.tune import _covering, _leading
+
+    text = "Create invoices. Covers tax."
+    assert _covering(text, ["bill"]) == "Create invoices. Covers tax and bill."
+    assert _covering(text, ["bill"], front=True) == "Covers bill. Create invoices. Covers tax."
+    assert _covering("Covers bill. Create invoices.", ["customer"], front=True) == (
+        "Covers bill and customer. Create invoices."
+    )
+    assert _leading(text, "Use when asked about bills.").startswith("Use when asked about bills.")
+    result = _run(tmp_path / "skills", _trigger_evals(tmp_path / "evals.json"))
+    steps = [step for candidate in result.candidates for step in candidate.steps]
+    assert any(step.endswith(" first") or step.startswith("first:") for step in steps) or (
+        result.evaluated >= 2
+    )
+
+
+def test_lexical_off_keeps_the_words_at_the_old_description(tmp_path: Path) -> None:
+    """With the lexical channels off, BM25 and every word-reading feature see the old
+    description, the dense vector the new one."""
+    from explorer.engine.rewrite import edit_description
+    from explorer.engine.tune import _Tuner
+    from explorer.engine.whatif import patched_index
+
+    root = tmp_path / "skills"
+    index = _index(root)
+    path = str(root / SKILL / "SKILL.md")
+    original = read_skill_text(path)
+    tuner = _Tuner(index, CONFIG, SKILL, split_cases([], SKILL), original)
+    new = LIBRARY[SKILL] + " Covers bill and customer."
+    edit = edit_description(path, original, new)
+    assert edit.skill is not None
+    patched = patched_index(index, edit.skill, CONFIG)
+    held = tuner.lexical_held(patched)
+    prompt = "bill my customer"
+    position = index.positions[SKILL]
+    assert held.skills[position].description == LIBRARY[SKILL]
+    assert held.lexical is index.lexical
+    assert patched.vectors is not None and held.vectors is patched.vectors
+    plain, off, on = (decide(prompt, i, CONFIG).row(SKILL) for i in (index, held, patched))
+    assert off.bm25 == plain.bm25 < on.bm25
+    assert off.cosine == pytest.approx(on.cosine) and on.cosine > plain.cosine
+
+
+def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one() -> None:
+    from explorer.engine.tune import _leads, _trimmed
+
+    worth = {"invoic": 3.0, "bill": 2.0}
+    text = (
+        "Create invoices for clients. Do not use for payroll. Bill customers for hours. "
+        "A long sentence about nothing in particular that anyone asks."
+    )
+    trimmed = _trimmed(text, len(text) - 10, worth)
+    assert trimmed is not None
+    kept, gone = trimmed
+    assert kept.startswith("Create invoices for clients.") and "Do not use for payroll." in kept
+    assert "nothing in particular" not in kept and gone.startswith("A long sentence")
+    assert _trimmed("One sentence only.", 5, worth) is None
+    leads = _leads("A tagline. Bill customers for hours.", {"bill": 2.0, "hour": 1.0})
+    assert leads == [
+        ('lead with "Bill customers for hours."', "Bill customers for hours. A tagline.")
+    ]
+
+
+def test_an_addition_past_the_limit_drops_the_least_useful_sentence() -> None:
+    from functools import partial
+
+    from explorer.engine.tune import _covering, _fitted
+
+    filler = "Words nobody asks about fill this sentence up. " * 20
+    description = "Create invoices for clients. " + filler + "Bill customers for hours."
+    words = ["retainer", "subscription"]
+    assert len(description) < MAX_DESCRIPTION < len(_covering(description, words))
+    step, text = _fitted(description, "add", partial(_covering, words=words), {"bill": 2.0})
+    assert step.startswith('add (dropping "Words nobody asks about fill')
+    assert len(text) <= MAX_DESCRIPTION and text.endswith("Covers retainer and subscription.")
+    assert text.startswith("Create invoices for clients.") and "Bill customers" in text
+
+
+def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_path: Path) -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from explorer.engine.rerank import rerank_document
+    from explorer.engine.rewrite import edit_description
+    from explorer.engine.tune import _Tuner
+    from explorer.engine.whatif import patched_index
+
+    class Lengths:  # a stand-in cross-encoder: a document's length is its logit
+        name = "lengths"
+
+        def score(self, query: str, documents: list[str]) -> np.ndarray:
+            return np.array([float(len(document)) for document in documents])
+
+    root = tmp_path / "skills"
+    index = _index(root)
+    index = dataclasses.replace(
+        index,
+        models=dataclasses.replace(index.models, reranker=Lengths()),  # type: ignore[arg-type]
+    )
+    path = str(root / SKILL / "SKILL.md")
+    original = read_skill_text(path)
+    tuner = _Tuner(index, CONFIG, SKILL, split_cases([], SKILL), original)
+    new = LIBRARY[SKILL] + " Covers bill."
+    edit = edit_description(path, original, new)
+    assert edit.skill is not None
+    held = tuner.lexical_held(patched_index(index, edit.skill, CONFIG))
+    skill = index.skills[index.positions[SKILL]]
+    old_doc = rerank_document(skill.description, skill.body_head)
+    other = "another skill's document"
+    logits = held.models.reranker.score("prompt", [old_doc, other])  # type: ignore[union-attr]
+    assert list(logits) == [len(rerank_document(new, skill.body_head)), len(other)]
+    assert held.models.reranker.name == "lengths"  # type: ignore[union-attr]

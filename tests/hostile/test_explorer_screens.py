@@ -5,17 +5,22 @@ Pilot re-raises it when the test leaves `run_test`).
 
 One walk through the screens, in one app: pin (ctrl+t) and compare (f8), the editor with
 no editor installed (ctrl+o), what-if (f7), the Markdown export (ctrl+r), the go-to palette
-(ctrl+g, listed and searched), and with the slow tests the rest: both hostile skills, the
-command palette, help (f1), thresholds (f2) and the problems (f3). Every frame is read as
-the compositor would send it, toasts included.
+(ctrl+g, listed and searched), the filter (ctrl+f), and with the slow tests the rest: both
+hostile skills, the command palette, the Skill, Cases and History tabs (a cases.toml and a
+telemetry log with hostile prompts and ids), the maximised decision panel (f9), help (f1),
+thresholds (f2) and the problems (f3). Names and descriptions carry zero-width and bidi
+marks too (`p\u200bdf` must not look like `pdf`). Every frame is read as the compositor
+would send it, toasts included.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from textual.command import CommandPalette
+from textual.widgets import TabbedContent
 from textual.widgets._toast import Toast  # what a notification draws
 
 from explorer.terminal import is_safe, visible
@@ -32,6 +37,7 @@ OSC52 = f"{ESC}]52;c;ZWNobyBwd25lZA==\x07"  # writes the clipboard, through tmux
 MARKUP = "[/tmp] [/] [bold]b[/bold] [link=https://evil.test]x[/link] [@click=app.quit]q[/]"
 EVIL_NAME = f"pdf-evil{OSC52}[/tmp][bold]"
 PROMPT = f"merge pdf files [/] [bold] {OSC52}"
+ZERO_WIDTH = "p\u200bdf-\u200e\u202etxt.exe\u2066"  # looks like "pdf-exe.txt" when sent raw
 
 
 def unsafe(text: str) -> list[str]:
@@ -57,7 +63,48 @@ def library(tmp_path: Path) -> Path:
     write(root, "pdf [old]", "pdf-[/tmp]", f"Use when merging PDF files {MARKUP} {OSC52}")
     write(root, f"evil{ESC}[2J", EVIL_NAME, f"Use when merging PDF reports {OSC52}{ESC}[2J")
     write(root, "xlsx", "xlsx", f"Use when building spreadsheets [/] {MARKUP}")
+    write(root, "zw", ZERO_WIDTH, "Use when merging p\u200bdf files \u202egnitirw\u202c [/]")
+    cases = [
+        {"prompt": f"merge the pdf reports {OSC52} [/tmp]", "expect": [EVIL_NAME, "pdf-[/tmp]"]},
+        {"prompt": "merge p\u200bdf files [bold]", "expect": ["xlsx"]},  # failing: listed
+    ]
+    (root / "cases.toml").write_text(
+        "".join(
+            f"[[case]]\nprompt = {json.dumps(case['prompt'])}\nexpect = "
+            f'{json.dumps(case["expect"])}\nkind = "direct"\n\n'
+            for case in cases
+        ),
+        encoding="utf-8",
+    )
     return root
+
+
+def history_log(tmp_path: Path) -> Path:
+    """A telemetry log (kept prompts) whose prompts and skill ids are hostile."""
+    log = tmp_path / "telemetry.jsonl"
+    events = [
+        {
+            "ts": 1,
+            "kind": "recommend",
+            "session": f"s{OSC52}",
+            "prompt": PROMPT,
+            "stage": "relevance",
+            "considered": [{"id": EVIL_NAME, "score": 0.9}],
+            "injected": [{"id": EVIL_NAME, "confidence": 0.9}],
+        },
+        {"ts": 2, "kind": "use", "session": f"s{OSC52}", "skill": ZERO_WIDTH, "via": "skill"},
+        {
+            "ts": 3,
+            "kind": "recommend",
+            "session": "s2",
+            "prompt": "merge p\u200bdf [/]",
+            "stage": "relevance",
+            "considered": [],
+            "injected": [{"id": "pdf-[/tmp]", "confidence": 0.7}],
+        },
+    ]
+    log.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    return log
 
 
 @pytest.mark.parametrize(
@@ -70,13 +117,16 @@ async def test_every_screen_shows_hostile_text_literally(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # ctrl+r writes the export here
     monkeypatch.setenv("VISUAL", str(tmp_path / "no-such-editor"))
-    app = make_app(library, tmp_path)
+    app = make_app(library, tmp_path, history_log=str(history_log(tmp_path)))
     seen: dict[str, str] = {}
 
     async def look(until: str = "") -> None:
         """Keep the frame once it is drawn (and shows `until`)."""
         await pilot.pause()
-        await settle(pilot, lambda: until in screen_text(app))
+        try:
+            await settle(pilot, lambda: until in screen_text(app))
+        except AssertionError as error:  # say what was on the screen instead
+            raise AssertionError(f"{until!r} not shown in:\n{screen_text(app)}") from error
         seen[f"{len(seen)} {type(app.screen).__name__}"] = screen_text(app)
 
     async def close(screen_type: type) -> None:
@@ -135,8 +185,24 @@ async def test_every_screen_shows_hostile_text_literally(
         await pilot.press(*"evil")
         await look("Use when merging PDF reports")
         await close(CommandPalette)
+        await pilot.press("ctrl+f")  # the filter, typed with markup
+        await pilot.press(*"[/]")
+        await look()
+        await pilot.press("escape")
         if not everything:
             return await check(app, seen)
+        app.go_to_skill(ZERO_WIDTH)
+        for tab, shows in (
+            ("skill-tab", "p\\u200bdf-\\u200e\\u202etxt.exe\\u2066"),
+            ("cases-tab", "merge p\\u200bdf files [bold]"),
+            ("history-tab", ""),
+            ("terms-tab", ""),
+        ):
+            app.main.query_one(TabbedContent).active = tab
+            await look(shows)
+        await pilot.press("f9")  # the decision panel, maximised
+        await look()
+        await pilot.press("f9")
         await pilot.press("ctrl+p")
         await settle(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"go")
@@ -159,4 +225,5 @@ async def check(app: ExplorerApp, seen: dict[str, str]) -> None:
     """Every frame kept: the hostile text is there, shown, and nothing unsafe is sent."""
     text = "\n".join(seen.values())
     assert "pdf-[/tmp]" in text and "␛]52" in text and "[bold]" in text
+    assert "p\\u200bdf" in text  # the zero-width space shown, not hidden
     assert {where: unsafe(shown) for where, shown in seen.items() if unsafe(shown)} == {}

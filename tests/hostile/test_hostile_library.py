@@ -252,7 +252,7 @@ async def test_the_explorer_opens_the_hostile_library(libraries, tmp_path) -> No
         expected = decide(PROMPTS[0], baseline, app.config)
         assert app.decision.injected_ids == expected.injected_ids
         await pilot.press("f3")  # the problems screen lists every rejected file
-        from explorer.tui.health import ProblemsScreen
+        from explorer.tui.screens import ProblemsScreen
 
         await settle(pilot, lambda: isinstance(app.screen, ProblemsScreen))
         listed = {issue.path for issue in app.screen.shown}

@@ -90,9 +90,15 @@ def ready(app: ExplorerApp) -> bool:
 
 
 def shown_for(app: ExplorerApp, prompt: str) -> bool:
-    """The table and the panels all show the decision for `prompt`."""
+    """The table and the panels all show the decision for `prompt`, made on the snapshot
+    the app has now (not one it had before the live index came in, or before a save)."""
     decision = app.decision
-    return decision is not None and decision.prompt == prompt and app.panels_shown is decision
+    return (
+        decision is not None
+        and decision.prompt == prompt
+        and app.state.panels_shown is decision
+        and app.state.decided_on is app.snapshot
+    )
 
 
 def table_rows(app: ExplorerApp) -> list[tuple[str, str]]:
@@ -148,7 +154,7 @@ async def test_saving_a_skill_updates_the_table_with_deltas(library: Path, tmp_p
         table = app.query_one(SkillsTable)
         hybrid = table.cell_text("xlsx", "hybrid")
         assert "▲" in hybrid  # the description now matches the prompt better
-        assert "re-indexed +0 -0 ~1" in app.last_change
+        assert "re-indexed +0 -0 ~1" in app.state.last_change
 
 
 async def test_editing_a_threshold_changes_the_decision(
@@ -216,12 +222,12 @@ async def test_bad_states_are_said_on_screen(tmp_path: Path) -> None:
     app = make_app(tmp_path / "nowhere", tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))
-        assert "does not exist" in app._screen_message
+        assert "does not exist" in app.state.message
     (tmp_path / "empty").mkdir()
     app = make_app(tmp_path / "empty", tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(app))
-        assert "No SKILL.md files" in app._screen_message
+        assert "No SKILL.md files" in app.state.message
 
 
 @pytest.mark.slow  # test_prompt_history.py walks the same history without an app
@@ -256,18 +262,18 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
     )
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         cases = app.query_one(CasesPanel).query_one("#cases-body")
         assert "2 cases" in cases.render().plain
-        assert app.cases_report.rates.recall == 1.0
+        assert app.state.cases_report.rates.recall == 1.0
         version = app.snapshot.version
         write_skill(library, "pdf", "Bake bread and banana cakes at home.")  # breaks case 1
         await settle(
             pilot,
             lambda: (
                 app.snapshot.version > version
-                and app.cases_report is not None
-                and app.cases_report.rates.recall == 0.0
+                and app.state.cases_report is not None
+                and app.state.cases_report.rates.recall == 0.0
             ),
         )
         shown = cases.render().plain
@@ -275,7 +281,7 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
         await enter(pilot, app, "bread")
         await settle(pilot, lambda: shown_for(app, "bread"))
         app.query_one(TabbedContent).active = "skill-tab"
-        app.highlighted = "pdf"
+        app.state.highlighted = "pdf"
         await settle(
             pilot,
             lambda: "lint" in app.query_one(SkillPanel).query_one("#skill-body").render().plain,
@@ -295,9 +301,9 @@ async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: P
     )
     app = make_app(library, tmp_path, cases_path=str(evals), cases_skill="pdf")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
-        assert app.cases_report is not None
-        assert set(app.cases_report.by_kind) == {"should-trigger", "should-not-trigger"}
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        assert app.state.cases_report is not None
+        assert set(app.state.cases_report.by_kind) == {"should-trigger", "should-not-trigger"}
         assert "2 cases" in app.query_one(CasesPanel).query_one("#cases-body").render().plain
 
 

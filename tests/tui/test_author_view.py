@@ -12,8 +12,8 @@ from textual.widgets import OptionList, TabbedContent
 
 from explorer.engine.config import Config, LoadedConfig
 from explorer.tui.app import ExplorerApp
-from explorer.tui.health import ProblemsScreen, layers_text
-from explorer.tui.screens import ThresholdEditor
+from explorer.tui.health import layers_text
+from explorer.tui.screens import ProblemsScreen, ThresholdEditor
 from explorer.tui.state import UIState, load_state, state_path
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -47,7 +47,7 @@ async def test_the_terms_tab_names_what_matched(library: Path, tmp_path: Path) -
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await enter(pilot, app, "merge report.pdf")
-        assert app.highlighted == "pdf"
+        assert app.state.highlighted == "pdf"
         shown = terms(app)
         assert 'kw: "pdf" (name)' in shown and "+0.15" in shown
         assert "file: report.pdf → pdf" in shown and "+0.30" in shown
@@ -168,7 +168,7 @@ async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
     )
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and app.cases_report is not None)
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         app.query_one(TabbedContent).active = "cases-tab"
         panel = app.query_one(CasesPanel)
         await settle(pilot, lambda: bool(panel.failures))

@@ -61,9 +61,9 @@ async def test_the_history_tab_lists_the_prompts_an_edit_changes(tmp_path: Path)
     ]
     app = make_app(library, tmp_path, history_log=str(log))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and app.history_replay is not None)
+        await settle(pilot, lambda: ready(app) and app.state.history_replay is not None)
         app.query_one(TabbedContent).active = "history-tab"
-        assert app.history_replay.replayed == 2 and app.history_replay.changes == ()
+        assert app.state.history_replay.replayed == 2 and app.state.history_replay.changes == ()
         assert "no logged prompt would inject differently" in body(app)
         version = app.snapshot.version
         write_skill(library, "pdf", "Bake bread and banana cakes at home.")  # saved on disk
@@ -71,11 +71,11 @@ async def test_the_history_tab_lists_the_prompts_an_edit_changes(tmp_path: Path)
             pilot,
             lambda: (
                 app.snapshot.version > version
-                and app.history_replay is not None
-                and bool(app.history_replay.changes)
+                and app.state.history_replay is not None
+                and bool(app.state.history_replay.changes)
             ),
         )
-        (change,) = app.history_replay.changes
+        (change,) = app.state.history_replay.changes
         assert (change.prompt, change.before, change.after) == (PDF_PROMPT, ("pdf",), ())
         assert change.verdict == "worse"  # the model had loaded pdf after that prompt
         await settle(pilot, lambda: PDF_PROMPT in body(app))
@@ -91,14 +91,16 @@ async def test_a_threshold_edit_replays_the_log(tmp_path: Path) -> None:
     log = record(library, tmp_path / "state", tmp_path / "cache")
     app = make_app(library, tmp_path, history_log=str(log))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app) and app.history_replay is not None)
-        assert app.history_replay.changes == ()
+        await settle(pilot, lambda: ready(app) and app.state.history_replay is not None)
+        assert app.state.history_replay.changes == ()
         await pilot.press("f2")
         editor = app.screen
         assert isinstance(editor, ThresholdEditor)
         editor.edit("min_similarity", "0.99")  # nothing clears it now
         await settle(
             pilot,
-            lambda: app.history_replay is not None and len(app.history_replay.changes) == 2,
+            lambda: (
+                app.state.history_replay is not None and len(app.state.history_replay.changes) == 2
+            ),
         )
-        assert {change.after for change in app.history_replay.changes} == {()}
+        assert {change.after for change in app.state.history_replay.changes} == {()}

@@ -112,7 +112,7 @@ async def test_pin_and_export_work_while_typing(
         await typed(pilot, app, "merge pdf")
         assert app.focused is app.query_one(PromptBar)
         await pilot.press("ctrl+t")
-        assert app.pinned_prompt == "merge pdf"
+        assert app.state.pinned_prompt == "merge pdf"
         assert app.query_one(PromptBar).value == "merge pdf"  # not cut by the input
         await pilot.press("ctrl+r")
         exported = list(tmp_path.glob("skill-explorer-why-*.md"))
@@ -245,7 +245,7 @@ async def test_names_deltas_and_jaccard_are_never_cut_at_200_columns(
         # Deltas: the same prompt after a save.
         version = app.snapshot.version
         write_skill(library, "docker", "Kubernetes pods keep crashing: debug crashing pods.")
-        await settle(pilot, lambda: app.snapshot.version > version and app._delta_base)
+        await settle(pilot, lambda: app.snapshot.version > version and app.state.delta_base)
         await settle(pilot, lambda: "▲" in table.cell_text("docker", "hybrid"))
         line = next(
             table.line_text(i).plain
@@ -409,7 +409,7 @@ async def test_up_down_move_the_table_while_typing_and_the_skill_stays(
         await pilot.press("down", "down")
         assert app.focused is app.query_one(PromptBar)
         chosen = table.current_id()
-        assert chosen == table.rows[2].id and app.highlighted == chosen
+        assert chosen == table.rows[2].id and app.state.highlighted == chosen
         await burst(pilot, *" now")
         await settle(pilot, lambda: shown_for(app, "merge two pdf files now"))
         assert table.current_id() == chosen  # the focused skill stays highlighted
@@ -430,7 +430,7 @@ async def test_go_to_skill_jumps_and_follows(library: Path, tmp_path: Path) -> N
         app.go_to_skill("docker")
         await pilot.pause()
         table = app.query_one(SkillsTable)
-        assert table.current_id() == "docker" and app.highlighted == "docker"
+        assert table.current_id() == "docker" and app.state.highlighted == "docker"
         await pilot.press(*" fast")
         await settle(pilot, lambda: shown_for(app, "merge two pdf files fast"))
         assert table.current_id() == "docker"

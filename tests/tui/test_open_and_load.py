@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from explorer.tui import app as app_module
+from explorer.tui import tasks
 from explorer.tui.app import ExplorerApp
 from explorer.tui.compare import CompareView
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -39,13 +39,13 @@ def _hold_the_models(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """The dense model loads only once the returned event is set: the test sees the
     lexical-only snapshot's decision on screen first, as a large library does."""
     go = threading.Event()
-    open_engine = app_module.open_engine
+    open_engine = tasks.open_engine
 
     def held(*args: object, **kwargs: object) -> object:
         assert go.wait(30)
         return open_engine(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(app_module, "open_engine", held)
+    monkeypatch.setattr(tasks, "open_engine", held)
     return go
 
 
@@ -103,7 +103,7 @@ async def test_a_prompt_given_at_start_opens_at_the_top(
     assert list(app.decision.rows.ids).index("aaa-unrelated") > 8  # off an 80x24 screen
     assert table.cursor == 0 and table.current_id() == "zz-combine"
     assert table.scroll_offset.y == 0
-    assert app.highlighted == "zz-combine"
+    assert app.state.highlighted == "zz-combine"
     assert "▲" not in table.cell_text("zz-combine", "hybrid")  # no delta against the loading one
     # While the dense model loaded, no floor, margin or verdict of the lexical-only decision
     # was shown (its floor is the no-model one); the live one replaced it, with no key pressed.
@@ -124,7 +124,7 @@ async def test_a_prompt_and_a_skill_given_at_start_open_on_the_skill(
     app = make_app(long_library, tmp_path, initial_prompt=PROMPT, initial_skill="filler-07")
     table = await _open_with_a_prompt(app, go, first="filler-07")
     assert table.current_id() == "filler-07"
-    assert app.highlighted == "filler-07"
+    assert app.state.highlighted == "filler-07"
 
 
 async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,20 +137,20 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
     (root / "broken").mkdir()
     (root / "broken" / "SKILL.md").write_text("no frontmatter\n", encoding="utf-8")
     linted: list[int] = []
-    lint = app_module.lint
+    lint = tasks.lint
 
     def counted(*args: object, **kwargs: object) -> object:
         linted.append(len(kwargs["index"]))  # type: ignore[arg-type]
         return lint(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(app_module, "lint", counted)
+    monkeypatch.setattr(tasks, "lint", counted)
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(app) and app.live.reindex_count >= 1)  # type: ignore[union-attr]
         idle = lambda: all(worker.is_finished for worker in app.workers)  # noqa: E731
-        await settle(pilot, lambda: bool(app.findings) and idle())
+        await settle(pilot, lambda: bool(app.state.findings) and idle())
         assert linted == [2]
-        assert any("broken" in path for path in app.findings)  # the problems view has them
+        assert any("broken" in path for path in app.state.findings)  # the problems view has them
         # A real change lints again.
         write_skill(root, "docker", "Shrink Docker images and speed up container builds.")
         await settle(pilot, lambda: linted == [2, 3])
@@ -171,15 +171,15 @@ async def test_a_cold_build_shows_the_embeddings_progress_until_done(
     monkeypatch.setattr(cache_module, "CHUNK_TEXTS", 2)  # 5 descriptions: 3 chunks
     shown: list[str] = []
     app = make_app(root, tmp_path)  # tmp_path/cache: empty, so every vector is computed
-    set_loading = app._set_loading
+    set_loading = app.set_loading
 
     def recording(text: str) -> None:
         shown.append(text)
         set_loading(text)
 
-    monkeypatch.setattr(app, "_set_loading", recording)
+    monkeypatch.setattr(app, "set_loading", recording)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: ready(app) and not app.loading)
+        await settle(pilot, lambda: ready(app) and not app.state.loading)
         embedding = [text for text in shown if "embed" in text]
         assert embedding == [
             "embedding 0/5 descriptions (0%)…",
@@ -192,7 +192,7 @@ async def test_a_cold_build_shows_the_embeddings_progress_until_done(
     # Warm: the same cache again computes nothing, and says nothing about embedding.
     shown.clear()
     again = make_app(root, tmp_path)
-    monkeypatch.setattr(again, "_set_loading", lambda text: shown.append(text))
+    monkeypatch.setattr(again, "set_loading", lambda text: shown.append(text))
     async with again.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(again))
         assert not [text for text in shown if "embed" in text]

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Input, TextArea
 
 from explorer.tui.app import ExplorerApp
+from explorer.tui.keys import HELP_NOTES, help_text
 from explorer.tui.screens import ThresholdEditor
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.decision_panel import DecisionPanel
@@ -88,7 +89,7 @@ async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4_and_screenshots_out
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert len(list(tmp_path.glob("*.svg"))) == 1
-        assert "f4 or ctrl+s saves" in app._help_text().plain
+        assert "f4 or ctrl+s saves" in help_text(app, HELP_NOTES).plain
 
 
 @pytest.mark.slow  # F7's own ctrl+s; F2's ctrl+s and F7's F4 save are in the default run

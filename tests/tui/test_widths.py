@@ -49,21 +49,39 @@ CONTENT = {
 }
 
 
-def test_columns_drop_in_order_until_why_fits() -> None:
-    """The table's own width is the terminal's less its scrollbar (2 cells)."""
+def test_why_shortens_first_then_columns_drop_in_order() -> None:
+    """The table's own width is the terminal's less its scrollbar (2 cells). "why" gives way
+    first (to WHY_MIN), then columns go in DROP_ORDER."""
     wide = SkillsTable._fit(CONTENT, 198, score=6)
     assert wide == {**CONTENT}  # 200 columns: every column, "why" whole
     mid = SkillsTable._fit(CONTENT, 118, score=6)  # 120 columns
-    assert set(CONTENT) - set(mid) == {"cosine", "rerank", "overlap", "bm25", "delta"}
-    assert mid["hybrid"] == 22 and mid["why"] == 41 and mid["skill"] == 24
+    assert set(CONTENT) - set(mid) == {"cosine", "rerank", "overlap", "bm25"}
+    assert mid["hybrid"] == 22 and mid["delta"] == 7 and mid["skill"] == 24
+    assert WHY_MIN <= mid["why"] < CONTENT["why"]  # shortened, not a column kept out for it
     narrow = SkillsTable._fit(CONTENT, 78, score=6)  # 80 columns
     assert list(narrow) == ["rank", "skill", "verdict", "hybrid", "why"]
     assert narrow["hybrid"] == 6  # the score alone
     assert narrow["why"] >= WHY_MIN and narrow["skill"] >= 16  # names cut, with an ellipsis
     long_names = SkillsTable._fit({**CONTENT, "skill": 60}, 198, score=6)
-    assert long_names == {**CONTENT, "skill": 57}  # cut by the 3 cells missing, no column lost
+    assert long_names == {**CONTENT, "skill": 60, "why": 38}  # "why" gives the 3 cells
     for widths, room in ((wide, 198), (mid, 118), (narrow, 78), (long_names, 198)):
         assert sum(width + GAP for width in widths.values()) <= room
+
+
+def test_the_deciding_column_stays_at_every_width() -> None:
+    """rerank for rerank_min, bm25 for the fast path, p for the relevance model: whatever
+    the width, the highlighted row's deciding column is kept; "why" shortens instead."""
+    content = {**CONTENT, "p": 18}
+    for keep in ("rerank", "bm25", "cosine", "p", "delta"):
+        for room in (78, 118, 198):
+            widths = SkillsTable._fit(content, room, score=6, keep=keep)
+            assert keep in widths, (keep, room)
+            assert widths[keep] == content[keep]  # whole: numbers are never cut
+            assert sum(width + GAP for width in widths.values()) <= room
+    hidden_why = {key: value for key, value in CONTENT.items() if key != "why"}
+    # "why" hidden: its room goes to the columns; only what cannot fit goes (4 cells: cos).
+    assert SkillsTable._fit(hidden_why, 122, score=6) == hidden_why
+    assert set(hidden_why) - set(SkillsTable._fit(hidden_why, 118, score=6)) == {"cosine"}
 
 
 async def test_the_table_and_the_footer_fit_80_120_and_200_columns(

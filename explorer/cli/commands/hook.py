@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -28,6 +29,7 @@ def run_hook(
     cache_dir: str | None = None,
 ) -> int:
     """Read the host's JSON, write the engine's answer; 0 whatever happens (§7)."""
+    started = time.monotonic()  # the time budget (hook_budget_ms) counts from here
     debug = os.environ.get("SKILL_EXPLORER_DEBUG") == "1"
     try:
         from explorer.engine.hook import answer_hook
@@ -40,6 +42,7 @@ def run_hook(
             assignments=assignments,
             use_ski_config=use_ski_config,
             cache_dir=cache_dir,
+            started=started,
         )
         for line in answer.stderr_lines(debug):  # paths from the payload: shown, never sent
             print(PREFIX + visible(line), file=stderr)

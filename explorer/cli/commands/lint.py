@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from explorer.cli.base import (
     EXIT_FAILED,
@@ -18,6 +19,10 @@ from explorer.cli.library import Engines
 from explorer.cli.roots import command_roots
 from explorer.engine.config import LoadedConfig
 from explorer.terminal import emit
+
+if TYPE_CHECKING:
+    from explorer.engine.cases import Case
+    from explorer.engine.snapshot import Index
 
 
 class LintCommand(Command):
@@ -57,6 +62,31 @@ class LintCommand(Command):
             help="report every near-duplicate pair (default: each skill's 3 closest, "
             "and a count of the rest)",
         )
+        parser.add_argument(
+            "--collisions",
+            action="store_true",
+            help="instead of the rules: the pairs of skills that compete for the same prompts "
+            "(the --cases file's and each description's own sentences), ranked, with the "
+            "words they share and the cases that flip between them",
+        )
+        parser.add_argument(
+            "--cases",
+            metavar="FILE",
+            help="with --collisions: cases to route too (TOML, TSV, or a trigger eval set "
+            "with --skill)",
+        )
+        parser.add_argument(
+            "--skill",
+            metavar="ID",
+            help="with --collisions --cases X.json: the skill the trigger eval set is about",
+        )
+        parser.add_argument(
+            "--top",
+            type=positive_int,
+            default=20,
+            metavar="N",
+            help="with --collisions: the N heaviest pairs (default 20)",
+        )
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
@@ -67,6 +97,8 @@ class LintCommand(Command):
         if roots is None:
             return EXIT_USAGE
         index = Engines(args).index(roots, loaded.config, quiet=True)
+        if args.collisions:
+            return self._collisions(args, loaded, index)
         findings = lint(
             roots,
             claude_code=args.claude_code,
@@ -86,3 +118,23 @@ class LintCommand(Command):
         else:
             emit(lint_text(findings, len(index)))
         return EXIT_FAILED if has_errors(findings) else EXIT_OK
+
+    def _collisions(self, args: argparse.Namespace, loaded: LoadedConfig, index: Index) -> int:
+        from explorer.cli.library import load_case_set
+        from explorer.engine.collisions import collision_map
+        from explorer.qa_report import collisions_text
+
+        cases: tuple[Case, ...] = ()
+        if args.cases:
+            case_set = load_case_set(args.cases, args.skill)
+            if case_set is None:
+                return EXIT_USAGE
+            cases = case_set.cases
+        found = collision_map(index, loaded.config, cases)
+        if args.json:
+            data = found.to_dict()
+            data["collisions"] = data["collisions"][: args.top]
+            print(json.dumps(data, indent=2, ensure_ascii=True))
+        else:
+            emit(collisions_text(found, args.top))
+        return EXIT_OK

@@ -96,14 +96,19 @@ def tune_text(result: TuneResult) -> list[str]:
     from explorer.engine.tune import SPLIT_SEED, Part
 
     split = result.split
+    others = (
+        f"other cases near the skill {result.others.passed}/{result.others.total} "
+        f"(of {result.others_total}; no edit of it reaches the rest)"
+        if result.others_total
+        else "no case about other skills (a TOML/TSV file with theirs checks steals)"
+    )
     lines = [
         f"tune {result.skill_id}  ({result.path})",
         f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out "
         f"({result.share:.0%} of positives and of negatives tuned on, seed {SPLIT_SEED!r}), "
         f"{len(split.others)} about other skills",
         f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
-        f"held-out {result.held_out.passed}/{result.held_out.total}, "
-        f"other skills' cases {result.others.passed}/{result.others.total}",
+        f"held-out {result.held_out.passed}/{result.held_out.total}; {others}",
         f"scored {result.evaluated} descriptions in {result.seconds:.1f} s",
     ]
     lines += [f"note: {note}" for note in result.notes]
@@ -124,13 +129,14 @@ def tune_text(result: TuneResult) -> list[str]:
             f"(net {candidate.part_net(Part.HELD_OUT):+d}), tuning "
             f"{result.tuning.passed}/{result.tuning.total} -> "
             f"{candidate.tuning.passed}/{candidate.tuning.total}; fixes {candidate.fixes}, "
-            f"breaks {candidate.breaks}, steals {candidate.steals}; "
+            f"breaks {candidate.breaks} ({candidate.false_injections} of them false "
+            f"injections), steals {candidate.steals}; "
             f"{len(candidate.description)} chars",
             f"  edit: {'; '.join(candidate.steps)}",
             f"  diff: {_diff_text(candidate)}",
             f"  channels moved (mean over flipped cases): {_channels(candidate)}",
-            f"  with the lexical tables as before the edit: {candidate.dense_fixes} of "
-            f"{candidate.fixes} fixes remain"
+            f"  with the lexical channels off (the words at the old description, the "
+            f"models reading the new): {candidate.dense_fixes} of {candidate.fixes} fixes remain"
             + ("" if survives is None else f" ({survives:.0%})")
             + (f", {candidate.dense_steals} steals" if candidate.dense_steals else ""),
         ]

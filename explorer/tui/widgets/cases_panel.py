@@ -1,7 +1,9 @@
-"""The cases file, re-run on every re-index: what passes, and what flipped on the last save."""
+"""The cases file, re-run on every re-index: what passes, and what flipped on the last save
+and why (the skill that took or lost each flipped case, the gate, the numbers)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
@@ -11,7 +13,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from explorer.engine.evaluate import CaseResult, Comparison, EvalReport
+from explorer.engine.evaluate import CaseResult, Comparison, EvalReport, Flip
+from explorer.engine.flips import FlipCause
 from explorer.terminal import plain, visible
 
 
@@ -19,7 +22,39 @@ def _rate(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def cases_text(report: EvalReport, comparison: Comparison | None, source: str) -> Text:
+PROMPT_LIMIT = 400  # a prompt longer than this is cut, with an ellipsis; shorter, whole
+
+
+def clip(text: str, limit: int = PROMPT_LIMIT) -> str:
+    """`text` whole, or cut to `limit` characters ending in an ellipsis: never cut silently."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def flips_text(flips: Sequence[Flip], causes: Mapping[str, FlipCause]) -> Text:
+    """Each flipped case: BROKE or FIXED, its whole prompt, and under it its cause: the
+    skill that took or lost it, the gate, and the number before → after."""
+    out = Text()
+    for flip in flips:
+        fixed = flip.passed_b and not flip.passed_a
+        out.append(
+            "  FIXED  " if fixed else "  BROKE  ", style="bold green" if fixed else "bold red"
+        )
+        out.append_text(plain(f"{clip(flip.prompt)}  ({flip.kind})"))
+        out.append("\n")
+        cause = causes.get(flip.prompt)
+        if cause is not None:
+            out.append("         ")
+            out.append_text(plain(cause.text(), style="italic"))
+            out.append("\n")
+    return out
+
+
+def cases_text(
+    report: EvalReport,
+    comparison: Comparison | None,
+    source: str,
+    causes: Mapping[str, FlipCause] | None = None,
+) -> Text:
     rates = report.rates
     out = Text()
     out.append(f"{len(report.results)} cases", style="bold")
@@ -35,13 +70,7 @@ def cases_text(report: EvalReport, comparison: Comparison | None, source: str) -
             out.append("no case changed outcome\n", style="dim")
         else:
             out.append("\n")
-        for flip in comparison.flipped:
-            fixed = flip.passed_b and not flip.passed_a
-            out.append(
-                "  FIXED  " if fixed else "  BROKE  ", style="bold green" if fixed else "bold red"
-            )
-            out.append_text(plain(f"{flip.prompt[:70]}  ({flip.kind})"))
-            out.append("\n")
+        out.append_text(flips_text(comparison.flipped, causes or {}))
     failures = report.failures
     out.append(f"\nfailing ({len(failures)})", style="bold")
     if failures:
@@ -55,7 +84,7 @@ def failure_text(result: CaseResult) -> Text:
     got = ", ".join(result.injected) or "nothing"
     out = Text()
     out.append("✗ ", style="red")
-    out.append_text(plain(f"{result.case.prompt[:60]}"))
+    out.append_text(plain(clip(result.case.prompt)))
     out.append(visible(f"\n    expected {expected}, got {got}"), style="dim")
     if result.failure is not None and result.failure.gate:
         out.append(f" [{result.failure.gate}]", style="yellow")
@@ -84,8 +113,15 @@ class CasesPanel(VerticalScroll, can_focus=False):
         yield Static("No cases file: start with --cases FILE (TOML or TSV).", id="cases-body")
         yield OptionList(id="cases-failures")
 
-    def show(self, report: EvalReport, comparison: Comparison | None, source: str) -> None:
-        self.query_one("#cases-body", Static).update(cases_text(report, comparison, source))
+    def show(
+        self,
+        report: EvalReport,
+        comparison: Comparison | None,
+        source: str,
+        causes: Mapping[str, FlipCause] | None = None,
+    ) -> None:
+        body = cases_text(report, comparison, source, causes)
+        self.query_one("#cases-body", Static).update(body)
         listing = self.query_one("#cases-failures", OptionList)
         at = listing.highlighted
         kept = self.failures[at].case.prompt if at is not None and at < len(self.failures) else None

@@ -109,7 +109,7 @@ def relevance_text(decision: Decision, count: int = 6) -> Text:
     if trace is None:
         return out
     out.append(
-        f"\nrelevance: p = σ(bias {trace.bias:+.2f} + contributions); inject at "
+        f"\nrelevance: p = {trace.formula}, s = bias {trace.bias:+.2f} + contributions; inject at "
         f"p ≥ {trace.threshold:.2f}, a second at p ≥ {trace.second_threshold:.2f}\n",
         style="bold",
     )
@@ -166,8 +166,8 @@ class DecisionPanel(VerticalScroll, can_focus=True):
         line.append_text(plain(skill_id, style="bold"))
         line.append(": ")
         line.append(why.text, style="green" if why.gate == Verdict.INJECT else "yellow")
-        if why.missing is not None:
-            line.append(f"  (missing {why.delta_text()} to pass {why.gate})", style="dim")
+        if why.gap_text():  # gap to win: what would pass the gate
+            line.append(f"  ({why.gap_text()} to pass {why.gate})", style="dim")
         line.append("\n")
         self.query_one("#decision-reason", Static).update(line)
 

@@ -16,10 +16,10 @@ class PromptBar(Input):
     page up/down move the table's cursor, so typing and looking at a row go together."""
 
     BINDINGS = [
-        Binding("up", "app.table_move(-1)", "Row up", show=False, id="prompt-row-up"),
-        Binding("down", "app.table_move(1)", "Row down", show=False, id="prompt-row-down"),
-        Binding("pageup", "app.table_page(-1)", "Page up", show=False, id="prompt-page-up"),
-        Binding("pagedown", "app.table_page(1)", "Page down", show=False, id="prompt-page-down"),
+        Binding("up", "screen.table_move(-1)", "Row up", show=False, id="prompt-row-up"),
+        Binding("down", "screen.table_move(1)", "Row down", show=False, id="prompt-row-down"),
+        Binding("pageup", "screen.table_page(-1)", "Page up", show=False, id="prompt-page-up"),
+        Binding("pagedown", "screen.table_page(1)", "Page down", show=False, id="prompt-page-down"),
         Binding("alt+up,ctrl+up", "history_older", "Older prompt", show=False, id="history-older"),
         Binding(
             "alt+down,ctrl+down", "history_newer", "Newer prompt", show=False, id="history-newer"
@@ -59,9 +59,9 @@ class FilterBar(Input):
     """The `/` filter over the table (fuzzy over id and description); the ranking stays."""
 
     BINDINGS = [
-        Binding("up", "app.table_move(-1)", "Row up", show=False, id="filter-row-up"),
-        Binding("down", "app.table_move(1)", "Row down", show=False, id="filter-row-down"),
-        Binding("escape", "app.clear_filter", "Clear filter", id="filter-clear"),
+        Binding("up", "screen.table_move(-1)", "Row up", show=False, id="filter-row-up"),
+        Binding("down", "screen.table_move(1)", "Row down", show=False, id="filter-row-down"),
+        Binding("escape", "screen.clear_filter", "Clear filter", id="filter-clear"),
     ]
 
     def validate_value(self, value: str) -> str:

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from explorer.engine.rerank import Attribution
 from explorer.engine.skills import Skill
 from explorer.terminal import plain, visible
 
@@ -54,9 +55,32 @@ def skill_text(skill: Skill, indexed_at: float, findings: list[str] | None = Non
     return out
 
 
+SENTENCE_LIMIT = 160  # a longer sentence is cut here, with an ellipsis
+
+
+def attribution_text(skill_id: str, found: Attribution | None, note: str = "") -> Text:
+    """The reranker's logit for the prompt, and what each sentence of the description adds
+    to it (the logit with the sentence left out, subtracted): what to keep, what to cut."""
+    out = Text()
+    if found is None:
+        out.append_text(plain(note or "no cross-encoder loaded: no sentence attribution", "dim"))
+        return out
+    out.append("reranker ", style="bold")
+    out.append_text(plain(f"logit {found.logit:+.2f} on {skill_id}; each sentence adds:\n"))
+    for sentence, delta in found.sentences:
+        out.append(f"  {delta:+6.2f}  ", style="bold green" if delta > 0 else "bold red")
+        shown = sentence if len(sentence) <= SENTENCE_LIMIT else sentence[: SENTENCE_LIMIT - 1]
+        out.append_text(plain(shown + ("…" if shown != sentence else "") + "\n"))
+    return out
+
+
 class SkillPanel(VerticalScroll):
     def compose(self) -> ComposeResult:
+        yield Static(id="skill-attribution")
         yield Static("Highlight a skill to see how the engine read it.", id="skill-body")
 
     def show(self, skill: Skill, indexed_at: float, findings: list[str] | None = None) -> None:
         self.query_one("#skill-body", Static).update(skill_text(skill, indexed_at, findings))
+
+    def show_attribution(self, skill_id: str, found: Attribution | None, note: str = "") -> None:
+        self.query_one("#skill-attribution", Static).update(attribution_text(skill_id, found, note))

@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from explorer.engine.decision import Decision, Row, Rows, Verdict
 from explorer.engine.reasons import LOGIT, Reason, reason
+from explorer.engine.relevance import FEATURE_LABELS
 from explorer.engine.skills import Problem
 from explorer.terminal import one_line
 
@@ -30,6 +31,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("rank", "#"),
     ("skill", "skill"),
     ("verdict", "verdict"),
+    ("p", "p  moved most"),
     ("delta", "Δ inject"),
     ("hybrid", "hybrid  cos+kw+ph+file"),
     ("cosine", "cos"),
@@ -38,25 +40,29 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("overlap", "overlap J"),
     ("why", "why"),
 )
-# When the terminal is too narrow for every column, these go first (they repeat, or add
-# little to, what the others show) until "why" has WHY_WANT cells, the length of the
-# longest common reason ("0.979 < cut-off 1.023 = top 1.143 - 0.120"): "delta" drops
-# Δ inject (the why cell's numbers and the decision panel say what is missing), then
-# "breakdown" folds the hybrid column to its score (names longer than NAME_KEEP are cut
-# to it before any of these). Then names are cut (with an
-# ellipsis, to MIN_NAME) until "why" has WHY_MIN. The rank, skill, verdict and hybrid
-# score always stay, and "why" takes the room that is left, up to WHY_MAX; a longer
-# reason ends in an ellipsis (the decision panel gives it whole).
-DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "breakdown")
+# When the terminal is too narrow for every column, "why" gives way first, down to WHY_MIN
+# cells (the decision panel gives the highlighted row's reason whole, and a cut reason
+# ends in an ellipsis). Then these go (they repeat, or add little to, what the others
+# show) until "why" has WHY_MIN: cos, rerank, overlap, bm25, "delta" (Δ inject: the why
+# cell's numbers and the decision panel say what is missing), p, then "breakdown" folds
+# the hybrid column to its score; names longer than NAME_KEEP are cut to it before any of
+# these, and after them to MIN_NAME. The rank, skill, verdict and hybrid score always
+# stay, and "why" takes the room that is left, up to WHY_MAX.
+#
+# The column that holds the number the highlighted row's gate compared (its deciding
+# column: p under the relevance model, rerank for rerank_min, bm25 for the fast path, the
+# hybrid score for the floor; engine/reasons.py) is never dropped: "why" shortens first.
+DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "p", "breakdown")
 # While the dense model loads (Limits.loading) the lexical columns are the only real
 # numbers: the breakdown, whose cosine is pending, goes before them.
-LOADING_DROP_ORDER = ("cosine", "rerank", "breakdown", "delta", "overlap", "bm25")
-WHY_MIN, WHY_WANT, WHY_MAX = 24, 41, 80
+LOADING_DROP_ORDER = ("cosine", "rerank", "p", "breakdown", "delta", "overlap", "bm25")
+WHY_MIN, WHY_MAX = 24, 80
+WHY_SHORTEST = 6  # below this, "why" goes: the decision panel says the highlighted row's
 WHY_SAMPLE = 50  # "why" is as wide as the longest reason of the first rows shown
 GAP = 2  # spaces between columns: adjacent numbers never run together
 MIN_NAME = 12
 NAME_KEEP = 24  # longer names are cut to this before any column gives way to "why"
-SORT_KEYS = ("decision", "skill", "hybrid", "cosine", "bm25", "rerank", "overlap")
+SORT_KEYS = ("decision", "skill", "p", "hybrid", "cosine", "bm25", "rerank", "overlap")
 DELTA_EPSILON = 0.0005
 # While the dense model loads, the rows come from a lexical-only decision: its cosine is
 # 0 for every skill and its floor is the no-model one (0.640 where MiniLM's is 0.414), so
@@ -166,8 +172,8 @@ class SkillsTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
         Binding("home", "cursor_to(0)", "First", show=False, id="table-first"),
         Binding("end", "cursor_to(-1)", "Last", show=False, id="table-last"),
-        Binding("slash", "app.filter", "Filter", id="table-filter"),
-        Binding("escape", "app.focus_prompt", "Prompt", show=False, id="table-prompt"),
+        Binding("slash", "screen.filter", "Filter", id="table-filter"),
+        Binding("escape", "screen.focus_prompt", "Prompt", show=False, id="table-prompt"),
     ]
     COMPONENT_CLASSES = {
         "skills-table--cursor",
@@ -211,6 +217,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._decision: Decision | None = None
         self._before: Mapping[str, Row] | None = None
         self._widths: dict[str, int] = {}
+        self._kept: str | None = None  # the deciding column the layout was made to keep
         self._reasons: dict[str, Reason] = {}  # skill id -> its reason, for self._decision
         self.breakdown = True  # the hybrid column shows cos+kw+ph+file (False: too narrow)
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
@@ -287,9 +294,9 @@ class SkillsTable(ScrollView, can_focus=True):
         elif self.sort_reverse:
             view.reverse()
         self.view = view
-        self._relayout()
         ids = [all_ids[i] for i in view]
         cursor = ids.index(keep) if keep in ids else 0
+        self._relayout(ids[cursor] if ids else None)
         if cursor == self.cursor:
             self.refresh()
         self.cursor = cursor
@@ -306,11 +313,27 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def column(self, name: str) -> np.ndarray:
         """One numeric field of every row, in the decision's order (NaN: no rerank)."""
+        if name == "relevance":
+            return self._probabilities()
         if isinstance(self.rows, Rows):
             return self.rows.column(name)
         if name == "rerank":
             return np.array([np.nan if r.rerank is None else r.rerank for r in self.rows])
         return np.array([float(getattr(row, name)) for row in self.rows], dtype=np.float64)
+
+    def _probabilities(self) -> np.ndarray:
+        """§9.12: each row's p, NaN where the relevance model saw no candidate; read from the
+        decision's trace, so no row is made for it."""
+        rows, trace = self.rows, self._decision.relevance if self._decision else None
+        if not isinstance(rows, Rows) or trace is None:
+            return np.array([np.nan if r.relevance is None else r.relevance for r in rows])
+        values = np.full(len(rows), np.nan)
+        ids = self._decision.channels.ids if self._decision else ()
+        for position, p in zip(trace.candidates, trace.probabilities, strict=True):
+            at = rows.index_of(ids[position])
+            if at is not None:
+                values[at] = float(p)
+        return values
 
     def row_of(self, skill_id: str) -> Row | None:
         """The row of `skill_id` (made now if it was not drawn yet), or None."""
@@ -324,19 +347,30 @@ class SkillsTable(ScrollView, can_focus=True):
         ids = self.ids()
         if self.sort_key == "skill":
             return sorted(view, key=lambda i: ids[i], reverse=self.sort_reverse)
-        name = {"hybrid": "score", "overlap": "jaccard"}.get(self.sort_key, self.sort_key)
+        name = {"hybrid": "score", "overlap": "jaccard", "p": "relevance"}.get(
+            self.sort_key, self.sort_key
+        )
         values = np.nan_to_num(self.column(name), nan=float("-inf"))
         return sorted(view, key=lambda i: (-float(values[i]), ids[i]), reverse=self.sort_reverse)
 
     def on_resize(self) -> None:
         self._relayout()
 
-    def _relayout(self) -> None:
+    def deciding(self, skill_id: str | None = None) -> str | None:
+        """The column of the number that decided `skill_id`'s row (default: the cursor's)."""
+        row = self.row_of(skill_id or self.current_id() or "")
+        if row is None or (self._limits is not None and self._limits.loading):
+            return None
+        return self.reason_of(row).column
+
+    def _relayout(self, skill_id: str | None = None) -> None:
         """Column widths from the content and the width on screen; then redraw."""
         content = self._content_widths()
         loading = self._limits is not None and self._limits.loading
         drop = LOADING_DROP_ORDER if loading else DROP_ORDER
-        self._widths = self._fit(content, self.size.width or 120, self._score_width(), drop)
+        self._kept = self.deciding(skill_id)
+        room = self.size.width or 120
+        self._widths = self._fit(content, room, self._score_width(), drop, keep=self._kept)
         self.breakdown = self._widths.get("hybrid", 0) >= content.get("hybrid", 0)
         self._lines.clear()
         self._strips.clear()
@@ -355,6 +389,9 @@ class SkillsTable(ScrollView, can_focus=True):
         loading = limits is not None and limits.loading
         if loading:
             wanted.pop("delta", None)  # no floor to be short of yet: a column of blanks
+        trace = self._decision.relevance if self._decision is not None else None
+        if trace is None or loading:
+            wanted.pop("p", None)  # no relevance model decided: no probability to show
         if not rows:
             return wanted
         # From whole columns (numpy), so no row is made for a line that is never drawn.
@@ -362,10 +399,8 @@ class SkillsTable(ScrollView, can_focus=True):
         hi: dict[str, float] = {}
         name = max(len(skill_id) for skill_id in self.ids())
         name = max([name, *(len(_rejected_name(p)[0]) for p in self.rejected)])
-        if isinstance(rows, Rows):
-            verdict = max(len(found) for found in rows.verdicts())
-        else:
-            verdict = max(len(row.verdict) for row in rows)
+        verdict_set = rows.verdicts() if isinstance(rows, Rows) else {r.verdict for r in rows}
+        verdict = max(len(found) for found in verdict_set)
         if loading:
             verdict = len(PENDING)  # the room goes to the lexical columns, which are real
         if self.rejected:
@@ -386,7 +421,7 @@ class SkillsTable(ScrollView, can_focus=True):
             hybrid += 7  # " ▲0.123": a delta is never cut
         queries = len(str(rows[0].query_terms))
         content = {
-            "delta": 7 if reranked else len(f"+{hi.get('score', 0.0):.3f}"),
+            "delta": _delta_width(verdict_set, reranked, hi),
             "why": self._why_width(),
             "rank": len(str(len(rows))) + 1,  # + the follow mark
             "skill": name,
@@ -400,6 +435,9 @@ class SkillsTable(ScrollView, can_focus=True):
             + len(str(len(rows))),
             "rerank": 1 + len(format(logit, ".2f")) + 5,
             "overlap": 2 * queries + 1 + 5,
+            "p": max((len(self._p_text(row)) for row in range(len(trace.candidates))), default=1)
+            if trace is not None
+            else 1,
         }
         return {key: max(len(labels[key]), content[key]) for key in wanted}
 
@@ -440,18 +478,25 @@ class SkillsTable(ScrollView, can_focus=True):
 
     @staticmethod
     def _fit(
-        widths: dict[str, int], room: int, score: int = 0, drop: tuple[str, ...] = DROP_ORDER
+        widths: dict[str, int],
+        room: int,
+        score: int = 0,
+        drop: tuple[str, ...] = DROP_ORDER,
+        *,
+        keep: str | None = None,
     ) -> dict[str, int]:
-        """Drop the least telling columns until "why" has WHY_WANT cells (in `drop`'s order;
-        the "breakdown" step folds the hybrid column to `score` cells), cut names until it
-        has WHY_MIN; "why" takes what is left, up to its content. Numbers are never cut."""
+        """ "why" shortens first, to WHY_MIN cells; then the least telling columns go (in
+        `drop`'s order; the "breakdown" step folds the hybrid column to `score` cells) and
+        names are cut until it has them; "why" takes what is left, up to its content.
+        Numbers are never cut, and `keep` (the deciding column) is never dropped: "why"
+        shortens below WHY_MIN instead, and goes when not even WHY_SHORTEST are left."""
         widths = dict(widths)
         why = widths.pop("why", None)
 
         def total() -> int:
             return sum(w + GAP for w in widths.values())
 
-        wanted = min(why, WHY_WANT) + GAP if why is not None else 0
+        wanted = min(why, WHY_MIN) + GAP if why is not None else 0
         short = total() + wanted - room
         if short > 0 and "skill" in widths:  # a name longer than NAME_KEEP goes first
             widths["skill"] = max(min(widths["skill"], NAME_KEEP), widths["skill"] - short)
@@ -461,13 +506,13 @@ class SkillsTable(ScrollView, can_focus=True):
             if key == "breakdown":
                 if "hybrid" in widths and score:
                     widths["hybrid"] = min(widths["hybrid"], score)
-            else:
+            elif key != keep:
                 widths.pop(key, None)
         if why is not None and "skill" in widths:
             short = total() + min(why, WHY_MIN) + GAP - room
             if short > 0:
                 widths["skill"] = max(MIN_NAME, widths["skill"] - short)
-        if why is not None and total() + GAP < room:
+        if why is not None and total() + GAP + WHY_SHORTEST <= room:
             widths["why"] = min(why, room - total() - GAP)
         if total() > room and "skill" in widths:
             widths["skill"] = max(MIN_NAME, widths["skill"] - (total() - room))
@@ -518,6 +563,9 @@ class SkillsTable(ScrollView, can_focus=True):
                 label = "hybrid"
             if key == self.sort_key:
                 label += " ▲" if self.sort_reverse else " ▼"
+            elif key == "skill" and self.sort_key not in ("decision", *self._widths):
+                # Sorted by a column not on screen: said where the eye looks first.
+                label += f" · by {self.sort_key} {'▲' if self.sort_reverse else '▼'}"
             labels.append(Text(label))
         return _join(labels, [self._widths[key] for key, _ in self.columns])
 
@@ -559,6 +607,9 @@ class SkillsTable(ScrollView, can_focus=True):
     # -- the cursor ----------------------------------------------------------------------
 
     def watch_cursor(self, old: int, new: int) -> None:
+        deciding = self.deciding()
+        if deciding != self._kept and deciding in dict(COLUMNS) and deciding not in self._widths:
+            self._relayout()  # the new row's deciding column must be on screen
         self.refresh()
         self._scroll_to_cursor()
         if old != new:
@@ -641,6 +692,28 @@ class SkillsTable(ScrollView, can_focus=True):
             found = self._reasons[row.id] = reason(self._decision, row)
         return found
 
+    def _p_text(self, candidate: int) -> str:
+        """`0.95 bm25 lead+1.5`: a candidate's p and the contribution that moved it most."""
+        trace = self._decision.relevance if self._decision is not None else None
+        if trace is None:
+            return "—"
+        (name, value), *_ = trace.top_contributions(candidate, 1)
+        p = float(trace.probabilities[candidate])
+        return f"{p:.2f} {FEATURE_LABELS.get(name, name)}{value:+.1f}"
+
+    def _p_cell(self, row: Row, injected: bool) -> Text:
+        decision = self._decision
+        trace = decision.relevance if decision is not None else None
+        position = (decision.channels.positions or {}).get(row.id) if decision else None
+        at = None if trace is None or position is None else trace.at(position)
+        if trace is None or at is None:
+            return Text("—", style="dim")
+        p, driver = self._p_text(at).split(" ", 1)
+        over = float(p) >= trace.second_threshold
+        cell = Text(p, style="bold green" if injected else ("yellow" if over else ""))
+        cell.append(f" {driver}", style="dim")
+        return cell
+
     def _cells(self, position: int, limits: Limits, before: Mapping[str, Row] | None) -> list[Text]:
         row = self.rows[position]
         previous = before.get(row.id) if before is not None else None
@@ -718,8 +791,20 @@ class SkillsTable(ScrollView, can_focus=True):
                 f"{row.matched_terms}/{row.query_terms} {row.jaccard:.2f}",
                 style="bold" if row.matched_terms else "dim",
             ),
+            "p": self._p_cell(row, injected),
         }
         return [cells[key] for key, _ in self.columns]
+
+
+def _delta_width(verdicts: set[Verdict], reranked: bool, high: Mapping[str, float]) -> int:
+    """The widest gap Δ inject can print, by the units its rows' gates use: the hybrid
+    score (+0.041), a logit (+0.60 and the logit sign), p (+0.48 p) or BM25 (+11.53 bm25)."""
+    width = len(f"+{high.get('score', 0.0):.3f}")
+    if reranked:
+        width = max(width, len("+0.60ℓ") + 1, len("+0.48 p"))  # a logit gap up to +99.99
+    if Verdict.LEXICAL_DOMINANCE in verdicts:
+        width = max(width, len(f"+{high.get('bm25', 0.0):.2f} bm25"))
+    return width
 
 
 def _bounds(values: np.ndarray) -> tuple[float, float]:

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from explorer.engine.lexical import Explain
 from explorer.engine.matches import Match, MatchKind
-from explorer.engine.relevance import excluded_query_terms
+from explorer.engine.relevance import excluded_query_terms, missing_query_terms
 from explorer.engine.skills import Skill
 from explorer.engine.snapshot import phrase_tokens
 from explorer.engine.text import STOPWORDS, norm_token
@@ -82,9 +82,10 @@ def terms_text(skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) 
     out.append("\ndescription\n", style="bold")
     out.append_text(highlighted_description(skill.description, set(explain.matched)))
     out.append("\n")
-    if explain.missing:
-        out.append("\nmissing query terms: ", style="bold")
-        out.append(", ".join(explain.missing), style="red")
+    missing = missing_query_terms(explain)
+    if missing:
+        out.append("\nmissing query terms, rarest first: ", style="bold")
+        out.append(visible(", ".join(missing)), style="red")
         out.append("\n")
     excluded = excluded_query_terms(skill.description, explain)
     if excluded:

@@ -1,4 +1,4 @@
-"""Modal screens: the threshold editor, help, and the list of parse errors."""
+"""F2: every config field in one list, edited in place; each valid edit re-decides at once."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -31,7 +31,6 @@ from explorer.engine.config import (
     type_label,
 )
 from explorer.engine.models import ModelStatus
-from explorer.engine.skills import Problem
 from explorer.engine.tomlfile import update_toml
 from explorer.terminal import plain, visible
 from explorer.tui.provenance import Source, field_source
@@ -363,35 +362,3 @@ class ThresholdEditor(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss()
-
-
-class TextScreen(ModalScreen[None]):
-    """A scrollable page of text (help, errors); any of esc, q, enter closes it."""
-
-    BINDINGS = [
-        Binding("escape,q,enter", "close", "Close", id="page-close"),
-    ]
-
-    def __init__(self, title: str, body: Text) -> None:
-        super().__init__()
-        self.title_text, self.body = title, body
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="page"):
-            yield Static(plain(self.title_text, style="bold"), id="page-title")
-            yield Static(self.body, id="page-body")
-        yield QuietFooter()  # this page's keys: the app's are not active over a modal
-
-    def action_close(self) -> None:
-        self.dismiss()
-
-
-def errors_text(problems: list[Problem]) -> Text:
-    out = Text()
-    if not problems:
-        out.append("No parse errors.", style="green")
-    for problem in problems:
-        out.append("• ", style="red")
-        out.append_text(plain(str(problem)))
-        out.append("\n")
-    return out

@@ -1,0 +1,132 @@
+"""The explorer's keys, in one table: the app's bindings, the command palette and F1's help
+are all made from it, so a key added here is in all three.
+
+Keys that no focused widget takes for itself: the prompt (an Input) owns ctrl+a/e/k/u/w/x/
+c/v/d and the arrows, the table and the panels own the arrows and page keys;
+tests/tui/test_keys_and_layout.py presses every one of these from every focusable widget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rich.text import Text
+from textual.app import App
+from textual.binding import Binding
+
+from explorer.terminal import visible
+
+# (key, action, description: the footer's and the palette's name, tooltip: the palette's
+# and F1's help, id: what a keymap remaps)
+KEYS: tuple[tuple[str, str, str, str, str], ...] = (
+    ("f1", "help", "Help", "every key and symbol explained", "help"),
+    ("f2", "thresholds", "Thresholds", "every config field, applied as you type", "thresholds"),
+    ("f3", "errors", "Errors", "rejected files, stale skills, warnings, lint", "errors"),
+    ("f5", "reindex", "Re-index", "walk the roots again and rebuild the snapshot", "reindex"),
+    ("ctrl+f", "filter", "Filter", "the table, fuzzy over id and description", "filter"),
+    ("ctrl+g", "go_to", "Go to skill", "jump to a skill's row and keep it highlighted", "go-to"),
+    ("ctrl+t", "pin", "Pin prompt", "compare it with the prompt being typed", "pin"),
+    ("ctrl+o", "open_in_editor", "Edit skill", "its SKILL.md in $EDITOR", "open-in-editor"),
+    ("ctrl+y", "copy_json", "Copy JSON", "the decision, as `route --json` prints it", "copy-json"),
+    ("ctrl+r", "export_markdown", "Export MD", "the explanation, to a file", "export-markdown"),
+    ("f6", "cycle_sort", "Sort", "by the next column (or click a header)", "sort"),
+    ("f7", "whatif", "What-if", "edit the description, see scores and flips", "whatif"),
+    ("f8", "compare", "Compare", "a ranking diff: pinned prompt or last snapshot", "compare"),
+    (
+        "ctrl+l",
+        "collisions",
+        "Collisions",
+        "skills that compete for the same prompts",
+        "collisions",
+    ),
+    ("f9", "maximise", "Maximise panel", "the decision panel fills the screen", "maximise"),
+    ("f10", "panel_size", "Panel size", "cycle the bottom panels' height", "panel-size"),
+    (
+        "ctrl+s",
+        "screenshot",
+        "Screenshot",
+        "an SVG of this screen, to this directory",
+        "screenshot",
+    ),
+    ("ctrl+q", "quit", "Quit", "leave the explorer", "quit"),
+)
+HELP_NOTES = (
+    "In the prompt: up/down and page up/down move the table's cursor while you type; "
+    "alt+up/alt+down (or ctrl+up/ctrl+down) walk the prompt history.\nIn the table: / "
+    "filters, esc returns to the prompt, home follows the top row again; click a header to "
+    "sort.\nTyping in the table, the tabs or a panel goes to the prompt (a panel's own "
+    "keys, such as space in the decision panel, stay its own).\nThe highlighted skill "
+    "stays highlighted as the prompt changes. ctrl+p opens the command palette (toggle "
+    "columns, sort, compare with the pinned prompt, …).\nIn the editors (f2 thresholds, f7 "
+    "what-if): f4 or ctrl+s saves, esc closes; ctrl+s takes a screenshot on the main "
+    "screen only. The footer shows the keys that fit, most used first; this page lists "
+    'them all.\nRemap any key by id in the config: keymap = { reindex = "ctrl+r" }.\n\n'
+    "Columns: hybrid = cos + kw + ph + file (§3); bm25 raw (normalised) #rank; rerank "
+    "logit (sigmoid), — when not reranked, off without a model; overlap matched/query "
+    "terms and Jaccard.\nVerdict: INJECT, or the gate that dropped the skill.\nWhile the "
+    "dense model loads, cos, hybrid and the verdict show … and the why column says so "
+    "(only BM25 and overlap are final until then).\nThe column of the number that decided "
+    "the highlighted row (p, rerank, bm25 or hybrid) always stays on screen; why shortens "
+    "first, and the decision panel gives the whole sentence.\n"
+)
+# Every symbol the explorer draws, and what it means (tests/tui/test_explanations.py
+# checks that the table's symbols are all here).
+SYMBOLS: tuple[tuple[str, str], ...] = (
+    ("INJECT", "injected; any other verdict is the gate that dropped the skill"),
+    ("p", "the relevance model's probability (learned preset): inject at p ≥ its bar"),
+    ("moved most", "the contribution (log-odds) that moved p most, e.g. bm25 lead+1.5"),
+    ("Δ inject", "what the deciding number lacks to pass its gate: +0.041 (hybrid)"),
+    ("ℓ", "a reranker logit, in Δ inject: +0.60ℓ; p and bm25 gaps say their unit"),
+    ("▲ ▼", "in hybrid: up or down since the last re-index (new: not there before);"),
+    ("", "after a header: the sort column, ascending or descending"),
+    ("▸", "before the rank: the skill the cursor follows from prompt to prompt"),
+    ("σ", "the sigmoid of the reranker's logit (rerank column)"),
+    ("J", "Jaccard overlap of the prompt's and the description's terms"),
+    ("#", "a row's place in the decision's order; in bm25, its BM25 rank"),
+    ("—", "not reranked, or no candidate of the relevance model; off: no reranker"),
+    ("…", "pending while the dense model loads, or a text cut here (F9 shows it whole)"),
+    ("✗ rejected", "a SKILL.md that did not parse: F3 says why"),
+    ("⚠", "a skill whose YAML is invalid but was recovered by the line reader (F3)"),
+    ("BROKE FIXED", "a case that fails, or passes, since the last re-index (Cases tab)"),
+    ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
+)
+
+
+def bindings_of(
+    keys: tuple[tuple[str, str, str, str, str], ...],
+) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
+    """The table as Textual bindings (typed as App.BINDINGS is)."""
+    return [
+        Binding(key, action, description, tooltip=tooltip, id=id)
+        for key, action, description, tooltip, id in keys
+    ]
+
+
+def bindings(app: App[Any]) -> list[Binding]:
+    """The app's own bindings, each with the key in effect (the config's keymap remaps by
+    id): what the palette and F1 list."""
+    found = []
+    for binding in app.BINDINGS:
+        if isinstance(binding, Binding):
+            key = app._keymap.get(binding.id or "", binding.key)
+            found.append(dataclasses.replace(binding, key=key))
+    return found
+
+
+def help_text(app: App[Any], notes: str) -> Text:
+    """F1: every key, from the bindings, then `notes` (what no binding says)."""
+    out = Text()
+    out.append("Type a prompt; every skill is scored as you type.\n\n")
+    for binding in bindings(app):
+        out.append(visible(f"{binding.key:<10}"), style="bold")
+        out.append(f"{binding.description:<16}")
+        out.append(f" {binding.tooltip}" if binding.tooltip else "")
+        out.append(f"  id: {binding.id}\n", style="dim")
+    out.append("\n")
+    out.append(notes)
+    out.append("\nSymbols\n", style="bold")
+    for symbol, meaning in SYMBOLS:
+        out.append(f"  {symbol.strip():<12}", style="bold")
+        out.append(f"{meaning}\n")
+    return out

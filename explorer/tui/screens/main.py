@@ -1,0 +1,545 @@
+"""The main screen: the prompt, the skills table (or the ranking diff), the tabs, the
+decision panel and the status bar, drawn from the app's state (explorer/tui/state.py).
+
+The widgets live here and nowhere else: the app reaches them through this screen's typed
+accessors, so an update made while F2, F3 or the palette is on top still finds them (the
+app's own query searches only the screen on top). Everything here runs on the UI thread.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
+
+from explorer.engine.compare import RankingDiff
+from explorer.engine.config import PROJECT_CONFIG_NAME
+from explorer.engine.decision import Decision
+from explorer.engine.history import Replay, UsageReport
+from explorer.engine.rerank import Attribution
+from explorer.engine.rewrite import SaveError
+from explorer.engine.snapshot import Index
+from explorer.terminal import plain, visible
+from explorer.tui import tasks
+from explorer.tui.collisions import CollisionsScreen
+from explorer.tui.compare import CompareView
+from explorer.tui.exports import still_loading
+from explorer.tui.health import stale_reasons
+from explorer.tui.history import PromptHistory
+from explorer.tui.screens.thresholds import ThresholdEditor
+from explorer.tui.state import PANEL_SIZES, ExplorerState, Options, UIState, save_state
+from explorer.tui.tasks import Quality
+from explorer.tui.whatif import WhatIfScreen
+from explorer.tui.widgets.cases_panel import CasesPanel
+from explorer.tui.widgets.decision_panel import DecisionPanel
+from explorer.tui.widgets.footer import QuietFooter
+from explorer.tui.widgets.history_panel import HistoryPanel
+from explorer.tui.widgets.prompt_bar import FilterBar, PromptBar
+from explorer.tui.widgets.skill_panel import SkillPanel
+from explorer.tui.widgets.skills_table import SORT_KEYS, Limits, SkillsTable
+from explorer.tui.widgets.status_bar import StatusBar
+from explorer.tui.widgets.terms_panel import TermsPanel
+
+if TYPE_CHECKING:
+    from explorer.tui.app import ExplorerApp
+
+PANELS_DELAY_S = 0.08  # the decision, terms and skill panels catch up when typing pauses
+NARROW_WIDTH = 110
+RERANKER_HINT = "no reranker: set reranker = DIR"
+
+
+class MainScreen(Screen[None]):
+    """The explorer's one full screen; every other screen opens over it."""
+
+    def __init__(self, state: ExplorerState, options: Options, history: PromptHistory) -> None:
+        super().__init__()
+        self.state, self.options, self.history = state, options, history
+        self._panels_timer: Timer | None = None
+        self._skill_timer: Timer | None = None
+
+    @property
+    def explorer(self) -> ExplorerApp:
+        return cast("ExplorerApp", self.app)
+
+    # -- the widgets, typed ----------------------------------------------------------------
+
+    @property
+    def prompt(self) -> PromptBar:
+        return self.query_one(PromptBar)
+
+    @property
+    def filter(self) -> FilterBar:
+        return self.query_one(FilterBar)
+
+    @property
+    def table(self) -> SkillsTable:
+        return self.query_one(SkillsTable)
+
+    @property
+    def compare_view(self) -> CompareView:
+        return self.query_one(CompareView)
+
+    @property
+    def decision_panel(self) -> DecisionPanel:
+        return self.query_one(DecisionPanel)
+
+    @property
+    def tabs(self) -> TabbedContent:
+        return self.query_one(TabbedContent)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield PromptBar(self.history, id="prompt")
+        with Vertical(id="main"):
+            yield Static(id="message")
+            yield FilterBar(id="filter")
+            yield SkillsTable(id="skills")
+            yield CompareView(id="compare")
+            with Horizontal(id="bottom"):
+                with TabbedContent(id="details"):
+                    with TabPane("Terms", id="terms-tab"):
+                        yield TermsPanel(id="terms")
+                    with TabPane("Skill", id="skill-tab"):
+                        yield SkillPanel(id="skill")
+                    with TabPane("Cases", id="cases-tab"):
+                        yield CasesPanel(id="cases")
+                    if self.options.history_log:
+                        with TabPane("History", id="history-tab"):
+                            yield HistoryPanel(id="history")
+                yield DecisionPanel(id="decision")
+        yield StatusBar(id="status")
+        yield QuietFooter()
+
+    def on_mount(self) -> None:
+        self.prompt.value = self.options.initial_prompt
+        self.prompt.focus()
+        self.filter.display = False
+        self.compare_view.display = False
+        self.layout_for(self.app.size.width)
+        self.restore(self.state.ui)
+        self.set_message("Loading the library…")
+        self.refresh_status()
+        self.explorer.load()  # once the screen that shows the library is there
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.layout_for(event.size.width)
+
+    def layout_for(self, width: int) -> None:
+        self.app.set_class(width < NARROW_WIDTH, "narrow")
+        view = self.compare_view
+        if self.state.comparing and view.diff is not None:  # the diff's columns follow the width
+            view.show(view.diff, view.base_label, width, self.state.highlighted)
+
+    def on_unmount(self) -> None:
+        for timer in (self._panels_timer, self._skill_timer):
+            if timer is not None:
+                timer.stop()
+
+    # -- the layout a user chose, kept per user (tui/state.py) -----------------------------
+
+    def restore(self, state: UIState) -> None:
+        table = self.table
+        if state.sort_key in SORT_KEYS:
+            table.sort_key, table.sort_reverse = state.sort_key, state.sort_reverse
+        table.hidden = {key for key in state.hidden if key not in ("skill", "verdict")}
+        self.size_panels(state.panel_size)
+        if state.maximised:
+            self.maximize(self.decision_panel, container=False)
+
+    def remember(self) -> None:
+        if not self.is_attached:
+            return
+        state, table = self.state.ui, self.table
+        state.sort_key, state.sort_reverse = table.sort_key, table.sort_reverse
+        state.hidden = sorted(table.hidden)
+        state.maximised = self.maximized is not None
+        save_state(state, self.options.state_file)
+
+    def size_panels(self, percent: int) -> None:
+        self.state.ui.panel_size = percent
+        self.query_one("#bottom").styles.height = f"{percent}%"
+
+    def toggle_maximised(self) -> None:
+        """The decision panel fills the screen (the prompt stays); again: back."""
+        if self.maximized is not None:
+            self.minimize()
+        else:
+            self.maximize(self.decision_panel, container=False)
+        self.remember()
+
+    def next_panel_size(self) -> None:
+        sizes = list(PANEL_SIZES)
+        self.size_panels(sizes[(sizes.index(self.state.ui.panel_size) + 1) % len(sizes)])
+        self.remember()
+
+    def toggle_column(self, key: str) -> None:
+        self.table.toggle_column(key)
+        self.remember()
+
+    def sort_table(self, key: str) -> None:
+        self.table.sort_by(key)
+        self.remember()
+
+    def cycle_sort(self) -> None:
+        table, keys = self.table, list(SORT_KEYS)
+        self.sort_table(keys[(keys.index(table.sort_key) + 1) % len(keys)])
+        self.notify(f"sorted by {table.sort_key}", timeout=2)
+
+    # -- the library and its health --------------------------------------------------------
+
+    def show_library(self, snapshot: Index) -> None:
+        """A new snapshot: the filter's descriptions, the health marks, the status bar, and
+        the notice over the table when there is nothing to score."""
+        self.table.descriptions = {skill.id: skill.description for skill in snapshot.skills}
+        self.table.set_health(snapshot.rejected, stale_reasons(snapshot))  # greyed, with why
+        self.refresh_status()
+        self.set_message(_library_message(snapshot))
+
+    def set_message(self, text: str) -> None:
+        self.state.message = text
+        message = self.query_one("#message", Static)
+        message.update(plain(text))
+        message.display = bool(text)
+
+    def refresh_status(self) -> None:
+        state, snapshot = self.state, self.state.snapshot
+        if snapshot is None:
+            self.status.update(plain(f" {state.loading}"))
+            return
+        status = snapshot.models.status
+        if state.loading:
+            dense = "dense model loading"
+        elif status.dense_error:
+            dense = f"no dense model (BM25 + boosts only): {status.dense_error}"
+        else:
+            dense = f"dense {status.dense}"
+        self.status.show(
+            roots=", ".join(_readable(root) for root in snapshot.roots),
+            skills=len(snapshot),
+            dense=dense,
+            reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
+            last=state.last_change + _watch_note(state.live),
+            errors=len(self.explorer.problems()),
+            config=self.options.config_layers,
+            loading=state.loading,
+        )
+
+    # -- the decision ----------------------------------------------------------------------
+
+    def show_decision(self, decision: Decision, pinned: Decision | None, snapshot: Index) -> None:
+        """The table at once; the panels once typing pauses."""
+        state, table = self.state, self.table
+        status = snapshot.models.status
+        limits = Limits(
+            min_similarity=decision.thresholds["min_similarity"],
+            score_margin=decision.thresholds["score_margin"],
+            rerank_min=decision.thresholds["rerank_min"],
+            lexical_min=float(decision.tuning.get("lexical_min", 0.0)),
+            reranker=status.reranker is not None,
+            loading=snapshot is state.loading_snapshot,  # no dense model yet: numbers pending
+        )
+        # A decision on the loading snapshot ranked without the dense model: the first one
+        # on the live snapshot starts at the top (or on --skill) like a new prompt does.
+        same_prompt = (
+            state.decision is not None
+            and state.decision.prompt == decision.prompt
+            and not (state.provisional() and snapshot is not state.loading_snapshot)
+        )
+        if state.initial_skill is not None and state.initial_skill in snapshot.positions:
+            table.followed, state.initial_skill = state.initial_skill, None
+        table.show(decision, limits, state.delta_base, keep_cursor=same_prompt)
+        state.decision, state.decided_on = decision, snapshot
+        state.highlighted = table.current_id()
+        self.call_after_refresh(self._painted)
+        # The table follows every keystroke; the panels (long texts that re-lay out the
+        # screen) follow once typing pauses, so they never delay the next keystroke.
+        if self._panels_timer is not None:
+            self._panels_timer.stop()
+        if not same_prompt or state.typing:
+            self._panels_timer = self.set_timer(
+                PANELS_DELAY_S, lambda: self.show_panels(decision, pinned)
+            )
+        else:  # a re-index or a threshold edit: no typing to keep up with
+            self.call_after_refresh(self.show_panels, decision, pinned)
+
+    def _painted(self) -> None:
+        self.state.painted_at = time.perf_counter()
+
+    def show_panels(self, decision: Decision, pinned: Decision | None) -> None:
+        state = self.state
+        state.typing = False
+        if decision is not state.decision or not self.is_attached:
+            return
+        loading = state.provisional()
+        self.decision_panel.show(
+            decision, pinned, timings=self.options.show_timings, loading=loading
+        )
+        if state.comparing and loading:  # two lexical-only rankings: no diff
+            self.compare_view.nothing("dense model loading: compare once it is ready")
+        elif state.comparing:
+            self.explorer.run_compare(decision, pinned, state.previous_snapshot, state.config)
+        self.show_skill(state.highlighted)
+        state.panels_shown = decision
+
+    def show_skill(self, skill_id: str | None) -> None:
+        """The highlighted skill's reason, and the tab on screen (Terms or Skill)."""
+        snapshot, decision = self.state.snapshot, self.state.decision
+        if snapshot is None or decision is None or skill_id not in snapshot.positions:
+            return
+        if not self.is_attached:
+            return  # a late event at exit: the widgets are gone
+        position = snapshot.positions[skill_id]
+        skill = snapshot.skills[position]
+        table = self.table
+        row = table.row_of(skill_id)
+        if row is not None:
+            self.decision_panel.show_reason(skill_id, table.reason_of(row))
+        if self.tabs.active == "skill-tab":  # only the tab on screen
+            findings = self.state.findings.get(skill.path)
+            panel = self.query_one(SkillPanel)
+            panel.show(skill, snapshot.built_at, findings)
+            panel.show_attribution(skill_id, None, "reranker: scoring each sentence…")
+            work = partial(tasks.attribute_sentences, self, snapshot, decision.prompt, skill_id)
+            self.run_worker(work, thread=True, exclusive=True, group="attribution")
+        else:
+            explain = snapshot.lexical.explain(decision.prompt, position)
+            self.query_one(TermsPanel).show(skill, explain, row.matches if row else ())
+
+    def show_attribution(self, skill_id: str, prompt: str, found: Attribution | None) -> None:
+        """A worker's sentence attribution, unless the cursor or the prompt moved on."""
+        decision = self.state.decision
+        if skill_id != self.state.highlighted or decision is None or decision.prompt != prompt:
+            return
+        note = "" if prompt.strip() else "type a prompt to see what each sentence adds"
+        self.query_one(SkillPanel).show_attribution(skill_id, found, note)
+
+    def show_compare(self, diff: RankingDiff | None, label: str, decision: Decision) -> None:
+        if decision is not self.state.decision or not self.state.comparing:
+            return  # a newer decision's diff is on its way, or compare was closed
+        if diff is None:
+            self.compare_view.nothing()
+        else:
+            self.compare_view.show(diff, label, self.app.size.width, self.state.highlighted)
+
+    def toggle_compare(self) -> None:
+        """F8: the ranking diff in place of the table, and back."""
+        state = self.state
+        state.comparing = not state.comparing
+        self.table.display = not state.comparing
+        view = self.compare_view
+        view.display = state.comparing
+        if state.comparing:
+            view.nothing("comparing…")
+            if state.decision is not None:
+                self.explorer.schedule_decide()  # the panels, then the diff, follow
+
+    # -- the editors that open over this screen ----------------------------------------------
+
+    def open_thresholds(self) -> None:
+        """F2: every config field, its value in force and where it comes from."""
+        snapshot = self.state.snapshot
+        loaded = snapshot is not None and snapshot is not self.state.loading_snapshot
+        editor = ThresholdEditor(
+            self.state.config,
+            self.state.baseline,
+            Path(PROJECT_CONFIG_NAME),
+            sources=self.options.config_sources,
+            status=snapshot.models.status if loaded and snapshot is not None else None,
+            skills=len(snapshot) if snapshot is not None else 0,
+        )
+        self.app.push_screen(editor)
+
+    def open_collisions(self) -> None:
+        """ctrl+l: the pairs of skills that compete for the same prompts (tui/collisions.py)."""
+        state = self.state
+        if state.snapshot is None or still_loading(self.app, state, "the collision map"):
+            return
+        report = state.cases_report
+        cases = [result.case for result in report.results] if report else []
+        source = os.path.basename(self.options.cases_path or "")
+        self.app.push_screen(CollisionsScreen(state.snapshot, state.config, cases, source))
+
+    def open_whatif(self) -> None:
+        """F7: edit the highlighted skill's description and see its scores before saving."""
+        state = self.state
+        snapshot, decision, report = state.snapshot, state.decision, state.cases_report
+        if snapshot is None or state.highlighted not in snapshot.positions:
+            self.notify("highlight a skill first (up/down, or ctrl+g)", severity="warning")
+            return
+        if still_loading(self.app, state, "what-if"):
+            return
+        try:
+            screen = WhatIfScreen(
+                snapshot,
+                state.config,
+                state.highlighted,
+                decision.prompt if decision is not None else "",
+                cases=[result.case for result in report.results] if report else None,
+                cases_report=report,
+                cases_source=os.path.basename(self.options.cases_path or ""),
+                cwd=self.options.cwd,
+            )
+        except SaveError as error:
+            self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
+            return
+        self.app.push_screen(screen)
+
+    # -- cases and history -------------------------------------------------------------------
+
+    def show_quality(self, quality: Quality) -> None:
+        panel, state = self.query_one(CasesPanel), self.state
+        state.findings = quality.findings
+        if quality.problem is not None:
+            panel.message(quality.problem)
+        elif quality.report is not None:
+            state.cases_report, state.cases_run = quality.report, quality.run
+            comparison = quality.comparison
+            if comparison is None or comparison.flipped or comparison.changed:
+                state.comparison, state.flip_causes = comparison, quality.causes
+            # else: a re-index that changed no outcome (a second event for the same save,
+            # say) keeps the last change on screen rather than hiding it.
+            source = self.options.cases_path or ""
+            panel.show(quality.report, state.comparison, source, state.flip_causes)
+        self.show_skill(state.highlighted)
+
+    def show_history(
+        self, report: UsageReport | None, result: Replay | None, problem: str | None
+    ) -> None:
+        panel = self.query_one(HistoryPanel)
+        if problem is not None or report is None:
+            panel.message(problem or "no telemetry log")
+            return
+        self.state.history_replay = result
+        panel.show(report, result, self.options.history_log or "")
+
+    # -- events from the widgets -------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.table.set_filter(event.value)
+        elif event.input.id == "prompt":
+            self.state.delta_base = None  # deltas compare snapshots for the same prompt only
+            self.state.typing = True
+            self.explorer.schedule_decide()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "prompt":
+            self.history.add(event.value)
+        elif event.input.id == "filter":
+            self.table.focus()  # the filter stays; Esc in the table: the prompt
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that reached the screen unhandled belongs to the prompt: typed
+        there, and the prompt takes the focus. The focused widget (the table, a tab, a
+        panel) had it first, and a binding anywhere in the focus chain (space in the
+        decision panel, / in the table, the app's keys) keeps it."""
+        if not (event.is_printable and event.character):
+            return
+        if isinstance(self.focused, Input | TextArea) or event.key in self.active_bindings:
+            return
+        event.prevent_default()
+        event.stop()
+        prompt = self.prompt
+        prompt.focus()
+        prompt.insert_text_at_cursor(event.character)
+
+    def on_cases_panel_case_chosen(self, event: CasesPanel.CaseChosen) -> None:
+        """A failing case into the prompt: the table shows at once why it fails."""
+        prompt = self.prompt
+        prompt.value = event.prompt
+        prompt.cursor_position = len(event.prompt)
+        prompt.focus()
+
+    def on_tabbed_content_tab_activated(self) -> None:
+        self.show_skill(self.state.highlighted)
+
+    def on_skills_table_highlighted(self, event: SkillsTable.Highlighted) -> None:
+        self.state.highlighted = event.skill_id
+        # The panels (long texts that re-lay out the screen) follow once the cursor or
+        # the filter pauses: a filter keystroke moved the cursor and paid for them at once.
+        if self._skill_timer is not None:
+            self._skill_timer.stop()
+        self._skill_timer = self.set_timer(
+            PANELS_DELAY_S, lambda: self.show_skill(self.state.highlighted)
+        )
+        if self.state.comparing:
+            self.compare_view.follow(event.skill_id)
+
+    def on_status_bar_errors_clicked(self) -> None:
+        self.explorer.action_errors()
+
+    # -- finding a skill (the prompt's, the filter's and the table's keys: screen.*) ----------
+
+    def action_filter(self) -> None:
+        self.filter.display = True
+        self.filter.focus()
+
+    def action_clear_filter(self) -> None:
+        """Esc in the filter: every skill again, and back to the prompt."""
+        self.filter.value = ""
+        self.filter.display = False
+        self.table.set_filter("")
+        self.prompt.focus()
+
+    def action_focus_prompt(self) -> None:
+        self.prompt.focus()
+
+    def action_table_move(self, step: int) -> None:
+        self.table.move(step)
+
+    def action_table_page(self, direction: int) -> None:
+        self.table.move(direction * max(1, self.table.size.height - 2))
+
+    def go_to_skill(self, skill_id: str) -> None:
+        """Put the cursor on a skill and keep it there as the prompt changes."""
+        table = self.table
+        if table.go_to(skill_id):
+            if not table.filter_text:
+                self.filter.value = ""
+            self.state.highlighted = skill_id
+            self.show_skill(skill_id)
+        else:
+            message = visible(f"no skill {skill_id!r} in the table yet")
+            self.notify(message, severity="warning", markup=False)
+
+
+def _library_message(snapshot: Index) -> str:
+    """What the screen says over an empty table: why there is nothing to score."""
+    if len(snapshot):
+        return ""
+    missing = [p for p in snapshot.rejected if "does not exist" in p.message]
+    if missing:
+        return "No skills: " + "; ".join(str(p) for p in missing)
+    if snapshot.rejected:
+        return f"No valid skills: {len(snapshot.rejected)} files rejected. Press F3 to see why."
+    return f"No SKILL.md files under {', '.join(snapshot.roots)}."
+
+
+def _readable(path: str) -> str:
+    """A root as typed on the command line: relative when it is under the working directory."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _watch_note(live: object) -> str:
+    """The live index's last note (an OS watch limit, polling), short enough for one line."""
+    notes = getattr(live, "notes", None)
+    if not notes:
+        return ""
+    note = notes[-1]
+    command = note.split("Raise it with: ")[-1] if "Raise it with: " in note else note
+    return f" │ ⚠ polling by stat; {command}"

@@ -1,0 +1,136 @@
+"""Suggested description edits in the explorer: `tune` for the what-if screen's skill.
+
+ctrl+t on the what-if screen (whatif.py) runs `engine.tune.tune` on the loaded cases in a
+worker thread, with a progress bar; this module's `SuggestScreen` lists the ranked
+candidates, and the one chosen goes into the what-if editor, whose own scoring then shows
+its flips. Saving is the what-if screen's (F4): nothing here writes.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from explorer.engine.tune import Candidate, Effect, Part, TuneResult
+from explorer.terminal import plain
+from explorer.tui.widgets.footer import QuietFooter
+
+PROMPT_WIDTH = 58
+
+
+def diff_text(candidate: Candidate, context: int = 3) -> Text:
+    """The word diff, changes coloured, a few unchanged words around each."""
+    out = Text()
+    pieces = candidate.diff
+    for position, (op, words) in enumerate(pieces):
+        if op == "-":
+            out.append_text(plain(f"[-{words}-] ", style="red strike"))
+            continue
+        if op == "+":
+            out.append_text(plain(f"{{+{words}+}} ", style="green"))
+            continue
+        split = words.split()
+        first, last = position == 0, position == len(pieces) - 1
+        if len(split) > 2 * context:
+            if first:
+                words = "… " + " ".join(split[-context:])
+            elif last:
+                words = " ".join(split[:context]) + " …"
+            else:
+                words = " ".join(split[:context]) + " … " + " ".join(split[-context:])
+        out.append_text(plain(words + " ", style="dim"))
+    return out
+
+
+def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text:
+    """One option: the figures, the survival with the lexical channels off, the diff."""
+    out = Text()
+    out.append(f"#{number} ", style="bold")
+    if recommended:
+        out.append("RECOMMENDED ", style="bold green")
+    if candidate.lexical_only:
+        out.append("LEXICAL ONLY ", style="bold yellow")
+    held = candidate.held_out
+    out.append(
+        f"held-out {held.passed}/{held.total} (net {candidate.part_net(Part.HELD_OUT):+d})  "
+        f"fixes {candidate.fixes}  breaks {candidate.breaks}  steals {candidate.steals}"
+    )
+    survives = candidate.survives
+    if survives is not None:
+        out.append(f"  lexical off: {survives:.0%} of the fixes remain", style="dim")
+    out.append("\n  ")
+    out.append_text(diff_text(candidate))
+    for flip in candidate.flips[:4]:
+        prompt = flip.case.prompt.replace("\n", " ")
+        if len(prompt) > PROMPT_WIDTH:
+            prompt = prompt[: PROMPT_WIDTH - 1] + "…"
+        style = "green" if flip.effect in (Effect.FIX, Effect.RELEASE) else "red"
+        out.append(f"\n  {flip.effect.value.upper():7} {flip.part.value:8} ", style=style)
+        out.append_text(plain(prompt))
+    if len(candidate.flips) > 4:
+        out.append(f"\n  … {len(candidate.flips) - 4} more", style="dim")
+    return out
+
+
+def summary_text(result: TuneResult) -> Text:
+    out = Text()
+    out.append("Suggestions ", style="bold")
+    out.append_text(plain(result.skill_id, style="bold cyan"))
+    out.append(
+        f"\ncases: {len(result.split.tuning)} tuning, {len(result.split.held_out)} held out, "
+        f"{len(result.split.others)} about other skills; before: tuning "
+        f"{result.tuning.passed}/{result.tuning.total}, held-out "
+        f"{result.held_out.passed}/{result.held_out.total}; "
+        f"{result.evaluated} descriptions scored in {result.seconds:.1f} s\n",
+        style="dim",
+    )
+    for note in result.notes:
+        out.append_text(plain(f"note: {note}\n", style="yellow"))
+    if result.candidates:
+        out.append("enter loads one into the editor (its flips show there); esc closes", "dim")
+    return out
+
+
+class SuggestScreen(ModalScreen[int | None]):
+    """The ranked candidates of one `tune` run; dismissed with the chosen index (0-based)."""
+
+    DEFAULT_CSS = """
+    SuggestScreen { align: center middle; }
+    #suggest { width: 100; max-width: 100%; height: 90%; background: $surface;
+               border: thick $primary; padding: 0 1; }
+    #suggest-summary { height: auto; }
+    #suggest-list { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Close", id="suggest-close")]
+
+    def __init__(self, result: TuneResult) -> None:
+        super().__init__()
+        self.result = result
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="suggest"):
+            yield Static(summary_text(self.result), id="suggest-summary")
+            options = [
+                Option(candidate_text(number, candidate, number - 1 == self.result.recommended))
+                for number, candidate in enumerate(self.result.candidates, 1)
+            ]
+            yield OptionList(*options, id="suggest-list")
+        yield QuietFooter()
+
+    def on_mount(self) -> None:
+        listing = self.query_one(OptionList)
+        listing.focus()
+        if self.result.candidates:
+            listing.highlighted = self.result.recommended or 0
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option_index)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,223 @@
+"""The explorer's background work, each run in a worker thread by the app (explorer/tui/app.py).
+
+Loading the library and its models, lint and the cases, the telemetry replay, one decision
+and one ranking diff. None of them touches a widget: each hands its result to the UI
+thread (call_from_thread, or a message when the UI must never be waited for), and a result
+a newer run has made obsolete (its worker cancelled) is dropped, never shown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.worker import get_current_worker
+
+from explorer.engine.cases import CaseError, load_cases
+from explorer.engine.compare import ranking_diff
+from explorer.engine.config import Config
+from explorer.engine.decision import Decision
+from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
+from explorer.engine.flips import FlipCause, flip_causes
+from explorer.engine.history import pipeline_decider, replay_sessions, usage_report
+from explorer.engine.library import Engine, open_cache, open_engine, open_library
+from explorer.engine.lint import lint
+from explorer.engine.live import LiveIndex
+from explorer.engine.models import assemble_models
+from explorer.engine.pipeline import decide
+from explorer.engine.rerank import sentence_attribution
+from explorer.engine.session import Session
+from explorer.engine.snapshot import Index
+from explorer.engine.telemetry import read_events
+from explorer.terminal import visible
+from explorer.tui.compare import DEPTH
+from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed
+
+if TYPE_CHECKING:
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.screens.main import MainScreen
+
+
+@dataclass
+class Quality:
+    """One run of lint and the cases, as the main screen shows it."""
+
+    findings: dict[str, list[str]]
+    run: tuple[Index, Config]  # the snapshot and config it ran on
+    report: EvalReport | None = None
+    problem: str | None = None  # the cases file could not be read
+    comparison: Comparison | None = None  # against the run before
+    causes: dict[str, FlipCause] = field(default_factory=dict)  # flipped prompt -> its cause
+
+
+class _Cancelled(Exception):
+    """A newer replay started: this one stops between two prompts."""
+
+
+def load_library(app: ExplorerApp) -> None:
+    """Lexical first (BM25 works at once), then the models, then the live index."""
+    options, state = app.options, app.state
+    cache = open_cache(state.config, options.cache_dir)
+    lexical_only = assemble_models(None, dense_error="loading the dense model…")
+    first = open_library(options.roots, state.config, engine=Engine(cache, lexical_only))
+    app.call_from_thread(app.use_snapshot, first, "loading the dense model…", provisional=True)
+    engine = open_engine(state.config, cache=cache)
+    for warning in engine.warnings:
+        app.call_from_thread(
+            app.notify, visible(warning), severity="warning", timeout=10, markup=False
+        )
+    app.call_from_thread(app.set_loading, f"reading {len(first):,} skills' vectors…")
+    # The embedding loop reports each chunk from this thread; a message keeps it from
+    # ever waiting for the UI (post_message is thread-safe).
+    live = LiveIndex(
+        options.roots,
+        state.config,
+        engine.models,
+        cache,
+        progress=lambda done, total: app.post_message(EmbeddingProgress(done, total)),
+    )
+    # The watcher's thread only posts: it never waits for the UI to handle a change.
+    live.subscribe(lambda change: app.post_message(IndexChanged(change)))
+    live.on_failure(lambda message: app.post_message(WatcherFailed(message)))
+    live.start()
+    # Set here, once, before LiveReady: a change the watcher posts before LiveReady is
+    # handled finds the live index it came from.
+    state.live = live
+    # live.snapshot is read on the UI thread: the watcher's first re-index may already
+    # have been handled there, and a snapshot read here would then replace it with an
+    # older one. A message, so it comes after the embedding's progress messages.
+    app.post_message(LiveReady())
+
+
+def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
+    """Lint findings per file, and the cases file run through decide(): compared with the
+    run before, each flipped case with its cause (re-decided on both runs' snapshots)."""
+    options, state = app.options, app.state
+    previous, previous_run = state.cases_report, state.cases_run
+    findings: dict[str, list[str]] = {}
+    for finding in lint(options.roots, index=snapshot, config=config):
+        findings.setdefault(finding.path, []).append(
+            f"{finding.severity} {finding.rule}: {finding.message}"
+        )
+    quality = Quality(findings, (snapshot, config))
+    if options.cases_path:
+        try:
+            cases = load_cases(options.cases_path, skill=options.cases_skill).cases
+            quality.report = evaluate(cases, snapshot, config, cwd=options.cwd)
+        except CaseError as error:
+            quality.problem = str(error)
+    if quality.report is not None and previous is not None and previous_run is not None:
+        quality.comparison = compare(previous, quality.report)
+        if quality.comparison.flipped:
+            quality.causes = flip_causes(
+                previous, quality.report, previous_run, quality.run, cwd=options.cwd
+            )
+    if not get_current_worker().is_cancelled:
+        app.call_from_thread(app.on_main, app.main.show_quality, quality)
+
+
+def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
+    """Re-read the telemetry log and decide its prompts again (a newer run cancels)."""
+    log = app.options.history_log
+    if not log:
+        return
+    worker = get_current_worker()
+    show = app.main.show_history
+    try:
+        read = read_events([Path(log)])
+    except OSError as error:
+        app.call_from_thread(app.on_main, show, None, None, f"{log}: {error}")
+        return
+    decide_turn = pipeline_decider(snapshot, config)
+
+    def decide_unless_cancelled(
+        prompt: str, context: tuple[str, ...], ledger: Session
+    ) -> Sequence[tuple[str, float]]:
+        if worker.is_cancelled:
+            raise _Cancelled
+        return decide_turn(prompt, context, ledger)
+
+    report = usage_report(read.events)
+    try:
+        result = replay_sessions(read.events, decide_unless_cancelled, config.context_depth)
+    except _Cancelled:
+        return
+    if not worker.is_cancelled:
+        app.call_from_thread(app.on_main, show, report, result, None)
+
+
+def attribute_sentences(screen: MainScreen, snapshot: Index, prompt: str, skill_id: str) -> None:
+    """The Skill tab's reranker attribution: one cross-encoder pair per sentence."""
+    skill = snapshot.skills[snapshot.positions[skill_id]]
+    reranker = snapshot.models.reranker
+    found = sentence_attribution(reranker, prompt, skill.description, skill.body_head)
+    if not get_current_worker().is_cancelled:
+        app = screen.explorer
+        app.call_from_thread(app.on_main, screen.show_attribution, skill_id, prompt, found)
+
+
+def decide_prompt(
+    app: ExplorerApp, prompt: str, pinned: str | None, snapshot: Index, config: Config
+) -> None:
+    """The decision for the prompt typed, and for the pinned one."""
+    cwd = app.options.cwd
+    decision = decide(prompt, snapshot, config, cwd=cwd)
+    pinned_decision = decide(pinned, snapshot, config, cwd=cwd) if pinned is not None else None
+    if not get_current_worker().is_cancelled:
+        app.call_from_thread(app.show_decision, decision, pinned_decision, snapshot, config)
+
+
+def compare_rankings(
+    app: ExplorerApp,
+    decision: Decision,
+    pinned: Decision | None,
+    previous: Index | None,
+    config: Config,
+) -> None:
+    """F8: the ranking diff against the pinned prompt, else the previous snapshot."""
+    show = app.main.show_compare
+    if pinned is not None:
+        base, label = pinned, "pinned"
+    elif previous is not None:
+        base = decide(decision.prompt, previous, config, cwd=app.options.cwd)
+        label = f"previous snapshot (v{previous.version})"
+    else:
+        app.call_from_thread(app.on_main, show, None, "", decision)
+        return
+    diff = ranking_diff(base, decision, depth=DEPTH)
+    if not get_current_worker().is_cancelled:
+        app.call_from_thread(app.on_main, show, diff, label, decision)
+
+
+def default_cases(roots: Sequence[str]) -> str | None:
+    """A library's own cases.toml, when the explorer opens one root that has it."""
+    if len(roots) == 1 and os.path.isfile(os.path.join(roots[0], "cases.toml")):
+        return os.path.join(roots[0], "cases.toml")
+    return None
+
+
+def content_key(snapshot: Index) -> tuple[object, ...]:
+    """What lint and the cases read from a snapshot: every file's path and content hash,
+    the stale marks, the rejected files and warnings, and whether vectors exist (the dense
+    near-duplicate check). Two snapshots with the same key give the same findings."""
+    return (
+        snapshot.paths,
+        tuple(skill.hash for skill in snapshot.skills),
+        tuple(skill.stale for skill in snapshot.skills),
+        snapshot.rejected,
+        snapshot.warnings,
+        snapshot.models.status.dense,
+        snapshot.vectors is not None,
+    )
+
+
+def stat_key(path: str | None) -> tuple[int, int] | None:
+    """A file's size and mtime: an edited cases file re-runs the cases (F5)."""
+    try:
+        stat = os.stat(path) if path else None
+    except OSError:
+        return None
+    return None if stat is None else (stat.st_size, stat.st_mtime_ns)

@@ -1,0 +1,108 @@
+"""The collision map (explorer/engine/collisions.py) and `lint --collisions`: two skills
+whose descriptions say the same things are the heaviest pair, with the words they share
+and the cases that flip between them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.cases import Case
+from explorer.engine.collisions import collision_map, contests, sentences
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.models import assemble_models
+from explorer.engine.pipeline import decide
+from explorer.engine.snapshot import Index, build_index
+from tests.conftest import write_skill
+
+CONFIG = Config(model="bow", reranker="off")
+LIBRARY = {
+    "pdf": "Extract text and tables from PDF files. Merge and split PDF documents.",
+    "pdf-tables": "Extract tables from PDF files into spreadsheets. Reads scanned PDF tables.",
+    "docker": "Shrink Docker images and speed up container builds.",
+    "git-commit": "Write clear git commit messages from the staged diff.",
+}
+CASES = [
+    Case(prompt="extract the tables from this pdf file", expect=("pdf",), kind="direct"),
+    Case(prompt="merge two pdf documents", expect=("pdf",), kind="direct"),
+    Case(prompt="shrink my docker image", expect=("docker",), kind="direct"),
+]
+
+
+def _index(root: Path) -> Index:
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    return build_index([root], CONFIG, assemble_models(BowEmbedder()))
+
+
+def test_sentences_are_the_descriptions_own_with_enough_words() -> None:
+    assert sentences("Merge PDFs. Extract tables from PDF files. Split PDF documents too.") == [
+        "Extract tables from PDF files.",
+        "Split PDF documents too.",
+    ]
+    assert sentences("One. Two words.") == []
+
+
+def test_the_pair_that_shares_its_words_ranks_first(tmp_path: Path) -> None:
+    index = _index(tmp_path / "skills")
+    found = collision_map(index, CONFIG, CASES)
+    assert found.cases == 3 and found.sentences >= len(LIBRARY)
+    assert found.prompts == found.cases + found.sentences
+    top = found.collisions[0]
+    assert (top.a, top.b) == ("pdf", "pdf-tables")
+    assert {"tabl", "pdf"} & set(top.shared) or {"tables", "pdf"} & set(top.shared)
+    assert [c.weight for c in found.collisions] == sorted(
+        (c.weight for c in found.collisions), reverse=True
+    )
+    # A flip is a case of one that the other takes, as decide() says.
+    for contest in top.flips:
+        injected = decide(contest.prompt, index, CONFIG).injected_ids
+        assert contest.rival in injected and contest.expected not in injected
+    data = found.to_dict()
+    assert data["schema"] == "skill-explorer/collisions@1"
+    assert data["collisions"][0]["skills"] == ["pdf", "pdf-tables"]
+
+
+def test_contests_name_takes_and_shares(tmp_path: Path) -> None:
+    index = _index(tmp_path / "skills")
+    decision = decide("extract tables from pdf files", index, CONFIG)
+    got = contests(decision, ("docker",))
+    assert all(kind == "take" and skill == "docker" for skill, _, kind in got)
+    assert {rival for _, rival, _ in got} == set(decision.injected_ids)
+
+
+@pytest.mark.slow
+def test_lint_collisions_prints_the_pairs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from explorer.cli import main
+
+    root = tmp_path / "skills"
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    cases = tmp_path / "cases.toml"
+    cases.write_text(
+        "".join(
+            f'[[case]]\nprompt = "{c.prompt}"\nexpect = ["{c.expect[0]}"]\nkind = "direct"\n'
+            for c in CASES
+        )
+    )
+    args = [
+        "lint",
+        "--collisions",
+        "--skills",
+        str(root),
+        "--set",
+        "model=bow",
+        "--set",
+        "reranker=off",
+    ]
+    assert main([*args, "--cases", str(cases)]) == 0
+    out = capsys.readouterr().out
+    assert "#1 pdf <> pdf-tables" in out and "shared words:" in out
+    assert main([*args, "--json", "--top", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["collisions"]) == 1 and data["collisions"][0]["skills"] == ["pdf", "pdf-tables"]

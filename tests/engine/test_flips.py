@@ -1,0 +1,44 @@
+"""A flip's cause: the skill that took or lost the case, its gate and its number before →
+after, read from two decisions of the same prompt (engine/flips.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.engine.cases import Case
+from explorer.engine.config import Config
+from explorer.engine.evaluate import evaluate
+from explorer.engine.flips import LOST, TOOK, flip_cause, flip_causes
+from explorer.engine.pipeline import decide
+from explorer.engine.reasons import SCORE
+
+LOOSE = Config(min_similarity=0.05, preset="reference", max_skills=1)
+STRICT = LOOSE.replace(min_similarity=0.9)
+PROMPT = "merge two pdf files and fill forms"
+
+
+def test_a_skill_that_lost_a_prompt_names_its_gate_and_numbers(bow_index) -> None:  # type: ignore[no-untyped-def]
+    before, after = decide(PROMPT, bow_index, LOOSE), decide(PROMPT, bow_index, STRICT)
+    assert before.injected_ids == ("pdf",) and after.injected_ids == ()
+    (lost,) = flip_cause(before, after).shifts
+    score = before.row("pdf").score
+    assert (lost.skill, lost.role, lost.gate, lost.unit) == ("pdf", LOST, "min_similarity", SCORE)
+    assert lost.before == lost.after == pytest.approx(score) and lost.bar == pytest.approx(0.9)
+    assert lost.text() == (
+        f"pdf lost it: min_similarity, hybrid {score:.3f} → {score:.3f} (bar 0.900)"
+    )
+    (took,) = flip_cause(after, before).shifts  # the other way round: it took it
+    assert took.role == TOOK and took.gate == "min_similarity"
+
+
+def test_only_flipped_cases_are_decided_again(bow_index) -> None:  # type: ignore[no-untyped-def]
+    cases = [
+        Case(PROMPT, ("pdf",), kind="direct"),
+        Case("shrink my docker image", ("docker-helper",), kind="direct"),
+    ]
+    loose, strict = evaluate(cases, bow_index, LOOSE), evaluate(cases, bow_index, STRICT)
+    causes = flip_causes(loose, strict, (bow_index, LOOSE), (bow_index, STRICT))
+    pairs = zip(loose.results, strict.results, strict=True)
+    assert set(causes) == {a.case.prompt for a, b in pairs if a.passed != b.passed}
+    assert PROMPT in causes and causes[PROMPT].shifts[0].skill == "pdf"
+    assert flip_causes(loose, loose, (bow_index, LOOSE), (bow_index, LOOSE)) == {}

@@ -1,0 +1,161 @@
+"""Filesystem truth in the live index: a chmod, an edit through a symlinked SKILL.md and an
+edit through a hard link are all seen (explorer/engine/live.py, watcher.py). Before, the
+watches were on the directories that hold each SKILL.md alone, without IN_ATTRIB: a write
+under the file's other name, or a change of mode, went unheard until a full re-scan."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.embed import BowEmbedder
+from explorer.engine.live import LiveIndex
+from explorer.engine.models import assemble_models
+from explorer.engine.snapshot import Index
+
+TIMEOUT = 20.0
+CONFIG = Config(model="bow", watch_debounce_ms=25.0, watch_max_delay_ms=250.0)
+MODELS = assemble_models(BowEmbedder())
+REPO = Path(__file__).resolve().parents[2]
+
+
+def skill_text(name: str, description: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n"
+
+
+def settle(live: LiveIndex) -> None:
+    """Wait until the start's own re-scans are done (no work queued, no build running for
+    0.3 s): an edit made during one of them would be seen by that walk, not by a watch."""
+    quiet_since = time.monotonic()
+    deadline = quiet_since + TIMEOUT
+    while time.monotonic() < deadline:
+        if not live._work.empty() or live._build_lock.locked():
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > 0.3:
+            return
+        time.sleep(0.02)
+
+
+def described(index: Index, skill_id: str) -> str | None:
+    position = index.positions.get(skill_id)
+    return None if position is None else index.skills[position].description
+
+
+@pytest.fixture(params=["inotify", "watchdog"])
+def linked(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[LiveIndex, Path]]:
+    """A root whose `sym` SKILL.md is a symlink and whose `hard` SKILL.md is a hard link,
+    both to files outside it."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    outside.mkdir()
+    (root / "sym").mkdir(parents=True)
+    (root / "hard").mkdir()
+    (outside / "sym.md").write_text(skill_text("sym", "Before, through a symlink."))
+    (outside / "hard.md").write_text(skill_text("hard", "Before, through a hard link."))
+    (root / "sym" / "SKILL.md").symlink_to(outside / "sym.md")
+    os.link(outside / "hard.md", root / "hard" / "SKILL.md")
+    with LiveIndex([root], CONFIG, MODELS, backend=request.param) as live:
+        assert described(live.snapshot, "sym") == "Before, through a symlink."
+        assert described(live.snapshot, "hard") == "Before, through a hard link."
+        settle(live)
+        yield live, outside
+
+
+def test_an_edit_of_a_symlinked_skill_md_at_its_target_is_seen(
+    linked: tuple[LiveIndex, Path],
+) -> None:
+    live, outside = linked
+    (outside / "sym.md").write_text(skill_text("sym", "Edited at the target."))
+    assert live.wait_for(lambda s: described(s, "sym") == "Edited at the target.", TIMEOUT)
+
+
+def test_a_target_replaced_by_rename_is_seen_and_then_its_next_edit(
+    linked: tuple[LiveIndex, Path],
+) -> None:
+    live, outside = linked
+    temporary = outside / ".sym.md.tmp"
+    temporary.write_text(skill_text("sym", "Saved by rename."))
+    os.replace(temporary, outside / "sym.md")
+    assert live.wait_for(lambda s: described(s, "sym") == "Saved by rename.", TIMEOUT)
+    (outside / "sym.md").write_text(skill_text("sym", "Then edited in place."))
+    assert live.wait_for(lambda s: described(s, "sym") == "Then edited in place.", TIMEOUT)
+
+
+def test_an_edit_through_a_hard_link_is_seen(linked: tuple[LiveIndex, Path]) -> None:
+    live, outside = linked
+    with open(outside / "hard.md", "r+", encoding="utf-8") as handle:  # same inode
+        handle.write(skill_text("hard", "Edited under its other name."))
+        handle.truncate()
+    assert live.wait_for(lambda s: described(s, "hard") == "Edited under its other name.", TIMEOUT)
+
+
+def test_a_new_hard_link_arrives_whole_and_is_seen(tmp_path: Path) -> None:
+    """`ln` creates a SKILL.md with its content already there: no close-after-write follows."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "new").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "new.md").write_text(skill_text("new", "Linked in."))
+    with LiveIndex([root], CONFIG, MODELS, backend="inotify") as live:
+        settle(live)
+        os.link(outside / "new.md", root / "new" / "SKILL.md")
+        assert live.wait_for(lambda s: described(s, "new") == "Linked in.", TIMEOUT)
+
+
+CHMOD_CHILD = textwrap.dedent(
+    """
+    import ctypes, os, sys, tempfile
+    from pathlib import Path
+    import watchdog.observers, watchdog.observers.inotify, watchdog.observers.polling, yaml
+    from explorer.engine.config import Config
+    from explorer.engine.embed import BowEmbedder
+    from explorer.engine.live import LiveIndex
+    from explorer.engine.models import assemble_models
+
+    if os.geteuid() == 0:
+        # Root reads a mode-000 file anyway: this thread (and the ones it starts) reaches
+        # the filesystem as `nobody`, without the capabilities that override modes.
+        ctypes.CDLL(None, use_errno=True).setfsuid(65534)
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    (base / "pdf").mkdir()
+    skill = base / "pdf" / "SKILL.md"
+    skill.write_text("---\\nname: pdf\\ndescription: Merge PDF files.\\n---\\n")
+    config = Config(model="bow", watch_debounce_ms=25.0, watch_max_delay_ms=250.0)
+    with LiveIndex([base], config, assemble_models(BowEmbedder()),
+                   backend=sys.argv[1]) as live:
+        def stale(index):
+            return [s.stale is not None for s in index.skills]
+        assert stale(live.snapshot) == [False], "not indexed"
+        skill.chmod(0)
+        assert live.wait_for(lambda s: stale(s) == [True], 20), "chmod 000 not seen"
+        skill.chmod(0o644)
+        assert live.wait_for(lambda s: stale(s) == [False], 20), "chmod 644 not seen"
+        (base / "pdf").chmod(0)
+        assert live.wait_for(lambda s: stale(s) != [False], 20), "directory chmod not seen"
+        (base / "pdf").chmod(0o755)
+        assert live.wait_for(lambda s: stale(s) == [False], 20), "directory 755 not seen"
+    print("ok")
+    """
+)
+
+
+@pytest.mark.parametrize("backend", ["inotify", "watchdog"])
+def test_chmod_is_seen(backend: str) -> None:
+    """A SKILL.md (or its directory) made unreadable serves its last good version, marked
+    stale; readable again, it is fresh. Root reads a mode-000 file anyway, so as root the
+    child reaches the files as `nobody` (setfsuid), in a process of its own."""
+    result = subprocess.run(
+        [sys.executable, "-c", CHMOD_CHILD, backend],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

@@ -1,0 +1,145 @@
+"""The README's demo is what a default install does, and stays so.
+
+Each row of the README's demo table names a prompt, what the default injects (with p, the
+relevance model's probability) and the stage that decided. These tests run every row
+through the router with the default config on `sample_skills/`, the fast ones through
+`decide()` with the default models loaded once, the slow one through `route --json` as a
+user types it; then the edit the demo makes to `xlsx/SKILL.md`. A default that changes
+what the README says (a preset, a model, a threshold) fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from explorer.engine.config import Config
+from explorer.engine.decision import Decision
+from explorer.engine.library import Engine, open_engine, open_library
+from explorer.engine.pipeline import decide
+from tests.conftest import REPO, SAMPLE_SKILLS
+
+README = REPO / "README.md"
+SECTION = "## A five-minute demo"
+ROW = re.compile(r"^\|\s*(\d+)\s*\|(.*)$", re.MULTILINE)
+TICKED = re.compile(r"`([^`]+)`")
+PROBABILITY = re.compile(r"`([^`]+)`,\s*p\s+(\d\.\d\d)")
+
+
+@dataclass(frozen=True)
+class Claim:
+    step: int
+    prompt: str
+    injected: tuple[str, ...]  # () for "nothing"
+    p: dict[str, float]  # skill -> p as the README prints it (two decimals)
+    stage: str
+
+
+def demo_section() -> str:
+    text = README.read_text(encoding="utf-8")
+    assert SECTION in text, "the README lost its demo"
+    return text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+
+
+def claims() -> list[Claim]:
+    found = []
+    for step, rest in ROW.findall(demo_section()):
+        cells = [cell.strip() for cell in rest.split("|")]
+        prompt = TICKED.findall(cells[0])[0]
+        injects = cells[1]
+        p = {skill: float(value) for skill, value in PROBABILITY.findall(injects)}
+        injected = () if injects.startswith("nothing") else tuple(TICKED.findall(injects))
+        found.append(Claim(int(step), prompt, injected, p, cells[2]))
+    return found
+
+
+def edit_claim() -> tuple[str, str]:
+    """The sentence the demo adds to xlsx's description, and the step it is typed at."""
+    text = " ".join(demo_section().split())
+    added = re.search(r"add `([^`]+)` to the end of the description in `sample_skills/xlsx", text)
+    assert added is not None, "the demo's edit step is not where the test looks for it"
+    return added.group(1), text
+
+
+def check(claim: Claim, decision: Decision) -> None:
+    where = f"README demo step {claim.step} ({claim.prompt!r})"
+    assert decision.injected_ids == claim.injected, (where, decision.injected_ids)
+    assert decision.stage == claim.stage, (where, decision.stage)
+    for skill, p in claim.p.items():
+        got = decision.row(skill).relevance
+        assert got is not None and round(got, 2) == p, (where, skill, got)
+
+
+def test_the_table_has_every_step() -> None:
+    assert [claim.step for claim in claims()] == [1, 2, 3, 4, 5]
+    assert all(claim.p for claim in claims())  # every row quotes a probability
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The default models, loaded once for this module (2 s a load)."""
+    return open_engine(Config(), tmp_path_factory.mktemp("cache"))
+
+
+def test_every_step_injects_what_the_readme_says(engine: Engine) -> None:
+    config = Config()  # the default install: nothing set
+    index = open_library([str(SAMPLE_SKILLS)], config, engine=engine)
+    for claim in claims():
+        check(claim, decide(claim.prompt, index, config))
+
+
+def test_the_check_fails_when_a_default_changes(engine: Engine) -> None:
+    """The previous default (the calibrated gates): the README's table no longer holds."""
+    config = Config(preset="calibrated")
+    index = open_library([str(SAMPLE_SKILLS)], config, engine=engine)
+    failed = 0
+    for claim in claims():
+        try:
+            check(claim, decide(claim.prompt, index, config))
+        except AssertionError:
+            failed += 1
+    assert failed == len(claims())
+
+
+def test_the_edit_breaks_the_case_the_readme_says(engine: Engine, tmp_path: Path) -> None:
+    added, text = edit_claim()
+    library = tmp_path / "sample_skills"
+    shutil.copytree(SAMPLE_SKILLS, library)
+    skill = library / "xlsx" / "SKILL.md"
+    anchor = "needs to tidy columns before analysis."
+    skill.write_text(skill.read_text().replace(anchor, f"{anchor} {added}", 1))
+    step5 = claims()[4]
+    config = Config()
+    decision = decide(step5.prompt, open_library([str(library)], config, engine=engine), config)
+    assert decision.injected_ids == ()  # "nothing is injected"
+    assert decision.row("xlsx").bm25_rank == 1  # "xlsx takes BM25's first place"
+    lost = decision.row(step5.injected[0]).relevance
+    assert lost is not None
+    assert f"`{step5.injected[0]}` falls to p {lost:.2f}" in text
+
+
+@pytest.mark.slow  # a process per prompt, each loading the models: 15-30 s
+def test_route_says_it_too(tmp_path: Path) -> None:
+    library = ["--skills", str(SAMPLE_SKILLS), "--cache-dir", str(tmp_path / "cache")]
+    for claim in claims():
+        done = subprocess.run(
+            [sys.executable, "-m", "explorer", "route", claim.prompt, "--json", *library],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        assert tuple(item["id"] for item in data["injected"]) == claim.injected, claim
+        assert data["stage"] == claim.stage, claim
+        rows = {row["id"]: row for row in data["skills"]}
+        for skill, p in claim.p.items():
+            assert round(rows[skill]["relevance"], 2) == p, (claim, skill)

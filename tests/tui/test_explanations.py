@@ -1,0 +1,202 @@
+"""Explanations an author can act on, through Pilot over the real engine: every flip with its
+cause (the Cases tab, F7 and F8), the deciding column at every width, contrast, exports
+without escape codes, copy's fallback to a file, and warnings told from errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from explorer.engine.flips import flip_cause
+from explorer.engine.pipeline import decide
+from explorer.tui.widgets.cases_panel import CasesPanel
+from tests.conftest import write_skill
+from tests.tui.test_app import enter, make_app, ready, settle
+from tests.tui.test_whatif_compare import PROMPT, _open_whatif, _text, burst, library  # noqa: F401
+
+SIZE = (120, 40)
+
+
+async def test_f7_names_the_skill_the_gate_and_the_numbers_of_each_flip(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_whatif(pilot, app, "docker", PROMPT)
+        await burst(pilot, *" Also bakes sourdough loaf bread.")
+        await settle(pilot, lambda: screen.cases_done and bool(screen.result.causes))  # type: ignore[union-attr]
+        result = screen.result
+        assert result is not None and result.patched is not None
+        cause = result.causes[PROMPT]
+        # The same cause as the two decisions say, by hand: docker took the case.
+        expected = flip_cause(
+            decide(PROMPT, app.snapshot, app.config), decide(PROMPT, result.patched, app.config)
+        )
+        assert cause == expected
+        (took,) = cause.shifts
+        assert took.skill == "docker" and took.role == "took" and took.gate == "min_similarity"
+        assert took.before is not None and took.after is not None and took.after > took.before
+        shown = " ".join(_text(screen, "#whatif-cases").split())
+        assert f"FIXED {PROMPT} (direct)" in shown
+        assert (
+            f"docker took it: min_similarity, hybrid {took.before:.3f} → {took.after:.3f} "
+            f"(bar {took.bar:.3f})" in shown
+        )
+
+
+@pytest.mark.slow  # a save, a re-index and the cases re-run
+async def test_the_cases_tab_says_who_lost_a_broken_case_and_by_how_much(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    long_prompt = "merge two pdf files into one, " + "keeping the tables of each intact, " * 8
+    (library / "cases.toml").write_text(
+        f'[[case]]\nprompt = "{long_prompt.strip()}"\nexpect = ["pdf"]\nkind = "direct"\n',
+        encoding="utf-8",
+    )
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        before = app.snapshot
+        assert app.state.cases_report.rates.recall == 1.0  # type: ignore[union-attr]
+        write_skill(library, "pdf", "Bake bread and banana cakes at home.")
+        await settle(pilot, lambda: bool(app.state.flip_causes), timeout=90)
+        body = app.query_one(CasesPanel).query_one("#cases-body", Static).render().plain
+        flat = " ".join(body.split())
+        assert f"BROKE {long_prompt.strip()} (direct)" in flat  # the whole prompt, uncut
+        (cause,) = app.state.flip_causes.values()
+        (lost,) = cause.shifts
+        expected = decide(long_prompt.strip(), before, app.config).row("pdf").score
+        assert lost.skill == "pdf" and lost.role == "lost" and lost.before == expected
+        assert f"pdf lost it: {lost.gate}, hybrid {lost.before:.3f} → {lost.after:.3f}" in flat
+
+
+def test_a_prompt_is_cut_only_with_an_ellipsis() -> None:
+    from explorer.tui.widgets.cases_panel import PROMPT_LIMIT, clip
+
+    whole = "x" * PROMPT_LIMIT
+    assert clip(whole) == whole
+    assert clip(whole + "y") == "x" * (PROMPT_LIMIT - 1) + "…"
+
+
+async def test_f8_gives_each_changed_verdict_its_gate_and_numbers(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import DataTable
+
+    from explorer.tui.compare import CompareView
+    from tests.tui.test_whatif_compare import _pin_then_enter, _show_compare
+
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _pin_then_enter(pilot, app)
+        await _show_compare(pilot, view)
+        assert isinstance(view, CompareView) and view.diff is not None
+        pdf = next(entry for entry in view.diff.entries if entry.skill_id == "pdf")
+        assert pdf.shift is not None and pdf.shift.gate == str(pdf.verdict)
+        table = view.query_one(DataTable)
+        cells = [str(cell) for cell in table.get_row(pdf.skill_id)]
+        assert cells[-1] == f"INJECT → {pdf.verdict} {pdf.shift.numbers()}"
+        assert f"{pdf.shift.before:.3f} → {pdf.shift.after:.3f}" in cells[-1]
+
+
+@pytest.mark.parametrize(
+    ("extra", "deciding"),
+    [
+        ({"rerank_min": 50.0}, "rerank"),  # every candidate under rerank_min: the logit
+        ({"lexical_min": 1.0, "lexical_margin": 0.1}, "bm25"),  # the fast path: BM25
+    ],
+)
+async def test_the_deciding_column_shows_at_every_width(
+    tmp_path: Path, extra: dict[str, float], deciding: str
+) -> None:
+    from explorer.engine.config import Config
+    from explorer.engine.reasons import reason
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from explorer.tui.widgets.skills_table import COLUMNS, SkillsTable
+    from tests.engine.test_rerank import VOCAB, _rerank_library
+    from tests.support.onnx_builders import build_tiny_cross_encoder
+
+    build_tiny_cross_encoder(tmp_path / "ce", VOCAB)
+    config = Config(
+        model="bow",
+        reranker=str(tmp_path / "ce"),
+        preset="reference",
+        recall_floor=0.1,
+        min_similarity=0.2,
+        **extra,  # type: ignore[arg-type]
+    )
+    app = ExplorerApp(
+        [str(_rerank_library(tmp_path))],
+        config,
+        cache_dir=str(tmp_path / "cache"),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    label = dict(COLUMNS)[deciding]
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "pdf invoices totals csv")
+        table = app.query_one(SkillsTable)
+        await pilot.press("down")  # a skill the gate dropped
+        row = app.decision.row(table.current_id())  # type: ignore[union-attr, arg-type]
+        assert reason(app.decision, row).column == deciding  # type: ignore[arg-type]
+        for width, height in ((200, 50), (120, 40), (80, 24)):
+            await pilot.resize_terminal(width, height)
+            await settle(pilot, lambda width=width: table.size.width <= width)
+            await pilot.pause()
+            keys = [key for key, _ in table.columns]
+            assert deciding in keys, (width, keys)
+            assert label.split()[0] in table.header_text().plain
+            cell = table.cell_text(row.id, deciding)
+            number = row.rerank if deciding == "rerank" else row.bm25
+            assert f"{number:.2f}" in cell  # whole, not cut
+            line = table.line_text(table.cursor).plain
+            assert len(line.rstrip()) <= table.size.width
+
+
+def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Path) -> None:  # noqa: F811
+    import re
+
+    from explorer.tui.keys import HELP_NOTES, help_text
+    from explorer.tui.widgets import skills_table
+
+    page = help_text(make_app(library, tmp_path), HELP_NOTES).plain
+    source = Path(skills_table.__file__).read_text(encoding="utf-8")
+    drawn = set(re.findall(r"[^\x00-\x7f]", source)) - set("§αβ·’“”–")
+    words = {"INJECT", "p  moved most", "Δ inject", "rerank σ", "overlap J", "✗", "ℓ"}
+    assert drawn and not [symbol for symbol in drawn if symbol not in page], drawn
+    assert all(word.split()[-1] in page for word in words)
+
+
+async def test_the_skill_tab_says_what_each_sentence_adds_to_the_logit(tmp_path: Path) -> None:
+    from textual.widgets import TabbedContent
+
+    from explorer.engine.config import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from explorer.tui.widgets.skill_panel import SkillPanel
+    from tests.engine.test_rerank import VOCAB, _rerank_library
+    from tests.support.onnx_builders import build_tiny_cross_encoder
+
+    build_tiny_cross_encoder(tmp_path / "ce", VOCAB)
+    config = Config(model="bow", reranker=str(tmp_path / "ce"), preset="reference")
+    app = ExplorerApp(
+        [str(_rerank_library(tmp_path))],
+        config,
+        cache_dir=str(tmp_path / "cache"),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "merge pdf files")
+        app.go_to_skill("invoices")
+        app.query_one(TabbedContent).active = "skill-tab"
+        shown = app.query_one(SkillPanel).query_one("#skill-attribution", Static)
+        await settle(pilot, lambda: "each sentence adds" in shown.render().plain)
+        text = shown.render().plain
+        assert "logit" in text and "Extract totals from pdf invoices and export csv data." in text

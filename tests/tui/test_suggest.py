@@ -1,0 +1,136 @@
+"""Suggestions on the what-if screen (ctrl+t): `tune` off the event loop with a progress bar,
+the ranked candidates, one chosen into the editor with its flips, F4 saves, and the table
+and the Cases tab follow the save. Through Pilot over the real engine and live index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList, ProgressBar, Static, TextArea
+
+from explorer.tui.app import ExplorerApp
+from explorer.tui.suggest import SuggestScreen
+from explorer.tui.whatif import WhatIfScreen
+from explorer.tui.widgets.cases_panel import CasesPanel
+from tests.conftest import write_skill
+from tests.tui.test_app import SIZE, enter, make_app, ready, settle, shown_for
+
+PROMPT = "bake a sourdough loaf"
+DOCKER = "Shrink Docker images and speed up container builds."
+CASES = (
+    (PROMPT, "docker"),
+    ("feed my sourdough starter", "docker"),
+    ("sourdough loaf crust too pale", "docker"),
+    ("shape a sourdough loaf", "docker"),
+    ("docker image too big", "docker"),
+    ("merge two pdf files", "pdf"),
+)
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    write_skill(root, "docker", DOCKER)
+    (root / "cases.toml").write_text(
+        "".join(
+            f'[[case]]\nprompt = "{prompt}"\nexpect = ["{skill}"]\nkind = "direct"\n'
+            for prompt, skill in CASES
+        ),
+        encoding="utf-8",
+    )
+    return root
+
+
+def _text(screen: WhatIfScreen, selector: str) -> str:
+    return screen.query_one(selector, Static).render().plain  # type: ignore[union-attr]
+
+
+async def _whatif(pilot, app: ExplorerApp) -> WhatIfScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+    await enter(pilot, app, PROMPT)
+    app.go_to_skill("docker")
+    await pilot.press("f7")
+    await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+    screen = app.screen
+    assert isinstance(screen, WhatIfScreen)
+    await settle(pilot, lambda: screen.result is not None and screen.cases_done)
+    return screen
+
+
+async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
+    library: Path, tmp_path: Path
+) -> None:
+    path = library / "docker" / "SKILL.md"
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _whatif(pilot, app)
+        assert app.decision is not None and app.decision.injected_ids != ("docker",)
+        version = app.snapshot.version  # type: ignore[union-attr]
+        await pilot.press("ctrl+t")
+        await settle(pilot, lambda: isinstance(app.screen, SuggestScreen))
+        suggest = app.screen
+        assert isinstance(suggest, SuggestScreen)
+        bar = screen.query_one("#whatif-progress", ProgressBar)
+        assert bar.total is not None and bar.total > 0  # the search reported its progress
+        assert not bar.has_class("running")
+        result = suggest.result
+        assert result.candidates and screen.suggestions is result
+        listing = suggest.query_one(OptionList)
+        assert listing.option_count == len(result.candidates)
+        first = listing.get_option_at_index(0).prompt.plain  # type: ignore[union-attr]
+        assert first.startswith("#1 ") and "held-out" in first and "lexical off" in first
+        highlighted = listing.highlighted or 0
+        await pilot.press("enter")  # the highlighted suggestion goes into the editor
+        await settle(pilot, lambda: app.screen is screen)
+        chosen = result.candidates[highlighted]
+        assert screen.chosen is chosen
+        assert screen.query_one(TextArea).text == chosen.description
+        await settle(
+            pilot,
+            lambda: (
+                screen.result is not None
+                and screen.result.edit.description == chosen.description
+                and screen.cases_done
+            ),
+        )
+        flips = _text(screen, "#whatif-cases")
+        assert "FIXED" in flips and PROMPT in flips  # its flips, before anything is written
+        assert f"suggestion #{highlighted + 1}" in _text(screen, "#whatif-status")
+        assert path.read_text(encoding="utf-8").count(DOCKER) == 1  # nothing written yet
+        await pilot.press("f4")
+        await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
+        assert chosen.description in path.read_text(encoding="utf-8")
+        # The live index picks the save up: the table injects docker for the prompt now and
+        # the Cases tab re-runs its cases and says which were fixed.
+        await settle(
+            pilot,
+            lambda: (
+                app.snapshot is not None
+                and app.snapshot.version > version
+                and shown_for(app, PROMPT)
+                and app.decision is not None
+                and app.decision.injected_ids == ("docker",)
+            ),
+        )
+        body = app.query_one(CasesPanel).query_one("#cases-body", Static)
+        await settle(pilot, lambda: "FIXED" in body.render().plain)  # type: ignore[union-attr]
+        assert PROMPT in body.render().plain  # type: ignore[union-attr]
+
+
+async def test_suggest_without_cases_says_what_to_do(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "docker", DOCKER)
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, PROMPT)
+        app.go_to_skill("docker")
+        await pilot.press("f7")
+        await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert any("--cases" in n.message for n in app._notifications)
+        assert isinstance(app.screen, WhatIfScreen)
