@@ -128,11 +128,11 @@ class Attribution:
 
 
 def sentence_attribution(
-    reranker: object, prompt: str, description: str, body_head: str
+    reranker: Reranker | None, prompt: str, description: str, body_head: str
 ) -> Attribution | None:
     """Score the description whole and once without each sentence (one pair each, as the
-    cascade scores them: rerank_document). None without a cross-encoder, or a prompt."""
-    if not isinstance(reranker, OnnxCrossEncoder) or not prompt.strip():
+    cascade scores them: rerank_document). None without a reranker, or a prompt."""
+    if reranker is None or not prompt.strip():
         return None
     parts = sentences(description)
     documents = [rerank_document(description, body_head)] + [
