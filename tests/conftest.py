@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,17 +89,74 @@ def bow_index(make_library: Callable[[Mapping[str, str]], Path]) -> Index:
 
 
 @pytest.fixture(scope="session")
-def minilm_models(tmp_path_factory: pytest.TempPathFactory) -> Models:
-    """The packaged default model, loaded once for the whole run."""
-    cache = EmbeddingCache(tmp_path_factory.mktemp("model-cache"))
-    models = load_models(Config(reranker="off"), cache)
+def minilm_models(warm_cache_dir: Path) -> Models:
+    """The packaged default model, loaded once per test process (its optimised graph from
+    the run's warm cache)."""
+    models = load_models(Config(reranker="off"), EmbeddingCache(warm_cache_dir))
     assert models.embedder is not None, models.status.dense_error
     return models
 
 
 @pytest.fixture(scope="session")
 def warm_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One embedding cache for the run, for tests that only read libraries through it: the
-    default model's optimised graph and sample_skills' vectors are computed once, not once
-    per test. Tests about the cache itself (cold builds, corruption) use their own."""
-    return tmp_path_factory.mktemp("warm-cache-home") / "skill-explorer"
+    """One embedding cache for the whole run, for tests that only read libraries through it:
+    the default models' optimised graphs and sample_skills' vectors are computed once, not
+    once per test or per pytest-xdist worker. The workers share it (the cache is safe for
+    concurrent processes); the first to ask warms it under a lock while the others wait.
+    Tests about the cache itself (cold builds, corruption) use their own."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = shared / WARM_CACHE / "skill-explorer"
+    with _locked(shared / "warm-cache.lock"):
+        warmed = cache / "warmed"
+        if not warmed.exists():
+            from explorer.engine.library import open_engine, open_library
+
+            config = Config()
+            open_library([SAMPLE_SKILLS], config, engine=open_engine(config, cache))
+            warmed.touch()
+    return cache
+
+
+WARM_CACHE = "warm-cache-home"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_warm_sessions() -> Iterator[None]:
+    """An ONNX session whose optimised graph comes from the run's warm cache is made once
+    per test process and handed to every later load of the same graph with the same thread
+    count: a session is stateless between runs, and a MiniLM load costs about half a second,
+    which the commands, hooks and doctors the tests run would otherwise pay dozens of times.
+    Loads outside the warm cache (the tests about loading, optimising and repairing graphs
+    use their own directories) are untouched."""
+    from explorer.engine import embed, rerank
+    from explorer.engine.threads import onnx_threads
+
+    real = embed.onnx_session
+    sessions: dict[tuple[str, int, str], Any] = {}
+
+    def onnx_session(model_path: str, threads: int | None, optimized_dir: Any) -> Any:
+        if optimized_dir is None or WARM_CACHE not in Path(optimized_dir).parts:
+            return real(model_path, threads, optimized_dir)
+        key = (os.path.abspath(model_path), threads or onnx_threads(), str(optimized_dir))
+        if key not in sessions:
+            sessions[key] = real(model_path, threads, optimized_dir)
+        return sessions[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embed, "onnx_session", onnx_session)
+        patch.setattr(rerank, "onnx_session", onnx_session)
+        yield
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` across processes (pytest-xdist's workers)."""
+    import fcntl
+
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -84,9 +84,9 @@ def test_the_table_has_every_step() -> None:
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    """The default models, loaded once for this module (2 s a load)."""
-    return open_engine(Config(), tmp_path_factory.mktemp("cache"))
+def engine(warm_cache_dir: Path) -> Engine:
+    """The default models, loaded once for this module, on the run's warm cache."""
+    return open_engine(Config(), warm_cache_dir)
 
 
 def test_every_step_injects_what_the_readme_says(engine: Engine) -> None:

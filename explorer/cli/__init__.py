@@ -14,15 +14,17 @@ from explorer import __version__
 from explorer.cli.commands import REGISTRY, create_command
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line: one subparser per registered command."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line: one subparser per registered command (`only`: that one's
+    alone, which parses its arguments the same and skips importing and building the rest;
+    the hook runs on every prompt, so its start-up counts)."""
     parser = argparse.ArgumentParser(
         prog="skill-explorer",
         description="See why an agent skill triggers, or why it does not.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in REGISTRY:
+    for name in REGISTRY if only is None else (only,):
         command = create_command(name)
         sub = subparsers.add_parser(name, help=command.help, description=command.description)
         command.add_arguments(sub)
@@ -30,11 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (
         arguments[0] not in REGISTRY and arguments[0] not in ("-h", "--help", "--version")
     ):
         arguments = ["explore", *arguments]  # skill-explorer [DIR] opens the explorer
+    parser = build_parser(arguments[0] if arguments[0] in REGISTRY else None)
     args = parser.parse_args(arguments)
     return create_command(args.command).main(args)

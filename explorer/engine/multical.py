@@ -411,10 +411,7 @@ def calibrate_libraries(
     budget = budget or Budget()
     if budget.scope not in SCOPES:
         raise ValueError(f"budget scope {budget.scope!r}; expected one of {', '.join(SCOPES)}")
-    # The sweep chooses the calibrated preset's gates; the learned preset's relevance model
-    # is trained by its own command (docs/routing.md §9.12), so its gates are what is swept.
-    preset = CALIBRATED if config.preset == LEARNED else config.preset
-    config = config.replace(reranker="off", force=[], deny=[], preset=preset)
+    config = swept_config(config)
     libs = [_prepare(cases, index) for cases, index in libraries]
     if not libs:
         raise ValueError("no libraries to calibrate on")
@@ -454,6 +451,14 @@ def calibrate_libraries(
         verify_note=note,
         model=libs[0].index.models.status.dense,
     )
+
+
+def swept_config(config: Config) -> Config:
+    """The config the sweep routes with: no reranker, force or deny list, and the calibrated
+    preset's gates (the learned preset's relevance model is trained by its own command,
+    docs/routing.md §9.12, so its gates are what is swept)."""
+    preset = CALIBRATED if config.preset == LEARNED else config.preset
+    return config.replace(reranker="off", force=[], deny=[], preset=preset)
 
 
 # A grid point: (structure, fast path, slope, margin, floor) indices.

@@ -199,9 +199,24 @@ def test_unknown_expected_ids_are_warned_about(
     assert "not_in_library" in out
 
 
+def _small_grid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """calibrate's grid cut to a few points: for tests of what it reports and writes."""
+    from explorer.engine import calibrate
+
+    small = calibrate.Grid((0.3, 0.5), (0.12,), ((0.0, 2.0), (4.0, 2.0)))
+    monkeypatch.setattr(calibrate, "default_grid", lambda *args, **kwargs: small)
+
+
+@pytest.mark.parametrize(
+    "grid", ["small", pytest.param("default", marks=pytest.mark.slow)], ids=str
+)
 def test_calibrate_reports_and_writes_a_config(
-    capsys: Capture, library: Library, tmp_path: Path
+    capsys: Capture, library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grid: str
 ) -> None:
+    """The report and the file it writes; over the default grid (1,680 points) in the slow
+    set, over a few points by default."""
+    if grid == "small":
+        _small_grid(monkeypatch)
     _, cases, common = library
     target = tmp_path / "calibrated.toml"
     code, out, _ = run(capsys, "calibrate", str(cases), *common, "--write", str(target))
@@ -217,8 +232,9 @@ def test_calibrate_reports_and_writes_a_config(
 
 
 def test_calibrate_write_never_overwrites_without_force(
-    capsys: Capture, library: Library, tmp_path: Path
+    capsys: Capture, library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _small_grid(monkeypatch)  # what is written, not the sweep
     _, cases, common = library
     target = tmp_path / "mine.toml"
     mine = "# my settings\nmax_skills = 1  # keep\n\n[routing]\nmin_similarity = 0.2\n"

@@ -63,7 +63,7 @@ def run(capsys: Capture, *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-@pytest.mark.slow  # the default grid (2.6 M points) twice: seconds; the next test runs it once
+@pytest.mark.slow  # the default grid (2.6 M points) twice: seconds
 def test_calibrate_over_a_manifest(capsys: Capture, manifest: Path) -> None:
     code, out, _ = run(capsys, "calibrate", "--manifest", str(manifest), *COMMON)
     assert code == 0, out
@@ -74,7 +74,20 @@ def test_calibrate_over_a_manifest(capsys: Capture, manifest: Path) -> None:
     assert "| library | N | split | config |" in out
 
 
-def test_calibrate_with_library_arguments(capsys: Capture, manifest: Path, tmp_path: Path) -> None:
+def test_calibrate_with_library_arguments(
+    capsys: Capture, manifest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How --library names a library and its cases (the sweep itself: the test above)."""
+    from explorer.engine import multical
+
+    small = multical.MultiGrid(
+        structures=(multical.Structure(0.0, False, 0.0),),
+        fast_paths=(multical.FastPath(0.0, 2.0, 0.0),),
+        floors=(0.3, 0.4, 0.5),
+        slopes=(0.0,),
+        margins=(0.12,),
+    )
+    monkeypatch.setattr(multical, "default_multi_grid", lambda: small)
     bench = manifest.parent
     spec = f"{bench}/libraries/small={bench}/data/small.train.tsv,{bench}/data/small.val.tsv"
     code, out, _ = run(capsys, "calibrate", "--library", spec, "--json", *COMMON)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.engine.cache import EmbeddingCache
 from explorer.engine.compare import Move, ranking_diff
 from explorer.engine.config import Config
 from explorer.engine.decision import Verdict
@@ -20,10 +21,12 @@ CONFIG = Config(preset="reference", reranker="off")
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory, minilm_models: Models) -> Index:
+def index(
+    tmp_path_factory: pytest.TempPathFactory, minilm_models: Models, warm_cache_dir: Path
+) -> Index:
     root = tmp_path_factory.mktemp("compare") / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)
-    return build_index([root], CONFIG, minilm_models)
+    return build_index([root], CONFIG, minilm_models, EmbeddingCache(warm_cache_dir))
 
 
 def test_two_prompts_diff_place_by_place_and_channel_by_channel(index: Index) -> None:

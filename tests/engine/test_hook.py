@@ -12,6 +12,12 @@ from explorer.cli.commands.hook import run_hook
 from tests.conftest import SAMPLE_SKILLS
 
 
+@pytest.fixture(autouse=True)
+def warm_cache(warm_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook's default cache is the run's warm one: these tests are about its answers."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(warm_cache_dir.parent))
+
+
 def _run(payload: str, *roots: str, assignments: tuple[str, ...] = ("model=bow",)):
     out, err = io.StringIO(), io.StringIO()
     code = run_hook(io.StringIO(payload), out, err, cli_roots=roots, assignments=assignments)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 
 import pytest
@@ -121,22 +122,27 @@ def test_joint_sweep_agrees_with_decide(libraries) -> None:
     "floors", [(0.3, 0.5), pytest.param((0.1, 0.7), marks=pytest.mark.slow)], ids=str
 )
 def test_sweep_equals_decide_at_every_point(libraries, floors: tuple[float, ...]) -> None:
-    """Each point of a small grid, alone: the vectorised cosine stage, fast path and cap
-    give exactly what decide() gives (the report's own check). The middle floors, where
-    the sample's decisions change, by default; the outer ones in the slow set."""
-    margins = (0.02, 0.3)
+    """Each point of a small grid: the vectorised cosine stage, fast path and cap give
+    exactly what decide() gives at that point (the check the report makes of the point it
+    chooses). The middle floors, where the sample's decisions change, by default; the outer
+    ones in the slow set."""
+    from explorer.engine.evaluate import Rates, evaluate
+    from explorer.engine.multical import _prepare, _sweep, swept_config
+
     fast_paths = (FastPath(0.0, 2.0, 0.0), FastPath(1.0, 0.2, 0.0), FastPath(1.0, 0.2, 0.4))
-    seen_lexical = False
-    for structure in GRID.structures:
-        for fast in fast_paths:
-            for floor in floors:
-                for slope in (0.0, 0.1):
-                    for margin in margins:
-                        single = MultiGrid((structure,), (fast,), (floor,), (slope,), (margin,))
-                        report = calibrate_libraries(libraries, CONFIG, grid=single)
-                        assert report.verified, (structure, fast, floor, slope, margin)
-                        seen_lexical |= fast.lexical_min > 0
-    assert seen_lexical
+    grid = MultiGrid(GRID.structures, fast_paths, floors, (0.0, 0.1), (0.02, 0.3))
+    libs = [_prepare(cases, index) for cases, index in libraries]
+    config = swept_config(CONFIG)
+    sweep = _sweep(libs, config, grid, lambda _message: None)
+    points = list(itertools.product(*(range(size) for size in sweep.hits.shape[:5])))
+    assert len(points) == len(grid) == 72
+    for point in points:
+        tuned = config.replace(**sweep.values(point))
+        for li, lib in enumerate(libs):
+            routed = Rates.from_report(evaluate(lib.cases.train, lib.fast, tuned))
+            swept = (sweep.hits[point][li], sweep.fis[point][li] + sweep.near_fis[point][li])
+            assert (routed.hits, routed.false_injects) == swept, (sweep.values(point), li)
+    assert any(fast.lexical_min > 0 for fast in grid.fast_paths)
 
 
 def test_validation_never_changes_the_choice(libraries) -> None:

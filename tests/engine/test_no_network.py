@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -54,9 +55,20 @@ def test_the_guard_really_blocks(no_sockets: list[str]) -> None:
     ]
 
 
-def test_load_index_route_and_hook_offline(no_sockets: list[str], tmp_path) -> None:
+@pytest.mark.parametrize(
+    "cold",
+    [False, pytest.param(True, marks=pytest.mark.slow)],
+    ids=["warm cache", "cold cache"],
+)
+def test_load_index_route_and_hook_offline(
+    no_sockets: list[str], tmp_path: Path, warm_cache_dir: Path, cold: bool
+) -> None:
+    """Models loaded, a library indexed, a prompt routed and the hook answered with every
+    socket refused: from the run's warm cache by default; from an empty one (the models'
+    graphs optimised, every description embedded) in the slow set."""
     config = Config()
-    cache = EmbeddingCache(tmp_path)
+    cache_dir = tmp_path / "cache" if cold else warm_cache_dir
+    cache = EmbeddingCache(cache_dir)
     models = load_models(config, cache)
     assert models.embedder is not None, models.status.dense_error
     index = build_index([SAMPLE_SKILLS], config, models, cache)
@@ -68,7 +80,7 @@ def test_load_index_route_and_hook_offline(no_sockets: list[str], tmp_path) -> N
         out,
         io.StringIO(),
         cli_roots=[str(SAMPLE_SKILLS)],
-        cache_dir=str(tmp_path),
+        cache_dir=str(cache_dir),
     )
     context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
     assert "pdf (confidence" in context

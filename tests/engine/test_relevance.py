@@ -141,9 +141,9 @@ def apache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    """The default models, loaded once for this module (2 s a load)."""
-    return open_engine(Config(), tmp_path_factory.mktemp("cache"))
+def engine(warm_cache_dir: Path) -> Engine:
+    """The default models, loaded once for this module, on the run's warm cache."""
+    return open_engine(Config(), warm_cache_dir)
 
 
 def _route(prompt: str, root: Path, engine: Engine):  # type: ignore[no-untyped-def]

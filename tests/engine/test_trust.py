@@ -130,12 +130,15 @@ def test_trust_command_adds_lists_and_removes(
     assert main(["trust", str(tmp_path / "missing")]) == 2
 
 
-def test_doctor_shows_whether_the_project_config_is_trusted(tmp_path: Path) -> None:
+def test_doctor_shows_whether_the_project_config_is_trusted(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
     repo = hostile_repo(tmp_path)
-    report = diagnose(load_config(cwd=repo), (str(SAMPLE_SKILLS),), cwd=repo)
+    cache = str(warm_cache_dir)
+    report = diagnose(load_config(cwd=repo), (str(SAMPLE_SKILLS),), cwd=repo, cache_dir=cache)
     [line] = [check for check in report.checks if "trust" in check.message]
     assert line.status == "warning" and "the hook ignores it" in line.message
     add_trusted(repo)
-    report = diagnose(load_config(cwd=repo), (str(SAMPLE_SKILLS),), cwd=repo)
+    report = diagnose(load_config(cwd=repo), (str(SAMPLE_SKILLS),), cwd=repo, cache_dir=cache)
     [line] = [check for check in report.checks if "trust" in check.message]
     assert line.status == "info" and "trusted" in line.message

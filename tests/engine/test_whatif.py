@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from explorer.engine.cache import EmbeddingCache
 from explorer.engine.cases import load_cases
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision, Verdict
@@ -42,8 +43,8 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def index(library: Path, minilm_models: Models) -> Index:
-    return build_index([library], CONFIG, minilm_models)
+def index(library: Path, minilm_models: Models, warm_cache_dir: Path) -> Index:
+    return build_index([library], CONFIG, minilm_models, EmbeddingCache(warm_cache_dir))
 
 
 def _answer(decision: Decision) -> dict[str, Any]:

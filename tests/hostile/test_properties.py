@@ -67,11 +67,16 @@ PAYLOADS = st.one_of(
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payload=PAYLOADS)
-def test_the_hook_never_raises_and_always_exits_0(payload: str) -> None:
+def test_the_hook_never_raises_and_always_exits_0(warm_cache_dir: Path, payload: str) -> None:
     skills = Path(__file__).resolve().parents[2] / "sample_skills"
     out, err = io.StringIO(), io.StringIO()
     code = run_hook(
-        io.StringIO(payload), out, err, cli_roots=(str(skills),), assignments=("model=bow",)
+        io.StringIO(payload),
+        out,
+        err,
+        cli_roots=(str(skills),),
+        assignments=("model=bow",),
+        cache_dir=str(warm_cache_dir),  # the run's warm cache: each example, not a cold load
     )
     assert code == 0
     if out.getvalue():

@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -180,22 +181,41 @@ def test_watch_output_carries_no_control(library: Path, tmp_path: Path) -> None:
          "--cache-dir", str(tmp_path / "cache")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
+    streams: dict[str, list[bytes]] = {"out": [], "err": []}
+    readers = [
+        threading.Thread(target=lambda k=key, s=stream: streams[k].extend(s), daemon=True)
+        for key, stream in (("out", process.stdout), ("err", process.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+
+    def printed(needle: bytes, timeout: float = 60.0) -> None:
+        """Wait until the watch has printed `needle` (a wait, not a fixed sleep)."""
+        deadline = time.monotonic() + timeout
+        while not any(needle in line for line in list(streams["out"])):
+            assert process.poll() is None and time.monotonic() < deadline, streams
+            time.sleep(0.05)
+
     try:
-        time.sleep(3)  # the first build is printed; then a change under watch
+        printed(b"watching")  # the first build is printed; then a change under watch
         (library / f"new{ESC}]0;x\x07").mkdir()
         (library / f"new{ESC}]0;x\x07" / "SKILL.md").write_text(
             f"---\nname: new-one{ESC}[2J\ndescription: Use when {HOSTILE}\n---\nB\n"
         )
         (library / "broken").mkdir()
         (library / "broken" / "SKILL.md").write_text(f"no frontmatter {HOSTILE}\n")
-        time.sleep(4)
+        printed(b"new-one")  # the new skill, and the broken file's error
+        printed(b"broken")
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
-    text = out.decode("utf-8", "surrogateescape")
+        process.wait(timeout=20)
+        for reader in readers:
+            reader.join(timeout=20)
+    text = b"".join(streams["out"]).decode("utf-8", "surrogateescape")
+    err = b"".join(streams["err"]).decode("utf-8", "surrogateescape")
     assert "new-one" in text, (text, err[-2000:])
     assert unsafe_characters(text) == []
-    assert unsafe_characters(err.decode("utf-8", "surrogateescape")) == []
+    assert unsafe_characters(err) == []
 
 
 def screen_text(app) -> str:  # type: ignore[no-untyped-def]
