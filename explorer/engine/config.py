@@ -53,6 +53,11 @@ class Config:
     """§3.5: added to a skill whose ecosystem the working directory's manifests (or a code
     file named in the conversation) imply, when its cosine is at least min_similarity -
     0.06. 0.15 and on, as in the reference (src/config.rs); 0 turns the channel off."""
+    # §9.12: None follows the relevance model's own threshold (chosen at a 5 % false-inject
+    # budget, docs/quality.md "Other thresholds" gives what each value buys on held-out
+    # libraries). Lower finds more of the right skills and injects on more prompts that
+    # need none.
+    relevance_threshold: float | None = None
     # §5.6 after the stage
     max_skills: int = 2
     char_budget: int = 6000

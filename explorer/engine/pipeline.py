@@ -664,6 +664,8 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§9.12: the candidates' features, the relevance model's probability for each, and at
     most two picks: the best at p >= threshold, the next at p >= second_threshold."""
     model = load_relevance_model()
+    pinned = run.config.relevance_threshold
+    threshold = model.threshold if pinned is None else pinned
     candidates = _relevance_pool(run, c)
     _relevance_logits(run, c, prompt, candidates)
     matrix = features(prompt, _evidence(run, c, prompt, candidates))
@@ -675,8 +677,8 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         contributions=model.contributions(matrix),
         bias=model.bias,
         probabilities=probabilities,
-        threshold=model.threshold,
-        second_threshold=model.second_threshold,
+        threshold=threshold,
+        second_threshold=max(model.second_threshold, threshold),
         model=model.name,
         form=model.form,
     )
@@ -686,14 +688,14 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         key=lambda r: (-probabilities[r], run.index.id_rank[candidates[r]]),
     )
     best = order[0]
-    picks = [best] if probabilities[best] >= model.threshold else []
+    picks = [best] if probabilities[best] >= trace.threshold else []
     second = order[1] if picks and len(order) > 1 else None
-    if second is not None and probabilities[second] >= model.second_threshold:
+    if second is not None and probabilities[second] >= trace.second_threshold:
         picks.append(second)
     for row in order:
         if row in picks:
             continue
-        above = probabilities[row] >= model.threshold and row == second
+        above = probabilities[row] >= trace.threshold and row == second
         run.verdicts[candidates[row]] = Verdict.SECOND_SKILL if above else Verdict.RELEVANCE
     _relevance_gates(run, c, trace, best, second, picks)
     return (
@@ -761,7 +763,8 @@ def _relevance_gates(
                 "candidates": len(candidates),
             },
             thresholds={"threshold": trace.threshold},
-            note=f"model: {trace.model}",
+            note=f"model: {trace.model}"
+            + ("" if run.config.relevance_threshold is None else "; threshold pinned"),
         )
     )
     run.gates.append(

@@ -33,6 +33,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_skills": (1, 100),
     "char_budget": (200, 1_000_000),
     "body_inject_min": (0.0, 1.0),
+    "relevance_threshold": (0.0, 1.0),
     "bm25_k1": (0.0, 10.0),
     "bm25_b": (0.0, 1.0),
     "bm25_weight": (0.0, 10.0),

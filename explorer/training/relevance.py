@@ -30,7 +30,7 @@ import sys
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -557,27 +557,46 @@ def _without_skills(sample: Sample, dropped: set[str]) -> Sample:
     )
 
 
-def leave_library_out(
+def fold_models(
     samples: Sequence[Sample], log: Callable[[str], None], form: ModelForm = FORM
-) -> dict[int, Outcome]:
-    """Each sample's outcome under the model trained without its fold."""
-    outcomes: dict[int, Outcome] = {}
-    folds = sorted({s.fold for s in samples})
-    for fold in folds:
+) -> Iterator[tuple[str, RelevanceModel]]:
+    """Each fold with the model fitted, and its thresholds chosen, without it: without its
+    prompts, and without its skills among the other prompts' candidates."""
+    for fold in sorted({s.fold for s in samples}):
         held_skills = {skill for s in samples if s.fold == fold for skill in s.expect | s.reject}
-        train = []
-        for s in samples:
-            if s.fold == fold:
-                continue
-            train.append(_without_skills(s, held_skills))
+        train = [_without_skills(s, held_skills) for s in samples if s.fold != fold]
         model = train_model(train, f"without {fold}", form)
-        for position, s in enumerate(samples):
-            if s.fold == fold:
-                outcomes[position] = route(model, s)
         log(
             f"fold {fold}: trained on {len(train)} prompts, threshold {model.threshold:.2f}, "
             f"second {model.second_threshold:.2f}"
         )
+        yield fold, model
+
+
+def leave_library_out(
+    samples: Sequence[Sample], log: Callable[[str], None], form: ModelForm = FORM
+) -> dict[int, Outcome]:
+    """Each sample's outcome under the model that never saw its fold."""
+    outcomes: dict[int, Outcome] = {}
+    for fold, model in fold_models(samples, log, form):
+        for position, s in enumerate(samples):
+            if s.fold == fold:
+                outcomes[position] = route(model, s)
+    return outcomes
+
+
+def threshold_sweep(
+    samples: Sequence[Sample], log: Callable[[str], None], thresholds: Sequence[float]
+) -> dict[float, dict[int, Outcome]]:
+    """Each sample's outcome under the model that never saw its fold, with each of
+    `thresholds` pinned in place of the model's own (the `relevance_threshold` setting;
+    the second skill's bar never below it, as in decide())."""
+    outcomes: dict[float, dict[int, Outcome]] = {bar: {} for bar in thresholds}
+    for fold, model in fold_models(samples, log):
+        for position, s in enumerate(samples):
+            if s.fold == fold:
+                for bar, routed in outcomes.items():
+                    routed[position] = route(model, s, bar, max(model.second_threshold, bar))
     return outcomes
 
 
@@ -663,7 +682,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, tally in table(samples, routed, lambda s: band_of(s.size)):
             log(f"{design}, band {name}: {tally.cells()}")
     if args.report:
-        text = report(samples, outcomes, shipped, baseline, designs)
+        sweep = threshold_sweep(samples, log, SWEEP)
+        text = report(samples, outcomes, shipped, baseline, designs, sweep)
         args.report.write_text(text, encoding="utf-8")
     return 0
 
@@ -798,6 +818,29 @@ def summary_rows(
     return rows
 
 
+SWEEP = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)  # relevance_threshold values the report prices
+
+
+def threshold_rows(
+    samples: Sequence[Sample], sweep: Mapping[float, dict[int, Outcome]]
+) -> list[str]:
+    """Recall and false-inject, every held-out prompt and the wild corpus alone, at each
+    pinned threshold."""
+    rows = [
+        "| relevance_threshold | all: recall | false-inject | wild: recall | false-inject |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for bar, routed in sweep.items():
+        every, wild = Tally(), Tally()
+        for position, sample in enumerate(samples):
+            every.add(sample, routed[position])
+            if sample.library == "wild-trigger-evals":
+                wild.add(sample, routed[position])
+        cells = [" | ".join(t.cells().split(" | ")[:2]) for t in (every, wild)]
+        rows.append(f"| {bar:.2f} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def without_tasks(samples: Sequence[Sample]) -> list[Sample]:
     """The samples as routing the whole prompt only gives them (§9.12, no task clauses)."""
     return [dataclasses.replace(sample, tasks=()) for sample in samples]
@@ -833,6 +876,7 @@ def report(
     shipped: RelevanceModel,
     baseline: dict[int, Outcome] | None = None,
     designs: Mapping[str, dict[int, Outcome]] | None = None,
+    sweep: Mapping[float, dict[int, Outcome]] | None = None,
 ) -> str:
     """docs/quality.md: the leave-library-out tables, generated."""
 
@@ -916,6 +960,16 @@ def report(
         "routing**, the whole prompt only.",
         "",
         *design_rows(samples, outcomes, designs or {}),
+        "",
+        "## Other thresholds",
+        "",
+        "The shipped design with `relevance_threshold` pinned (docs/configuration.md) in "
+        "place of each fold model's own, which was chosen for at most "
+        f"{FI_BUDGET * 100:.0f} % injections where no skill fits on the other folds "
+        f"(shipped: {shipped.threshold:.2f}). What a lower or a higher bar would have bought "
+        "on libraries the model never saw:",
+        "",
+        *threshold_rows(samples, sweep or {}),
         "",
         "## Each wild author's own evals, the way skill-creator reports them",
         "",

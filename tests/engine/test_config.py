@@ -341,6 +341,7 @@ def edited_config() -> Config:
         lexical_min_cosine=0.25,
         lexical_min=4.0,
         lexical_margin=1.5,
+        relevance_threshold=0.4,
         query_prefix='Represent this sentence: "x" \\ y',
         roots=["~/skills", "/opt/skills"],
     )

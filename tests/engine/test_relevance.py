@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
+from explorer.engine.config import Config, ConfigError, load_config
 from explorer.engine.decision import GateName, Stage, Verdict
 from explorer.engine.library import Engine, open_engine, open_library
 from explorer.engine.pipeline import decide
@@ -305,3 +305,29 @@ def test_each_task_is_routed_on_its_own(apache: Path, engine: Engine) -> None:
     tasks = decision.to_dict()["tasks"]
     assert [item["clause"] for item in tasks] == list(task_clauses(TWO_TASKS))
     assert [item["added"] for item in tasks] == [False, True]
+
+
+def test_a_pinned_threshold_is_the_bar_every_view_reads(apache: Path, engine: Engine) -> None:
+    """An author or a team that wants more of the right skills at the price of more
+    injections where none fits lowers `relevance_threshold`; the trace, the gate and the
+    task routing all read the pinned value, so `why` says what was in force."""
+    prompt = "make a poster for our jazz night"
+    index = open_library([apache], Config(), engine=engine)
+    shipped = decide(prompt, index, Config())
+    assert not shipped.injected_ids and shipped.relevance is not None
+    best = float(shipped.relevance.probabilities.max())
+    lower = Config(relevance_threshold=round(best - 0.005, 3))
+    decision = decide(prompt, open_library([apache], lower, engine=engine), lower)
+    assert decision.relevance is not None
+    assert decision.relevance.threshold == lower.relevance_threshold
+    gate = decision.gate(GateName.RELEVANCE)
+    assert gate.passed and gate.thresholds["threshold"] == lower.relevance_threshold
+    assert "threshold pinned" in gate.note
+    assert len(decision.injected_ids) == 1
+    assert decision.relevance.second_threshold >= shipped.relevance.second_threshold
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5", "nan"])
+def test_a_pinned_threshold_is_a_probability(value: str) -> None:
+    with pytest.raises(ConfigError, match="relevance_threshold"):
+        load_config(assignments=[f"relevance_threshold={value}"], use_ski_config=False)
