@@ -224,7 +224,7 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> Blocks
         "",
         f"grid: {report.grid_size:,} points, {report.decide_calls:,} decide() calls "
         f"in {report.seconds:.1f} s",
-        f"top {min(top, len(report.table))} by train host value (ties: {report.tie_break}):",
+        f"top {min(top, len(report.table))} by {report.ranking}:",
     ]
     swept = list(report.swept)
     grid_rows = [

@@ -36,6 +36,7 @@ from explorer.engine.models import (
 )
 from explorer.engine.pipeline import decide
 from explorer.engine.presets import resolve
+from explorer.engine.relevance import load_relevance_model
 from explorer.engine.rerank import Reranker
 from explorer.engine.snapshot import Index
 
@@ -43,18 +44,45 @@ SCHEMA = "skill-explorer/calibration@1"
 TRAIN_FRACTION = 2 / 3
 LEXICAL_OFF = 0.0  # §5.2: lexical_min = 0 turns the fast path off
 PARAMETERS = TUNED_FIELDS  # min_similarity, score_margin, lexical_*, rerank_* (last two: reranker)
+RELEVANCE_PARAMETER = "relevance_threshold"  # the one value swept under the relevance model
+
+
+def relevance_grid(model_threshold: float) -> Grid:
+    """§9.12's threshold from 0.05 to 0.95 by 0.05, and the model's own."""
+    bars = {round(0.05 * step, 2) for step in range(1, 20)} | {round(model_threshold, 4)}
+    return Grid((), (), (), relevance_threshold=tuple(sorted(bars)))
+
+
+GATES_TIE_BREAK = (
+    "highest train host value, then fewest train false injections, then the stricter "
+    "thresholds (higher min_similarity, smaller score_margin, lexical path off or a "
+    "higher lexical_min/lexical_margin, higher rerank_min, smaller rerank_margin)"
+)
+RELEVANCE_BUDGET = 0.05  # the train false-inject rate the shipped model's threshold keeps to
 
 
 @dataclass(frozen=True)
 class Grid:
-    """The values swept; the grid is their product. Empty `rerank` means not swept."""
+    """The values swept; the grid is their product. Empty `rerank` means not swept. A
+    non-empty `relevance_threshold` is the whole grid: under the relevance model (§9.12)
+    the gates' thresholds decide nothing, its threshold does."""
 
     min_similarity: tuple[float, ...]
     score_margin: tuple[float, ...]
     lexical: tuple[tuple[float, float], ...]  # (lexical_min, lexical_margin); min 0 = off
     rerank: tuple[tuple[float, float], ...] = ()  # (rerank_min, rerank_margin)
+    relevance_threshold: tuple[float, ...] = ()
+
+    @property
+    def swept(self) -> tuple[str, ...]:
+        if self.relevance_threshold:
+            return (RELEVANCE_PARAMETER,)
+        return PARAMETERS if self.rerank else PARAMETERS[:4]
 
     def points(self) -> Iterator[dict[str, float]]:
+        if self.relevance_threshold:
+            yield from ({RELEVANCE_PARAMETER: bar} for bar in self.relevance_threshold)
+            return
         rerank: Iterable[tuple[float, float] | None] = self.rerank or (None,)
         for min_sim, margin, lexical, pair in itertools.product(
             self.min_similarity, self.score_margin, self.lexical, rerank
@@ -70,6 +98,8 @@ class Grid:
             yield values
 
     def __len__(self) -> int:
+        if self.relevance_threshold:
+            return len(self.relevance_threshold)
         return (
             len(self.min_similarity)
             * len(self.score_margin)
@@ -255,12 +285,15 @@ class CalibrationReport:
     train_current: Rates
     validation_recommended: Rates | None
     validation_current: Rates | None
-    tie_break: str = (
-        "highest train host value, then fewest train false injections, then the stricter "
-        "thresholds (higher min_similarity, smaller score_margin, lexical path off or a "
-        "higher lexical_min/lexical_margin, higher rerank_min, smaller rerank_margin)"
-    )
+    tie_break: str = GATES_TIE_BREAK
     swept: tuple[str, ...] = field(default=PARAMETERS[:4])
+
+    @property
+    def ranking(self) -> str:
+        """How the table is ordered, in words."""
+        if self.swept == (RELEVANCE_PARAMETER,):
+            return self.tie_break
+        return f"train host value (ties: {self.tie_break})"
 
     def recommended_config(self, base: Config) -> Config:
         return base.replace(**self.recommended)
@@ -310,6 +343,8 @@ def _maybe(value: Rates | None) -> dict[str, Any] | None:
 
 def _strictness(values: dict[str, float]) -> tuple[float, ...]:
     """Smaller is stricter (fewer injections), for breaking ties in the objective."""
+    if RELEVANCE_PARAMETER in values:
+        return (-values[RELEVANCE_PARAMETER],)
     lexical_off = values["lexical_min"] <= 0
     return (
         -values["min_similarity"],
@@ -332,6 +367,22 @@ def _rank_key(point: GridPoint) -> tuple[float, ...]:
     )
 
 
+def relevance_order(budget: float) -> str:
+    """How the relevance sweep's points are ranked, said in the report."""
+    return (
+        f"train recall among the points whose train false-inject rate is at most {budget:g} "
+        "(ties: the higher relevance_threshold), then the others by fewest false injections"
+    )
+
+
+def _relevance_rank_key(point: GridPoint, budget: float) -> tuple[float, ...]:
+    recall = round(point.train.recall or 0.0, 9)
+    false_injects = round(point.train.false_inject_rate or 0.0, 9)
+    if false_injects <= budget:
+        return (0.0, -recall, -point.values[RELEVANCE_PARAMETER])
+    return (1.0, false_injects, -recall)
+
+
 def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[str, float]:
     """The thresholds in force now (a model's knee where the config pins none, §4)."""
     tuning = resolve(config, index.models.status, len(index))
@@ -342,6 +393,9 @@ def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[s
         "lexical_margin": tuning.lexical_margin,
     }
     values.update({"rerank_min": tuning.rerank_min, "rerank_margin": tuning.rerank_margin})
+    if RELEVANCE_PARAMETER in swept:
+        pinned = config.relevance_threshold
+        values[RELEVANCE_PARAMETER] = load_relevance_model().threshold if pinned is None else pinned
     return {name: values[name] for name in swept}
 
 
@@ -371,20 +425,29 @@ def calibrate(
     *,
     grid: Grid | None = None,
     seed: int = 0,
+    budget: float = RELEVANCE_BUDGET,
 ) -> CalibrationReport:
-    """Sweep the grid on the train split; report the best point on validation."""
+    """Sweep the grid on the train split; report the best point on validation.
+
+    The gates' grid is ranked by host value. Under the relevance model the threshold is
+    chosen by the rule its own was (§9.12): the most recall whose train false-inject rate
+    stays within `budget`, so calibrating on a library moves the trade-off's point on that
+    library, not the trade-off."""
     started = time.perf_counter()
     split = split_cases(cases, seed)
     fast = memoised(index)
     has_reranker = index.models.reranker is not None
     if grid is None:
         status = index.models.status
-        grid = default_grid(
-            status.calibration.min_similarity,
-            reranker=has_reranker,
-            gate=status.rerank_calibration,
-        )
-    swept = PARAMETERS if grid.rerank else PARAMETERS[:4]
+        if resolve(config, status, len(index)).relevance:
+            grid = relevance_grid(load_relevance_model().threshold)
+        else:
+            grid = default_grid(
+                status.calibration.min_similarity,
+                reranker=has_reranker,
+                gate=status.rerank_calibration,
+            )
+    swept = grid.swept
     calls = 0
 
     def route(subset: Sequence[Case], values: dict[str, float]) -> Rates:
@@ -396,7 +459,10 @@ def calibrate(
     points = [GridPoint(values, route(split.train, values)) for values in grid.points()]
     if not points:
         raise ValueError("the calibration grid is empty")
-    points.sort(key=_rank_key)
+    if grid.relevance_threshold:
+        points.sort(key=lambda point: _relevance_rank_key(point, budget))
+    else:
+        points.sort(key=_rank_key)
     best = points[0].values
     current = current_values(config, index, swept)
     validation = split.validation
@@ -422,4 +488,5 @@ def calibrate(
         validation_recommended=validation_recommended,
         validation_current=validation_current,
         swept=swept,
+        tie_break=relevance_order(budget) if grid.relevance_threshold else GATES_TIE_BREAK,
     )

@@ -289,3 +289,39 @@ def test_the_recommendation_writes_as_a_config_layer(index: Index, tmp_path: Pat
     data = json.loads(json.dumps(report.to_dict(top=3)))
     assert data["schema"] == "skill-explorer/calibration@1" and len(data["table"]) == 3
     assert data["validation"]["recommended"]["recall"] == 0.0
+
+
+@pytest.fixture(scope="module")
+def sample_default(warm_cache_dir: Path) -> tuple[Index, tuple[Case, ...]]:
+    """sample_skills under the default preset and models: the relevance model decides."""
+    from explorer.engine.cases import load_cases
+    from explorer.engine.library import open_engine, open_library
+
+    root = Path(__file__).resolve().parents[2] / "sample_skills"
+    engine = open_engine(Config(), warm_cache_dir)
+    index = open_library([root], Config(), engine=engine)
+    return index, tuple(load_cases(root / "cases.toml").cases[::2])  # half: a quicker sweep
+
+
+def test_under_the_relevance_model_its_threshold_is_what_is_swept(
+    sample_default: tuple[Index, tuple[Case, ...]],
+) -> None:
+    """The gates' thresholds decide nothing under §9.12: sweeping them would recommend
+    values without effect. The threshold is chosen by the model's own rule: the most train
+    recall within the false-inject budget."""
+    index, cases = sample_default
+    report = calibrate(cases, index, Config(), budget=0.05)
+    assert report.swept == ("relevance_threshold",)
+    assert len(report.table) == report.grid_size == 20
+    assert report.current == {"relevance_threshold": 0.51}
+    within = [p for p in report.table if (p.train.false_inject_rate or 0.0) <= 0.05]
+    assert within, "some threshold keeps the sample's train negatives within 5 %"
+    best = max(p.train.recall or 0.0 for p in within)
+    chosen = report.table[0]
+    assert chosen.values == report.recommended and chosen in within
+    assert chosen.train.recall == best
+    tied = [p.values["relevance_threshold"] for p in within if p.train.recall == best]
+    assert report.recommended["relevance_threshold"] == max(tied)
+    decision = decide(cases[0].prompt, index, report.recommended_config(Config()))
+    assert decision.relevance is not None
+    assert decision.relevance.threshold == report.recommended["relevance_threshold"]

@@ -35,11 +35,13 @@ from explorer.terminal import emit
 
 class CalibrateCommand(Command):
     name = "calibrate"
-    help = "sweep the gates' thresholds on train cases, report on validation"
+    help = "sweep the thresholds in force on train cases, report on validation"
     description = (
-        "Sweep min_similarity, score_margin, lexical_min/lexical_margin (and "
-        "rerank_min/rerank_margin with a reranker) over a grid; choose on the train split, "
-        "report on the validation split."
+        "Under the relevance model (the default preset): sweep relevance_threshold and keep "
+        "the most train recall within the false-inject --budget. Under the gates: sweep "
+        "min_similarity, score_margin, lexical_min/lexical_margin (and "
+        "rerank_min/rerank_margin with a reranker) over a grid. Either way: choose on the "
+        "train split, report on the validation split."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -66,8 +68,8 @@ class CalibrateCommand(Command):
             "--budget",
             type=fraction,
             metavar="X",
-            help="with --manifest/--library: the train false-inject rate on plain negatives "
-            "(default 0.05)",
+            help="the train false-inject rate on plain negatives (default 0.05); with CASES, "
+            "under the relevance model, the budget its relevance_threshold is chosen within",
         )
         parser.add_argument(
             "--near-miss-budget",
@@ -126,7 +128,8 @@ class CalibrateCommand(Command):
         if not len(index):
             say(f"no valid skills under {', '.join(index.roots)}")
             return EXIT_FAILED
-        report = calibrate(cases.cases, index, loaded.config, seed=args.seed)
+        budget = {} if args.budget is None else {"budget": args.budget}
+        report = calibrate(cases.cases, index, loaded.config, seed=args.seed, **budget)
         if not report.train_cases:
             say("no train cases: the split left nothing to choose on")
             return EXIT_FAILED
