@@ -822,23 +822,30 @@ SWEEP = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)  # relevance_threshold values the re
 
 
 def threshold_rows(
-    samples: Sequence[Sample], sweep: Mapping[float, dict[int, Outcome]]
+    samples: Sequence[Sample],
+    sweep: Mapping[float, dict[int, Outcome]],
+    groups: Sequence[tuple[str, Callable[[Sample], bool]]],
 ) -> list[str]:
-    """Recall and false-inject, every held-out prompt and the wild corpus alone, at each
-    pinned threshold."""
+    """Recall and false-inject of each group of held-out prompts at each pinned threshold."""
     rows = [
-        "| relevance_threshold | all: recall | false-inject | wild: recall | false-inject |",
-        "|---:|---:|---:|---:|---:|",
+        "| relevance_threshold | "
+        + " | ".join(f"{label}: recall | false-inject" for label, _ in groups)
+        + " |",
+        "|---:|" + "---:|---:|" * len(groups),
     ]
     for bar, routed in sweep.items():
-        every, wild = Tally(), Tally()
+        tallies = [Tally() for _ in groups]
         for position, sample in enumerate(samples):
-            every.add(sample, routed[position])
-            if sample.library == "wild-trigger-evals":
-                wild.add(sample, routed[position])
-        cells = [" | ".join(t.cells().split(" | ")[:2]) for t in (every, wild)]
+            for tally, (_, member) in zip(tallies, groups, strict=True):
+                if member(sample):
+                    tally.add(sample, routed[position])
+        cells = [" | ".join(tally.cells().split(" | ")[:2]) for tally in tallies]
         rows.append(f"| {bar:.2f} | " + " | ".join(cells) + " |")
     return rows
+
+
+def _in_band(low: int, high: int) -> Callable[[Sample], bool]:
+    return lambda sample: low <= sample.size <= high
 
 
 def without_tasks(samples: Sequence[Sample]) -> list[Sample]:
@@ -969,7 +976,25 @@ def report(
         f"(shipped: {shipped.threshold:.2f}). What a lower or a higher bar would have bought "
         "on libraries the model never saw:",
         "",
-        *threshold_rows(samples, sweep or {}),
+        *threshold_rows(
+            samples,
+            sweep or {},
+            [
+                ("all", lambda sample: True),
+                ("wild", lambda sample: sample.library == "wild-trigger-evals"),
+            ],
+        ),
+        "",
+        "By library size, the same thresholds:",
+        "",
+        *threshold_rows(
+            samples, sweep or {}, [(band, _in_band(low, high)) for band, low, high in BANDS]
+        ),
+        "",
+        "Against the previous default at the same false-inject rate (its row above under "
+        "*before*), read the band's row whose false-inject is nearest. Its figures on the four "
+        "benchmark libraries are not blind (its thresholds were calibrated on their train "
+        "splits), which matters most for `≥ 1,000`: one library, `openclaw-large`.",
         "",
         "## Each wild author's own evals, the way skill-creator reports them",
         "",
