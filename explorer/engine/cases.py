@@ -254,76 +254,188 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
 
 
 def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = None) -> CaseSet:
-    """A trigger eval set as Anthropic's skill-creator has authors write it, for one skill
-    (given as `skill`, or named by the file's `skill_name`). Both of its layouts:
+    """A trigger eval set for one skill, in the layouts authors write them (skill-creator's
+    two, and the others found in public skills' repositories):
 
-    * a JSON list of `{"query": ..., "should_trigger": true|false}`;
-    * `{"skill_name": ..., "evals": [{"id": ..., "prompt": ..., "should_trigger": ...}]}`
-      (`"queries"` is read as `"evals"`; an item may say `query` or `prompt`).
+    * a JSON list of items, or an object holding one under `evals`, `queries`, `cases`,
+      `test_cases`, `tests`, `prompts` or `items` (`train` and `validation` keep their split);
+    * an item: its text under `query`, `prompt`, `input`, `utterance`, `text` or `request`,
+      its label under `should_trigger` (true/false), or `expect`/`expected`/
+      `expected_trigger` ("trigger", "select", "no-trigger", "do_not_trigger", "skip", ...),
+      or the skills it should load under `expectedSkills`;
+    * or an object of lists labelled by their key: `should_trigger`/`positive`/`should` and
+      `should_not_trigger`/`negative`/`should_not`/`near_neighbor`, each of texts or items.
 
-    A should-trigger query passes when the skill is injected; a should-not-trigger one
-    when it is not (other skills may be).
+    The skill is `skill` (--skill), else the file's `skill_name` or `skill`. A
+    should-trigger query passes when the skill is injected; a should-not-trigger one when
+    it is not (other skills may be). Anything else an item holds is the author's and is
+    read past.
     """
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise CaseError(f"{source}:{error.lineno}: invalid JSON ({error.msg})") from error
-    if isinstance(data, dict):
-        named = data.get("skill_name")
-        if not skill and isinstance(named, str) and named.strip():
+    if isinstance(data, dict) and not skill:
+        named = data.get("skill_name", data.get("skill"))
+        if isinstance(named, str) and named.strip():
             skill = named.strip()
-        data = data.get("evals", data.get("queries"))
-    if not skill:
-        raise CaseError(f"{source}: a trigger eval set is about one skill: pass --skill ID")
-    if not isinstance(data, list):
-        raise CaseError(
-            f'{source}: expected a list of {{"query": ..., "should_trigger": ...}} '
-            'or {"evals": [{"prompt": ..., "should_trigger": ...}]}'
-        )
-    lines = _json_item_lines(text)
+    entries = _trigger_entries(data, source)
+    locate = _ItemLines(text)
     cases: list[Case] = []
-    warnings: list[str] = []
-    for position, item in enumerate(data):
-        line = lines[position] if position < len(lines) else None
+    skipped: list[str] = []  # an item the set cannot use is reported; the others are kept
+    for position, (item, label, split) in enumerate(entries):
+        query = _item_text(item)
+        line = locate.next(query) if query else None
         where = f"{source}:{line}" if line else f"{source} item {position + 1}"
-        if not isinstance(item, dict):
-            raise CaseError(f"{where}: each item must be an object with query and should_trigger")
-        query = item.get("query", item.get("prompt"))
-        trigger = item.get("should_trigger")
-        if not isinstance(query, str) or not query.strip():
-            raise CaseError(f"{where}: 'query' (or 'prompt') is missing or empty")
-        if not isinstance(trigger, bool):
-            hint = (
-                " (an output eval, with no should_trigger, is not a trigger eval)"
-                if "should_trigger" not in item
-                else ""
-            )
-            raise CaseError(f"{where}: 'should_trigger' must be true or false{hint}")
-        for key in sorted(set(item) - TRIGGER_EVAL_KEYS):
-            warnings.append(f"{where}: key {key!r} ignored")
-        kind = SHOULD_TRIGGER if trigger else SHOULD_NOT_TRIGGER
+        if query is None:
+            keys = "', '".join(TEXT_KEYS)
+            skipped.append(f"{where}: skipped: no prompt text (one of '{keys}')")
+            continue
+        try:
+            expect, trigger = _item_label(item, label, skill, where)
+        except CaseError as error:
+            skipped.append(f"{error}; skipped")
+            continue
+        if trigger is None:
+            hint = "an output eval, with no should_trigger, is not a trigger eval"
+            skipped.append(f"{where}: skipped: 'should_trigger' must be true or false ({hint})")
+            continue
+        if not skill and not expect:
+            raise CaseError(f"{source}: a trigger eval set is about one skill: pass --skill ID")
         cases.append(
             Case(
-                prompt=query.strip(),
-                expect=(skill,) if trigger else (),
-                kind=kind,
+                prompt=query,
+                expect=expect if trigger else (),
+                kind=SHOULD_TRIGGER if trigger else SHOULD_NOT_TRIGGER,
+                split=split,
                 source=source,
                 line=line,
-                reject=() if trigger else (skill,),
+                reject=() if trigger or not skill else (skill,),
             )
         )
-    return CaseSet(tuple(cases), tuple(warnings + _duplicate_warnings(cases)), source)
+    if not cases:
+        first = f" ({skipped[0]})" if skipped else ""
+        raise CaseError(f"{source}: no trigger eval in it that can be run{first}")
+    return CaseSet(tuple(cases), tuple(skipped + _duplicate_warnings(cases)), source)
 
 
-# What an item of either layout may hold: the query, the label, and skill-creator's own
-# bookkeeping (read past without a warning).
-TRIGGER_EVAL_KEYS = {"query", "prompt", "should_trigger", "id", "expected_output", "files"}
-ITEM_START = re.compile(r'"(?:query|prompt)"\s*:')
+# Where authors put each part of a trigger eval (see parse_trigger_evals).
+ITEM_LISTS = ("evals", "queries", "cases", "test_cases", "tests", "prompts", "items")
+SPLIT_LISTS = ("train", "validation")
+POSITIVE_LISTS = ("should_trigger", "positive", "positives", "should", "intended_activations")
+NEGATIVE_LISTS = (
+    "should_not_trigger",
+    "negative",
+    "negatives",
+    "should_not",
+    "non_activations",
+    "near_neighbor",
+    "near_neighbors",
+    "near_miss",
+    "near_misses",
+)
+TEXT_KEYS = ("query", "prompt", "input", "utterance", "text", "request")
+LABEL_KEYS = ("should_trigger", "expect", "expected", "expected_trigger", "trigger")
+POSITIVE_WORDS = {"trigger", "true", "yes", "select", "selected", "positive", "load", "activate"}
+NEGATIVE_PREFIXES = ("no", "not", "do_not", "dont", "skip", "negative", "false", "none", "never")
+
+Entry = tuple[Any, bool | None, str | None]  # an item, its list's label, its list's split
 
 
-def _json_item_lines(text: str) -> list[int]:
-    """The line of each `"query"` or `"prompt"` key, in order: where each item starts."""
-    return [number for number, line in enumerate(text.splitlines(), 1) if ITEM_START.search(line)]
+def _trigger_entries(data: Any, source: str) -> list[Entry]:
+    """Every item of the set with the label and split its enclosing list gives it."""
+    layouts = (
+        f'{source}: expected a list of {{"query": ..., "should_trigger": ...}}, '
+        '{"evals": [{"prompt": ..., "should_trigger": ...}]} or '
+        '{"should_trigger": [...], "should_not_trigger": [...]}'
+    )
+    if isinstance(data, list):
+        return [(item, None, None) for item in data]
+    if not isinstance(data, dict):
+        raise CaseError(layouts)
+    for key in ITEM_LISTS:
+        if isinstance(data.get(key), list):
+            return [(item, None, None) for item in data[key]]
+    entries: list[Entry] = []
+    for key in SPLIT_LISTS:
+        if isinstance(data.get(key), list):
+            entries += [(item, None, key) for item in data[key]]
+    for keys, label in ((POSITIVE_LISTS, True), (NEGATIVE_LISTS, False)):
+        for key in keys:
+            if isinstance(data.get(key), list):
+                entries += [(item, label, None) for item in data[key]]
+    if not entries:
+        raise CaseError(layouts)
+    return entries
+
+
+def _item_text(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item.strip() or None
+    if isinstance(item, dict):
+        for key in TEXT_KEYS:
+            value = item.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return None
+
+
+def _item_label(
+    item: Any, label: bool | None, skill: str | None, where: str
+) -> tuple[tuple[str, ...], bool | None]:
+    """The skills a should-trigger item expects, and whether it should trigger (None: the
+    item says nothing a trigger eval can use)."""
+    own = (skill,) if skill else ()
+    if not isinstance(item, dict):
+        return own, label
+    listed = item.get("expectedSkills", item.get("expected_skills"))
+    if isinstance(listed, list) and all(isinstance(name, str) for name in listed):
+        return _expected_skills(listed, skill)
+    for key in LABEL_KEYS:
+        value = item.get(key)
+        if isinstance(value, list) and all(isinstance(name, str) for name in value):
+            return _expected_skills(value, skill)
+        if key in item:
+            return own, _trigger_word(value, key, where)
+    return own, label
+
+
+def _expected_skills(names: list[str], skill: str | None) -> tuple[tuple[str, ...], bool]:
+    """An item that lists the skills it should load: for one skill's set, whether that
+    skill is among them; for a set over several, all of them."""
+    listed = tuple(name.strip() for name in names if name.strip())
+    if skill:
+        return (skill,), skill in listed
+    return listed, bool(listed)
+
+
+def _trigger_word(value: Any, key: str, where: str) -> bool:
+    """true/false, or an author's word for them ("trigger", "no-trigger", "do_not_select")."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = re.sub(r"[^a-z]+", "_", value.strip().lower()).strip("_")
+        if word in POSITIVE_WORDS or word.startswith(("trigger_", "should_trigger", "select_")):
+            return True
+        if word.startswith(NEGATIVE_PREFIXES) or word.startswith("should_not"):
+            return False
+    raise CaseError(f"{where}: {key!r} = {value!r} says neither trigger nor not")
+
+
+class _ItemLines:
+    """The line where each item's text sits, found in order (None when the file spells it
+    with escapes): error messages and failures point at the author's line."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+
+    def next(self, query: str) -> int | None:
+        found = self.text.find(query, self.offset)
+        if found < 0:
+            return None
+        self.offset = found + len(query)
+        return self.text.count("\n", 0, found) + 1
 
 
 def _checked(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -210,3 +211,85 @@ def test_the_sample_cases_cover_the_sample_library() -> None:
     assert 0.28 <= negatives / len(cases) <= 0.40
     assert {case.kind for case in cases.cases} == {"direct", "indirect", "confusable", "negative"}
     assert {case.split for case in cases.cases} == {"train", "validation"}
+
+
+# Layouts authors of public skills write their trigger evals in, beside skill-creator's
+# two; each is the same two cases for the skill "pdf".
+AUTHOR_LAYOUTS = {
+    "labelled lists": {
+        "skill": "pdf",
+        "should_trigger": ["merge two pdf files"],
+        "should_not_trigger": ["bake banana bread"],
+    },
+    "positive and negative": {
+        "positive": ["merge two pdf files"],
+        "negative": ["bake banana bread"],
+    },
+    "cases with words": {
+        "cases": [
+            {"id": "t1", "utterance": "merge two pdf files", "expected": "trigger"},
+            {"id": "t2", "input": "bake banana bread", "expected": "do_not_trigger"},
+        ]
+    },
+    "queries with expect": {
+        "queries": [
+            {"query": "merge two pdf files", "expect": "trigger", "tag": "exact"},
+            {"query": "bake banana bread", "expect": "no-trigger", "tag": "far"},
+        ]
+    },
+    "expected skills": [
+        {"prompt": "merge two pdf files", "expectedSkills": ["pdf"]},
+        {"prompt": "bake banana bread", "expectedSkills": []},
+    ],
+    "items in labelled lists": {
+        "intended_activations": [{"input": "merge two pdf files", "why": "names it"}],
+        "near_neighbor": [{"text": "bake banana bread", "family": "cooking"}],
+    },
+}
+
+
+@pytest.mark.parametrize("layout", sorted(AUTHOR_LAYOUTS))
+def test_the_layouts_authors_write_trigger_evals_in(tmp_path: Path, layout: str) -> None:
+    path = tmp_path / "evals.json"
+    path.write_text(json.dumps(AUTHOR_LAYOUTS[layout], indent=1), encoding="utf-8")
+    read = load_cases(path, skill="pdf")
+    shape = [(case.prompt, case.expect, case.reject, case.kind) for case in read.cases]
+    assert shape == [
+        ("merge two pdf files", ("pdf",), (), "should-trigger"),
+        ("bake banana bread", (), ("pdf",), "should-not-trigger"),
+    ]
+    assert read.warnings == ()
+    assert all(case.line for case in read.cases)  # failures point at the author's line
+
+
+def test_an_author_s_split_is_kept_and_an_unusable_item_is_reported_not_fatal(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "evals.json"
+    data = {
+        "skill_name": "pdf",
+        "train": [{"query": "merge two pdf files", "should_trigger": True}],
+        "validation": [
+            {"query": "split this pdf", "should_trigger": True},
+            {"query": "", "attachments": ["scan.pdf"], "should_trigger": True},
+            {"query": "which route fits", "expected_trigger": "clarify"},
+        ],
+    }
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    read = load_cases(path)
+    assert [(case.prompt, case.split) for case in read.cases] == [
+        ("merge two pdf files", "train"),
+        ("split this pdf", "validation"),
+    ]
+    assert len(read.warnings) == 2
+    assert "skipped: no prompt text" in read.warnings[0]
+    assert "'expected_trigger' = 'clarify' says neither trigger nor not" in read.warnings[1]
+
+
+def test_a_set_over_several_skills_needs_no_skill_id(tmp_path: Path) -> None:
+    path = tmp_path / "evals.json"
+    path.write_text(
+        json.dumps([{"prompt": "merge pdfs into a sheet", "expectedSkills": ["pdf", "xlsx"]}])
+    )
+    (case,) = load_cases(path).cases
+    assert case.expect == ("pdf", "xlsx") and case.kind == "should-trigger"
