@@ -275,24 +275,29 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise CaseError(f"{source}:{error.lineno}: invalid JSON ({error.msg})") from error
+    wanted = skill  # --skill: in a set over several skills, only this one's items
     if isinstance(data, dict) and not skill:
-        named = data.get("skill_name", data.get("skill"))
-        if isinstance(named, str) and named.strip():
-            skill = named.strip()
+        skill = _skill_named(data)
     entries = _trigger_entries(data, source)
     locate = _ItemLines(text)
     cases: list[Case] = []
     skipped: list[str] = []  # an item the set cannot use is reported; the others are kept
-    for position, (item, label, split) in enumerate(entries):
+    others: set[str] = set()  # skills of the items left out for --skill
+    for position, (item, label, split, owner) in enumerate(entries):
         query = _item_text(item)
         line = locate.next(query) if query else None
         where = f"{source}:{line}" if line else f"{source} item {position + 1}"
+        about = (_skill_named(item) if isinstance(item, dict) else None) or owner
+        subject = about or skill  # the skill this item is about
+        if wanted and about and about != wanted:
+            others.add(about)
+            continue
         if query is None:
             keys = "', '".join(TEXT_KEYS)
             skipped.append(f"{where}: skipped: no prompt text (one of '{keys}')")
             continue
         try:
-            expect, trigger = _item_label(item, label, skill, where)
+            expect, trigger = _item_label(item, label, subject, where)
         except CaseError as error:
             skipped.append(f"{error}; skipped")
             continue
@@ -310,9 +315,12 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
                 split=split,
                 source=source,
                 line=line,
-                reject=() if trigger or not skill else (skill,),
+                reject=(subject,) if subject and not trigger else (),
             )
         )
+    if others and cases:
+        names = ", ".join(sorted(others))
+        skipped.append(f"{source}: the items about other skills ({names}) are left out")
     if not cases:
         first = f" ({skipped[0]})" if skipped else ""
         raise CaseError(f"{source}: no trigger eval in it that can be run{first}")
@@ -339,11 +347,36 @@ LABEL_KEYS = ("should_trigger", "expect", "expected", "expected_trigger", "trigg
 POSITIVE_WORDS = {"trigger", "true", "yes", "select", "selected", "positive", "load", "activate"}
 NEGATIVE_PREFIXES = ("no", "not", "do_not", "dont", "skip", "negative", "false", "none", "never")
 
-Entry = tuple[Any, bool | None, str | None]  # an item, its list's label, its list's split
+SKILL_KEYS = ("skill_name", "skill", "expected_skill", "expect_skill")
+# An item, the label and the split its list gives it, and the skill a set over several
+# skills files it under ({"skills": {"pdf": {...}}} or {"pdf": {...}, "xlsx": {...}}).
+Entry = tuple[Any, bool | None, str | None, str | None]
+
+
+def _skill_named(data: Mapping[str, Any]) -> str | None:
+    for key in SKILL_KEYS:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
 
 
 def _trigger_entries(data: Any, source: str) -> list[Entry]:
-    """Every item of the set with the label and split its enclosing list gives it."""
+    """Every item of the set with the label, split and skill its enclosing lists give it."""
+    if isinstance(data, dict):
+        wrapped = isinstance(data.get("skills"), dict)
+        sets = data["skills"] if wrapped else data
+        kinds = (dict, list) if wrapped else dict
+        if sets and all(isinstance(value, kinds) for value in sets.values()):
+            return [
+                (item, label, split, name)
+                for name, value in sets.items()
+                for item, label, split, _ in _trigger_entries(value, source)
+            ]
+    return [(item, label, split, None) for item, label, split in _listed_entries(data, source)]
+
+
+def _listed_entries(data: Any, source: str) -> list[tuple[Any, bool | None, str | None]]:
     layouts = (
         f'{source}: expected a list of {{"query": ..., "should_trigger": ...}}, '
         '{"evals": [{"prompt": ..., "should_trigger": ...}]} or '
@@ -356,7 +389,7 @@ def _trigger_entries(data: Any, source: str) -> list[Entry]:
     for key in ITEM_LISTS:
         if isinstance(data.get(key), list):
             return [(item, None, None) for item in data[key]]
-    entries: list[Entry] = []
+    entries: list[tuple[Any, bool | None, str | None]] = []
     for key in SPLIT_LISTS:
         if isinstance(data.get(key), list):
             entries += [(item, None, key) for item in data[key]]
@@ -386,8 +419,8 @@ def _item_label(
     """The skills a should-trigger item expects, and whether it should trigger (None: the
     item says nothing a trigger eval can use)."""
     own = (skill,) if skill else ()
-    if not isinstance(item, dict):
-        return own, label
+    if not isinstance(item, dict) or label is not None:
+        return own, label  # a list named by its label: an item's "expected" is prose then
     listed = item.get("expectedSkills", item.get("expected_skills"))
     if isinstance(listed, list) and all(isinstance(name, str) for name in listed):
         return _expected_skills(listed, skill)

@@ -293,3 +293,55 @@ def test_a_set_over_several_skills_needs_no_skill_id(tmp_path: Path) -> None:
     )
     (case,) = load_cases(path).cases
     assert case.expect == ("pdf", "xlsx") and case.kind == "should-trigger"
+
+
+def test_a_set_over_several_skills_gives_each_item_its_own_skill(tmp_path: Path) -> None:
+    """Items naming their skill (per item, or grouped by skill): --skill keeps that skill's
+    items and says which were left out; without it, every item is a case of its own skill."""
+    per_item = tmp_path / "per-item.json"
+    per_item.write_text(
+        json.dumps(
+            {
+                "cases": [
+                    {"prompt": "merge two pdf files", "skill": "pdf", "should_trigger": True},
+                    {"prompt": "sum column b", "skill": "xlsx", "should_trigger": True},
+                    {"prompt": "bake banana bread", "should_trigger": False},
+                ]
+            }
+        )
+    )
+    grouped = tmp_path / "grouped.json"
+    grouped.write_text(
+        json.dumps(
+            {
+                "skills": {
+                    "pdf": [{"prompt": "merge two pdf files", "expect": "trigger"}],
+                    "xlsx": {"should_trigger": ["sum column b"], "should_not_trigger": ["hi"]},
+                }
+            }
+        )
+    )
+    mine = load_cases(per_item, skill="pdf")
+    assert [(c.prompt, c.expect, c.reject) for c in mine.cases] == [
+        ("merge two pdf files", ("pdf",), ()),
+        ("bake banana bread", (), ("pdf",)),
+    ]
+    assert mine.warnings == (f"{per_item}: the items about other skills (xlsx) are left out",)
+    every = load_cases(grouped)
+    assert [(c.prompt, c.expect, c.reject) for c in every.cases] == [
+        ("merge two pdf files", ("pdf",), ()),
+        ("sum column b", ("xlsx",), ()),
+        ("hi", (), ("xlsx",)),
+    ]
+    assert [c.prompt for c in load_cases(grouped, skill="xlsx").cases] == ["sum column b", "hi"]
+
+
+def test_a_list_named_by_its_label_outranks_an_item_s_prose(tmp_path: Path) -> None:
+    path = tmp_path / "evals.json"
+    path.write_text(
+        json.dumps(
+            {"should_trigger": [{"input": "review this skill", "expected": "audit its folder"}]}
+        )
+    )
+    (case,) = load_cases(path, skill="skill-maintainer").cases
+    assert case.expect == ("skill-maintainer",)
