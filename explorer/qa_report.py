@@ -81,6 +81,23 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
             right={1, 2, 3},
         ),
     ]
+    if report.by_skill:
+        lines += [
+            "",
+            "trigger evals per skill (as skill-creator reports them):",
+            table(
+                ["skill", "triggered (should)", "not triggered (should not)"],
+                [
+                    [
+                        rates.skill,
+                        f"{rates.triggered}/{rates.should}",
+                        f"{rates.quiet}/{rates.should_not}",
+                    ]
+                    for rates in report.by_skill
+                ],
+                right={1, 2},
+            ),
+        ]
     failures = report.failures
     lines += ["", f"failures ({len(failures)}):"]
     if failures:

@@ -327,6 +327,29 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
     return CaseSet(tuple(cases), tuple(skipped + _duplicate_warnings(cases)), source)
 
 
+OWN_EVAL_DIRS = ("evals", "eval")  # beside SKILL.md, where skills' repositories keep them
+
+
+def own_trigger_evals(skills: Iterable[tuple[str, str]]) -> CaseSet:
+    """The trigger eval sets skills ship in their own folders (`evals/*.json` beside
+    SKILL.md), each read for its skill: `skills` gives (id, directory). A JSON file there
+    that is no trigger eval set (skill-creator's output evals live in evals/evals.json too)
+    is passed over with a warning; so is a set naming another skill's items only."""
+    cases: list[Case] = []
+    warnings: list[str] = []
+    for skill, directory in skills:
+        for folder in OWN_EVAL_DIRS:
+            for path in sorted((Path(directory) / folder).glob("*.json")):
+                try:
+                    found = load_cases(path, skill=skill)
+                except CaseError as error:
+                    warnings.append(f"{error}; not read as {skill}'s trigger evals")
+                    continue
+                cases += found.cases
+                warnings += found.warnings
+    return CaseSet(tuple(cases), tuple(warnings), "the skills' own trigger evals")
+
+
 # Where authors put each part of a trigger eval (see parse_trigger_evals).
 ITEM_LISTS = ("evals", "queries", "cases", "test_cases", "tests", "prompts", "items")
 SPLIT_LISTS = ("train", "validation")

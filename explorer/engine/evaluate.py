@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.cases import GROUPS, KINDS, Case
+from explorer.engine.cases import GROUPS, KINDS, SHOULD_NOT_TRIGGER, SHOULD_TRIGGER, Case
 from explorer.engine.config import Config
 from explorer.engine.decision import Decision, Row, Stage, Verdict
 from explorer.engine.pipeline import decide
@@ -169,6 +169,18 @@ class CaseResult:
 
 
 @dataclass(frozen=True)
+class SkillTriggerRates:
+    """One skill's trigger evals, the way skill-creator reports them: how many of the
+    prompts that should trigger it did, and how many of those that should not did not."""
+
+    skill: str
+    should: int
+    triggered: int
+    should_not: int
+    quiet: int
+
+
+@dataclass(frozen=True)
 class KindRates:
     kind: str
     cases: int
@@ -201,6 +213,7 @@ class EvalReport:
     skills: int
     warnings: tuple[str, ...] = ()
     config: dict[str, Any] = field(default_factory=dict)
+    by_skill: tuple[SkillTriggerRates, ...] = ()  # the trigger-eval cases, per skill
 
     @property
     def failures(self) -> tuple[CaseResult, ...]:
@@ -227,6 +240,7 @@ class EvalReport:
                 "extra_injects": self.extra_injects,
             },
             "by_kind": {kind: asdict(value) for kind, value in self.by_kind.items()},
+            "by_skill": [asdict(value) for value in self.by_skill],
             "timings_ms": asdict(self.timings),
             "thresholds": self.thresholds,
             "models": self.models,
@@ -322,6 +336,21 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     )
 
 
+def _trigger_rates(results: Sequence[CaseResult]) -> tuple[SkillTriggerRates, ...]:
+    counts: dict[str, list[int]] = {}
+    for result in results:
+        case = result.case
+        if case.kind == SHOULD_TRIGGER and case.expect:
+            tally = counts.setdefault(case.expect[0], [0, 0, 0, 0])
+            tally[0] += 1
+            tally[1] += result.passed
+        elif case.kind == SHOULD_NOT_TRIGGER and case.reject:
+            tally = counts.setdefault(case.reject[0], [0, 0, 0, 0])
+            tally[2] += 1
+            tally[3] += result.passed
+    return tuple(SkillTriggerRates(skill, *tally) for skill, tally in sorted(counts.items()))
+
+
 def report_from(
     results: Sequence[CaseResult], index: Index, config: Config, *, label: str = ""
 ) -> EvalReport:
@@ -338,6 +367,7 @@ def report_from(
         if members:
             passed = sum(result.passed for result in members)
             by_kind[kind] = KindRates(kind, len(members), passed, passed / len(members))
+    by_skill = _trigger_rates(results)
     times = np.array([result.ms for result in results], dtype=np.float64)
     timings = Timings(
         median_ms=float(np.median(times)) if len(times) else 0.0,
@@ -360,6 +390,7 @@ def report_from(
         top1=top1 / len(positives) if positives else None,
         extra_injects=sum(1 for result in positives if result.extra),
         by_kind=by_kind,
+        by_skill=by_skill,
         timings=timings,
         thresholds=_thresholds(config, index),
         models={"dense": status.dense, "reranker": status.reranker},

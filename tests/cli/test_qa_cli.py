@@ -312,3 +312,35 @@ def test_qa_commands_have_help(command: str, capsys: Capture) -> None:
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert "--set" in text and "--json" in text
+
+
+def test_eval_without_cases_runs_the_skills_own_trigger_evals(
+    capsys: Capture, library: Library
+) -> None:
+    """Skills' repositories keep trigger evals beside SKILL.md; eval finds them, reads each
+    for its skill, passes over what is no trigger eval set, and reports per skill."""
+    root, _, common = library
+    (root / "pdf" / "evals").mkdir()
+    (root / "pdf" / "evals" / "trigger-eval.json").write_text(
+        json.dumps(
+            [
+                {"query": "merge and split pdf files", "should_trigger": True},
+                {"query": "banana bread recipe", "should_trigger": False},
+            ]
+        )
+    )
+    (root / "pdf" / "evals" / "evals.json").write_text(  # skill-creator's output evals
+        json.dumps({"skill_name": "pdf", "evals": [{"id": 1, "prompt": "merge", "files": []}]})
+    )
+    code, out, err = run(capsys, "eval", *common)
+    assert code == 0, err
+    assert "eval the skills' own trigger evals: 2 cases (1 positive, 1 negative)" in out
+    row = next(line for line in out.splitlines() if line.startswith("pdf "))
+    assert row.split()[1:] == ["1/1", "1/1"]
+    assert "evals.json" in err and "not read as pdf's trigger evals" in err
+    code, out, _ = run(capsys, "eval", *common, "--json")
+    assert json.loads(out)["by_skill"] == [
+        {"skill": "pdf", "should": 1, "triggered": 1, "should_not": 1, "quiet": 1}
+    ]
+    code, _, err = run(capsys, "eval", *common, "--skill", "changelog-generator")
+    assert code == 2 and "'changelog-generator' has no trigger evals of its own" in err

@@ -18,12 +18,15 @@ from explorer.cli.base import (
 )
 from explorer.cli.library import Engines, roots_and_cases, run_label
 from explorer.cli.quality import add_library_options, run_eval_by_library, wants_libraries
+from explorer.cli.roots import command_roots
 from explorer.engine.config import Config, ConfigError, LoadedConfig, load_config
 from explorer.engine.decision import json_default
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
+    from explorer.engine.cases import CaseSet
     from explorer.engine.evaluate import Comparison, EvalReport
+    from explorer.engine.snapshot import Index
 
 
 def check_thresholds(report: EvalReport, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -45,6 +48,25 @@ def check_thresholds(report: EvalReport, args: argparse.Namespace) -> list[dict[
     return checks
 
 
+def own_cases(index: Index, skill: str | None) -> CaseSet | None:
+    """With no CASES: the trigger evals the skills ship beside their SKILL.md (only
+    `skill`'s with --skill), or None after saying there are none."""
+    from explorer.engine.cases import own_trigger_evals
+
+    chosen = [(s.id, s.directory) for s in index.skills if skill in (None, s.id)]
+    cases = own_trigger_evals(chosen)
+    for warning in cases.warnings:
+        say(f"warning: {warning}")
+    if not cases.cases:
+        whose = f"{skill!r} has no" if skill else "no skill has"
+        say(
+            f"eval needs CASES (with --skills), or --by-library: {whose} trigger evals of "
+            "its own (evals/*.json beside SKILL.md)"
+        )
+        return None
+    return cases
+
+
 class EvalCommand(Command):
     name = "eval"
     help = "run labelled cases through the router: recall, false injections, failures"
@@ -61,7 +83,8 @@ class EvalCommand(Command):
             metavar="CASES",
             nargs="?",
             help="cases file: .toml, the reference's .tsv (all kinds, context and cwd "
-            "columns), or a skill-creator trigger eval set .json (with --skill)",
+            "columns), or a trigger eval set .json (with --skill); none: every skill's own "
+            "trigger evals (evals/*.json beside its SKILL.md)",
         )
         parser.add_argument(
             "--skill",
@@ -121,13 +144,17 @@ class EvalCommand(Command):
                 say("--by-library runs the libraries' own cases: no CASES or --compare-*")
                 return EXIT_USAGE
             return run_eval_by_library(args, loaded)
-        if not args.cases:
-            say("eval needs CASES (with --skills), or --by-library")
-            return EXIT_USAGE
-        inputs = roots_and_cases(args, loaded)
-        if inputs is None:
-            return EXIT_USAGE
-        roots, cases = inputs
+        cases: CaseSet | None = None
+        if args.cases:
+            inputs = roots_and_cases(args, loaded)
+            if inputs is None:
+                return EXIT_USAGE
+            roots, cases = inputs
+        else:
+            found = command_roots(args, loaded)
+            if found is None:
+                return EXIT_USAGE
+            roots = found
         other_config: Config | None = None
         if args.compare_config:
             try:
@@ -143,6 +170,10 @@ class EvalCommand(Command):
         if not len(index):
             say(f"no valid skills under {', '.join(index.roots)}")
             return EXIT_FAILED
+        if cases is None:
+            cases = own_cases(index, args.skill)
+            if cases is None:
+                return EXIT_USAGE
         report = evaluate(cases.cases, index, loaded.config, label=run_label(roots, args.config))
         for warning in report.warnings:
             say(f"warning: {warning}")
@@ -169,7 +200,7 @@ class EvalCommand(Command):
                 }
             print(json.dumps(data, indent=2, default=json_default))
         else:
-            emit(*eval_text(report, args.cases))
+            emit(*eval_text(report, args.cases or cases.source))
             if comparison is not None and other_report is not None:
                 print()
                 emit(*compare_text(comparison, report, other_report))
