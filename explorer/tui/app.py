@@ -27,11 +27,8 @@ from textual.reactive import Reactive
 from textual.timer import Timer
 from textual.worker import Worker
 
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision
-from explorer.engine.live import LiveIndex
-from explorer.engine.skills import Problem
-from explorer.engine.snapshot import Index
+from explorer.engine import Config, Decision, Index, LiveIndex
+from explorer.engine.discovery import Problem
 from explorer.terminal import visible
 from explorer.tui import exports, palette, tasks
 from explorer.tui.commands import ExplorerCommands, SkillCommands

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from explorer.engine.flips import flip_cause
-from explorer.engine.pipeline import decide
+from explorer.engine.qa.flips import flip_cause
+from explorer.engine.route.pipeline import decide
 from explorer.tui.widgets.cases_panel import CasesPanel
 from tests.conftest import write_skill
 from tests.tui.test_app import enter, make_app, ready, settle
@@ -114,8 +114,8 @@ async def test_f8_gives_each_changed_verdict_its_gate_and_numbers(
 async def test_the_deciding_column_shows_at_every_width(
     tmp_path: Path, extra: dict[str, float], deciding: str
 ) -> None:
-    from explorer.engine.config import Config
-    from explorer.engine.reasons import reason
+    from explorer.engine.base.config import Config
+    from explorer.engine.route.reasons import reason
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
     from explorer.tui.widgets.skills_table import COLUMNS, SkillsTable
@@ -176,7 +176,7 @@ def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Pat
 async def test_the_skill_tab_says_what_each_sentence_adds_to_the_logit(tmp_path: Path) -> None:
     from textual.widgets import TabbedContent
 
-    from explorer.engine.config import Config
+    from explorer.engine.base.config import Config
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
     from explorer.tui.widgets.skill_panel import SkillPanel

@@ -18,12 +18,12 @@ from explorer.cli.base import (
 )
 from explorer.cli.library import Engines, roots_and_cases, run_label
 from explorer.cli.quality import add_library_options, run_eval_by_library, wants_libraries
-from explorer.engine.config import Config, ConfigError, LoadedConfig, load_config
-from explorer.engine.decision import json_default
+from explorer.engine import Config, ConfigError, LoadedConfig, load_config
+from explorer.engine.route import json_default
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
-    from explorer.engine.evaluate import Comparison, EvalReport
+    from explorer.engine.qa import Comparison, EvalReport
 
 
 def check_thresholds(report: EvalReport, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -113,7 +113,8 @@ class EvalCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.evaluate import compare, evaluate
+        from explorer.engine import evaluate
+        from explorer.engine.qa import compare
         from explorer.qa_report import compare_text, eval_text
 
         if args.by_library or wants_libraries(args):
