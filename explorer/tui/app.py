@@ -56,7 +56,7 @@ class ExplorerApp(App[None]):
     # Readable in both themes: every colour pair at 4.5:1 or more (explorer/tui/palette.py).
     ansi_theme_dark = Reactive(palette.ANSI_DARK, init=False)
     ansi_theme_light = Reactive(palette.ANSI_LIGHT, init=False)
-    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar, PromptBar"  # keep typing while maximised
+    ALLOW_IN_MAXIMIZED_VIEW = "QuietFooter, StatusBar, PromptBar"  # keep typing while maximised
     TITLE = "Skill Explorer"
     COMMANDS = App.COMMANDS | {ExplorerCommands}
     BINDINGS = bindings_of(KEYS)

@@ -324,7 +324,7 @@ async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from explorer.tui.widgets.decision_panel import DecisionPanel
-    from explorer.tui.widgets.footer import QuietFooter
+    from explorer.tui.widgets.footer import KeyCell, QuietFooter
     from explorer.tui.widgets.skills_table import SkillsTable
 
     monkeypatch.chdir(tmp_path)  # the root as typed: "skills"
@@ -334,9 +334,7 @@ async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
         await settle(pilot, lambda: app.state.cases_report is not None)
         details, decision = app.query_one("#details"), app.query_one(DecisionPanel)
         assert details.display and details.region.width >= 78 and not decision.region.area
-        footer = " ".join(
-            str(key.render()) for key in app.query_one(QuietFooter).query("FooterKey")
-        )
+        footer = " ".join(str(key.render()) for key in app.query_one(QuietFooter).query(KeyCell))
         assert "f4" in footer and "Panels" in footer  # the key is in the footer
         await pilot.press("f4")
         await settle(pilot, lambda: decision.region.width >= 78)
