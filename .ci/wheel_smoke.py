@@ -78,7 +78,7 @@ def check_commands() -> None:
 
 
 async def check_explorer(cache_dir: str) -> None:
-    from explorer.engine.config import Config
+    from explorer.engine.base.config import Config
     from explorer.tui.app import ExplorerApp
 
     app = ExplorerApp([str(SAMPLES)], Config(), cache_dir=cache_dir, initial_prompt=PROMPT)

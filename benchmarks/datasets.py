@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.engine.cases import GROUPS, Case, load_cases
-from explorer.engine.libraries import materialise_jsonl as engine_materialise
+from explorer.engine.qa.cases import GROUPS, Case, load_cases
+from explorer.engine.qa.libraries import materialise_jsonl as engine_materialise
 
 BENCHMARKS = Path(__file__).resolve().parent
 LIBRARIES_DIR = BENCHMARKS / "libraries"
@@ -94,7 +94,7 @@ def load_labelled(path: str | os.PathLike[str]) -> list[tuple[Case, str]]:
 def materialise_jsonl(jsonl: str | os.PathLike[str], destination: str | os.PathLike[str]) -> Path:
     """Write each `{"name", "description"}` line as `<destination>/<NNNN>-<slug>/SKILL.md`.
 
-    The engine's own writer (`explorer.engine.libraries`), so `eval --by-library`,
+    The engine's own writer (`explorer.engine.qa.libraries`), so `eval --by-library`,
     `calibrate` and these helpers route the very same files. The directory's number is the
     line's, so of two lines with the same name the first wins (first path wins), and the id
     is the `name` unchanged: non-slug names such as "PDF Merge & Split" stay ids.

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.datasets import LIBRARIES, Library, load_labelled
-from explorer.engine.cases import GROUPS
+from explorer.engine.qa.cases import GROUPS
 
 DEFAULT_SEED = 16
 VALIDATION_SHARE = 0.35

@@ -12,11 +12,16 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from explorer.engine.calibrate import CalibrationReport
-from explorer.engine.cases import OBSERVE_ONLY
-from explorer.engine.collisions import Collision, CollisionMap
-from explorer.engine.evaluate import HOST_VALUE_PENALTY, CaseResult, Comparison, EvalReport, Rates
-from explorer.engine.lint import SEVERITIES, Finding
+from explorer.engine.author import SEVERITIES, Collision, CollisionMap, Finding
+from explorer.engine.qa import (
+    HOST_VALUE_PENALTY,
+    OBSERVE_ONLY,
+    CalibrationReport,
+    CaseResult,
+    Comparison,
+    EvalReport,
+    Rates,
+)
 from explorer.report import Blocks
 from explorer.terminal import table
 

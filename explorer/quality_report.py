@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from explorer.engine.evaluate import Rates
-from explorer.engine.multical import MultiCalibration
+from explorer.engine.qa import MultiCalibration, Rates
 
 PRESET_KEYS = (
     "bm25_weight",

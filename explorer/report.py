@@ -12,12 +12,16 @@ from typing import Any
 from rich.console import RenderableType
 from rich.table import Table
 
-from explorer.engine.decision import Decision, Gate, Row, Verdict
-from explorer.engine.presets import GUARD_KEYS
-from explorer.engine.reasons import reason
-from explorer.engine.relevance import excluded_query_terms, missing_query_terms
-from explorer.engine.rerank import sentence_attribution
-from explorer.engine.snapshot import Index
+from explorer.engine import Decision, Index, Verdict
+from explorer.engine.inference import sentence_attribution
+from explorer.engine.route import (
+    GUARD_KEYS,
+    Gate,
+    Row,
+    excluded_query_terms,
+    missing_query_terms,
+    reason,
+)
 from explorer.terminal import plain, render, table, visible
 
 Blocks = list[str | RenderableType]
@@ -100,7 +104,7 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
 
 
 def reason_line(decision: Decision, row: Row) -> str:
-    """One skill's reason from engine/reasons.py, with the gap to injection."""
+    """One skill's reason from engine/route/reasons.py, with the gap to injection."""
     why = reason(decision, row)
     gap = f"  ({why.gap_text()})" if why.gap_text() else ""
     return f"  {row.id}: {why.gate}: {why.text}{gap}"

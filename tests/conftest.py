@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import Models, assemble_models, load_models
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import Models, assemble_models, load_models
 
 REPO = Path(__file__).resolve().parent.parent
 # Collection imports onnxruntime (tests/support) before any fixture moves $HOME: with its
@@ -110,7 +110,7 @@ def warm_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with _locked(shared / "warm-cache.lock"):
         warmed = cache / "warmed"
         if not warmed.exists():
-            from explorer.engine.library import open_engine, open_library
+            from explorer.engine.index.opening import open_engine, open_library
 
             config = Config()
             open_library([SAMPLE_SKILLS], config, engine=open_engine(config, cache))
@@ -129,8 +129,8 @@ def shared_warm_sessions() -> Iterator[None]:
     which the commands, hooks and doctors the tests run would otherwise pay dozens of times.
     Loads outside the warm cache (the tests about loading, optimising and repairing graphs
     use their own directories) are untouched."""
-    from explorer.engine import embed, rerank
-    from explorer.engine.threads import onnx_threads
+    from explorer.engine.base.threads import onnx_threads
+    from explorer.engine.inference import embed, rerank
 
     real = embed.onnx_session
     sessions: dict[tuple[str, int, str], Any] = {}

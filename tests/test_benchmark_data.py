@@ -26,8 +26,8 @@ from benchmarks.datasets import (
     read_groups,
 )
 from benchmarks.split_labelled import Row, assign
-from explorer.engine.cases import load_cases
-from explorer.engine.skills import discover
+from explorer.engine.discovery.skills import discover
+from explorer.engine.qa.cases import load_cases
 
 # The issue's floor for each library, train and validation together.
 MINIMUM_PROMPTS = {
@@ -231,7 +231,7 @@ def test_libraries_table_is_consistent() -> None:
 
 def test_manifest_names_the_same_libraries_and_files() -> None:
     """benchmarks/libraries.toml (read by calibrate/eval/bench) and LIBRARIES agree."""
-    from explorer.engine.libraries import read_manifest
+    from explorer.engine.qa.libraries import read_manifest
 
     specs = {spec.name: spec for spec in read_manifest(LIBRARIES_DIR.parent / "libraries.toml")}
     assert set(specs) == set(LIBRARIES)

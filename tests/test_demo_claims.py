@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision
-from explorer.engine.flips import flip_cause
-from explorer.engine.library import Engine, open_engine, open_library
-from explorer.engine.pipeline import decide
+from explorer.engine.base.config import Config
+from explorer.engine.index.opening import Engine, open_engine, open_library
+from explorer.engine.qa.flips import flip_cause
+from explorer.engine.route.decision import Decision
+from explorer.engine.route.pipeline import decide
 from tests.conftest import REPO, SAMPLE_SKILLS
 
 README = REPO / "README.md"

@@ -269,7 +269,7 @@ async def _demo(pilot: Any, out: Path, library: Path) -> None:
 
 
 async def _run(out: Path, work: Path) -> None:
-    from explorer.engine.config import Config
+    from explorer.engine.base.config import Config
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from explorer.bench import measure
 from explorer.bench.synthetic import synthetic_descriptions, synthetic_prompts
-from explorer.engine.lexical import LexicalIndex
-from explorer.engine.text import match_tokens
+from explorer.engine.base import match_tokens
+from explorer.engine.index import LexicalIndex
 
 BM25_SIZE = 26_000
 BM25_PROMPTS = 200

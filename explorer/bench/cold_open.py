@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from explorer.bench import measure
 
 if TYPE_CHECKING:
-    from explorer.engine.config import Config
+    from explorer.engine import Config
 
 COLD_OPEN_LIMIT_MS = 1000.0
 
@@ -27,10 +27,8 @@ COLD_OPEN_LIMIT_MS = 1000.0
 def open_child(job: dict[str, Any]) -> dict[str, Any]:
     """In the child: import the engine, load the models, open a live index; each timed."""
     started = time.perf_counter()
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.config import Config
-    from explorer.engine.live import LiveIndex
-    from explorer.engine.models import load_models
+    from explorer.engine import Config, LiveIndex
+    from explorer.engine.inference import EmbeddingCache, load_models
 
     imported = time.perf_counter()
     config = Config(**job["config"])

@@ -13,9 +13,7 @@ from functools import partial
 from typing import Any
 
 from explorer.bench import measure
-from explorer.engine.config import Config
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index
+from explorer.engine import Config, Index, decide
 
 DECIDE_FACTOR, DECIDE_SLACK_MS = 1.2, 2.0
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from explorer.bench import measure
 from explorer.bench.synthetic import synthetic_prompts
-from explorer.engine.models import packaged_minilm
+from explorer.engine.inference import packaged_minilm
 
 HOOK_REPEATS = 7
 HOOK_FACTOR = 1.2

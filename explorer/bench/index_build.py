@@ -12,11 +12,10 @@ from typing import Any
 
 from explorer.bench import measure
 from explorer.bench.synthetic import synthetic_descriptions
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.models import Models
-from explorer.engine.skills import Discovery, Skill, discover
-from explorer.engine.snapshot import index_skills
+from explorer.engine import Config
+from explorer.engine.discovery import Discovery, Skill, discover
+from explorer.engine.index import index_skills
+from explorer.engine.inference import EmbeddingCache, Models
 
 BUILD_CHUNKS = 4
 BUILD_FACTOR = 1.25

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.bench import measure
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.models import Models
+from explorer.engine import Config
+from explorer.engine.inference import EmbeddingCache, Models
 
 if TYPE_CHECKING:
-    from explorer.engine.snapshot import Index
+    from explorer.engine import Index
 
 LIVE_SAVE_LIMIT_MS = 100.0  # at 1,000 skills
 LIVE_SAVES = 30
@@ -31,7 +30,7 @@ def bench_live_save(
     Each save gives a description never seen before, so every sample includes its one
     embedding. The library is a copy: the other metrics keep theirs unchanged.
     """
-    from explorer.engine.live import LiveIndex
+    from explorer.engine import LiveIndex
 
     work = Path(tempfile.mkdtemp(prefix="live-", dir=library.parent))
     root = Path(shutil.copytree(library, work / library.name))

@@ -17,7 +17,7 @@ from explorer.bench import measure
 from explorer.bench.synthetic import synthetic_prompts
 
 if TYPE_CHECKING:
-    from explorer.engine.config import Config
+    from explorer.engine import Config
 
 RSS_SIZE = 1000
 RSS_DECIDES = 20
@@ -26,11 +26,9 @@ RSS_LIMIT_MB = 300.0
 
 def measure_child(job: dict[str, Any]) -> dict[str, Any]:
     """In the child: load models, build the index, route the prompts; the peak after each."""
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.config import Config
-    from explorer.engine.models import load_models
-    from explorer.engine.pipeline import decide
-    from explorer.engine.snapshot import build_index
+    from explorer.engine import Config, decide
+    from explorer.engine.index import build_index
+    from explorer.engine.inference import EmbeddingCache, load_models
 
     phases = {"imports": measure.peak_mb()}
     config = Config(**job["config"])

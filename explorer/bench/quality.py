@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from explorer.engine.config import Config
+from explorer.engine import Config
 
 BASELINE_NAME = "quality_baseline.json"
 
@@ -21,8 +21,15 @@ def quality_bench(
 ) -> dict[str, Any]:
     """`bench --only quality`: the config in force over the benchmark libraries' validation
     split; the figures the committed baseline (benchmarks/quality_baseline.json) pins."""
-    from explorer.engine.libraries import DEFAULT_MANIFEST, open_libraries, read_manifest
-    from explorer.engine.quality import by_library, quality_dict, read_baseline, regressions
+    from explorer.engine.qa import (
+        DEFAULT_MANIFEST,
+        by_library,
+        open_libraries,
+        quality_dict,
+        read_baseline,
+        read_manifest,
+        regressions,
+    )
 
     path = Path(manifest or DEFAULT_MANIFEST)
     specs = read_manifest(path)

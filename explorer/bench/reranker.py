@@ -26,14 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.cases import Case, load_cases
-from explorer.engine.config import Config
-from explorer.engine.evaluate import passes
-from explorer.engine.models import Models, assemble_models, load_models
-from explorer.engine.pipeline import decide
-from explorer.engine.rerank import rerank_document
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine import Config, Index, decide
+from explorer.engine.index import build_index
+from explorer.engine.inference import (
+    EmbeddingCache,
+    Models,
+    assemble_models,
+    load_models,
+    rerank_document,
+)
+from explorer.engine.qa import Case, load_cases, passes
 
 STAGE2_TARGET_MS = 25.0  # stage 2 on 12 candidates, median
 COLD_START_FACTOR = 1.3  # hook cold start with the reranker <= 1.3 x without
@@ -110,7 +112,7 @@ def open_library(
     library: Library, config: Config, models: Models, cache: EmbeddingCache | None
 ) -> tuple[Index, Index]:
     """The library indexed once; the same index with the reranker, and without any."""
-    from explorer.engine.libraries import LibrarySpec, library_roots
+    from explorer.engine.qa import LibrarySpec, library_roots
 
     # A description-only library is a skills.jsonl: written out as SKILL.md dirs meanwhile.
     paths = [
@@ -161,7 +163,7 @@ def sweep_gate(
 ) -> dict[str, Any]:
     """Pick rerank_min/rerank_margin on the TRAIN splits only: the most recall whose
     false-inject rate is no higher than the cascade's without a reranker (ties: stricter)."""
-    from explorer.engine.calibrate import memoised
+    from explorer.engine.qa import memoised
 
     prepared = []
     for library in libraries:
@@ -274,8 +276,8 @@ def stage2_speed(
 def reranker_bench(config: Config, cache_dir: str | None = None) -> dict[str, Any]:
     """`skill-explorer bench --only reranker`: stage-2 speed of the reranker the config
     loads, on the first benchmark library (or the sample skills), 12 candidates a call."""
-    from explorer.engine.libraries import DEFAULT_MANIFEST, library_roots, read_manifest
-    from explorer.engine.library import open_engine, open_library
+    from explorer.engine import open_engine, open_library
+    from explorer.engine.qa import DEFAULT_MANIFEST, library_roots, read_manifest
 
     engine = open_engine(config, cache_dir)
     models = engine.models
@@ -398,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="embedding cache to reuse between runs (default: a fresh one)",
     )
     args = parser.parse_args(argv)
-    from explorer.engine.config import parse_assignment
+    from explorer.engine.base import parse_assignment
 
     config = Config(reranker="packaged")
     for item in args.set:

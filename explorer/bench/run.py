@@ -26,11 +26,9 @@ from explorer.bench.live_save import bench_live_save
 from explorer.bench.peak_rss import RSS_SIZE, bench_peak_rss
 from explorer.bench.synthetic import generate_library, synthetic_prompts, vocabulary_size
 from explorer.bench.whatif import bench_whatif
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.embed import cpu_count
-from explorer.engine.models import Models, load_models
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine import Config, Index
+from explorer.engine.index import build_index
+from explorer.engine.inference import EmbeddingCache, Models, cpu_count, load_models
 
 METRICS: tuple[str, ...] = (
     "decide_warm",

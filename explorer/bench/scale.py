@@ -132,11 +132,8 @@ def write_library(records: Sequence[tuple[str, str]], destination: Path, count: 
 
 def open_child(job: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.config import Config
-    from explorer.engine.live import LiveIndex
-    from explorer.engine.models import load_models
-    from explorer.engine.pipeline import decide
+    from explorer.engine import Config, LiveIndex, decide
+    from explorer.engine.inference import EmbeddingCache, load_models
 
     config = Config(**job["config"])
     cache = EmbeddingCache(job["cache"])
@@ -159,7 +156,7 @@ async def _drive_ui(job: dict[str, Any]) -> dict[str, Any]:
     """The explorer at 120x40 under Textual's Pilot: load, then type a prompt key by key;
     keystroke -> repainted table for each key (the decision for exactly that text on
     screen), and the process's peak RSS with the UI, the live index and the models."""
-    from explorer.engine.config import Config
+    from explorer.engine import Config
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
 
@@ -208,7 +205,7 @@ def ui_child(job: dict[str, Any]) -> dict[str, Any]:
 
 def bench_save(library: Path, config: Any, models: Any, cache: Any, size: int) -> dict[str, Any]:
     """20 saves 1 s apart into a started live index: latency, seen, CPU between saves."""
-    from explorer.engine.live import LiveIndex
+    from explorer.engine import LiveIndex
 
     live = LiveIndex([library], config, models, cache).start()
     try:
@@ -415,7 +412,7 @@ def bench_lint(library: Path, cache: Path, work: Path, size: int) -> dict[str, A
 def scale_meta(config: Any, started: float) -> dict[str, Any]:
     import platform
 
-    from explorer.engine.threads import cpu_count
+    from explorer.engine.base import cpu_count
 
     try:
         load = os.getloadavg()
@@ -449,10 +446,9 @@ def run_scale_bench(
     from explorer.bench.bm25_26k import bench_bm25
     from explorer.bench.hook_cold import bench_hook_cold
     from explorer.bench.index_build import bench_index_build
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.models import load_models
-    from explorer.engine.store import open_index
-    from explorer.engine.threads import set_process_kind
+    from explorer.engine.base import set_process_kind
+    from explorer.engine.index import open_index
+    from explorer.engine.inference import EmbeddingCache, load_models
 
     work = Path(work_dir or tempfile.mkdtemp(prefix="explorer-scale-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -28,11 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.engine.cases import Case, CaseError, load_cases
-from explorer.engine.config import Config
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index
-from explorer.engine.tune import (
+from explorer.engine import Config, Index, decide, tune
+from explorer.engine.author import (
     Candidate,
     Effect,
     Part,
@@ -41,8 +38,8 @@ from explorer.engine.tune import (
     cases_for,
     remembering,
     split_cases,
-    tune,
 )
+from explorer.engine.qa import Case, CaseError, load_cases
 
 WILD = Path(__file__).resolve().parents[2] / "benchmarks" / "libraries" / "wild-trigger-evals"
 COMMAND = "python -m explorer.bench.tune_wild --report docs/tune.md"
@@ -143,7 +140,8 @@ def run(
     """Every skill of the corpus (or of `only`); with `rows_file`, each skill's outcome is
     appended there as it finishes and the skills already there are not run again. Without
     `run_missing`, only the rows file's skills are counted (a partial table, said so)."""
-    from explorer.engine.library import open_cache, open_engine, open_library
+    from explorer.engine import open_engine, open_library
+    from explorer.engine.index import open_cache
 
     done = _load_rows(rows_file)
     counts = dict.fromkeys(STAGES, 0)
@@ -196,7 +194,7 @@ def _one(
     log: Callable[[str], None],
 ) -> tuple[str, Row | None]:
     """How far one skill gets (STAGES) and, when it is tuned, its row."""
-    from explorer.engine.rewrite import read_skill_text
+    from explorer.engine.author import read_skill_text
 
     decisions = cache.decisions
     if name not in index.positions:

@@ -25,7 +25,7 @@ import numpy as np
 
 from explorer.bench.scale import corpus_records, find_corpus, write_library
 from explorer.bench.synthetic import generate_library
-from explorer.engine.config import Config
+from explorer.engine import Config
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens import ThresholdEditor

@@ -1,6 +1,6 @@
 """whatif: one edit of a description in the explorer's what-if editor -> its new scores.
 
-What the editor computes each time typing pauses (explorer/engine/whatif.py): the edited
+What the editor computes each time typing pauses (explorer/engine/author/whatif.py): the edited
 SKILL.md parsed, the one description embedded, a patched copy of the index, and
 `decide()` for the prompt on it. The cases' re-run is not included (it is one decide per
 case, measured by decide_warm). Target: median <= 100 ms at 1,000 skills, so the editor
@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.bench import measure
-from explorer.engine.config import Config
-from explorer.engine.snapshot import Index
+from explorer.engine import Config, Index
 
 WHATIF_LIMIT_MS = 100.0  # at 1,000 skills
 WHATIF_EDITS = 30
@@ -24,9 +23,8 @@ PROMPT = "review the typed payloads of my api before the release"
 
 def bench_whatif(index: Index, config: Config, *, edits: int = WHATIF_EDITS) -> dict[str, Any]:
     """Edit one skill's description `edits` times (each text new: each one embedding)."""
-    from explorer.engine.pipeline import decide
-    from explorer.engine.rewrite import read_skill_text
-    from explorer.engine.whatif import what_if
+    from explorer.engine import decide
+    from explorer.engine.author import read_skill_text, what_if
 
     if not len(index):
         return measure.error_row("whatif", "an empty library")

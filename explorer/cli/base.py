@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import ClassVar
 
-from explorer.engine.config import ConfigError, LoadedConfig, load_config
+from explorer.engine import ConfigError, LoadedConfig, load_config
 from explorer.terminal import visible
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -8,18 +8,19 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.cli.base import EXIT_FAILED, EXIT_USAGE, say
 from explorer.cli.roots import command_roots
-from explorer.engine.config import MODEL_FIELDS, Config, LoadedConfig
+from explorer.engine import Config, LoadedConfig
+from explorer.engine.base import MODEL_FIELDS
 
 if TYPE_CHECKING:  # the engine loads lazily: parsing a command line never pays for it
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.cases import CaseSet
-    from explorer.engine.library import Engine
-    from explorer.engine.snapshot import Index
+    from explorer.engine import Index
+    from explorer.engine.index import Engine
+    from explorer.engine.inference import EmbeddingCache
+    from explorer.engine.qa import CaseSet
 
 
 def engine_for(args: argparse.Namespace, config: Config) -> Engine:
     """The cache (--cache-dir first) and the models, after saying what degraded."""
-    from explorer.engine.library import open_engine
+    from explorer.engine import open_engine
 
     engine = open_engine(config, args.cache_dir)
     for warning in engine.warnings:
@@ -74,9 +75,9 @@ def library_index(args: argparse.Namespace, loaded: LoadedConfig) -> Index | int
     roots = command_roots(args, loaded)
     if roots is None:
         return EXIT_USAGE
-    from explorer.engine.library import open_library
+    from explorer.engine import open_library
 
-    # The persisted index (engine/store.py): validated by stat, mapped, rebuilt on change.
+    # The persisted index (engine/index/store.py): validated by stat, mapped, rebuilt on change.
     engine = engine_for(args, loaded.config)
     index = open_library(roots, loaded.config, engine=engine, persisted=True)
     verbose = bool(getattr(args, "verbose", False))
@@ -92,7 +93,8 @@ class Engines:
         self._engines: dict[tuple[Any, ...], Engine] = {}
 
     def index(self, roots: Sequence[str], config: Config, *, quiet: bool = False) -> Index:
-        from explorer.engine.library import open_cache, open_engine, open_library
+        from explorer.engine import open_engine, open_library
+        from explorer.engine.index import open_cache
 
         key = tuple(getattr(config, name) for name in MODEL_FIELDS)
         engine = self._engines.get(key)
@@ -112,7 +114,7 @@ class Engines:
 def load_case_set(path: str, skill: str | None = None) -> CaseSet | None:
     """The cases file (a trigger eval set needs the skill it is about), or None after
     saying what is wrong with it."""
-    from explorer.engine.cases import CaseError, load_cases
+    from explorer.engine.qa import CaseError, load_cases
 
     try:
         cases = load_cases(path, skill=skill)

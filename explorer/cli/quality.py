@@ -1,6 +1,6 @@
 """Command adapters for routing quality over several libraries.
 
-`calibrate --manifest FILE` / `--library DIR=CASES`: the joint sweep (engine/multical.py).
+`calibrate --manifest FILE` / `--library DIR=CASES`: the joint sweep (engine/qa/multical.py).
 `eval --by-library`: recall, false-inject rate, top-1 and recall@k per library and split.
 (`bench --only quality` lives in explorer/bench/quality.py and shares these.)
 
@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
-from explorer.engine.config import LoadedConfig
-from explorer.engine.decision import json_default
+from explorer.engine import LoadedConfig
+from explorer.engine.route import json_default
 
 if TYPE_CHECKING:
-    from explorer.engine.libraries import LibrarySpec
-    from explorer.engine.rerankcal import RerankerCalibration
+    from explorer.engine.qa import LibrarySpec, RerankerCalibration
 
 
 def add_library_options(parser: argparse.ArgumentParser) -> None:
@@ -48,12 +47,7 @@ def wants_libraries(args: argparse.Namespace) -> bool:
 
 def library_specs(args: argparse.Namespace) -> list[LibrarySpec] | None:
     """The libraries named on the command line, or None after saying what is wrong."""
-    from explorer.engine.libraries import (
-        DEFAULT_MANIFEST,
-        LibraryError,
-        parse_library_arg,
-        read_manifest,
-    )
+    from explorer.engine.qa import DEFAULT_MANIFEST, LibraryError, parse_library_arg, read_manifest
 
     try:
         specs = [parse_library_arg(text) for text in args.library]
@@ -74,9 +68,15 @@ def library_specs(args: argparse.Namespace) -> list[LibrarySpec] | None:
 
 
 def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> int:
-    from explorer.engine.cases import CaseError
-    from explorer.engine.libraries import LibraryError, open_libraries
-    from explorer.engine.multical import FIR_BUDGET, NEAR_MISS_BUDGET, Budget, calibrate_libraries
+    from explorer.engine.qa import (
+        FIR_BUDGET,
+        NEAR_MISS_BUDGET,
+        Budget,
+        CaseError,
+        LibraryError,
+        calibrate_libraries,
+        open_libraries,
+    )
     from explorer.quality_report import calibration_markdown, calibration_text, toml_values
 
     specs = library_specs(args)
@@ -113,9 +113,7 @@ def run_calibrate_libraries(args: argparse.Namespace, loaded: LoadedConfig) -> i
 
 def run_calibrate_reranker(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     """`calibrate --manifest FILE --reranker`: the loaded reranker's gate, swept on train."""
-    from explorer.engine.cases import CaseError
-    from explorer.engine.libraries import LibraryError, open_libraries
-    from explorer.engine.rerankcal import calibrate_reranker
+    from explorer.engine.qa import CaseError, LibraryError, calibrate_reranker, open_libraries
 
     specs = library_specs(args)
     if specs is None:
@@ -179,9 +177,7 @@ def reranker_gate_markdown(report: RerankerCalibration) -> str:
 
 
 def run_eval_by_library(args: argparse.Namespace, loaded: LoadedConfig) -> int:
-    from explorer.engine.cases import CaseError
-    from explorer.engine.libraries import LibraryError, open_libraries
-    from explorer.engine.quality import by_library, quality_dict
+    from explorer.engine.qa import CaseError, LibraryError, by_library, open_libraries, quality_dict
     from explorer.quality_report import quality_text
 
     specs = library_specs(args)

@@ -1,12 +1,12 @@
-"""The skill roots a command works on (engine/roots.py gives the order)."""
+"""The skill roots a command works on (engine/discovery/roots.py gives the order)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from explorer.engine.config import LoadedConfig
-from explorer.engine.roots import resolve_roots
+from explorer.engine import LoadedConfig
+from explorer.engine.discovery import resolve_roots
 
 
 def command_roots(args: argparse.Namespace, loaded: LoadedConfig) -> list[str] | None:

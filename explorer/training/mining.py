@@ -460,7 +460,7 @@ class HeldBack:
 
 def held_back(corpus: Path) -> HeldBack:
     """Names and description openings of every held-back skill, plus the issue's markers."""
-    from explorer.engine.skills import discover
+    from explorer.engine.discovery.skills import discover
 
     names: set[str] = set()
     descriptions: set[str] = set()
@@ -503,11 +503,11 @@ def mine_groups(
     """All groups of both training libraries, in a fixed order, and the mining statistics."""
     import numpy as np
 
-    from explorer.engine.config import Config
-    from explorer.engine.models import load_models
-    from explorer.engine.pipeline import decide
-    from explorer.engine.rerank import rerank_document
-    from explorer.engine.snapshot import build_index
+    from explorer.engine.base.config import Config
+    from explorer.engine.index.snapshot import build_index
+    from explorer.engine.inference.models import load_models
+    from explorer.engine.inference.rerank import rerank_document
+    from explorer.engine.route.pipeline import decide
 
     config = Config(reranker="off")
     models = load_models(config)

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.config import Config
-from explorer.engine.rerank import rerank_document
+from explorer.engine.base.config import Config
+from explorer.engine.inference.rerank import rerank_document
 from explorer.training.mining import TRAIN_LIBRARIES
 
 # The mined (query, positive, hard negatives) groups, relative to the checkout's root
@@ -61,9 +61,9 @@ def labelled_pools(
     manifest: Path, *, use_train_split: bool = True, use_extra: bool = True
 ) -> list[Pool]:
     """Every hand-written prompt of the two training libraries, with its routed pool."""
-    from explorer.engine.cases import load_cases
-    from explorer.engine.libraries import open_libraries, read_manifest
-    from explorer.engine.pipeline import decide
+    from explorer.engine.qa.cases import load_cases
+    from explorer.engine.qa.libraries import open_libraries, read_manifest
+    from explorer.engine.route.pipeline import decide
     from explorer.training.mining import held_back
 
     specs = [spec for spec in read_manifest(manifest) if spec.name in TRAIN_LIBRARIES]

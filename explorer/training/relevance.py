@@ -36,14 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.engine.cases import Case, CaseError, load_cases
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision
-from explorer.engine.library import Engine, open_engine
-from explorer.engine.pipeline import decide
-from explorer.engine.relevance import FEATURES, RELEVANCE_MODEL, ModelForm, RelevanceModel
-from explorer.engine.skills import Discovery, discover
-from explorer.engine.snapshot import Index, index_skills
+from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import Discovery, discover
+from explorer.engine.index.opening import Engine, open_engine
+from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.qa.cases import Case, CaseError, load_cases
+from explorer.engine.route.decision import Decision
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.relevance import FEATURES, RELEVANCE_MODEL, ModelForm, RelevanceModel
 
 SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it

@@ -386,7 +386,7 @@ def export(
     import numpy as np
     import torch
 
-    from explorer.engine.embed import quiet_onnxruntime
+    from explorer.engine.inference.embed import quiet_onnxruntime
 
     ort = quiet_onnxruntime()  # before onnxruntime.quantization imports it
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -442,7 +442,7 @@ def export(
 
 def onnx_scorer(out: Path, max_length: int) -> Callable[[str, Sequence[str]], Iterable[float]]:
     """The shipped file through the router's own loader: what users will run."""
-    from explorer.engine.rerank import OnnxCrossEncoder
+    from explorer.engine.inference.rerank import OnnxCrossEncoder
 
     encoder = OnnxCrossEncoder(
         out / "model.onnx", out / "tokenizer.json", name=MODEL_NAME, max_length=max_length
@@ -530,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch
     import transformers
 
-    from explorer.engine.embed import quiet_onnxruntime
+    from explorer.engine.inference.embed import quiet_onnxruntime
 
     started = time.perf_counter()
     log.info(

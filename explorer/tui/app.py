@@ -27,11 +27,8 @@ from textual.reactive import Reactive
 from textual.timer import Timer
 from textual.worker import Worker
 
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision
-from explorer.engine.live import LiveIndex
-from explorer.engine.skills import Problem
-from explorer.engine.snapshot import Index
+from explorer.engine import Config, Decision, Index, LiveIndex
+from explorer.engine.discovery import Problem
 from explorer.terminal import visible
 from explorer.tui import exports, palette, tasks
 from explorer.tui.commands import ExplorerCommands, SkillCommands
@@ -59,7 +56,7 @@ class ExplorerApp(App[None]):
     # Readable in both themes: every colour pair at 4.5:1 or more (explorer/tui/palette.py).
     ansi_theme_dark = Reactive(palette.ANSI_DARK, init=False)
     ansi_theme_light = Reactive(palette.ANSI_LIGHT, init=False)
-    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar, PromptBar"  # keep typing while maximised
+    ALLOW_IN_MAXIMIZED_VIEW = "QuietFooter, StatusBar, PromptBar"  # keep typing while maximised
     TITLE = "Skill Explorer"
     COMMANDS = App.COMMANDS | {ExplorerCommands}
     BINDINGS = bindings_of(KEYS)

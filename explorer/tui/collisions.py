@@ -17,14 +17,13 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from explorer.engine.collisions import Collision, CollisionMap, collision_map
-from explorer.engine.config import Config
-from explorer.engine.snapshot import Index
+from explorer.engine import Config, Index
+from explorer.engine.author import Collision, CollisionMap, collision_map
 from explorer.terminal import plain
 from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
-    from explorer.engine.cases import Case
+    from explorer.engine.qa import Case
 
 SHOWN = 50  # pairs listed
 PROMPT_WIDTH = 70

@@ -14,8 +14,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from explorer.engine.compare import Channel, Entry, Move, RankingDiff
-from explorer.engine.decision import Verdict
+from explorer.engine import Verdict
+from explorer.engine.author import Channel, Entry, Move, RankingDiff
 from explorer.terminal import plain, visible
 
 DEPTH = 25  # the top of each ranking that is compared: a skill entering it is "new"

@@ -12,8 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from explorer.engine.config import LoadedConfig
-from explorer.engine.snapshot import Index
+from explorer.engine import Index, LoadedConfig
 
 DUPLICATE_MARK = "duplicate skill id"
 WATCHER = "watcher failure"

@@ -7,8 +7,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from explorer.engine import paths
-from explorer.engine.files import write_atomically
+from explorer.engine.base import paths, write_atomically
 
 HISTORY_LIMIT = 500
 

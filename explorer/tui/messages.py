@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from explorer.engine.live import IndexChange
+from explorer.engine.index import IndexChange
 
 
 class EmbeddingProgress(Message):

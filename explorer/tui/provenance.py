@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.engine.config import Config, toml_value
-from explorer.engine.models import ModelStatus
-from explorer.engine.presets import GUARD_KEYS, PRESETS, resolve
+from explorer.engine import Config
+from explorer.engine.base import toml_value
+from explorer.engine.inference import ModelStatus
+from explorer.engine.route import GUARD_KEYS, PRESETS, resolve
 from explorer.tui.health import _short_path
 
 DEFAULTS = Config()
-# The §9 departures a preset sets when the field is None (engine/presets.py); the
+# The §9 departures a preset sets when the field is None (engine/route/presets.py); the
 # cosine-valued ones (GUARD_KEYS) also depend on the dense model.
 PRESET_FIELDS = frozenset(
     {

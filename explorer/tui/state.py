@@ -1,7 +1,7 @@
 """The explorer's state: what it was started with (`Options`), what it knows now
 (`ExplorerState`), and what its layout was when it closed (`UIState`).
 
-The layout is a small JSON file in the platform state directory (engine/paths.py), one per
+The layout is a small JSON file in the platform state directory (engine/base/paths.py), one per
 user. It is a convenience, never a requirement: a missing, unreadable, corrupt or foreign
 file gives the defaults, a field of the wrong type is dropped alone, and a failed write is
 ignored.
@@ -15,17 +15,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.engine.files import write_atomically
-from explorer.engine.paths import state_dir
+from explorer.engine.base import state_dir, write_atomically
 
 if TYPE_CHECKING:
-    from explorer.engine.config import Config
-    from explorer.engine.decision import Decision, Row
-    from explorer.engine.evaluate import Comparison, EvalReport
-    from explorer.engine.flips import FlipCause
-    from explorer.engine.history import Replay
-    from explorer.engine.live import LiveIndex
-    from explorer.engine.snapshot import Index
+    from explorer.engine import Config, Decision, Index, LiveIndex
+    from explorer.engine.host import Replay
+    from explorer.engine.qa import Comparison, EvalReport, FlipCause
+    from explorer.engine.route import Row
 
 FILE_NAME = "explorer-ui.json"
 PANEL_SIZES = (45, 60, 30)  # % of the height below the table; F10 cycles them

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from explorer.engine.tune import Candidate, Effect, Part, TuneResult
+from explorer.engine.author import Candidate, Effect, Part, TuneResult
 from explorer.terminal import plain
 from explorer.tui.widgets.footer import QuietFooter
 

@@ -16,22 +16,31 @@ from typing import TYPE_CHECKING
 
 from textual.worker import get_current_worker
 
-from explorer.engine.cases import CaseError, load_cases
-from explorer.engine.compare import ranking_diff
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision
-from explorer.engine.evaluate import Comparison, EvalReport, compare, evaluate
-from explorer.engine.flips import FlipCause, flip_causes
-from explorer.engine.history import pipeline_decider, replay_sessions, usage_report
-from explorer.engine.library import Engine, open_cache, open_engine, open_library
-from explorer.engine.lint import lint
-from explorer.engine.live import LiveIndex
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.rerank import sentence_attribution
-from explorer.engine.session import Session
-from explorer.engine.snapshot import Index
-from explorer.engine.telemetry import read_events
+from explorer.engine import (
+    Config,
+    Decision,
+    Index,
+    LiveIndex,
+    decide,
+    evaluate,
+    lint,
+    open_engine,
+    open_library,
+)
+from explorer.engine.author import ranking_diff
+from explorer.engine.host import pipeline_decider, read_events, replay_sessions, usage_report
+from explorer.engine.index import Engine, open_cache
+from explorer.engine.inference import assemble_models, sentence_attribution
+from explorer.engine.qa import (
+    CaseError,
+    Comparison,
+    EvalReport,
+    FlipCause,
+    compare,
+    flip_causes,
+    load_cases,
+)
+from explorer.engine.route import Session
 from explorer.terminal import visible
 from explorer.tui.compare import DEPTH
 from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed

@@ -21,12 +21,20 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import ProgressBar, Static, TextArea
 
-from explorer.engine.config import Config
-from explorer.engine.evaluate import Comparison
-from explorer.engine.rewrite import SaveError, edit_description, read_skill_text, save
-from explorer.engine.snapshot import Index
-from explorer.engine.tune import Candidate, TuneResult, tune
-from explorer.engine.whatif import Standing, WhatIf, what_if, with_cases
+from explorer.engine import Config, Index, tune
+from explorer.engine.author import (
+    Candidate,
+    SaveError,
+    Standing,
+    TuneResult,
+    WhatIf,
+    edit_description,
+    read_skill_text,
+    save,
+    what_if,
+    with_cases,
+)
+from explorer.engine.qa import Comparison
 from explorer.terminal import is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
 from explorer.tui.suggest import SuggestScreen
@@ -36,9 +44,7 @@ from explorer.tui.widgets.footer import QuietFooter
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from explorer.engine.cases import Case
-    from explorer.engine.evaluate import EvalReport
-    from explorer.engine.flips import FlipCause
+    from explorer.engine.qa import Case, EvalReport, FlipCause
 
 TYPING_PAUSE_S = 0.12  # one embedding is ~10 ms: recompute once typing pauses this long
 

@@ -19,8 +19,8 @@ from explorer.bench.synthetic import (
     synthetic_descriptions,
     synthetic_prompts,
 )
-from explorer.engine.config import Config
-from explorer.engine.skills import discover
+from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import discover
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -250,7 +250,7 @@ def test_children_run_from_compiled_bytecode_outside_the_tree(
     assert "PYTHONDONTWRITEBYTECODE" not in env
     prefix = Path(env["PYTHONPYCACHEPREFIX"])
     assert prefix == tmp_path / "pycache"
-    code = "import explorer.engine.text, sys; print(sys.dont_write_bytecode)"
+    code = "import explorer.engine.base.text, sys; print(sys.dont_write_bytecode)"
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )

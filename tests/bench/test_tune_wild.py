@@ -44,7 +44,7 @@ def test_a_rows_file_resumes_without_running_again(tmp_path: Path) -> None:
     import json
 
     from explorer.bench.tune_wild import run
-    from explorer.engine.config import Config
+    from explorer.engine.base.config import Config
 
     wild = tmp_path / "wild"
     wild.mkdir()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from explorer.bench.ui import UI_SIZES, run_ui_bench
-from explorer.engine.config import Config
+from explorer.engine.base.config import Config
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
-from explorer.engine.hook import HookEvent, answer_hook
+from explorer.engine.host.hook import HookEvent, answer_hook
 from tests.conftest import SAMPLE_SKILLS
 
 POD = "my pod keeps crashing with CrashLoopBackOff, why?"

@@ -201,7 +201,7 @@ def test_unknown_expected_ids_are_warned_about(
 
 def _small_grid(monkeypatch: pytest.MonkeyPatch) -> None:
     """calibrate's grid cut to a few points: for tests of what it reports and writes."""
-    from explorer.engine import calibrate
+    from explorer.engine.qa import calibrate
 
     small = calibrate.Grid((0.3, 0.5), (0.12,), ((0.0, 2.0), (4.0, 2.0)))
     monkeypatch.setattr(calibrate, "default_grid", lambda *args, **kwargs: small)

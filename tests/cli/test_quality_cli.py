@@ -78,7 +78,7 @@ def test_calibrate_with_library_arguments(
     capsys: Capture, manifest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """How --library names a library and its cases (the sweep itself: the test above)."""
-    from explorer.engine import multical
+    from explorer.engine.qa import multical
 
     small = multical.MultiGrid(
         structures=(multical.Structure(0.0, False, 0.0),),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.cli.library import LIST_UP_TO, problem_lines
-from explorer.engine.skills import Problem
+from explorer.engine.discovery.skills import Problem
 
 
 @dataclass

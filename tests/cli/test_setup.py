@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
-from explorer.engine.setup import hook_wired, merge_hook
+from explorer.engine.host.setup import hook_wired, merge_hook
 from tests.conftest import SAMPLE_SKILLS
 
 

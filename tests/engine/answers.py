@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.cases import load_cases
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision, Row
-from explorer.engine.models import Models
-from explorer.engine.pipeline import decide
-from explorer.engine.rerank import sigmoid
-from explorer.engine.snapshot import Index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index
+from explorer.engine.inference.models import Models
+from explorer.engine.inference.rerank import sigmoid
+from explorer.engine.qa.cases import load_cases
+from explorer.engine.route.decision import Decision, Row
+from explorer.engine.route.pipeline import decide
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_skills"
@@ -122,7 +122,7 @@ def eager_rows(decision: Decision) -> tuple[Row, ...]:
 
 
 def answers(models: Models, config: Config) -> dict[str, dict[str, Any]]:
-    from explorer.engine.snapshot import build_index
+    from explorer.engine.index.snapshot import build_index
 
     out: dict[str, dict[str, Any]] = {}
     for name, roots, cases_path in LIBRARIES:
@@ -142,8 +142,8 @@ def answers(models: Models, config: Config) -> dict[str, dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    from explorer.engine.cache import EmbeddingCache
-    from explorer.engine.models import load_models
+    from explorer.engine.inference.cache import EmbeddingCache
+    from explorer.engine.inference.models import load_models
 
     config = GOLDEN_CONFIG
     models = load_models(config, EmbeddingCache(sys.argv[2] if len(sys.argv) > 2 else None))

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.relevance import missing_query_terms
-from explorer.engine.rerank import rerank_document, sentence_attribution, sentences
+from explorer.engine.base.config import Config
+from explorer.engine.inference.rerank import rerank_document, sentence_attribution, sentences
+from explorer.engine.route.relevance import missing_query_terms
 from explorer.report import why_report
 from explorer.terminal import render
 from tests.engine.test_rerank import _encoder, _index
@@ -42,7 +42,7 @@ def test_each_sentence_s_share_is_the_logit_lost_without_it(tmp_path: Path) -> N
 
 
 def test_why_skill_prints_the_attribution(tmp_path: Path) -> None:
-    from explorer.engine.pipeline import decide
+    from explorer.engine.route.pipeline import decide
 
     config = Config(preset="reference", recall_floor=0.1, min_similarity=0.2)
     index = _index(tmp_path, _encoder(tmp_path / "m"), config)

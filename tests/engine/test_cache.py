@@ -9,12 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine import cache as cache_module
-from explorer.engine.cache import CACHE_FILE, EmbeddingCache, embed_with_cache, file_sha256
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.snapshot import build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference import cache as cache_module
+from explorer.engine.inference.cache import (
+    CACHE_FILE,
+    EmbeddingCache,
+    embed_with_cache,
+    file_sha256,
+)
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 
 
 class CountingBow(BowEmbedder):
@@ -112,7 +117,7 @@ def test_file_checksums_are_remembered(tmp_path: Path) -> None:
 
 
 def test_unchanged_files_are_not_parsed_again(tmp_path: Path, make_library, monkeypatch) -> None:
-    from explorer.engine import skills as skills_module
+    from explorer.engine.discovery import skills as skills_module
 
     root = make_library({"a": "Merge pdf files.", "b": "Spreadsheet formulas."})
     models = assemble_models(BowEmbedder())
@@ -137,7 +142,7 @@ def test_unchanged_files_are_not_parsed_again(tmp_path: Path, make_library, monk
 
 _KILL_WRITER = """
 import sys, numpy as np
-from explorer.engine.cache import EmbeddingCache
+from explorer.engine.inference.cache import EmbeddingCache
 cache = EmbeddingCache(sys.argv[1])
 print("ready", flush=True)
 n = 0

@@ -1,5 +1,5 @@
 """The embedding cache when it cannot help: every failure is a warning and a miss, never a
-crash, and the caller embeds what the cache could not give (explorer/engine/cache.py)."""
+crash, and the caller embeds what the cache could not give (explorer/engine/inference/cache.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine import cache as cache_module
-from explorer.engine.cache import (
+from explorer.engine.discovery.skills import parse_skill
+from explorer.engine.inference import cache as cache_module
+from explorer.engine.inference.cache import (
     CACHE_FILE,
     SCHEMA_VERSION,
     CachedSkills,
@@ -19,8 +20,7 @@ from explorer.engine.cache import (
     embed_with_cache,
     file_sha256,
 )
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.skills import parse_skill
+from explorer.engine.inference.embed import BowEmbedder
 
 
 class Failing:

@@ -9,20 +9,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.calibrate import (
+from explorer.engine.base.config import Config, load_config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.inference.rerank import OnnxCrossEncoder
+from explorer.engine.qa.calibrate import (
     Grid,
     calibrate,
     default_grid,
     memoised,
     split_cases,
 )
-from explorer.engine.cases import Case
-from explorer.engine.config import Config, load_config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.rerank import OnnxCrossEncoder
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.qa.cases import Case
+from explorer.engine.route.pipeline import decide
 from tests.conftest import write_skill
 from tests.support.onnx_builders import build_tiny_cross_encoder
 
@@ -294,8 +294,8 @@ def test_the_recommendation_writes_as_a_config_layer(index: Index, tmp_path: Pat
 @pytest.fixture(scope="module")
 def sample_default(warm_cache_dir: Path) -> tuple[Index, tuple[Case, ...]]:
     """sample_skills under the default preset and models: the relevance model decides."""
-    from explorer.engine.cases import load_cases
-    from explorer.engine.library import open_engine, open_library
+    from explorer.engine.index.opening import open_engine, open_library
+    from explorer.engine.qa.cases import load_cases
 
     root = Path(__file__).resolve().parents[2] / "sample_skills"
     engine = open_engine(Config(), warm_cache_dir)

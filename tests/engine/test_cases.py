@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cases import Case, CaseError, load_cases, parse_toml_cases, parse_tsv_cases
-from explorer.engine.skills import discover
+from explorer.engine.discovery.skills import discover
+from explorer.engine.qa.cases import Case, CaseError, load_cases, parse_toml_cases, parse_tsv_cases
 from tests.conftest import SAMPLE_SKILLS
 
 TOML = """\

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine import cache as cache_module
-from explorer.engine.cache import EmbeddingCache, embed_with_cache
-from explorer.engine.embed import BowEmbedder
+from explorer.engine.inference import cache as cache_module
+from explorer.engine.inference.cache import EmbeddingCache, embed_with_cache
+from explorer.engine.inference.embed import BowEmbedder
 
 
 class _Interrupted(BowEmbedder):

@@ -1,4 +1,4 @@
-"""The collision map (explorer/engine/collisions.py) and `lint --collisions`: two skills
+"""The collision map (explorer/engine/author/collisions.py) and `lint --collisions`: two skills
 whose descriptions say the same things are the heaviest pair, with the words they share
 and the cases that flip between them."""
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cases import Case
-from explorer.engine.collisions import collision_map, contests, sentences
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.author.collisions import collision_map, contests, sentences
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.qa.cases import Case
+from explorer.engine.route.pipeline import decide
 from tests.conftest import write_skill
 
 CONFIG = Config(model="bow", reranker="off")

@@ -1,4 +1,4 @@
-"""The ranking diff (explorer/engine/compare.py): moves, per-channel deltas and verdict
+"""The ranking diff (explorer/engine/author/compare.py): moves, per-channel deltas and verdict
 changes between two decisions, over the real model and a copy of sample_skills."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.compare import Move, ranking_diff
-from explorer.engine.config import Config
-from explorer.engine.decision import Verdict
-from explorer.engine.models import Models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.author.compare import Move, ranking_diff
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.models import Models
+from explorer.engine.route.decision import Verdict
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS, write_skill
 
 CONFIG = Config(preset="reference", reranker="off")

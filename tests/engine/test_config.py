@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import (
+from explorer.engine.base.config import (
     FIELD_NAMES,
     PROJECT_CONFIG_NAME,
     Config,

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.decision import (
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index
+from explorer.engine.route.decision import (
     SCHEMA,
     Band,
     Gate,
@@ -17,8 +18,7 @@ from explorer.engine.decision import (
     Stage,
     Verdict,
 )
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index
+from explorer.engine.route.pipeline import decide
 
 # The strings hooks, CI scripts and the explorer read (schema skill-explorer/decision@1).
 # Renaming a value is a schema change: bump SCHEMA and docs/cli.md's list with it.
@@ -114,10 +114,10 @@ def test_rows_are_slotted(bow_index: Index) -> None:
 def test_lazy_rows_put_the_injected_first_and_make_only_what_is_read() -> None:
     """Lazy rows: a denied skill between two injected ones moves below them, as
     the eager build ordered it; reading a screenful makes a screenful of Row objects."""
-    from explorer.engine.embed import BowEmbedder
-    from explorer.engine.models import assemble_models
-    from explorer.engine.pipeline import decide
-    from explorer.engine.snapshot import build_index
+    from explorer.engine.index.snapshot import build_index
+    from explorer.engine.inference.embed import BowEmbedder
+    from explorer.engine.inference.models import assemble_models
+    from explorer.engine.route.pipeline import decide
     from tests.conftest import SAMPLE_SKILLS
     from tests.engine.answers import eager_rows
 

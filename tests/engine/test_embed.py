@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine import models as models_module
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder, OnnxEmbedder, fnv1a_32, l2_normalise
-from explorer.engine.models import ModelError, load_embedder, load_models
+from explorer.engine.base.config import Config
+from explorer.engine.inference import models as models_module
+from explorer.engine.inference.embed import BowEmbedder, OnnxEmbedder, fnv1a_32, l2_normalise
+from explorer.engine.inference.models import ModelError, load_embedder, load_models
 from tests.support.onnx_builders import build_tiny_embedder
 
 VOCAB = ["merge", "pdf", "files", "split", "docker", "image", "banana", "bread", "query"]

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.cases import Case, load_cases
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.evaluate import (
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import Models, assemble_models
+from explorer.engine.qa.cases import Case, load_cases
+from explorer.engine.qa.evaluate import (
     HOST_VALUE_PENALTY,
     NOT_IN_LIBRARY,
     compare,
@@ -22,8 +24,6 @@ from explorer.engine.evaluate import (
     percentiles,
     rates,
 )
-from explorer.engine.models import Models, assemble_models
-from explorer.engine.snapshot import Index, build_index
 from tests.conftest import SAMPLE_SKILLS, write_skill
 
 LIBRARY = {

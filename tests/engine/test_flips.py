@@ -1,16 +1,16 @@
 """A flip's cause: the skill that took or lost the case, its gate and its number before →
-after, read from two decisions of the same prompt (engine/flips.py)."""
+after, read from two decisions of the same prompt (engine/qa/flips.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer.engine.cases import Case
-from explorer.engine.config import Config
-from explorer.engine.evaluate import evaluate
-from explorer.engine.flips import LOST, TOOK, flip_cause, flip_causes
-from explorer.engine.pipeline import decide
-from explorer.engine.reasons import SCORE
+from explorer.engine.base.config import Config
+from explorer.engine.qa.cases import Case
+from explorer.engine.qa.evaluate import evaluate
+from explorer.engine.qa.flips import LOST, TOOK, flip_cause, flip_causes
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.reasons import SCORE
 
 LOOSE = Config(min_similarity=0.05, preset="reference", max_skills=1)
 STRICT = LOOSE.replace(min_similarity=0.9)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.decision import GateName
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import (
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import (
     CALIBRATION,
     MINILM_TOKENIZER,
     UNCALIBRATED,
@@ -23,15 +23,15 @@ from explorer.engine.models import (
     assemble_models,
     load_models,
 )
-from explorer.engine.pipeline import decide
-from explorer.engine.presets import (
+from explorer.engine.route.decision import GateName
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.presets import (
     GUARD_KEYS,
     PRESETS,
     guards_summary,
     resolve,
     resolve_guards,
 )
-from explorer.engine.snapshot import build_index
 from explorer.report import preset_line
 from tests.conftest import LIBRARY, write_skill
 

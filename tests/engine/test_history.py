@@ -7,8 +7,8 @@ import json
 import threading
 from pathlib import Path
 
-from explorer.engine.history import replay, usage_report
-from explorer.engine.telemetry import (
+from explorer.engine.host.history import replay, usage_report
+from explorer.engine.host.telemetry import (
     EventKind,
     Ranked,
     TelemetryLog,
@@ -105,7 +105,7 @@ def test_replay_lists_the_prompts_an_edit_changes(tmp_path: Path) -> None:
 
 
 def test_session_replay_keeps_a_ledger_and_a_compaction_rearms_it(tmp_path: Path) -> None:
-    from explorer.engine.history import replay_sessions
+    from explorer.engine.host.history import replay_sessions
 
     log = TelemetryLog(tmp_path / "t.jsonl", keep_prompts=True)
     log.recommend("s", "merge two pdfs", "cosine", [Ranked("pdf", 0.9)], [Ranked("pdf", 0.7)])

@@ -93,7 +93,7 @@ def test_no_roots_means_no_output() -> None:
 def test_answer_hook_returns_the_payload_and_prints_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from explorer.engine.hook import answer_hook, hook_output
+    from explorer.engine.host.hook import answer_hook, hook_output
 
     prompt = "merge these report.pdf files and extract the tables"
     answer = answer_hook(
@@ -108,7 +108,7 @@ def test_answer_hook_returns_the_payload_and_prints_nothing(
 
 
 def test_answer_hook_is_silent_but_explains_itself_in_debug_lines() -> None:
-    from explorer.engine.hook import answer_hook
+    from explorer.engine.host.hook import answer_hook
 
     answer = answer_hook("{nope", cli_roots=[str(SAMPLE_SKILLS)])
     assert answer.payload is None and answer.warnings == ()

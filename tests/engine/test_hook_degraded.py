@@ -1,4 +1,4 @@
-"""The hook when part of its world is missing (explorer/engine/hook.py): an event it does
+"""The hook when part of its world is missing (explorer/engine/host/hook.py): an event it does
 not answer, a session ledger it cannot open. It never blocks the prompt: it says why in
 its debug lines and routes without what is missing."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from explorer.engine.hook import answer_hook
+from explorer.engine.host.hook import answer_hook
 from tests.conftest import SAMPLE_SKILLS
 
 BOW = ("model=bow", "reranker=off")

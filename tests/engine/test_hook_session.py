@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.hook import HookEvent, answer_hook, loaded_skill_id
-from explorer.engine.session import SessionStore, Source
-from explorer.engine.telemetry import EventKind, read_events
+from explorer.engine.host.hook import HookEvent, answer_hook, loaded_skill_id
+from explorer.engine.host.telemetry import EventKind, read_events
+from explorer.engine.route.session import SessionStore, Source
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_skills"
 PDF_PROMPT = "merge two report.pdf files into one"
@@ -71,10 +71,10 @@ def test_a_scripted_session_injects_each_skill_once_until_compaction(
 
 
 def test_the_trace_names_the_ledger_as_its_own_gate(warm_cache_dir: Path) -> None:
-    from explorer.engine.config import Config
-    from explorer.engine.library import open_engine, open_library
-    from explorer.engine.pipeline import decide
-    from explorer.engine.session import Session
+    from explorer.engine.base.config import Config
+    from explorer.engine.index.opening import open_engine, open_library
+    from explorer.engine.route.pipeline import decide
+    from explorer.engine.route.session import Session
 
     config = Config()
     index = open_library([str(SAMPLES)], config, engine=open_engine(config, warm_cache_dir))

@@ -14,8 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from explorer.engine.cache import CachedSkills, EmbeddingCache
-from explorer.engine.skills import (
+from explorer.engine.discovery.skills import (
     MAX_SKILL_BYTES,
     Problem,
     Skill,
@@ -24,6 +23,7 @@ from explorer.engine.skills import (
     skill_from_record,
     skill_record,
 )
+from explorer.engine.inference.cache import CachedSkills, EmbeddingCache
 
 REPO = Path(__file__).resolve().parents[2]
 GOOD = {
@@ -61,8 +61,8 @@ def discover_in_subprocess(root: Path, timeout: float = 30) -> dict[str, object]
     code = textwrap.dedent(
         f"""
         import json, sys
-        from explorer.engine.cache import CachedSkills, EmbeddingCache
-        from explorer.engine.skills import discover
+        from explorer.engine.inference.cache import CachedSkills, EmbeddingCache
+        from explorer.engine.discovery.skills import discover
         cache = EmbeddingCache({str(root.parent / "cache")!r})
         memo = CachedSkills(cache)
         first = discover([{str(root)!r}], memo)

@@ -1,4 +1,4 @@
-"""Incremental re-indexing (explorer/engine/incremental.py) answers as a full rebuild does."""
+"""Incremental re-indexing (explorer/engine/index/incremental.py) answers as a full rebuild does."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.live import LiveIndex
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.live import LiveIndex
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS
 
 MODELS = assemble_models(BowEmbedder())
@@ -121,7 +121,7 @@ def test_an_edit_that_repeats_a_keyword_patches_to_exactly_a_full_rebuild(
     """§3.2 keeps a keyword listed twice (or two spellings that singularise alike) twice in
     its posting, while the ecosystem table holds a token once: the in-place patch, which
     reposts both tables through one function, keeps that difference in both directions."""
-    import explorer.engine.live as live_module
+    import explorer.engine.index.live as live_module
 
     root = tmp_path / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)
@@ -208,7 +208,7 @@ def test_random_adds_and_removes_patch_to_exactly_a_full_rebuild(tmp_path: Path,
 
 def test_adds_and_removes_do_not_rebuild_in_full(tmp_path: Path, monkeypatch) -> None:
     """The add/remove path patches: the full indexer is never called for it."""
-    import explorer.engine.live as live_module
+    import explorer.engine.index.live as live_module
 
     root = tmp_path / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)

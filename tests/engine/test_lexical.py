@@ -8,9 +8,9 @@ import random
 import numpy as np
 import pytest
 
-from explorer.engine.lexical import Explain, LexicalIndex, indexed_text_tokens
-from explorer.engine.skills import Skill, parse_skill
-from explorer.engine.text import jaccard, match_tokens
+from explorer.engine.base.text import jaccard, match_tokens
+from explorer.engine.discovery.skills import Skill, parse_skill
+from explorer.engine.index.lexical import Explain, LexicalIndex, indexed_text_tokens
 from tests.support.examples import examples
 
 K1, B = 1.2, 0.75

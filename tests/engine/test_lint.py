@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.lint import (
+from explorer.engine.author.lint import (
     DESCRIPTION_MAX,
     ERROR,
     INFO,
@@ -18,8 +16,10 @@ from explorer.engine.lint import (
     has_errors,
     lint,
 )
-from explorer.engine.models import assemble_models
-from explorer.engine.snapshot import build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 from tests.conftest import write_skill
 
 GOOD = "Merges and splits PDF files. Use when the user needs pages combined or separated."

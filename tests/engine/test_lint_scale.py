@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from explorer.bench.synthetic import synthetic_descriptions
-from explorer.engine import lint as lint_module
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.lint import NEAR_DUPLICATE_BM25, near_duplicate_pairs
-from explorer.engine.models import assemble_models
-from explorer.engine.skills import Discovery, parse_skill
-from explorer.engine.snapshot import Index, index_skills
+from explorer.engine.author import lint as lint_module
+from explorer.engine.author.lint import NEAR_DUPLICATE_BM25, near_duplicate_pairs
+from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import Discovery, parse_skill
+from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 
 
 def _library(tmp_path, size: int) -> Index:  # type: ignore[no-untyped-def]

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.live import IndexChange, LiveIndex
-from explorer.engine.models import assemble_models
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.live import IndexChange, LiveIndex
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 
 TIMEOUT = 20.0
 CONFIG = Config(model="bow", watch_debounce_ms=25.0, watch_max_delay_ms=250.0)
@@ -316,7 +316,7 @@ def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
 
     root = tmp_path / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)
-    from explorer.engine.cache import EmbeddingCache
+    from explorer.engine.inference.cache import EmbeddingCache
 
     config = Config(inject_mode="body")
     live = LiveIndex([root], config, MODELS, EmbeddingCache(tmp_path / "cache"))
@@ -325,7 +325,7 @@ def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
     assert held == 0
     assert [s.body for s in live.snapshot.skills] == [s.body for s in fresh.skills]
     assert all(s.body for s in fresh.skills)
-    from explorer.engine.pipeline import decide
+    from explorer.engine.route.pipeline import decide
 
     prompt = "merge two report.pdf files into one"
     assert decide(prompt, live.snapshot, config).text == decide(prompt, fresh, config).text

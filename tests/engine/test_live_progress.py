@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine import cache as cache_module
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.library import open_cache
-from explorer.engine.live import LiveIndex
-from explorer.engine.models import assemble_models
+from explorer.engine.base.config import Config
+from explorer.engine.index.live import LiveIndex
+from explorer.engine.index.opening import open_cache
+from explorer.engine.inference import cache as cache_module
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 from tests.conftest import write_skill
 
 

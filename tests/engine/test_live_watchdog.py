@@ -1,14 +1,14 @@
 """The live index on the watchdog backend, the one used where our inotify watcher is not
 (macOS, Windows): watchdog runs its own Linux observer here, so every path of the
 watchdog side (event filter, watch scheduling, a root that goes and comes back) runs
-against real events. explorer/engine/live.py."""
+against real events. explorer/engine/index/live.py."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from explorer.engine.live import LiveIndex
+from explorer.engine.index.live import LiveIndex
 from tests.engine.test_live import CONFIG, MODELS, TIMEOUT, ids, same_as_disk, skill_text, write
 
 

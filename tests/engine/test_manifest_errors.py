@@ -1,5 +1,5 @@
 """A libraries manifest or --library argument that cannot be used says where and why
-(explorer/engine/libraries.py): `calibrate --manifest`, `eval --by-library`, `bench`."""
+(explorer/engine/qa/libraries.py): `calibrate --manifest`, `eval --by-library`, `bench`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.libraries import LibraryError, parse_library_arg, read_manifest
+from explorer.engine.qa.libraries import LibraryError, parse_library_arg, read_manifest
 
 GOOD = '[[library]]\nname = "k"\nskills = "libs/k"\ntrain = "t.tsv"\n'
 

@@ -1,4 +1,4 @@
-"""What matched, named (engine/matches.py): each boost's prompt term, typed, in the row and
+"""What matched, named (engine/route/matches.py): each boost's prompt term, typed, in the row and
 the JSON, adding up exactly to the channel it fed."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.matches import Match, MatchKind
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.route.decision import Decision
+from explorer.engine.route.matches import Match, MatchKind
+from explorer.engine.route.pipeline import decide
 from tests.conftest import write_skill
 
 REFERENCE = Config(preset="reference")

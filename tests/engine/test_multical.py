@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cases import Case
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.libraries import (
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.qa.cases import Case
+from explorer.engine.qa.libraries import (
     LibraryCases,
     LibraryError,
     LibrarySpec,
@@ -20,15 +22,13 @@ from explorer.engine.libraries import (
     parse_library_arg,
     read_manifest,
 )
-from explorer.engine.models import assemble_models
-from explorer.engine.multical import (
+from explorer.engine.qa.multical import (
     Budget,
     FastPath,
     MultiGrid,
     Structure,
     calibrate_libraries,
 )
-from explorer.engine.snapshot import Index, build_index
 from explorer.quality_report import calibration_markdown, calibration_text
 from tests.conftest import write_skill
 
@@ -126,8 +126,8 @@ def test_sweep_equals_decide_at_every_point(libraries, floors: tuple[float, ...]
     exactly what decide() gives at that point (the check the report makes of the point it
     chooses). The middle floors, where the sample's decisions change, by default; the outer
     ones in the slow set."""
-    from explorer.engine.evaluate import Rates, evaluate
-    from explorer.engine.multical import _prepare, _sweep, swept_config
+    from explorer.engine.qa.evaluate import Rates, evaluate
+    from explorer.engine.qa.multical import _prepare, _sweep, swept_config
 
     fast_paths = (FastPath(0.0, 2.0, 0.0), FastPath(1.0, 0.2, 0.0), FastPath(1.0, 0.2, 0.4))
     grid = MultiGrid(GRID.structures, fast_paths, floors, (0.0, 0.1), (0.02, 0.3))

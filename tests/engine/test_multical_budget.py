@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.evaluate import HEADLINE_FIELDS, LIBRARY_FIELDS, Rates, evaluate
-from explorer.engine.multical import Budget, Tally, calibrate_libraries
-from explorer.engine.quality import by_library
+from explorer.engine.qa.evaluate import HEADLINE_FIELDS, LIBRARY_FIELDS, Rates, evaluate
+from explorer.engine.qa.multical import Budget, Tally, calibrate_libraries
+from explorer.engine.qa.quality import by_library
 from tests.engine.test_multical import CONFIG, GRID, libraries  # noqa: F401 (fixture)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "multical-small.json"

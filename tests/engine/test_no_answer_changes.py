@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.cases import load_cases
-from explorer.engine.decision import _row_dict
-from explorer.engine.models import Models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
-from explorer.engine.store import open_index
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.index.store import open_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.models import Models
+from explorer.engine.qa.cases import load_cases
+from explorer.engine.route.decision import _row_dict
+from explorer.engine.route.pipeline import decide
 from tests.engine.answers import GOLDEN_CONFIG, LIBRARIES, answer, eager_rows
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "answers-before.jsonl"
@@ -124,7 +124,7 @@ def test_a_live_index_that_grew_by_adds_and_removes_answers_as_before(
     """anthropic-wshobson, with the default model: start from a third of the library, add
     the rest in batches, remove some and add them back, all patched (no full rebuild);
     then every held-back prompt answers as before the scale work did."""
-    from explorer.engine.live import LiveIndex
+    from explorer.engine.index.live import LiveIndex
 
     name, roots, _ = LIBRARIES[1]
     copies = []

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from explorer.cli.commands.hook import run_hook
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.models import load_models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.models import load_models
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS
 
 

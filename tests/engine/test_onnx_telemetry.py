@@ -24,10 +24,10 @@ from tests.conftest import REPO, SAMPLE_SKILLS
 # The default models, a library indexed and a prompt routed: everything a first run does.
 CHILD = f"""
 import json
-from explorer.engine.config import Config
-from explorer.engine.library import open_engine, open_library
-from explorer.engine.paths import cache_dir, config_dir, state_dir
-from explorer.engine.pipeline import decide
+from explorer.engine.base.config import Config
+from explorer.engine.index.opening import open_engine, open_library
+from explorer.engine.base.paths import cache_dir, config_dir, state_dir
+from explorer.engine.route.pipeline import decide
 
 engine = open_engine(Config())
 index = open_library([{str(SAMPLE_SKILLS)!r}], Config(), engine=engine)
@@ -42,9 +42,9 @@ print(json.dumps({{
 # the onnxruntime import and a session, what the telemetry hangs on, at a fraction of the cost.
 ONE_SESSION = """
 import json
-from explorer.engine.config import Config
-from explorer.engine.library import open_engine
-from explorer.engine.paths import cache_dir, config_dir, state_dir
+from explorer.engine.base.config import Config
+from explorer.engine.index.opening import open_engine
+from explorer.engine.base.paths import cache_dir, config_dir, state_dir
 
 engine = open_engine(Config(model="bow", reranker="packaged"))
 status = engine.models.status

@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import explorer.engine.models as models_module
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import (
+import explorer.engine.inference.models as models_module
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import (
     PACKAGED_RERANKER,
     PACKAGED_RERANKER_DIR,
     PACKAGED_RERANKER_SHA256,
@@ -24,9 +25,8 @@ from explorer.engine.models import (
     find_reranker,
     load_models,
 )
-from explorer.engine.pipeline import decide
-from explorer.engine.rerank import rerank_document
-from explorer.engine.snapshot import build_index
+from explorer.engine.inference.rerank import rerank_document
+from explorer.engine.route.pipeline import decide
 from explorer.report import decision_summary
 from tests.conftest import write_skill
 
@@ -181,8 +181,8 @@ def test_the_gate_uses_the_packaged_models_calibration_and_a_pinned_value_wins(
 
 def test_the_runtime_never_imports_torch() -> None:
     code = (
-        "import sys, explorer.engine.models as m, explorer.engine.pipeline\n"
-        "from explorer.engine.config import Config\n"
+        "import sys, explorer.engine.inference.models as m, explorer.engine.route.pipeline\n"
+        "from explorer.engine.base.config import Config\n"
         "m.load_models(Config(model='bow', reranker='packaged'))\n"
         "print(sorted(k for k in ('torch', 'transformers', 'explorer.training') "
         "if k in sys.modules))\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine import paths
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import ski_config_path, user_config_path
+from explorer.engine.base import paths
+from explorer.engine.base.config import ski_config_path, user_config_path
+from explorer.engine.inference.cache import EmbeddingCache
 from explorer.tui.history import history_path
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the XDG rules are Linux's")

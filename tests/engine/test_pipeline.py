@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.decision import SCHEMA, GateName, Stage, Verdict
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import cosine_confidence, decide, file_families, invoked_names
-from explorer.engine.snapshot import build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.route.decision import SCHEMA, GateName, Stage, Verdict
+from explorer.engine.route.pipeline import cosine_confidence, decide, file_families, invoked_names
 from tests.conftest import write_skill
 
 

@@ -8,13 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config, ConfigError, load_config
-from explorer.engine.decision import GateName, Stage
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.presets import FLOOR_REFERENCE_N, PRESETS, floor_for, generic_word, resolve
-from explorer.engine.snapshot import build_index
+from explorer.engine.base.config import Config, ConfigError, load_config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.route.decision import GateName, Stage
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.presets import (
+    FLOOR_REFERENCE_N,
+    PRESETS,
+    floor_for,
+    generic_word,
+    resolve,
+)
 from tests.conftest import write_skill
 
 REFERENCE = Config(preset="reference")
@@ -159,7 +165,7 @@ def test_the_rerank_gate_is_resolved_with_the_rest(bow_index) -> None:
     """One resolver: §5.3-§5.4's values come from `resolve` too (a pinned value wins, else
     the reranker's own), and the reranker's own floor and fast-path switch depart from the
     reference only outside the reference preset."""
-    from explorer.engine.models import RerankCalibration
+    from explorer.engine.inference.models import RerankCalibration
 
     gate = RerankCalibration(1.25, 2.0, "its own gate", floor=0.2, fast_path=False)
     status = _with_reranker(bow_index.models.status, gate)

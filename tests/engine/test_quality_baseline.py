@@ -17,8 +17,8 @@ import os
 import pytest
 
 from explorer.bench.quality import quality_bench
-from explorer.engine.config import Config
-from explorer.engine.quality import TOLERANCE, read_baseline, regressions
+from explorer.engine.base.config import Config
+from explorer.engine.qa.quality import TOLERANCE, read_baseline, regressions
 from tests.conftest import REPO
 
 MANIFEST = REPO / "benchmarks" / "libraries.toml"

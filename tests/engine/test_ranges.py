@@ -1,4 +1,4 @@
-"""The second check of numeric config values (explorer/engine/ranges.py): right type,
+"""The second check of numeric config values (explorer/engine/base/ranges.py): right type,
 unusable value. The threshold editor and `lint` show these messages as they are."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.ranges import RANGES, range_error
+from explorer.engine.base.config import Config
+from explorer.engine.base.ranges import RANGES, range_error
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""engine/reasons.py: the deciding comparison of each skill, with its numbers, read off the
+"""engine/route/reasons.py: the deciding comparison of each skill, with its numbers, read off the
 Decision (no scoring repeated), and said the same by `why` and the explorer."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.pipeline import decide
-from explorer.engine.reasons import LOGIT, Reason, reason, reasons
+from explorer.engine.base.config import Config
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.reasons import LOGIT, Reason, reason, reasons
 from explorer.report import reason_line, why_report
 
 NUMBER = r"-?\d+\.\d+"

@@ -1,4 +1,4 @@
-"""engine/reasons.py for the rerank stage and the lexical fast path: the sentence of each
+"""engine/route/reasons.py for the rerank stage and the lexical fast path: the sentence of each
 verdict those stages give, with the numbers read off the decision's gates. Decided for
 real, with the tiny cross-encoder built in tests/engine/test_rerank.py."""
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.decision import GateName, Stage, Verdict
-from explorer.engine.pipeline import decide
-from explorer.engine.reasons import LOGIT, reason
+from explorer.engine.base.config import Config
+from explorer.engine.route.decision import GateName, Stage, Verdict
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.reasons import LOGIT, reason
 from tests.engine.test_rerank import _encoder, _index
 
 PROMPT = "merge pdf files and extract tables"

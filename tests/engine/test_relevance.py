@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config, ConfigError, load_config
-from explorer.engine.decision import GateName, Stage, Verdict
-from explorer.engine.library import Engine, open_engine, open_library
-from explorer.engine.pipeline import decide
-from explorer.engine.reasons import reason
-from explorer.engine.relevance import (
+from explorer.engine.base.config import Config, ConfigError, load_config
+from explorer.engine.index.opening import Engine, open_engine, open_library
+from explorer.engine.route.decision import GateName, Stage, Verdict
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.reasons import reason
+from explorer.engine.route.relevance import (
     FEATURES,
     RELEVANCE_MODEL,
     CandidateEvidence,
@@ -29,7 +29,7 @@ from explorer.engine.relevance import (
     negated_terms,
     script_tokens,
 )
-from explorer.engine.tasks import MAX_TASKS, TASK_SPAN_CHARS, task_clauses
+from explorer.engine.route.tasks import MAX_TASKS, TASK_SPAN_CHARS, task_clauses
 from tests.conftest import write_skill
 
 APACHE = Path(__file__).resolve().parents[2] / "benchmarks" / "libraries" / "anthropic-apache"
@@ -211,7 +211,7 @@ def test_a_broken_model_leaves_the_decision_to_the_gates(
     apache: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A missing or malformed model file must never silence the router."""
-    import explorer.engine.pipeline as pipeline
+    import explorer.engine.route.pipeline as pipeline
 
     def broken() -> RelevanceModel:
         raise ValueError("model field 'weights' is not 20 finite numbers")
@@ -226,7 +226,7 @@ def test_a_broken_model_leaves_the_decision_to_the_gates(
 def test_a_second_task_s_skill_is_injected_when_its_own_p_clears_the_bar(
     apache: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import explorer.engine.pipeline as pipeline
+    import explorer.engine.route.pipeline as pipeline
 
     model = load_relevance_model()
     # Every candidate over both bars: the best two are injected, the rest are not.

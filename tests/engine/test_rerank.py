@@ -7,13 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.decision import GateName, Stage, Verdict
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models, find_reranker, load_models
-from explorer.engine.pipeline import decide
-from explorer.engine.rerank import AGREEMENT_SLACK, OnnxCrossEncoder, agreement_gate, sigmoid
-from explorer.engine.snapshot import build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models, find_reranker, load_models
+from explorer.engine.inference.rerank import (
+    AGREEMENT_SLACK,
+    OnnxCrossEncoder,
+    agreement_gate,
+    sigmoid,
+)
+from explorer.engine.route.decision import GateName, Stage, Verdict
+from explorer.engine.route.pipeline import decide
 from tests.conftest import write_skill
 from tests.support.onnx_builders import build_tiny_cross_encoder
 
@@ -46,7 +51,7 @@ def test_batching_does_not_change_logits(tmp_path: Path) -> None:
 def test_a_packaged_logit_is_a_property_of_its_pair() -> None:
     """The int8 model scales activations per run: neighbours, their number and the padding
     a longer neighbour forces must not move a pair's logit (they moved it by up to 0.8)."""
-    from explorer.engine.models import PACKAGED_RERANKER_DIR
+    from explorer.engine.inference.models import PACKAGED_RERANKER_DIR
 
     directory = PACKAGED_RERANKER_DIR
     encoder = OnnxCrossEncoder(
@@ -168,7 +173,7 @@ def test_union_candidates_add_bm25_only_skills(tmp_path: Path) -> None:
 def test_no_reranker_behaves_like_the_reference_and_says_where_it_looked(
     tmp_path: Path, bow_index, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import explorer.engine.models as models_module
+    import explorer.engine.inference.models as models_module
 
     monkeypatch.setattr(models_module, "PACKAGED_RERANKER_DIR", tmp_path / "no-packaged-model")
     pair, note = find_reranker(Config(preset="reference", ski_models_dir=str(tmp_path)))
@@ -204,8 +209,8 @@ def test_a_huge_prompt_is_cut_to_what_the_model_reads_before_tokenising() -> Non
     1.9 GB through stage 2, once per candidate. The cut keeps every token the model reads."""
     from tokenizers import Tokenizer
 
-    from explorer.engine.embed import readable_chars
-    from explorer.engine.models import PACKAGED_RERANKER_DIR
+    from explorer.engine.inference.embed import readable_chars
+    from explorer.engine.inference.models import PACKAGED_RERANKER_DIR
 
     tokenizer = Tokenizer.from_file(str(PACKAGED_RERANKER_DIR / "tokenizer.json"))
     words = ["merge", "x" * 150, "pdf", "quarterly", "a" * 99, "naïve", "数据", "!!"]

@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.decision import GateName, Stage, Verdict
-from explorer.engine.models import Models, RerankCalibration, load_models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.models import Models, RerankCalibration, load_models
+from explorer.engine.route.decision import GateName, Stage, Verdict
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS
 
 PDF_PROMPT = "merge these two pdf files into one document"
@@ -59,8 +59,8 @@ def test_its_own_floor_reaches_below_the_recall_floor(sample_index: Index) -> No
 
 
 def _library(train_only: bool):
-    from explorer.engine.cases import load_cases
-    from explorer.engine.libraries import LibraryCases, LibrarySpec
+    from explorer.engine.qa.cases import load_cases
+    from explorer.engine.qa.libraries import LibraryCases, LibrarySpec
 
     cases = load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases
     if train_only:
@@ -75,7 +75,7 @@ def _library(train_only: bool):
 
 @pytest.mark.slow
 def test_gate_calibration_keeps_the_budget_and_agrees_with_decide(sample_index: Index) -> None:
-    from explorer.engine.rerankcal import GateGrid, calibrate_reranker
+    from explorer.engine.qa.rerankcal import GateGrid, calibrate_reranker
 
     grid = GateGrid(floors=(None, 0.45, 0.3), mins=(-1.0, 0.25, 2.0), margins=(0.5, 3.0))
     report = calibrate_reranker([(_library(True), sample_index)], Config(), grid=grid)
@@ -92,7 +92,7 @@ def test_gate_calibration_keeps_the_budget_and_agrees_with_decide(sample_index: 
 def test_gate_calibration_with_section_floor_agrees_with_decide(sample_index: Index) -> None:
     """A grid point without the reranker's own floor keeps §5.3's recall floor, as decide()
     does: stage 2 is not run for a prompt whose top score is under it."""
-    from explorer.engine.rerankcal import GateGrid, calibrate_reranker
+    from explorer.engine.qa.rerankcal import GateGrid, calibrate_reranker
 
     grid = GateGrid(floors=(None,), mins=(-3.0,), margins=(5.0,), fast_paths=(False,))
     report = calibrate_reranker([(_library(False), sample_index)], Config(), grid=grid)
@@ -104,7 +104,7 @@ def test_gate_objective_counts_hits_over_all_libraries() -> None:
     """The chosen point wins on hits pooled over libraries, the count the shipping comparison
     makes, not on recall averaged per library, and never spends one library's false-inject
     budget to buy another's hits."""
-    from explorer.engine.rerankcal import Figures, best_point
+    from explorer.engine.qa.rerankcal import Figures, best_point
 
     points = [(True, None, 0.0, 1.0), (True, None, 1.0, 1.0), (True, None, -1.0, 1.0)]
     baselines = [Figures(10, 4, 10, 1), Figures(100, 40, 50, 5)]
@@ -121,7 +121,7 @@ def test_every_reranker_is_used_through_one_interface(packaged: Models) -> None:
     import re
     from pathlib import Path
 
-    from explorer.engine.rerank import Reranker
+    from explorer.engine.inference.rerank import Reranker
 
     reranker: Reranker | None = packaged.reranker  # the loader's type is the interface
     assert reranker is not None and reranker.score("a pdf", ["merge pdf files"]).shape == (1,)

@@ -1,4 +1,4 @@
-"""Writing a description back into SKILL.md (explorer/engine/rewrite.py): only the value's
+"""Writing a description back into SKILL.md (explorer/engine/author/rewrite.py): only the value's
 lines change, both readers (YAML and the reference's line reader) read the new value, and
 a file that would come out broken is never written."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from explorer.engine.line_reader import read_frontmatter
-from explorer.engine.rewrite import SaveError, edit_description, read_skill_text, save
-from explorer.engine.skills import Skill, parse_skill
+from explorer.engine.author.rewrite import SaveError, edit_description, read_skill_text, save
+from explorer.engine.discovery.line_reader import read_frontmatter
+from explorer.engine.discovery.skills import Skill, parse_skill
 
 BODY = "# Title\n\nSteps:   keep  these  spaces\n- one\n\n\n---\ntrailing rule above\n"
 FILE = (

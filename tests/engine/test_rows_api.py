@@ -1,4 +1,4 @@
-"""Decision.rows, the lazy sequence (explorer/engine/decision.py): what the explorer's
+"""Decision.rows, the lazy sequence (explorer/engine/route/decision.py): what the explorer's
 table, the evaluator and the reasons read, checked against the rows made one by one."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.pipeline import decide
+from explorer.engine.base.config import Config
+from explorer.engine.route.pipeline import decide
 
 CONFIG = Config(min_similarity=0.2, preset="reference", max_skills=2)
 
@@ -49,7 +49,7 @@ def test_rows_by_id_is_a_mapping_made_on_lookup(bow_index) -> None:
 
 
 def test_json_default_turns_numpy_and_tuples_into_json_and_refuses_the_rest() -> None:
-    from explorer.engine.decision import json_default
+    from explorer.engine.route.decision import json_default
 
     assert json_default(np.float32(0.5)) == 0.5 and isinstance(json_default(np.int64(3)), int)
     assert json_default(("a", "b")) == ["a", "b"] and json_default(frozenset({1})) == [1]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.session import (
+from explorer.engine.route.session import (
     LedgerEntry,
     LedgerUnavailable,
     Session,

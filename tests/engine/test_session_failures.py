@@ -1,4 +1,4 @@
-"""The session ledger when it cannot be used (explorer/engine/session.py): every failure
+"""The session ledger when it cannot be used (explorer/engine/route/session.py): every failure
 is a LedgerUnavailable with the path and the reason, so the hook routes without it."""
 
 from __future__ import annotations
@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.session import LedgerEntry, LedgerUnavailable, Session, SessionStore, Source
+from explorer.engine.route.session import (
+    LedgerEntry,
+    LedgerUnavailable,
+    Session,
+    SessionStore,
+    Source,
+)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.skills import (
+from explorer.engine.discovery.skills import (
     BODY_HEAD_CHARS,
     MAX_DEPTH,
     SKIPPED_DIRS,

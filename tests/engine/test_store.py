@@ -1,4 +1,4 @@
-"""The persisted index (explorer/engine/store.py): same answers, validated by stat, lazy."""
+"""The persisted index (explorer/engine/index/store.py): same answers, validated by stat, lazy."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.cases import load_cases
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import Models, assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import build_index
-from explorer.engine.store import StoredSkills, open_index, prevalidate
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.index.store import StoredSkills, open_index, prevalidate
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import Models, assemble_models
+from explorer.engine.qa.cases import load_cases
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS, write_skill
 
 
@@ -199,7 +199,7 @@ def _fake_store(directory: Path, name: str, header: dict | None, age_s: float) -
     import json as json_module
     import time as time_module
 
-    from explorer.engine.store import store_prefix
+    from explorer.engine.index.store import store_prefix
 
     path = directory / name
     if header is None:
@@ -217,7 +217,7 @@ def test_old_stores_are_removed_but_never_a_recent_mapped_or_foreign_one(tmp_pat
     ours stay; crashed partial writes go after an hour."""
     import mmap
 
-    from explorer.engine.store import clean_stores
+    from explorer.engine.index.store import clean_stores
 
     directory = tmp_path / "index"
     directory.mkdir()
@@ -253,7 +253,7 @@ def test_a_rebuild_removes_the_store_an_older_program_wrote(
     the new store is left (the old one is past the grace period and mapped by no one)."""
     import time as time_module
 
-    from explorer.engine import store as store_module
+    from explorer.engine.index import store as store_module
 
     cache = EmbeddingCache(tmp_path / "cache")
     first = _open(library, cache, bow)

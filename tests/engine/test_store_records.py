@@ -9,12 +9,18 @@ import dataclasses
 import json
 from pathlib import Path
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.skills import Problem, Skill, load_skill, skill_from_record, skill_record
-from explorer.engine.store import _Reader, open_index, store_path
+from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import (
+    Problem,
+    Skill,
+    load_skill,
+    skill_from_record,
+    skill_record,
+)
+from explorer.engine.index.store import _Reader, open_index, store_path
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 
 # Frontmatter that YAML gives types JSON lacks (a date), nesting, non-ASCII and a
 # parse warning (a recovered invalid line): every path through the encoder.

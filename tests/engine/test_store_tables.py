@@ -1,4 +1,4 @@
-"""The persisted index's lookup tables (explorer/engine/store.py) read as the built ones:
+"""The persisted index's lookup tables (explorer/engine/index/store.py) read as the built ones:
 keyword and ecosystem postings, the phrase table and the BM25 term spans, through every
 Mapping operation the pipeline and the explorer use."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.snapshot import build_index
-from explorer.engine.store import open_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.index.store import open_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 from tests.conftest import SAMPLE_SKILLS
 
 CONFIG = Config(model="bow", reranker="off")

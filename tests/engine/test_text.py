@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.engine.text import (
+from explorer.engine.base.text import (
     STOPWORDS,
     content_tokens,
     jaccard,

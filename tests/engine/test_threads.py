@@ -1,4 +1,4 @@
-"""Thread counts per process kind (explorer/engine/threads.py): BLAS capped, ORT chosen."""
+"""Thread counts per process kind (explorer/engine/base/threads.py): BLAS capped, ORT chosen."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from explorer.engine import threads
-from explorer.engine.embed import onnx_session
-from explorer.engine.models import packaged_minilm
+from explorer.engine.base import threads
+from explorer.engine.inference.embed import onnx_session
+from explorer.engine.inference.models import packaged_minilm
 from tests.conftest import REPO
 
 

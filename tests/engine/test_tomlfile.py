@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config, ConfigError, to_toml, toml_value
-from explorer.engine.tomlfile import update_toml
+from explorer.engine.base.config import Config, ConfigError, to_toml, toml_value
+from explorer.engine.base.tomlfile import update_toml
 
 WRITTEN = """\
 # Project settings for the skill router.

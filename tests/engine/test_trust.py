@@ -17,9 +17,9 @@ import pytest
 
 from explorer.cli import main
 from explorer.cli.commands.hook import run_hook
-from explorer.engine.config import load_config
-from explorer.engine.doctor import diagnose
-from explorer.engine.trust import add_trusted, is_trusted, remove_trusted, trust_file, trusted
+from explorer.engine.base.config import load_config
+from explorer.engine.host.doctor import diagnose
+from explorer.engine.host.trust import add_trusted, is_trusted, remove_trusted, trust_file, trusted
 from tests.conftest import SAMPLE_SKILLS
 
 PROMPT = "merge these report.pdf files and extract the tables"

@@ -1,4 +1,4 @@
-"""The description tuner (explorer/engine/tune.py) on a small library, bag-of-words model:
+"""The description tuner (explorer/engine/author/tune.py) on a small library, bag-of-words model:
 a missed positive becomes a FIX, a steal is reported and ranked below, the split is
 stable, and the same input gives the same answer."""
 
@@ -9,14 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.cases import Case
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.rewrite import read_skill_text
-from explorer.engine.snapshot import Index, build_index
-from explorer.engine.tune import (
+from explorer.engine.author.rewrite import read_skill_text
+from explorer.engine.author.tune import (
     MAX_DESCRIPTION,
     Effect,
     Part,
@@ -26,6 +20,12 @@ from explorer.engine.tune import (
     split_cases,
     tune,
 )
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.qa.cases import Case
+from explorer.engine.route.pipeline import decide
 from tests.conftest import write_skill
 
 CONFIG = Config(model="bow", reranker="off")
@@ -176,8 +176,8 @@ def test_the_index_it_is_given_is_not_touched(tmp_path: Path) -> None:
 
 def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path) -> None:
     """The run-long memo of (prompt, document) logits changes no decision."""
-    from explorer.engine.models import load_models
-    from explorer.engine.tune import remembering
+    from explorer.engine.author.tune import remembering
+    from explorer.engine.inference.models import load_models
 
     config = Config(model="bow", reranker="packaged", lexical_min=0)  # stage 2 for most
     models = load_models(config)
@@ -201,7 +201,7 @@ def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path) -> None:
 
 
 def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
-    from explorer.engine.tune import Candidate, Flip, Shift, Tally
+    from explorer.engine.author.tune import Candidate, Flip, Shift, Tally
 
     case = Case(prompt="p", expect=(SKILL,), kind="direct")
     other = Case(prompt="q", expect=("timesheet",), kind="direct")
@@ -226,7 +226,7 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
 
 
 def test_edits_keep_the_spec_and_read_cleanly() -> None:
-    from explorer.engine.tune import _covering, _keeps_spec, _without
+    from explorer.engine.author.tune import _covering, _keeps_spec, _without
 
     short = "Create invoices for clients."
     assert _keeps_spec(short, short + " Covers bills.")
@@ -253,8 +253,8 @@ def test_a_trigger_eval_file_is_read_by_its_content_too(tmp_path: Path) -> None:
 def test_other_cases_skipped_by_the_filter_would_not_flip(tmp_path: Path) -> None:
     """Only the other cases an edit can reach are routed again; routing every one of them
     on each finalist's library gives the same outcomes."""
-    from explorer.engine.rewrite import edit_description
-    from explorer.engine.whatif import patched_index
+    from explorer.engine.author.rewrite import edit_description
+    from explorer.engine.author.whatif import patched_index
 
     root = tmp_path / "skills"
     index = _index(root)
@@ -282,7 +282,7 @@ def test_other_cases_skipped_by_the_filter_would_not_flip(tmp_path: Path) -> Non
 def test_additions_are_tried_at_the_start_too(tmp_path: Path) -> None:
     """The packaged cross-encoder reads the first few dozen word pieces of a description:
     each addition is also proposed as an opening sentence."""
-    from explorer.engine.tune import _covering, _leading
+    from explorer.engine.author.tune import _covering, _leading
 
     text = "Create invoices. Covers tax."
     assert _covering(text, ["bill"]) == "Create invoices. Covers tax and bill."
@@ -301,9 +301,9 @@ def test_additions_are_tried_at_the_start_too(tmp_path: Path) -> None:
 def test_lexical_off_keeps_the_words_at_the_old_description(tmp_path: Path) -> None:
     """With the lexical channels off, BM25 and every word-reading feature see the old
     description, the dense vector the new one."""
-    from explorer.engine.rewrite import edit_description
-    from explorer.engine.tune import _Tuner
-    from explorer.engine.whatif import patched_index
+    from explorer.engine.author.rewrite import edit_description
+    from explorer.engine.author.tune import _Tuner
+    from explorer.engine.author.whatif import patched_index
 
     root = tmp_path / "skills"
     index = _index(root)
@@ -326,7 +326,7 @@ def test_lexical_off_keeps_the_words_at_the_old_description(tmp_path: Path) -> N
 
 
 def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one() -> None:
-    from explorer.engine.tune import _leads, _trimmed
+    from explorer.engine.author.tune import _leads, _trimmed
 
     worth = {"invoic": 3.0, "bill": 2.0}
     text = (
@@ -348,7 +348,7 @@ def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one(
 def test_an_addition_past_the_limit_drops_the_least_useful_sentence() -> None:
     from functools import partial
 
-    from explorer.engine.tune import _covering, _fitted
+    from explorer.engine.author.tune import _covering, _fitted
 
     filler = "Words nobody asks about fill this sentence up. " * 20
     description = "Create invoices for clients. " + filler + "Bill customers for hours."
@@ -365,10 +365,10 @@ def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_pat
 
     import numpy as np
 
-    from explorer.engine.rerank import rerank_document
-    from explorer.engine.rewrite import edit_description
-    from explorer.engine.tune import _Tuner
-    from explorer.engine.whatif import patched_index
+    from explorer.engine.author.rewrite import edit_description
+    from explorer.engine.author.tune import _Tuner
+    from explorer.engine.author.whatif import patched_index
+    from explorer.engine.inference.rerank import rerank_document
 
     class Lengths:  # a stand-in cross-encoder: a document's length is its logit
         name = "lengths"

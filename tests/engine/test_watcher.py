@@ -1,4 +1,4 @@
-"""The watcher at scale (explorer/engine/watcher.py): lost events, watch limits, SIGTERM."""
+"""The watcher at scale (explorer/engine/index/watcher.py): lost events, watch limits, SIGTERM."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.live import LiveIndex
-from explorer.engine.models import assemble_models
-from explorer.engine.snapshot import Index, build_index
-from explorer.engine.watcher import inotify_available, overflow_event
+from explorer.engine.base.config import Config
+from explorer.engine.index.live import LiveIndex
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.index.watcher import inotify_available, overflow_event
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(not inotify_available(), reason="Linux inotify only")

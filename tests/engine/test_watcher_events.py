@@ -1,4 +1,4 @@
-"""What our inotify watcher makes of each kind of kernel event (explorer/engine/watcher.py):
+"""What our inotify watcher makes of each kind of kernel event (explorer/engine/index/watcher.py):
 fed event buffers as the kernel writes them, so every branch runs without waiting on the
 filesystem. A hint is a SKILL.md path to re-read, or None for "walk again"."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine import watcher as watcher_module
-from explorer.engine.watcher import (
+from explorer.engine.index import watcher as watcher_module
+from explorer.engine.index.watcher import (
     _EVENT,
     IN_CLOSE_WRITE,
     IN_CREATE,

@@ -1,4 +1,4 @@
-"""What-if for a description (explorer/engine/whatif.py): what the editor shows before a
+"""What-if for a description (explorer/engine/author/whatif.py): what the editor shows before a
 save is what the explorer decides after it, and the live snapshot is never touched.
 
 Real model (the packaged MiniLM), real files: a copy of sample_skills in a tmp dir.
@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.cases import load_cases
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision, Verdict
-from explorer.engine.models import Models
-from explorer.engine.pipeline import decide
-from explorer.engine.rewrite import read_skill_text, save
-from explorer.engine.snapshot import Index, build_index
-from explorer.engine.whatif import standing, what_if, with_cases
+from explorer.engine.author.rewrite import read_skill_text, save
+from explorer.engine.author.whatif import standing, what_if, with_cases
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.models import Models
+from explorer.engine.qa.cases import load_cases
+from explorer.engine.route.decision import Decision, Verdict
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS
 
 CONFIG = Config(preset="reference", reranker="off")
@@ -154,8 +154,8 @@ def test_standing_reads_the_row_the_table_shows(index: Index) -> None:
 def test_with_the_packaged_reranker_the_logit_is_previewed_and_diffed(tmp_path: Path) -> None:
     """The reranker reads the description too: its logit in the preview is the one the
     saved file gets, and the ranking diff carries its delta."""
-    from explorer.engine.compare import ranking_diff
-    from explorer.engine.models import load_models
+    from explorer.engine.author.compare import ranking_diff
+    from explorer.engine.inference.models import load_models
 
     config = Config(reranker="packaged", preset="reference")
     models = load_models(config)

@@ -1,5 +1,5 @@
 """Filesystem truth in the live index: a chmod, an edit through a symlinked SKILL.md and an
-edit through a hard link are all seen (explorer/engine/live.py, watcher.py). Before, the
+edit through a hard link are all seen (explorer/engine/index/live.py, watcher.py). Before, the
 watches were on the directories that hold each SKILL.md alone, without IN_ATTRIB: a write
 under the file's other name, or a change of mode, went unheard until a full re-scan."""
 
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.live import LiveIndex
-from explorer.engine.models import assemble_models
-from explorer.engine.snapshot import Index
+from explorer.engine.base.config import Config
+from explorer.engine.index.live import LiveIndex
+from explorer.engine.index.snapshot import Index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
 
 TIMEOUT = 20.0
 CONFIG = Config(model="bow", watch_debounce_ms=25.0, watch_max_delay_ms=250.0)
@@ -113,10 +113,10 @@ CHMOD_CHILD = textwrap.dedent(
     import ctypes, os, sys, tempfile
     from pathlib import Path
     import watchdog.observers, watchdog.observers.inotify, watchdog.observers.polling, yaml
-    from explorer.engine.config import Config
-    from explorer.engine.embed import BowEmbedder
-    from explorer.engine.live import LiveIndex
-    from explorer.engine.models import assemble_models
+    from explorer.engine.base.config import Config
+    from explorer.engine.inference.embed import BowEmbedder
+    from explorer.engine.index.live import LiveIndex
+    from explorer.engine.inference.models import assemble_models
 
     if os.geteuid() == 0:
         # Root reads a mode-000 file anyway: this thread (and the ones it starts) reaches

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine import embed
-from explorer.engine.cache import CACHE_FILE, EmbeddingCache, file_sha256
-from explorer.engine.cases import load_cases
-from explorer.engine.config import Config
-from explorer.engine.hook import answer_hook
-from explorer.engine.models import MINILM_MODEL_SHA256, load_models, packaged_minilm
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import build_index
+from explorer.engine.base.config import Config
+from explorer.engine.host.hook import answer_hook
+from explorer.engine.index.snapshot import build_index
+from explorer.engine.inference import embed
+from explorer.engine.inference.cache import CACHE_FILE, EmbeddingCache, file_sha256
+from explorer.engine.inference.models import MINILM_MODEL_SHA256, load_models, packaged_minilm
+from explorer.engine.qa.cases import load_cases
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS
 
 PROMPT = "merge these two report.pdf files into one"
@@ -88,7 +88,7 @@ def test_a_healthy_cache_is_never_moved_aside_for_lack_of_space(
 
 def test_a_failed_cache_write_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Vectors that cannot be saved are still used; the next run computes them again."""
-    from explorer.engine import cache as cache_module
+    from explorer.engine.inference import cache as cache_module
 
     cache = EmbeddingCache(tmp_path)
 
@@ -103,8 +103,8 @@ def test_a_failed_cache_write_is_a_miss(tmp_path: Path, monkeypatch: pytest.Monk
             return None
 
     monkeypatch.setattr(cache_module, "_Transaction", Full)
-    from explorer.engine.embed import BowEmbedder
-    from explorer.engine.models import assemble_models
+    from explorer.engine.inference.embed import BowEmbedder
+    from explorer.engine.inference.models import assemble_models
 
     index = build_index([SAMPLE_SKILLS], Config(), assemble_models(BowEmbedder()), cache)
     assert index.vectors is not None and index.embedded == len(index)
@@ -132,7 +132,7 @@ def test_a_wrong_remembered_checksum_does_not_disable_the_models(tmp_path: Path)
 def test_a_store_that_cannot_be_written_is_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from explorer.engine import store
+    from explorer.engine.index import store
 
     def full(*_: object, **__: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from explorer.bench.scale import corpus_records, find_corpus, write_library
-from explorer.engine.cache import EmbeddingCache, OutOfTime, embed_with_cache
-from explorer.engine.config import ConfigError, load_config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.hook import answer_hook
-from explorer.engine.telemetry import TELEMETRY_FILE
+from explorer.engine.base.config import ConfigError, load_config
+from explorer.engine.host.hook import answer_hook
+from explorer.engine.host.telemetry import TELEMETRY_FILE
+from explorer.engine.inference.cache import EmbeddingCache, OutOfTime, embed_with_cache
+from explorer.engine.inference.embed import BowEmbedder
 from tests.conftest import SAMPLE_SKILLS
 
 PROMPT = "merge these two report.pdf files into one"
@@ -44,12 +44,13 @@ def test_embedding_stops_before_the_deadline_and_keeps_what_it_did(tmp_path: Pat
     done = short.value.total - short.value.left
     assert short.value.total == 200 and 4 <= done < 200
     assert cache.count(BowEmbedder.identity) == done  # cached: the next call resumes there
-    _, computed = embed_with_cache(SlowBow(), texts, cache)
+    # The same model at full speed resumes (the identity is the cache's key): only the rest.
+    _, computed = embed_with_cache(BowEmbedder(), texts, cache)
     assert computed == 200 - done
 
 
 def _hook(tmp_path: Path, budget_ms: float, monkeypatch: pytest.MonkeyPatch, session: str):
-    from explorer.engine import models as models_module
+    from explorer.engine.inference import models as models_module
 
     monkeypatch.setattr(models_module, "BowEmbedder", SlowBow)
     monkeypatch.setenv("SKILL_EXPLORER_TELEMETRY", "1")
@@ -90,7 +91,7 @@ def test_past_its_budget_the_hook_answers_lexically_and_says_so(
 def test_session_start_refreshes_within_the_budget_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from explorer.engine import models as models_module
+    from explorer.engine.inference import models as models_module
 
     monkeypatch.setattr(models_module, "BowEmbedder", SlowBow)
     started = time.monotonic()

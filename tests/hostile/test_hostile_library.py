@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
-from explorer.engine.config import Config
-from explorer.engine.pipeline import decide
-from explorer.engine.skills import discover
+from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import discover
+from explorer.engine.route.pipeline import decide
 from tests.conftest import REPO
 from tests.hostile.hostile_library import GOOD, PROMPTS, build_hostile
 
@@ -244,9 +244,9 @@ async def test_the_explorer_opens_the_hostile_library(libraries, tmp_path) -> No
         assert set(kinds["rejected"]) <= shown
         await pilot.press(*PROMPTS[0])
         await settle(pilot, lambda: shown_for(app, PROMPTS[0]))
-        from explorer.engine.embed import BowEmbedder
-        from explorer.engine.models import assemble_models
-        from explorer.engine.snapshot import build_index
+        from explorer.engine.index.snapshot import build_index
+        from explorer.engine.inference.embed import BowEmbedder
+        from explorer.engine.inference.models import assemble_models
 
         baseline = build_index([clean], app.config, assemble_models(BowEmbedder()))
         expected = decide(PROMPTS[0], baseline, app.config)

@@ -19,8 +19,8 @@ from typing import get_args
 
 import pytest
 
-from explorer.engine.config import _HINTS, PROJECT_CONFIG_NAME, ConfigError, load_config
-from explorer.engine.hook import answer_hook
+from explorer.engine.base.config import _HINTS, PROJECT_CONFIG_NAME, ConfigError, load_config
+from explorer.engine.host.hook import answer_hook
 from tests.conftest import REPO, SAMPLE_SKILLS
 
 NUMERIC = sorted(

@@ -16,7 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.cli.commands.hook import run_hook
-from explorer.engine.skills import Problem, Skill, parse_skill, skill_from_record, skill_record
+from explorer.engine.discovery.skills import (
+    Problem,
+    Skill,
+    parse_skill,
+    skill_from_record,
+    skill_record,
+)
 from tests.support.examples import examples
 
 FRAGMENTS = st.sampled_from(

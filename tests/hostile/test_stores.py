@@ -1,4 +1,4 @@
-"""Stores that verify themselves: the persisted index (explorer/engine/store.py)
+"""Stores that verify themselves: the persisted index (explorer/engine/index/store.py)
 with flipped bytes, truncated, overwritten, NaN vectors or garbage postings written with
 valid checksums, and truncated by another process while in use. Each is rebuilt from the
 files with a note, never served and never a traceback; `index` repairs it."""
@@ -14,12 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.cache import EmbeddingCache
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import Models, assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.store import (
+from explorer.engine.base.config import Config
+from explorer.engine.index.store import (
     DAMAGED,
     PREFIX,
     StoreDamaged,
@@ -27,6 +23,10 @@ from explorer.engine.store import (
     open_index,
     store_prefix,
 )
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import Models, assemble_models
+from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS
 
 PROMPT = "merge these two report.pdf files into one"

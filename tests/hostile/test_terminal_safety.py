@@ -228,7 +228,7 @@ def screen_text(app) -> str:  # type: ignore[no-untyped-def]
 async def test_explorer_renders_no_control(library: Path, tmp_path: Path) -> None:
     from textual.widgets import TabbedContent
 
-    from explorer.engine.config import Config
+    from explorer.engine.base.config import Config
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
     from explorer.tui.widgets.skills_table import SkillsTable

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.engine.config import Config
-from explorer.engine.decision import Decision, Row
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import decide
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.route.decision import Decision, Row
+from explorer.engine.route.pipeline import decide
 
 # Parity is with the reference's cascade: its preset, unless a test passes its own config.
 REFERENCE = Config(preset="reference")

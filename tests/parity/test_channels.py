@@ -14,12 +14,12 @@ import pytest
 
 from explorer.cli import main
 from explorer.cli.commands.hook import run_hook
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import file_families
-from explorer.engine.project import code_terms, manifest_terms, skills_for_terms
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.route.pipeline import file_families
+from explorer.engine.route.project import code_terms, manifest_terms, skills_for_terms
 from tests.conftest import write_skill
 from tests.parity.helpers import route
 

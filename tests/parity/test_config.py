@@ -13,9 +13,13 @@ from pathlib import Path
 import pytest
 
 from explorer.cli.commands.hook import run_hook
-from explorer.engine.config import Config, load_config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.inject import (
+from explorer.engine.base.config import Config, load_config
+from explorer.engine.discovery.roots import resolve_roots
+from explorer.engine.discovery.skills import Skill, parse_skill
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import CALIBRATION, assemble_models, load_models
+from explorer.engine.route.inject import (
     FILE_EVIDENCE,
     REFERENCE_BODY_HEADER,
     REFERENCE_DIRECTIVE_HEADER,
@@ -24,12 +28,8 @@ from explorer.engine.inject import (
     VERB_SOFT,
     Pick,
 )
-from explorer.engine.inject import build as build_injection
-from explorer.engine.models import CALIBRATION, assemble_models, load_models
-from explorer.engine.presets import resolve
-from explorer.engine.roots import resolve_roots
-from explorer.engine.skills import Skill, parse_skill
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.route.inject import build as build_injection
+from explorer.engine.route.presets import resolve
 from tests.conftest import write_skill
 from tests.parity.helpers import route
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
-from explorer.engine.cases import OBSERVE_ONLY, CaseError, load_cases, parse_tsv_cases
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.evaluate import evaluate
-from explorer.engine.models import assemble_models
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.qa.cases import OBSERVE_ONLY, CaseError, load_cases, parse_tsv_cases
+from explorer.engine.qa.evaluate import evaluate
 from tests.conftest import write_skill
 
 DATA = Path(__file__).parent / "data"
@@ -95,7 +95,7 @@ def test_the_cwd_column_feeds_the_project_channel(tsv: Path, library: Path) -> N
     case = load_cases(tsv).cases[-1]
     cosine = evaluate([case], index, Config(preset="reference", project_boost=0.0)).results[0]
     assert not cosine.passed
-    from explorer.engine.pipeline import decide
+    from explorer.engine.route.pipeline import decide
 
     floor = (
         decide(case.prompt, index, Config(preset="reference")).row("uv-development").cosine + 0.05

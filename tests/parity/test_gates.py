@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.config import Config
-from explorer.engine.embed import BowEmbedder
-from explorer.engine.models import assemble_models
-from explorer.engine.pipeline import invoked_names
-from explorer.engine.rerank import OnnxCrossEncoder
-from explorer.engine.snapshot import Index, build_index
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import assemble_models
+from explorer.engine.inference.rerank import OnnxCrossEncoder
+from explorer.engine.route.pipeline import invoked_names
 from tests.conftest import write_skill
 from tests.parity.helpers import route
 from tests.support.onnx_builders import build_tiny_cross_encoder

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.lint import lint
-from explorer.engine.skills import Problem, Skill, discover, parse_skill
+from explorer.engine.author.lint import lint
+from explorer.engine.discovery.skills import Problem, Skill, discover, parse_skill
 from tests.parity.helpers import write_raw
 
 GOOD = (

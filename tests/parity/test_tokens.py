@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.embed import BowEmbedder, fnv1a_32
-from explorer.engine.lint import lint
+from explorer.engine.author.lint import lint
+from explorer.engine.inference.embed import BowEmbedder, fnv1a_32
 from tests.parity.helpers import bow_library, route, row
 
 FRONT = "---\nname: {name}\ndescription: {description}\n{extra}---\nBody.\n"

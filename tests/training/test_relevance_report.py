@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.engine.relevance import FEATURES
+from explorer.engine.route.relevance import FEATURES
 from explorer.training.relevance import (
     Sample,
     fold_models,

@@ -12,9 +12,9 @@ import pytest
 from textual import events
 from textual.widgets import TabbedContent
 
-from explorer.engine.config import Config
-from explorer.engine.decision import Verdict
-from explorer.engine.pipeline import decide
+from explorer.engine.base.config import Config
+from explorer.engine.route.decision import Verdict
+from explorer.engine.route.pipeline import decide
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens import ThresholdEditor

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList, TabbedContent
 
-from explorer.engine.config import Config, LoadedConfig
+from explorer.engine.base.config import Config, LoadedConfig
 from explorer.tui.app import ExplorerApp
 from explorer.tui.health import layers_text
 from explorer.tui.screens import ProblemsScreen, ThresholdEditor

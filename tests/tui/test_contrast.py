@@ -22,7 +22,7 @@ from rich.terminal_theme import DEFAULT_TERMINAL_THEME
 from textual.screen import ModalScreen
 from textual.widgets import TabbedContent
 
-from explorer.engine.config import Config
+from explorer.engine.base.config import Config
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.palette import ANSI_DARK, ANSI_LIGHT, DARK, DARK_THEME, LIGHT, LIGHT_THEME

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from explorer.engine.flips import flip_cause
-from explorer.engine.pipeline import decide
+from explorer.engine.qa.flips import flip_cause
+from explorer.engine.route.pipeline import decide
 from explorer.tui.widgets.cases_panel import CasesPanel
 from tests.conftest import write_skill
 from tests.tui.test_app import enter, make_app, ready, settle
@@ -114,8 +114,8 @@ async def test_f8_gives_each_changed_verdict_its_gate_and_numbers(
 async def test_the_deciding_column_shows_at_every_width(
     tmp_path: Path, extra: dict[str, float], deciding: str
 ) -> None:
-    from explorer.engine.config import Config
-    from explorer.engine.reasons import reason
+    from explorer.engine.base.config import Config
+    from explorer.engine.route.reasons import reason
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
     from explorer.tui.widgets.skills_table import COLUMNS, SkillsTable
@@ -176,7 +176,7 @@ def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Pat
 async def test_the_skill_tab_says_what_each_sentence_adds_to_the_logit(tmp_path: Path) -> None:
     from textual.widgets import TabbedContent
 
-    from explorer.engine.config import Config
+    from explorer.engine.base.config import Config
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
     from explorer.tui.widgets.skill_panel import SkillPanel
@@ -324,7 +324,7 @@ async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from explorer.tui.widgets.decision_panel import DecisionPanel
-    from explorer.tui.widgets.footer import QuietFooter
+    from explorer.tui.widgets.footer import KeyCell, QuietFooter
     from explorer.tui.widgets.skills_table import SkillsTable
 
     monkeypatch.chdir(tmp_path)  # the root as typed: "skills"
@@ -334,9 +334,7 @@ async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
         await settle(pilot, lambda: app.state.cases_report is not None)
         details, decision = app.query_one("#details"), app.query_one(DecisionPanel)
         assert details.display and details.region.width >= 78 and not decision.region.area
-        footer = " ".join(
-            str(key.render()) for key in app.query_one(QuietFooter).query("FooterKey")
-        )
+        footer = " ".join(str(key.render()) for key in app.query_one(QuietFooter).query(KeyCell))
         assert "f4" in footer and "Panels" in footer  # the key is in the footer
         await pilot.press("f4")
         await settle(pilot, lambda: decision.region.width >= 78)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import TabbedContent
 
-from explorer.engine.hook import HookEvent, answer_hook
+from explorer.engine.host.hook import HookEvent, answer_hook
 from explorer.tui.screens import ThresholdEditor
 from explorer.tui.widgets.history_panel import HistoryPanel
 from tests.conftest import write_skill

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from explorer.engine.config import Config
-from explorer.engine.decision import Row
+from explorer.engine.base.config import Config
+from explorer.engine.route.decision import Row
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens import TextScreen, ThresholdEditor
@@ -122,9 +122,9 @@ async def test_pin_and_export_work_while_typing(
 
 
 def test_markdown_escapes_pipes_only_in_tables(library: Path) -> None:
-    from explorer.engine.models import assemble_models
-    from explorer.engine.pipeline import decide
-    from explorer.engine.snapshot import build_index
+    from explorer.engine.index.snapshot import build_index
+    from explorer.engine.inference.models import assemble_models
+    from explorer.engine.route.pipeline import decide
     from explorer.report import markdown_report
 
     index = build_index([str(library)], CONFIG, assemble_models(None, dense_error="off"), None)
@@ -462,7 +462,7 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
 
 
 async def test_the_row_and_the_panel_give_the_engines_reason(library: Path, tmp_path: Path) -> None:
-    from explorer.engine.reasons import reason
+    from explorer.engine.route.reasons import reason
     from explorer.tui.widgets.decision_panel import DecisionPanel
 
     app = make_app(library, tmp_path)

@@ -162,7 +162,7 @@ async def test_a_cold_build_shows_the_embeddings_progress_until_done(
     """No embedding cache: the status bar counts the descriptions embedded, chunk by chunk,
     as the real loop (cache.embed_with_cache) reports them, and the count goes once the
     live snapshot is in. The build runs in the load worker; the UI only gets messages."""
-    from explorer.engine import cache as cache_module
+    from explorer.engine.inference import cache as cache_module
     from explorer.tui.widgets.status_bar import StatusBar
 
     root = tmp_path / "skills"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from explorer.engine.config import Config
+from explorer.engine.base.config import Config
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.widgets.prompt_bar import PromptBar

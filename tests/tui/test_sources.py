@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.config import FIELD_NAMES, Config, load_config
-from explorer.engine.models import CALIBRATION, assemble_models
+from explorer.engine.base.config import FIELD_NAMES, Config, load_config
+from explorer.engine.inference.models import CALIBRATION, assemble_models
 from explorer.tui.provenance import field_source
 from explorer.tui.screens import FieldList, ThresholdEditor
 from tests.tui.test_app import SIZE, enter, library, make_app

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from explorer.engine.live import IndexChange
+from explorer.engine.index.live import IndexChange
 from explorer.tui.app import ExplorerApp
 from explorer.tui.commands import ExplorerCommands
 from explorer.tui.keys import HELP_NOTES, KEYS, help_text

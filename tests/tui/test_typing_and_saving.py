@@ -61,9 +61,9 @@ async def test_letters_typed_in_any_panel_go_to_the_prompt(library: Path, tmp_pa
 
 def _footer_keys(screen: object) -> list[str]:
     """The keys the footer of `screen` shows, as shown."""
-    from textual.widgets._footer import FooterKey
+    from explorer.tui.widgets.footer import KeyCell
 
-    return [key.key_display for key in screen.query(FooterKey)]  # type: ignore[attr-defined]
+    return [key.key_display for key in screen.query(KeyCell)]  # type: ignore[attr-defined]
 
 
 async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4_and_screenshots_outside(

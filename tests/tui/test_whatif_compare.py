@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static, TextArea
 
-from explorer.engine.compare import Move
-from explorer.engine.decision import Verdict
+from explorer.engine.author.compare import Move
+from explorer.engine.route.decision import Verdict
 from explorer.tui.app import ExplorerApp
 from explorer.tui.compare import CompareView
 from explorer.tui.whatif import WhatIfScreen

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets._footer import FooterKey
-
-from explorer.tui.widgets.footer import QuietFooter, fitting, key_width
+from explorer.tui.widgets.footer import KeyCell, QuietFooter, fitting, key_width
 from explorer.tui.widgets.skills_table import GAP, WHY_MIN, SkillsTable
 from tests.tui.test_app import enter, library, make_app, settle
 
@@ -113,8 +111,8 @@ async def test_the_table_and_the_footer_fit_80_120_and_200_columns(
             if width >= 120:
                 assert "cos+kw+ph+file" in header and "Δ inject" in header
                 assert all("…" not in table.cell_text(row.id, "why") for row in table.rows)
-            keys = [key for key in footer.query(FooterKey) if "-command-palette" not in key.classes]
-            palette = footer.query_one(".-command-palette", FooterKey)
+            keys = [key for key in footer.query(KeyCell) if "-command-palette" not in key.classes]
+            palette = footer.query_one(".-command-palette", KeyCell)
             assert keys and palette.region.right <= width
             for key in keys:
                 assert key.region.right <= palette.region.x, (width, key.key_display)

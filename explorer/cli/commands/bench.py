@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options, say
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 
 DEFAULT_SIZES = "100,1000"
 
@@ -143,8 +143,7 @@ class BenchCommand(Command):
     def _quality(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         """Routing quality per benchmark library (validation split), JSON written to a file."""
         from explorer.bench.quality import quality_bench
-        from explorer.engine.cases import CaseError
-        from explorer.engine.libraries import LibraryError
+        from explorer.engine.qa import CaseError, LibraryError
         from explorer.quality_report import quality_text
 
         try:

@@ -2,7 +2,7 @@
 
 `calibrate --manifest FILE` / `--library DIR=TRAIN,VALIDATION ...`: sweep over several
 libraries together (fusion weight, guards, fast path, floor rule, margin), choose on all
-their train splits, report each library on its validation split (engine/multical.py).
+their train splits, report each library on its validation split (engine/qa/multical.py).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from explorer.cli.quality import (
     run_calibrate_reranker,
     wants_libraries,
 )
-from explorer.engine.config import LoadedConfig
-from explorer.engine.decision import json_default
+from explorer.engine import LoadedConfig
+from explorer.engine.route import json_default
 from explorer.terminal import emit
 
 
@@ -89,7 +89,7 @@ class CalibrateCommand(Command):
             "--reranker",
             action="store_true",
             help="with --manifest/--library: calibrate the loaded reranker's agreement gate "
-            "(its floor, rerank_min, rerank_margin) instead of stage 1 (engine/rerankcal.py); "
+            "(its floor, rerank_min, rerank_margin) instead of stage 1 (engine/qa/rerankcal.py); "
             "with --set reranker=... for another model",
         )
         parser.add_argument(
@@ -101,7 +101,7 @@ class CalibrateCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.calibrate import calibrate
+        from explorer.engine import calibrate
         from explorer.qa_report import calibration_text
 
         if wants_libraries(args):
@@ -134,8 +134,8 @@ class CalibrateCommand(Command):
             say("no train cases: the split left nothing to choose on")
             return EXIT_FAILED
         if args.write:
-            from explorer.engine.config import ConfigError
-            from explorer.engine.tomlfile import update_toml
+            from explorer.engine import ConfigError
+            from explorer.engine.base import update_toml
 
             recommended = report.recommended_config(loaded.config)
             try:

@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, Command, add_common_options, say
-from explorer.engine.config import ConfigError, LoadedConfig, load_config
+from explorer.engine import ConfigError, LoadedConfig, load_config
 from explorer.terminal import emit
 
 MARKS = {"ok": "✓", "info": "·", "warning": "!", "error": "✗"}
@@ -55,7 +55,7 @@ class DoctorCommand(Command):
         return loaded
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.doctor import diagnose
+        from explorer.engine.host import diagnose
 
         report = diagnose(
             loaded,

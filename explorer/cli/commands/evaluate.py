@@ -19,14 +19,13 @@ from explorer.cli.base import (
 from explorer.cli.library import Engines, roots_and_cases, run_label
 from explorer.cli.quality import add_library_options, run_eval_by_library, wants_libraries
 from explorer.cli.roots import command_roots
-from explorer.engine.config import Config, ConfigError, LoadedConfig, load_config
-from explorer.engine.decision import json_default
+from explorer.engine import Config, ConfigError, LoadedConfig, load_config
+from explorer.engine.route import json_default
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
-    from explorer.engine.cases import CaseSet
-    from explorer.engine.evaluate import Comparison, EvalReport
-    from explorer.engine.snapshot import Index
+    from explorer.engine import Index
+    from explorer.engine.qa import CaseSet, Comparison, EvalReport
 
 
 def check_thresholds(report: EvalReport, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -51,7 +50,7 @@ def check_thresholds(report: EvalReport, args: argparse.Namespace) -> list[dict[
 def own_cases(index: Index, skill: str | None) -> CaseSet | None:
     """With no CASES: the trigger evals the skills ship beside their SKILL.md (only
     `skill`'s with --skill), or None after saying there are none."""
-    from explorer.engine.cases import own_trigger_evals
+    from explorer.engine.qa import own_trigger_evals
 
     chosen = [(s.id, s.directory) for s in index.skills if skill in (None, s.id)]
     cases = own_trigger_evals(chosen)
@@ -136,7 +135,8 @@ class EvalCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.evaluate import compare, evaluate
+        from explorer.engine import evaluate
+        from explorer.engine.qa import compare
         from explorer.qa_report import compare_text, eval_text
 
         if args.by_library or wants_libraries(args):

@@ -6,7 +6,7 @@ import argparse
 import os
 
 from explorer.cli.base import EXIT_OK, Command, add_common_options, add_cwd_option
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 
 
 class ExploreCommand(Command):

@@ -15,19 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options, say
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 from explorer.terminal import emit, one_line, table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.text import Text
 
-    from explorer.engine.history import Replay, UsageReport
+    from explorer.engine.host import Replay, UsageReport
 
 
 def default_log() -> Path:
-    from explorer.engine.config import user_state_dir
-    from explorer.engine.telemetry import TELEMETRY_FILE
+    from explorer.engine.base import user_state_dir
+    from explorer.engine.host import TELEMETRY_FILE
 
     return user_state_dir() / TELEMETRY_FILE
 
@@ -55,14 +55,14 @@ class HistoryCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.history import (
+        from explorer.engine.host import (
             pipeline_decider,
+            read_events,
             replay_json,
             replay_sessions,
             report_json,
             usage_report,
         )
-        from explorer.engine.telemetry import read_events
 
         paths = [Path(log) for log in args.logs] or [default_log()]
         for path in paths:
@@ -115,7 +115,7 @@ class HistoryCommand(Command):
 
 def usage_blocks(report: UsageReport, paths: list[Path]) -> list[RenderableType]:
     """The usage report as text: a summary line and one row per skill, then the totals."""
-    from explorer.engine.history import SkillUsage
+    from explorer.engine.host import SkillUsage
 
     def cells(name: str, usage: SkillUsage) -> list[str]:
         return [

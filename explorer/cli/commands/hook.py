@@ -32,7 +32,7 @@ def run_hook(
     started = time.monotonic()  # the time budget (hook_budget_ms) counts from here
     debug = os.environ.get("SKILL_EXPLORER_DEBUG") == "1"
     try:
-        from explorer.engine.hook import answer_hook
+        from explorer.engine import answer_hook
 
         answer = answer_hook(
             stdin.read(),

@@ -10,7 +10,7 @@ from typing import TextIO
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options
 from explorer.cli.library import engine_for, problem_lines
 from explorer.cli.roots import command_roots
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
 
@@ -58,12 +58,12 @@ class IndexCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.threads import set_process_kind
+        from explorer.engine.base import set_process_kind
 
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
-        from explorer.engine.library import open_library
+        from explorer.engine import open_library
 
         set_process_kind("build")  # batches of descriptions: one onnxruntime thread per core
         started = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, say
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 
 
 class InitCommand(Command):
@@ -36,7 +36,7 @@ class InitCommand(Command):
 
     def main(self, args: argparse.Namespace) -> int:
         """No config is needed to write the hook entry."""
-        from explorer.engine.setup import (
+        from explorer.engine.host import (
             SetupError,
             event_command,
             hook_command,

@@ -17,12 +17,12 @@ from explorer.cli.base import (
 )
 from explorer.cli.library import Engines
 from explorer.cli.roots import command_roots
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
-    from explorer.engine.cases import Case
-    from explorer.engine.snapshot import Index
+    from explorer.engine import Index
+    from explorer.engine.qa import Case
 
 
 class LintCommand(Command):
@@ -90,7 +90,8 @@ class LintCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.lint import NEAR_DUPLICATE_SHOWN, has_errors, lint
+        from explorer.engine import lint
+        from explorer.engine.author import NEAR_DUPLICATE_SHOWN, has_errors
         from explorer.qa_report import lint_text
 
         roots = command_roots(args, loaded)
@@ -121,7 +122,7 @@ class LintCommand(Command):
 
     def _collisions(self, args: argparse.Namespace, loaded: LoadedConfig, index: Index) -> int:
         from explorer.cli.library import load_case_set
-        from explorer.engine.collisions import collision_map
+        from explorer.engine.author import collision_map
         from explorer.qa_report import collisions_text
 
         cases: tuple[Case, ...] = ()

@@ -6,7 +6,7 @@ import argparse
 
 from explorer.cli.base import EXIT_OK, Command, add_common_options, add_cwd_option
 from explorer.cli.library import library_index
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
 
@@ -21,7 +21,7 @@ class RouteCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.pipeline import decide
+        from explorer.engine import decide
 
         index = library_index(args, loaded)
         if isinstance(index, int):

@@ -11,7 +11,7 @@ import argparse
 import os
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, say
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
 
@@ -31,7 +31,7 @@ class TrustCommand(Command):
         return self.run(args, None)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig | None) -> int:
-        from explorer.engine.trust import add_trusted, remove_trusted, trust_file, trusted
+        from explorer.engine.host import add_trusted, remove_trusted, trust_file, trusted
 
         if args.list:
             entries = trusted()

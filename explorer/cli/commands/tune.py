@@ -18,12 +18,12 @@ from explorer.cli.base import (
 )
 from explorer.cli.library import Engines
 from explorer.cli.roots import command_roots
-from explorer.engine.config import LoadedConfig
-from explorer.engine.decision import json_default
+from explorer.engine import LoadedConfig
+from explorer.engine.route import json_default
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
-    from explorer.engine.tune import Candidate, Flip, TuneResult
+    from explorer.engine.author import Candidate, Flip, TuneResult
 
 CONTEXT_WORDS = 4  # unchanged words shown on each side of a change
 PROMPT_WIDTH = 90
@@ -93,7 +93,7 @@ def _channels(candidate: Candidate) -> str:
 
 
 def tune_text(result: TuneResult) -> list[str]:
-    from explorer.engine.tune import SPLIT_SEED, Part
+    from explorer.engine.author import SPLIT_SEED, Part
 
     split = result.split
     others = (
@@ -181,9 +181,9 @@ class TuneCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.cases import CaseError
-        from explorer.engine.rewrite import SaveError, read_skill_text
-        from explorer.engine.tune import apply, cases_for, tune
+        from explorer.engine import tune
+        from explorer.engine.author import SaveError, apply, cases_for, read_skill_text
+        from explorer.engine.qa import CaseError
 
         roots = command_roots(args, loaded)
         if roots is None:

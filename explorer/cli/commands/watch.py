@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options
 from explorer.cli.library import engine_for
 from explorer.cli.roots import command_roots
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
-    from explorer.engine.live import IndexChange
+    from explorer.engine.index import IndexChange
 
 
 def change_line(change: IndexChange) -> str:
@@ -38,7 +38,7 @@ class WatchCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.live import LiveIndex
+        from explorer.engine import LiveIndex
 
         stop = threading.Event()
         # SIGTERM (a service manager, `kill`) stops it as cleanly as Ctrl-C does.

@@ -6,7 +6,7 @@ import argparse
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option, say
 from explorer.cli.library import library_index
-from explorer.engine.config import LoadedConfig
+from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
 
@@ -31,7 +31,7 @@ class WhyCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.pipeline import decide
+        from explorer.engine import decide
         from explorer.report import why_report
 
         index = library_index(args, loaded)

@@ -21,13 +21,11 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 
-from explorer.engine.compare import RankingDiff
-from explorer.engine.config import FIELD_NAMES, PROJECT_CONFIG_NAME
-from explorer.engine.decision import Decision
-from explorer.engine.history import Replay, UsageReport
-from explorer.engine.rerank import Attribution
-from explorer.engine.rewrite import SaveError
-from explorer.engine.snapshot import Index
+from explorer.engine import Decision, Index
+from explorer.engine.author import RankingDiff, SaveError
+from explorer.engine.base import FIELD_NAMES, PROJECT_CONFIG_NAME
+from explorer.engine.host import Replay, UsageReport
+from explorer.engine.inference import Attribution
 from explorer.terminal import plain, visible
 from explorer.tui import tasks
 from explorer.tui.collisions import CollisionsScreen

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from explorer.engine.skills import Problem
+from explorer.engine.discovery import Problem
 from explorer.terminal import plain
 from explorer.tui.widgets.footer import QuietFooter
 

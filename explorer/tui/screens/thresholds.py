@@ -20,18 +20,17 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
-from explorer.engine.config import (
+from explorer.engine import Config, ConfigError
+from explorer.engine.base import (
     FIELD_NAMES,
     MODEL_FIELDS,
-    Config,
-    ConfigError,
     coerce,
     read_value,
     toml_value,
     type_label,
+    update_toml,
 )
-from explorer.engine.models import ModelStatus
-from explorer.engine.tomlfile import update_toml
+from explorer.engine.inference import ModelStatus
 from explorer.terminal import plain, visible
 from explorer.tui.provenance import Source, field_source
 from explorer.tui.widgets.footer import QuietFooter

@@ -13,8 +13,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from explorer.engine.evaluate import CaseResult, Comparison, EvalReport, Flip
-from explorer.engine.flips import FlipCause
+from explorer.engine.qa import CaseResult, Comparison, EvalReport, Flip, FlipCause
 from explorer.terminal import plain, visible
 
 

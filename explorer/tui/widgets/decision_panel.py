@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from explorer.engine.decision import Decision, Gate, Verdict
-from explorer.engine.reasons import Reason
+from explorer.engine import Decision, Verdict
+from explorer.engine.route import Gate, Reason
 from explorer.report import format_value, thresholds_text
 from explorer.terminal import plain, visible
 

@@ -11,6 +11,11 @@ opening F2 or F3 moves the focus off the main screen, which changes them: ~20 ke
 rebuilt and styled under an opaque screen, a third of F2's opening time at 2,300 skills.
 While another screen is on top this footer skips that; the focus coming back on close
 changes the bindings again, and it rebuilds then.
+
+It is built on Textual's public API only (a widget, the screen's `active_bindings` and
+its `bindings_updated_signal`), with its own key cell, so a Textual release that reworks
+its Footer's internals changes nothing here; the look is Footer's compact one, from the
+theme's `footer-*` variables.
 """
 
 from __future__ import annotations
@@ -18,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widget import Widget
 
 # The app's keys by binding id, the ones a new skill author needs first. Ids not listed
 # come after these, in the order the app declares them.
@@ -77,16 +82,109 @@ def fitting(items: list[tuple[Binding, str, bool]], room: int) -> list[int]:
     return sorted(chosen)
 
 
-class QuietFooter(Footer):
+class KeyCell(Widget):
+    """One key in the footer, "f1 Help": the key, then what it does. A click presses it."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"key-cell--key", "key-cell--description"}
+    DEFAULT_CSS = """
+    KeyCell {
+        width: auto;
+        height: 1;
+        margin-right: 1;
+        text-wrap: nowrap;
+        background: $footer-item-background;
+        .key-cell--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        .key-cell--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        &:hover {
+            pointer: pointer;
+            color: $footer-key-foreground;
+            background: $block-hover-background;
+        }
+        &.-disabled {
+            text-style: dim;
+        }
+        &.-command-palette {
+            dock: right;
+            border-left: vkey $foreground 20%;
+        }
+    }
+    """
+
+    def __init__(
+        self,
+        key: str,
+        key_display: str,
+        description: str,
+        *,
+        disabled: bool = False,
+        tooltip: str = "",
+        classes: str = "",
+    ) -> None:
+        super().__init__(classes=f"{classes} -disabled" if disabled else classes)
+        self.key = key
+        self.key_display = key_display
+        self.description = description
+        self.inactive = disabled  # shown dim; a click rings the bell instead
+        self.set_reactive(Widget.shrink, False)
+        if tooltip:
+            self.tooltip = tooltip
+
+    def render(self) -> Text:
+        key = (self.key_display, self.get_component_rich_style("key-cell--key"))
+        if not self.description:
+            text = Text.assemble(key)
+        else:
+            style = self.get_component_rich_style("key-cell--description")
+            text = Text.assemble(key, (" " + self.description, style))
+        text.stylize_before(self.rich_style)
+        return text
+
+    def on_mouse_down(self) -> None:
+        if self.inactive:
+            self.app.bell()
+        else:
+            self.app.simulate_key(self.key)
+
+
+class QuietFooter(Widget, can_focus=False, can_focus_children=False):
+    DEFAULT_CSS = """
+    QuietFooter {
+        layout: horizontal;
+        color: $footer-foreground;
+        background: $footer-background;
+        dock: bottom;
+        height: 1;
+    }
+    """
+    ALLOW_SELECT = False
+
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(compact=True, **kwargs)
+        super().__init__(**kwargs)
         self._laid_out_for = 0
+        self._bindings_ready = False  # no keys until the screen has said which are active
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
         if self.is_attached and self.app.screen is not self.screen:
-            self._bindings_ready = True
             return  # hidden under another screen: rebuilt when the focus returns
-        super().bindings_changed(screen)
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self.recompose)
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._laid_out_for and self._bindings_ready:
@@ -116,12 +214,11 @@ class QuietFooter(Footer):
         palette = active.get(self.app.COMMAND_PALETTE_BINDING)
         room = width - (PALETTE_ROOM if palette is not None else 0)
         yield from self._keys(items[index] for index in fitting(items, room))
-        if palette is not None and self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
-            yield FooterKey(
+        if palette is not None and self.app.ENABLE_COMMAND_PALETTE:
+            yield KeyCell(
                 palette.binding.key,
                 self.app.get_key_display(palette.binding),
                 palette.binding.description,
-                palette.binding.action,
                 classes="-command-palette",
                 disabled=not palette.enabled,
                 tooltip=palette.binding.tooltip or palette.binding.description,
@@ -130,11 +227,10 @@ class QuietFooter(Footer):
     def _keys(self, items: Iterable[tuple[Binding, str, bool]]) -> ComposeResult:
         enabled = {key: active.enabled for key, active in self.screen.active_bindings.items()}
         for binding, shown, _ in items:
-            yield FooterKey(
+            yield KeyCell(
                 binding.key,
                 shown,
                 binding.description,
-                binding.action,
                 disabled=not enabled.get(binding.key, True),
                 tooltip=binding.tooltip,
-            ).data_bind(compact=Footer.compact)
+            )

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from explorer.engine.history import Replay, UsageReport
+from explorer.engine.host import Replay, UsageReport
 from explorer.terminal import plain, visible
 
 VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "changed": "bold yellow"}

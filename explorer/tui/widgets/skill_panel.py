@@ -10,8 +10,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from explorer.engine.rerank import Attribution
-from explorer.engine.skills import Skill
+from explorer.engine.discovery import Skill
+from explorer.engine.inference import Attribution
 from explorer.terminal import plain, visible
 
 

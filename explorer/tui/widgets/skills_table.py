@@ -19,10 +19,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from explorer.engine.decision import Decision, Row, Rows, Verdict
-from explorer.engine.reasons import LOGIT, Reason, reason
-from explorer.engine.relevance import FEATURE_LABELS
-from explorer.engine.skills import Problem
+from explorer.engine import Decision, Verdict
+from explorer.engine.discovery import Problem
+from explorer.engine.route import FEATURE_LABELS, LOGIT, Reason, Row, Rows, reason
 from explorer.terminal import one_line
 
 # (key, label): the order on screen. Widths come from the content (see _widths): the
@@ -51,7 +50,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 #
 # The column that holds the number the highlighted row's gate compared (its deciding
 # column: p under the relevance model, rerank for rerank_min, bm25 for the fast path, the
-# hybrid score for the floor; engine/reasons.py) is never dropped: "why" shortens first.
+# hybrid score for the floor; engine/route/reasons.py) is never dropped: "why" shortens first.
 DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "p", "breakdown")
 # While the dense model loads (Limits.loading) the lexical columns are the only real
 # numbers: the breakdown, whose cosine is pending, goes before them.

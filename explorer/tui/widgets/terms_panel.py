@@ -9,12 +9,10 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from explorer.engine.lexical import Explain
-from explorer.engine.matches import Match, MatchKind
-from explorer.engine.relevance import excluded_query_terms, missing_query_terms
-from explorer.engine.skills import Skill
-from explorer.engine.snapshot import phrase_tokens
-from explorer.engine.text import STOPWORDS, norm_token
+from explorer.engine.base import STOPWORDS, norm_token
+from explorer.engine.discovery import Skill
+from explorer.engine.index import Explain, phrase_tokens
+from explorer.engine.route import Match, MatchKind, excluded_query_terms, missing_query_terms
 from explorer.terminal import visible
 
 _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")

@@ -1,0 +1,81 @@
+"""For a skill's author: lint, rewriting a description, what-if and compare,
+the tuner, the collision map.
+
+Public names, for the front ends; engine modules import modules, not these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from explorer.engine._lazy import lazy_exports
+
+# public name -> the module of this package that defines it ("<module>": the module itself)
+_EXPORTS: dict[str, str] = {
+    "Candidate": "tune",
+    "Channel": "compare",
+    "Collision": "collisions",
+    "CollisionMap": "collisions",
+    "Effect": "tune",
+    "Entry": "compare",
+    "Finding": "lint",
+    "Flip": "tune",
+    "Move": "compare",
+    "NEAR_DUPLICATE_SHOWN": "lint",
+    "Part": "tune",
+    "RankingDiff": "compare",
+    "SEVERITIES": "lint",
+    "SPLIT_SEED": "tune",
+    "SaveError": "rewrite",
+    "Standing": "whatif",
+    "TuneCache": "tune",
+    "TuneResult": "tune",
+    "WhatIf": "whatif",
+    "apply": "tune",
+    "cases_for": "tune",
+    "collision_map": "collisions",
+    "edit_description": "rewrite",
+    "has_errors": "lint",
+    "ranking_diff": "compare",
+    "read_skill_text": "rewrite",
+    "remembering": "tune",
+    "save": "rewrite",
+    "split_cases": "tune",
+    "what_if": "whatif",
+    "with_cases": "whatif",
+}
+__all__ = sorted(_EXPORTS)
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+else:
+    from explorer.engine.author.collisions import Collision as Collision
+    from explorer.engine.author.collisions import CollisionMap as CollisionMap
+    from explorer.engine.author.collisions import collision_map as collision_map
+    from explorer.engine.author.compare import Channel as Channel
+    from explorer.engine.author.compare import Entry as Entry
+    from explorer.engine.author.compare import Move as Move
+    from explorer.engine.author.compare import RankingDiff as RankingDiff
+    from explorer.engine.author.compare import ranking_diff as ranking_diff
+    from explorer.engine.author.lint import NEAR_DUPLICATE_SHOWN as NEAR_DUPLICATE_SHOWN
+    from explorer.engine.author.lint import SEVERITIES as SEVERITIES
+    from explorer.engine.author.lint import Finding as Finding
+    from explorer.engine.author.lint import has_errors as has_errors
+    from explorer.engine.author.rewrite import SaveError as SaveError
+    from explorer.engine.author.rewrite import edit_description as edit_description
+    from explorer.engine.author.rewrite import read_skill_text as read_skill_text
+    from explorer.engine.author.rewrite import save as save
+    from explorer.engine.author.tune import SPLIT_SEED as SPLIT_SEED
+    from explorer.engine.author.tune import Candidate as Candidate
+    from explorer.engine.author.tune import Effect as Effect
+    from explorer.engine.author.tune import Flip as Flip
+    from explorer.engine.author.tune import Part as Part
+    from explorer.engine.author.tune import TuneCache as TuneCache
+    from explorer.engine.author.tune import TuneResult as TuneResult
+    from explorer.engine.author.tune import apply as apply
+    from explorer.engine.author.tune import cases_for as cases_for
+    from explorer.engine.author.tune import remembering as remembering
+    from explorer.engine.author.tune import split_cases as split_cases
+    from explorer.engine.author.whatif import Standing as Standing
+    from explorer.engine.author.whatif import WhatIf as WhatIf
+    from explorer.engine.author.whatif import what_if as what_if
+    from explorer.engine.author.whatif import with_cases as with_cases

@@ -1,0 +1,210 @@
+"""The collision map: pairs of skills that compete for the same prompts.
+
+Two kinds of prompt are routed through the one `decide()`:
+
+* the cases, when there are any: each names the skill (or skills) it expects;
+* prompts sampled from each description's own sentences (its first `SENTENCES` sentences
+  of at least `MIN_WORDS` content words): a sentence the author wrote to say what the
+  skill does is a prompt the skill should win.
+
+For each prompt the expected skill meets its strongest rival: another skill injected in
+its place (a **take**), beside it (a **share**), or ranked right behind it with a
+relevance of at least `NEAR_P` (without the relevance model: within `CLOSE` of its hybrid
+score), a **near miss**. A pair's weight adds these up, a take
+counting most, so the pairs at the top are the ones whose descriptions the router cannot
+keep apart. Each pair carries the description words the two share (by idf, the words
+that pull the same prompts) and the cases that flip between them: a case that expects one
+and that the other takes.
+
+Pure: nothing is printed or written; the CLI (`lint --collisions`) and the explorer
+(`tui/collisions.py`) show the result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from explorer.engine.base.config import Config
+from explorer.engine.base.text import match_tokens
+from explorer.engine.index.snapshot import Index
+from explorer.engine.qa.cases import Case
+from explorer.engine.route.decision import Decision
+from explorer.engine.route.pipeline import decide
+
+SCHEMA = "skill-explorer/collisions@1"
+SENTENCES = 3  # sampled from each description
+MIN_WORDS = 3  # content words a sampled sentence needs
+NEAR_P = 0.1  # a runner-up the relevance model gives at least this is a near miss
+CLOSE = 0.1  # without the relevance model: a runner-up this close in hybrid score
+WEIGHTS = {"take": 1.0, "share": 0.5, "near": 0.25}
+SHARED_SHOWN = 8
+RIVALS = 8  # the runner-up is looked for among the first rows
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Contest:
+    """One prompt two skills competed for."""
+
+    prompt: str
+    source: str  # "case" or "sentence"
+    expected: str  # the skill the prompt belongs to
+    rival: str
+    kind: str  # take | share | near
+    where: str = ""  # the case's file:line, for cases
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "source": self.source,
+            "expected": self.expected,
+            "rival": self.rival,
+            "kind": self.kind,
+            "where": self.where,
+        }
+
+
+@dataclass
+class Collision:
+    """Two skills and every prompt they competed for, either way round."""
+
+    a: str
+    b: str
+    contests: list[Contest] = field(default_factory=list)
+    shared: tuple[str, ...] = ()
+
+    @property
+    def weight(self) -> float:
+        return sum(WEIGHTS[contest.kind] for contest in self.contests)
+
+    @property
+    def flips(self) -> list[Contest]:
+        """Cases that expect one of the two and that the other takes."""
+        return [c for c in self.contests if c.source == "case" and c.kind == "take"]
+
+    def count(self, kind: str) -> int:
+        return sum(contest.kind == kind for contest in self.contests)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "skills": [self.a, self.b],
+            "weight": self.weight,
+            "takes": self.count("take"),
+            "shares": self.count("share"),
+            "near_misses": self.count("near"),
+            "shared_words": list(self.shared),
+            "flips": [contest.to_dict() for contest in self.flips],
+            "contests": [contest.to_dict() for contest in self.contests],
+        }
+
+
+@dataclass(frozen=True)
+class CollisionMap:
+    collisions: tuple[Collision, ...]  # ranked, heaviest first
+    prompts: int  # prompts routed
+    cases: int
+    sentences: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "prompts": self.prompts,
+            "cases": self.cases,
+            "sentences": self.sentences,
+            "collisions": [collision.to_dict() for collision in self.collisions],
+        }
+
+
+def sentences(description: str, limit: int = SENTENCES) -> list[str]:
+    """The description's first `limit` sentences with at least MIN_WORDS content words."""
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(description):
+        sentence = sentence.strip()
+        if len(set(match_tokens(sentence))) >= MIN_WORDS:
+            out.append(sentence)
+        if len(out) == limit:
+            break
+    return out
+
+
+def contests(decision: Decision, expected: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(expected skill, rival, kind) for one routed prompt."""
+    injected = decision.injected_ids
+    out: list[tuple[str, str, str]] = []
+    for skill in expected:
+        others = [rival for rival in injected if rival not in expected]
+        if skill in injected:
+            out += [(skill, rival, "share") for rival in others]
+            if others:
+                continue
+            mine = decision.rows.by_id(skill)
+            learned = mine.relevance is not None
+            rivals = [
+                (row.relevance if learned else row.score, row.id)
+                for row in decision.rows[:RIVALS]
+                if row.id not in expected and (row.relevance is not None) == learned
+            ]
+            if not rivals:
+                continue
+            theirs, rival = max(rivals, key=lambda item: (item[0] or 0.0, item[1]))
+            if theirs is None:
+                continue
+            if (theirs >= NEAR_P) if learned else (mine.score - theirs <= CLOSE):
+                out.append((skill, rival, "near"))
+        else:
+            out += [(skill, rival, "take") for rival in others]
+    return out
+
+
+def _shared(index: Index, a: str, b: str) -> tuple[str, ...]:
+    left = set(match_tokens(index.skills[index.positions[a]].description))
+    right = set(match_tokens(index.skills[index.positions[b]].description))
+    both = sorted(left & right, key=lambda term: (-index.lexical.idf(term), term))
+    return tuple(both[:SHARED_SHOWN])
+
+
+def collision_map(
+    index: Index,
+    config: Config,
+    cases: Sequence[Case] = (),
+    *,
+    sample: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> CollisionMap:
+    """Route the cases and the sampled sentences; the pairs that compete, ranked."""
+    prompts: list[tuple[str, str, tuple[str, ...], Case | None]] = []
+    for given in cases:
+        expected = tuple(name for name in given.expect if name in index.positions)
+        if expected:
+            prompts.append((given.prompt, "case", expected, given))
+    sampled = 0
+    if sample:
+        for owner in index.skills:
+            for sentence in sentences(owner.description):
+                prompts.append((sentence, "sentence", (owner.id,), None))
+                sampled += 1
+    pairs: dict[tuple[str, str], Collision] = {}
+    for number, (prompt, source, expected, case) in enumerate(prompts):
+        if progress is not None:
+            progress(number, len(prompts))
+        decision = decide(
+            prompt,
+            index,
+            config,
+            context=case.context if case else (),
+            cwd=(case.cwd or None) if case else None,
+        )
+        for skill, rival, kind in contests(decision, expected):
+            a, b = sorted((skill, rival))
+            collision = pairs.setdefault((a, b), Collision(a, b))
+            where = case.where if case is not None else ""
+            collision.contests.append(Contest(prompt, source, skill, rival, kind, where))
+    if progress is not None:
+        progress(len(prompts), len(prompts))
+    for (a, b), collision in pairs.items():
+        collision.shared = _shared(index, a, b)
+    ranked = sorted(pairs.values(), key=lambda c: (-c.weight, -c.count("take"), c.a, c.b))
+    return CollisionMap(tuple(ranked), len(prompts), len(prompts) - sampled, sampled)

@@ -1,0 +1,687 @@
+"""Lint a skill library: the Agent Skills spec, and the retrieval problems no spec linter sees.
+
+Spec rules follow the Agent Skills validator and Anthropic's platform rules (names,
+lengths, allowed keys, XML tags, reserved words). Retrieval rules look at the library
+the way the router does (§2-§5): near-duplicate descriptions, descriptions made only of
+common words, missing trigger language, keywords that can never match, and how Claude
+Code's skill listing would truncate or drop descriptions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from explorer.engine.base.config import Config
+from explorer.engine.base.text import STOPWORDS, match_tokens, norm_token, tokenize
+from explorer.engine.discovery.skills import Problem, Skill, discover, read_skill_bytes
+from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.inference.models import (
+    CALIBRATION,
+    DEFAULT_MODEL,
+    UNCALIBRATED,
+    assemble_models,
+)
+from explorer.engine.route.presets import GENERIC_WORDS, Tuning, resolve
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+
+# Agent Skills spec (validator `skills-ref validate`).
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+SPEC_KEYS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+)
+# Claude Code's own frontmatter keys, accepted with --claude-code.
+CLAUDE_CODE_KEYS = frozenset(
+    {
+        "when_to_use",
+        "argument-hint",
+        "arguments",
+        "disable-model-invocation",
+        "user-invocable",
+        "model",
+        "effort",
+        "context",
+        "agent",
+        "hooks",
+        "paths",
+        "shell",
+    }
+)
+ROUTER_KEYS = frozenset({"keywords", "aliases"})  # this router's extension (§1.1)
+RESERVED_WORDS = ("anthropic", "claude")
+_NAME_CHARSET_RE = re.compile(r"^[a-z0-9-]+$")
+_XML_RE = re.compile(r"[<>]")
+
+# Retrieval rules.
+NEAR_DUPLICATE_COSINE = 0.85
+NEAR_DUPLICATE_BM25 = 0.5  # both normalised cross-scores (raw / Σ idf, §5.2) at least this
+# Near-duplicate partners reported per skill (its closest); the rest are counted in one
+# summary finding. None reports every pair.
+NEAR_DUPLICATE_SHOWN = 3
+GENERIC_DF_FRACTION = 0.25  # a term in at least a quarter of the library is common
+GENERIC_TERMS_FRACTION = 0.80  # ... and a description made 80 % of such terms is generic
+GENERIC_MIN_LIBRARY = 8  # below this, document frequencies say nothing
+SHORT_DESCRIPTION_TERMS = 8  # distinct match terms
+_TRIGGER_RE = re.compile(
+    r"\buse\b(?:\s+(?:this|it|the|skill))*\s+(?:when|whenever|for|if|after|before)\b"
+    r"|\bwhen(?:ever)?\s+(?:the\s+|a\s+)?users?\b"
+    r"|\btrigger"
+    r"|\binvoke(?:\s+\w+)?\s+when\b",
+    re.IGNORECASE,
+)
+
+# Claude Code's skill listing.
+LISTING_ENTRY_MAX = 1536  # characters of description (+ when_to_use) per entry
+LISTING_SHARE = 0.01  # of the context window
+CHARS_PER_TOKEN = 4
+DEFAULT_CONTEXT_TOKENS = 200_000
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: which rule, how bad, where, and what to do about it."""
+
+    rule: str
+    severity: str  # error | warning | info
+    path: str
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message} [{self.rule}]"
+
+
+def lint(
+    roots: Sequence[str | os.PathLike[str]],
+    *,
+    claude_code: bool = False,
+    index: Index | None = None,
+    config: Config | None = None,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    near_duplicate: float = NEAR_DUPLICATE_COSINE,
+    near_duplicate_shown: int | None = NEAR_DUPLICATE_SHOWN,
+) -> list[Finding]:
+    """Every finding for the library under `roots`, sorted by path, line and rule.
+
+    Pass the `index` the router uses to get the dense near-duplicate check; without one,
+    a lexical-only index is built and that check is skipped (and said so). Each skill
+    gets a near-duplicate finding for at most `near_duplicate_shown` of its partners (the
+    closest) and one counting the rest; None reports every pair.
+    """
+    config = config or Config()
+    if index is None:
+        found = discover(roots)
+        index = index_skills(found, roots, config, assemble_models(None))
+    findings: list[Finding] = []
+    status = index.models.status
+    if index.models.embedder is None and status.dense_error is None:
+        # A lexical-only index for lint: the guards described are those of the dense model
+        # the router will load, as they follow it (presets.resolve_guards).
+        dense = "custom" if config.model_path else config.model
+        dense = DEFAULT_MODEL if dense == "auto" else dense
+        status = replace(status, dense=dense, calibration=CALIBRATION.get(dense, UNCALIBRATED))
+    tuning = resolve(config, status, len(index))
+    for problem in index.rejected:
+        findings.append(_rejected(problem))
+    for skill in index.skills:
+        lines = _key_lines(skill.path)
+        findings += _parse_warnings(skill)
+        findings += spec_findings(skill, claude_code=claude_code, lines=lines)
+        findings += trigger_findings(skill, lines)
+        findings += keyword_findings(skill, lines)
+        findings += generic_name_findings(skill, config, tuning, lines)
+    findings += near_duplicate_findings(index, threshold=near_duplicate, shown=near_duplicate_shown)
+    findings += generic_term_findings(index)
+    findings += listing_findings(index.skills, context_tokens, _library_path(index, roots))
+    return sorted(findings, key=lambda f: (f.path, f.line or 0, f.rule, f.message))
+
+
+def has_errors(findings: Iterable[Finding]) -> bool:
+    return any(finding.severity == ERROR for finding in findings)
+
+
+def _library_path(index: Index, roots: Sequence[str | os.PathLike[str]]) -> str:
+    paths = index.roots or tuple(os.path.abspath(os.fspath(root)) for root in roots)
+    return paths[0] if len(paths) == 1 else os.path.commonpath(paths) if paths else "."
+
+
+def _key_lines(path: str) -> dict[str, int]:
+    """Line of each top-level frontmatter key (line 1 is the opening `---`)."""
+    lines: dict[str, int] = {}
+    data = read_skill_bytes(path)  # regular files only, size-capped: never a FIFO
+    if isinstance(data, Problem):
+        return lines
+    text = data.decode("utf-8", errors="replace")
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines()[1:], start=2):
+        if line.strip() == "---":
+            break
+        match = re.match(r"^([A-Za-z_][\w-]*)[ \t]*:", line)
+        if match:
+            lines.setdefault(match.group(1), number)
+    return lines
+
+
+def _rejected(problem: Problem) -> Finding:
+    return Finding("parse/rejected", ERROR, problem.path, problem.message, problem.line)
+
+
+def _parse_warnings(skill: Skill) -> list[Finding]:
+    """Discovery's warnings: invalid YAML is an error even though the skill still routes,
+    because every other host's parser rejects the file."""
+    findings = []
+    for problem in skill.warnings:
+        if "invalid YAML" in problem.message:
+            findings.append(
+                Finding(
+                    "parse/invalid-yaml",
+                    ERROR,
+                    problem.path,
+                    f"{problem.message}; this router still routes it, other hosts will not",
+                    problem.line,
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    problem.rule or "parse/warning",
+                    WARNING,
+                    problem.path,
+                    problem.message,
+                    problem.line,
+                )
+            )
+    return findings
+
+
+def spec_findings(
+    skill: Skill, *, claude_code: bool = False, lines: dict[str, int] | None = None
+) -> list[Finding]:
+    """The Agent Skills spec and Anthropic's platform rules for one skill."""
+    lines = lines or {}
+    path, front = skill.path, skill.frontmatter
+    raw_name = front.get("name")
+    name = raw_name if isinstance(raw_name, str) else skill.name
+    description = skill.description
+    found: list[Finding] = []
+
+    def add(rule: str, message: str, key: str | None = None, severity: str = ERROR) -> None:
+        found.append(Finding(rule, severity, path, message, lines.get(key) if key else None))
+
+    _name_rules(name, os.path.basename(os.path.dirname(path)), add)
+    if len(description) > DESCRIPTION_MAX:
+        add(
+            "spec/description-length",
+            f"description is {len(description)} characters; at most {DESCRIPTION_MAX} allowed",
+            "description",
+        )
+    for key, value in (("name", name), ("description", description)):
+        if _XML_RE.search(value):
+            add("spec/xml-tags", f"{key} contains '<' or '>' (XML tags are not allowed)", key)
+    _key_rules(front, claude_code, lines, add)
+    return found
+
+
+# What a spec rule reports through: rule, message, the frontmatter key, severity.
+Add = Callable[..., None]
+
+
+def _name_rules(name: str, directory: str, add: Add) -> None:
+    """The spec's rules for `name`: length, characters, hyphens, its directory, reserved words."""
+    if not 1 <= len(name) <= NAME_MAX:
+        add("spec/name-length", f"name is {len(name)} characters; 1-{NAME_MAX} allowed", "name")
+    if not _NAME_CHARSET_RE.match(name):
+        bad = sorted({char for char in name if not re.match(r"[a-z0-9-]", char)})
+        add(
+            "spec/name-charset",
+            f"name {name!r} may only hold lowercase letters, digits and hyphens "
+            f"(found {' '.join(repr(char) for char in bad)})",
+            "name",
+        )
+    if name.startswith("-") or name.endswith("-") or "--" in name:
+        add("spec/name-hyphens", f"name {name!r}: no leading or trailing hyphen, no '--'", "name")
+    if name != directory:
+        add(
+            "spec/name-directory",
+            f"name {name!r} must equal its directory name {directory!r}",
+            "name",
+        )
+    lowered = name.lower()
+    for word in RESERVED_WORDS:
+        if word in lowered:
+            add("spec/reserved-word", f"name {name!r} contains the reserved word {word!r}", "name")
+
+
+def _key_rules(front: dict[str, Any], claude_code: bool, lines: dict[str, int], add: Add) -> None:
+    """The spec's rules for the frontmatter's keys: which are known, and each value's type."""
+    allowed = SPEC_KEYS | ROUTER_KEYS | (CLAUDE_CODE_KEYS if claude_code else frozenset())
+    for key in front:
+        if key not in allowed:
+            hint = (
+                " (a Claude Code key: lint with --claude-code)" if key in CLAUDE_CODE_KEYS else ""
+            )
+            add("spec/unknown-key", f"frontmatter key {key!r} is not in the spec{hint}", key)
+    extensions = sorted(ROUTER_KEYS & set(front), key=lambda key: (lines.get(key, 0), key))
+    if extensions:
+        add(
+            "router/extension-keys",
+            f"{' and '.join(extensions)}: this router's extension (§1.1), accepted here; "
+            "the Agent Skills validator rejects them",
+            extensions[0],
+            INFO,
+        )
+    if "compatibility" in front:
+        value = front["compatibility"]
+        if not isinstance(value, str) or not 1 <= len(value) <= COMPATIBILITY_MAX:
+            add(
+                "spec/compatibility",
+                f"compatibility must be a string of 1-{COMPATIBILITY_MAX} characters",
+                "compatibility",
+            )
+    if "metadata" in front:
+        value = front["metadata"]
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            add("spec/metadata", "metadata must map strings to strings", "metadata")
+    if "license" in front and not isinstance(front["license"], str):
+        add("spec/field-type", "license must be a string", "license")
+    if "allowed-tools" in front:
+        tools = front["allowed-tools"]
+        if not (
+            isinstance(tools, str)
+            or (isinstance(tools, list) and all(isinstance(t, str) for t in tools))
+        ):
+            add(
+                "spec/field-type",
+                "allowed-tools must be a string or a list of strings",
+                "allowed-tools",
+            )
+
+
+def trigger_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[Finding]:
+    """A description that never says when to use the skill gives prompts little to match."""
+    line = (lines or {}).get("description")
+    found = []
+    if not _TRIGGER_RE.search(skill.description):
+        found.append(
+            Finding(
+                "retrieval/no-trigger-language",
+                WARNING,
+                skill.path,
+                "the description never says when to use the skill ('Use when ...'); "
+                "name the situations and the words users type",
+                line,
+            )
+        )
+    terms = set(skill.description_tokens)
+    if len(terms) < SHORT_DESCRIPTION_TERMS:
+        found.append(
+            Finding(
+                "retrieval/short-description",
+                WARNING,
+                skill.path,
+                f"the description has {len(terms)} distinct terms "
+                f"({', '.join(sorted(terms)) or 'none'}); too few for BM25 or an embedding "
+                "to match real prompts",
+                line,
+            )
+        )
+    return found
+
+
+def authored_keywords(skill: Skill) -> list[tuple[str, str]]:
+    """(key, entry) for each keyword and alias as written, read like §1.4 reads them."""
+    entries: list[tuple[str, str]] = []
+    for key in ("keywords", "aliases"):
+        value = skill.frontmatter.get(key)
+        if isinstance(value, str):
+            value = value.strip("[]").split(",")
+        if isinstance(value, list):
+            entries += [(key, str(item).strip().strip("'\"").lower()) for item in value]
+    return [(key, entry) for key, entry in entries if entry]
+
+
+def keyword_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[Finding]:
+    """Keywords that can never match, and keywords that count twice.
+
+    §2.5 compares each whole keyword, singularised (§2.4), with the singularised single
+    tokens of the prompt (reference: src/rank.rs), so an entry matches only when it is one
+    token of ASCII letters and digits. Plurals match. Two entries that singularise alike
+    each count, so one prompt word earns two boosts.
+    """
+    lines = lines or {}
+    found: list[Finding] = []
+    seen: dict[str, str] = {}
+    for key, entry in authored_keywords(skill):
+        tokens = tokenize(entry)
+        if tokens != [entry]:
+            split = ", ".join(repr(token) for token in tokens) or "nothing"
+            found.append(
+                Finding(
+                    "retrieval/dead-keyword",
+                    WARNING,
+                    skill.path,
+                    f"{key} entry {entry!r} can never match: keywords are compared with single "
+                    f"prompt tokens (§2.5) and this one tokenizes to {split}",
+                    lines.get(key),
+                )
+            )
+            continue
+        normal = norm_token(entry)
+        if normal in seen:
+            found.append(
+                Finding(
+                    "retrieval/double-keyword",
+                    INFO,
+                    skill.path,
+                    f"{key} entry {entry!r} matches the same prompt word as {seen[normal]!r} "
+                    f"({normal!r} after §2.4), so that word earns the keyword boost twice",
+                    lines.get(key),
+                )
+            )
+        else:
+            seen[normal] = entry
+    return found
+
+
+def generic_name_findings(
+    skill: Skill, config: Config, tuning: Tuning, lines: dict[str, int] | None = None
+) -> list[Finding]:
+    """Name tokens (and keywords) that are stopwords or generic words: §1.4 makes every name
+    token a keyword, so `before-you-build` matches any prompt with "you" in it (§3.2).
+
+    The message says what the boost does under the config in force: with the §9 word
+    guard on it earns nothing here (but still does under the reference's cascade); with
+    only the cosine guard it needs that cosine; with neither it is added to every prompt
+    that has the word.
+    """
+    lines = lines or {}
+    names = {norm_token(token) for token in tokenize(skill.name)}
+    found: list[Finding] = []
+    for key in dict.fromkeys(norm_token(keyword) for keyword in skill.keywords):
+        if key in STOPWORDS:
+            kind = "a stopword"
+        elif key in GENERIC_WORDS:
+            kind = "a generic word"
+        else:
+            continue
+        where = "name token" if key in names else "keyword"
+        boost = f"keyword_boost {config.keyword_boost:g}"
+        if tuning.keyword_generic_guard:
+            effect = (
+                f"earns nothing under the active config (preset {tuning.preset!r}, "
+                "keyword_generic_guard on), but the reference's cascade adds "
+                f'{boost} to any prompt containing "{key}"'
+            )
+            severity = INFO
+        elif tuning.keyword_min_cosine > 0:
+            effect = (
+                f'adds {boost} to any prompt containing "{key}" whose cosine with this skill '
+                f"is at least keyword_min_cosine {tuning.keyword_min_cosine:.3g} (preset "
+                f"{tuning.preset!r}, {tuning.origin('keyword_min_cosine') or 'pinned'})"
+            )
+            severity = WARNING
+        else:
+            effect = (
+                f'adds {boost} to any prompt containing "{key}" (preset {tuning.preset!r} '
+                "has no keyword guard; keyword_generic_guard = true would drop it)"
+            )
+            severity = WARNING
+        found.append(
+            Finding(
+                "retrieval/generic-name-token",
+                severity,
+                skill.path,
+                f"{where} {key!r} is {kind}: it {effect}; a name of telling words avoids it",
+                lines.get("name" if where == "name token" else "keywords"),
+            )
+        )
+    return found
+
+
+BLOCK_ROWS = 512  # rows of the cosine matrix computed at once: ~50 MB at 26,000 skills
+
+
+def near_duplicate_pairs(
+    index: Index, *, threshold: float = NEAR_DUPLICATE_COSINE
+) -> list[tuple[int, int, float | None, float, float]]:
+    """(i, j, dense cosine, cross[i, j], cross[j, i]) for i < j, in (i, j) order.
+
+    Blocked, never all pairs in memory: the cosines come `BLOCK_ROWS` rows at a time
+    from the vectors already computed (only the pairs over `threshold` are kept), and
+    each description is scored once as a BM25 query, keeping only the cross-scores a
+    reported pair needs. Exact, not sampled: the same pairs as the n x n matrices, in
+    O(n) memory (26,000 skills: ~50 MB instead of 8 GB).
+    """
+    n = len(index)
+    if n < 2:
+        return []
+    vectors = index.vectors
+    partners: dict[int, set[int]] = {}
+    dense: dict[tuple[int, int], float] = {}
+    if vectors is not None:
+        for start in range(0, n, BLOCK_ROWS):
+            block = vectors[start : start + BLOCK_ROWS] @ vectors.T
+            rows, cols = np.nonzero(block >= threshold)
+            for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+                i = start + row
+                if i < col:
+                    dense[(i, col)] = float(block[row, col])
+                    partners.setdefault(i, set()).add(col)
+                    partners.setdefault(col, set()).add(i)
+    cross: dict[tuple[int, int], float] = {}  # (query i, document j) -> normalised score
+    lexical_hits: set[tuple[int, int]] = set()
+    for i, skill in enumerate(index.skills):
+        scores = index.lexical.score(skill.description).normalised
+        for j in np.flatnonzero(scores >= NEAR_DUPLICATE_BM25).tolist():
+            if j != i:
+                cross[(i, j)] = float(scores[j])
+                lexical_hits.add((min(i, j), max(i, j)))
+        for j in partners.get(i, ()):
+            cross[(i, j)] = float(scores[j])
+    pairs = set(dense) | {
+        (i, j)
+        for i, j in lexical_hits
+        if min(cross.get((i, j), 0.0), cross.get((j, i), 0.0)) >= NEAR_DUPLICATE_BM25
+    }
+    found = []
+    for i, j in sorted(pairs):
+        if (i, j) not in dense and vectors is not None:
+            dense[(i, j)] = float(vectors[i] @ vectors[j])
+        if (i, j) not in cross or (j, i) not in cross:  # a BM25 pair needs both directions
+            cross[(i, j)] = cross.get((i, j), 0.0)
+            cross[(j, i)] = cross.get((j, i), 0.0)
+        found.append((i, j, dense.get((i, j)), cross[(i, j)], cross[(j, i)]))
+    return found
+
+
+def near_duplicate_findings(
+    index: Index,
+    *,
+    threshold: float = NEAR_DUPLICATE_COSINE,
+    shown: int | None = NEAR_DUPLICATE_SHOWN,
+) -> list[Finding]:
+    """Pairs whose descriptions say nearly the same thing make an unstable winner: a dense
+    cosine above `threshold`, or each description scoring high as a BM25 query on the other.
+
+    Every pair is found (exactly, see `near_duplicate_pairs`), but each skill is told about
+    at most `shown` partners, its closest (dense cosine, else the lower cross-score), and
+    gets one more finding counting the others. A library of families of variants has
+    pairs quadratic in the family size: 605,000 findings at 26,000 replicated skills, which
+    nobody reads and which held about 0.9 GB in the explorer. Every skill with a
+    near-duplicate is still flagged, with its closest ones named."""
+    if len(index) < 2:
+        return []
+    found: list[Finding] = []
+    if index.vectors is None:
+        found.append(
+            Finding(
+                "retrieval/near-duplicate",
+                INFO,
+                _library_path(index, index.roots),
+                "no dense model: near-duplicates checked with BM25 cross-scores only",
+            )
+        )
+    # skill -> (closeness, partner, message) for every pair it is in
+    partners: dict[int, list[tuple[float, int, str]]] = {}
+    for i, j, dense, forward, backward in near_duplicate_pairs(index, threshold=threshold):
+        a, b = index.skills[i], index.skills[j]
+        dense_text = f"dense cosine {dense:.2f}" if dense is not None else "no dense model"
+        message = (
+            f"{a.id} and {b.id} have near-duplicate descriptions ({dense_text}, "
+            f"BM25 cross-scores {forward:.2f} / {backward:.2f}): "
+            "say what makes each one different"
+        )
+        closeness = dense if dense is not None else min(forward, backward)
+        partners.setdefault(i, []).append((closeness, j, message))
+        partners.setdefault(j, []).append((closeness, i, message))
+    for k, pairs in partners.items():
+        skill = index.skills[k]
+        pairs.sort(key=lambda pair: (-pair[0], pair[1]))
+        limit = len(pairs) if shown is None else max(shown, 1)
+        for _, _, message in pairs[:limit]:
+            found.append(Finding("retrieval/near-duplicate", WARNING, skill.path, message))
+        rest = pairs[limit:]
+        if rest:
+            what = "dense cosine" if index.vectors is not None else "lower BM25 cross-score"
+            found.append(
+                Finding(
+                    "retrieval/near-duplicate",
+                    INFO,
+                    skill.path,
+                    f"{skill.id} has {len(rest)} more near-duplicate"
+                    f"{'s' if len(rest) > 1 else ''} beyond the {limit} closest "
+                    f"({what} {rest[-1][0]:.2f}-{rest[0][0]:.2f}), e.g. "
+                    f"{', '.join(index.skills[j].id for _, j, _ in rest[:3])}",
+                )
+            )
+    return found
+
+
+def generic_term_findings(index: Index) -> list[Finding]:
+    """A description made almost only of terms most skills share gives BM25 nothing to
+    tell it apart (§5.2 idf is near zero for each of them)."""
+    n = len(index)
+    if n < GENERIC_MIN_LIBRARY:
+        return []
+    common_df = GENERIC_DF_FRACTION * n
+    found = []
+    for skill in index.skills:
+        terms = sorted(set(match_tokens(skill.description)))
+        if not terms:
+            continue
+        common = [term for term in terms if index.lexical.df(term) >= common_df]
+        if len(common) >= GENERIC_TERMS_FRACTION * len(terms):
+            rare = sorted(set(terms) - set(common))
+            found.append(
+                Finding(
+                    "retrieval/generic-terms",
+                    WARNING,
+                    skill.path,
+                    f"{len(common)} of {len(terms)} description terms appear in at least "
+                    f"{GENERIC_DF_FRACTION:.0%} of the {n} skills; only "
+                    f"{', '.join(rare) or 'none'} set it apart",
+                )
+            )
+    return found
+
+
+def listing_text(skill: Skill) -> str:
+    """What Claude Code lists for a skill: the description plus when_to_use, if any."""
+    extra = skill.frontmatter.get("when_to_use")
+    text = " ".join(skill.description.split())
+    if isinstance(extra, str) and extra.strip():
+        text += " " + " ".join(extra.split())
+    return text
+
+
+def listing_findings(
+    skills: Sequence[Skill], context_tokens: int, library_path: str
+) -> list[Finding]:
+    """Simulate Claude Code's skill listing: entries cut at 1,536 characters, the whole
+    list in 1 % of the context window x 4 characters, the overflow listed by name only.
+
+    The host drops the least-used skills first; we have no usage data, so the listing is
+    taken in path order and the tail overflows. Skills with disable-model-invocation are
+    not shown to the model and take no room.
+    """
+    budget = int(context_tokens * LISTING_SHARE * CHARS_PER_TOKEN)
+    listed = [
+        skill for skill in skills if skill.frontmatter.get("disable-model-invocation") is not True
+    ]
+    found: list[Finding] = []
+    full: list[int] = []
+    short: list[int] = []
+    for skill in listed:
+        text = listing_text(skill)
+        if len(text) > LISTING_ENTRY_MAX:
+            found.append(
+                Finding(
+                    "claude-code/truncated",
+                    WARNING,
+                    skill.path,
+                    f"Claude Code lists {len(text)} characters of description cut at "
+                    f"{LISTING_ENTRY_MAX}: the last {len(text) - LISTING_ENTRY_MAX} never "
+                    "reach the model",
+                )
+            )
+        text = text[:LISTING_ENTRY_MAX]
+        full.append(len(f"- {skill.id}: {text}"))
+        short.append(len(f"- {skill.id}"))
+    if not listed:
+        return found
+    newlines = len(listed) - 1
+    total = sum(full) + newlines
+    if total <= budget:
+        found.append(
+            Finding(
+                "claude-code/listing-budget",
+                INFO,
+                library_path,
+                f"skill listing is {total:,} characters of a {budget:,}-character budget "
+                f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN})",
+            )
+        )
+        return found
+    # keep the first `keep` entries whole and the rest as names: the largest keep that fits
+    head = np.concatenate(([0], np.cumsum(full)))
+    tail = np.concatenate((np.cumsum(short[::-1])[::-1], [0]))
+    fits = np.nonzero(head + tail + newlines <= budget)[0]
+    keep = int(fits.max()) if len(fits) else 0
+    dropped = listed[keep:]
+    found.append(
+        Finding(
+            "claude-code/listing-budget",
+            WARNING,
+            library_path,
+            f"skill listing is {total:,} characters, over the {budget:,}-character budget "
+            f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN}); {len(dropped)} of "
+            f"{len(listed)} skills would be listed by name only: "
+            f"{', '.join(skill.id for skill in dropped)}. Claude Code drops the least-used "
+            "first; with no usage data we assume path order, so the tail overflows",
+        )
+    )
+    for skill in dropped:
+        found.append(
+            Finding(
+                "claude-code/name-only",
+                WARNING,
+                skill.path,
+                "over the listing budget, Claude Code would show this skill by name only, "
+                "without its description, so the model rarely picks it (assuming path order)",
+            )
+        )
+    return found

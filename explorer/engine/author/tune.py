@@ -1,0 +1,1311 @@
+"""Offline description tuning: small edits of one skill's description, scored by `decide()`.
+
+An author has trigger evals for a skill (prompts that should and should not trigger it).
+`tune()` splits the skill's own cases into a tuning part and a held-out part (a stable
+hash of each prompt, positives and negatives apart), proposes small readable edits of
+the description from the tuning part only, and scores every edit with the one cascade,
+`pipeline.decide()`, on a patched *copy* of the snapshot (`whatif.patched_index`, exactly
+as the explorer's what-if does). The edits:
+
+* words and short phrases of missed positive prompts that the description lacks, weighed
+  by the library's BM25 idf (a word every skill has says nothing);
+* a "Use when …" sentence built from them;
+* a "Not for …" sentence built from prompts that should not trigger the skill but do;
+* removing description words that pull those prompts in.
+
+A few rounds of a small beam search combine them, deterministically. The best few edits
+are then scored on the held-out part (which decides what is recommended) and on every
+other case of the file: a prompt that expects another skill and that the edit makes this
+skill take is a STEAL. Every case a finalist flips is routed once more with the lexical
+channels held at the old description (the BM25, keyword and phrase tables of the unedited
+library; the new text reaches only the dense vector and what reads the text at stage 2):
+an edit whose fixes all vanish there gained by word matching alone, is flagged, and
+ranks lower.
+
+The snapshot given is never modified; nothing here prints or writes, except `apply`,
+which writes one candidate through `rewrite.save` (only the description's bytes change).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import itertools
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from explorer.engine.author.rewrite import Edit, edit_description, save
+from explorer.engine.author.whatif import patched_index
+from explorer.engine.base.config import Config
+from explorer.engine.base.text import STOPWORDS, keyword_tokens, match_tokens, norm_token
+from explorer.engine.index.snapshot import Index
+from explorer.engine.inference.rerank import Reranker, rerank_document
+from explorer.engine.qa.cases import Case, CaseSet, load_cases
+from explorer.engine.qa.evaluate import passes
+from explorer.engine.route.decision import Decision
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.presets import generic_word
+from explorer.engine.route.relevance import BM25_POOL, excluded_terms, script_tokens
+
+SCHEMA = "skill-explorer/tune@1"
+MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit on a description
+TUNING_SHARE = 0.6  # of the positives, and of the negatives, tuned on; the rest is held out
+SPLIT_SEED = "skill-explorer/tune"
+_WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
+_MIN_WORD = 3  # shorter words are rarely what names a task
+# Words of a conversation that name no task, beyond the stopwords and presets.GENERIC_WORDS.
+FILLER: frozenset[str] = frozenset(
+    (
+        "but dont don doesn didn isn aren wasn won wouldn cant shouldn couldn really actually "
+        "maybe usual usually quick quickly simple stuff lot lots kind sort okay hey yes they "
+        "them their someone somebody right able anymore gave given got gotten took taken "
+        "went gone came seen saw said told knew known thought felt kept left meant brought "
+        "began held happened seems seemed tried"
+    ).split()
+)
+
+
+class Part(StrEnum):
+    TUNING = "tuning"
+    HELD_OUT = "held-out"
+    OTHER = "other"  # a case about another skill, or about none
+
+
+class Effect(StrEnum):
+    FIX = "fix"  # one of the skill's own cases fails before and passes after
+    BREAK = "break"  # a case passes before and fails after
+    STEAL = "steal"  # a case about another skill that the edit makes this skill take
+    RELEASE = "release"  # a case about another skill that the edit lets go
+
+
+@dataclass(frozen=True)
+class Options:
+    """How hard to search: every number bounds the work, so one skill stays in seconds."""
+
+    rounds: int = 3
+    beam: int = 3
+    max_terms: int = 4  # single-word additions tried per description
+    evaluations: int = 40  # descriptions scored on the tuning part, at most
+    finalists: int = 6  # scored on the held-out part and the other cases
+    share: float = TUNING_SHARE
+
+
+@dataclass(frozen=True)
+class Split:
+    """The skill's own cases in two parts, and every other case of the file."""
+
+    tuning: tuple[Case, ...]
+    held_out: tuple[Case, ...]
+    others: tuple[Case, ...]
+
+
+def _about(case: Case, skill_id: str) -> bool:
+    return skill_id in case.expect or skill_id in case.reject
+
+
+def _order(case: Case) -> bytes:
+    """A case's place in the split order: a hash of its prompt alone. Reordering the
+    file changes nothing, and adding or removing a case moves the cut by one place
+    instead of reshuffling both parts."""
+    key = f"{SPLIT_SEED}\0{case.prompt}"
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
+
+
+def split_cases(cases: Sequence[Case], skill_id: str, share: float = TUNING_SHARE) -> Split:
+    """The skill's positives and negatives, each ordered by a stable hash of the prompt and
+    cut at `share`; a group of two or more keeps at least one case on each side."""
+    tuning: list[Case] = []
+    held: list[Case] = []
+    own = [case for case in cases if _about(case, skill_id)]
+    for group in (
+        [case for case in own if case.positive],
+        [case for case in own if not case.positive],
+    ):
+        ordered = sorted(group, key=_order)
+        cut = round(share * len(ordered))
+        cut = min(max(cut, 1), len(ordered) - 1) if len(ordered) >= 2 else len(ordered)
+        tuning += ordered[:cut]
+        held += ordered[cut:]
+    others = tuple(case for case in cases if not _about(case, skill_id))
+    return Split(tuple(tuning), tuple(held), others)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One case routed once: what was injected and the skill's own row."""
+
+    injected: tuple[str, ...]
+    passed: bool
+    cosine: float
+    bm25: float
+    rerank: float | None
+    relevance: float | None
+    terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
+    stage: str  # the cascade stage that decided (decision.Stage's value)
+
+
+NEAR_MARGIN = 3  # skills beyond the reranked top k that still count as near a prompt
+
+
+def _probe(
+    case: Case,
+    index: Index,
+    config: Config,
+    skill_id: str,
+    decision: Decision | None = None,
+) -> Probe:
+    if decision is None:
+        decision = decide(case.prompt, index, config, context=case.context, cwd=case.cwd or None)
+    row = decision.rows.by_id(skill_id)
+    position = index.positions[skill_id]
+    terms = frozenset(index.lexical.explain(case.prompt, position).matched)
+    return Probe(
+        injected=tuple(decision.injected_ids),
+        passed=passes(case, decision.injected_ids),
+        cosine=row.cosine,
+        bm25=row.bm25,
+        rerank=row.rerank,
+        relevance=row.relevance,
+        terms=terms,
+        stage=decision.stage.value,
+    )
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A case whose outcome the edit changes, and how the skill's channels moved on it."""
+
+    case: Case
+    part: Part
+    effect: Effect
+    cosine: float  # after - before
+    bm25: float
+    rerank: float | None  # None when the skill was not reranked on either side
+    relevance: float | None
+    terms_gained: tuple[str, ...]  # BM25 terms the skill matches only after the edit
+    terms_lost: tuple[str, ...]
+    stages: tuple[str, str]  # the stage that decided, before and after
+    rerank_after: float | None  # the skill's logit after the edit, when reranked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.case.prompt,
+            "where": self.case.where,
+            "expect": list(self.case.expect),
+            "part": self.part.value,
+            "effect": self.effect.value,
+            "delta": {
+                "cosine": self.cosine,
+                "bm25": self.bm25,
+                "rerank": self.rerank,
+                "relevance": self.relevance,
+            },
+            "terms_gained": list(self.terms_gained),
+            "terms_lost": list(self.terms_lost),
+            "stages": list(self.stages),
+            "rerank_after": self.rerank_after,
+        }
+
+
+def _effect(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) -> Effect | None:
+    if part is Part.OTHER:
+        ours_before, ours_after = skill_id in before.injected, skill_id in after.injected
+        if ours_after and not ours_before:
+            return Effect.STEAL
+        if ours_before and not ours_after:
+            return Effect.RELEASE
+    if before.passed and not after.passed:
+        return Effect.BREAK
+    if after.passed and not before.passed:
+        return Effect.FIX
+    return None
+
+
+def _delta(left: float | None, right: float | None) -> float | None:
+    return None if left is None or right is None else right - left
+
+
+def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) -> Flip | None:
+    effect = _effect(case, part, skill_id, before, after)
+    if effect is None:
+        return None
+    return Flip(
+        case=case,
+        part=part,
+        effect=effect,
+        cosine=after.cosine - before.cosine,
+        bm25=after.bm25 - before.bm25,
+        rerank=_delta(before.rerank, after.rerank),
+        relevance=_delta(before.relevance, after.relevance),
+        terms_gained=tuple(sorted(after.terms - before.terms)),
+        terms_lost=tuple(sorted(before.terms - after.terms)),
+        stages=(before.stage, after.stage),
+        rerank_after=after.rerank,
+    )
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Passed cases out of all, in one part."""
+
+    passed: int
+    total: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"passed": self.passed, "total": self.total}
+
+
+def _tally(probes: Sequence[Probe]) -> Tally:
+    return Tally(sum(probe.passed for probe in probes), len(probes))
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How the skill's channels moved, averaged over the cases the edit flips."""
+
+    cosine: float
+    bm25: float
+    rerank: float | None
+    relevance: float | None
+    terms: tuple[str, ...]  # BM25 terms gained on those cases, most frequent first
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"terms": list(self.terms)}
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _shift(flips: Sequence[Flip]) -> Shift:
+    counts: dict[str, int] = {}
+    for flip in flips:
+        for term in flip.terms_gained:
+            counts[term] = counts.get(term, 0) + 1
+    return Shift(
+        cosine=_mean(flip.cosine for flip in flips) or 0.0,
+        bm25=_mean(flip.bm25 for flip in flips) or 0.0,
+        rerank=_mean(flip.rerank for flip in flips),
+        relevance=_mean(flip.relevance for flip in flips),
+        terms=tuple(sorted(counts, key=lambda term: (-counts[term], term))),
+    )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One proposed description, scored."""
+
+    description: str
+    steps: tuple[str, ...]  # what was done to the original, in order
+    diff: tuple[tuple[str, str], ...]  # ("=" | "-" | "+", words)
+    tuning: Tally
+    held_out: Tally
+    flips: tuple[Flip, ...]
+    dense_fixes: int  # own fixes and releases that remain with the lexical channels held
+    dense_steals: int
+    shift: Shift
+    text: str  # the SKILL.md as it would be written
+
+    def count(self, effect: Effect, part: Part | None = None) -> int:
+        return sum(
+            flip.effect is effect and (part is None or flip.part is part) for flip in self.flips
+        )
+
+    @property
+    def fixes(self) -> int:
+        return self.count(Effect.FIX) + self.count(Effect.RELEASE)
+
+    @property
+    def breaks(self) -> int:
+        return self.count(Effect.BREAK)
+
+    @property
+    def steals(self) -> int:
+        return self.count(Effect.STEAL)
+
+    @property
+    def drops(self) -> int:
+        """Steps that drop a sentence of the author's (to make room, or as filler): at an
+        equal gain, an edit that keeps the author's text ranks first."""
+        return sum(step.startswith('drop "') or '(dropping "' in step for step in self.steps)
+
+    @property
+    def false_injections(self) -> int:
+        """The skill's own should-not-trigger prompts the edit makes it take."""
+        return sum(
+            flip.effect is Effect.BREAK and flip.part is not Part.OTHER and not flip.case.positive
+            for flip in self.flips
+        )
+
+    @property
+    def net(self) -> int:
+        return self.fixes - self.breaks - self.steals
+
+    def part_net(self, part: Part) -> int:
+        return (
+            self.count(Effect.FIX, part)
+            + self.count(Effect.RELEASE, part)
+            - self.count(Effect.BREAK, part)
+            - self.count(Effect.STEAL, part)
+        )
+
+    @property
+    def survives(self) -> float | None:
+        """The share of the fixes that remain without the edit's lexical effect."""
+        return min(1.0, self.dense_fixes / self.fixes) if self.fixes else None
+
+    @property
+    def lexical_only(self) -> bool:
+        return self.fixes > 0 and self.dense_fixes == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "length": len(self.description),
+            "steps": list(self.steps),
+            "diff": [list(piece) for piece in self.diff],
+            "tuning": self.tuning.to_dict(),
+            "held_out": self.held_out.to_dict(),
+            "net": {
+                "all": self.net,
+                "tuning": self.part_net(Part.TUNING),
+                "held_out": self.part_net(Part.HELD_OUT),
+                "other": self.part_net(Part.OTHER),
+            },
+            "fixes": self.fixes,
+            "breaks": self.breaks,
+            "steals": self.steals,
+            "without_lexical": {
+                "fixes": self.dense_fixes,
+                "steals": self.dense_steals,
+                "survives": self.survives,
+                "lexical_only": self.lexical_only,
+            },
+            "channels": self.shift.to_dict(),
+            "flips": [flip.to_dict() for flip in self.flips],
+        }
+
+
+def rank_key(candidate: Candidate) -> tuple[Any, ...]:
+    """Stealers, then lexical-only gains, rank below the rest; then the held-out gain, the
+    overall gain, fewer breaks, fewer of the author's sentences dropped, fewer steps."""
+    return (
+        candidate.steals > 0,
+        candidate.lexical_only,
+        -candidate.part_net(Part.HELD_OUT),
+        -candidate.net,
+        candidate.breaks,
+        candidate.drops,
+        len(candidate.steps),
+        len(candidate.description),
+        candidate.description,
+    )
+
+
+def recommendable(candidate: Candidate) -> bool:
+    """Held-out gain, no steal, no new false injection, and a gain that is not word
+    matching alone."""
+    return (
+        candidate.part_net(Part.HELD_OUT) > 0
+        and candidate.steals == 0
+        and candidate.false_injections == 0
+        and not candidate.lexical_only
+    )
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    skill_id: str
+    path: str
+    original: str  # the description
+    original_text: str  # the SKILL.md text the edits start from
+    split: Split
+    tuning: Tally  # before any edit
+    held_out: Tally
+    others: Tally  # the other cases the skill is near before any edit (the ones routed)
+    candidates: tuple[Candidate, ...]  # ranked, best first
+    recommended: int | None  # the index of the recommended candidate
+    evaluated: int  # descriptions scored
+    seconds: float
+    share: float = TUNING_SHARE
+    notes: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    others_total: int = 0  # every other case of the file
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "skill": self.skill_id,
+            "path": self.path,
+            "description": self.original,
+            "split": {
+                "tuning": len(self.split.tuning),
+                "held_out": len(self.split.held_out),
+                "others": len(self.split.others),
+                "share": self.share,
+                "seed": SPLIT_SEED,
+            },
+            "before": {
+                "tuning": self.tuning.to_dict(),
+                "held_out": self.held_out.to_dict(),
+                "others": self.others.to_dict(),
+                "others_total": self.others_total,
+            },
+            "recommended": None if self.recommended is None else self.recommended + 1,
+            "evaluated": self.evaluated,
+            "notes": list(self.notes),
+            "candidates": [
+                {"number": number, **candidate.to_dict()}
+                for number, candidate in enumerate(self.candidates, 1)
+            ],
+        }
+
+
+class _RememberedLogits:
+    """A reranker that scores each (prompt, document) pair once per tuning run.
+
+    A pair's logit does not depend on the other pairs of the call (the cross-encoder runs
+    them one by one, unpadded: rerank.py), so reusing it gives `decide()` the very logits it
+    would compute. Between two candidate descriptions only the edited skill's document
+    changes, so this saves the other candidates' pairs, most of the reranker's work."""
+
+    def __init__(self, inner: Reranker) -> None:
+        self._inner = inner
+        self.name, self.model_path = inner.name, inner.model_path
+        self._memo: dict[tuple[str, str], float] = {}
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        missing = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._memo]
+        if missing:
+            logits = self._inner.score(query, missing)
+            self._memo.update(
+                zip(((query, doc) for doc in missing), map(float, logits), strict=True)
+            )
+        return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
+
+
+class _RememberedQueries:
+    """An embedder whose query vectors are kept for the whole run (the embedder's own LRU
+    holds 256: a library-wide case file is thousands of prompts, each routed once per
+    finalist). The vector is the embedder's own; documents go to it unchanged."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._memo: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self._memo.get(text)
+        if vector is None:
+            vector = self._memo[text] = self._inner.embed_query(text)
+        return vector
+
+
+def remembering(index: Index) -> Index:
+    """`index` with its cross-encoder (if any) remembering logits and its embedder
+    remembering query vectors, for one run; the models themselves are shared."""
+    models = index.models
+    reranker = models.reranker
+    if reranker is not None and not isinstance(reranker, _RememberedLogits):
+        models = dataclasses.replace(models, reranker=_RememberedLogits(reranker))
+    embedder = models.embedder
+    if embedder is not None and not isinstance(embedder, _RememberedQueries):
+        models = dataclasses.replace(models, embedder=_RememberedQueries(embedder))
+    if models is index.models:
+        return index
+    return dataclasses.replace(index, models=models)
+
+
+class _ReadsNewText:
+    """A reranker that reads `new` wherever the library gives it `old` (one skill's
+    document): with the lexical channels held at the old description, the cross-encoder
+    still reads the edit."""
+
+    def __init__(self, inner: Any, old: str, new: str) -> None:
+        self._inner, self._old, self._new = inner, old, new
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        swapped = [self._new if doc == self._old else doc for doc in documents]
+        return np.asarray(self._inner.score(query, swapped), dtype=np.float64)
+
+
+# --- proposing edits ---------------------------------------------------------------
+
+
+def _words(prompt: str) -> list[tuple[str, str]]:
+    """(surface, match token) of each content word, in order; stopwords become ("", "")."""
+    words: list[tuple[str, str]] = []
+    for found in _WORD_RE.finditer(prompt):
+        surface = found.group()
+        lower = surface.lower()
+        if lower in STOPWORDS:
+            words.append(("", ""))
+            continue
+        # A capital at the start of a sentence is not part of the word; an acronym is.
+        shown = surface if surface[1:] != surface[1:].lower() else lower
+        words.append((shown, norm_token(lower)))
+    return words
+
+
+def _usable(term: str) -> bool:
+    return (
+        len(term) >= _MIN_WORD and term.isalpha() and not generic_word(term) and term not in FILLER
+    )
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What the failing cases of one description say, as weighed words."""
+
+    terms: tuple[tuple[str, str], ...]  # (match token, surface) from missed prompts, best first
+    phrases: tuple[str, ...]  # two-word phrases from missed prompts, best first
+    excluded: tuple[str, ...]  # surface words of prompts the skill takes wrongly
+    pulling: tuple[tuple[str, str], ...]  # (match token, a surface form) in the description
+    # match token -> idf x the wanted prompts that have it: what a sentence is worth keeping
+    worth: dict[str, float] = field(default_factory=dict)
+    shared: tuple[str, ...] = ()  # surface words two or more wanted prompts have, best first
+
+
+def _evidence(
+    description: str,
+    missed: Sequence[str],
+    wrong: Sequence[str],
+    wanted: Sequence[str],
+    idf: Callable[[str], float],
+) -> _Evidence:
+    """Weigh words: idf times (missed prompts with it, plus half the other wanted prompts
+    with it, minus the prompts taken wrongly with it). A word several of the skill's
+    prompts share names its topic; a word of one prompt may only be that prompt's."""
+    own = set(match_tokens(description))
+    support: dict[str, int] = {}
+    for prompt in wanted:
+        for term in set(match_tokens(prompt)):
+            support[term] = support.get(term, 0) + 1
+    wanted_terms = set(support)
+    script: dict[str, int] = {}  # words of other scripts (§9.12's script overlap)
+    for prompt in wanted:
+        for token in script_tokens(prompt):
+            script[token] = script.get(token, 0) + 1
+    wrong_terms: dict[str, int] = {}
+    wrong_surface: dict[str, str] = {}
+    for prompt in wrong:
+        for surface, term in dict.fromkeys(_words(prompt)):
+            if term:
+                wrong_terms[term] = wrong_terms.get(term, 0) + 1
+                wrong_surface.setdefault(term, surface)
+    counts: dict[str, int] = {}
+    surfaces: dict[str, str] = {}
+    pairs: dict[str, int] = {}
+    seen_here: set[str] = set()
+    for prompt in missed:
+        words = _words(prompt)
+        for surface, term in words:
+            if term and term not in own and term not in seen_here and _usable(term):
+                counts[term] = counts.get(term, 0) + 1
+                surfaces.setdefault(term, surface)
+            seen_here.add(term)
+        seen_here.clear()
+        for (first, a), (second, b) in itertools.pairwise(words):
+            if a and b and a != b and _usable(a) and _usable(b) and not {a, b} <= own:
+                phrase = f"{first} {second}"
+                pairs[phrase] = pairs.get(phrase, 0) + 1
+
+    def weight(term: str, count: int) -> float:
+        others = support.get(term, count) - count
+        return idf(term) * (count + others / 2 - wrong_terms.get(term, 0))
+
+    terms = sorted(
+        ((term, weight(term, count)) for term, count in counts.items()),
+        key=lambda item: (-item[1], item[0]),
+    )
+    phrase_weights = {
+        phrase: sum(weight(norm_token(part.lower()), count) for part in phrase.split())
+        for phrase, count in pairs.items()
+        if count >= 2
+    }
+    phrases = sorted(
+        (phrase for phrase, value in phrase_weights.items() if value > 0),
+        key=lambda phrase: (-phrase_weights[phrase], phrase),
+    )
+    excluded = sorted(
+        (
+            term
+            for term in wrong_terms
+            if term not in own and term not in wanted_terms and _usable(term)
+        ),
+        key=lambda term: (-idf(term) * wrong_terms[term], term),
+    )
+    pulling = sorted(
+        (
+            term
+            for term in own
+            if term in wrong_terms and term not in wanted_terms and not generic_word(term)
+        ),
+        key=lambda term: (-idf(term) * wrong_terms[term], term),
+    )
+    description_surface = {term: surface for surface, term in _words(description) if term}
+    # Words that several wanted prompts share, passing or not: what the skill's users call
+    # its topic, the likeliest words of prompts not seen yet.
+    shared_surface: dict[str, str] = {}
+    for prompt in wanted:
+        for surface, term in _words(prompt):
+            if term and term not in own and _usable(term):
+                shared_surface.setdefault(term, surface)
+    shared = sorted(
+        (
+            term
+            for term in shared_surface
+            if support.get(term, 0) >= 2 and support[term] > wrong_terms.get(term, 0)
+        ),
+        key=lambda term: (-idf(term) * (support[term] - wrong_terms.get(term, 0)), term),
+    )
+    return _Evidence(
+        terms=tuple((term, surfaces[term]) for term, value in terms if value > 0),
+        phrases=tuple(phrases),
+        excluded=tuple(wrong_surface[term] for term in excluded),
+        pulling=tuple((term, description_surface.get(term, term)) for term in pulling),
+        worth={term: idf(term) * count for term, count in support.items()} | script,
+        shared=tuple(shared_surface[term] for term in shared),
+    )
+
+
+def _listing(items: Sequence[str], conjunction: str = "or") -> str:
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def _sentence(description: str, sentence: str) -> str:
+    text = description.rstrip()
+    if text and text[-1] not in ".!?":
+        text += "."
+    return f"{text} {sentence}"
+
+
+_COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))Covers ([A-Za-z0-9 ,]+)\.$")
+_LEADING_COVERS_RE = re.compile(r"^Covers ([A-Za-z0-9 ,]+)\.(?= |$)")
+
+
+def _covering(description: str, words: Sequence[str], *, front: bool = False) -> str:
+    """The description with a "Covers …." sentence naming `words`: the closing one (or,
+    with `front`, the opening one) extended when there is one (two edits read as one
+    sentence), else a new one."""
+    text = description.rstrip()
+    found = (_LEADING_COVERS_RE if front else _COVERS_RE).search(text)
+    if found is None:
+        sentence = f"Covers {_listing(list(words), 'and')}."
+        return _leading(text, sentence) if front else _sentence(text, sentence)
+    items = [item.strip() for item in re.split(r",| and ", found.group(1)) if item.strip()]
+    items += [word for word in words if word not in items]
+    sentence = f"Covers {_listing(items, 'and')}."
+    return text[: found.start()] + sentence + text[found.end() :]
+
+
+def _leading(description: str, sentence: str) -> str:
+    """`sentence` first: the packaged cross-encoder reads a prompt and the first few dozen
+    word pieces of a description (its 64-token window), so only words near the start reach
+    it; words added at the end move the cosine and the lexical channels alone."""
+    text = description.strip()
+    return f"{sentence} {text}" if text else sentence
+
+
+def _without(description: str, term: str) -> str:
+    """The description without every word whose match token is `term`, tidied."""
+
+    def keep(found: re.Match[str]) -> str:
+        return "" if norm_token(found.group().lower()) == term else found.group()
+
+    text = _WORD_RE.sub(keep, description)
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = re.sub(r"([,;:])(\s*[,;:.])+", r"\2", text)
+    text = re.sub(r"\((\s*)\)", "", text)
+    return text.strip()
+
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+
+
+def _sentences(description: str) -> list[str]:
+    return [part for part in _SENTENCE_RE.split(description.strip()) if part]
+
+
+def _worth(sentence: str, worth: dict[str, float]) -> float:
+    """How much of what the wanted prompts say a sentence says (their words, by idf, and
+    their words in other scripts)."""
+    tokens = set(match_tokens(sentence)) | script_tokens(sentence)
+    return sum(worth.get(token, 0.0) for token in tokens)
+
+
+def _leads(description: str, worth: dict[str, float], count: int = 2) -> list[tuple[str, str]]:
+    """(step, description) with one of its later sentences moved first: the ones the
+    wanted prompts' words fill most. The words stay the same; what changes is what the
+    cross-encoder reads (its window holds the first few dozen word pieces)."""
+    parts = _sentences(description)
+    if len(parts) < 2:
+        return []
+    ranked = sorted(
+        (i for i in range(1, len(parts)) if _worth(parts[i], worth) > _worth(parts[0], worth)),
+        key=lambda i: (-_worth(parts[i], worth), i),
+    )
+    out = []
+    for position in ranked[:count]:
+        moved = [parts[position]] + [part for i, part in enumerate(parts) if i != position]
+        words = parts[position].split()
+        head = " ".join(words[:5]) + (" …" if len(words) > 5 else "")
+        out.append((f'lead with "{head}"', " ".join(moved)))
+    return out
+
+
+def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[str, str] | None:
+    """The description at most `length` characters long, by dropping its least useful
+    sentences (those whose words the wanted prompts use least, per character), never the
+    first nor an exclusion; and the first words of what was dropped. None when that cannot
+    fit."""
+    parts = _sentences(description)
+    if len(parts) < 2:
+        return None
+
+    def value(sentence: str) -> float:
+        return _worth(sentence, worth) / len(sentence)
+
+    # A sentence that says what the skill is not for keeps the prompts it must not take
+    # out (the relevance model's exclusions, §9.12): never dropped.
+    order = sorted(
+        (i for i in range(1, len(parts)) if not excluded_terms(parts[i])),
+        key=lambda i: (value(parts[i]), -len(parts[i]), -i),
+    )
+    dropped: set[int] = set()
+    text = description.strip()
+    for position in order:
+        if len(text) <= length:
+            break
+        dropped.add(position)
+        text = " ".join(part for i, part in enumerate(parts) if i not in dropped)
+    if len(text) > length or not dropped:
+        return None
+    first = parts[min(dropped)].split()
+    gone = " ".join(first[:5]) + (" …" if len(first) > 5 or len(dropped) > 1 else "")
+    return text, gone
+
+
+def _fitted(
+    description: str, step: str, add: Callable[[str], str], worth: dict[str, float]
+) -> tuple[str, str]:
+    """`add(description)`, with room made for it when it would pass the spec's limit."""
+    added = add(description)
+    if len(added) <= MAX_DESCRIPTION:
+        return step, added
+    need = len(description) - (len(added) - MAX_DESCRIPTION)
+    for _ in range(3):  # an extended "Covers" sentence grows a little less than a new one
+        trimmed = _trimmed(description, need, worth)
+        if trimmed is None:
+            return step, added  # refused by the spec check
+        text, gone = trimmed
+        added = add(text)
+        if len(added) <= MAX_DESCRIPTION:
+            return f'{step} (dropping "{gone}")', added
+        need -= len(added) - MAX_DESCRIPTION
+    return step, added
+
+
+def _proposals(description: str, evidence: _Evidence, options: Options) -> list[tuple[str, str]]:
+    """(step, new description) for one description, from its evidence. Each addition is
+    tried at the end and, where the cross-encoder reads it, at the start; one that would
+    pass the spec's 1,024 characters drops the description's least useful sentences."""
+    worth = evidence.worth
+    proposals: list[tuple[str, str]] = []
+
+    def add(step: str, change: Callable[[str], str]) -> None:
+        proposals.append(_fitted(description, step, change, worth))
+
+    top = [surface for _, surface in evidence.terms[: options.max_terms]]
+    for surface in top:
+        add(f'add "{surface}"', partial(_covering, words=[surface]))
+        add(f'add "{surface}" first', partial(_covering, words=[surface], front=True))
+    for size in (2, 3):
+        if len(top) >= size:
+            some = top[:size]
+            add(f"add {', '.join(some)}", partial(_covering, words=some))
+            add(f"add {', '.join(some)} first", partial(_covering, words=some, front=True))
+    phrases = list(evidence.phrases[:2])
+    used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
+    reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
+    if reasons:
+        sentence = f"Use when asked about {_listing(reasons[:3])}."
+        add(sentence, partial(_sentence, sentence=sentence))
+        add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    if evidence.shared:
+        sentence = f"Use when asked about {_listing(list(evidence.shared[:3]))}."
+        add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    proposals += _leads(description, worth)
+    if evidence.excluded:
+        sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
+        add(sentence, partial(_sentence, sentence=sentence))
+    for term, surface in evidence.pulling[:2]:
+        proposals.append((f'remove "{surface}"', _without(description, term)))
+    # Filler dilutes the cosine: the least useful sentence alone, or as many as the spec
+    # needs gone when the description is over its limit.
+    parts = _sentences(description)
+    length = MAX_DESCRIPTION if len(description) > MAX_DESCRIPTION else len(description) - 1
+    if len(parts) >= 3 or len(description) > MAX_DESCRIPTION:
+        trimmed = _trimmed(description, length, worth)
+        if trimmed is not None:
+            proposals.append((f'drop "{trimmed[1]}"', trimmed[0]))
+    return proposals
+
+
+def _keeps_spec(original: str, description: str) -> bool:
+    """At most 1,024 characters (or, over it already, shorter than before); no new angle
+    bracket."""
+    return (
+        bool(description.strip())
+        and len(description) <= max(MAX_DESCRIPTION, len(original) - 1)
+        and description.count("<") <= original.count("<")
+        and description.count(">") <= original.count(">")
+    )
+
+
+def word_diff(old: str, new: str) -> tuple[tuple[str, str], ...]:
+    """The description's change word by word: ("=", kept), ("-", removed), ("+", added)."""
+    left, right = old.split(), new.split()
+    pieces: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(a=left, b=right, autojunk=False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            pieces.append(("=", " ".join(left[a1:a2])))
+            continue
+        if a2 > a1:
+            pieces.append(("-", " ".join(left[a1:a2])))
+        if b2 > b1:
+            pieces.append(("+", " ".join(right[b1:b2])))
+    return tuple(pieces)
+
+
+# --- scoring -------------------------------------------------------------------------
+
+
+@dataclass
+class _Scored:
+    description: str
+    steps: tuple[str, ...]
+    edit: Edit
+    tuning: list[Probe]
+    net: int  # on the tuning part (the patched copy is not kept: one per finalist is made again)
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """One prompt on the unedited library, for any skill's reach check."""
+
+    query: np.ndarray | None  # the prompt's vector
+    cosine: np.ndarray | None  # every skill's cosine
+    bar: float  # the cosine a skill needs to be among the prompt's nearest
+    bm25: np.ndarray  # every skill's BM25
+    terms: frozenset[str]
+    keywords: frozenset[str]
+
+
+def _measure(prompt: str, index: Index, config: Config) -> _Measured:
+    embedder, vectors = index.models.embedder, index.vectors
+    query = cosine = None
+    bar = np.inf
+    if embedder is not None and vectors is not None and prompt.strip():
+        vector = embedder.embed_query(prompt)
+        if vector.shape[0] == vectors.shape[1]:
+            query = vector
+            cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
+            rank = min(len(cosine), max(config.rerank_top_k, 1) + NEAR_MARGIN)
+            bar = float(np.sort(cosine)[-rank]) if rank else np.inf
+    return _Measured(
+        query,
+        cosine,
+        bar,
+        index.lexical.score(prompt).raw,
+        frozenset(index.lexical.query_terms(prompt)),
+        frozenset(keyword_tokens(prompt)),
+    )
+
+
+@dataclass
+class TuneCache:
+    """What tuning runs on one unedited library (the same index and config) share: each
+    prompt routed once, and measured once for the check of which cases an edit reaches.
+    A caller tuning many skills of one library passes the same cache to every run."""
+
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    prompts: dict[str, _Measured] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """An other case, measured once: the prompt's vector, the cosine a skill needs to be
+    among its nearest, its BM25 terms, and whether the skill is near it already."""
+
+    query: np.ndarray | None
+    bar: float
+    terms: frozenset[str]
+    near: bool
+
+
+class _Tuner:
+    def __init__(
+        self,
+        index: Index,
+        config: Config,
+        skill_id: str,
+        split: Split,
+        original_text: str,
+        cache: TuneCache | None = None,
+    ) -> None:
+        self.index, self.config, self.skill_id, self.split = index, config, skill_id, split
+        self.cache = TuneCache() if cache is None else cache
+        self.position = index.positions[skill_id]
+        self.path = index.skills[self.position].path
+        self.original_text = original_text
+
+    def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
+        return [_probe(case, index, self.config, self.skill_id) for case in cases]
+
+    def reach(self, case: Case) -> _Reach:
+        """What it takes for an edit to reach `case`, measured without routing it."""
+        index, position = self.index, self.position
+        seen = self.cache.prompts.get(case.prompt)
+        if seen is None:
+            seen = self.cache.prompts[case.prompt] = _measure(case.prompt, index, self.config)
+        near = bool(case.context) or bool(case.cwd)
+        if seen.cosine is not None:
+            near = near or float(seen.cosine[position]) >= seen.bar
+        raw = seen.bm25
+        if raw[position] > 0:
+            near = near or int(np.count_nonzero(raw > raw[position])) < BM25_POOL + NEAR_MARGIN
+        terms = seen.terms
+        for token in terms:
+            for owner, tokens in index.phrase_table.get(token, ()):
+                if owner == position and all(part in terms for part in tokens):
+                    near = True  # a trigger phrase's boost, likewise
+        for token in seen.keywords:
+            postings = index.keyword_postings.get(token)
+            if postings is not None and position in postings:
+                near = True  # a keyword boost can lift it into the candidates
+        return _Reach(seen.query, seen.bar, terms, near)
+
+    def others(
+        self,
+        cases: Sequence[Case],
+        reach: Sequence[_Reach],
+        changed: frozenset[str],
+        patched: Index,
+    ) -> list[tuple[Probe, Probe] | None]:
+        """(before, after) for each other case the edit can reach, else None. A case is
+        reached when the skill was near it before (among the prompt's nearest skills by
+        cosine, or by BM25, or a keyword of it in the prompt), when its new cosine puts it
+        there, or when the prompt has a word the edit adds or removes (BM25, keywords and
+        phrases, and every skill's idf for that word). Any other case keeps its decision:
+        the skill stays out of its candidates and no table it reads changes
+        (tests/engine/test_tune.py checks this against routing every case)."""
+        vectors = patched.vectors
+        out: list[tuple[Probe, Probe] | None] = []
+        for case, where in zip(cases, reach, strict=True):
+            near = where.near or bool(where.terms & changed)
+            if not near and where.query is not None and vectors is not None:
+                near = float(vectors[self.position] @ where.query) >= where.bar
+            if not near:
+                out.append(None)
+                continue
+            after = _probe(case, patched, self.config, self.skill_id)
+            out.append((self.before(case), after))
+        return out
+
+    def before(self, case: Case) -> Probe:
+        """The case on the unedited library, routed once (and kept in the cache)."""
+        decision = None
+        if not case.context and not case.cwd:
+            decision = self.cache.decisions.get(case.prompt)
+            if decision is None:
+                decision = decide(case.prompt, self.index, self.config)
+                self.cache.decisions[case.prompt] = decision
+        return _probe(case, self.index, self.config, self.skill_id, decision)
+
+    def patched(self, description: str) -> tuple[Edit, Index] | str:
+        """The edit and the patched copy, or why the SKILL.md cannot take it."""
+        edit = edit_description(self.path, self.original_text, description)
+        if not edit.ok or edit.skill is None:
+            return edit.problem or "the edit cannot be written"
+        if edit.skill.id != self.skill_id:
+            return f"the edited file would be read as skill {edit.skill.id!r}"
+        return edit, patched_index(self.index, edit.skill, self.config)
+
+    def lexical_held(self, patched: Index) -> Index:
+        """The library with the lexical channels off for the edit: every table and feature
+        that reads words (BM25, keywords, phrases, the relevance model's shared terms,
+        exclusions and length) sees the old description; only the two models read the new
+        one (the dense vector, and the document the cross-encoder reads)."""
+        base = self.index
+        models = base.models
+        old_skill = base.skills[self.position]
+        new_skill = patched.skills[self.position]
+        reranker = models.reranker
+        if reranker is not None:
+            old_doc = rerank_document(old_skill.description, old_skill.body_head)
+            new_doc = rerank_document(new_skill.description, new_skill.body_head)
+            models = dataclasses.replace(models, reranker=_ReadsNewText(reranker, old_doc, new_doc))
+        return dataclasses.replace(base, vectors=patched.vectors, models=models)
+
+
+def _failing(
+    cases: Sequence[Case], probes: Sequence[Probe], skill_id: str
+) -> tuple[list[str], list[str], list[str]]:
+    """(missed positives, prompts taken wrongly, positives it serves) among `cases`."""
+    missed = [c.prompt for c, p in zip(cases, probes, strict=True) if c.positive and not p.passed]
+    wrong = [
+        c.prompt
+        for c, p in zip(cases, probes, strict=True)
+        if not c.positive and skill_id in p.injected
+    ]
+    wanted = [c.prompt for c in cases if c.positive]
+    return missed, wrong, wanted
+
+
+def tune(
+    index: Index,
+    config: Config,
+    skill_id: str,
+    cases: Sequence[Case],
+    original_text: str,
+    options: Options | None = None,
+    *,
+    cache: TuneCache | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> TuneResult:
+    """Propose and score description edits for `skill_id` on `cases` (see the module).
+
+    `cache`: shared with other runs on the same `index` and `config` (see TuneCache).
+    `progress(stage, done, total)` is called as the work goes (the explorer's bar)."""
+    options = options or Options()
+    started = time.perf_counter()
+    if skill_id not in index.positions:
+        raise KeyError(f"no skill {skill_id!r} in this library")
+    split = split_cases(cases, skill_id, options.share)
+    index = remembering(index)
+    tuner = _Tuner(index, config, skill_id, split, original_text, cache)
+    original = index.skills[tuner.position].description
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    if not split.tuning:
+        notes.append(f"no case is about {skill_id}: nothing to tune on")
+    if len(original) > MAX_DESCRIPTION:
+        notes.append(
+            f"the description has {len(original)} characters, over the spec's "
+            f"{MAX_DESCRIPTION}: only edits that shorten it are tried"
+        )
+
+    tell = progress or (lambda stage, done, total: None)
+    tell("routing the cases before any edit", 0, 1)
+    base_tuning = [tuner.before(case) for case in split.tuning]
+    base_held = [tuner.before(case) for case in split.held_out]
+    reach = [tuner.reach(case) for case in split.others]
+    base_others = [tuner.before(c) for c, r in zip(split.others, reach, strict=True) if r.near]
+    timings["before"] = time.perf_counter() - started
+
+    # Beam search on the tuning part.
+    seen = {original}
+    expanded: set[str] = set()
+    refusals: dict[str, None] = {}  # why an edit could not be written, in order, once each
+    scored: list[_Scored] = []
+    beam: list[tuple[str, tuple[str, ...], list[Probe]]] = [(original, (), base_tuning)]
+    for _ in range(options.rounds):
+        fresh: list[_Scored] = []
+        for description, steps, probes in beam:
+            missed, wrong, wanted = _failing(split.tuning, probes, skill_id)
+            evidence = _evidence(description, missed, wrong, wanted, index.lexical.idf)
+            proposals = _proposals(description, evidence, options)
+            if not steps and split.tuning:
+                if not missed and not wrong:
+                    notes.append("every case of the tuning part passes: nothing to learn from")
+                elif not proposals:
+                    notes.append(
+                        "the failing prompts of the tuning part offer no word to add or "
+                        "remove (only ASCII words count, routing.md §2.1)"
+                    )
+            for step, proposal in proposals:
+                if proposal in seen or not _keeps_spec(original, proposal):
+                    continue
+                if len(scored) + len(fresh) >= options.evaluations:
+                    break
+                seen.add(proposal)
+                tell(
+                    "scoring edits on the tuning part",
+                    len(scored) + len(fresh),
+                    options.evaluations,
+                )
+                patched = tuner.patched(proposal)
+                if isinstance(patched, str):
+                    refusals.setdefault(patched, None)
+                    continue
+                edit, copy = patched
+                after = tuner.probes(split.tuning, copy)
+                net = sum(a.passed for a in after) - sum(b.passed for b in base_tuning)
+                fresh.append(_Scored(proposal, (*steps, step), edit, after, net))
+        if not fresh:
+            break
+        scored += fresh
+        best = sorted(
+            (item for item in scored if item.net > 0),
+            key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
+        )
+        expanded.update(description for description, _, _ in beam)
+        beam = [
+            (item.description, item.steps, item.tuning)
+            for item in best
+            if item.description not in expanded
+        ][: options.beam]
+        if not beam:
+            break
+    timings["search"] = time.perf_counter() - started - timings["before"]
+    # rewrite's reasons speak to the explorer's editor; the key is not ours to offer here.
+    notes += [f"not scored: {reason.replace(' (ctrl+o)', '')}" for reason in refusals]
+
+    finalists = sorted(
+        (
+            item
+            for item in scored
+            if any(a.passed != b.passed for a, b in zip(item.tuning, base_tuning, strict=True))
+        ),
+        key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
+    )[: options.finalists]
+    candidates = []
+    for number, item in enumerate(finalists):
+        tell("checking the best edits on the held-out part and other cases", number, len(finalists))
+        candidates.append(_finalise(tuner, item, original, base_tuning, base_held, reach))
+    candidates = [candidate for candidate in candidates if candidate.fixes > 0]
+    candidates.sort(key=rank_key)
+    recommended = next(
+        (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
+    )
+    if scored and not candidates:
+        notes.append(f"none of the {len(scored)} edits scored fixed a case of the tuning part")
+    elif candidates and recommended is None:
+        notes.append(
+            "no candidate gains on the held-out part without a steal or by more than word "
+            "matching: nothing is recommended"
+        )
+    timings["finalists"] = time.perf_counter() - started - timings["before"] - timings["search"]
+    return TuneResult(
+        skill_id=skill_id,
+        path=tuner.path,
+        original=original,
+        original_text=original_text,
+        split=split,
+        tuning=_tally(base_tuning),
+        held_out=_tally(base_held),
+        others=_tally(base_others),
+        others_total=len(split.others),
+        candidates=tuple(candidates),
+        recommended=recommended,
+        evaluated=len(scored),
+        seconds=time.perf_counter() - started,
+        share=options.share,
+        notes=tuple(notes),
+        timings=timings,
+    )
+
+
+def _finalise(
+    tuner: _Tuner,
+    item: _Scored,
+    original: str,
+    base_tuning: Sequence[Probe],
+    base_held: Sequence[Probe],
+    reach: Sequence[_Reach],
+) -> Candidate:
+    split, skill_id = tuner.split, tuner.skill_id
+    assert item.edit.skill is not None
+    patched = patched_index(tuner.index, item.edit.skill, tuner.config)
+    held = tuner.probes(split.held_out, patched)
+    changed = frozenset(match_tokens(original)) ^ frozenset(match_tokens(item.description))
+    pairs: list[tuple[Part, Case, Probe, Probe]] = [
+        (part, case, old, new)
+        for part, cases, before, after in (
+            (Part.TUNING, split.tuning, base_tuning, item.tuning),
+            (Part.HELD_OUT, split.held_out, base_held, held),
+        )
+        for case, old, new in zip(cases, before, after, strict=True)
+    ]
+    for case, both in zip(
+        split.others, tuner.others(split.others, reach, changed, patched), strict=True
+    ):
+        if both is not None:
+            pairs.append((Part.OTHER, case, *both))
+    flips: list[Flip] = []
+    before_of: dict[int, Probe] = {}
+    for part, case, old, new in pairs:
+        flip = _flip(case, part, skill_id, old, new)
+        if flip is not None:
+            flips.append(flip)
+            before_of[id(case)] = old
+    # The flipped cases again, with the lexical channels off for the edit.
+    frozen = tuner.lexical_held(patched)
+    dense_fixes = dense_steals = 0
+    for flip in flips:
+        if flip.effect is Effect.BREAK:
+            continue
+        again = _probe(flip.case, frozen, tuner.config, skill_id)
+        effect = _effect(flip.case, flip.part, skill_id, before_of[id(flip.case)], again)
+        dense_fixes += effect in (Effect.FIX, Effect.RELEASE)
+        dense_steals += effect is Effect.STEAL
+    assert item.edit.text is not None
+    return Candidate(
+        description=item.description,
+        steps=item.steps,
+        diff=word_diff(original, item.description),
+        tuning=_tally(item.tuning),
+        held_out=_tally(held),
+        flips=tuple(flips),
+        dense_fixes=dense_fixes,
+        dense_steals=dense_steals,
+        shift=_shift(flips),
+        text=item.edit.text,
+    )
+
+
+def cases_for(path: str | os.PathLike[str], skill_id: str) -> CaseSet:
+    """The cases file of a tuning run: a skill-creator trigger eval set (`.json`, or text
+    that opens with `[` or `{`) is read as `skill_id`'s; TOML and TSV name their skills."""
+    file = Path(path)
+    suffix = file.suffix.lower()
+    trigger_evals = suffix == ".json"
+    if not trigger_evals and suffix not in (".toml", ".tsv", ".txt"):
+        try:
+            with file.open("rb") as stream:
+                trigger_evals = stream.read(4096).lstrip()[:1] in (b"[", b"{")
+        except OSError:
+            trigger_evals = False  # load_cases says why it cannot read it
+    return load_cases(file, skill=skill_id if trigger_evals else None)
+
+
+def apply(result: TuneResult, number: int) -> Edit:
+    """Write candidate `number` (1-based) into the skill's SKILL.md: only the description
+    changes, atomically, and only if the file is still the one tuned (rewrite.save)."""
+    if not 1 <= number <= len(result.candidates):
+        raise IndexError(f"no candidate {number}: there are {len(result.candidates)}")
+    candidate = result.candidates[number - 1]
+    edit = edit_description(result.path, result.original_text, candidate.description)
+    save(edit)
+    return edit

@@ -1,0 +1,55 @@
+"""Foundations every layer reads: config fields and layers, their ranges, TOML
+writes, the platform's directories, atomic writes, thread counts, text tokens.
+
+Public names, for the front ends; engine modules import modules, not these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from explorer.engine._lazy import lazy_exports
+
+# public name -> the module of this package that defines it ("<module>": the module itself)
+_EXPORTS: dict[str, str] = {
+    "FIELD_NAMES": "config",
+    "MODEL_FIELDS": "config",
+    "PROJECT_CONFIG_NAME": "config",
+    "STOPWORDS": "text",
+    "coerce": "config",
+    "cpu_count": "threads",
+    "match_tokens": "text",
+    "norm_token": "text",
+    "parse_assignment": "config",
+    "paths": "<module>",
+    "read_value": "config",
+    "set_process_kind": "threads",
+    "state_dir": "paths",
+    "toml_value": "config",
+    "type_label": "config",
+    "update_toml": "tomlfile",
+    "user_state_dir": "config",
+    "write_atomically": "files",
+}
+__all__ = sorted(_EXPORTS)
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+else:
+    from explorer.engine.base import paths as paths
+    from explorer.engine.base.config import FIELD_NAMES as FIELD_NAMES
+    from explorer.engine.base.config import MODEL_FIELDS as MODEL_FIELDS
+    from explorer.engine.base.config import PROJECT_CONFIG_NAME as PROJECT_CONFIG_NAME
+    from explorer.engine.base.config import coerce as coerce
+    from explorer.engine.base.config import parse_assignment as parse_assignment
+    from explorer.engine.base.config import read_value as read_value
+    from explorer.engine.base.config import toml_value as toml_value
+    from explorer.engine.base.config import type_label as type_label
+    from explorer.engine.base.config import user_state_dir as user_state_dir
+    from explorer.engine.base.files import write_atomically as write_atomically
+    from explorer.engine.base.paths import state_dir as state_dir
+    from explorer.engine.base.text import STOPWORDS as STOPWORDS
+    from explorer.engine.base.text import match_tokens as match_tokens
+    from explorer.engine.base.text import norm_token as norm_token
+    from explorer.engine.base.threads import cpu_count as cpu_count
+    from explorer.engine.base.threads import set_process_kind as set_process_kind
+    from explorer.engine.base.tomlfile import update_toml as update_toml

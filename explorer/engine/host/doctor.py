@@ -1,0 +1,219 @@
+"""`doctor`: what the router will use, read the way the hook reads it, and what is wrong.
+
+Every check is data (a Check with a status and a message), so the command only renders.
+A problem that stops routing is an error; one that weakens it (no reranker, a skill the
+router skips) is a warning; the rest is information.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from explorer.engine.base.config import Config, LoadedConfig, ski_config_path, user_config_path
+from explorer.engine.discovery.roots import resolve_roots
+from explorer.engine.host.setup import hook_wired, missing_session_events, settings_path
+
+OK, INFO, WARNING, ERROR = "ok", "info", "warning", "error"
+FLOOR_SIZE = 200  # the library size the floor is quoted at when no skill was found
+
+
+@dataclass(frozen=True)
+class Check:
+    area: str  # config | roots | skills | model | reranker | cache | hook
+    status: str  # ok | info | warning | error
+    message: str
+
+
+@dataclass
+class Report:
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, area: str, status: str, message: str) -> None:
+        self.checks.append(Check(area, status, message))
+
+    @property
+    def errors(self) -> list[Check]:
+        return [check for check in self.checks if check.status == ERROR]
+
+    @property
+    def problems(self) -> list[Check]:
+        return [check for check in self.checks if check.status in (ERROR, WARNING)]
+
+
+def diagnose(
+    loaded: LoadedConfig,
+    cli_roots: Sequence[str] = (),
+    *,
+    cache_dir: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    config_errors: Sequence[str] = (),
+) -> Report:
+    """Look at everything the hook would use, in the order it uses it.
+
+    `config_errors`: what made the config unusable for the other commands (a file or a
+    --set they refuse); `loaded` is then the config without those, as the hook reads it.
+    """
+    report = Report()
+    _config_checks(report, loaded, cwd, config_errors)
+    skill_count = _skill_checks(report, loaded.config, cli_roots, cwd)
+    _model_checks(report, loaded.config, cache_dir, skill_count)
+    _hook_checks(report, cwd)
+    return report
+
+
+def _config_checks(
+    report: Report,
+    loaded: LoadedConfig,
+    cwd: str | os.PathLike[str] | None,
+    config_errors: Sequence[str],
+) -> None:
+    """The config layers, lowest first: which were read, trusted, refused, and each value set."""
+    config = loaded.config
+    considered = [
+        (ski_config_path(), "the reference router's config"),
+        (user_config_path(), "your user config"),
+        (Path(cwd or os.getcwd()) / "skill-explorer.toml", "this project's config"),
+    ]
+    for path, label in considered:
+        state = "read" if str(path) in loaded.files else "not present"
+        if path.is_file() and str(path) not in loaded.files:
+            state = "present but not read"
+        report.add("config", INFO, f"{label}: {path} ({state})")
+    project = considered[2][0]
+    if project.is_file():
+        from explorer.engine.host.trust import is_trusted
+
+        if is_trusted(project.parent):
+            report.add("config", INFO, f"{project.parent} is trusted: the hook reads its config")
+        else:
+            report.add(
+                "config",
+                WARNING,
+                f"{project.parent} is not trusted: the hook ignores its config "
+                f"(skill-explorer trust {shlex.quote(str(project.parent))})",
+            )
+    for file_name in loaded.files:
+        if file_name not in {str(item) for item, _ in considered}:
+            report.add("config", INFO, f"--config file: {file_name} (read)")
+    for name, source in sorted(loaded.sources.items()):
+        report.add("config", INFO, f"{name} = {getattr(config, name)!r} from {source}")
+    for error in config_errors:
+        report.add("config", ERROR, f"{error} (route, why and the explorer stop on it)")
+    refused = {f"{error}; this file is ignored" for error in config_errors}
+    for warning in loaded.warnings:
+        if warning not in refused:  # said above, as the error it is for every other command
+            report.add("config", WARNING, warning)
+    for note in loaded.notes:
+        report.add("config", INFO, note)
+
+
+def _skill_checks(
+    report: Report, config: Config, cli_roots: Sequence[str], cwd: str | os.PathLike[str] | None
+) -> int:
+    """The roots and the skills under them; returns how many skills route."""
+    from explorer.engine.discovery.skills import discover
+
+    found = resolve_roots(cli_roots, config.roots, cwd=cwd)
+    if not found.roots:
+        report.add(
+            "roots",
+            ERROR,
+            "no skills root: none of the default roots exists "
+            f"({', '.join(found.looked)}); pass --skills DIR, set roots or $SKI_ROOTS",
+        )
+    for root in found.roots:
+        status = OK if os.path.isdir(root) else ERROR
+        note = "" if status == OK else " (does not exist)"
+        report.add("roots", status, f"{root} from {found.source}{note}")
+    if not found.roots:
+        return 0
+    discovery = discover(found.roots)
+    count = len(discovery.skills)
+    report.add(
+        "skills",
+        OK if count else ERROR,
+        f"{count} skills found" if count else "no valid skill under the roots",
+    )
+    for problem in discovery.rejected:
+        report.add("skills", WARNING, f"skipped {problem}")
+    warned = sum(1 for skill in discovery.skills if skill.warnings)
+    if warned:
+        report.add("skills", INFO, f"{warned} skills route with parse warnings (lint shows them)")
+    return count
+
+
+def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_count: int) -> None:
+    """The cache, the models, and the thresholds they give this library."""
+    from explorer.engine.inference.cache import EmbeddingCache
+    from explorer.engine.inference.models import load_models
+    from explorer.engine.route.presets import guards_summary, resolve
+
+    cache = EmbeddingCache(cache_dir or config.cache_dir or None)
+    cache_state = "usable" if cache.available else "not usable"
+    report.add("cache", OK if cache.available else WARNING, f"{cache.path} ({cache_state})")
+    for warning in cache.warnings:
+        report.add("cache", WARNING, warning)
+    models = load_models(config, cache)
+    model_status = models.status
+    if models.embedder is None:
+        dense_problem = model_status.dense_error
+        report.add("model", ERROR, f"dense model unavailable, cosine channel off: {dense_problem}")
+    else:
+        where = f" ({model_status.dense_path})" if model_status.dense_path else ""
+        report.add("model", OK, f"dense model {model_status.dense}{where}")
+    for warning in models.warnings:
+        if models.embedder is not None or "dense model" not in warning:
+            report.add("model", WARNING, warning)
+    # The floor and margin in force are the preset's for this model and library size
+    # (presets.resolve), not the model's own knee, which only the reference preset uses.
+    # The cosine-valued guards follow the dense model too (presets.resolve_guards).
+    tuning = resolve(config, model_status, skill_count or FLOOR_SIZE)
+    rule = ""
+    if tuning.floor_log_slope:
+        rule = (
+            f" = {tuning.base_min_similarity:.2f} + {tuning.floor_log_slope:.3g} × "
+            f"ln({tuning.floor_n}/200)"
+        )
+        if skill_count and tuning.floor_n != skill_count:
+            rule += f" ({skill_count} skills, clamped to the sizes it was fit on)"
+    report.add(
+        "model",
+        INFO,
+        f"floor {tuning.min_similarity:.3f}{rule}, margin {tuning.score_margin:.2f} "
+        f"({tuning.source}); pinned values win",
+    )
+    report.add("model", INFO, f"preset {config.preset}: {guards_summary(tuning)}")
+    if models.reranker is None:
+        off = config.reranker.strip().lower() in ("off", "none", "")
+        report.add("reranker", INFO if off else WARNING, model_status.reranker_note)
+    else:
+        report.add("reranker", OK, f"{model_status.reranker} ({model_status.reranker_path})")
+
+
+def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
+    """Whether Claude Code runs our hook here, and on every session event (§10)."""
+    project = settings_path(False, cwd)
+    user = settings_path(True)
+    wired = {path: hook_wired(path) for path in (project, user)}
+    for path, wired_state in wired.items():
+        label = {None: "no settings file", True: "hook wired", False: "hook not wired"}[wired_state]
+        report.add("hook", INFO, f"{path}: {label}")
+        missing = missing_session_events(path)
+        if missing:
+            report.add(
+                "hook",
+                WARNING,
+                f"{path}: {', '.join(missing)} not wired: the session ledger cannot see what "
+                "the model loads or a compaction; run `skill-explorer init` again to add them",
+            )
+    if not any(wired.values()):
+        report.add(
+            "hook",
+            WARNING,
+            "Claude Code does not run skill-explorer's hook here: run `skill-explorer init` "
+            "(or `init --user`)",
+        )

@@ -1,0 +1,614 @@
+"""The live index: watch skill roots, re-index on change, never serve a half-built state.
+
+Events from watchdog are only hints. A burst of them (an editor's atomic save, a
+`git checkout`) is coalesced into one re-index. The re-index works from the disk, not
+from the events, so whatever the events were, the snapshot ends equal to what is on disk.
+When only SKILL.md files changed, just those files are re-read; a directory event, a
+root that vanished or a symlink change triggers a full walk. Unchanged files are never
+re-parsed and unchanged descriptions are never re-embedded (content hashes decide).
+Each re-index builds a new immutable Index and swaps it in with one assignment, so a
+reader always holds one consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
+
+from explorer.engine.base.config import Config
+from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk
+from explorer.engine.discovery.skills import (
+    SKILL_FILE,
+    Problem,
+    Skill,
+    assemble,
+    find_skill_files,
+    load_skill,
+    path_order,
+)
+from explorer.engine.index.incremental import patch_index
+from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.index.watcher import InotifyWatcher, inotify_available
+from explorer.engine.inference.cache import CachedSkills, EmbeddingCache, Progress
+from explorer.engine.inference.models import Models
+
+HEALTH_CHECK_S = 0.25  # how often roots are checked for deletion and re-creation
+RACY_NS = 1_000_000_000  # a file this fresh is re-read even when its stat looks unchanged
+StatRow = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+
+
+def _stat_row(info: os.stat_result) -> StatRow:
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+
+
+def poll_interval(paths: int) -> float:
+    """Seconds between stat polls of what inotify cannot watch: about 2 % of a CPU."""
+    return max(1.0, paths * 4e-5)
+
+
+@dataclass(frozen=True)
+class IndexChange:
+    """What one re-index changed, for subscribers (the explorer, `watch`, tests)."""
+
+    version: int
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+    errors: tuple[Problem, ...]  # rejected files and stale skills' errors, with paths
+    stale: tuple[str, ...]  # skills served from their last good version
+    full: bool  # a full walk, or only the touched SKILL.md files
+    timings_ms: dict[str, float] = field(default_factory=dict)  # parse, embed, total
+
+    @property
+    def summary(self) -> str:
+        return (
+            f"v{self.version} +{len(self.added)} -{len(self.removed)} ~{len(self.changed)} "
+            f"errors {len(self.errors)} {self.timings_ms.get('total', 0.0):.1f} ms"
+        )
+
+
+Subscriber = Callable[[IndexChange], object]  # what it returns is ignored
+
+
+class _Memo:
+    """A SkillMemo over the previous snapshot, backed by the persistent parse cache."""
+
+    def __init__(self, by_path: dict[str, Skill | Problem], cache: EmbeddingCache | None):
+        self._by_path = by_path
+        self._cached = CachedSkills(cache) if cache is not None else None
+
+    def prepare(self, paths: Sequence[str]) -> None:
+        if self._cached is not None:
+            self._cached.prepare([path for path in paths if path not in self._by_path])
+
+    def recall(self, path: str, digest: str) -> Skill | None:
+        known = self._by_path.get(path)
+        if isinstance(known, Skill) and known.hash == digest and known.stale is None:
+            return known
+        return self._cached.recall(path, digest) if self._cached is not None else None
+
+    def remember(self, skill: Skill) -> None:
+        if self._cached is not None:
+            self._cached.remember(skill)
+
+    def flush(self) -> None:
+        if self._cached is not None:
+            self._cached.flush()
+
+
+def _is_skill_file(path: str) -> bool:
+    return os.path.basename(path) == SKILL_FILE
+
+
+class _EventFilter(FileSystemEventHandler):
+    """Turns watchdog events into work items: a SKILL.md path, or a request for a full walk."""
+
+    def __init__(self, work: queue.Queue[str | None]) -> None:
+        self._work = work
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [os.fsdecode(event.src_path)]
+        if getattr(event, "dest_path", ""):
+            paths.append(os.fsdecode(event.dest_path))
+        if event.is_directory:
+            # A directory came, went or moved: it may hold skills. A modified directory
+            # only means its listing changed, which file events already report.
+            if event.event_type != "modified":
+                self._work.put(None)
+            return
+        for path in paths:
+            if _is_skill_file(path):
+                self._work.put(path)
+
+
+class LiveIndex:
+    """An Index that follows the disk. Read `snapshot`; subscribe to hear of changes."""
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]],
+        config: Config,
+        models: Models,
+        cache: EmbeddingCache | None = None,
+        *,
+        backend: str = "auto",
+        max_watches: int | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        """`backend`: "auto" (inotify on Linux, else watchdog), "inotify", "watchdog" or
+        "poll"; `max_watches` caps inotify watches (tests simulate the OS limit with it).
+        `progress(done, total)` hears the embedding of every build that computes vectors
+        (a cold first build: 26,000 descriptions), from the building thread, after each
+        chunk; it must return at once (the explorer posts a message)."""
+        self.progress = progress
+        self.roots = tuple(os.path.abspath(os.fspath(root)) for root in roots)
+        self.config, self.models, self.cache = config, models, cache
+        self.debounce_s = config.watch_debounce_ms / 1000
+        self.max_delay_s = config.watch_max_delay_ms / 1000
+        self._subscribers: list[Subscriber] = []
+        self._work: queue.Queue[str | None] = queue.Queue()
+        self._build_lock = threading.Lock()
+        self._version_changed = threading.Condition()
+        self._by_path: dict[str, Skill | Problem] = {}
+        self._order: list[str] | None = None  # the keys of _by_path in path order
+        self._problems: tuple[Problem, ...] = ()
+        self._links: tuple[str, ...] = ()
+        self._observer: BaseObserver | None = None
+        self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
+        if backend == "auto":
+            backend = "inotify" if inotify_available() else "watchdog"
+        self.backend = backend
+        self._max_watches = max_watches
+        self._inotify: InotifyWatcher | None = None
+        self._root_ids: dict[str, tuple[int, int] | None] = {}
+        self._dir_stats: dict[str, StatRow] = {}  # every directory the last walk listed
+        self._file_stats: dict[str, StatRow] = {}  # every SKILL.md, as last read
+        # SKILL.md files that are symlinks or have other hard links: written under a name
+        # no directory watch covers, so each is watched itself (watcher.FILE_MASK).
+        self._linked_files: set[str] = set()
+        self._next_poll = 0.0
+        self._last_reindex_end = 0.0
+        self.notes: list[str] = []  # for people: watch limits, fallbacks (status bar, `watch`)
+        self.overflows = 0
+        self.rescans = 0
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self.reindex_count = 0
+        self.failures: list[str] = []  # the last few errors the watcher thread survived
+        self._failure_listeners: list[Callable[[str], object]] = []
+        self.snapshot: Index = self._build(full=True, touched=(), version=1)[0]
+
+    # -- reading and subscribing ---------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber` (from the watcher's thread) after every re-index."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber)
+
+    def on_failure(self, listener: Callable[[str], object]) -> Callable[[], None]:
+        """Call `listener(message)` (from the watcher's thread) for each error it survives.
+
+        A listener must not block: the watcher waits for it. A front end posts a message
+        and returns.
+        """
+        self._failure_listeners.append(listener)
+        return lambda: self._failure_listeners.remove(listener)
+
+    def _failed(self, message: str) -> None:
+        self.failures.append(message)
+        del self.failures[:-20]
+        for listener in list(self._failure_listeners):
+            try:
+                listener(message)
+            except Exception:  # a broken listener must not stop the watcher either
+                continue
+
+    def wait_for(self, predicate: Callable[[Index], bool], timeout: float) -> bool:
+        """Block until the snapshot satisfies `predicate`, or the timeout passes."""
+        deadline = time.monotonic() + timeout
+        with self._version_changed:
+            while not predicate(self.snapshot):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._version_changed.wait(remaining)
+        return True
+
+    # -- running -------------------------------------------------------------------------
+
+    def start(self) -> LiveIndex:
+        if self.backend == "inotify":
+            try:
+                self._inotify = InotifyWatcher(self._hint, max_watches=self._max_watches)
+                self._inotify.start()
+            except OSError as error:
+                self.backend = "poll"
+                self.notes.append(
+                    f"inotify unavailable ({error}); polling by stat. If the limit is "
+                    "fs.inotify.max_user_instances, raise it with: "
+                    "sudo sysctl fs.inotify.max_user_instances=1024"
+                )
+        elif self.backend == "watchdog":
+            self._observer = Observer()
+            self._observer.start()
+        self._sync_watches()
+        self._work.put(None)  # catch up with anything that changed since the first build
+        self._thread = threading.Thread(target=self._loop, name="live-index", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._work.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._inotify is not None:
+            self._inotify.stop()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+
+    def __enter__(self) -> LiveIndex:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def reindex_now(self) -> IndexChange:
+        """A full re-index, right now, in the caller's thread ("re-index now" in the UI)."""
+        return self._reindex(full=True, touched=())
+
+    # -- the coalescing loop -------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                first = self._work.get(timeout=HEALTH_CHECK_S)
+            except queue.Empty:
+                if self._roots_moved() or self._poll_found_change():
+                    self._work.put(None)
+                continue
+            if self._stopping.is_set():
+                return
+            touched, full = self._collect(first)
+            try:
+                self._reindex(full=self._roots_moved() or full, touched=touched)
+            except Exception as error:  # keep watching: the next event retries from disk
+                self._failed(f"re-index failed: {type(error).__name__}: {error}")
+            self._last_reindex_end = time.monotonic()
+
+    def _collect(self, first: str | None) -> tuple[set[str], bool]:
+        """Drain the burst: wait until `debounce` passes with no event, at most `max_delay`.
+
+        Inside a storm (the last re-index ended less than `max_delay` ago), the quiet time
+        is `max_delay` too: a writer that stalls for more than 25 ms on a busy machine
+        must not turn one burst into a re-index per stall.
+        """
+        touched: set[str] = set()
+        full = first is None
+        if first is not None:
+            touched.add(first)
+        started = time.monotonic()
+        in_storm = started - self._last_reindex_end < self.max_delay_s
+        debounce = self.max_delay_s if in_storm else self.debounce_s
+        quiet_until = started + debounce
+        while True:
+            now = time.monotonic()
+            wait = min(quiet_until, started + self.max_delay_s) - now
+            if wait <= 0:
+                return touched, full
+            try:
+                item = self._work.get(timeout=wait)
+            except queue.Empty:
+                return touched, full
+            if item is None:
+                full = True
+            else:
+                touched.add(item)
+            quiet_until = time.monotonic() + debounce
+
+    def _reindex(self, *, full: bool, touched: Iterable[str]) -> IndexChange:
+        with self._build_lock:
+            if full:
+                self._sync_watches()  # watch first, then walk: nothing slips between
+            index, change = self._build(
+                full=full, touched=touched, version=self.snapshot.version + 1
+            )
+            if full and self._sync_watches():
+                self._work.put(None)  # a newly linked directory: walk it once it is watched
+            with self._version_changed:
+                self.snapshot = index  # the swap: one reference assignment
+                self.reindex_count += 1
+                self._version_changed.notify_all()
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(change)
+            except Exception as error:  # one broken subscriber must not stop the others
+                self._failed(f"subscriber failed: {type(error).__name__}: {error}")
+        return change
+
+    # -- building ------------------------------------------------------------------------
+
+    def _build(
+        self, *, full: bool, touched: Iterable[str], version: int
+    ) -> tuple[Index, IndexChange]:
+        started = time.perf_counter()
+        previous: Index | None = getattr(self, "snapshot", None)
+        touched_paths = list(touched)
+        memo = _Memo(self._by_path, self.cache)
+        if full or previous is None:
+            results = self._scan_by_stat(memo)
+        else:
+            results = dict(self._by_path)
+            for path in touched_paths:
+                if os.path.isfile(path):
+                    self._record_stat(path)
+                    results[path] = load_skill(path, memo)
+                else:
+                    results.pop(path, None)
+                    self._file_stats.pop(path, None)
+        memo.flush()
+        # Bodies stay on disk (bodies.py): the live index holds every other field.
+        results = {
+            path: body_on_disk(result) if isinstance(result, Skill) else result
+            for path, result in self._keep_last_good(results).items()
+        }
+        self._by_path = results
+        parsed = time.perf_counter()
+        if self._order is None or len(self._order) != len(results) or full:
+            self._order = sorted(results, key=path_order)
+        elif any(path not in results for path in touched_paths):
+            self._order = sorted(results, key=path_order)  # a path came or went
+        found = assemble(results, self._problems, self._links, order=self._order)
+        patched = (
+            patch_index(previous, found, self.config, self.models, self.cache, version=version)
+            if previous is not None
+            else None
+        )
+        index = patched or index_skills(
+            found,
+            self.roots,
+            self.config,
+            self.models,
+            self.cache,
+            version=version,
+            previous=previous,
+            progress=self.progress,
+        )
+        index.timings_ms.update(
+            parse=(parsed - started) * 1000, total=(time.perf_counter() - started) * 1000
+        )
+        return index, _diff(previous, index, full)
+
+    def _scan_by_stat(self, memo: _Memo) -> dict[str, Skill | Problem]:
+        """A full walk in which a file whose stat did not move is not read again.
+
+        This is the answer to a lost event (queue overflow, a watch the OS refused): at
+        26,000 skills it costs a directory walk and a stat per file, not 26,000 reads.
+        """
+        visited: list[tuple[str, os.stat_result]] = []
+        linked: list[str] = []
+        paths, problems = find_skill_files(self.roots, linked, visited)
+        self._problems, self._links = tuple(problems), tuple(dict.fromkeys(linked))
+        self._dir_stats = {path: _stat_row(info) for path, info in visited}
+        fresh_after = time.time_ns() - RACY_NS
+        results: dict[str, Skill | Problem] = {}
+        to_read: list[str] = []
+        stats: dict[str, StatRow] = {}
+        linked_files: set[str] = set()
+        for path in paths:
+            try:
+                info = os.stat(path)
+            except OSError:
+                to_read.append(path)
+                continue
+            row = stats[path] = _stat_row(info)
+            if info.st_nlink > 1 or os.path.islink(path):
+                linked_files.add(path)
+            known = self._by_path.get(path)
+            if known is not None and self._file_stats.get(path) == row and row[0] < fresh_after:
+                results[path] = known
+            else:
+                to_read.append(path)
+        memo.prepare(to_read)
+        for path in to_read:
+            results[path] = load_skill(path, memo)
+        self._file_stats = stats
+        self._linked_files = linked_files
+        self.rescans += 1
+        return dict(sorted(results.items()))
+
+    def _record_stat(self, path: str) -> None:
+        try:
+            self._file_stats[path] = _stat_row(os.stat(path))
+        except OSError:
+            self._file_stats.pop(path, None)
+
+    def _hint(self, path: str | None) -> None:
+        """From the inotify thread: a SKILL.md that changed, or None for a full re-scan."""
+        if path is None and self._inotify is not None:
+            self.overflows = self._inotify.overflows
+        self._work.put(path)
+
+    def _unwatched(self) -> tuple[list[str], list[str]]:
+        """Directories and SKILL.md files no watch covers (all of them when polling)."""
+        if self.backend == "poll":
+            return list(self._dir_stats), list(self._file_stats)
+        if self._inotify is None:  # watchdog's watches do not hear a write under another name
+            return [], sorted(self._linked_files)
+        if not self._inotify.limited:
+            return [], []
+        watched = self._inotify.watched_paths()
+        dirs = [path for path in self._dir_stats if path not in watched]
+        files = [path for path in self._file_stats if os.path.dirname(path) not in watched]
+        watched_files = self._inotify.watched_files()
+        files += [path for path in sorted(self._linked_files) if path not in watched_files]
+        return dirs, files
+
+    def _poll_found_change(self) -> bool:
+        """Polling fallback: has any unwatched directory or file changed its stat?"""
+        now = time.monotonic()
+        if now < self._next_poll:
+            return False
+        dirs, files = self._unwatched()
+        self._next_poll = now + poll_interval(len(dirs) + len(files))
+        for table, paths in ((self._dir_stats, dirs), (self._file_stats, files)):
+            for path in paths:
+                try:
+                    row = _stat_row(os.stat(path))
+                except OSError:
+                    return True
+                if row != table.get(path):
+                    return True
+        return False
+
+    def _keep_last_good(self, results: dict[str, Skill | Problem]) -> dict[str, Skill | Problem]:
+        """A file that no longer parses keeps serving its last good version, marked stale.
+
+        Never against a valid file on disk: when another path now holds a skill with the
+        same id (the file was moved, then its old place re-created broken), that file
+        wins and the broken one is reported as it is.
+        """
+        valid_ids = {
+            result.id
+            for result in results.values()
+            if isinstance(result, Skill) and result.stale is None
+        }
+        kept = dict(results)
+        for path, result in results.items():
+            last = self._by_path.get(path)
+            if isinstance(result, Problem) and isinstance(last, Skill):
+                if last.id not in valid_ids:
+                    kept[path] = dataclasses.replace(self._with_body(last), stale=result)
+            elif isinstance(result, Skill) and result.stale and result.id in valid_ids:
+                kept[path] = result.stale  # kept from before; a valid copy has appeared
+        return kept
+
+    def _with_body(self, skill: Skill) -> Skill:
+        """The skill with its body in memory again, from the parse cache: its file no
+        longer holds it, and a stale skill serves its last good version whole."""
+        if not isinstance(skill, BodyOnDisk) or self.cache is None:
+            return skill
+        cached = CachedSkills(self.cache)
+        cached.prepare([skill.path])
+        return cached.recall(skill.path, skill.hash) or skill
+
+    # -- watches -------------------------------------------------------------------------
+
+    def _sync_watches(self) -> bool:
+        """Watch every root (if it exists) and every symlinked directory outside them.
+
+        Returns whether a new watch was added.
+        """
+        if self._inotify is not None or self.backend == "poll":
+            self._root_ids = {root: _identity(root) for root in self.roots}
+            if self._inotify is None:
+                return False
+            added = self._inotify.sync(self._dir_stats)
+            self._inotify.sync_files(self._linked_files)
+            for note in self._inotify.notes:
+                if note not in self.notes:
+                    self.notes.append(note)
+            return added
+        if self._observer is None:
+            return False
+        wanted = [root for root in self.roots if os.path.isdir(root)]
+        real_roots = [os.path.realpath(root) for root in wanted]
+        wanted += [
+            link
+            for link in self._links
+            if not any(link == real or link.startswith(real + os.sep) for real in real_roots)
+        ]
+        for path in list(self._watches):
+            watch, identity = self._watches[path]
+            if path not in wanted or _identity(path) != identity:
+                self._unschedule(watch)
+                del self._watches[path]
+        added = False
+        for path in wanted:
+            if path not in self._watches:
+                try:
+                    watch = self._observer.schedule(_EventFilter(self._work), path, recursive=True)
+                except OSError:
+                    continue  # gone again already; the health check will retry
+                self._watches[path] = (watch, _identity(path))
+                added = True
+        return added
+
+    def _unschedule(self, watch: ObservedWatch) -> None:
+        try:
+            assert self._observer is not None
+            self._observer.unschedule(watch)
+        except (KeyError, OSError):
+            pass  # its directory is gone, and the emitter with it
+
+    def _roots_moved(self) -> bool:
+        """A root deleted, re-created or replaced: re-watch it and walk again."""
+        for root in self.roots:
+            if self._inotify is not None or self.backend == "poll":
+                if _identity(root) != self._root_ids.get(root):
+                    return True
+                continue
+            watched = self._watches.get(root)
+            if _identity(root) != (watched[1] if watched else None):
+                return True
+        return False
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _diff(previous: Index | None, index: Index, full: bool) -> IndexChange:
+    if previous is not None and previous.ids == index.ids:
+        # The same skills in the same places (a save): only objects that were replaced
+        # can differ, so the comparison skips the rest instead of two dicts of all.
+        pairs = zip(previous.skills, index.skills, strict=True)
+        before = {old.id: old for old, new in pairs if old is not new}
+        after = {skill.id: skill for skill in index.skills if skill.id in before}
+    else:
+        before = {skill.id: skill for skill in previous.skills} if previous else {}
+        after = {skill.id: skill for skill in index.skills}
+    changed = tuple(
+        skill_id
+        for skill_id, skill in after.items()
+        if skill_id in before
+        and (
+            before[skill_id].hash != skill.hash
+            or before[skill_id].stale != skill.stale
+            or before[skill_id].path != skill.path
+        )
+    )
+    stale = tuple(skill.id for skill in index.skills if skill.stale is not None)
+    errors = index.rejected + tuple(
+        skill.stale for skill in index.skills if skill.stale is not None
+    )
+    return IndexChange(
+        version=index.version,
+        added=tuple(skill_id for skill_id in after if skill_id not in before),
+        removed=tuple(skill_id for skill_id in before if skill_id not in after),
+        changed=changed,
+        errors=errors,
+        stale=stale,
+        full=full,
+        timings_ms={
+            key: index.timings_ms[key]
+            for key in ("parse", "embed", "total")
+            if key in index.timings_ms
+        },
+    )

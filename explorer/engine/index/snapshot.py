@@ -1,0 +1,236 @@
+"""The immutable library state a decision runs on: skills, vectors, BM25 statistics.
+
+An Index is built once per library version and never mutated, so a reader always sees
+one consistent snapshot while a newer one is being built.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.engine.base.config import Config
+from explorer.engine.base.text import norm_token, tokenize
+from explorer.engine.discovery.skills import Discovery, Problem, Skill, discover
+from explorer.engine.index.lexical import LexicalIndex, indexed_text_tokens
+from explorer.engine.inference.cache import (
+    CachedSkills,
+    EmbeddingCache,
+    OutOfTime,
+    Progress,
+    embed_with_cache,
+    text_hash,
+)
+from explorer.engine.inference.models import Models, assemble_models
+
+
+@dataclass(frozen=True)
+class Index:
+    """One version of the library, ready for `decide()`."""
+
+    skills: Sequence[Skill]  # a tuple, or the persisted store's skills made on demand
+    rejected: tuple[Problem, ...]
+    roots: tuple[str, ...]
+    models: Models
+    vectors: np.ndarray | None  # [N, dim], L2-normalised; None without a dense model
+    lexical: LexicalIndex
+    # The three token tables are read-only: dicts when built here, the store's lazy views
+    # (store.KeywordPostings, store.PhraseTable) when a snapshot is opened from disk.
+    # norm_token(keyword) -> skill indices, repeats kept (§3.2)
+    keyword_postings: Mapping[str, np.ndarray]
+    phrase_table: Mapping[str, tuple[tuple[int, tuple[str, ...]], ...]]  # first token -> phrases
+    id_rank: np.ndarray  # each skill's position in id order: the tie-break (§3.6)
+    positions: dict[str, int]
+    paths: tuple[str, ...]
+    version: int = 1
+    built_at: float = field(default_factory=time.time)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    embedded: int = 0  # descriptions embedded by the model (not read from the cache) in this build
+    # §3.5 project channel: token -> skills whose keywords' tokens or description's match
+    # tokens hold it (an ecosystem term such as "uv" or "rust" resolves through this).
+    ecosystem_postings: Mapping[str, np.ndarray] = field(default_factory=dict)
+    # What a person should hear about how this index was obtained: a damaged store that
+    # was rebuilt, descriptions left unembedded by the hook's time budget (hook.py).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.lexical.ids
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    def vectors_by_text(self) -> dict[str, np.ndarray]:
+        """text hash -> vector, for re-indexing without a cache round trip."""
+        if self.vectors is None:
+            return {}
+        return {
+            text_hash(skill.description): self.vectors[row] for row, skill in enumerate(self.skills)
+        }
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        known = getattr(self.skills, "warnings", None)  # a stored index keeps them apart
+        if known is not None:
+            return tuple(known)
+        return tuple(problem for skill in self.skills for problem in skill.warnings)
+
+
+BUDGET_NOTE = "time budget:"  # starts the note of an index cut short by its deadline
+
+
+def keyword_keys(skill: Skill) -> list[str]:
+    """§3.2: the keyword table's keys for one skill, one per keyword entry.
+
+    §2.5: keywords are singularised like the prompt (reference: src/rank.rs); an entry
+    listed twice, or two that singularise alike, count once each.
+    """
+    return [norm_token(keyword) for keyword in skill.keywords]
+
+
+def ecosystem_keys(skill: Skill) -> set[str]:
+    """§3.5: the tokens under which the project channel finds a skill (keywords, description)."""
+    ecosystem = {norm_token(token) for keyword in skill.keywords for token in tokenize(keyword)}
+    return ecosystem.union(skill.description_tokens)
+
+
+def phrase_tokens(phrase: str) -> tuple[str, ...]:
+    """§3.3: a trigger phrase as the normalised tokens the phrase table matches."""
+    return tuple(norm_token(token) for token in phrase.split())
+
+
+def id_ranks(ids: Sequence[str]) -> np.ndarray:
+    """Each skill's position in id order: the tie-break of equal scores (§3.6)."""
+    ranks = np.empty(len(ids), dtype=np.int64)
+    ranks[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+    return ranks
+
+
+def build_index(
+    roots: Sequence[str | os.PathLike[str]],
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None = None,
+    *,
+    version: int = 1,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+) -> Index:
+    """Discover, parse, embed (through the cache) and index the library under `roots`."""
+    started = time.perf_counter()
+    memo = CachedSkills(cache) if cache is not None else None
+    found = discover(roots, memo)
+    if memo is not None:
+        memo.flush()
+    parsed = time.perf_counter()
+    index = index_skills(
+        found, roots, config, models, cache, version=version, progress=progress, deadline=deadline
+    )
+    index.timings_ms["parse"] = (parsed - started) * 1000
+    index.timings_ms["total"] = (time.perf_counter() - started) * 1000
+    return index
+
+
+def index_skills(
+    found: Discovery,
+    roots: Sequence[str | os.PathLike[str]],
+    config: Config,
+    models: Models,
+    cache: EmbeddingCache | None = None,
+    *,
+    version: int = 1,
+    previous: Index | None = None,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+) -> Index:
+    """Index already-parsed skills; vectors of `previous` are reused for unchanged texts.
+
+    `deadline` (time.monotonic(); the hook's time budget): when the descriptions the cache
+    does not hold cannot all be embedded before it, what was embedded is cached and this
+    index has the lexical channels alone (no dense model, no reranker: `lexical_only`),
+    with a note; the next call resumes the embedding."""
+    skills = found.skills
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    vectors: np.ndarray | None = None
+    embedded = 0
+    notes: tuple[str, ...] = ()
+    if models.embedder is not None:
+        try:
+            vectors, embedded = embed_with_cache(
+                models.embedder,
+                [skill.description for skill in skills],
+                cache,
+                previous.vectors_by_text() if previous is not None else None,
+                progress,
+                deadline,
+            )
+        except OutOfTime as short:
+            note = (
+                f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded "
+                "yet; this answer uses the lexical channels alone (no dense model, no "
+                "reranker), the next call embeds more (`skill-explorer index` does all)"
+            )
+            models, notes = lexical_only(models, note), (note,)
+            embedded = short.total - short.left
+    embedded_at = time.perf_counter()
+    timings["embed"] = (embedded_at - started) * 1000
+
+    ids = [skill.id for skill in skills]
+    lexical = LexicalIndex(
+        [indexed_text_tokens(skill, config.bm25_index_name_keywords) for skill in skills],
+        ids,
+        k1=config.bm25_k1,
+        b=config.bm25_b,
+    )
+    keyword_lists: dict[str, list[int]] = {}
+    ecosystem_lists: dict[str, list[int]] = {}
+    phrases: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    for position, skill in enumerate(skills):
+        for key in keyword_keys(skill):
+            keyword_lists.setdefault(key, []).append(position)
+        for token in ecosystem_keys(skill):
+            ecosystem_lists.setdefault(token, []).append(position)
+        for phrase in skill.trigger_phrases:
+            tokens = phrase_tokens(phrase)
+            phrases.setdefault(tokens[0], []).append((position, tokens))
+    id_rank = id_ranks(ids)
+    timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
+    return Index(
+        skills=skills,
+        rejected=found.rejected,
+        roots=tuple(os.path.abspath(os.fspath(root)) for root in roots),
+        models=models,
+        vectors=vectors,
+        lexical=lexical,
+        keyword_postings={
+            keyword: np.array(indices, dtype=np.int64) for keyword, indices in keyword_lists.items()
+        },
+        phrase_table={token: tuple(entries) for token, entries in phrases.items()},
+        id_rank=id_rank,
+        positions={skill_id: position for position, skill_id in enumerate(ids)},
+        paths=tuple(skill.path for skill in skills),
+        version=version,
+        timings_ms=timings,
+        embedded=embedded,
+        ecosystem_postings={
+            token: np.array(indices, dtype=np.int64) for token, indices in ecosystem_lists.items()
+        },
+        notes=notes,
+    )
+
+
+def lexical_only(models: Models, reason: str) -> Models:
+    """`models` without the dense model and the reranker: a decision from BM25, keywords,
+    phrases and files, as with no model at all (how the hook answers past its budget)."""
+    return assemble_models(
+        None,
+        None,
+        dense_error=reason,
+        reranker_note=reason,
+        warnings=list(models.warnings),
+    )

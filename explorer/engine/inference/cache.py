@@ -1,0 +1,437 @@
+"""The persistent embedding cache (SQLite), shared by `index`, `hook`, `route` and the explorer.
+
+Keyed by model identity (name + weights sha256) and a hash of the embedded text, so a
+changed description or a different model never reads a stale vector. A corrupt file is
+moved aside and rebuilt; a locked one is bypassed. Both come back as warnings, never as
+crashes, because the cache only ever saves time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from explorer.engine.base import paths
+from explorer.engine.discovery.skills import Skill, skill_from_record, skill_record
+from explorer.engine.inference.embed import Embedder
+
+SCHEMA_VERSION = 1
+PARSER_VERSION = 2  # bump when parsing or derived fields change: old records are then ignored
+CACHE_FILE = "embeddings.sqlite3"
+LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
+
+
+def default_cache_dir() -> Path:
+    return paths.cache_dir()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors by (model identity, text hash), and remembered checksums of model files."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory else default_cache_dir()
+        self.path = self.directory / CACHE_FILE
+        self.warnings: list[str] = []
+        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._open()
+
+    @property
+    def available(self) -> bool:
+        return self._connection is not None
+
+    def _open(self) -> None:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._connection = self._connect()
+            except sqlite3.DatabaseError as error:
+                if _corrupt(error):
+                    self._rebuild(error)
+                elif not _transient(error):  # a full disk, a read-only or missing directory
+                    self._bypass(f"embedding cache {self.path} is unusable ({error}); not using it")
+                elif time.monotonic() < deadline:  # another process is setting the file up
+                    time.sleep(0.02)
+                    continue
+                else:
+                    self._bypass(f"embedding cache {self.path} is locked ({error}); not using it")
+            except OSError as error:
+                message = f"embedding cache {self.path} cannot be opened ({error}); not using it"
+                self._bypass(message)
+            return
+
+    def _connect(self) -> sqlite3.Connection:
+        # One connection, shared by the threads of a process (the live index re-indexes in
+        # its own thread) and serialised by self._lock.
+        connection = sqlite3.connect(
+            self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise _SchemaError(f"unknown cache schema version {version}")
+            connection.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS embeddings (
+                    model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL,
+                    PRIMARY KEY (model, text_hash)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS skills (
+                    path TEXT PRIMARY KEY, hash TEXT NOT NULL, parser INTEGER NOT NULL,
+                    record TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS file_checks (
+                    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                    sha256 TEXT NOT NULL);
+                """
+            )
+            if version != SCHEMA_VERSION:
+                # Only a new file is stamped: the write took 17-20 ms (a WAL commit) on
+                # every hook call, a tenth of loading the model.
+                connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            # One page read proves the file is a database; count(*) read every page (14 ms
+            # warm, 0.4 s from a cold disk, at 26,000 vectors).
+            connection.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone()
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _rebuild(self, error: Exception) -> None:
+        aside = self.path.with_name(f"{CACHE_FILE}.corrupt-{int(time.time())}")
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                source = Path(f"{self.path}{suffix}")
+                if source.exists():
+                    source.replace(Path(f"{aside}{suffix}"))
+            self._connection = self._connect()
+            self.warnings.append(
+                f"embedding cache {self.path} was unreadable ({error}); moved to {aside.name} "
+                "and rebuilt"
+            )
+        except (OSError, sqlite3.DatabaseError) as second:
+            self._bypass(f"embedding cache {self.path} is unusable ({second}); not using it")
+
+    def _bypass(self, message: str) -> None:
+        self._connection = None
+        self.warnings.append(message)
+
+    def get_many(self, model: str, hashes: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        if self._connection is None or not hashes:
+            return found
+        rows = self._select_in(
+            "SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN",
+            model,
+            hashes,
+        )
+        invalid = 0
+        for key, blob in rows:
+            if not isinstance(blob, bytes) or len(blob) != dim * 4:
+                continue  # another dimension (or not a vector at all): a miss
+            vector = np.frombuffer(blob, dtype=np.float32)
+            # A NaN or infinite value poisons every cosine it enters, silently: such a row
+            # is a miss, so the caller embeds the text again and overwrites it.
+            if np.isfinite(vector).all():
+                found[key] = vector
+            else:
+                invalid += 1
+        if invalid:
+            self.warnings.append(
+                f"embedding cache {self.path}: {invalid} cached vectors held NaN or infinite "
+                "values; rebuilt"
+            )
+        return found
+
+    def _select_in(self, query: str, first: object, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Rows of `query (?, ?, …)` over `keys`, in chunks under SQLite's variable limit."""
+        rows: list[tuple[Any, ...]] = []
+        with self._lock:
+            try:
+                for start in range(0, len(keys), 500):
+                    chunk = list(keys[start : start + 500])
+                    marks = ",".join("?" * len(chunk))
+                    assert self._connection is not None
+                    rows += self._connection.execute(f"{query} ({marks})", [first, *chunk])
+            except sqlite3.DatabaseError as error:
+                if _transient(error):
+                    # Another process is creating the file or recovering its WAL: a miss
+                    # for this call only. Bypassing here silently dropped every later write.
+                    self.warnings.append(f"embedding cache read skipped ({error})")
+                    return []
+                self._bypass(f"embedding cache read failed ({error}); not using it")
+        return rows
+
+    def put_many(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
+        if self._connection is None or not vectors:
+            return
+        rows = [
+            (model, key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
+            for key, vector in vectors.items()
+        ]
+        try:
+            with self._transaction():
+                self._connection.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows
+                )
+        except sqlite3.DatabaseError as error:
+            self.warnings.append(f"embedding cache write failed ({error}); vectors not saved")
+
+    def skill_records(self, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """path -> (content hash, JSON record) of skills parsed by this parser version."""
+        found: dict[str, tuple[str, str]] = {}
+        if self._connection is None:
+            return found
+        rows = self._select_in(
+            "SELECT path, hash, record FROM skills WHERE parser = ? AND path IN",
+            PARSER_VERSION,
+            paths,
+        )
+        found.update((path, (digest, record)) for path, digest, record in rows)
+        return found
+
+    def store_skill_records(self, records: Sequence[tuple[str, str, str]]) -> None:
+        """(path, hash, record) rows; one row per path, so edits never pile up."""
+        if self._connection is None or not records:
+            return
+        try:
+            with self._transaction():
+                self._connection.executemany(
+                    "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?)",
+                    [(path, digest, PARSER_VERSION, record) for path, digest, record in records],
+                )
+        except sqlite3.DatabaseError as error:
+            self.warnings.append(f"skill cache write failed ({error}); not saved")
+
+    def remembered_checksum(self, path: str, size: int, mtime_ns: int) -> str | None:
+        if self._connection is None:
+            return None
+        with self._lock:
+            try:
+                row = self._connection.execute(
+                    "SELECT sha256 FROM file_checks WHERE path = ? AND size = ? AND mtime_ns = ?",
+                    (path, size, mtime_ns),
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                return None
+        return row[0] if row else None
+
+    def remember_checksum(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
+        if self._connection is None:
+            return
+        try:
+            with self._transaction():
+                self._connection.execute(
+                    "INSERT OR REPLACE INTO file_checks VALUES (?, ?, ?, ?)",
+                    (path, size, mtime_ns, sha256),
+                )
+        except sqlite3.DatabaseError:
+            pass
+
+    def count(self, model: str | None = None) -> int:
+        if self._connection is None:
+            return 0
+        if model is None:
+            return int(self._connection.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        row = self._connection.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
+        ).fetchone()
+        return int(row[0])
+
+    def _transaction(self) -> _Transaction:
+        assert self._connection is not None
+        return _Transaction(self._connection, self._lock)
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+class _SchemaError(sqlite3.DatabaseError):
+    """A database of another (future or foreign) layout: moved aside like a damaged file."""
+
+
+def _corrupt(error: sqlite3.DatabaseError) -> bool:
+    """SQLite's own word that the file is not (or no longer) a database: only that is damage.
+    A full disk (SQLITE_FULL), an I/O error or a read-only directory is the machine's
+    state, not the file's: a healthy cache is never moved aside for it."""
+    if isinstance(error, _SchemaError):
+        return True
+    name = getattr(error, "sqlite_errorname", None)
+    if name is not None:
+        return str(name).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    text = str(error)
+    return "malformed" in text or "not a database" in text
+
+
+def _transient(error: sqlite3.DatabaseError) -> bool:
+    """A lock another process holds for now, not damage to the file."""
+    return "locked" in str(error) or "busy" in str(error)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT: concurrent writers queue on the lock instead of failing."""
+
+    def __init__(self, connection: sqlite3.Connection, lock: threading.RLock) -> None:
+        self._connection = connection
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        try:
+            self._connection.execute("ROLLBACK" if kind else "COMMIT")
+        finally:
+            self._lock.release()
+
+
+class CachedSkills:
+    """A SkillMemo over the cache: unchanged files come back without YAML or tokenising."""
+
+    def __init__(self, cache: EmbeddingCache) -> None:
+        self._cache = cache
+        self._known: dict[str, tuple[str, str]] = {}
+        self._new: list[tuple[str, str, str]] = []
+
+    def prepare(self, paths: Sequence[str]) -> None:
+        self._known = self._cache.skill_records(paths)
+
+    def recall(self, path: str, digest: str) -> Skill | None:
+        known = self._known.get(path)
+        if known is None or known[0] != digest:
+            return None
+        try:
+            return skill_from_record(known[1])
+        except (ValueError, TypeError, KeyError):
+            return None  # a record from an incompatible build: parse the file again
+
+    def remember(self, skill: Skill) -> None:
+        self._new.append((skill.path, skill.hash, skill_record(skill)))
+
+    def flush(self) -> None:
+        self._cache.store_skill_records(self._new)
+        self._new = []
+
+
+def file_sha256(
+    path: str | os.PathLike[str],
+    cache: EmbeddingCache | None = None,
+    *,
+    expected: str | None = None,
+) -> str:
+    """sha256 of a file, remembered by (path, size, mtime) so cold starts skip re-hashing.
+
+    With `expected`, a remembered value that differs from it is not believed: the file is
+    hashed again and what it really holds is remembered, so one damaged row of the cache
+    cannot make a good model look altered."""
+    stat = os.stat(path)
+    key = os.path.abspath(path)
+    if cache is not None:
+        remembered = cache.remembered_checksum(key, stat.st_size, stat.st_mtime_ns)
+        if remembered and (expected is None or remembered == expected):
+            return remembered
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    value = digest.hexdigest()
+    if cache is not None:
+        cache.remember_checksum(key, stat.st_size, stat.st_mtime_ns, value)
+    return value
+
+
+# (texts embedded so far, texts to embed); what it returns is ignored (a front end may
+# pass a lambda that posts a message and so returns a bool).
+Progress = Callable[[int, int], object]
+CHUNK_TEXTS = 256  # texts embedded between cache writes: an interrupted build keeps these
+FIRST_TIMED_CHUNK = 4  # under a deadline, the texts embedded before the rate is known
+
+
+class OutOfTime(Exception):
+    """The deadline came before every text was embedded. What was embedded is in the cache
+    (the next call resumes there); `left` texts of `total` have no vector yet."""
+
+    def __init__(self, left: int, total: int) -> None:
+        super().__init__(f"{left} of {total} descriptions not embedded yet")
+        self.left, self.total = left, total
+
+
+def embed_with_cache(
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: EmbeddingCache | None,
+    known: Mapping[str, np.ndarray] | None = None,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+) -> tuple[np.ndarray, int]:
+    """Embed texts: from `known` (text hash -> vector, e.g. the previous snapshot), then the
+    cache, then the model; returns (vectors, how many the model computed).
+
+    What the model computes is written to the cache every `CHUNK_TEXTS` texts, so an
+    interrupted cold build (Ctrl-C, a crash) keeps what it embedded and the next run
+    resumes there. Texts go to the model shortest first, so each chunk's batches pad
+    little; `progress` hears after each chunk.
+
+    `deadline` (a `time.monotonic()` value; the hook's time budget): chunks are sized by
+    the rate measured so far to end before it, and none starts that would not; then
+    OutOfTime says how many texts are left, after what was embedded is cached.
+    """
+    identity, dim = embedder.identity, embedder.dim
+    hashes = [text_hash(text) for text in texts]
+    found = {key: known[key] for key in hashes if known and key in known}
+    wanted = [key for key in dict.fromkeys(hashes) if key not in found]
+    if cache and wanted:
+        found.update(cache.get_many(identity, wanted, dim))
+    missing = list(dict.fromkeys(key for key in hashes if key not in found))
+    if missing:
+        first_text = dict(zip(hashes, texts, strict=True))
+        missing.sort(key=lambda key: len(first_text[key]))
+        if progress is not None:
+            progress(0, len(missing))
+        start, seconds_per_text = 0, 0.0
+        while start < len(missing):
+            size = CHUNK_TEXTS
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                size = (
+                    min(CHUNK_TEXTS, int(left / seconds_per_text))
+                    if seconds_per_text
+                    else FIRST_TIMED_CHUNK
+                )
+                if left <= 0 or size < 1:
+                    raise OutOfTime(len(missing) - start, len(missing))
+            chunk = missing[start : start + size]
+            began = time.monotonic()
+            computed = embedder.embed_documents([first_text[key] for key in chunk])
+            seconds_per_text = (time.monotonic() - began) / len(chunk)  # the latest pace
+            fresh = dict(zip(chunk, computed, strict=True))
+            found.update(fresh)
+            if cache:
+                cache.put_many(identity, fresh)
+            start += len(chunk)
+            if progress is not None:
+                progress(start, len(missing))
+    matrix = np.zeros((len(texts), dim), dtype=np.float32)
+    for row, key in enumerate(hashes):
+        matrix[row] = found[key]
+    return matrix, len(missing)

@@ -1,0 +1,326 @@
+"""Dense embedders (spec §3.1, §6): the protocol, ONNX sentence encoders, and bag-of-words.
+
+Embeddings are of the description only and L2-normalised, so a cosine is a dot product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+from explorer.engine.base.files import pid_alive
+from explorer.engine.base.text import tokenize
+from explorer.engine.base.threads import cpu_count as cpu_count  # re-exported for callers
+from explorer.engine.base.threads import onnx_threads
+
+if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
+    from tokenizers import Encoding
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the index and the cascade need from a dense model."""
+
+    name: str  # shown to people
+    identity: str  # name + weights checksum: the embedding cache key
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), dim] float32, rows L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """[dim] float32, L2-normalised (with the model's query prefix, if any)."""
+        ...
+
+
+def l2_normalise(matrix: np.ndarray) -> np.ndarray:
+    """Unit rows; zero or non-finite rows become zeros (a cosine of 0.0, §3.1)."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    finite = np.isfinite(norms) & (norms > 0)
+    return np.where(finite, matrix / np.where(finite, norms, 1.0), 0.0).astype(np.float32)
+
+
+BATCH_TOKENS = 512  # rows x padded width per call: larger is no faster, and peaks far higher
+
+
+# A WordPiece token covers at most 100 characters of a word (longer words are one [UNK])
+# plus the separator before it, so the first N tokens of a text lie within its first
+# 101 * N characters.
+CHARS_PER_TOKEN = 101
+
+
+def readable_chars(max_tokens: int) -> int:
+    """How much of a text a model that reads `max_tokens` tokens can see at most: a prompt
+    is cut to this before it is tokenised, so a 10 MB prompt costs what a short one does
+    (tokenizers split the whole text before truncating it)."""
+    return max_tokens * CHARS_PER_TOKEN
+
+
+def pad_batch(encodings: Sequence[Encoding]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """input_ids, attention_mask and token_type_ids, right-padded with 0 to the widest row."""
+    width = max(len(encoding.ids) for encoding in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for row, encoding in enumerate(encodings):
+        length = len(encoding.ids)
+        ids[row, :length] = encoding.ids
+        types[row, :length] = encoding.type_ids
+        mask[row, :length] = 1
+    return ids, mask, types
+
+
+def quiet_onnxruntime() -> ModuleType:
+    """onnxruntime, imported with its telemetry off.
+
+    From 1.30 on Linux and macOS, onnxruntime's own telemetry creates a device id and an
+    event store under $XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime (and would
+    upload events) as soon as it is imported. ORT_DISABLE_TELEMETRY=1 before that import
+    turns it off entirely; `disable_telemetry_events` turns off the events of a build that
+    ignores the variable. A value the user set is kept. Every onnxruntime import of the
+    product goes through here.
+    """
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime
+
+    disable = getattr(onnxruntime, "disable_telemetry_events", None)
+    if disable is not None:
+        disable()
+    module: ModuleType = onnxruntime
+    return module
+
+
+def onnx_session(
+    model_path: str, threads: int | None, optimized_dir: str | os.PathLike[str] | None
+) -> InferenceSession:
+    """A CPU session; with `optimized_dir`, the graph is optimised once and reused.
+
+    Optimising the graph at every load costs about 0.2 s and a transient peak of memory;
+    a saved, already-optimised copy (keyed by the weights and the onnxruntime version)
+    loads in about half the time and peaks ~80 MB lower. Extended, not full, optimisation
+    is saved, because the full level may bake in this machine's CPU layout.
+    """
+    onnxruntime = quiet_onnxruntime()
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads or onnx_threads()
+    if options.intra_op_num_threads == 1:
+        options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    providers = ["CPUExecutionProvider"]
+    if optimized_dir is None:
+        return onnxruntime.InferenceSession(model_path, options, providers=providers)
+    stat = os.stat(model_path)
+    key = hashlib.blake2b(
+        f"{os.path.abspath(model_path)}|{stat.st_size}|{stat.st_mtime_ns}|"
+        f"{onnxruntime.__version__}".encode(),
+        digest_size=10,
+    ).hexdigest()
+    saved = Path(optimized_dir) / f"{Path(model_path).stem}-{key}.ort.onnx"
+    remove_orphaned_partials(saved.parent)
+    if saved.is_file():
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+        try:
+            return onnxruntime.InferenceSession(str(saved), options, providers=providers)
+        except Exception:  # a damaged copy: drop it and optimise afresh
+            saved.unlink(missing_ok=True)
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    partial = saved.with_name(f"{saved.name}.{os.getpid()}.tmp")
+    try:
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        options.optimized_model_filepath = str(partial)
+        session = onnxruntime.InferenceSession(model_path, options, providers=providers)
+        os.replace(partial, saved)  # atomic: a reader never sees half a file
+        return session
+    except Exception:
+        # The copy could not be written (a full disk, a read-only cache: onnxruntime raises
+        # its own error types for both) or the graph does not load: the model is loaded
+        # from where it is, unsaved; a broken model then raises from this second load.
+        partial.unlink(missing_ok=True)
+        options.optimized_model_filepath = ""
+        return onnxruntime.InferenceSession(model_path, options, providers=providers)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+_PARTIAL_RE = re.compile(r"^.+\.ort\.onnx\.(\d+)\.tmp$")
+
+
+def remove_orphaned_partials(directory: Path) -> list[Path]:
+    """Delete `*.ort.onnx.<pid>.tmp` files whose writer is dead (killed mid-save).
+
+    A live pid keeps its file: that process may still be writing it. Returns what went.
+    """
+    removed: list[Path] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _PARTIAL_RE.match(name)
+        if match and not pid_alive(int(match.group(1))):
+            path = directory / name
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
+
+
+class _QueryCache:
+    """A small LRU of query vectors: the explorer re-asks for the same prompt as you type."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def get(self, text: str) -> np.ndarray | None:
+        vector = self._items.get(text)
+        if vector is not None:
+            self._items.move_to_end(text)
+        return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        self._items[text] = vector
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+class OnnxEmbedder:
+    """Any sentence-transformers-style ONNX encoder plus its `tokenizer.json`."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        tokenizer_path: str | os.PathLike[str],
+        *,
+        name: str,
+        identity: str,
+        pooling: str = "mean",
+        query_prefix: str = "",
+        max_length: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+        optimized_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling must be 'mean' or 'cls', not {pooling!r}")
+        self.name, self.identity = name, identity
+        self.pooling, self.query_prefix = pooling, query_prefix
+        self.batch_size = batch_size
+        self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
+        self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length)
+        self.max_chars = readable_chars(max_length)
+        self.session = onnx_session(self.model_path, threads, optimized_dir)
+        self._inputs = {item.name for item in self.session.get_inputs()}
+        outputs = self.session.get_outputs()
+        self._output = next(
+            (item.name for item in outputs if item.name == "sentence_embedding"), outputs[0].name
+        )
+        self.dim = int(outputs[0].shape[-1]) if isinstance(outputs[0].shape[-1], int) else 0
+        self._queries = _QueryCache()
+        if not self.dim:
+            self.dim = int(self._run([self.tokenizer.encode("probe")]).shape[-1])
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Length-sorted batches: padding waste, not the model, dominates unsorted ones."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
+        result = np.empty((len(texts), self.dim), dtype=np.float32)
+        chunk: list[int] = []
+        for index in order:
+            # Sorted by length, so the newest row is the widest: cap rows x width, which
+            # bounds the attention tensors (and peak memory) for long descriptions.
+            width = len(encodings[index].ids)
+            if chunk and (len(chunk) == self.batch_size or (len(chunk) + 1) * width > BATCH_TOKENS):
+                result[chunk] = self._run([encodings[i] for i in chunk])
+                chunk = []
+            chunk.append(index)
+        if chunk:
+            result[chunk] = self._run([encodings[i] for i in chunk])
+        return l2_normalise(result)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        head = (self.query_prefix + text)[: self.max_chars]  # what the model can read
+        cached = self._queries.get(head)
+        if cached is None:
+            cached = l2_normalise(self._run([self.tokenizer.encode(head)]))[0]
+            self._queries.put(head, cached)
+        return cached
+
+    def _run(self, encodings: Sequence[Encoding]) -> np.ndarray:
+        ids, mask, _ = pad_batch(encodings)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        output: np.ndarray = self.session.run([self._output], feed)[0]
+        if output.ndim == 2:  # the export pools for us
+            return output.astype(np.float32)
+        if self.pooling == "cls":
+            return output[:, 0, :].astype(np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (output * weights).sum(axis=1)
+        pooled: np.ndarray = summed / np.maximum(weights.sum(axis=1), 1e-9)
+        return pooled.astype(np.float32)
+
+
+BOW_DIM = 256
+
+
+def fnv1a_32(data: bytes) -> int:
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+class BowEmbedder:
+    """§6 offline lane: hashed bag of tokens, FNV-1a 32 mod 256, L2-normalised.
+
+    Every token of `tokenize` counts, stopwords included, as in the reference
+    (src/embed/bow.rs): dropping them changed the injected skills of 483 of 804 benchmark
+    prompts (benchmarks/data, three libraries; docs/parity.md).
+    """
+
+    name = "bow"
+    identity = "bow-fnv1a32-256-v2"  # v2: stopwords kept; v1 vectors must not be reused
+    dim = BOW_DIM
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, int] = {}
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for token in tokenize(text):
+            bucket = self._buckets.get(token)
+            if bucket is None:
+                bucket = self._buckets[token] = fnv1a_32(token.encode()) % self.dim
+            vector[bucket] += 1.0
+        return vector
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return l2_normalise(np.stack([self._vector(text) for text in texts]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector: np.ndarray = l2_normalise(self._vector(text)[None, :])[0]
+        return vector

@@ -1,0 +1,165 @@
+"""Why a case flipped, or a verdict changed, between two decisions of the same prompt.
+
+A flip is named by the skills that moved in or out of the injection: the one that took the
+case (injected now, not before) and the one that lost it (injected before, not now). For
+each: the gate it failed on the side where it was not injected, the number that gate
+compared (engine/route/reasons.py: p under the relevance model, else the hybrid score, the
+reranker's logit or BM25) before → after with its bar, and, under the relevance model,
+the contribution that moved most. Nothing is scored here: two Decisions are read.
+
+`flip_causes` re-decides only the flipped cases of two eval runs, on the snapshot and
+config each ran on: two decisions a flip, whatever the number of cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index
+from explorer.engine.qa.evaluate import EvalReport, pair_results
+from explorer.engine.route.decision import Decision, Row, Verdict
+from explorer.engine.route.pipeline import decide
+from explorer.engine.route.reasons import BM25, LOGIT, PROBABILITY, Reason, reason
+from explorer.engine.route.relevance import FEATURE_LABELS
+
+TOOK, LOST, MOVED = "took", "lost", "moved"
+LABEL = {PROBABILITY: "p", LOGIT: "logit", BM25: "BM25"}
+
+
+@dataclass(frozen=True)
+class Shift:
+    """One skill between two decisions: the gate, and its deciding number before → after."""
+
+    skill: str
+    role: str  # TOOK, LOST, or MOVED (a verdict change that is neither: compare's rows)
+    verdict_before: str | None  # None: not in that library
+    verdict_after: str | None
+    gate: str  # the gate it failed where it was not injected
+    unit: str  # reasons.SCORE, LOGIT, PROBABILITY or BM25
+    before: float | None
+    after: float | None
+    bar: float | None
+    moved: str = ""  # the relevance contribution that changed most: "bm25 lead +1.15 → -0.24"
+
+    def numbers(self) -> str:
+        """`p 0.85 → 0.45 (bar 0.57)`: the deciding number on both sides."""
+        label = LABEL.get(self.unit, "hybrid")
+        digits = 3 if label == "hybrid" else 2
+        if self.before is None or self.after is None:
+            side = "new in the library" if self.before is None else "gone from the library"
+            return side if self.verdict_before is None or self.verdict_after is None else ""
+        text = f"{label} {self.before:.{digits}f} → {self.after:.{digits}f}"
+        return f"{text} (bar {self.bar:.{digits}f})" if self.bar is not None else text
+
+    def text(self) -> str:
+        """`plaintext-accounting lost it: relevance, p 0.85 → 0.45 (bar 0.57); bm25 lead …`"""
+        head = {TOOK: "took it", LOST: "lost it", MOVED: "moved"}[self.role]
+        parts = [f"{self.gate}, {self.numbers()}" if self.numbers() else self.gate]
+        if self.moved:
+            parts.append(self.moved)
+        return f"{self.skill} {head}: {'; '.join(parts)}"
+
+
+@dataclass(frozen=True)
+class FlipCause:
+    """What moved one case: every skill that took or lost it."""
+
+    shifts: tuple[Shift, ...]
+
+    def text(self) -> str:
+        return "; ".join(shift.text() for shift in self.shifts) or "no injection changed"
+
+
+def _row(decision: Decision, skill: str) -> Row | None:
+    return None if decision.rows.index_of(skill) is None else decision.row(skill)
+
+
+def _value(row: Row | None, unit: str) -> float | None:
+    if row is None:
+        return None
+    if unit == PROBABILITY:
+        return row.relevance
+    if unit == LOGIT:
+        return row.rerank
+    if unit == BM25:
+        return row.bm25
+    return row.score
+
+
+def _contributions(decision: Decision, skill: str) -> dict[str, float] | None:
+    trace = decision.relevance
+    position = (decision.channels.positions or {}).get(skill)
+    at = None if trace is None or position is None else trace.at(position)
+    if trace is None or at is None:
+        return None
+    return dict(zip(trace.features, (float(v) for v in trace.contributions[at]), strict=True))
+
+
+def _moved_most(before: Decision, after: Decision, skill: str) -> str:
+    """The relevance contribution (log-odds) that changed most, when both sides have one."""
+    old, new = _contributions(before, skill), _contributions(after, skill)
+    if old is None or new is None:
+        return ""
+    name = max(new, key=lambda feature: abs(new[feature] - old.get(feature, 0.0)))
+    if abs(new[name] - old.get(name, 0.0)) < 0.005:
+        return ""
+    label = FEATURE_LABELS.get(name, name)
+    return f"{label} {old.get(name, 0.0):+.2f} → {new[name]:+.2f}"
+
+
+def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> Shift:
+    """`skill` between `before` and `after`: measured by the gate of the side where it
+    was not injected (after, unless it is injected only there)."""
+    old, new = _row(before, skill), _row(after, skill)
+    deciding: Reason | None = None
+    if new is not None and new.verdict is not Verdict.INJECT:
+        deciding = reason(after, new)
+    elif old is not None:
+        deciding = reason(before, old)
+    elif new is not None:
+        deciding = reason(after, new)
+    unit = deciding.unit if deciding is not None else PROBABILITY
+    return Shift(
+        skill=skill,
+        role=role,
+        verdict_before=None if old is None else str(old.verdict),
+        verdict_after=None if new is None else str(new.verdict),
+        gate=str(deciding.gate) if deciding is not None else "",
+        unit=unit,
+        before=_value(old, unit),
+        after=_value(new, unit),
+        bar=deciding.bar if deciding is not None else None,
+        moved=_moved_most(before, after, skill),
+    )
+
+
+def flip_cause(before: Decision, after: Decision) -> FlipCause:
+    """The skills that took and lost the prompt between two decisions of it."""
+    was, now = before.injected_ids, after.injected_ids
+    took = [shift(skill, before, after, TOOK) for skill in now if skill not in was]
+    lost = [shift(skill, before, after, LOST) for skill in was if skill not in now]
+    return FlipCause((*lost, *took))
+
+
+def flip_causes(
+    report_a: EvalReport,
+    report_b: EvalReport,
+    before: tuple[Index, Config],
+    after: tuple[Index, Config],
+    *,
+    cwd: str | None = None,
+) -> dict[str, FlipCause]:
+    """prompt -> its cause, for every case whose outcome differs between the two runs."""
+    causes: dict[str, FlipCause] = {}
+    for a, b in pair_results(report_a.results, report_b.results):
+        if a.passed == b.passed:
+            continue
+        case = b.case
+        where = case.cwd or cwd
+        decided = [
+            decide(case.prompt, index, config, context=case.context, cwd=where)
+            for index, config in (before, after)
+        ]
+        causes[case.prompt] = flip_cause(*decided)
+    return causes

@@ -1,0 +1,52 @@
+"""decide(), the one cascade, and what it reads and returns: presets and the
+thresholds resolver, the relevance model, the channels' matches, the Decision and its
+reasons.
+
+Public names, for the front ends; engine modules import modules, not these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from explorer.engine._lazy import lazy_exports
+
+# public name -> the module of this package that defines it ("<module>": the module itself)
+_EXPORTS: dict[str, str] = {
+    "FEATURE_LABELS": "relevance",
+    "GUARD_KEYS": "presets",
+    "Gate": "decision",
+    "LOGIT": "reasons",
+    "Match": "matches",
+    "MatchKind": "matches",
+    "PRESETS": "presets",
+    "Reason": "reasons",
+    "Row": "decision",
+    "Rows": "decision",
+    "Session": "session",
+    "excluded_query_terms": "relevance",
+    "json_default": "decision",
+    "missing_query_terms": "relevance",
+    "reason": "reasons",
+    "resolve": "presets",
+}
+__all__ = sorted(_EXPORTS)
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+else:
+    from explorer.engine.route.decision import Gate as Gate
+    from explorer.engine.route.decision import Row as Row
+    from explorer.engine.route.decision import Rows as Rows
+    from explorer.engine.route.decision import json_default as json_default
+    from explorer.engine.route.matches import Match as Match
+    from explorer.engine.route.matches import MatchKind as MatchKind
+    from explorer.engine.route.presets import GUARD_KEYS as GUARD_KEYS
+    from explorer.engine.route.presets import PRESETS as PRESETS
+    from explorer.engine.route.presets import resolve as resolve
+    from explorer.engine.route.reasons import LOGIT as LOGIT
+    from explorer.engine.route.reasons import Reason as Reason
+    from explorer.engine.route.reasons import reason as reason
+    from explorer.engine.route.relevance import FEATURE_LABELS as FEATURE_LABELS
+    from explorer.engine.route.relevance import excluded_query_terms as excluded_query_terms
+    from explorer.engine.route.relevance import missing_query_terms as missing_query_terms
+    from explorer.engine.route.session import Session as Session

@@ -1,0 +1,130 @@
+"""What matched: the prompt's words, phrases and files that earned each skill a boost (§3.2-§3.5).
+
+`decide()` records the hits as it computes the boost channels (no second pass, so what is
+named here is exactly what was added); `Hits` keeps them sparse, by skill position, and a
+Decision turns them into `Match` values only for the rows it is asked for. A match that a
+§9 guard removed is kept with boost 0 and a note, so an author sees the hit and why it
+earned nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from explorer.engine.base.text import tokenize
+
+
+class MatchKind(StrEnum):
+    """The channel a match fed; the string values are part of the decision JSON."""
+
+    KEYWORD = "keyword"  # §3.2: a prompt token equal to one of the skill's keywords
+    PHRASE = "phrase"  # §3.3: every token of a quoted trigger phrase is in the prompt
+    FILE = "file"  # §3.4: a named file of the skill's document family
+    PROJECT = "project"  # §3.5: the working directory's ecosystem
+
+
+class KeywordSource(StrEnum):
+    """Where a keyword came from: a token of the skill's name, or its keywords/aliases."""
+
+    NAME = "name"
+    KEYWORD = "keyword"
+
+
+SHORT = {MatchKind.KEYWORD: "kw", MatchKind.PHRASE: "ph", MatchKind.FILE: "file"}
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One hit: the prompt's term, what in the skill it matched, and what it added."""
+
+    kind: MatchKind
+    term: str  # the prompt's token, the phrase's tokens, the file's name, the ecosystem term
+    source: str  # keyword: name | keyword; phrase: the phrase's tokens; file: the family
+    boost: float  # added to the hybrid score; 0 when a guard removed it
+    note: str = ""  # why a guard removed it
+
+    def label(self) -> str:
+        """`kw: "kubernetes" (name)`, `ph: "pod keeps crashing"`, `file: report.pdf → pdf`."""
+        if self.kind is MatchKind.KEYWORD:
+            text = f'kw: "{self.term}" ({self.source})'
+        elif self.kind is MatchKind.PHRASE:
+            text = f'ph: "{self.term}"'
+        elif self.kind is MatchKind.FILE:
+            text = f"file: {self.term} → {self.source}"
+        else:
+            text = f"project: {self.term}"
+        return text
+
+    def added(self) -> str:
+        """What it added: `+0.15`, or `+0 (cos < 0.6)` (keyword_min_cosine) when a §9 guard
+        removed it."""
+        return f"+{self.boost:.2f}" if not self.note else f"+0 ({self.note})"
+
+
+@dataclass
+class Hits:
+    """The raw hits of one decide(), by skill position; cheap to collect, built on demand."""
+
+    keyword_boost: float = 0.0
+    phrase_boost: float = 0.0
+    file_boost: float = 0.0
+    project_boost: float = 0.0
+    keywords: dict[str, np.ndarray] = field(default_factory=dict)  # token -> postings
+    generic: dict[str, np.ndarray] = field(default_factory=dict)  # removed by the word guard
+    floored: frozenset[int] = frozenset()  # keyword removed: cosine under keyword_min_cosine
+    keyword_min_cosine: float = 0.0
+    phrases: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    files: list[tuple[str, str, int]] = field(default_factory=list)  # (file, family, position)
+    projects: dict[int, str] = field(default_factory=dict)  # position -> ecosystem term
+
+    def by_position(self, ids: tuple[str, ...]) -> dict[int, tuple[Match, ...]]:
+        """Every skill with a hit, and its matches in channel order (keyword, phrase, file)."""
+        found: dict[int, list[Match]] = {}
+        name_tokens: dict[int, set[str]] = {}
+
+        def source(position: int, token: str) -> str:
+            tokens = name_tokens.get(position)
+            if tokens is None:
+                tokens = name_tokens[position] = set(tokenize(ids[position]))
+            return KeywordSource.NAME if token in tokens else KeywordSource.KEYWORD
+
+        for token, postings in sorted(self.keywords.items()):
+            for position in postings.tolist():
+                floored = position in self.floored
+                found.setdefault(position, []).append(
+                    Match(
+                        MatchKind.KEYWORD,
+                        token,
+                        source(position, token),
+                        0.0 if floored else self.keyword_boost,
+                        f"cos < {self.keyword_min_cosine:.3g}" if floored else "",
+                    )
+                )
+        for token, postings in sorted(self.generic.items()):
+            for position in postings.tolist():
+                found.setdefault(position, []).append(
+                    Match(
+                        MatchKind.KEYWORD,
+                        token,
+                        source(position, token),
+                        0.0,
+                        "generic word",
+                    )
+                )
+        for position, tokens in sorted(self.phrases):  # the set order varies by run
+            phrase = " ".join(tokens)
+            found.setdefault(position, []).append(
+                Match(MatchKind.PHRASE, phrase, phrase, self.phrase_boost)
+            )
+        for name, family, position in self.files:
+            found.setdefault(position, []).append(
+                Match(MatchKind.FILE, name, family, self.file_boost)
+            )
+        for position, term in self.projects.items():
+            found.setdefault(position, []).append(
+                Match(MatchKind.PROJECT, term, term, self.project_boost)
+            )
+        return {position: tuple(matches) for position, matches in found.items()}

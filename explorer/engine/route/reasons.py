@@ -1,0 +1,245 @@
+"""Why one skill was or was not injected, in one line, with the number that decided it.
+
+`reason(decision, skill_id)` reads the verdict the cascade gave the skill and the inputs
+and thresholds of the gate that gave it, and says the comparison that failed:
+
+    0.410 < floor 0.520
+    0.979 < cut-off 1.023 = top 1.143 - 0.120
+    logit -3.10 < rerank_min -2.50
+
+plus how much the skill is missing (`missing`, in the unit of that comparison). Computed
+here once, it is the same sentence in the explorer's table and panel and in `why`.
+It reads the Decision only: no scoring is repeated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from explorer.engine.route.decision import Decision, GateName, Row, Stage, Verdict
+
+SCORE, LOGIT, PROBABILITY, BM25 = "score", "logit", "p", "bm25"
+# The table column that shows each unit's number: the deciding column of a row.
+COLUMN = {SCORE: "hybrid", LOGIT: "rerank", PROBABILITY: "p", BM25: "bm25"}
+
+
+@dataclass(frozen=True)
+class Reason:
+    """The deciding gate for one skill, its comparison as text, and the gap to injection.
+
+    `value` is the skill's number the gate compared, `bar` what it was compared with (both
+    in `unit`); `missing` how much more `value` would pass that gate, and `needs` what else
+    would (another route past the gate, or what no number says: the deny list)."""
+
+    gate: str  # the verdict: "inject" or the gate that dropped the skill
+    text: str  # the comparison that decided, with its numbers
+    missing: float | None = None  # how much more `unit` would pass that gate; None: no number
+    unit: str = SCORE  # SCORE (hybrid), LOGIT (reranker), PROBABILITY (§9.12) or BM25
+    value: float | None = None
+    bar: float | None = None
+    needs: str = ""
+
+    @property
+    def column(self) -> str:
+        """The table's column that holds `value`: the one that decided this row."""
+        return COLUMN[self.unit]
+
+    def delta_text(self) -> str:
+        """The gap as a short signed number: `+0.041`, `+0.60 logit`, or '' without one."""
+        if self.missing is None:
+            return ""
+        if self.unit == LOGIT:
+            return f"+{self.missing:.2f} logit"
+        if self.unit == PROBABILITY:
+            return f"+{self.missing:.2f} p"
+        if self.unit == BM25:
+            return f"+{self.missing:.2f} bm25"
+        return f"+{self.missing:.3f}"
+
+    def gap_text(self) -> str:
+        """Gap-to-win in words: what the skill would need to pass its gate."""
+        if self.gate == Verdict.INJECT:
+            return ""
+        parts = []
+        if self.missing is not None and self.bar is not None:
+            label = {SCORE: "hybrid", LOGIT: "logit", PROBABILITY: "p", BM25: "BM25"}[self.unit]
+            digits = 3 if self.unit == SCORE else 2
+            parts.append(f"missing {self.delta_text()}: needs {label} ≥ {self.bar:.{digits}f}")
+        if self.needs:
+            parts.append(self.needs)
+        return "; ".join(parts)
+
+
+def _num(value: float, digits: int = 3) -> str:
+    return f"{value:.{digits}f}"
+
+
+def _gap(
+    verdict: str, text: str, value: float | None, bar: float, unit: str = SCORE, needs: str = ""
+) -> Reason:
+    missing = None if value is None or value != value else max(bar - value, 0.0)
+    return Reason(verdict, text, missing, unit, value, bar, needs)
+
+
+def reason(decision: Decision, row: Row) -> Reason:
+    """The reason for `row` (a row of `decision`)."""
+    verdict = row.verdict
+    floor = float(decision.thresholds.get("min_similarity", 0.0))
+    gates = {gate.name: gate for gate in decision.gates}
+    trace = decision.relevance
+    if verdict is Verdict.INJECT:
+        task = decision.task_for(row.id)
+        if trace is not None and task is not None:  # §9.12: a clause asked for it on its own
+            text = f"task {task.clause!r}: p {task.p:.2f} ≥ {trace.threshold:.2f}: {task.drivers}"
+            return Reason(verdict, text, None, PROBABILITY, task.p, trace.threshold)
+        if trace is not None and row.relevance is not None:
+            bar = trace.threshold if row.id == decision.injected_ids[0] else trace.second_threshold
+            text = f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}"
+            return Reason(verdict, text, None, PROBABILITY, row.relevance, bar)
+        injected = next((item for item in decision.injected if item.id == row.id), None)
+        detail = f", {injected.confidence:.2f} {injected.band}" if injected else ""
+        text = f"injected: {decision.stage} stage{detail}"
+        if decision.stage == Stage.LEXICAL:
+            return Reason(verdict, text, None, BM25, row.bm25)
+        if decision.stage == Stage.RERANK and row.rerank is not None:
+            return Reason(verdict, text, None, LOGIT, row.rerank)
+        return Reason(verdict, text, None, SCORE, row.score)
+    if verdict in (Verdict.RELEVANCE, Verdict.SECOND_SKILL) and trace is not None:
+        p = row.relevance if row.relevance is not None else 0.0
+        second = verdict is Verdict.SECOND_SKILL
+        bar = trace.second_threshold if second else trace.threshold
+        if p >= bar and not second:  # over the bar, but two skills at most were picked
+            picked = [decision.row(skill).relevance or 0.0 for skill in decision.injected_ids]
+            weakest = min(picked, default=bar)
+            return _gap(
+                verdict,
+                f"p {p:.2f} ≥ {bar:.2f}, but {', '.join(decision.injected_ids)} ranked higher",
+                p,
+                weakest,
+                PROBABILITY,
+            )
+        label = "second skill's bar " if second else ""
+        text = f"p {p:.2f} < {label}{bar:.2f}: {_drivers(decision, row)}"
+        return _gap(verdict, text, p, bar, PROBABILITY)
+    if verdict is Verdict.MIN_SIMILARITY:
+        return _gap(verdict, f"{_num(row.score)} < floor {_num(floor)}", row.score, floor)
+    if verdict is Verdict.SCORE_MARGIN:
+        gate = gates.get(GateName.SCORE_MARGIN)
+        margin = float(decision.thresholds.get("score_margin", 0.0))
+        top = float(gate.inputs.get("top_score", 0.0)) if gate else row.score
+        cutoff = float(gate.thresholds.get("cutoff", top - margin)) if gate else top - margin
+        text = f"{_num(row.score)} < cut-off {_num(cutoff)} = top {_num(top)} - {_num(margin)}"
+        return _gap(verdict, text, row.score, cutoff)
+    if verdict is Verdict.AGREEMENT_FLOOR:
+        gate = gates.get(GateName.AGREEMENT_FLOOR)
+        bar = float(gate.thresholds.get("floor", floor)) if gate else floor
+        text = f"{_num(row.score)} < agreement floor {_num(bar)}"
+        return _gap(verdict, text, row.score, bar)
+    if verdict is Verdict.RERANK_MIN:
+        gate = gates.get(GateName.RERANK_MIN)
+        bar = float(gate.thresholds.get("rerank_min", 0.0)) if gate else 0.0
+        logit = row.rerank if row.rerank is not None else float("nan")
+        text = f"logit {_num(logit, 2)} < rerank_min {_num(bar, 2)}"
+        return _gap(verdict, text, logit, bar, LOGIT)
+    if verdict is Verdict.RERANK_MARGIN:
+        gate = gates.get(GateName.RERANK_MARGIN)
+        best = float(gate.inputs.get("best") or 0.0) if gate else 0.0
+        margin = float(gate.thresholds.get("rerank_margin", 0.0)) if gate else 0.0
+        logit = row.rerank if row.rerank is not None else float("nan")
+        cutoff = best - margin
+        text = (
+            f"logit {_num(logit, 2)} < cut-off {_num(cutoff, 2)} = best {_num(best, 2)} - "
+            f"{_num(margin, 2)}"
+        )
+        return _gap(verdict, text, logit, cutoff, LOGIT)
+    if verdict is Verdict.RERANK_TOP_K:
+        return _not_reranked(decision, row)
+    if verdict is Verdict.LEXICAL_DOMINANCE:
+        gate = gates.get(GateName.LEXICAL_DOMINANCE)
+        winner = gate.inputs.get("top") if gate else None
+        bm25 = float(gate.inputs.get("top_bm25") or 0.0) if gate else 0.0
+        # This skill's number first, as in every other reason: a narrow column keeps it.
+        text = f"bm25 {row.bm25:.2f} < {bm25:.2f}: lexical fast path took {winner}"
+        return _gap(verdict, text, row.bm25, bm25, BM25, "or the fast path off (lexical_min = 0)")
+    if verdict is Verdict.MAX_SKILLS:
+        gate = gates.get(GateName.MAX_SKILLS)
+        cap = gate.thresholds.get("max_skills") if gate else None
+        text = f"passed, but max_skills = {cap} were already picked"
+        if trace is not None and row.relevance is not None:
+            picked = [decision.row(skill).relevance or 0.0 for skill in decision.injected_ids]
+            return _gap(verdict, text, row.relevance, min(picked, default=0.0), PROBABILITY)
+        scores = [decision.row(skill).score for skill in decision.injected_ids]
+        return _gap(verdict, text, row.score, min(scores, default=row.score))
+    if verdict is Verdict.CHAR_BUDGET:
+        gate = gates.get(GateName.CHAR_BUDGET)
+        budget = gate.thresholds.get("char_budget") if gate else None
+        text = f"passed, but its text would exceed char_budget = {budget}"
+        return Reason(verdict, text, needs=f"needs a shorter text, or char_budget above {budget}")
+    if verdict is Verdict.DENY:
+        text = "passed, but the config's deny list names it"
+        return Reason(verdict, text, needs="needs its id off the deny list")
+    if verdict is Verdict.INVOKED:
+        text = f"passed, but the prompt invokes /{row.id} (the host loads it)"
+        return Reason(verdict, text, needs="nothing: the host loads it itself")
+    if verdict is Verdict.BLANK_PROMPT:
+        return Reason(verdict, "blank prompt: nothing to route")
+    if verdict is Verdict.EMPTY:
+        return Reason(verdict, "no skills in the library")
+    return Reason(verdict, verdict)
+
+
+def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
+    """§9.12: the features that moved this candidate's log-odds most, signed."""
+    trace = decision.relevance
+    position = (decision.channels.positions or {}).get(row.id)
+    at = None if trace is None or position is None else trace.at(position)
+    if trace is None or at is None:
+        return ""
+    return trace.drivers(at, count, digits=1)
+
+
+@lru_cache(maxsize=8)
+def _candidate_bars(decision: Decision) -> tuple[object, float | None, int, float | None]:
+    """rerank_top_k; the lowest hybrid score among the candidates that entered by it; the
+    BM25 pool's size and its lowest BM25 (§9.1, §9.12). Once per decision: the table asks
+    for one row at a time."""
+    gate = next((g for g in decision.gates if g.name is GateName.RERANKER), None)
+    relevance = decision.relevance
+    if gate is not None:
+        candidates = list(dict.fromkeys(gate.inputs.get("candidates") or ()))
+        k = gate.thresholds.get("rerank_top_k")
+    elif relevance is not None:
+        candidates = [decision.channels.ids[i] for i in relevance.candidates]
+        k = decision.tuning.get("rerank_top_k", len(candidates))
+    else:
+        return None, None, 0, None
+    rows = [decision.row(s) for s in candidates if decision.rows.index_of(s) is not None]
+    by_hybrid = [row.score for row in rows if row.pool in ("dense", "both", None)]
+    by_bm25 = [row.bm25 for row in rows if row.pool in ("bm25", "both")]
+    return (
+        k,
+        min(by_hybrid) if by_hybrid else None,
+        len(by_bm25),
+        min(by_bm25) if by_bm25 else None,
+    )
+
+
+def _not_reranked(decision: Decision, row: Row) -> Reason:
+    """Not among the reranker's (or the relevance model's) candidates: they are the top k
+    by hybrid score and the best few by BM25; either bar lets a skill in."""
+    k, hybrid_bar, pool, bm25_bar = _candidate_bars(decision)
+    verdict = Verdict.RERANK_TOP_K
+    if hybrid_bar is None:
+        return Reason(verdict, f"not among the rerank_top_k = {k} candidates")
+    text = (
+        f"{_num(row.score)} < {_num(hybrid_bar)}, the lowest hybrid score among the "
+        f"candidates (rerank_top_k = {k})"
+    )
+    needs = f"or BM25 ≥ {bm25_bar:.2f} (the top {pool} by BM25 join too)" if bm25_bar else ""
+    return _gap(verdict, text, row.score, hybrid_bar, SCORE, needs)
+
+
+def reasons(decision: Decision) -> dict[str, Reason]:
+    """Every skill's reason, by id (for JSON and reports; the explorer asks row by row)."""
+    return {row.id: reason(decision, row) for row in decision.rows}

@@ -1,0 +1,407 @@
+"""The relevance model: one probability per candidate from every channel's evidence (§9.12).
+
+The reference's gates each let one channel decide alone: a cosine floor, a BM25 fast path,
+a reranker minimum. Measured on libraries nobody tuned them to, each of those vetoes or
+forces on evidence that another channel contradicts (a reranker logit of 0.93 rejecting
+the skill every other channel ranks first; BM25 injecting on a word the prompt says it
+does not want). Here the channels are features of one logistic model instead, trained and
+chosen leave-library-out (`explorer/training/relevance.py`), so each counts for what it
+is worth beside the others, and every candidate's probability is a sum of named
+contributions that `why` and the explorer show.
+
+Pure functions of a prompt and the candidates' channels; the model is a small JSON file
+shipped in `explorer/models/relevance/`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from explorer.engine.base.text import match_tokens
+from explorer.engine.route.presets import generic_word
+
+if TYPE_CHECKING:
+    from explorer.engine.index.lexical import Explain
+
+RELEVANCE_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "relevance"
+RELEVANCE_MODEL = RELEVANCE_MODEL_DIR / "model.json"
+BM25_POOL = 4  # §9.12: the best BM25 skills join the candidates beside the hybrid top k
+LOGIT_CLIP = 10.0
+
+# §9.12 exclusions: a description's clause that says what the skill is not for. The clause
+# runs from the cue to the end of its sentence.
+_EXCLUSION_CUE = re.compile(
+    r"\b(?:not\s+(?:for|to\s+be\s+used|intended|meant|suitable|designed|a\s+replacement)"
+    r"|(?:do\s+not|don'?t|never|avoid)\s+(?:use|trigger|invoke|apply)"
+    r"|(?:does\s+not|doesn'?t|do\s+not|don'?t|won'?t|will\s+not|cannot|can'?t)\s+"
+    r"(?:cover|handle|support|do|apply|include|write|create|generate|replace)"
+    r"|except(?:\s+for)?|excluding|other\s+than|rather\s+than|instead\s+of"
+    r"|skip\s+(?:this|it)|out\s+of\s+scope)\b",
+    re.IGNORECASE,
+)
+# A prompt's negation: the few words after the cue are what the user does not want.
+_NEGATION_CUE = re.compile(
+    r"\b(?:without|not|no|never|don'?t|do\s+not|doesn'?t|instead\s+of|rather\s+than"
+    r"|except|excluding|skip|skipping|avoid|avoiding|but\s+not)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[.;!?\n()\[\]]|\s(?:but|then|and\s+then|so)\s", re.IGNORECASE)
+NEGATION_SPAN = 4  # content words after a prompt's negation cue
+
+# Scripts written without spaces between words: matched by character bigrams.
+_UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "LAO", "KHMER", "MYANMAR")
+
+
+def _clause_after(text: str, start: int) -> str:
+    end = _CLAUSE_END.search(text, start)
+    return text[start : end.start() if end else len(text)]
+
+
+@lru_cache(maxsize=65_536)
+def description_terms(description: str) -> tuple[str, ...]:
+    """A description's match tokens, memoised: every candidate's are read per prompt."""
+    return tuple(match_tokens(description))
+
+
+@lru_cache(maxsize=65_536)
+def excluded_terms(description: str) -> frozenset[str]:
+    """§9.12: the match tokens of the description's own exclusions ("not for X", "does not
+    cover X", "don't use for X"). Memoised: a candidate's description is read per prompt."""
+    terms: set[str] = set()
+    for cue in _EXCLUSION_CUE.finditer(description):
+        terms.update(match_tokens(_clause_after(description, cue.end())))
+    return frozenset(terms)
+
+
+def excluded_query_terms(description: str, explain: Explain) -> list[str]:
+    """The prompt's BM25 terms that fall in the description's own exclusions, in order:
+    what the Terms tab and `why` name beside the terms table."""
+    excluded = excluded_terms(description)
+    return [term.term for term in explain.terms if term.term in excluded]
+
+
+def missing_query_terms(explain: Explain) -> list[str]:
+    """The prompt's terms the description lacks that could tell a skill apart, rarest
+    first (by idf: what adding the word would earn most), stopwords and generic words
+    ("what", "help") left out: what the Terms tab, `why` and the export name as missing."""
+    missing = [term for term in explain.terms if not term.matched and not generic_word(term.term)]
+    return [term.term for term in sorted(missing, key=lambda term: -term.idf)]
+
+
+def negated_terms(prompt: str) -> frozenset[str]:
+    """§9.12: the match tokens a prompt negates ("without running the linter" -> linter...)."""
+    terms: set[str] = set()
+    for cue in _NEGATION_CUE.finditer(prompt):
+        terms.update(match_tokens(_clause_after(prompt, cue.end()))[:NEGATION_SPAN])
+    return frozenset(terms)
+
+
+def _unspaced(char: str) -> bool:
+    name = unicodedata.name(char, "")
+    return name.startswith(_UNSPACED)
+
+
+@lru_cache(maxsize=65_536)
+def script_tokens(text: str) -> frozenset[str]:
+    """§9.12: the tokens §2.1 drops, any script: words of non-ASCII letters, lower-cased,
+    and character bigrams of scripts written without spaces (Chinese, Japanese, Thai...)."""
+    tokens: set[str] = set()
+    for word in re.findall(r"\w+", text):
+        if word.isascii():
+            continue
+        run: list[str] = []
+        spaced: list[str] = []
+        for char in word + " ":
+            if char != " " and _unspaced(char):
+                run.append(char)
+                continue
+            if run:
+                tokens.update("".join(run[i : i + 2]) for i in range(max(len(run) - 1, 1)))
+                run = []
+            if char != " ":
+                spaced.append(char)
+        plain = "".join(spaced).casefold()
+        if len(plain) >= 2 and not plain.isascii():
+            tokens.add(plain)
+    return frozenset(tokens)
+
+
+# The features, in the model's order. Each is a function of the candidate's channels and
+# of how it stands against the other candidates; docs/routing.md §9.12 says why each is there.
+FEATURES: tuple[str, ...] = (
+    "cosine",  # dense cosine (§3.1)
+    "cosine_lead",  # cosine - the best other candidate's cosine
+    "cosine_rank",  # 1 / rank by cosine among all skills
+    "bm25_norm",  # BM25 / Σ idf of the query terms (§9.5)
+    "bm25_lead",  # bm25_norm - the best other candidate's
+    "bm25_rank",  # 1 / rank by BM25 (0: no query term in the description)
+    "overlap",  # Jaccard of match tokens (§9.4)
+    "shared_terms",  # ln(1 + query terms the description has)
+    "query_terms",  # ln(1 + the prompt's query terms)
+    "keyword",  # keyword and name-token hits (§3.2), before any guard
+    "phrase",  # trigger phrases matched (§3.3)
+    "file",  # a named file of this skill's family (§3.4)
+    "rerank",  # the cross-encoder's logit, clipped (§5.4); 0 without a reranker
+    "rerank_lead",  # logit - the best other candidate's logit
+    "rerank_rank",  # 1 / rank by logit among the candidates
+    "excluded",  # share of the prompt's idf the description excludes
+    "negated",  # share of the shared terms' idf that the prompt negates
+    "script_overlap",  # share of the prompt's non-ASCII tokens the skill's text has
+    "library_size",  # ln N
+    "description_length",  # ln(1 + the description's match tokens)
+)
+FEATURE_LABELS: dict[str, str] = {
+    "cosine": "cos",
+    "cosine_lead": "cos lead",
+    "cosine_rank": "cos rank",
+    "bm25_norm": "bm25",
+    "bm25_lead": "bm25 lead",
+    "bm25_rank": "bm25 rank",
+    "overlap": "overlap",
+    "shared_terms": "shared terms",
+    "query_terms": "prompt length",
+    "keyword": "keyword",
+    "phrase": "phrase",
+    "file": "file",
+    "rerank": "rerank",
+    "rerank_lead": "rerank lead",
+    "rerank_rank": "rerank rank",
+    "excluded": "excluded",
+    "negated": "negated",
+    "script_overlap": "script overlap",
+    "library_size": "library size",
+    "description_length": "description length",
+}
+
+
+@dataclass(frozen=True)
+class CandidateEvidence:
+    """What the channels measured for the candidates of one prompt, in candidate order."""
+
+    cosine: np.ndarray
+    cosine_rank: np.ndarray  # 1-based rank among all skills
+    bm25_norm: np.ndarray
+    bm25_rank: np.ndarray  # 1-based, 0 = unranked
+    overlap: np.ndarray
+    shared_terms: np.ndarray
+    keyword_hits: np.ndarray
+    phrase_hits: np.ndarray
+    file_hits: np.ndarray
+    logits: np.ndarray | None  # None: no reranker
+    descriptions: Sequence[str]
+    texts: Sequence[str]  # name + description + body head, for the script channel
+    query_terms: Sequence[str]
+    idf: Mapping[str, float]
+    library_size: int
+
+
+def _lead(values: np.ndarray) -> np.ndarray:
+    """Each value minus the best of the others (positive only for a clear leader)."""
+    if len(values) < 2:
+        return np.zeros_like(values)
+    order = np.argsort(-values, kind="stable")
+    best, second = values[order[0]], values[order[1]]
+    others_best = np.full_like(values, best)
+    others_best[order[0]] = second
+    return np.asarray(values - others_best, dtype=np.float64)
+
+
+def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
+    order = np.argsort(-values, kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(1, len(values) + 1)
+    return 1.0 / ranks
+
+
+def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
+    """The FEATURES matrix, one row per candidate."""
+    k = len(evidence.cosine)
+    matrix = np.zeros((k, len(FEATURES)), dtype=np.float64)
+    if k == 0:
+        return matrix
+    column = {name: position for position, name in enumerate(FEATURES)}
+    cosine = evidence.cosine.astype(np.float64)
+    matrix[:, column["cosine"]] = cosine
+    matrix[:, column["cosine_lead"]] = np.clip(_lead(cosine), -0.5, 0.5)
+    matrix[:, column["cosine_rank"]] = 1.0 / np.maximum(evidence.cosine_rank, 1)
+    bm25 = evidence.bm25_norm.astype(np.float64)
+    matrix[:, column["bm25_norm"]] = bm25
+    matrix[:, column["bm25_lead"]] = _lead(bm25)
+    ranked = evidence.bm25_rank > 0
+    matrix[ranked, column["bm25_rank"]] = 1.0 / evidence.bm25_rank[ranked]
+    matrix[:, column["overlap"]] = evidence.overlap
+    matrix[:, column["shared_terms"]] = np.log1p(evidence.shared_terms)
+    matrix[:, column["query_terms"]] = math.log1p(len(evidence.query_terms))
+    matrix[:, column["keyword"]] = np.minimum(evidence.keyword_hits, 3)
+    matrix[:, column["phrase"]] = np.minimum(evidence.phrase_hits, 3)
+    matrix[:, column["file"]] = evidence.file_hits > 0
+    if evidence.logits is not None:
+        logits = np.clip(evidence.logits.astype(np.float64), -LOGIT_CLIP, LOGIT_CLIP)
+        matrix[:, column["rerank"]] = logits
+        matrix[:, column["rerank_lead"]] = np.clip(_lead(logits), -LOGIT_CLIP, LOGIT_CLIP)
+        matrix[:, column["rerank_rank"]] = _reciprocal_rank(logits)
+    idf = evidence.idf
+    query = list(dict.fromkeys(evidence.query_terms))
+    total_idf = sum(idf.get(term, 0.0) for term in query)
+    negated = negated_terms(prompt)
+    prompt_script = script_tokens(prompt)
+    for row, description in enumerate(evidence.descriptions):
+        if total_idf > 0:
+            excluded = excluded_terms(description)
+            if excluded:
+                hit = sum(idf.get(term, 0.0) for term in query if term in excluded)
+                matrix[row, column["excluded"]] = hit / total_idf
+            if negated:
+                own = set(description_terms(description))
+                shared = [term for term in query if term in own]
+                shared_idf = sum(idf.get(term, 0.0) for term in shared)
+                if shared_idf > 0:
+                    hit = sum(idf.get(term, 0.0) for term in shared if term in negated)
+                    matrix[row, column["negated"]] = hit / shared_idf
+        if prompt_script:
+            found = prompt_script & script_tokens(evidence.texts[row])
+            matrix[row, column["script_overlap"]] = len(found) / len(prompt_script)
+        matrix[row, column["description_length"]] = math.log1p(len(description_terms(description)))
+    matrix[:, column["library_size"]] = math.log(max(evidence.library_size, 1))
+    return matrix
+
+
+class ModelForm(StrEnum):
+    """How a candidate's score s = bias + Σ contributions becomes its probability (§9.12)."""
+
+    # p = sigmoid(s): each candidate judged alone, whatever the others score.
+    LOGISTIC = "logistic"
+    # p = e^s / (1 + Σ e^s over the candidates): the prompt asks for one of them or for
+    # none, so s is the log-odds of this skill against injecting nothing, and a candidate
+    # that others outscore loses probability to them.
+    CHOICE = "choice"
+
+
+FORMULAS = {
+    ModelForm.LOGISTIC: "σ(s)",
+    ModelForm.CHOICE: "e^s / (1 + Σ e^s of the candidates)",
+}
+
+
+@dataclass(frozen=True)
+class RelevanceModel:
+    """A linear score over FEATURES (standardised) turned into one probability per
+    candidate by its `form`, with its injection thresholds.
+
+    s = bias + sum of weight * (x - mean) / scale. The best candidate is injected at
+    p ≥ `threshold`; the next one too when its own p reaches `second_threshold`. Both are
+    chosen by the training script's rule (§9.12).
+    """
+
+    name: str
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    threshold: float
+    second_threshold: float
+    source: str
+    # The models whose features it was trained on: a cosine or a logit means something only
+    # for the model that produced it (§4), so under others the §5 gates decide (§9.12).
+    dense: str = "minilm"
+    reranker: str | None = "skill-reranker-minilm-l3"
+    form: ModelForm = ModelForm.LOGISTIC
+
+    def mismatch(self, dense: str, reranker: str | None) -> str:
+        """Why this model cannot judge a library run with these models ('' if it can)."""
+        if dense != self.dense:
+            return f"trained on {self.dense}'s cosines, this library runs {dense}"
+        if reranker != self.reranker:
+            return f"trained with {self.reranker}'s logits, this library has {reranker or 'none'}"
+        return ""
+
+    def contributions(self, matrix: np.ndarray) -> np.ndarray:
+        """Each feature's share of each candidate's log-odds (rows add up with the bias)."""
+        return np.asarray(((matrix - self.mean) / self.scale) * self.weights, dtype=np.float64)
+
+    def log_odds(self, matrix: np.ndarray) -> np.ndarray:
+        """s: the log-odds of each candidate (under CHOICE: against injecting nothing)."""
+        return np.asarray(self.contributions(matrix).sum(axis=1) + self.bias, dtype=np.float64)
+
+    def probability(self, matrix: np.ndarray) -> np.ndarray:
+        scores = self.log_odds(matrix)
+        if self.form is ModelForm.LOGISTIC:
+            return np.asarray(1.0 / (1.0 + np.exp(-scores)), dtype=np.float64)
+        return choice_probabilities(scores)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "features": list(self.features),
+            "mean": [float(value) for value in self.mean],
+            "scale": [float(value) for value in self.scale],
+            "weights": [float(value) for value in self.weights],
+            "bias": self.bias,
+            "threshold": self.threshold,
+            "second_threshold": self.second_threshold,
+            "source": self.source,
+            "dense": self.dense,
+            "reranker": self.reranker,
+            "form": str(self.form),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> RelevanceModel:
+        names = tuple(str(name) for name in data["features"])  # type: ignore[attr-defined]
+        if names != FEATURES:
+            raise ValueError(f"model features {names} are not this engine's {FEATURES}")
+
+        def vector(key: str) -> np.ndarray:
+            values = np.asarray(data[key], dtype=np.float64)
+            if values.shape != (len(FEATURES),) or not np.isfinite(values).all():
+                raise ValueError(f"model field {key!r} is not {len(FEATURES)} finite numbers")
+            return values
+
+        scale = vector("scale")
+        if (scale <= 0).any():
+            raise ValueError("model field 'scale' must be positive")
+        numbers = {
+            key: float(data[key])  # type: ignore[arg-type]
+            for key in ("bias", "threshold", "second_threshold")
+        }
+        if not all(math.isfinite(value) for value in numbers.values()):
+            raise ValueError("model bias and thresholds must be finite")
+        return cls(
+            name=str(data.get("name", "relevance")),
+            features=names,
+            mean=vector("mean"),
+            scale=scale,
+            weights=vector("weights"),
+            source=str(data.get("source", "")),
+            dense=str(data.get("dense", RelevanceModel.dense)),
+            reranker=None if data.get("reranker") is None else str(data["reranker"]),
+            form=ModelForm(str(data.get("form", ModelForm.LOGISTIC))),
+            **numbers,
+        )
+
+
+def choice_probabilities(scores: np.ndarray) -> np.ndarray:
+    """e^s / (1 + Σ e^s), computed without overflow (the 1 is "inject nothing")."""
+    if not len(scores):
+        return np.zeros(0)
+    top = max(0.0, float(scores.max()))
+    shifted = np.exp(scores - top)
+    return np.asarray(shifted / (math.exp(-top) + shifted.sum()), dtype=np.float64)
+
+
+@lru_cache(maxsize=4)
+def load_relevance_model(path: str = str(RELEVANCE_MODEL)) -> RelevanceModel:
+    """The packaged model (or another JSON file of the same shape)."""
+    return RelevanceModel.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
