@@ -17,7 +17,7 @@ from typing import Any
 from explorer.engine import Config
 from explorer.engine.base import toml_value
 from explorer.engine.inference import ModelStatus
-from explorer.engine.route import GUARD_KEYS, PRESETS, resolve
+from explorer.engine.route import GUARD_KEYS, PRESETS, load_relevance_model, resolve
 from explorer.tui.health import _short_path
 
 DEFAULTS = Config()
@@ -82,6 +82,11 @@ def field_source(
     if value is not None:
         return Source(_text(value), "default")
     preset = PRESETS[config.preset]
+    if name == "relevance_threshold":
+        relevance = load_relevance_model()
+        tuning = resolve(config, status, max(skills, 1)) if status is not None else None
+        off = tuning.relevance_off if tuning is not None else ""
+        return Source(_text(relevance.threshold), f"the relevance model's ({relevance.name})", off)
     if name in GUARD_KEYS:
         # Cosine-valued: the preset's value for the dense model in force (§9.7.1).
         if status is None:

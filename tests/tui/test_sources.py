@@ -56,6 +56,11 @@ def test_every_field_says_where_its_value_comes_from(
     assert label["score_margin"].startswith("the model's calibration")
     assert label["rerank_min"].startswith("the reranker's")
     assert label["high_conf"] == "default"
+    # None: the relevance model's own threshold, and the note says when the model does not
+    # decide (here: no dense model, so the calibrated gates do).
+    learned = field_source("relevance_threshold", config.replace(preset="learned"), status=status)
+    assert (learned.value, learned.label) == ("0.51", "the relevance model's (relevance-choice)")
+    assert learned.note
     assert not any("(the model's)" in text for text in label.values())
     edited = config.replace(lexical_min=0.0)
     assert field_source("lexical_min", edited, baseline=config).label == "edited here"

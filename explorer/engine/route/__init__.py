@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "Session": "session",
     "excluded_query_terms": "relevance",
     "json_default": "decision",
+    "load_relevance_model": "relevance",
     "missing_query_terms": "relevance",
     "reason": "reasons",
     "resolve": "presets",
@@ -48,5 +49,6 @@ else:
     from explorer.engine.route.reasons import reason as reason
     from explorer.engine.route.relevance import FEATURE_LABELS as FEATURE_LABELS
     from explorer.engine.route.relevance import excluded_query_terms as excluded_query_terms
+    from explorer.engine.route.relevance import load_relevance_model as load_relevance_model
     from explorer.engine.route.relevance import missing_query_terms as missing_query_terms
     from explorer.engine.route.session import Session as Session
