@@ -289,10 +289,16 @@ def test_an_author_s_split_is_kept_and_an_unusable_item_is_reported_not_fatal(
 def test_a_set_over_several_skills_needs_no_skill_id(tmp_path: Path) -> None:
     path = tmp_path / "evals.json"
     path.write_text(
-        json.dumps([{"prompt": "merge pdfs into a sheet", "expectedSkills": ["pdf", "xlsx"]}])
+        json.dumps(
+            [
+                {"prompt": "merge pdfs into a sheet", "expectedSkills": ["pdf", "xlsx"]},
+                {"prompt": "bake banana bread", "expectedSkills": []},
+            ]
+        )
     )
-    (case,) = load_cases(path).cases
-    assert case.expect == ("pdf", "xlsx") and case.kind == "should-trigger"
+    first, second = load_cases(path).cases
+    assert first.expect == ("pdf", "xlsx") and first.kind == "should-trigger"
+    assert (second.expect, second.reject, second.kind) == ((), (), "negative")
 
 
 def test_a_set_over_several_skills_gives_each_item_its_own_skill(tmp_path: Path) -> None:

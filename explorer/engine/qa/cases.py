@@ -305,13 +305,16 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
             hint = "an output eval, with no should_trigger, is not a trigger eval"
             skipped.append(f"{where}: skipped: 'should_trigger' must be true or false ({hint})")
             continue
-        if not skill and not expect:
+        if trigger and not expect:
             raise CaseError(f"{source}: a trigger eval set is about one skill: pass --skill ID")
+        # Should not trigger, about no skill in particular (`"expectedSkills": []` in a set
+        # over several): nothing at all should be injected, a plain negative.
+        quiet_kind = SHOULD_NOT_TRIGGER if subject else "negative"
         cases.append(
             Case(
                 prompt=query,
                 expect=expect if trigger else (),
-                kind=SHOULD_TRIGGER if trigger else SHOULD_NOT_TRIGGER,
+                kind=SHOULD_TRIGGER if trigger else quiet_kind,
                 split=split,
                 source=source,
                 line=line,
