@@ -137,11 +137,11 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
                     return (
                         app.decision is not None
                         and app.decision.prompt == typed
-                        and app.painted_at > pressed
+                        and app.state.painted_at > pressed
                     )
 
                 await _until(pilot, shown, "a keystroke painted")
-                latency = measure.ms(app.painted_at - pressed)
+                latency = measure.ms(app.state.painted_at - pressed)
                 report["keys"].append(latency)
                 if busy:
                     report["keys_in_lint"].append(latency)
@@ -166,12 +166,12 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
                     return (
                         app.snapshot is not None
                         and app.snapshot.version > version
-                        and app.painted_on is app.snapshot
-                        and app.painted_at > written
+                        and app.state.painted_on is app.snapshot
+                        and app.state.painted_at > written
                     )
 
                 await _until(pilot, painted, f"save {number} painted")
-                report["saves"].append(measure.ms(app.painted_at - written))
+                report["saves"].append(measure.ms(app.state.painted_at - written))
                 if number in RSS_AFTER or number == job["saves"]:
                     await _until(pilot, lambda: not app.background_busy, "the saves' lint")
                     await pilot.pause(SAVE_GAP_S)

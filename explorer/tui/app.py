@@ -8,7 +8,9 @@ This class holds them together: the keys, the workers, and what each event chang
 Threads: Textual's loop owns the screen. Loading, decide() and quality checks run in
 workers and hand results back with call_from_thread. The live index's watcher thread
 never waits on the UI: it posts IndexChanged and WatcherFailed and goes back to watching.
-A result for an older prompt, config or snapshot is dropped, never shown.
+A result for an older prompt, config or snapshot is dropped, never shown. Lint with the
+cases, and the history replay, run one at a time each (tasks.InTurn): the newest
+snapshot waits for the run before it.
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ class ExplorerApp(App[None]):
         self._main = MainScreen(self.state, self.options, history or PromptHistory())
         self._debounce: Timer | None = None
         self._decider: Worker[None] | None = None
+        self.turns = tasks.InTurn({"quality": self.run_quality, "history": self.run_history})
         self.created_at = time.perf_counter()
 
     # The state read most from outside (tests, the benchmarks, the demo script).
@@ -161,11 +164,13 @@ class ExplorerApp(App[None]):
     def load(self) -> None:
         tasks.load_library(self)
 
-    @work(thread=True, exclusive=True, group="quality", description="cases and lint")
+    # Not exclusive: a thread cannot be stopped, so a cancelled run would go on beside the
+    # new one. `self.turns` starts the next run when this one ends.
+    @work(thread=True, group="quality", description="cases and lint")
     def run_quality(self, snapshot: Index, config: Config) -> None:
         tasks.lint_and_cases(self, snapshot, config)
 
-    @work(thread=True, exclusive=True, group="history", description="history replay")
+    @work(thread=True, group="history", description="history replay")
     def run_history(self, snapshot: Index, config: Config) -> None:
         tasks.replay_history(self, snapshot, config)
 
@@ -187,16 +192,32 @@ class ExplorerApp(App[None]):
             return
         self.state.live.reindex_now()  # subscribers repaint
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.turns.finished(event.worker, start_next=self.is_running)
+
+    @property
+    def background_busy(self) -> bool:
+        """Whether lint and the cases, or the history replay, run or wait."""
+        return self.turns.busy
+
     def quality(self, snapshot: Index, config: Config) -> None:
         """Lint and the cases for a new snapshot or config, unless the last run had the same
         files and config. The watcher's first full walk makes a new snapshot of the same
-        files right after the start: linting it again cost ~40 s of CPU at 26,000 skills,
-        and a second run (exclusive) cancelled the first one's result."""
-        key = (*tasks.content_key(snapshot), tasks.stat_key(self.options.cases_path))
+        files right after the start: linting it again cost ~40 s of CPU at 26,000 skills."""
+        content = self.state.facts_of(snapshot).content
+        key = (*content, tasks.stat_key(self.options.cases_path))
         if self.state.quality_for == (key, config):
             return
         self.state.quality_for = (key, config)
-        self.run_quality(snapshot, config)
+        self.turns.run("quality", snapshot, config)
+
+    def history(self, snapshot: Index, config: Config) -> None:
+        """Replay the telemetry log on this snapshot, unless the last replay had the same
+        files and config."""
+        key = (self.state.facts_of(snapshot).content, config)
+        if self.options.history_log and key != self.state.history_for:
+            self.state.history_for = key
+            self.turns.run("history", snapshot, config)
 
     # -- the library: loading, then every change on disk -----------------------------------
 
@@ -215,7 +236,7 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
         if not loading:
             self.quality(snapshot, self.state.config)
-            self.run_history(snapshot, self.state.config)
+            self.history(snapshot, self.state.config)
 
     def on_live_ready(self) -> None:
         if self.state.live is not None:
@@ -251,15 +272,16 @@ class ExplorerApp(App[None]):
             state.delta_base = state.decision.rows.mapping()  # lazy: rows made when drawn
         if added or removed or changed:  # compare's base (f8)
             state.previous_snapshot = state.snapshot
+        state.facts_of(state.live.snapshot, message.facts)  # made on the watcher's thread
         self.use_snapshot(state.live.snapshot, "")
 
     def problems(self) -> list[Problem]:
         snapshot, live = self.state.snapshot, self.state.live
         if snapshot is None:
             return []
-        stale = [skill.stale for skill in snapshot.skills if skill.stale is not None]
+        facts = self.state.facts_of(snapshot)
         failures = [Problem("(watcher)", failure) for failure in live.failures] if live else []
-        return [*failures, *snapshot.rejected, *stale, *snapshot.warnings]
+        return [*failures, *snapshot.rejected, *facts.stale_problems, *facts.warnings]
 
     # -- deciding ------------------------------------------------------------------------
 
@@ -319,7 +341,7 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
         if state.snapshot is not None and state.live is not None:
             self.quality(state.snapshot, state.config)
-            self.run_history(state.snapshot, state.config)
+            self.history(state.snapshot, state.config)
 
     def action_help(self) -> None:
         self.push_screen(

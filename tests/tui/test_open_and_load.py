@@ -156,6 +156,64 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
         await settle(pilot, lambda: linted == [2, 3])
 
 
+async def test_saves_during_a_lint_wait_for_it_and_only_the_newest_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lint cannot be stopped once started (a worker thread runs to its end): saves that
+    come while one runs leave the newest snapshot waiting, and it runs next, alone. A lint
+    per save beside the others held a snapshot each (at 26,000 skills ~40 s of CPU apiece,
+    and memory that grew with every save)."""
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    lint = tasks.lint
+    gate = threading.Event()
+    running = threading.Semaphore(1)
+    linted: list[int] = []
+
+    def slow(*args: object, **kwargs: object) -> object:
+        assert running.acquire(blocking=False), "two lints at once"
+        try:
+            if linted:  # the first one (at start) returns at once
+                gate.wait(30)
+            linted.append(kwargs["index"].version)  # type: ignore[attr-defined]
+            return lint(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            running.release()
+
+    monkeypatch.setattr(tasks, "lint", slow)
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and len(linted) == 1 and not app.background_busy)
+        versions = []
+        for number in range(3):
+            version = app.snapshot.version  # type: ignore[union-attr]
+            write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
+            await settle(pilot, lambda v=version: app.snapshot.version > v)  # type: ignore[union-attr]
+            versions.append(app.snapshot.version)  # type: ignore[union-attr]
+        assert app.background_busy
+        gate.set()
+        await settle(pilot, lambda: not app.background_busy)
+        # The lint of the first save ran to its end, then only the newest snapshot's.
+        assert linted[1:] == [versions[0], versions[-1]]
+        assert any("pdf" in path for path in app.state.findings)
+
+
+async def test_the_loading_snapshot_goes_once_the_live_one_is_on_screen(
+    tmp_path: Path,
+) -> None:
+    """The lexical-only copy of the library shown while the models load is dropped once a
+    decision on the live snapshot is on screen: kept, it held a second library's memory
+    for the whole session."""
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+        assert app.state.loading_snapshot is None
+        assert not app.state.provisional() and not app.state.still_loading()
+
+
 async def test_a_cold_build_shows_the_embeddings_progress_until_done(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
