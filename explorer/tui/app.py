@@ -15,10 +15,10 @@ snapshot waits for the run before it.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from textual import work
@@ -41,7 +41,7 @@ from explorer.tui.editor import open_in_editor
 from explorer.tui.health import issues
 from explorer.tui.history import PromptHistory
 from explorer.tui.keys import HELP_NOTES, KEYS, bindings_of, help_text
-from explorer.tui.messages import EmbeddingProgress, IndexChanged, WatcherFailed
+from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed
 from explorer.tui.screens import (
     INDEX_FIELDS,
     MainScreen,
@@ -49,7 +49,7 @@ from explorer.tui.screens import (
     TextScreen,
     ThresholdEditor,
 )
-from explorer.tui.state import ExplorerState, Options, load_state
+from explorer.tui.state import ExplorerState, Options, SnapshotFacts, load_state
 
 DEBOUNCE_S = 0.01  # keystrokes during a running decision coalesce over this window
 
@@ -211,7 +211,7 @@ class ExplorerApp(App[None]):
         self.state.quality_for = (key, config)
         self.turns.run("quality", snapshot, config)
 
-    def history(self, snapshot: Index, config: Config) -> None:
+    def replay(self, snapshot: Index, config: Config) -> None:
         """Replay the telemetry log on this snapshot, unless the last replay had the same
         files and config."""
         key = (self.state.facts_of(snapshot).content, config)
@@ -225,22 +225,28 @@ class ExplorerApp(App[None]):
         self.state.loading = text
         self.main.refresh_status()
 
-    def use_snapshot(self, snapshot: Index, loading: str, *, provisional: bool = False) -> None:
-        # The library, models and widgets live as long as the app: moved out of the
-        # collector's generations, they no longer make a collection pause a keystroke.
-        gc.freeze()
+    def use_snapshot(
+        self,
+        snapshot: Index,
+        loading: str,
+        *,
+        provisional: bool = False,
+        facts: SnapshotFacts | None = None,
+    ) -> None:
         if provisional:
             self.state.loading_snapshot = snapshot
+        self.state.facts_of(snapshot, facts)  # made off the loop when the caller could
         self.state.snapshot, self.state.loading = snapshot, loading
         self.main.show_library(snapshot)
         self.schedule_decide()
         if not loading:
             self.quality(snapshot, self.state.config)
-            self.history(snapshot, self.state.config)
+            self.replay(snapshot, self.state.config)
 
-    def on_live_ready(self) -> None:
+    def on_live_ready(self, message: LiveReady) -> None:
         if self.state.live is not None:
-            self.on_main(self.use_snapshot, self.state.live.snapshot, "")
+            use = partial(self.use_snapshot, facts=message.facts)
+            self.on_main(use, self.state.live.snapshot, "")
 
     def on_embedding_progress(self, message: EmbeddingProgress) -> None:
         if not self.state.loading:
@@ -272,8 +278,7 @@ class ExplorerApp(App[None]):
             state.delta_base = state.decision.rows.mapping()  # lazy: rows made when drawn
         if added or removed or changed:  # compare's base (f8)
             state.previous_snapshot = state.snapshot
-        state.facts_of(state.live.snapshot, message.facts)  # made on the watcher's thread
-        self.use_snapshot(state.live.snapshot, "")
+        self.use_snapshot(state.live.snapshot, "", facts=message.facts)
 
     def problems(self) -> list[Problem]:
         snapshot, live = self.state.snapshot, self.state.live
@@ -341,7 +346,7 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
         if state.snapshot is not None and state.live is not None:
             self.quality(state.snapshot, state.config)
-            self.history(state.snapshot, state.config)
+            self.replay(state.snapshot, state.config)
 
     def action_help(self) -> None:
         self.push_screen(

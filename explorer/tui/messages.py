@@ -27,7 +27,12 @@ class EmbeddingProgress(Message):
 
 
 class LiveReady(Message):
-    """The live index is built and watching (posted by the load worker)."""
+    """The live index is built and watching (posted by the load worker), with the facts
+    of its first snapshot, read on the load worker's thread."""
+
+    def __init__(self, facts: SnapshotFacts | None = None) -> None:
+        super().__init__()
+        self.facts = facts
 
 
 class IndexChanged(Message):

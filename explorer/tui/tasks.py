@@ -113,7 +113,13 @@ def load_library(app: ExplorerApp) -> None:
     cache = open_cache(state.config, options.cache_dir)
     lexical_only = assemble_models(None, dense_error="loading the dense model…")
     first = open_library(options.roots, state.config, engine=Engine(cache, lexical_only))
-    app.call_from_thread(app.use_snapshot, first, "loading the dense model…", provisional=True)
+    app.call_from_thread(
+        app.use_snapshot,
+        first,
+        "loading the dense model…",
+        provisional=True,
+        facts=SnapshotFacts.of(first),
+    )
     engine = open_engine(state.config, cache=cache)
     for warning in engine.warnings:
         app.call_from_thread(
@@ -143,7 +149,7 @@ def load_library(app: ExplorerApp) -> None:
     # live.snapshot is read on the UI thread: the watcher's first re-index may already
     # have been handled there, and a snapshot read here would then replace it with an
     # older one. A message, so it comes after the embedding's progress messages.
-    app.post_message(LiveReady())
+    app.post_message(LiveReady(SnapshotFacts.of(live.snapshot)))
 
 
 def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:

@@ -214,6 +214,40 @@ async def test_the_loading_snapshot_goes_once_the_live_one_is_on_screen(
         assert not app.state.provisional() and not app.state.still_loading()
 
 
+async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
+    """The snapshots that saves replace are freed: the workers that held one are cycles
+    only the collector frees, so the app must not freeze them into the permanent
+    generation (frozen at every snapshot, each save's stayed for good)."""
+    import gc
+    import weakref
+
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+        await settle(pilot, lambda: not app.background_busy)
+        replaced = []
+        for number in range(4):
+            snapshot = app.snapshot
+            assert snapshot is not None
+            replaced.append(weakref.ref(snapshot))
+            del snapshot
+            version = app.snapshot.version  # type: ignore[union-attr]
+            write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
+            await settle(
+                pilot,
+                lambda v=version: app.snapshot.version > v  # type: ignore[union-attr]
+                and app.state.painted_on is app.snapshot
+                and not app.background_busy,
+            )
+        await pilot.pause(0.2)
+        gc.collect()
+        # The last replaced one may still be compare's base (F8); the ones before are gone.
+        assert [ref() is None for ref in replaced[:-1]] == [True] * 3
+
+
 async def test_a_cold_build_shows_the_embeddings_progress_until_done(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
