@@ -238,9 +238,11 @@ async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
             write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
             await settle(
                 pilot,
-                lambda v=version: app.snapshot.version > v  # type: ignore[union-attr]
-                and app.state.painted_on is app.snapshot
-                and not app.background_busy,
+                lambda v=version: (
+                    app.snapshot.version > v  # type: ignore[union-attr]
+                    and app.state.painted_on is app.snapshot
+                    and not app.background_busy
+                ),
             )
         await pilot.pause(0.2)
         gc.collect()
