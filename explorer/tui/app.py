@@ -419,6 +419,9 @@ class ExplorerApp(App[None]):
     def action_panels(self) -> None:
         self.main.next_bottom()
 
+    def action_next_tab(self) -> None:
+        self.main.next_tab()
+
     def action_panel_size(self) -> None:
         self.main.next_panel_size()
 

@@ -24,6 +24,7 @@ KEYS: tuple[tuple[str, str, str, str, str], ...] = (
     ("f2", "thresholds", "Thresholds", "every config field, applied as you type", "thresholds"),
     ("f3", "errors", "Errors", "rejected files, stale skills, warnings, lint", "errors"),
     ("f4", "panels", "Panels", "the tabs, the decision, or both below the table", "panels"),
+    ("ctrl+n", "next_tab", "Next tab", "Terms, Skill, Cases and History in turn", "next-tab"),
     ("f5", "reindex", "Re-index", "walk the roots again and rebuild the snapshot", "reindex"),
     ("ctrl+f", "filter", "Filter", "the table, fuzzy over id and description", "filter"),
     ("ctrl+g", "go_to", "Go to skill", "jump to a skill's row and keep it highlighted", "go-to"),

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, TabPane
 
 from explorer.engine.base.config import Config
 from explorer.engine.route.decision import Row
@@ -205,6 +205,27 @@ async def test_layout_follows_every_resize(library: Path, tmp_path: Path) -> Non
         await pilot.resize_terminal(120, 40)
         await pilot.pause(0.1)
         assert not app.has_class("narrow")
+
+
+async def test_ctrl_n_walks_the_tabs_from_the_keyboard(library: Path, tmp_path: Path) -> None:
+    """A presenter with no mouse reaches every tab (the README's demo points at the Cases
+    tab); on an 80-column screen showing only the decision, ctrl+n brings the tabs back."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        tabs = app.main.tabs
+        panes = [pane.id for pane in tabs.query(TabPane)]
+        seen = [tabs.active]
+        for _ in panes:
+            await pilot.press("ctrl+n")
+            seen.append(tabs.active)
+        assert seen[0] == seen[-1] and set(seen) == set(panes) and len(panes) >= 3, seen
+        await pilot.press("f4")  # narrow: the decision alone
+        bottom = app.main.query_one("#bottom")
+        assert bottom.has_class("only-decision")
+        await pilot.press("ctrl+n")
+        assert not bottom.has_class("only-decision") and tabs.active == seen[1]
+        assert app.query_one(Input).has_focus  # the prompt keeps the keys
 
 
 # -- 4. a missing editor -------------------------------------------------------------------

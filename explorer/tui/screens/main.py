@@ -197,6 +197,19 @@ class MainScreen(Screen[None]):
         self.show_bottom()
         self.remember()
 
+    def next_tab(self) -> None:
+        """ctrl+n: the next of the tabs below the table (Terms, Skill, Cases, History),
+        from the keyboard; a bottom panel showing only the decision shows the tabs."""
+        if self.query_one("#bottom").has_class("only-decision"):
+            self.state.ui.bottom = "auto" if self.app.has_class("narrow") else "tabs"
+            self.show_bottom()
+            self.remember()
+        tabs = self.tabs
+        panes = [pane.id for pane in tabs.query(TabPane) if pane.id]
+        if panes:
+            at = panes.index(tabs.active) if tabs.active in panes else -1
+            tabs.active = panes[(at + 1) % len(panes)]
+
     def size_panels(self, percent: int) -> None:
         self.state.ui.panel_size = percent
         self.query_one("#bottom").styles.height = f"{percent}%"
