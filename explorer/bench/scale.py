@@ -49,6 +49,15 @@ BUILD_FACTOR = 1.2
 KEYSTROKE_LIMIT_MS = {2300: 80.0, 26000: 150.0}
 LINT_LIMIT_S = {2300: 10.0, 26000: 90.0}
 LINT_LIMIT_MB = 2048.0
+# The explorer kept open for an afternoon (bench/soak.py): the targets.
+SOAK_GROWTH = 1.10  # RSS after the last save / after the first
+SOAK_TREND = 1.25  # median save of the last 20 / of the first 20: flat
+UI_SAVE_LIMIT_MS = {2300: 400.0, 26000: 400.0}  # write -> repaint, p95
+LINT_KEY_P95_MS = {2300: 80.0, 26000: 150.0}  # keystroke -> repaint while the first lint runs
+LINT_KEY_MAX_MS = 500.0
+LOOP_STALL_MS = 50.0  # the longest the event loop is kept from a keystroke
+EXPLORER_RSS_MB = 700.0  # after open, after the first lint, after the last save (at 26,000)
+COLD_INDEX_LIMIT_S = {2300: 10.0}  # `index` on an empty cache, idle machine
 UI_TIMEOUT_S = 600.0
 UI_PROMPT = "merge the quarterly pdf reports into one deck"
 
@@ -409,6 +418,137 @@ def bench_lint(library: Path, cache: Path, work: Path, size: int) -> dict[str, A
     }
 
 
+def bench_soak(
+    library: Path, cache: Path, config: Any, work: Path, size: int, saves: int
+) -> dict[str, dict[str, Any]]:
+    """The explorer kept open while an author saves (`bench/soak.py`): memory after 1, 10
+    and the last save, save -> repaint, keystrokes during the first lint, loop stalls."""
+    from explorer.bench.soak import run_soak
+
+    report = run_soak(library, cache, config, work, saves=saves)
+    names = ("save_rss", "ui_save", "lint_keys", "loop_stall", "explorer_rss")
+    if "error" in report:
+        return {
+            name: measure.error_row(f"scale_{name}", report["error"], size=size) for name in names
+        }
+    rss = report["rss"]
+    last = f"save{saves}"
+    growth = rss[last] / rss["save1"]
+    saves_ms = report["saves"]
+    window = max(1, min(20, len(saves_ms) // 5))
+    import statistics
+
+    trend = statistics.median(saves_ms[-window:]) / statistics.median(saves_ms[:window])
+    save_limit = _limit(UI_SAVE_LIMIT_MS, size)
+    save_stats = measure.stats(saves_ms)
+    keys = report["keys_in_lint"] or report["keys"]
+    key_stats = measure.stats(keys)
+    key_limit = _limit(LINT_KEY_P95_MS, size)
+    key_max = max(keys)
+    stall = max(report["loop_lint_ms"], report["loop_saves_ms"])
+    worst_rss = max(rss["open"], rss["lint"], rss[last])
+    rss_note = ", ".join(f"{name} {value:.0f}" for name, value in rss.items())
+    return {
+        "save_rss": {
+            "metric": "scale_save_rss",
+            "size": size,
+            "value": growth,
+            "unit": "x",
+            "target": f"RSS after save {saves} <= {SOAK_GROWTH:g} x after save 1",
+            **measure.verdict(growth, SOAK_GROWTH),
+            "rss_mb": rss,
+            "note": f"explorer RSS (MB): {rss_note}; {saves} saves, each waited until idle",
+        },
+        "ui_save": {
+            "metric": "scale_ui_save",
+            "size": size,
+            **save_stats,
+            "trend": trend,
+            "target": f"p95 <= {save_limit:g} ms, last/first median <= {SOAK_TREND:g}",
+            "target_value": save_limit,
+            "ratio": max(save_stats["p95_ms"] / save_limit, trend / SOAK_TREND),
+            "pass": save_stats["p95_ms"] <= save_limit and trend <= SOAK_TREND,
+            "note": (
+                f"write -> repainted table in the explorer, {len(saves_ms)} saves; median of "
+                f"the last {window} / first {window}: {trend:.2f}"
+            ),
+        },
+        "lint_keys": {
+            "metric": "scale_lint_keys",
+            "size": size,
+            **key_stats,
+            "max_ms": key_max,
+            "target": f"p95 <= {key_limit:g} ms, none over {LINT_KEY_MAX_MS:g} ms",
+            "target_value": key_limit,
+            "ratio": max(key_stats["p95_ms"] / key_limit, key_max / LINT_KEY_MAX_MS),
+            "pass": key_stats["p95_ms"] <= key_limit and key_max <= LINT_KEY_MAX_MS,
+            "note": (
+                f"keystroke -> repaint while the first lint ran ({len(report['keys_in_lint'])} "
+                f"of {len(report['keys'])} keys); lint ended {report['lint_s']:.1f} s after load"
+            ),
+        },
+        "loop_stall": {
+            "metric": "scale_loop_stall",
+            "size": size,
+            "value": stall,
+            "unit": "ms",
+            "target": f"<= {LOOP_STALL_MS:g} ms",
+            **measure.verdict(stall, LOOP_STALL_MS),
+            "note": (
+                f"the event loop's longest stall: {report['loop_lint_ms']:.0f} ms during the "
+                f"first lint, {report['loop_saves_ms']:.0f} ms over the saves"
+            ),
+        },
+        "explorer_rss": {
+            "metric": "scale_explorer_rss",
+            "size": size,
+            "value": worst_rss,
+            "unit": "MB",
+            "target": f"<= {EXPLORER_RSS_MB:g} MB after open, first lint and save {saves}",
+            **measure.verdict(worst_rss, EXPLORER_RSS_MB),
+            "note": f"RSS (MB): {rss_note}; peak {report['peak_mb']:.0f}",
+        },
+    }
+
+
+def bench_cold_index(
+    library: Path, work: Path, size: int, floor_ms: float | None
+) -> dict[str, Any]:
+    """`skill-explorer index` on an empty cache, in a new process: the whole cold build."""
+    import shutil
+
+    cache = work / f"cold-index-{size}"
+    shutil.rmtree(cache, ignore_errors=True)
+    env = measure.child_env(work / "xdg-cache-cold", work / "xdg-config-empty")
+    args = [sys.executable, "-m", "explorer", "index", str(library), "--cache-dir", str(cache)]
+    run = measure.run_child(args, "", env, work, 3600)
+    shutil.rmtree(cache, ignore_errors=True)
+    if run.returncode != 0:
+        return measure.error_row("scale_cold_index", f"exit {run.returncode}: {run.stderr[-300:]}")
+    seconds = run.ms / 1000
+    from explorer.engine.base import batch_workers
+
+    row: dict[str, Any] = {
+        "metric": "scale_cold_index",
+        "size": size,
+        "value": run.ms,
+        "unit": "ms",
+        "cores": batch_workers(),
+        "note": f"`index` on an empty cache, {batch_workers()} cores for batches",
+    }
+    if floor_ms is not None:
+        row["floor_ratio"] = run.ms / floor_ms
+        row["note"] += f"; {run.ms / floor_ms:.2f} x the embedding floor of its descriptions"
+    limit = COLD_INDEX_LIMIT_S[2300] if size <= 2300 else None
+    if limit is None:
+        row.update(target="none set above 2,300 skills", ratio=None)
+        row["pass"] = True
+    else:
+        row["target"] = f"<= {limit:g} s (idle machine)"
+        row.update(measure.verdict(seconds, limit))
+    return row
+
+
 def scale_meta(config: Any, started: float) -> dict[str, Any]:
     import platform
 
@@ -439,6 +579,7 @@ def run_scale_bench(
     cache_dir: str | None = None,
     hook_repeats: int = 7,
     build_all: bool = False,
+    soak_saves: int = 100,
 ) -> dict[str, dict[str, Any]]:
     """The scale rows, keyed `scale_<row>@<size>`."""
     import tempfile
@@ -446,7 +587,6 @@ def run_scale_bench(
     from explorer.bench.bm25_26k import bench_bm25
     from explorer.bench.hook_cold import bench_hook_cold
     from explorer.bench.index_build import bench_index_build
-    from explorer.engine.base import set_process_kind
     from explorer.engine.index import open_index
     from explorer.engine.inference import EmbeddingCache, load_models
 
@@ -463,7 +603,6 @@ def run_scale_bench(
             write_library(records, library, size)
         xdg = work / f"xdg-cache-{size}"
         cache_path = Path(cache_dir) if cache_dir else xdg / "skill-explorer"
-        set_process_kind("build")
         cache = EmbeddingCache(cache_path)
         models = load_models(quiet, cache)
         if size <= BUILD_LIMIT or build_all:
@@ -479,6 +618,10 @@ def run_scale_bench(
                 row["target"] = f"<= {BUILD_FACTOR} x the embedding floor per skill"
             row["metric"] = "scale_build"
             rows[f"scale_build@{size}"] = row
+            floor = row.get("baseline", {}).get("value")
+            rows[f"scale_cold_index@{size}"] = bench_cold_index(
+                library, work, size, floor * size if floor else None
+            )
         else:
             rows[f"scale_build@{size}"] = {
                 "metric": "scale_build",
@@ -490,7 +633,6 @@ def run_scale_bench(
         started = time.perf_counter()
         open_index([str(library)], quiet, models, cache)  # the warm cache and the store
         warm_ms = measure.ms(time.perf_counter() - started)
-        set_process_kind("query")
         if xdg / "skill-explorer" != cache_path and not (xdg / "skill-explorer").exists():
             xdg.mkdir(parents=True, exist_ok=True)  # the hook's cache is XDG_CACHE_HOME's
             (xdg / "skill-explorer").symlink_to(cache_path.resolve(), target_is_directory=True)
@@ -510,6 +652,9 @@ def run_scale_bench(
             rows[f"scale_rss@{size}"] = opened["rss"]
         else:
             rows[f"scale_open@{size}"] = opened
+        soak = bench_soak(library, cache_path, quiet, work, size, soak_saves)
+        for name, row in soak.items():
+            rows[f"scale_{name}@{size}"] = row
         ui = bench_ui(library, cache_path, quiet, work, size)
         rows[f"scale_keystroke@{size}"] = ui["keys"]
         rows[f"scale_ui_rss@{size}"] = ui["rss"]
@@ -526,7 +671,11 @@ def run_scale_bench(
 
 if __name__ == "__main__":  # the open/RSS child, or the explorer's (`ui`)
     job = json.load(sys.stdin)
-    child = {"ui": ui_child, "lint": lint_child}.get(job.get("kind", ""), open_child)
+    from explorer.bench.soak import soak_child
+
+    child = {"ui": ui_child, "lint": lint_child, "soak": soak_child}.get(
+        job.get("kind", ""), open_child
+    )
     print(json.dumps(child(job)))
     sys.stdout.flush()
     os._exit(0)

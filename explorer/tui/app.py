@@ -8,15 +8,17 @@ This class holds them together: the keys, the workers, and what each event chang
 Threads: Textual's loop owns the screen. Loading, decide() and quality checks run in
 workers and hand results back with call_from_thread. The live index's watcher thread
 never waits on the UI: it posts IndexChanged and WatcherFailed and goes back to watching.
-A result for an older prompt, config or snapshot is dropped, never shown.
+A result for an older prompt, config or snapshot is dropped, never shown. Lint with the
+cases, and the history replay, run one at a time each (tasks.InTurn): the newest
+snapshot waits for the run before it.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from textual import work
@@ -36,7 +38,7 @@ from explorer.tui.editor import open_in_editor
 from explorer.tui.health import issues
 from explorer.tui.history import PromptHistory
 from explorer.tui.keys import HELP_NOTES, KEYS, bindings_of, help_text
-from explorer.tui.messages import EmbeddingProgress, IndexChanged, WatcherFailed
+from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed
 from explorer.tui.screens import (
     INDEX_FIELDS,
     MainScreen,
@@ -44,7 +46,7 @@ from explorer.tui.screens import (
     TextScreen,
     ThresholdEditor,
 )
-from explorer.tui.state import ExplorerState, Options, load_state
+from explorer.tui.state import ExplorerState, Options, SnapshotFacts, load_state
 
 DEBOUNCE_S = 0.01  # keystrokes during a running decision coalesce over this window
 
@@ -99,6 +101,7 @@ class ExplorerApp(App[None]):
         self._main = MainScreen(self.state, self.options, history or PromptHistory())
         self._debounce: Timer | None = None
         self._decider: Worker[None] | None = None
+        self.turns = tasks.InTurn({"quality": self.run_quality, "history": self.run_history})
         self.created_at = time.perf_counter()
 
     # The state read most from outside (tests, the benchmarks, the demo script).
@@ -158,11 +161,13 @@ class ExplorerApp(App[None]):
     def load(self) -> None:
         tasks.load_library(self)
 
-    @work(thread=True, exclusive=True, group="quality", description="cases and lint")
+    # Not exclusive: a thread cannot be stopped, so a cancelled run would go on beside the
+    # new one. `self.turns` starts the next run when this one ends.
+    @work(thread=True, group="quality", description="cases and lint")
     def run_quality(self, snapshot: Index, config: Config) -> None:
         tasks.lint_and_cases(self, snapshot, config)
 
-    @work(thread=True, exclusive=True, group="history", description="history replay")
+    @work(thread=True, group="history", description="history replay")
     def run_history(self, snapshot: Index, config: Config) -> None:
         tasks.replay_history(self, snapshot, config)
 
@@ -184,16 +189,32 @@ class ExplorerApp(App[None]):
             return
         self.state.live.reindex_now()  # subscribers repaint
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.turns.finished(event.worker, start_next=self.is_running)
+
+    @property
+    def background_busy(self) -> bool:
+        """Whether lint and the cases, or the history replay, run or wait."""
+        return self.turns.busy
+
     def quality(self, snapshot: Index, config: Config) -> None:
         """Lint and the cases for a new snapshot or config, unless the last run had the same
         files and config. The watcher's first full walk makes a new snapshot of the same
-        files right after the start: linting it again cost ~40 s of CPU at 26,000 skills,
-        and a second run (exclusive) cancelled the first one's result."""
-        key = (*tasks.content_key(snapshot), tasks.stat_key(self.options.cases_path))
+        files right after the start: linting it again cost ~40 s of CPU at 26,000 skills."""
+        content = self.state.facts_of(snapshot).content
+        key = (*content, tasks.stat_key(self.options.cases_path))
         if self.state.quality_for == (key, config):
             return
         self.state.quality_for = (key, config)
-        self.run_quality(snapshot, config)
+        self.turns.run("quality", snapshot, config)
+
+    def replay(self, snapshot: Index, config: Config) -> None:
+        """Replay the telemetry log on this snapshot, unless the last replay had the same
+        files and config."""
+        key = (self.state.facts_of(snapshot).content, config)
+        if self.options.history_log and key != self.state.history_for:
+            self.state.history_for = key
+            self.turns.run("history", snapshot, config)
 
     # -- the library: loading, then every change on disk -----------------------------------
 
@@ -201,22 +222,28 @@ class ExplorerApp(App[None]):
         self.state.loading = text
         self.main.refresh_status()
 
-    def use_snapshot(self, snapshot: Index, loading: str, *, provisional: bool = False) -> None:
-        # The library, models and widgets live as long as the app: moved out of the
-        # collector's generations, they no longer make a collection pause a keystroke.
-        gc.freeze()
+    def use_snapshot(
+        self,
+        snapshot: Index,
+        loading: str,
+        *,
+        provisional: bool = False,
+        facts: SnapshotFacts | None = None,
+    ) -> None:
         if provisional:
             self.state.loading_snapshot = snapshot
+        self.state.facts_of(snapshot, facts)  # made off the loop when the caller could
         self.state.snapshot, self.state.loading = snapshot, loading
         self.main.show_library(snapshot)
         self.schedule_decide()
         if not loading:
             self.quality(snapshot, self.state.config)
-            self.run_history(snapshot, self.state.config)
+            self.replay(snapshot, self.state.config)
 
-    def on_live_ready(self) -> None:
+    def on_live_ready(self, message: LiveReady) -> None:
         if self.state.live is not None:
-            self.on_main(self.use_snapshot, self.state.live.snapshot, "")
+            use = partial(self.use_snapshot, facts=message.facts)
+            self.on_main(use, self.state.live.snapshot, "")
 
     def on_embedding_progress(self, message: EmbeddingProgress) -> None:
         if not self.state.loading:
@@ -248,15 +275,15 @@ class ExplorerApp(App[None]):
             state.delta_base = state.decision.rows.mapping()  # lazy: rows made when drawn
         if added or removed or changed:  # compare's base (f8)
             state.previous_snapshot = state.snapshot
-        self.use_snapshot(state.live.snapshot, "")
+        self.use_snapshot(state.live.snapshot, "", facts=message.facts)
 
     def problems(self) -> list[Problem]:
         snapshot, live = self.state.snapshot, self.state.live
         if snapshot is None:
             return []
-        stale = [skill.stale for skill in snapshot.skills if skill.stale is not None]
+        facts = self.state.facts_of(snapshot)
         failures = [Problem("(watcher)", failure) for failure in live.failures] if live else []
-        return [*failures, *snapshot.rejected, *stale, *snapshot.warnings]
+        return [*failures, *snapshot.rejected, *facts.stale_problems, *facts.warnings]
 
     # -- deciding ------------------------------------------------------------------------
 
@@ -316,7 +343,7 @@ class ExplorerApp(App[None]):
         self.schedule_decide()
         if state.snapshot is not None and state.live is not None:
             self.quality(state.snapshot, state.config)
-            self.run_history(state.snapshot, state.config)
+            self.replay(state.snapshot, state.config)
 
     def action_help(self) -> None:
         self.push_screen(

@@ -9,6 +9,7 @@ its report would quote thresholds the router will not use, so they wait and say 
 from __future__ import annotations
 
 import os
+import subprocess
 from typing import TYPE_CHECKING
 
 from explorer.report import markdown_report
@@ -42,7 +43,28 @@ def no_clipboard_reason(size: int) -> str:
     term = os.environ.get("TERM", "")
     if term in NO_CLIPBOARD_TERMS:
         return f"this terminal (TERM={term or 'unset'}) has no clipboard"
+    if os.environ.get("TMUX"):
+        setting = tmux_set_clipboard()
+        if setting and setting != "on":
+            return f"tmux (set-clipboard {setting}) passes no program's copy to the clipboard"
     return ""
+
+
+def tmux_set_clipboard() -> str:
+    """tmux's set-clipboard option, or "" when tmux does not answer. Only "on" lets a
+    program's OSC 52 copy through; tmux's default, "external", drops it, so a copy made
+    inside tmux would be announced and never arrive."""
+    try:
+        answer = subprocess.run(
+            ["tmux", "show-options", "-gv", "set-clipboard"],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return answer.stdout.strip() if answer.returncode == 0 else ""
 
 
 def size_text(size: int) -> str:

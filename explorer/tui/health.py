@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from explorer.engine import Index, LoadedConfig
+from explorer.engine.discovery import Problem
 
 DUPLICATE_MARK = "duplicate skill id"
 WATCHER = "watcher failure"
@@ -73,12 +74,15 @@ def stale_reasons(snapshot: Index) -> dict[str, str]:
     return {s.id: s.stale.message for s in snapshot.skills if s.stale is not None}
 
 
-def warned_reasons(snapshot: Index) -> dict[str, str]:
+def warned_reasons(snapshot: Index, warnings: Sequence[Problem]) -> dict[str, str]:
     """Skill id -> its file's first warning (invalid YAML recovered by the line reader,
-    say): the skill routes, and its row carries a ⚠."""
+    say): the skill routes, and its row carries a ⚠. `warnings`: the snapshot's, read
+    once by the caller (reading them walks every skill)."""
+    if not warnings:
+        return {}
     at = {path: position for position, path in enumerate(snapshot.paths)}
     warned: dict[str, str] = {}
-    for problem in snapshot.warnings:
+    for problem in warnings:
         position = at.get(problem.path)
         if position is not None:
             warned.setdefault(snapshot.ids[position], problem.message)

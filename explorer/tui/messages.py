@@ -8,9 +8,14 @@ the newest snapshot, and the status bar counts every change of the burst.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
 from explorer.engine.index import IndexChange
+
+if TYPE_CHECKING:
+    from explorer.tui.state import SnapshotFacts
 
 
 class EmbeddingProgress(Message):
@@ -22,19 +27,25 @@ class EmbeddingProgress(Message):
 
 
 class LiveReady(Message):
-    """The live index is built and watching (posted by the load worker)."""
+    """The live index is built and watching (posted by the load worker), with the facts
+    of its first snapshot, read on the load worker's thread."""
+
+    def __init__(self, facts: SnapshotFacts | None = None) -> None:
+        super().__init__()
+        self.facts = facts
 
 
 class IndexChanged(Message):
     """The live index swapped in a new snapshot (posted from the watcher's thread)."""
 
-    def __init__(self, change: IndexChange) -> None:
+    def __init__(self, change: IndexChange, facts: SnapshotFacts | None = None) -> None:
         super().__init__()
         self.changes: tuple[IndexChange, ...] = (change,)
+        self.facts = facts  # of the snapshot it swapped in, read on the watcher's thread
 
     def can_replace(self, message: Message) -> bool:
         """A queued IndexChanged right behind this one takes its changes and its place:
-        the snapshot to show is the newest one either way."""
+        the snapshot to show is the newest one either way (its facts are the newest's)."""
         if isinstance(message, IndexChanged):
             message.changes = (*self.changes, *message.changes)
             return True

@@ -15,10 +15,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from explorer.engine.author import LintMemo
 from explorer.engine.base import state_dir, write_atomically
+from explorer.tui.health import stale_reasons, warned_reasons
 
 if TYPE_CHECKING:
     from explorer.engine import Config, Decision, Index, LiveIndex
+    from explorer.engine.discovery import Problem
     from explorer.engine.host import Replay
     from explorer.engine.qa import Comparison, EvalReport, FlipCause
     from explorer.engine.route import Row
@@ -97,6 +100,50 @@ class Options:
     state_file: Path = field(default_factory=state_path)
 
 
+@dataclass(frozen=True, eq=False)  # one snapshot's: compared by identity
+class SnapshotFacts:
+    """What the explorer reads from every skill of a snapshot, read once where the snapshot
+    is made: the live index's thread builds these before it posts the change, so the event
+    loop never walks the whole library after a save (at 26,000 skills, several passes cost
+    tens of milliseconds each on a busy machine, and a keystroke waited behind them)."""
+
+    snapshot: Index
+    stale_problems: tuple[Problem, ...]  # why each stale skill's file no longer parses
+    stale_reasons: Mapping[str, str]  # skill id -> that reason, for its greyed row
+    warned_reasons: Mapping[str, str]  # skill id -> its file's first warning (⚠)
+    warnings: tuple[Problem, ...]
+    # What lint and the cases read: two snapshots with the same content give the same
+    # findings, so a re-index of unchanged files runs neither again.
+    content: tuple[object, ...]
+
+    @classmethod
+    def of(cls, snapshot: Index) -> SnapshotFacts:
+        warnings = snapshot.warnings
+        stale = tuple(skill.stale for skill in snapshot.skills if skill.stale is not None)
+        return cls(
+            snapshot=snapshot,
+            stale_problems=stale,
+            stale_reasons=stale_reasons(snapshot),
+            warned_reasons=warned_reasons(snapshot, warnings),
+            warnings=warnings,
+            content=_content_key(snapshot, warnings),
+        )
+
+
+def _content_key(snapshot: Index, warnings: tuple[Problem, ...]) -> tuple[object, ...]:
+    """Every file's path and content hash, the stale marks, the rejected files and
+    warnings, and whether vectors exist (the dense near-duplicate check)."""
+    return (
+        snapshot.paths,
+        tuple(skill.hash for skill in snapshot.skills),
+        tuple(skill.stale for skill in snapshot.skills),
+        snapshot.rejected,
+        warnings,
+        snapshot.models.status.dense,
+        snapshot.vectors is not None,
+    )
+
+
 @dataclass
 class ExplorerState:
     """What the explorer knows now, in one plain object: the screen draws it, the app's
@@ -129,10 +176,26 @@ class ExplorerState:
     flip_causes: Mapping[str, FlipCause] = field(default_factory=dict)  # prompt -> its cause
     history_replay: Replay | None = None
     quality_for: tuple[tuple[object, ...], Config] | None = None  # the last lint's input
+    history_for: tuple[tuple[object, ...], Config] | None = None  # the last replay's input
+    # What the next lint takes from the last: each unchanged file's findings, the dense
+    # near-duplicate pairs already found. Used by one lint at a time (tasks.InTurn).
+    lint_memo: LintMemo = field(default_factory=LintMemo)
+    facts: SnapshotFacts | None = None  # of the snapshot on screen
     message: str = ""  # the notice over the table (no skills, a missing root)
     ui: UIState = field(default_factory=UIState)
     first_paint_ms: float | None = None  # construction to first frame, for the bench
     painted_at: float = 0.0  # when the last decision reached the screen, for the bench
+    painted_on: Index | None = None  # the snapshot of that decision, for the bench
+
+    def facts_of(self, snapshot: Index, known: SnapshotFacts | None = None) -> SnapshotFacts:
+        """The snapshot's facts: `known` when they are its own (made off the event loop),
+        else the last ones when they are, else made now."""
+        for facts in (known, self.facts):
+            if facts is not None and facts.snapshot is snapshot:
+                self.facts = facts
+                return facts
+        self.facts = SnapshotFacts.of(snapshot)
+        return self.facts
 
     def provisional(self) -> bool:
         """Whether the decision on screen was made on the lexical-only loading snapshot."""

@@ -9,12 +9,12 @@ a newer run has made obsolete (its worker cancelled) is dropped, never shown.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from explorer.engine import (
     Config,
@@ -28,6 +28,7 @@ from explorer.engine import (
     open_library,
 )
 from explorer.engine.author import ranking_diff
+from explorer.engine.base import give_back, hand_back_large_blocks
 from explorer.engine.host import pipeline_decider, read_events, replay_sessions, usage_report
 from explorer.engine.index import Engine, open_cache
 from explorer.engine.inference import assemble_models, sentence_attribution
@@ -44,6 +45,7 @@ from explorer.engine.route import Session
 from explorer.terminal import visible
 from explorer.tui.compare import DEPTH
 from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed
+from explorer.tui.state import SnapshotFacts
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
@@ -63,16 +65,70 @@ class Quality:
 
 
 class _Cancelled(Exception):
-    """A newer replay started: this one stops between two prompts."""
+    """A newer snapshot waits for the replay: this one stops between two prompts."""
+
+
+Start = Callable[[Index, Config], "Worker[None] | None"]
+
+
+class InTurn:
+    """Background runs one at a time per group (lint and the cases; the history replay):
+    a run asked for while one runs waits, and only the newest snapshot waits.
+
+    A thread worker cannot be stopped once started. Cancelled runs went on to their end,
+    each holding its snapshot: at 26,000 skills a lint takes ~40 s of CPU, and an author
+    saving every few seconds had several of them beside each other, growing memory with
+    every save and taking the cores the event loop needs for keystrokes."""
+
+    def __init__(self, starts: Mapping[str, Start]) -> None:
+        self._starts = dict(starts)
+        self._running: dict[str, Worker[None]] = {}
+        self._waiting: dict[str, tuple[Index, Config]] = {}
+
+    def run(self, group: str, snapshot: Index, config: Config) -> None:
+        """Start the group's run on this snapshot now, or when the one running ends."""
+        running = self._running.get(group)
+        if running is not None and not running.is_finished:
+            self._waiting[group] = (snapshot, config)  # a replay sees it and stops early
+            return
+        self._waiting.pop(group, None)
+        worker = self._starts[group](snapshot, config)
+        if isinstance(worker, Worker):
+            self._running[group] = worker
+
+    def finished(self, worker: Worker[object], *, start_next: bool = True) -> None:
+        """A worker ended (any state): the newest waiting run of its group starts."""
+        for group, running in list(self._running.items()):
+            if running is worker and worker.is_finished:
+                del self._running[group]
+                waiting = self._waiting.pop(group, None)
+                if waiting is not None and start_next:
+                    self.run(group, *waiting)
+
+    def waits(self, group: str) -> bool:
+        """Whether a newer snapshot waits for the group's run (read from its thread)."""
+        return group in self._waiting
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run is going on or waiting, in any group."""
+        return bool(self._waiting) or any(not w.is_finished for w in self._running.values())
 
 
 def load_library(app: ExplorerApp) -> None:
     """Lexical first (BM25 works at once), then the models, then the live index."""
     options, state = app.options, app.state
+    hand_back_large_blocks()  # open for hours: freed arrays leave the process (memory.py)
     cache = open_cache(state.config, options.cache_dir)
     lexical_only = assemble_models(None, dense_error="loading the dense model…")
     first = open_library(options.roots, state.config, engine=Engine(cache, lexical_only))
-    app.call_from_thread(app.use_snapshot, first, "loading the dense model…", provisional=True)
+    app.call_from_thread(
+        app.use_snapshot,
+        first,
+        "loading the dense model…",
+        provisional=True,
+        facts=SnapshotFacts.of(first),
+    )
     engine = open_engine(state.config, cache=cache)
     for warning in engine.warnings:
         app.call_from_thread(
@@ -88,26 +144,31 @@ def load_library(app: ExplorerApp) -> None:
         cache,
         progress=lambda done, total: app.post_message(EmbeddingProgress(done, total)),
     )
-    # The watcher's thread only posts: it never waits for the UI to handle a change.
-    live.subscribe(lambda change: app.post_message(IndexChanged(change)))
+    # The watcher's thread only posts: it never waits for the UI to handle a change. It
+    # reads what the UI needs from every skill first, so the event loop does not.
+    live.subscribe(
+        lambda change: app.post_message(IndexChanged(change, SnapshotFacts.of(live.snapshot)))
+    )
     live.on_failure(lambda message: app.post_message(WatcherFailed(message)))
     live.start()
+    give_back()  # what the first build decoded and dropped goes back (engine/base/memory.py)
     # Set here, once, before LiveReady: a change the watcher posts before LiveReady is
     # handled finds the live index it came from.
     state.live = live
     # live.snapshot is read on the UI thread: the watcher's first re-index may already
     # have been handled there, and a snapshot read here would then replace it with an
     # older one. A message, so it comes after the embedding's progress messages.
-    app.post_message(LiveReady())
+    app.post_message(LiveReady(SnapshotFacts.of(live.snapshot)))
 
 
 def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     """Lint findings per file, and the cases file run through decide(): compared with the
-    run before, each flipped case with its cause (re-decided on both runs' snapshots)."""
+    run before, each flipped case with its cause (re-decided on both runs' snapshots).
+    One run at a time (`InTurn`): lint's memo is this run's alone while it runs."""
     options, state = app.options, app.state
     previous, previous_run = state.cases_report, state.cases_run
     findings: dict[str, list[str]] = {}
-    for finding in lint(options.roots, index=snapshot, config=config):
+    for finding in lint(options.roots, index=snapshot, config=config, memo=state.lint_memo):
         findings.setdefault(finding.path, []).append(
             f"{finding.severity} {finding.rule}: {finding.message}"
         )
@@ -124,12 +185,14 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
             quality.causes = flip_causes(
                 previous, quality.report, previous_run, quality.run, cwd=options.cwd
             )
+    give_back()  # lint's transient tables, back to the system (engine/base/memory.py)
     if not get_current_worker().is_cancelled:
         app.call_from_thread(app.on_main, app.main.show_quality, quality)
 
 
 def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
-    """Re-read the telemetry log and decide its prompts again (a newer run cancels)."""
+    """Re-read the telemetry log and decide its prompts again; it stops between two prompts
+    when a newer snapshot waits for it (`InTurn`)."""
     log = app.options.history_log
     if not log:
         return
@@ -145,7 +208,7 @@ def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     def decide_unless_cancelled(
         prompt: str, context: tuple[str, ...], ledger: Session
     ) -> Sequence[tuple[str, float]]:
-        if worker.is_cancelled:
+        if worker.is_cancelled or app.turns.waits("history"):
             raise _Cancelled
         return decide_turn(prompt, context, ledger)
 
@@ -206,21 +269,6 @@ def default_cases(roots: Sequence[str]) -> str | None:
     if len(roots) == 1 and os.path.isfile(os.path.join(roots[0], "cases.toml")):
         return os.path.join(roots[0], "cases.toml")
     return None
-
-
-def content_key(snapshot: Index) -> tuple[object, ...]:
-    """What lint and the cases read from a snapshot: every file's path and content hash,
-    the stale marks, the rejected files and warnings, and whether vectors exist (the dense
-    near-duplicate check). Two snapshots with the same key give the same findings."""
-    return (
-        snapshot.paths,
-        tuple(skill.hash for skill in snapshot.skills),
-        tuple(skill.stale for skill in snapshot.skills),
-        snapshot.rejected,
-        snapshot.warnings,
-        snapshot.models.status.dense,
-        snapshot.vectors is not None,
-    )
 
 
 def stat_key(path: str | None) -> tuple[int, int] | None:

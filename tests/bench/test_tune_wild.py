@@ -65,3 +65,21 @@ def test_a_rows_file_resumes_without_running_again(tmp_path: Path) -> None:
     rows, counts = run(wild, Config(), lambda line: None, (), rows_file, run_missing=False)
     assert counts["skills"] == 2 and counts["total"] == 3
     assert "**Partial: 2 of the corpus's 3 skills have been run**" in "\n".join(table(rows, counts))
+
+
+def test_docs_tune_md_holds_the_generators_markers(tmp_path: Path) -> None:
+    """docs/tune.md's corpus table is the generator's to write: the command in its opening
+    marker is the one that writes it, and a regeneration replaces only what lies between
+    the markers (a marker edited by hand would make the generator append a second table)."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "tune.md"
+    text = doc.read_text(encoding="utf-8")
+    assert text.count(BEGIN) == 1 and text.count(END) == 1
+    assert text.index(BEGIN) < text.index(END)
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    assert f"`{COMMAND}`" in head, "the prose names the command that writes the table"
+    copy = tmp_path / "tune.md"
+    copy.write_text(text, encoding="utf-8")
+    lines = table([_row("a", 2)], COUNTS)
+    write_report(copy, lines)
+    assert copy.read_text(encoding="utf-8") == head + "\n".join(lines) + tail

@@ -248,3 +248,59 @@ def test_a_save_reports_exactly_the_skill_it_changed(tmp_path: Path) -> None:
     path.write_text(text, encoding="utf-8")
     change = live._reindex(full=False, touched=[str(path)])
     assert (change.added, change.removed, change.changed) == (("pdf-tools",), ("pdf",), ())
+
+
+def test_a_save_in_place_patches_without_a_pass_over_the_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit that keeps the skill's id replaces its position in the previous snapshot
+    (no re-assembly of every path, which cost ~0.3 s a save at 26,000 skills) and equals
+    a full rebuild; a rename, or a skill served stale, goes the whole way and is right
+    too."""
+    import explorer.engine.index.live as live_module
+
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    live = LiveIndex([root], Config(), MODELS)
+    assembled: list[int] = []
+    assemble = live_module.assemble
+
+    def counted(*args: object, **kwargs: object) -> object:
+        assembled.append(1)
+        return assemble(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(live_module, "assemble", counted)
+    rng = random.Random(3)
+    paths = sorted(root.glob("*/SKILL.md"))
+
+    def edit(path: Path, number: int) -> None:  # a new description, the same name
+        name = path.parent.name
+        words = " ".join(rng.choice(WORDS) for _ in range(8))
+        path.write_text(
+            f'---\nname: {name}\ndescription: "Edit {number}: {words}."\n'
+            f"keywords: [{rng.choice(WORDS)}]\n---\n# Body {number}\n",
+            encoding="utf-8",
+        )
+
+    for number in range(6):
+        path = paths[number * 3]
+        edit(path, number)
+        change = live._reindex(full=False, touched=[str(path)])
+        assert len(change.changed) == 1
+        _same(live.snapshot, build_index([root], Config(), MODELS), Config())
+    assert assembled == []
+    # A rename: the id moves, so the library is assembled again.
+    text = paths[0].read_text(encoding="utf-8")
+    old_name = live.snapshot.skills[live.snapshot.paths.index(str(paths[0]))].id
+    paths[0].write_text(text.replace(f"name: {old_name}", "name: renamed-one"), "utf-8")
+    live._reindex(full=False, touched=[str(paths[0])])
+    assert assembled == [1]
+    _same(live.snapshot, build_index([root], Config(), MODELS), Config())
+    # A broken file serves its last good version; while it does, saves go the whole way.
+    paths[1].write_text("---\nname: [unclosed\n", encoding="utf-8")
+    live._reindex(full=False, touched=[str(paths[1])])
+    assert any(skill.stale for skill in live.snapshot.skills)
+    edit(paths[2], 99)
+    live._reindex(full=False, touched=[str(paths[2])])
+    assert len(assembled) == 3
+    assert any(skill.stale for skill in live.snapshot.skills)

@@ -1,8 +1,11 @@
-"""Lint's near-duplicate pass at scale: blocked, and the same pairs as all pairs."""
+"""Lint's near-duplicate pass at scale: blocked, the same pairs as all pairs, and
+the same findings with the memo the explorer keeps between saves."""
 
 from __future__ import annotations
 
 import random
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,10 +14,12 @@ from explorer.bench.synthetic import synthetic_descriptions
 from explorer.engine.author import lint as lint_module
 from explorer.engine.author.lint import NEAR_DUPLICATE_BM25, near_duplicate_pairs
 from explorer.engine.base.config import Config
-from explorer.engine.discovery.skills import Discovery, parse_skill
+from explorer.engine.discovery.skills import Discovery, discover, parse_skill
+from explorer.engine.index.lexical import CrossScorer
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import assemble_models
+from tests.conftest import write_skill
 
 
 def _library(tmp_path, size: int) -> Index:  # type: ignore[no-untyped-def]
@@ -76,3 +81,86 @@ def test_capped_findings_still_flag_every_skill_with_a_near_duplicate(tmp_path) 
     for finding in findings:
         per_path[finding.path] = per_path.get(finding.path, 0) + 1
     assert max(per_path.values()) == 2  # some skill has more than one partner here
+
+
+def test_cross_scores_equal_full_scoring_bit_for_bit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Lint's cross-scores are `LexicalIndex.score`'s values, not approximations, though
+    the scorer reuses one buffer from query to query."""
+    index = _library(tmp_path, 400)
+    scorer = CrossScorer(index.lexical)
+    for skill in index.skills[::7]:
+        terms = tuple(dict.fromkeys(skill.description_tokens))
+        full = index.lexical.score(skill.description)
+        assert terms == full.query_terms
+        raw, idf_sum = scorer.scores(terms)
+        assert idf_sum == full.idf_sum
+        assert np.array_equal(raw, full.raw)
+
+
+def _lint_key(findings: list[lint_module.Finding]) -> list[tuple[object, ...]]:
+    return [(f.rule, f.severity, f.path, f.message, f.line) for f in findings]
+
+
+def test_a_lint_with_a_memo_equals_a_lint_from_nothing_after_edits(tmp_path: Path) -> None:
+    """The explorer lints after every save with the last run's memo: after edits, renames,
+    copies (two skills with one description), removals and additions, its findings are
+    those of a lint without one."""
+    rng = random.Random(7)
+    ids, descriptions = synthetic_descriptions(120, seed=9)
+    for skill_id, description in zip(ids, descriptions, strict=True):
+        write_skill(tmp_path, skill_id, description)
+    for number in range(15):  # near-duplicates from the start
+        write_skill(tmp_path, f"copy-{number}", descriptions[number * 7] + " Quickly.")
+    models = assemble_models(BowEmbedder())
+    config = Config()
+    memo = lint_module.LintMemo()
+
+    def check() -> None:
+        found = discover([tmp_path])
+        index = index_skills(found, [tmp_path], config, models)
+        with_memo = lint_module.lint([tmp_path], index=index, config=config, memo=memo)
+        alone = lint_module.lint([tmp_path], index=index, config=config)
+        assert _lint_key(with_memo) == _lint_key(alone)
+        assert any(f.rule == "retrieval/near-duplicate" for f in alone)
+
+    check()
+    for step in range(12):
+        directories = sorted(path for path in tmp_path.iterdir() if path.is_dir())
+        kind = step % 4
+        target = rng.choice(directories)
+        if kind == 0:  # an edited description
+            write_skill(tmp_path, target.name, descriptions[rng.randrange(120)] + " Edited.")
+        elif kind == 1:  # a copy of another's description, word for word
+            write_skill(tmp_path, target.name, descriptions[rng.randrange(120)])
+        elif kind == 2:  # a skill gone
+            shutil.rmtree(target)
+        else:  # a new one
+            write_skill(tmp_path, f"new-{step}", descriptions[rng.randrange(120)] + " New.")
+        check()
+
+
+def test_each_skill_names_its_closest_partners_and_counts_the_rest(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index = _library(tmp_path, 300)
+    partners: dict[int, list[tuple[float, int]]] = {}
+    for i, j, dense, forward, backward in near_duplicate_pairs(index, threshold=0.6):
+        close = dense if dense is not None else min(forward, backward)
+        partners.setdefault(i, []).append((-close, j))
+        partners.setdefault(j, []).append((-close, i))
+    assert any(len(found) > 2 for found in partners.values())
+    findings = lint_module.near_duplicate_findings(index, threshold=0.6, shown=2)
+    for k, found in partners.items():
+        skill = index.skills[k]
+        found.sort()
+        own = [f for f in findings if f.path == skill.path]
+        named = [f.message for f in own if f.severity == lint_module.WARNING]
+        assert len(named) == min(2, len(found))
+        for message, (_, j) in zip(named, found, strict=False):
+            assert index.skills[j].id in message and skill.id in message
+        counted = [f.message for f in own if f.severity == lint_module.INFO]
+        if len(found) > 2:
+            (line,) = counted
+            assert f"has {len(found) - 2} more near-duplicate" in line
+            examples = line.split("e.g. ")[1].split(", ")
+            assert examples == [index.skills[j].id for _, j in found[2:5]]
+        else:
+            assert counted == []

@@ -1,11 +1,14 @@
-"""Thread counts per process kind (explorer/engine/base/threads.py): BLAS capped, ORT chosen."""
+"""Thread counts (explorer/engine/base/threads.py): BLAS capped, one ORT thread, batches wide."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
+from typing import Any
 
+import numpy as np
 import pytest
 
 from explorer.engine.base import threads
@@ -31,23 +34,46 @@ def test_importing_explorer_caps_blas_to_one_thread_unless_the_user_chose() -> N
     assert _blas_in_child("3") == "3"
 
 
-def test_onnx_threads_follow_the_process_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(threads.THREADS_VARIABLE, raising=False)
-    monkeypatch.setattr(threads, "_kind", "query")
-    assert threads.onnx_threads() == 1
-    threads.set_process_kind("build")
-    assert threads.onnx_threads() == threads.cpu_count()
-    monkeypatch.setenv(threads.THREADS_VARIABLE, "3")
-    assert threads.onnx_threads() == 3
-    with pytest.raises(ValueError, match="process kind"):
-        threads.set_process_kind("fast")
-
-
-def test_a_query_process_session_runs_on_one_intra_op_thread(
+def test_sessions_run_on_one_thread_and_batches_on_every_core(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(threads.THREADS_VARIABLE, raising=False)
-    monkeypatch.setattr(threads, "_kind", "query")
+    assert threads.onnx_threads() == 1
+    assert threads.batch_workers() == threads.cpu_count()
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "3")
+    assert threads.batch_workers() == 3
+    assert threads.onnx_threads() == 1
+
+
+def test_a_session_runs_on_one_intra_op_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(threads.THREADS_VARIABLE, raising=False)
     model, _tokenizer = packaged_minilm()
     session = onnx_session(str(model), None, None)
     assert session.get_session_options().intra_op_num_threads == 1
+
+
+def test_batches_on_several_threads_give_the_vectors_of_one(
+    monkeypatch: pytest.MonkeyPatch, minilm_models: Any
+) -> None:
+    """A cold build embeds its batches on every core at once, with the same vectors; each
+    batch runs on a thread of the pool, and a single prompt in the caller's thread."""
+    embedder = minilm_models.embedder
+    texts = [f"Merge {n} pdf reports into one deck, item {n * n}." for n in range(70)]
+    texts += ["A short one.", "Split a long document " + "with many words " * 20]
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "1")
+    alone = embedder.embed_documents(texts)
+    seen: set[str] = set()
+    run = embedder._run
+
+    def spy(encodings: Any) -> Any:
+        seen.add(threading.current_thread().name)
+        return run(encodings)
+
+    monkeypatch.setattr(embedder, "_run", spy)
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "3")
+    together = embedder.embed_documents(texts)
+    assert np.array_equal(alone, together)
+    assert len(seen) == 3 and all(name.startswith("embed") for name in seen)
+    seen.clear()
+    embedder.embed_query("merge two pdf files, a prompt never embedded before")
+    assert seen == {threading.current_thread().name}

@@ -289,7 +289,7 @@ async def test_the_markdown_export_has_no_escape_codes_and_a_why_per_row(
         assert f"{len(decision.rows) - len(rows)} more skills not shown" in text
 
 
-@pytest.mark.parametrize("why", ["large", "no clipboard"])
+@pytest.mark.parametrize("why", ["large", "no clipboard", "tmux"])
 async def test_copy_falls_back_to_a_file_and_says_where(
     library: Path,  # noqa: F811
     tmp_path: Path,
@@ -299,8 +299,12 @@ async def test_copy_falls_back_to_a_file_and_says_where(
     from explorer.tui import exports
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TMUX", raising=False)
     if why == "large":
         monkeypatch.setattr(exports, "COPY_LIMIT", 100)
+    elif why == "tmux":  # tmux's default drops a program's OSC 52 copy
+        monkeypatch.setenv("TMUX", "/tmp/tmux-0/default,1,0")
+        monkeypatch.setattr(exports, "tmux_set_clipboard", lambda: "external")
     else:
         monkeypatch.setenv("TERM", "linux")
     app = make_app(library, tmp_path)
@@ -314,7 +318,11 @@ async def test_copy_falls_back_to_a_file_and_says_where(
         assert app.clipboard == ""  # nothing claimed copied that never arrives
         said = [notice.message for notice in app._notifications]
         assert any(str(written) in message and "written to" in message for message in said)
-        reason = "more than a terminal passes" if why == "large" else "TERM=linux"
+        reason = {
+            "large": "more than a terminal passes",
+            "tmux": "set-clipboard external",
+            "no clipboard": "TERM=linux",
+        }[why]
         assert any(reason in message for message in said), said
 
 

@@ -5,6 +5,7 @@ of a cold build. Driven through Textual's Pilot over the real engine and a real 
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,117 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
         # A real change lints again.
         write_skill(root, "docker", "Shrink Docker images and speed up container builds.")
         await settle(pilot, lambda: linted == [2, 3])
+
+
+async def test_saves_during_a_lint_wait_for_it_and_only_the_newest_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lint cannot be stopped once started (a worker thread runs to its end): saves that
+    come while one runs leave the newest snapshot waiting, and it runs next, alone. A lint
+    per save beside the others held a snapshot each (at 26,000 skills ~40 s of CPU apiece,
+    and memory that grew with every save)."""
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    lint = tasks.lint
+    gate = threading.Event()
+    running = threading.Semaphore(1)
+    linted: list[int] = []
+
+    def slow(*args: object, **kwargs: object) -> object:
+        assert running.acquire(blocking=False), "two lints at once"
+        try:
+            if linted:  # the first one (at start) returns at once
+                gate.wait(30)
+            linted.append(kwargs["index"].version)  # type: ignore[attr-defined]
+            return lint(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            running.release()
+
+    monkeypatch.setattr(tasks, "lint", slow)
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and len(linted) == 1 and not app.background_busy)
+        versions = []
+        for number in range(3):
+            version = app.snapshot.version  # type: ignore[union-attr]
+            write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
+            await settle(pilot, lambda v=version: app.snapshot.version > v)  # type: ignore[union-attr]
+            versions.append(app.snapshot.version)  # type: ignore[union-attr]
+        assert app.background_busy
+        gate.set()
+        await settle(pilot, lambda: not app.background_busy)
+        # The lint of the first save ran to its end, then only the newest snapshot's.
+        assert linted[1:] == [versions[0], versions[-1]]
+        assert any("pdf" in path for path in app.state.findings)
+
+
+async def test_the_loading_snapshot_goes_once_the_live_one_is_on_screen(
+    tmp_path: Path,
+) -> None:
+    """The lexical-only copy of the library shown while the models load is dropped once a
+    decision on the live snapshot is on screen: kept, it held a second library's memory
+    for the whole session."""
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+        assert app.state.loading_snapshot is None
+        assert not app.state.provisional() and not app.state.still_loading()
+
+
+async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
+    """The snapshots that saves replace are freed: the workers that held one are cycles
+    only the collector frees, so the app must not freeze them into the permanent
+    generation (frozen at every snapshot, each save's stayed for good)."""
+    import gc
+    import weakref
+
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+        await settle(pilot, lambda: not app.background_busy)
+        replaced = []
+        # The snapshot on screen when the app froze what lives as long as it stays: the
+        # first save replaces it unwatched.
+        for number in range(5):
+            snapshot = app.snapshot
+            assert snapshot is not None
+            if number:
+                replaced.append(weakref.ref(snapshot))
+            del snapshot
+            version = app.snapshot.version  # type: ignore[union-attr]
+            write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
+            await settle(
+                pilot,
+                lambda v=version: (
+                    app.snapshot.version > v  # type: ignore[union-attr]
+                    and app.state.painted_on is app.snapshot
+                    and not app.background_busy
+                ),
+            )
+
+        # The last replaced one may still be compare's base (F8); the ones before go once
+        # the workers that held them have ended (a decision cancelled by a newer one may
+        # still be running on one) and the collector has run.
+        def alive() -> list[str]:
+            gc.collect()
+            held = [ref() for ref in replaced[:-1]]
+            return [
+                f"v{snapshot.version} held by "
+                + ", ".join(type(r).__name__ for r in gc.get_referrers(snapshot))
+                for snapshot in held
+                if snapshot is not None
+            ]
+
+        deadline = time.monotonic() + 20.0
+        while alive() and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        assert not alive(), alive()
 
 
 async def test_a_cold_build_shows_the_embeddings_progress_until_done(

@@ -58,14 +58,11 @@ class IndexCommand(Command):
         add_common_options(parser)
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-        from explorer.engine.base import set_process_kind
-
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
         from explorer.engine import open_library
 
-        set_process_kind("build")  # batches of descriptions: one onnxruntime thread per core
         started = time.perf_counter()
         engine = engine_for(args, loaded.config)
         index = open_library(

@@ -39,7 +39,9 @@ class WatchCommand(Command):
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine import LiveIndex
+        from explorer.engine.base import give_back, hand_back_large_blocks
 
+        hand_back_large_blocks()  # a process that stays up: freed arrays go back (memory.py)
         stop = threading.Event()
         # SIGTERM (a service manager, `kill`) stops it as cleanly as Ctrl-C does.
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -49,6 +51,7 @@ class WatchCommand(Command):
         config = loaded.config
         engine = engine_for(args, config)
         live = LiveIndex(roots, config, engine.models, engine.cache)
+        give_back()  # what the first build decoded and dropped
         first = live.snapshot
         emit(
             f"v{first.version} {len(first)} skills, {len(first.rejected)} errors "

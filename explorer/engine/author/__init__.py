@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "Entry": "compare",
     "Finding": "lint",
     "Flip": "tune",
+    "LintMemo": "lint",
     "Move": "compare",
     "NEAR_DUPLICATE_SHOWN": "lint",
     "Part": "tune",
@@ -59,6 +60,7 @@ else:
     from explorer.engine.author.lint import NEAR_DUPLICATE_SHOWN as NEAR_DUPLICATE_SHOWN
     from explorer.engine.author.lint import SEVERITIES as SEVERITIES
     from explorer.engine.author.lint import Finding as Finding
+    from explorer.engine.author.lint import LintMemo as LintMemo
     from explorer.engine.author.lint import has_errors as has_errors
     from explorer.engine.author.rewrite import SaveError as SaveError
     from explorer.engine.author.rewrite import edit_description as edit_description

@@ -13,14 +13,16 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from explorer.engine.base.config import Config
-from explorer.engine.base.text import STOPWORDS, match_tokens, norm_token, tokenize
+from explorer.engine.base.text import STOPWORDS, norm_token, tokenize
 from explorer.engine.discovery.skills import Problem, Skill, discover, read_skill_bytes
+from explorer.engine.index.lexical import CrossScorer
 from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.inference.cache import text_hash
 from explorer.engine.inference.models import (
     CALIBRATION,
     DEFAULT_MODEL,
@@ -113,13 +115,15 @@ def lint(
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     near_duplicate: float = NEAR_DUPLICATE_COSINE,
     near_duplicate_shown: int | None = NEAR_DUPLICATE_SHOWN,
+    memo: LintMemo | None = None,
 ) -> list[Finding]:
     """Every finding for the library under `roots`, sorted by path, line and rule.
 
     Pass the `index` the router uses to get the dense near-duplicate check; without one,
     a lexical-only index is built and that check is skipped (and said so). Each skill
     gets a near-duplicate finding for at most `near_duplicate_shown` of its partners (the
-    closest) and one counting the rest; None reports every pair.
+    closest) and one counting the rest; None reports every pair. A `memo` kept from the
+    lint of an earlier version of the same library saves what did not change (`LintMemo`).
     """
     config = config or Config()
     if index is None:
@@ -136,14 +140,24 @@ def lint(
     tuning = resolve(config, status, len(index))
     for problem in index.rejected:
         findings.append(_rejected(problem))
-    for skill in index.skills:
+
+    def own(skill: Skill) -> list[Finding]:
         lines = _key_lines(skill.path)
-        findings += _parse_warnings(skill)
-        findings += spec_findings(skill, claude_code=claude_code, lines=lines)
-        findings += trigger_findings(skill, lines)
-        findings += keyword_findings(skill, lines)
-        findings += generic_name_findings(skill, config, tuning, lines)
-    findings += near_duplicate_findings(index, threshold=near_duplicate, shown=near_duplicate_shown)
+        return [
+            *_parse_warnings(skill),
+            *spec_findings(skill, claude_code=claude_code, lines=lines),
+            *trigger_findings(skill, lines),
+            *keyword_findings(skill, lines),
+            *generic_name_findings(skill, config, tuning, lines),
+        ]
+
+    if memo is None:
+        memo = LintMemo()  # nothing to take from, and nothing kept
+    for part in memo.skill_findings((claude_code, config, tuning), index.skills, own):
+        findings += part
+    findings += near_duplicate_findings(
+        index, threshold=near_duplicate, shown=near_duplicate_shown, memo=memo
+    )
     findings += generic_term_findings(index)
     findings += listing_findings(index.skills, context_tokens, _library_path(index, roots))
     return sorted(findings, key=lambda f: (f.path, f.line or 0, f.rule, f.message))
@@ -455,57 +469,241 @@ def generic_name_findings(
 BLOCK_ROWS = 512  # rows of the cosine matrix computed at once: ~50 MB at 26,000 skills
 
 
-def near_duplicate_pairs(
-    index: Index, *, threshold: float = NEAR_DUPLICATE_COSINE
-) -> list[tuple[int, int, float | None, float, float]]:
-    """(i, j, dense cosine, cross[i, j], cross[j, i]) for i < j, in (i, j) order.
+class LintMemo:
+    """What one lint of a library keeps for the next lint of a later version of it.
 
-    Blocked, never all pairs in memory: the cosines come `BLOCK_ROWS` rows at a time
-    from the vectors already computed (only the pairs over `threshold` are kept), and
-    each description is scored once as a BM25 query, keeping only the cross-scores a
-    reported pair needs. Exact, not sampled: the same pairs as the n x n matrices, in
-    O(n) memory (26,000 skills: ~50 MB instead of 8 GB).
+    The explorer lints after every save; at 26,000 skills a lint from nothing took about
+    40 s of CPU, most of it on what the save did not touch. With a memo, a lint
+
+    * takes each skill's own findings (spec, trigger language, keywords, name tokens, its
+      parse warnings) from the last run when its file's content hash is the same and the
+      settings they depend on (config, tuning, `claude_code`) are too;
+    * takes the dense near-duplicate pairs between descriptions it has seen (by text
+      hash: a vector is a function of its text) from the last run, and computes cosines
+      only for the rows of new descriptions against all.
+
+    Library-wide figures that move with every edit (BM25 statistics, document
+    frequencies, the listing budget) are computed again each time, exactly. The answer
+    equals a lint without a memo. Only one lint may use a memo at a time.
+    """
+
+    def __init__(self) -> None:
+        self._settings: object = None
+        self._skills: dict[tuple[str, str, bool], list[Finding]] = {}
+        self._dense_key: object = None
+        self._hash_ids: dict[str, int] = {}  # description text hash -> a number of its own
+        # Pairs of numbered descriptions over the threshold: first < second, and cosine.
+        self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray] = _no_pairs()
+
+    def skill_findings(
+        self, settings: object, skills: Sequence[Skill], make: Any
+    ) -> list[list[Finding]]:
+        """Each skill's own findings, from the last run where its file is unchanged."""
+        if settings != self._settings:
+            self._settings, self._skills = settings, {}
+        out: dict[tuple[str, str, bool], list[Finding]] = {}
+        found = []
+        for skill in skills:
+            key = (skill.path, skill.hash, skill.stale is not None)
+            findings = self._skills.get(key)
+            if findings is None:
+                findings = make(skill)
+            out[key] = findings
+            found.append(findings)
+        self._skills = out  # only the current files: a save never leaves its old ones behind
+        return found
+
+    def dense_pairs(
+        self, key: object, hashes: Sequence[str], vectors: np.ndarray, threshold: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(i, j, cosine) with i < j over positions, for every pair at or over `threshold`."""
+        if key != self._dense_key:
+            self._dense_key, self._hash_ids, self._pairs = key, {}, _no_pairs()
+        ids = self._hash_ids
+        known = len(ids)
+        row_ids = np.fromiter(
+            (ids.setdefault(digest, len(ids)) for digest in hashes),
+            dtype=np.int64,
+            count=len(hashes),
+        )
+        alive = np.zeros(len(ids), dtype=bool)
+        alive[row_ids] = True
+        first, second, cosine = self._pairs
+        keep = alive[first] & alive[second]
+        first, second, cosine = first[keep], second[keep], cosine[keep]
+        # Rows of descriptions not seen before (one row per text): cosines against all.
+        new_rows = np.flatnonzero(row_ids >= known)
+        if len(new_rows):
+            # One row and one column per text: its first position.
+            _, first_at = np.unique(row_ids, return_index=True)
+            columns = np.sort(first_at)
+            new_rows = columns[row_ids[columns] >= known]
+            parts = [(first, second, cosine)]
+            for start in range(0, len(new_rows), BLOCK_ROWS):
+                rows = new_rows[start : start + BLOCK_ROWS]
+                block = vectors[rows] @ vectors[columns].T
+                at_row, at_col = np.nonzero(block >= threshold)
+                a, b = row_ids[rows[at_row]], row_ids[columns[at_col]]
+                value = block[at_row, at_col].astype(np.float64)
+                # A pair of two new texts is found from both rows: keep it once. A text with
+                # itself is kept too: it pairs the skills that share it, now or later.
+                once = (b < known) | (b >= a)
+                a, b, value = a[once], b[once], value[once]
+                parts.append((np.minimum(a, b), np.maximum(a, b), value))
+            first = np.concatenate([part[0] for part in parts])
+            second = np.concatenate([part[1] for part in parts])
+            cosine = np.concatenate([part[2] for part in parts])
+        # Forget texts no row holds any more, renumbering the rest compactly.
+        if len(ids) > 2 * len(hashes) + 64:
+            live = np.flatnonzero(alive)
+            renumber = np.full(len(ids), -1, dtype=np.int64)
+            renumber[live] = np.arange(len(live))
+            self._hash_ids = {
+                digest: int(renumber[number]) for digest, number in ids.items() if alive[number]
+            }
+            first, second, row_ids = renumber[first], renumber[second], renumber[row_ids]
+        self._pairs = (first, second, cosine)
+        return _positions(first, second, cosine, row_ids)
+
+
+def _no_pairs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    empty = np.zeros(0, dtype=np.int64)
+    return empty, empty.copy(), np.zeros(0, dtype=np.float64)
+
+
+def _positions(
+    first: np.ndarray, second: np.ndarray, cosine: np.ndarray, row_ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs of numbered texts as pairs of positions: a text held by several skills stands
+    for each of them (two skills with one text: a pair of their own, cosine of the text
+    with itself)."""
+    order = np.argsort(row_ids, kind="stable")
+    sorted_ids = row_ids[order]
+    starts = np.searchsorted(sorted_ids, np.arange(int(row_ids.max(initial=-1)) + 2))
+    counts = np.diff(starts)
+    single = (counts[first] == 1) & (counts[second] == 1)
+    simple = single & (first != second)
+    shared = ~single  # a text that several skills hold
+    i = order[starts[first[simple]]]
+    j = order[starts[second[simple]]]
+    out_i, out_j, out_c = [np.minimum(i, j)], [np.maximum(i, j)], [cosine[simple]]
+    for a, b, value in zip(
+        first[shared].tolist(), second[shared].tolist(), cosine[shared].tolist(), strict=True
+    ):
+        rows_a = order[starts[a] : starts[a + 1]].tolist()
+        rows_b = order[starts[b] : starts[b + 1]].tolist()
+        pairs = {(min(x, y), max(x, y)) for x in rows_a for y in rows_b if x != y}
+        if pairs:
+            out_i.append(np.array([p[0] for p in pairs], dtype=np.int64))
+            out_j.append(np.array([p[1] for p in pairs], dtype=np.int64))
+            out_c.append(np.full(len(pairs), value))
+    return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_c)
+
+
+class Pairs(NamedTuple):
+    """Near-duplicate pairs as parallel arrays, in (first, second) order, first < second."""
+
+    first: np.ndarray  # int64
+    second: np.ndarray  # int64
+    dense: np.ndarray  # float64 cosine; NaN without a dense model
+    forward: np.ndarray  # float64 normalised BM25 of first's description on second
+    backward: np.ndarray  # ... and of second's on first
+
+
+def near_duplicate_pairs(
+    index: Index, *, threshold: float = NEAR_DUPLICATE_COSINE, memo: LintMemo | None = None
+) -> list[tuple[int, int, float | None, float, float]]:
+    """(i, j, dense cosine, cross[i, j], cross[j, i]) for i < j, in (i, j) order."""
+    pairs = near_duplicate_arrays(index, threshold=threshold, memo=memo)
+    return [
+        (i, j, None if dense != dense else dense, forward, backward)
+        for i, j, dense, forward, backward in zip(
+            pairs.first.tolist(),
+            pairs.second.tolist(),
+            pairs.dense.tolist(),
+            pairs.forward.tolist(),
+            pairs.backward.tolist(),
+            strict=True,
+        )
+    ]
+
+
+def near_duplicate_arrays(
+    index: Index, *, threshold: float = NEAR_DUPLICATE_COSINE, memo: LintMemo | None = None
+) -> Pairs:
+    """Every pair with a dense cosine over `threshold`, or whose descriptions each score
+    at least `NEAR_DUPLICATE_BM25` as a BM25 query on the other.
+
+    Never all pairs in memory, and no Python object per pair: the cosines come
+    `BLOCK_ROWS` rows at a time from the vectors already computed (with a `memo`, only
+    rows of descriptions it has not seen), keeping the pairs over `threshold`; each
+    description is scored as a BM25 query on every document (`CrossScorer`), keeping the
+    scores over the bar and those of its dense partners. Exact, not sampled: the same
+    pairs and scores as the n x n matrices (26,000 skills: tens of MB instead of 8 GB).
     """
     n = len(index)
+    empty = np.zeros(0, dtype=np.int64)
     if n < 2:
-        return []
+        return Pairs(empty, empty, np.zeros(0), np.zeros(0), np.zeros(0))
     vectors = index.vectors
-    partners: dict[int, set[int]] = {}
-    dense: dict[tuple[int, int], float] = {}
+    dense_i, dense_j, dense_c = empty, empty, np.zeros(0)
     if vectors is not None:
-        for start in range(0, n, BLOCK_ROWS):
-            block = vectors[start : start + BLOCK_ROWS] @ vectors.T
-            rows, cols = np.nonzero(block >= threshold)
-            for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
-                i = start + row
-                if i < col:
-                    dense[(i, col)] = float(block[row, col])
-                    partners.setdefault(i, set()).add(col)
-                    partners.setdefault(col, set()).add(i)
-    cross: dict[tuple[int, int], float] = {}  # (query i, document j) -> normalised score
-    lexical_hits: set[tuple[int, int]] = set()
+        key = (index.models.status.dense, vectors.shape[1], threshold)
+        hashes = [text_hash(skill.description) for skill in index.skills]
+        dense_i, dense_j, dense_c = (memo or LintMemo()).dense_pairs(
+            key, hashes, vectors, threshold
+        )
+    # Each skill's dense partners, both ways, as CSR.
+    ends = np.concatenate([dense_i, dense_j])
+    others = np.concatenate([dense_j, dense_i])
+    order = np.argsort(ends, kind="stable")
+    partner_of = others[order]
+    partner_at = np.searchsorted(ends[order], np.arange(n + 1))
+    # Cross-scores wanted: (query, document, score), keyed query * n + document.
+    keys: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    scorer = CrossScorer(index.lexical)
+    normalised = np.zeros(n, dtype=np.float64)
     for i, skill in enumerate(index.skills):
-        scores = index.lexical.score(skill.description).normalised
-        for j in np.flatnonzero(scores >= NEAR_DUPLICATE_BM25).tolist():
-            if j != i:
-                cross[(i, j)] = float(scores[j])
-                lexical_hits.add((min(i, j), max(i, j)))
-        for j in partners.get(i, ()):
-            cross[(i, j)] = float(scores[j])
-    pairs = set(dense) | {
-        (i, j)
-        for i, j in lexical_hits
-        if min(cross.get((i, j), 0.0), cross.get((j, i), 0.0)) >= NEAR_DUPLICATE_BM25
-    }
-    found = []
-    for i, j in sorted(pairs):
-        if (i, j) not in dense and vectors is not None:
-            dense[(i, j)] = float(vectors[i] @ vectors[j])
-        if (i, j) not in cross or (j, i) not in cross:  # a BM25 pair needs both directions
-            cross[(i, j)] = cross.get((i, j), 0.0)
-            cross[(j, i)] = cross.get((j, i), 0.0)
-        found.append((i, j, dense.get((i, j)), cross[(i, j)], cross[(j, i)]))
-    return found
+        terms = tuple(dict.fromkeys(skill.description_tokens))  # LexicalIndex.query_terms
+        raw, idf_sum = scorer.scores(terms)
+        if idf_sum > 0:
+            np.divide(raw, idf_sum, out=normalised)  # as `score`: raw / Σ idf
+        else:
+            normalised.fill(0.0)
+        hits = np.flatnonzero(normalised >= NEAR_DUPLICATE_BM25)
+        hits = hits[hits != i]
+        partners = partner_of[partner_at[i] : partner_at[i + 1]]
+        if len(partners):
+            hits = np.union1d(hits, partners)
+        if len(hits):
+            keys.append(i * n + hits)
+            values.append(normalised[hits])
+    cross_keys = np.concatenate(keys) if keys else empty
+    cross = np.concatenate(values) if values else np.zeros(0)
+
+    def lookup(query: np.ndarray, document: np.ndarray) -> np.ndarray:
+        wanted = query * n + document
+        at = np.minimum(np.searchsorted(cross_keys, wanted), max(len(cross_keys) - 1, 0))
+        hit = cross_keys[at] == wanted if len(cross_keys) else np.zeros(len(wanted), bool)
+        return np.where(hit, cross[at] if len(cross) else 0.0, 0.0)
+
+    # Keys are ascending already: queries in order, each one's documents ascending.
+    query, document = np.divmod(cross_keys, n)
+    forward = cross >= NEAR_DUPLICATE_BM25
+    lower = forward & (query < document)
+    lexical_i, lexical_j = query[lower], document[lower]
+    both = lookup(lexical_j, lexical_i) >= NEAR_DUPLICATE_BM25
+    first = np.concatenate([dense_i, lexical_i[both]])
+    second = np.concatenate([dense_j, lexical_j[both]])
+    cosine = np.concatenate([dense_c, np.full(int(both.sum()), np.nan)])
+    pair_keys, at = np.unique(first * n + second, return_index=True)  # a dense pair first
+    first, second = np.divmod(pair_keys, n)
+    cosine = cosine[at]
+    if vectors is not None:
+        for k in np.flatnonzero(np.isnan(cosine)).tolist():  # lexical pairs: their cosine
+            cosine[k] = float(vectors[first[k]] @ vectors[second[k]])
+    return Pairs(first, second, cosine, lookup(first, second), lookup(second, first))
 
 
 def near_duplicate_findings(
@@ -513,16 +711,18 @@ def near_duplicate_findings(
     *,
     threshold: float = NEAR_DUPLICATE_COSINE,
     shown: int | None = NEAR_DUPLICATE_SHOWN,
+    memo: LintMemo | None = None,
 ) -> list[Finding]:
     """Pairs whose descriptions say nearly the same thing make an unstable winner: a dense
     cosine above `threshold`, or each description scoring high as a BM25 query on the other.
 
-    Every pair is found (exactly, see `near_duplicate_pairs`), but each skill is told about
-    at most `shown` partners, its closest (dense cosine, else the lower cross-score), and
-    gets one more finding counting the others. A library of families of variants has
-    pairs quadratic in the family size: 605,000 findings at 26,000 replicated skills, which
-    nobody reads and which held about 0.9 GB in the explorer. Every skill with a
-    near-duplicate is still flagged, with its closest ones named."""
+    Every pair is found (exactly, see `near_duplicate_arrays`), but each skill is told
+    about at most `shown` partners, its closest (dense cosine, else the lower
+    cross-score), and gets one more finding counting the others. A library of families of
+    variants has pairs quadratic in the family size: 605,000 findings at 26,000
+    replicated skills, which nobody reads and which held about 0.9 GB in the explorer.
+    Every skill with a near-duplicate is still flagged, with its closest ones named; a
+    message is made only for a pair that is shown."""
     if len(index) < 2:
         return []
     found: list[Finding] = []
@@ -535,37 +735,52 @@ def near_duplicate_findings(
                 "no dense model: near-duplicates checked with BM25 cross-scores only",
             )
         )
-    # skill -> (closeness, partner, message) for every pair it is in
-    partners: dict[int, list[tuple[float, int, str]]] = {}
-    for i, j, dense, forward, backward in near_duplicate_pairs(index, threshold=threshold):
-        a, b = index.skills[i], index.skills[j]
-        dense_text = f"dense cosine {dense:.2f}" if dense is not None else "no dense model"
-        message = (
-            f"{a.id} and {b.id} have near-duplicate descriptions ({dense_text}, "
-            f"BM25 cross-scores {forward:.2f} / {backward:.2f}): "
+    pairs = near_duplicate_arrays(index, threshold=threshold, memo=memo)
+    closeness = np.where(
+        np.isnan(pairs.dense), np.minimum(pairs.forward, pairs.backward), pairs.dense
+    )
+    # Each pair twice, once for each of its skills: closest partner first, then by index.
+    skill = np.concatenate([pairs.first, pairs.second])
+    partner = np.concatenate([pairs.second, pairs.first])
+    close = np.concatenate([closeness, closeness])
+    pair = np.concatenate([np.arange(len(closeness))] * 2)
+    order = np.lexsort((partner, -close, skill))
+    skill, partner, close, pair = skill[order], partner[order], close[order], pair[order]
+    bounds = np.flatnonzero(np.diff(skill)) + 1
+    what = "dense cosine" if index.vectors is not None else "lower BM25 cross-score"
+    skills = index.skills
+
+    def message(p: int) -> str:
+        a, b = skills[int(pairs.first[p])], skills[int(pairs.second[p])]
+        dense = float(pairs.dense[p])
+        dense_text = "no dense model" if dense != dense else f"dense cosine {dense:.2f}"
+        return (
+            f"{a.id} and {b.id} have near-duplicate descriptions ({dense_text}, BM25 "
+            f"cross-scores {float(pairs.forward[p]):.2f} / {float(pairs.backward[p]):.2f}): "
             "say what makes each one different"
         )
-        closeness = dense if dense is not None else min(forward, backward)
-        partners.setdefault(i, []).append((closeness, j, message))
-        partners.setdefault(j, []).append((closeness, i, message))
-    for k, pairs in partners.items():
-        skill = index.skills[k]
-        pairs.sort(key=lambda pair: (-pair[0], pair[1]))
-        limit = len(pairs) if shown is None else max(shown, 1)
-        for _, _, message in pairs[:limit]:
-            found.append(Finding("retrieval/near-duplicate", WARNING, skill.path, message))
-        rest = pairs[limit:]
-        if rest:
-            what = "dense cosine" if index.vectors is not None else "lower BM25 cross-score"
+
+    for start, end in zip([0, *bounds.tolist()], [*bounds.tolist(), len(skill)], strict=True):
+        if start == end:
+            continue
+        own = skills[int(skill[start])]
+        limit = end - start if shown is None else max(shown, 1)
+        for k in range(start, min(end, start + limit)):
+            found.append(Finding("retrieval/near-duplicate", WARNING, own.path, message(pair[k])))
+        rest = end - start - limit
+        if rest > 0:
+            lowest, highest = float(close[end - 1]), float(close[start + limit])
+            examples = ", ".join(
+                skills[int(j)].id for j in partner[start + limit : min(end, start + limit + 3)]
+            )
             found.append(
                 Finding(
                     "retrieval/near-duplicate",
                     INFO,
-                    skill.path,
-                    f"{skill.id} has {len(rest)} more near-duplicate"
-                    f"{'s' if len(rest) > 1 else ''} beyond the {limit} closest "
-                    f"({what} {rest[-1][0]:.2f}-{rest[0][0]:.2f}), e.g. "
-                    f"{', '.join(index.skills[j].id for _, j, _ in rest[:3])}",
+                    own.path,
+                    f"{own.id} has {rest} more near-duplicate{'s' if rest > 1 else ''} "
+                    f"beyond the {limit} closest ({what} {lowest:.2f}-{highest:.2f}), "
+                    f"e.g. {examples}",
                 )
             )
     return found
@@ -578,12 +793,16 @@ def generic_term_findings(index: Index) -> list[Finding]:
     if n < GENERIC_MIN_LIBRARY:
         return []
     common_df = GENERIC_DF_FRACTION * n
+    df: dict[str, int] = {}
     found = []
     for skill in index.skills:
-        terms = sorted(set(match_tokens(skill.description)))
+        terms = sorted(set(skill.description_tokens))  # match_tokens(description)
         if not terms:
             continue
-        common = [term for term in terms if index.lexical.df(term) >= common_df]
+        for term in terms:
+            if term not in df:
+                df[term] = index.lexical.df(term)
+        common = [term for term in terms if df[term] >= common_df]
         if len(common) >= GENERIC_TERMS_FRACTION * len(terms):
             rare = sorted(set(terms) - set(common))
             found.append(

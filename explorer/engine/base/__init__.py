@@ -16,14 +16,16 @@ _EXPORTS: dict[str, str] = {
     "MODEL_FIELDS": "config",
     "PROJECT_CONFIG_NAME": "config",
     "STOPWORDS": "text",
+    "batch_workers": "threads",
     "coerce": "config",
     "cpu_count": "threads",
+    "give_back": "memory",
+    "hand_back_large_blocks": "memory",
     "match_tokens": "text",
     "norm_token": "text",
     "parse_assignment": "config",
     "paths": "<module>",
     "read_value": "config",
-    "set_process_kind": "threads",
     "state_dir": "paths",
     "toml_value": "config",
     "type_label": "config",
@@ -46,10 +48,12 @@ else:
     from explorer.engine.base.config import type_label as type_label
     from explorer.engine.base.config import user_state_dir as user_state_dir
     from explorer.engine.base.files import write_atomically as write_atomically
+    from explorer.engine.base.memory import give_back as give_back
+    from explorer.engine.base.memory import hand_back_large_blocks as hand_back_large_blocks
     from explorer.engine.base.paths import state_dir as state_dir
     from explorer.engine.base.text import STOPWORDS as STOPWORDS
     from explorer.engine.base.text import match_tokens as match_tokens
     from explorer.engine.base.text import norm_token as norm_token
+    from explorer.engine.base.threads import batch_workers as batch_workers
     from explorer.engine.base.threads import cpu_count as cpu_count
-    from explorer.engine.base.threads import set_process_kind as set_process_kind
     from explorer.engine.base.tomlfile import update_toml as update_toml

@@ -1,4 +1,4 @@
-"""Thread counts chosen on purpose, per kind of process.
+"""Thread counts chosen on purpose.
 
 numpy's BLAS (OpenBLAS) and onnxruntime each start a thread per core by default. In
 one process they then fight over the same cores: on a 2-core machine, capping BLAS to
@@ -9,14 +9,17 @@ spinning BLAS workers slowed onnxruntime down.
 * BLAS: always one thread. The cap must be in the environment before numpy is first
   imported, so `explorer/__init__.py` calls `cap_blas()`; a value the user exported
   wins.
-* onnxruntime intra-op threads, by process kind:
-  - ``"query"`` (hook, route, why, eval, lint, the explorer, watch): one thread. A
-    prompt is a dozen tokens; a second thread costs more in hand-off than it saves,
-    and on a busy machine it is much slower (measured: query embedding 8-15 ms with
-    one thread, 20-28 ms with two, under load).
-  - ``"build"`` (`index`, benchmarks of the cold build): one per core, since batches
-    of descriptions do parallelise.
-  ``SKILL_EXPLORER_THREADS=N`` overrides both.
+* onnxruntime sessions: one intra-op thread, in every process. A prompt is a dozen
+  tokens; a second thread costs more in hand-off than it saves, and on a busy machine it
+  is much slower (measured: query embedding 8-15 ms with one thread, 20-28 ms with two,
+  under load).
+* Batches of descriptions (a cold build, in whichever command builds: `index`, `route`,
+  `hook`, `eval`, the explorer...): `batch_workers()` threads each run whole batches on
+  that same one-thread session at once (onnxruntime's `run` is thread-safe and releases
+  the GIL), one per core. Batches share nothing, so this scales better than splitting
+  each batch's operators over threads, and a single prompt still runs on one.
+
+``SKILL_EXPLORER_THREADS=N`` sets how many cores batches use (N = 1: one at a time).
 """
 
 from __future__ import annotations
@@ -25,9 +28,6 @@ import os
 
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 THREADS_VARIABLE = "SKILL_EXPLORER_THREADS"
-KINDS = ("query", "build")
-
-_kind = "query"
 
 
 def cap_blas() -> None:
@@ -43,17 +43,14 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def set_process_kind(kind: str) -> None:
-    """Declare what this process mostly does; read when an ONNX session is created."""
-    global _kind
-    if kind not in KINDS:
-        raise ValueError(f"process kind must be one of {KINDS}, not {kind!r}")
-    _kind = kind
-
-
 def onnx_threads() -> int:
-    """Intra-op threads for a new onnxruntime session in this process."""
+    """Intra-op threads for a new onnxruntime session: one (batches go wide instead)."""
+    return 1
+
+
+def batch_workers() -> int:
+    """Threads that embed batches of descriptions at once: one per core, or the override."""
     override = os.environ.get(THREADS_VARIABLE, "").strip()
     if override.isdigit() and int(override) > 0:
         return int(override)
-    return cpu_count() if _kind == "build" else 1
+    return cpu_count()

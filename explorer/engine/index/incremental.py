@@ -84,14 +84,23 @@ def patch_index(
     cache: EmbeddingCache | None,
     *,
     version: int,
+    changed: Sequence[int] | None = None,
 ) -> Index | None:
-    """`previous` with the changed skills of `found` patched in; None when it cannot be."""
+    """`previous` with the changed skills of `found` patched in; None when it cannot be.
+
+    `changed`: when the caller knows the same paths are in the same places and only these
+    positions may differ (a save), so no pass compares every skill."""
     started = time.perf_counter()
     skills = found.skills
-    changed = changed_positions(previous, skills)
+    if changed is not None and len(skills) == len(previous.skills):
+        old = previous.skills
+        changed = [i for i in changed if old[i] != skills[i] or old[i].stale != skills[i].stale]
+    else:
+        changed = changed_positions(previous, skills)
     if not hasattr(previous.lexical, "patched"):
         return None
     timings: dict[str, float] = {}
+    in_place = changed is not None
     try:
         if changed is None:
             tables = _patch_shifted(previous, skills, config, models, cache, timings, started)
@@ -112,7 +121,7 @@ def patch_index(
         ecosystem_postings=tables.ecosystem_postings,
         id_rank=tables.id_rank,
         positions=tables.positions,
-        paths=tuple(skill.path for skill in skills),
+        paths=previous.paths if in_place else tuple(skill.path for skill in skills),
         version=version,
         built_at=time.time(),
         timings_ms=timings,
@@ -136,11 +145,15 @@ def _repost(
     for i in changed:
         for key in keys_of(new[i]):
             added.setdefault(key, []).append(i)
+    gone = np.array(sorted(changed_set), dtype=np.int64)
     for key in {key for i in changed for key in keys_of(old[i])}.union(added):
-        positions = [int(p) for p in out.get(key, ()) if int(p) not in changed_set]
-        positions += added.get(key, [])
-        if positions:
-            out[key] = np.array(sorted(positions), dtype=np.int64)
+        kept = np.asarray(out.get(key, ()), dtype=np.int64)
+        kept = kept[~np.isin(kept, gone)]  # vectorised: a common token lists most skills
+        more = added.get(key)
+        if more:
+            kept = np.sort(np.concatenate([kept, np.array(more, dtype=np.int64)]), kind="stable")
+        if len(kept):
+            out[key] = kept
         else:
             out.pop(key, None)
     return out
@@ -175,8 +188,8 @@ def _patch_in_place(
     }
     if tokens != old_tokens:
         lexical = lexical.patched(tokens)
-    ids = [skill.id for skill in skills]
     renamed = any(previous.skills[i].id != skills[i].id for i in changed)
+    ids = [skill.id for skill in skills] if renamed else []
     if renamed:
         lexical = lexical.with_ids(ids)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk
 from explorer.engine.discovery.skills import (
+    Discovery,
     Problem,
     Skill,
     assemble,
@@ -136,6 +137,7 @@ class LiveIndex:
         self._version_changed = threading.Condition()
         self._by_path: dict[str, Skill | Problem] = {}
         self._order: list[str] | None = None  # the keys of _by_path in path order
+        self._stale: set[str] = set()  # paths served from their last good version
         self._problems: tuple[Problem, ...] = ()
         self._links: tuple[str, ...] = ()
         # Which watcher runs and why (`watch`, the status bar); `start` may fall back.
@@ -317,20 +319,24 @@ class LiveIndex:
                     results.pop(path, None)
                     self._file_stats.pop(path, None)
         memo.flush()
-        # Bodies stay on disk (bodies.py): the live index holds every other field.
-        results = {
-            path: body_on_disk(result) if isinstance(result, Skill) else result
-            for path, result in self._keep_last_good(results).items()
-        }
-        self._by_path = results
+        in_place = None
+        if not full and previous is not None:
+            in_place = self._edited_in_place(previous, results, touched_paths)
+        if in_place is not None:
+            found, positions = in_place
+        else:
+            found, positions = self._assemble(results, full, touched_paths), None
         parsed = time.perf_counter()
-        if self._order is None or len(self._order) != len(results) or full:
-            self._order = sorted(results, key=path_order)
-        elif any(path not in results for path in touched_paths):
-            self._order = sorted(results, key=path_order)  # a path came or went
-        found = assemble(results, self._problems, self._links, order=self._order)
         patched = (
-            patch_index(previous, found, self.config, self.models, self.cache, version=version)
+            patch_index(
+                previous,
+                found,
+                self.config,
+                self.models,
+                self.cache,
+                version=version,
+                changed=positions,
+            )
             if previous is not None
             else None
         )
@@ -347,7 +353,52 @@ class LiveIndex:
         index.timings_ms.update(
             parse=(parsed - started) * 1000, total=(time.perf_counter() - started) * 1000
         )
-        return index, _diff(previous, index, full)
+        return index, _diff(previous, index, full, none_stale=not self._stale)
+
+    def _assemble(
+        self, results: dict[str, Skill | Problem], full: bool, touched_paths: list[str]
+    ) -> Discovery:
+        """The library from every path's result: last good versions, de-duplication."""
+        # Bodies stay on disk (bodies.py): the live index holds every other field.
+        results = {
+            path: body_on_disk(result) if isinstance(result, Skill) else result
+            for path, result in self._keep_last_good(results).items()
+        }
+        self._by_path = results
+        self._stale = {
+            path
+            for path, result in results.items()
+            if isinstance(result, Skill) and result.stale is not None
+        }
+        if self._order is None or len(self._order) != len(results) or full:
+            self._order = sorted(results, key=path_order)
+        elif any(path not in results for path in touched_paths):
+            self._order = sorted(results, key=path_order)  # a path came or went
+        return assemble(results, self._problems, self._links, order=self._order)
+
+    def _edited_in_place(
+        self, previous: Index, results: dict[str, Skill | Problem], touched: list[str]
+    ) -> tuple[Discovery, list[int]] | None:
+        """A save that edited skills in place, the common case: each touched path held a
+        skill the index serves and holds a valid one with the same id now. The library is
+        the previous one with those skills replaced, at the positions returned, with no
+        pass over every path (at 26,000 skills the passes of `_assemble` cost ~0.3 s a
+        save). None when anything else happened: `_assemble` decides then."""
+        if self._stale:  # a last good version might stop or start being served
+            return None
+        skills = list(previous.skills)
+        positions: list[int] = []
+        for path in dict.fromkeys(touched):
+            old, new = self._by_path.get(path), results.get(path)
+            if not (isinstance(old, Skill) and isinstance(new, Skill)):
+                return None
+            at = previous.positions.get(old.id)
+            if new.stale is not None or new.id != old.id or at is None or skills[at] is not old:
+                return None
+            skills[at] = results[path] = body_on_disk(new)
+            positions.append(at)
+        self._by_path = results
+        return Discovery(tuple(skills), previous.rejected, self._links), sorted(positions)
 
     def _scan_by_stat(self, memo: _Memo) -> dict[str, Skill | Problem]:
         """A full walk in which a file whose stat did not move is not read again.
@@ -475,13 +526,14 @@ class LiveIndex:
         return self.watcher is not None and self.watcher.roots_moved(self.roots)
 
 
-def _diff(previous: Index | None, index: Index, full: bool) -> IndexChange:
+def _diff(previous: Index | None, index: Index, full: bool, *, none_stale: bool) -> IndexChange:
     if previous is not None and previous.ids == index.ids:
         # The same skills in the same places (a save): only objects that were replaced
         # can differ, so the comparison skips the rest instead of two dicts of all.
         pairs = zip(previous.skills, index.skills, strict=True)
-        before = {old.id: old for old, new in pairs if old is not new}
-        after = {skill.id: skill for skill in index.skills if skill.id in before}
+        replaced = [(old, new) for old, new in pairs if old is not new]
+        before = {old.id: old for old, _ in replaced}
+        after = {new.id: new for _, new in replaced}
     else:
         before = {skill.id: skill for skill in previous.skills} if previous else {}
         after = {skill.id: skill for skill in index.skills}
@@ -495,10 +547,11 @@ def _diff(previous: Index | None, index: Index, full: bool) -> IndexChange:
             or before[skill_id].path != skill.path
         )
     )
-    stale = tuple(skill.id for skill in index.skills if skill.stale is not None)
-    errors = index.rejected + tuple(
-        skill.stale for skill in index.skills if skill.stale is not None
-    )
+    # `none_stale`: the live index knows no skill is served stale (most of the time), and
+    # two passes over every skill are saved.
+    served_stale = () if none_stale else [s for s in index.skills if s.stale is not None]
+    stale = tuple(skill.id for skill in served_stale)
+    errors = index.rejected + tuple(skill.stale for skill in served_stale if skill.stale)
     return IndexChange(
         version=index.version,
         added=tuple(skill_id for skill_id in after if skill_id not in before),

@@ -10,6 +10,7 @@ import os
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -18,8 +19,8 @@ import numpy as np
 
 from explorer.engine.base.files import pid_alive
 from explorer.engine.base.text import tokenize
+from explorer.engine.base.threads import batch_workers, onnx_threads
 from explorer.engine.base.threads import cpu_count as cpu_count  # re-exported for callers
-from explorer.engine.base.threads import onnx_threads
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
@@ -239,23 +240,41 @@ class OnnxEmbedder:
             self.dim = int(self._run([self.tokenizer.encode("probe")]).shape[-1])
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Length-sorted batches: padding waste, not the model, dominates unsorted ones."""
+        """Length-sorted batches: padding waste, not the model, dominates unsorted ones.
+
+        Batches run on every core at once (`threads.batch_workers`), each on this one
+        session with its one intra-op thread. The batches are those a run on one thread
+        makes, so are the vectors."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
         result = np.empty((len(texts), self.dim), dtype=np.float32)
-        chunk: list[int] = []
+        batches: list[list[int]] = []
+        batch: list[int] = []
         for index in order:
             # Sorted by length, so the newest row is the widest: cap rows x width, which
             # bounds the attention tensors (and peak memory) for long descriptions.
             width = len(encodings[index].ids)
-            if chunk and (len(chunk) == self.batch_size or (len(chunk) + 1) * width > BATCH_TOKENS):
-                result[chunk] = self._run([encodings[i] for i in chunk])
-                chunk = []
-            chunk.append(index)
-        if chunk:
-            result[chunk] = self._run([encodings[i] for i in chunk])
+            if batch and (len(batch) == self.batch_size or (len(batch) + 1) * width > BATCH_TOKENS):
+                batches.append(batch)
+                batch = []
+            batch.append(index)
+        if batch:
+            batches.append(batch)
+
+        def run(rows: list[int]) -> None:
+            result[rows] = self._run([encodings[i] for i in rows])
+
+        workers = min(batch_workers(), len(batches))
+        if workers > 1:
+            # Longest batches first (they are last in length order), so no core is left
+            # with a long one at the end.
+            with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
+                list(pool.map(run, reversed(batches)))
+        else:
+            for rows in batches:
+                run(rows)
         return l2_normalise(result)
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -199,11 +199,12 @@ def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
     return trace.drivers(at, count, digits=1)
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=2)
 def _candidate_bars(decision: Decision) -> tuple[object, float | None, int, float | None]:
     """rerank_top_k; the lowest hybrid score among the candidates that entered by it; the
     BM25 pool's size and its lowest BM25 (§9.1, §9.12). Once per decision: the table asks
-    for one row at a time."""
+    for one row at a time. Two: the decision on screen and the pinned one; each holds
+    arrays of every skill (at 26,000, megabytes), kept alive here."""
     gate = next((g for g in decision.gates if g.name is GateName.RERANKER), None)
     relevance = decision.relevance
     if gate is not None:

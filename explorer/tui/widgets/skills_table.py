@@ -207,7 +207,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self.view: list[int] = []  # indices into rows: filtered and sorted, what is drawn
         self.filter_text = ""
         self.filtered_at = 0.0
-        self.descriptions: dict[str, str] = {}  # id -> description, for the filter
+        self.descriptions: Mapping[str, str] = {}  # id -> description, for the filter
         self.sort_key = "decision"
         self.sort_reverse = False
         self.followed: str | None = None  # the skill the user put the cursor on
@@ -251,8 +251,8 @@ class SkillsTable(ScrollView, can_focus=True):
     def set_health(
         self,
         rejected: tuple[Problem, ...],
-        stale: dict[str, str],
-        warned: dict[str, str] | None = None,
+        stale: Mapping[str, str],
+        warned: Mapping[str, str] | None = None,
     ) -> None:
         warned = warned or {}
         if rejected == self.rejected and stale == self.stale and warned == self.warned:

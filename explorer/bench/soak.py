@@ -1,0 +1,225 @@
+"""soak: the explorer kept open on a library while an author saves one skill after another.
+
+One child process runs the explorer under Textual's Pilot (120x40, headless) on a copy of
+the scale bench's library and measures, in this order:
+
+* RSS once the live index is in (`open`);
+* the prompt typed key by key while the first lint runs, again and again until it ends:
+  keystroke -> repainted table for each key, and the longest stall of the event loop
+  (an asyncio task that asks to wake every 5 ms and records how late it woke);
+* RSS once the first lint has ended (`lint`);
+* `SAVES` saves, `SAVE_GAP_S` apart, each a new first line of a random skill's
+  description: write -> the table repainted with the decision on the snapshot that holds
+  it. The background work (lint, cases) runs as it does for an author who saves faster
+  than a lint of 26,000 skills ends: one at a time, the newest snapshot waiting. After
+  save 1, 10 and 100 it is left to end and the RSS is read; and the event loop's
+  longest stall over all of the saves.
+
+Every file the saves edited is written back as it was at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from explorer.bench import measure
+
+SAVES = 100
+RSS_AFTER = (1, 10, 100)
+SAVE_GAP_S = 1.0  # between a save's repaint and the next save
+TICK_S = 0.005  # the event-loop watchdog's period
+TIMEOUT_S = 900.0
+PROMPT = "merge the quarterly pdf reports into one deck"
+MAX_KEYS = 600  # keystrokes while the first lint runs, at most
+_MARKER = re.compile(r"(description: \|-\n)(  Saved edit \d+[^\n]*\n)?")
+
+
+def rss_mb() -> float:
+    """This process's resident set now (VmRSS), in MB."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return measure.peak_mb()  # pragma: no cover - not Linux
+
+
+class LoopWatch:
+    """How late the event loop wakes a task that sleeps `TICK_S`: the longest time any
+    callback (a repaint, a message handler, anything holding the GIL) kept it busy."""
+
+    def __init__(self) -> None:
+        self.worst_ms = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def reset(self) -> float:
+        worst, self.worst_ms = self.worst_ms, 0.0
+        return worst
+
+    async def _run(self) -> None:
+        while True:
+            asked = time.perf_counter()
+            await asyncio.sleep(TICK_S)
+            late = (time.perf_counter() - asked - TICK_S) * 1000
+            self.worst_ms = max(self.worst_ms, late)
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def _until(pilot: Any, condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the explorer never got there: {what}")
+        await pilot.pause(0.002)
+
+
+def _edited(text: str, number: int) -> str:
+    line = f"  Saved edit {number}: merges quarterly pdf reports into one deck.\n"
+    return _MARKER.sub(lambda match: match.group(1) + line, text, count=1)
+
+
+async def _soak(job: dict[str, Any]) -> dict[str, Any]:
+    from explorer.engine import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+
+    library = Path(job["library"])
+    app = ExplorerApp(
+        [str(library)],
+        Config(**job["config"]),
+        cache_dir=job["cache"],
+        history=PromptHistory(Path(job["work"]) / "soak-history.txt"),
+    )
+    watch = LoopWatch()
+    report: dict[str, Any] = {"keys": [], "keys_in_lint": [], "saves": [], "rss": {}}
+    originals: dict[Path, str] = {}
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            watch.start()
+            started = time.perf_counter()
+            await _until(
+                pilot, lambda: app.live is not None and app.snapshot is app.live.snapshot, "load"
+            )
+            report["loaded_s"] = time.perf_counter() - started
+            report["rss"]["open"] = rss_mb()
+            watch.reset()
+            # Keystrokes while the first lint runs: the prompt, typed and erased in turn.
+            typed = ""
+            passes = 0
+            erasing = False
+            while len(report["keys"]) < MAX_KEYS and (app.background_busy or passes == 0):
+                if erasing:
+                    key, typed = "backspace", typed[:-1]
+                    erasing = len(typed) > 1
+                else:
+                    key = PROMPT[len(typed)]
+                    typed += key
+                    if typed == PROMPT:
+                        passes, erasing = passes + 1, True
+                busy = app.background_busy
+                pressed = time.perf_counter()
+                await pilot.press("space" if key == " " else key)
+
+                def shown(typed: str = typed, pressed: float = pressed) -> bool:
+                    return (
+                        app.decision is not None
+                        and app.decision.prompt == typed
+                        and app.state.painted_at > pressed
+                    )
+
+                await _until(pilot, shown, "a keystroke painted")
+                latency = measure.ms(app.state.painted_at - pressed)
+                report["keys"].append(latency)
+                if busy:
+                    report["keys_in_lint"].append(latency)
+            report["loop_lint_ms"] = watch.reset()
+            await _until(pilot, lambda: not app.background_busy, "the first lint")
+            report["lint_s"] = time.perf_counter() - started - report["loaded_s"]
+            report["loop_lint_ms"] = max(report["loop_lint_ms"], watch.reset())
+            await pilot.pause(SAVE_GAP_S)
+            report["rss"]["lint"] = rss_mb()
+            directories = sorted(path for path in library.iterdir() if path.is_dir())
+            rng = random.Random(len(directories))
+            for number in range(1, job["saves"] + 1):
+                path = rng.choice(directories) / "SKILL.md"
+                text = path.read_text(encoding="utf-8")
+                originals.setdefault(path, text)
+                assert app.snapshot is not None
+                version = app.snapshot.version
+                written = time.perf_counter()
+                path.write_text(_edited(text, number), encoding="utf-8")
+
+                def painted(version: int = version, written: float = written) -> bool:
+                    return (
+                        app.snapshot is not None
+                        and app.snapshot.version > version
+                        and app.state.painted_on is app.snapshot
+                        and app.state.painted_at > written
+                    )
+
+                await _until(pilot, painted, f"save {number} painted")
+                report["saves"].append(measure.ms(app.state.painted_at - written))
+                if number in RSS_AFTER or number == job["saves"]:
+                    await _until(pilot, lambda: not app.background_busy, "the saves' lint")
+                    await pilot.pause(SAVE_GAP_S)
+                    report["rss"][f"save{number}"] = rss_mb()
+                else:
+                    await pilot.pause(job.get("gap_s", SAVE_GAP_S))
+            report["loop_saves_ms"] = watch.reset()
+            report["peak_mb"] = measure.peak_mb()
+            report["skills"] = len(app.snapshot) if app.snapshot is not None else 0
+            watch.stop()
+    finally:
+        for path, text in originals.items():
+            path.write_text(text, encoding="utf-8")
+    return report
+
+
+def soak_child(job: dict[str, Any]) -> dict[str, Any]:
+    return asyncio.run(_soak(job))
+
+
+def run_soak(
+    library: Path,
+    cache: Path,
+    config: Any,
+    work: Path,
+    *,
+    saves: int = SAVES,
+    gap_s: float = SAVE_GAP_S,
+) -> dict[str, Any]:
+    """The child's report, or {"error": ...}."""
+    import dataclasses
+
+    job = json.dumps(
+        {
+            "kind": "soak",
+            "config": dataclasses.asdict(config),
+            "cache": str(cache),
+            "library": str(library),
+            "work": str(work),
+            "saves": saves,
+            "gap_s": gap_s,
+        }
+    )
+    env = measure.child_env(work / "xdg-cache-soak", work / "xdg-config-empty")
+    run = measure.run_child(
+        [sys.executable, "-m", "explorer.bench.scale"], job, env, work, 3 * TIMEOUT_S
+    )
+    if run.returncode != 0:
+        return {"error": f"child exit {run.returncode}: {run.stderr[-400:]}"}
+    report: dict[str, Any] = measure.last_json_line(run.stdout)
+    return report
