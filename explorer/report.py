@@ -7,6 +7,7 @@ which makes skill text visible-safe and fits tables to the terminal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import RenderableType
@@ -138,9 +139,10 @@ def gate_line(gate: Gate) -> str:
     return text
 
 
-def terms_table(index: Index, prompt: str, skill_id: str) -> Blocks:
+def terms_table(index: Index, query_terms: Sequence[str], skill_id: str) -> Blocks:
+    """The BM25 terms table of one skill, over the terms the decision read from its prompt."""
     position = index.positions[skill_id]
-    explain = index.lexical.explain(prompt, position)
+    explain = index.lexical.explain_terms(query_terms, position)
     body = [
         [
             term.term,
@@ -295,7 +297,7 @@ def why_report(
     lines += ["", "gates, in cascade order:", *(gate_line(gate) for gate in decision.gates)]
     explained = [skill] if skill else [row.id for row in decision.rows[: min(top, 3)]]
     for skill_id in explained:
-        lines += ["", *terms_table(index, decision.prompt, skill_id)]
+        lines += ["", *terms_table(index, decision.query_terms, skill_id)]
     if skill:
         attribution = attribution_lines(index, decision.prompt, skill)
         lines += ["", *attribution] if attribution else []
@@ -371,7 +373,7 @@ def markdown_report(
     explained = skill or (decision.rows[0].id if decision.rows else None)
     if explained is not None:
         lines += ["", f"## BM25 terms of {code(explained)}", "", "```"]
-        lines += [render(block) for block in terms_table(index, decision.prompt, explained)]
+        lines += [render(block) for block in terms_table(index, decision.query_terms, explained)]
         lines += ["```"]
         attribution = attribution_lines(index, decision.prompt, explained)
         if attribution:

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from explorer.engine.index.live import LiveIndex
+from explorer.engine.index.watchers import WatchdogWatcher
 from tests.engine.test_live import CONFIG, MODELS, TIMEOUT, ids, same_as_disk, skill_text, write
 
 
@@ -16,7 +17,7 @@ def test_the_watchdog_backend_follows_creates_edits_moves_and_deletes(tmp_path: 
     root = tmp_path / "skills"
     write(root / "pdf" / "SKILL.md", skill_text("pdf", "Merge and split PDF files."))
     with LiveIndex([root], CONFIG, MODELS, backend="watchdog") as live:
-        assert live.backend == "watchdog" and live._inotify is None
+        assert live.backend == "watchdog" and isinstance(live.watcher, WatchdogWatcher)
         assert live.wait_for(lambda snap: same_as_disk(snap, root), TIMEOUT)
         write(root / "docx" / "SKILL.md", skill_text("docx", "Word documents."))
         (root / "pdf" / ".SKILL.md.swp").write_text("editor noise", "utf-8")

@@ -15,6 +15,7 @@ from explorer.engine.base.config import Config, ConfigError, load_config
 from explorer.engine.index.opening import Engine, open_engine, open_library
 from explorer.engine.route.decision import GateName, Stage, Verdict
 from explorer.engine.route.pipeline import decide
+from explorer.engine.route.query import Query
 from explorer.engine.route.reasons import reason
 from explorer.engine.route.relevance import (
     FEATURES,
@@ -84,7 +85,7 @@ def _evidence(**overrides: object) -> CandidateEvidence:
 
 
 def test_features_measure_each_candidate_against_the_others() -> None:
-    matrix = features("lint this, without the security audit", _evidence())
+    matrix = features(Query.parse("lint this, without the security audit"), _evidence())
     column = {name: i for i, name in enumerate(FEATURES)}
     assert matrix.shape == (2, len(FEATURES))
     assert matrix[0, column["cosine_lead"]] == pytest.approx(0.3)
@@ -92,14 +93,14 @@ def test_features_measure_each_candidate_against_the_others() -> None:
     assert matrix[0, column["rerank_lead"]] == pytest.approx(7.0)
     assert matrix[0, column["excluded"]] == pytest.approx(0.5)  # security + audit of 4 idf
     assert matrix[0, column["library_size"]] == pytest.approx(np.log(2))
-    without = features("lint this", _evidence(logits=None))
+    without = features(Query.parse("lint this"), _evidence(logits=None))
     assert without[:, column["rerank"]].tolist() == [0.0, 0.0]
 
 
 def test_contributions_add_up_to_the_probability() -> None:
     """Under either form, p follows from s = bias + the contributions alone."""
     shipped = load_relevance_model()
-    matrix = features("lint this, without the security audit", _evidence())
+    matrix = features(Query.parse("lint this, without the security audit"), _evidence())
     scores = shipped.contributions(matrix).sum(axis=1) + shipped.bias
     assert np.allclose(shipped.log_odds(matrix), scores)
     logistic = dataclasses.replace(shipped, form=ModelForm.LOGISTIC)
@@ -256,7 +257,7 @@ def test_the_terms_views_name_what_the_description_excludes(bow_index) -> None: 
     skill = next(s for s in bow_index.skills if s.id == "pdf")
     prompt = "fill the forms in this pdf"
     assert "excluded by the description" not in "\n".join(
-        str(block) for block in terms_table(bow_index, prompt, "pdf")
+        str(block) for block in terms_table(bow_index, bow_index.lexical.query_terms(prompt), "pdf")
     )
     disowning = type(skill)(
         **{**skill.__dict__, "description": skill.description + " Not for forms."}

@@ -17,6 +17,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.index.live import LiveIndex
 from explorer.engine.index.snapshot import Index, build_index
 from explorer.engine.index.watcher import inotify_available, overflow_event
+from explorer.engine.index.watchers import InotifyWatch
 from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import assemble_models
 from tests.conftest import REPO
@@ -85,8 +86,8 @@ def test_lost_events_and_an_overflow_recover_exactly_the_disk(library: Path) -> 
     with LiveIndex([library], CONFIG, MODELS, backend="inotify") as live:
         skills = len(live.snapshot)
         assert live.backend == "inotify" and skills in (200, 5000)
-        watcher = live._inotify
-        assert watcher is not None
+        assert isinstance(live.watcher, InotifyWatch)
+        watcher = live.watcher.inotify
         assert live.wait_for(lambda snap: snap.version >= 2, TIMEOUT)  # the catch-up walk
         # The kernel queue overflows: every event of this burst is lost ...
         real_hint = watcher._hint
@@ -113,7 +114,7 @@ def test_a_small_watch_limit_says_so_and_polls_the_rest(library: Path) -> None:
     with LiveIndex([library], CONFIG, MODELS, backend="inotify", max_watches=100) as live:
         assert live.wait_for(lambda snap: snap.version >= 2, TIMEOUT)
         assert any("fs.inotify.max_user_watches" in note for note in live.notes), live.notes
-        assert live._inotify is not None and live._inotify.watched == 100
+        assert isinstance(live.watcher, InotifyWatch) and live.watcher.inotify.watched == 100
         _mutate(library, seed=2)  # mostly in directories no watch covers
         assert _equal_to_disk(live, library)
 

@@ -72,6 +72,8 @@ class WatchCommand(Command):
 
         live.subscribe(report)
         with live:
+            choice = live.watcher_choice
+            emit(f"watcher: {choice.backend} ({choice.reason})")
             notes()
             try:
                 while not stop.wait(3600):

@@ -23,7 +23,7 @@ FLOOR_SIZE = 200  # the library size the floor is quoted at when no skill was fo
 
 @dataclass(frozen=True)
 class Check:
-    area: str  # config | roots | skills | model | reranker | cache | hook
+    area: str  # config | roots | skills | watch | model | reranker | cache | hook
     status: str  # ok | info | warning | error
     message: str
 
@@ -60,9 +60,18 @@ def diagnose(
     report = Report()
     _config_checks(report, loaded, cwd, config_errors)
     skill_count = _skill_checks(report, loaded.config, cli_roots, cwd)
+    _watch_check(report)
     _model_checks(report, loaded.config, cache_dir, skill_count)
     _hook_checks(report, cwd)
     return report
+
+
+def _watch_check(report: Report) -> None:
+    """Which file watcher the live index (the explorer, `watch`) would run, and why."""
+    from explorer.engine.index.watchers import choose_backend
+
+    choice = choose_backend()
+    report.add("watch", OK, f"live index watcher: {choice.backend} ({choice.reason})")
 
 
 def _config_checks(

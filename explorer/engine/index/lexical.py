@@ -263,7 +263,10 @@ class LexicalIndex:
         return tuple(dict.fromkeys(match_tokens(prompt)))
 
     def score(self, prompt: str) -> LexicalScores:
-        terms = self.query_terms(prompt)
+        return self.score_terms(self.query_terms(prompt))
+
+    def score_terms(self, terms: tuple[str, ...]) -> LexicalScores:
+        """`score` for query terms already read from the prompt (the router's parsed query)."""
         raw = np.zeros(self.n, dtype=np.float64)
         matched = np.zeros(self.n, dtype=np.int32)
         idf_sum = 0.0
@@ -285,11 +288,18 @@ class LexicalIndex:
         """Per query term, matched or not, how the skill's BM25 score is made (any skill)."""
         return self.explain_many(prompt, [skill_index])[0]
 
+    def explain_terms(self, terms: Sequence[str], skill_index: int) -> Explain:
+        """`explain` for query terms already read from the prompt, as a decision keeps them."""
+        return self._explain_terms(terms, [skill_index])[0]
+
     def explain_many(self, prompt: str, skill_indices: Sequence[int]) -> list[Explain]:
         """`explain` for several skills, sharing the prompt's terms and their postings."""
+        return self._explain_terms(self.query_terms(prompt), skill_indices)
+
+    def _explain_terms(self, query: Sequence[str], skill_indices: Sequence[int]) -> list[Explain]:
         wanted = np.asarray(skill_indices, dtype=np.int64)
         terms: list[tuple[str, int, float, np.ndarray]] = []
-        for term in self.query_terms(prompt):
+        for term in query:
             tf = np.zeros(len(wanted), dtype=np.int64)
             start, end = self._spans.get(term, (0, 0))
             if end > start and len(wanted):

@@ -1,6 +1,6 @@
 """The live index: watch skill roots, re-index on change, never serve a half-built state.
 
-Events from watchdog are only hints. A burst of them (an editor's atomic save, a
+Watcher events (watchers.py) are only hints. A burst of them (an editor's atomic save, a
 `git checkout`) is coalesced into one re-index. The re-index works from the disk, not
 from the events, so whatever the events were, the snapshot ends equal to what is on disk.
 When only SKILL.md files changed, just those files are re-read; a directory event, a
@@ -20,14 +20,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver, ObservedWatch
-
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk
 from explorer.engine.discovery.skills import (
-    SKILL_FILE,
     Discovery,
     Problem,
     Skill,
@@ -38,7 +33,13 @@ from explorer.engine.discovery.skills import (
 )
 from explorer.engine.index.incremental import patch_index
 from explorer.engine.index.snapshot import Index, index_skills
-from explorer.engine.index.watcher import InotifyWatcher, inotify_available
+from explorer.engine.index.watchers import (
+    Watcher,
+    WatcherChoice,
+    WatchPlan,
+    choose_backend,
+    start_watcher,
+)
 from explorer.engine.inference.cache import CachedSkills, EmbeddingCache, Progress
 from explorer.engine.inference.models import Models
 
@@ -106,33 +107,6 @@ class _Memo:
             self._cached.flush()
 
 
-def _is_skill_file(path: str) -> bool:
-    return os.path.basename(path) == SKILL_FILE
-
-
-class _EventFilter(FileSystemEventHandler):
-    """Turns watchdog events into work items: a SKILL.md path, or a request for a full walk."""
-
-    def __init__(self, work: queue.Queue[str | None]) -> None:
-        self._work = work
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return
-        paths = [os.fsdecode(event.src_path)]
-        if getattr(event, "dest_path", ""):
-            paths.append(os.fsdecode(event.dest_path))
-        if event.is_directory:
-            # A directory came, went or moved: it may hold skills. A modified directory
-            # only means its listing changed, which file events already report.
-            if event.event_type != "modified":
-                self._work.put(None)
-            return
-        for path in paths:
-            if _is_skill_file(path):
-                self._work.put(path)
-
-
 class LiveIndex:
     """An Index that follows the disk. Read `snapshot`; subscribe to hear of changes."""
 
@@ -166,14 +140,11 @@ class LiveIndex:
         self._stale: set[str] = set()  # paths served from their last good version
         self._problems: tuple[Problem, ...] = ()
         self._links: tuple[str, ...] = ()
-        self._observer: BaseObserver | None = None
-        self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
-        if backend == "auto":
-            backend = "inotify" if inotify_available() else "watchdog"
-        self.backend = backend
+        # Which watcher runs and why (`watch`, the status bar); `start` may fall back.
+        self.watcher_choice: WatcherChoice = choose_backend(backend)
+        self.backend = self.watcher_choice.backend.value
         self._max_watches = max_watches
-        self._inotify: InotifyWatcher | None = None
-        self._root_ids: dict[str, tuple[int, int] | None] = {}
+        self.watcher: Watcher | None = None  # from `start` on
         self._dir_stats: dict[str, StatRow] = {}  # every directory the last walk listed
         self._file_stats: dict[str, StatRow] = {}  # every SKILL.md, as last read
         # SKILL.md files that are symlinks or have other hard links: written under a name
@@ -230,20 +201,10 @@ class LiveIndex:
     # -- running -------------------------------------------------------------------------
 
     def start(self) -> LiveIndex:
-        if self.backend == "inotify":
-            try:
-                self._inotify = InotifyWatcher(self._hint, max_watches=self._max_watches)
-                self._inotify.start()
-            except OSError as error:
-                self.backend = "poll"
-                self.notes.append(
-                    f"inotify unavailable ({error}); polling by stat. If the limit is "
-                    "fs.inotify.max_user_instances, raise it with: "
-                    "sudo sysctl fs.inotify.max_user_instances=1024"
-                )
-        elif self.backend == "watchdog":
-            self._observer = Observer()
-            self._observer.start()
+        self.watcher, self.watcher_choice = start_watcher(
+            self.watcher_choice, self._hint, max_watches=self._max_watches
+        )
+        self.backend = self.watcher_choice.backend.value
         self._sync_watches()
         self._work.put(None)  # catch up with anything that changed since the first build
         self._thread = threading.Thread(target=self._loop, name="live-index", daemon=True)
@@ -255,11 +216,8 @@ class LiveIndex:
         self._work.put(None)
         if self._thread is not None:
             self._thread.join(timeout=5)
-        if self._inotify is not None:
-            self._inotify.stop()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
+        if self.watcher is not None:
+            self.watcher.stop()
 
     def __enter__(self) -> LiveIndex:
         return self.start()
@@ -487,25 +445,16 @@ class LiveIndex:
             self._file_stats.pop(path, None)
 
     def _hint(self, path: str | None) -> None:
-        """From the inotify thread: a SKILL.md that changed, or None for a full re-scan."""
-        if path is None and self._inotify is not None:
-            self.overflows = self._inotify.overflows
+        """From the watcher's thread: a SKILL.md that changed, or None for a full re-scan."""
+        if path is None and self.watcher is not None:
+            self.overflows = self.watcher.overflows
         self._work.put(path)
 
     def _unwatched(self) -> tuple[list[str], list[str]]:
         """Directories and SKILL.md files no watch covers (all of them when polling)."""
-        if self.backend == "poll":
-            return list(self._dir_stats), list(self._file_stats)
-        if self._inotify is None:  # watchdog's watches do not hear a write under another name
-            return [], sorted(self._linked_files)
-        if not self._inotify.limited:
+        if self.watcher is None:
             return [], []
-        watched = self._inotify.watched_paths()
-        dirs = [path for path in self._dir_stats if path not in watched]
-        files = [path for path in self._file_stats if os.path.dirname(path) not in watched]
-        watched_files = self._inotify.watched_files()
-        files += [path for path in sorted(self._linked_files) if path not in watched_files]
-        return dirs, files
+        return self.watcher.unwatched(self._watch_plan())
 
     def _poll_found_change(self) -> bool:
         """Polling fallback: has any unwatched directory or file changed its stat?"""
@@ -557,72 +506,24 @@ class LiveIndex:
 
     # -- watches -------------------------------------------------------------------------
 
+    def _watch_plan(self) -> WatchPlan:
+        return WatchPlan(
+            self.roots, self._dir_stats, self._file_stats, self._links, self._linked_files
+        )
+
     def _sync_watches(self) -> bool:
-        """Watch every root (if it exists) and every symlinked directory outside them.
-
-        Returns whether a new watch was added.
-        """
-        if self._inotify is not None or self.backend == "poll":
-            self._root_ids = {root: _identity(root) for root in self.roots}
-            if self._inotify is None:
-                return False
-            added = self._inotify.sync(self._dir_stats)
-            self._inotify.sync_files(self._linked_files)
-            for note in self._inotify.notes:
-                if note not in self.notes:
-                    self.notes.append(note)
-            return added
-        if self._observer is None:
+        """Watch what the last walk listed; returns whether a new watch was added."""
+        if self.watcher is None:
             return False
-        wanted = [root for root in self.roots if os.path.isdir(root)]
-        real_roots = [os.path.realpath(root) for root in wanted]
-        wanted += [
-            link
-            for link in self._links
-            if not any(link == real or link.startswith(real + os.sep) for real in real_roots)
-        ]
-        for path in list(self._watches):
-            watch, identity = self._watches[path]
-            if path not in wanted or _identity(path) != identity:
-                self._unschedule(watch)
-                del self._watches[path]
-        added = False
-        for path in wanted:
-            if path not in self._watches:
-                try:
-                    watch = self._observer.schedule(_EventFilter(self._work), path, recursive=True)
-                except OSError:
-                    continue  # gone again already; the health check will retry
-                self._watches[path] = (watch, _identity(path))
-                added = True
+        added = self.watcher.sync(self._watch_plan())
+        for note in self.watcher.notes:
+            if note not in self.notes:
+                self.notes.append(note)
         return added
-
-    def _unschedule(self, watch: ObservedWatch) -> None:
-        try:
-            assert self._observer is not None
-            self._observer.unschedule(watch)
-        except (KeyError, OSError):
-            pass  # its directory is gone, and the emitter with it
 
     def _roots_moved(self) -> bool:
         """A root deleted, re-created or replaced: re-watch it and walk again."""
-        for root in self.roots:
-            if self._inotify is not None or self.backend == "poll":
-                if _identity(root) != self._root_ids.get(root):
-                    return True
-                continue
-            watched = self._watches.get(root)
-            if _identity(root) != (watched[1] if watched else None):
-                return True
-        return False
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
+        return self.watcher is not None and self.watcher.roots_moved(self.roots)
 
 
 def _diff(previous: Index | None, index: Index, full: bool, *, none_stale: bool) -> IndexChange:

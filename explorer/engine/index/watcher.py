@@ -19,7 +19,7 @@ This watcher (Linux inotify through ctypes) instead:
   limit, and falls back to polling: the live index re-scans by stat every `poll_s`.
 
 Elsewhere (macOS, Windows), watchdog's native recursive backends have no per-directory
-cost, and the live index uses them.
+cost, and the live index uses them: watchers.py puts the backends behind one interface.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ a verdict naming the gate that kept or dropped it.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,8 +16,6 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.base.config import Config
-from explorer.engine.base.text import keyword_tokens
-from explorer.engine.discovery.line_reader import WHITESPACE, ascii_lower
 from explorer.engine.index.lexical import MIN_SHARED_TERMS
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.rerank import Agreement, agreement_gate, rerank_document, sigmoid
@@ -46,6 +43,9 @@ from explorer.engine.route.project import (
     manifest_terms,
     skills_for_terms,
 )
+from explorer.engine.route.query import Query
+from explorer.engine.route.query import file_families as file_families
+from explorer.engine.route.query import invoked_names as invoked_names
 from explorer.engine.route.relevance import (
     BM25_POOL,
     CandidateEvidence,
@@ -57,75 +57,6 @@ from explorer.engine.route.tasks import task_clauses
 
 LEXICAL_CONFIDENCE = 0.90  # §5.2
 COSINE_CONFIDENCE_SPAN = 0.45  # §5.7
-
-# §3.4: a named file of a document family boosts the skill with that family's id.
-FILE_FAMILIES = {
-    "pdf": "pdf",
-    **dict.fromkeys(("xlsx", "xls", "xlsm", "csv", "tsv", "ods", "numbers"), "xlsx"),
-    **dict.fromkeys(("docx", "doc", "rtf", "odt", "pages"), "docx"),
-    **dict.fromkeys(("pptx", "ppt", "odp", "key"), "pptx"),
-}
-# §3.4: what separates file names in prose (reference: src/context.rs file_tokens).
-_FILE_SPLIT_RE = re.compile(f"[{re.escape(WHITESPACE)}\"'()`,]+")
-_COMMAND_RE = re.compile(r"[A-Za-z0-9_:-]+", re.ASCII)
-_WHITESPACE_RE = re.compile(f"[{re.escape(WHITESPACE)}]+")
-
-
-def named_files(text: str) -> list[tuple[str, str]]:
-    """(file name, extension) for every file-shaped word, as the reference reads them
-    (src/context.rs).
-
-    Words are split at whitespace and at `"'()`,`; trailing `.:;!?` are trimmed; the
-    extension is what follows the last dot, lower-cased, and a bare `.pdf` (nothing
-    before the dot) names no file. So `data.csv.gz` is a gz, `a.key.pdf` a pdf.
-    """
-    found = []
-    for word in _FILE_SPLIT_RE.split(text):
-        name = word.rstrip(".:;!?")
-        stem, dot, extension = name.rpartition(".")
-        if dot and stem:
-            found.append((name, ascii_lower(extension)))
-    return found
-
-
-def file_extensions(text: str) -> list[str]:
-    """The extension of every file-shaped word (see named_files)."""
-    return [extension for _, extension in named_files(text)]
-
-
-def family_files(prompt: str, context: Sequence[str] = ()) -> dict[str, str]:
-    """§3.4: family -> the first file that names it, in the prompt (or a recent turn).
-
-    The reference scans the recent turns and the prompt as one text (src/hook.rs).
-    """
-    text = " ".join((*context, prompt)) if context else prompt
-    found: dict[str, str] = {}
-    for name, extension in named_files(text):
-        if extension in FILE_FAMILIES:
-            found.setdefault(FILE_FAMILIES[extension], name)
-    return found
-
-
-def file_families(prompt: str, context: Sequence[str] = ()) -> list[str]:
-    """§3.4: the document families whose files the prompt (or a recent turn) names."""
-    return list(family_files(prompt, context))
-
-
-def invoked_names(prompt: str) -> set[str]:
-    """§5.6: the skill a *leading* `/name` invokes (the host loads it itself).
-
-    As the reference reads it (src/hook.rs): trim the start, strip one `/`, take the
-    first whitespace-separated word; every character must be in [A-Za-z0-9_:-], and
-    `/plugin:skill` names `skill`. Case is kept: `/PDF` does not drop `pdf`. A `/word`
-    later in the prompt, or a path such as `/tmp/x`, invokes nothing.
-    """
-    stripped = prompt.lstrip(WHITESPACE)
-    if not stripped.startswith("/"):
-        return set()
-    words = [word for word in _WHITESPACE_RE.split(stripped[1:]) if word]
-    if not words or not _COMMAND_RE.fullmatch(words[0]):
-        return set()
-    return {words[0].rsplit(":", 1)[-1]}
 
 
 def cosine_confidence(score: float, min_similarity: float) -> float:
@@ -143,6 +74,7 @@ Outcome = tuple[Stage, list[tuple[int, float]], Verdict]
 class _Run:
     """Mutable state of one decide() call; frozen into a Decision at the end."""
 
+    query: Query
     index: Index
     config: Config
     tuning: Tuning
@@ -201,10 +133,13 @@ def decide(
     started = time.perf_counter()
     timings: dict[str, float] = {}
     tuning = resolve(config, index.models.status, len(index))
-    one = _stage_one(prompt, index, config, tuning, context, cwd, timings)
+    query = Query.parse(prompt, context)
+    one = _stage_one(query, index, config, tuning, cwd, timings)
     clock = time.perf_counter()
-    run = _Run(index, config, tuning, one.channels, one.hits, one.project_terms, ledger, timings)
-    blank, empty = not prompt.strip(), len(index) == 0
+    run = _Run(
+        query, index, config, tuning, one.channels, one.hits, one.project_terms, ledger, timings
+    )
+    blank, empty = query.blank, len(index) == 0
     if (
         not blank
         and not empty
@@ -276,19 +211,18 @@ def _decision(
 
 
 def _stage_one(
-    prompt: str,
+    query: Query,
     index: Index,
     config: Config,
     tuning: Tuning,
-    context: Sequence[str],
     cwd: str | os.PathLike[str] | None,
     timings: dict[str, float],
 ) -> _StageOne:
     """§3.1-§3.6 and the §9 fused BM25 channel, each skill at once (numpy)."""
     clock = time.perf_counter()
-    cosine, clock = _dense_channel(prompt, index, timings, clock)
+    cosine, clock = _dense_channel(query.text, index, timings, clock)
     # §5.2 lexical statistics (used by the fast path, the overlap column and the explorer)
-    lexical = index.lexical.score(prompt)
+    lexical = index.lexical.score_terms(query.terms)
     clock = _lap(timings, "lexical", clock)
     # What matched, named (engine/route/matches.py): recorded where each boost is added.
     hits = Hits(
@@ -298,11 +232,11 @@ def _stage_one(
         config.project_boost,
         keyword_min_cosine=tuning.keyword_min_cosine,
     )
-    keyword, generic, floored = _keyword_channel(prompt, index, config, tuning, cosine, hits)
-    phrase = _phrase_channel(index, config, set(lexical.query_terms), hits)
-    file = _file_channel(prompt, context, index, config, hits)
+    keyword, generic, floored = _keyword_channel(query, index, config, tuning, cosine, hits)
+    phrase = _phrase_channel(index, config, set(query.terms), hits)
+    file = _file_channel(query, index, config, hits)
     project, project_terms = _project_channel(
-        prompt, context, cwd, index, config, cosine, tuning.min_similarity, hits
+        query, cwd, index, config, cosine, tuning.min_similarity, hits
     )
     score = cosine + keyword + phrase + file + project  # §3.6 (context channel: 0, §3.5)
     # §9 extension: BM25 as an absolute channel (bm25_norm keeps "perfect match" and "no
@@ -356,7 +290,7 @@ def _dense_channel(
 
 
 def _keyword_channel(
-    prompt: str, index: Index, config: Config, tuning: Tuning, cosine: np.ndarray, hits: Hits
+    query: Query, index: Index, config: Config, tuning: Tuning, cosine: np.ndarray, hits: Hits
 ) -> tuple[np.ndarray, list[str], list[int]]:
     """§3.2: keyword_boost per keyword of the skill the prompt names, after the §9 guards:
     a generic word names no skill, and a name token alone must not lift a skill the prompt
@@ -364,7 +298,7 @@ def _keyword_channel(
     the skills whose boost the cosine guard removed."""
     keyword = np.zeros(len(index), dtype=np.float64)
     generic: list[str] = []
-    for token in sorted(keyword_tokens(prompt)):
+    for token in sorted(query.keyword_tokens):
         postings = index.keyword_postings.get(token)
         if postings is not None:
             if tuning.keyword_generic_guard and generic_word(token):
@@ -394,12 +328,10 @@ def _phrase_channel(index: Index, config: Config, query_set: set[str], hits: Hit
     return phrase * config.phrase_boost
 
 
-def _file_channel(
-    prompt: str, context: Sequence[str], index: Index, config: Config, hits: Hits
-) -> np.ndarray:
+def _file_channel(query: Query, index: Index, config: Config, hits: Hits) -> np.ndarray:
     """§3.4: file_boost for the skill of each document family the prompt names a file of."""
     file = np.zeros(len(index), dtype=np.float64)
-    for family, name in family_files(prompt, context).items():
+    for family, name in query.families.items():
         named = index.positions.get(family)
         if named is not None:
             file[named] = config.file_boost
@@ -408,8 +340,7 @@ def _file_channel(
 
 
 def _project_channel(
-    prompt: str,
-    context: Sequence[str],
+    query: Query,
     cwd: str | os.PathLike[str] | None,
     index: Index,
     config: Config,
@@ -423,8 +354,7 @@ def _project_channel(
     project = np.zeros(n, dtype=np.float64)
     project_terms: dict[str, str] = {}
     if config.project_boost > 0 and n:
-        text = " ".join((*context, prompt)) if context else prompt
-        terms = manifest_terms(cwd) + code_terms(file_extensions(text))
+        terms = manifest_terms(cwd) + code_terms(query.extensions)
         gate = min_similarity - PROJECT_GATE_SLACK
         for position, term in skills_for_terms(terms, index.ecosystem_postings).items():
             if cosine[position] >= gate:
@@ -678,7 +608,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     threshold = model.threshold if pinned is None else pinned
     candidates = _relevance_pool(run, c)
     _relevance_logits(run, c, prompt, candidates)
-    matrix = features(prompt, _evidence(run, c, prompt, candidates))
+    matrix = features(run.query, _evidence(run, c, candidates))
     probabilities = model.probability(matrix)
     trace = RelevanceTrace(
         candidates=tuple(candidates),
@@ -843,7 +773,7 @@ def _route_tasks(
     return out
 
 
-def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> CandidateEvidence:
+def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidence:
     """What the channels measured for the candidates, as the relevance model reads it."""
     index, hits = run.index, run.hits
     at = np.asarray(candidates, dtype=np.int64)
@@ -860,7 +790,7 @@ def _evidence(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> Can
     cosine = c.cosine
     cosine_rank = np.array([1 + int(np.count_nonzero(cosine > cosine[i])) for i in at])
     skills = [index.skills[i] for i in candidates]
-    query_terms = tuple(index.lexical.query_terms(prompt))
+    query_terms = run.query.terms
     return CandidateEvidence(
         cosine=cosine[at],
         cosine_rank=cosine_rank,
@@ -1077,7 +1007,7 @@ def _drop_and_cap(
     """§5.6 and §10: the picks left once invoked, denied and already-loaded skills are
     dropped and the rest capped at max_skills, each drop recorded by its gate."""
     config, skills = run.config, run.index.skills
-    invoked = invoked_names(prompt)
+    invoked = run.query.invoked
     deny = set(config.deny)
     survivors: list[tuple[int, float]] = []
     dropped_invoked, dropped_denied, capped = [], [], []

@@ -33,6 +33,7 @@ from explorer.engine.route.presets import generic_word
 
 if TYPE_CHECKING:
     from explorer.engine.index.lexical import Explain
+    from explorer.engine.route.query import Query
 
 RELEVANCE_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "relevance"
 RELEVANCE_MODEL = RELEVANCE_MODEL_DIR / "model.json"
@@ -224,8 +225,9 @@ def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
     return 1.0 / ranks
 
 
-def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
-    """The FEATURES matrix, one row per candidate."""
+def features(query: Query, evidence: CandidateEvidence) -> np.ndarray:
+    """The FEATURES matrix, one row per candidate: the prompt's negated and script tokens
+    come parsed with it, so the model reads the prompt as every channel did."""
     k = len(evidence.cosine)
     matrix = np.zeros((k, len(FEATURES)), dtype=np.float64)
     if k == 0:
@@ -252,19 +254,19 @@ def features(prompt: str, evidence: CandidateEvidence) -> np.ndarray:
         matrix[:, column["rerank_lead"]] = np.clip(_lead(logits), -LOGIT_CLIP, LOGIT_CLIP)
         matrix[:, column["rerank_rank"]] = _reciprocal_rank(logits)
     idf = evidence.idf
-    query = list(dict.fromkeys(evidence.query_terms))
-    total_idf = sum(idf.get(term, 0.0) for term in query)
-    negated = negated_terms(prompt)
-    prompt_script = script_tokens(prompt)
+    negated = query.negated
+    prompt_script = query.script_tokens
+    terms = list(dict.fromkeys(evidence.query_terms))
+    total_idf = sum(idf.get(term, 0.0) for term in terms)
     for row, description in enumerate(evidence.descriptions):
         if total_idf > 0:
             excluded = excluded_terms(description)
             if excluded:
-                hit = sum(idf.get(term, 0.0) for term in query if term in excluded)
+                hit = sum(idf.get(term, 0.0) for term in terms if term in excluded)
                 matrix[row, column["excluded"]] = hit / total_idf
             if negated:
                 own = set(description_terms(description))
-                shared = [term for term in query if term in own]
+                shared = [term for term in terms if term in own]
                 shared_idf = sum(idf.get(term, 0.0) for term in shared)
                 if shared_idf > 0:
                     hit = sum(idf.get(term, 0.0) for term in shared if term in negated)

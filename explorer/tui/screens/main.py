@@ -384,7 +384,7 @@ class MainScreen(Screen[None]):
             work = partial(tasks.attribute_sentences, self, snapshot, decision.prompt, skill_id)
             self.run_worker(work, thread=True, exclusive=True, group="attribution")
         else:
-            explain = snapshot.lexical.explain(decision.prompt, position)
+            explain = snapshot.lexical.explain_terms(decision.query_terms, position)
             self.query_one(TermsPanel).show(skill, explain, row.matches if row else ())
 
     def show_attribution(self, skill_id: str, prompt: str, found: Attribution | None) -> None:
