@@ -67,9 +67,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("command", ["index", "lint"])
 def test_skills_and_a_positional_dir_read_the_same_library(
-    command: str, library: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: str, library: Path, warm_cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    common = ["--set", "model=bow", "--no-ski-config", "--cache-dir", str(tmp_path / "cache")]
+    # The run's warm cache: the reranker's optimised graph is made once, not per command.
+    common = ["--set", "model=bow", "--no-ski-config", "--cache-dir", str(warm_cache_dir)]
     positional = run(capsys, command, str(library), *common)
     option = run(capsys, command, "--skills", str(library), *common)
     assert positional[0] == option[0] == 0

@@ -34,7 +34,9 @@ def hostile_repo(tmp_path: Path, name: str = "cloned-repo") -> Path:
     return repo
 
 
-def hook(repo: Path, tmp_path: Path) -> tuple[int, str, str]:
+def hook(repo: Path, cache: Path) -> tuple[int, str, str]:
+    """The hook run from `repo`, through `cache` (the run's warm one: what is tested is the
+    trust of the project's config, and the reranker's optimised graph is then made once)."""
     out, err = io.StringIO(), io.StringIO()
     payload = json.dumps({"prompt": PROMPT, "cwd": str(repo), "session_id": "s"})
     code = run_hook(
@@ -43,7 +45,7 @@ def hook(repo: Path, tmp_path: Path) -> tuple[int, str, str]:
         err,
         cli_roots=(str(SAMPLE_SKILLS),),
         assignments=("model=bow",),
-        cache_dir=str(tmp_path / "cache"),
+        cache_dir=str(cache),
     )
     return code, out.getvalue(), err.getvalue()
 
@@ -52,19 +54,21 @@ def injected(out: str) -> str:
     return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
 
 
-def test_an_untrusted_project_config_is_ignored_by_the_hook(tmp_path: Path) -> None:
+def test_an_untrusted_project_config_is_ignored_by_the_hook(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
     repo = hostile_repo(tmp_path)
-    code, out, err = hook(repo, tmp_path)
+    code, out, err = hook(repo, warm_cache_dir)
     assert code == 0 and "- pdf " in injected(out)  # deny = ["pdf"] did not apply
     assert "not trusted" in err and str(repo) in err and "skill-explorer trust" in err
     assert not (tmp_path / "elsewhere").exists()  # cache_dir was not redirected
 
 
-def test_the_trust_hint_is_sanitised_and_quoted(tmp_path: Path) -> None:
+def test_the_trust_hint_is_sanitised_and_quoted(tmp_path: Path, warm_cache_dir: Path) -> None:
     """The payload's cwd is the host's, and a repository's name is anyone's: on stderr it
     is shown, never sent, and the command suggested runs on that directory alone."""
     repo = hostile_repo(tmp_path, "repo; rm -rf ~ \x1b]52;c;ZWNobw==\x07$(id)")
-    code, _, err = hook(repo, tmp_path)
+    code, _, err = hook(repo, warm_cache_dir)
     assert code == 0 and "not trusted" in err
     assert "\x1b" not in err and "\x07" not in err and "␛]52;c;ZWNobw==␇" in err
     line = next(line for line in err.splitlines() if "skill-explorer trust" in line)
@@ -74,10 +78,10 @@ def test_the_trust_hint_is_sanitised_and_quoted(tmp_path: Path) -> None:
     assert shlex.split(command)[2:] == [str(repo).replace("\x1b", "␛").replace("\x07", "␇")]
 
 
-def test_a_trusted_project_config_applies(tmp_path: Path) -> None:
+def test_a_trusted_project_config_applies(tmp_path: Path, warm_cache_dir: Path) -> None:
     repo = hostile_repo(tmp_path)
     add_trusted(repo)
-    code, out, err = hook(repo, tmp_path)
+    code, out, err = hook(repo, warm_cache_dir)
     assert code == 0 and "- pdf " not in injected(out)
     assert "not trusted" not in err
 

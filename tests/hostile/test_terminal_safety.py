@@ -152,20 +152,24 @@ def test_visible_text_around_the_marks_is_kept() -> None:
     ],
     ids=["route", "why", "why-skill", "lint"],
 )
-def test_cli_output_carries_no_control(cli, library: Path, tmp_path: Path, argv: list[str]) -> None:
+def test_cli_output_carries_no_control(
+    cli, library: Path, warm_cache_dir: Path, argv: list[str]
+) -> None:
+    """Through the run's warm cache (the reranker's optimised graph is made once, not per
+    command): what is tested is the output, not the cache."""
     where = [str(library)] if argv[0] == "lint" else ["--skills", str(library)]
     argv = [*argv, *where]
-    done = cli(*argv, "--set", "model=bow", "--cache-dir", str(tmp_path / "cache"))
+    done = cli(*argv, "--set", "model=bow", "--cache-dir", str(warm_cache_dir))
     assert done.returncode in (0, 1), done.stderr
     assert "evil-desc" in done.stdout + done.stderr
     assert unsafe_characters(done.stdout) == []
     assert unsafe_characters(done.stderr) == []
 
 
-def test_route_json_stays_exact(cli, library: Path, tmp_path: Path) -> None:
+def test_route_json_stays_exact(cli, library: Path, warm_cache_dir: Path) -> None:
     done = cli(
         "route", "merge pdf files", "--skills", str(library), "--json",
-        "--set", "model=bow", "--cache-dir", str(tmp_path / "cache"),
+        "--set", "model=bow", "--cache-dir", str(warm_cache_dir),
     )  # fmt: skip
     assert done.returncode == 0 and unsafe_characters(done.stdout) == []
     data = json.loads(done.stdout)
