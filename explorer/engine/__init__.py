@@ -33,9 +33,7 @@ _EXPORTS: dict[str, str] = {
     "tune": "author.tune",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.author.lint import lint as lint
     from explorer.engine.author.tune import tune as tune
     from explorer.engine.base.config import Config as Config
@@ -52,3 +50,5 @@ else:
     from explorer.engine.route.decision import Decision as Decision
     from explorer.engine.route.decision import Verdict as Verdict
     from explorer.engine.route.pipeline import decide as decide
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -46,9 +46,7 @@ _EXPORTS: dict[str, str] = {
     "with_cases": "whatif",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.author.collisions import Collision as Collision
     from explorer.engine.author.collisions import CollisionMap as CollisionMap
     from explorer.engine.author.collisions import collision_map as collision_map
@@ -81,3 +79,5 @@ else:
     from explorer.engine.author.whatif import WhatIf as WhatIf
     from explorer.engine.author.whatif import what_if as what_if
     from explorer.engine.author.whatif import with_cases as with_cases
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

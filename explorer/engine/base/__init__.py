@@ -34,9 +34,7 @@ _EXPORTS: dict[str, str] = {
     "write_atomically": "files",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.base import paths as paths
     from explorer.engine.base.config import FIELD_NAMES as FIELD_NAMES
     from explorer.engine.base.config import MODEL_FIELDS as MODEL_FIELDS
@@ -57,3 +55,5 @@ else:
     from explorer.engine.base.threads import batch_workers as batch_workers
     from explorer.engine.base.threads import cpu_count as cpu_count
     from explorer.engine.base.tomlfile import update_toml as update_toml
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -19,11 +19,11 @@ _EXPORTS: dict[str, str] = {
     "resolve_roots": "roots",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.discovery.roots import resolve_roots as resolve_roots
     from explorer.engine.discovery.skills import Discovery as Discovery
     from explorer.engine.discovery.skills import Problem as Problem
     from explorer.engine.discovery.skills import Skill as Skill
     from explorer.engine.discovery.skills import discover as discover
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -34,9 +34,7 @@ _EXPORTS: dict[str, str] = {
     "usage_report": "history",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.host.doctor import diagnose as diagnose
     from explorer.engine.host.history import Replay as Replay
     from explorer.engine.host.history import SkillUsage as SkillUsage
@@ -57,3 +55,5 @@ else:
     from explorer.engine.host.trust import remove_trusted as remove_trusted
     from explorer.engine.host.trust import trust_file as trust_file
     from explorer.engine.host.trust import trusted as trusted
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -24,9 +24,7 @@ _EXPORTS: dict[str, str] = {
     "phrase_tokens": "snapshot",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.index.lexical import Explain as Explain
     from explorer.engine.index.lexical import LexicalIndex as LexicalIndex
     from explorer.engine.index.live import IndexChange as IndexChange
@@ -36,3 +34,5 @@ else:
     from explorer.engine.index.snapshot import index_skills as index_skills
     from explorer.engine.index.snapshot import phrase_tokens as phrase_tokens
     from explorer.engine.index.store import open_index as open_index
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

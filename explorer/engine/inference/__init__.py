@@ -24,9 +24,7 @@ _EXPORTS: dict[str, str] = {
     "sentence_attribution": "rerank",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.inference.cache import EmbeddingCache as EmbeddingCache
     from explorer.engine.inference.embed import cpu_count as cpu_count
     from explorer.engine.inference.models import Models as Models
@@ -37,3 +35,5 @@ else:
     from explorer.engine.inference.rerank import Attribution as Attribution
     from explorer.engine.inference.rerank import rerank_document as rerank_document
     from explorer.engine.inference.rerank import sentence_attribution as sentence_attribution
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -50,9 +50,7 @@ _EXPORTS: dict[str, str] = {
     "regressions": "quality",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.qa.calibrate import CalibrationReport as CalibrationReport
     from explorer.engine.qa.calibrate import memoised as memoised
     from explorer.engine.qa.cases import OBSERVE_ONLY as OBSERVE_ONLY
@@ -89,3 +87,5 @@ else:
     from explorer.engine.qa.quality import regressions as regressions
     from explorer.engine.qa.rerankcal import RerankerCalibration as RerankerCalibration
     from explorer.engine.qa.rerankcal import calibrate_reranker as calibrate_reranker
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -32,9 +32,7 @@ _EXPORTS: dict[str, str] = {
     "resolve": "presets",
 }
 __all__ = sorted(_EXPORTS)
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-else:
+if TYPE_CHECKING:
     from explorer.engine.route.decision import Gate as Gate
     from explorer.engine.route.decision import Row as Row
     from explorer.engine.route.decision import Rows as Rows
@@ -52,3 +50,5 @@ else:
     from explorer.engine.route.relevance import load_relevance_model as load_relevance_model
     from explorer.engine.route.relevance import missing_query_terms as missing_query_terms
     from explorer.engine.route.session import Session as Session
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
