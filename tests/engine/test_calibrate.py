@@ -19,10 +19,12 @@ from explorer.engine.qa.calibrate import (
     calibrate,
     default_grid,
     memoised,
+    relevance_grid,
     split_cases,
 )
 from explorer.engine.qa.cases import Case
 from explorer.engine.route.pipeline import decide
+from explorer.engine.route.relevance import load_relevance_model
 from tests.conftest import write_skill
 from tests.support.onnx_builders import build_tiny_cross_encoder
 
@@ -308,14 +310,16 @@ def test_under_the_relevance_model_its_threshold_is_what_is_swept(
 ) -> None:
     """The gates' thresholds decide nothing under §9.12: sweeping them would recommend
     values without effect. The threshold is chosen by the model's own rule: the most train
-    recall within the false-inject budget."""
+    recall within the false-inject budget (here 30 %: one of the few train negatives of
+    this quarter, a near-miss about React, clears every bar)."""
     index, cases = sample_default
-    report = calibrate(cases, index, Config(), budget=0.05)
+    report = calibrate(cases, index, Config(), budget=0.3)
     assert report.swept == ("relevance_threshold",)
-    assert len(report.table) == report.grid_size == 20
-    assert report.current == {"relevance_threshold": 0.51}
-    within = [p for p in report.table if (p.train.false_inject_rate or 0.0) <= 0.05]
-    assert within, "some threshold keeps the sample's train negatives within 5 %"
+    shipped = load_relevance_model().threshold
+    assert len(report.table) == report.grid_size == len(relevance_grid(shipped).relevance_threshold)
+    assert report.current == {"relevance_threshold": shipped}
+    within = [p for p in report.table if (p.train.false_inject_rate or 0.0) <= 0.3]
+    assert within, "some threshold keeps the sample's train negatives within 30 %"
     best = max(p.train.recall or 0.0 for p in within)
     chosen = report.table[0]
     assert chosen.values == report.recommended and chosen in within

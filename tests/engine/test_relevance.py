@@ -23,6 +23,7 @@ from explorer.engine.route.relevance import (
     CandidateEvidence,
     ModelForm,
     RelevanceModel,
+    TreeEnsemble,
     choice_probabilities,
     excluded_terms,
     features,
@@ -132,6 +133,74 @@ def test_a_broken_model_file_is_refused_with_its_reason(tmp_path: Path) -> None:
             RelevanceModel.from_dict({**data, key: value})
     with pytest.raises(ValueError, match="features"):
         RelevanceModel.from_dict({**data, "features": ["cosine"]})
+
+
+COSINE, BM25 = FEATURES.index("cosine"), FEATURES.index("bm25_norm")
+
+
+def _two_trees() -> dict[str, list[float] | list[int]]:
+    """Tree 1: cosine ≤ 0.5 → -1; else bm25 ≤ 0.2 → 0.5, else 1.5 (node values 0, 1).
+    Tree 2: one leaf, 0.25."""
+    return {
+        "roots": [0, 5],
+        "feature": [COSINE, 0, BM25, 0, 0, 0],
+        "threshold": [0.5, 0.0, 0.2, 0.0, 0.0, 0.0],
+        "left": [1, -1, 3, -1, -1, -1],
+        "right": [2, -1, 4, -1, -1, -1],
+        "value": [0.0, -1.0, 1.0, 0.5, 1.5, 0.25],
+    }
+
+
+def test_a_tree_credits_each_step_down_to_the_feature_it_split_on() -> None:
+    trees = TreeEnsemble.from_dict(_two_trees(), len(FEATURES))
+    matrix = np.zeros((3, len(FEATURES)))
+    matrix[0, [COSINE, BM25]] = 0.7, 0.3  # right, right: 0 → 1 → 1.5
+    matrix[1, [COSINE, BM25]] = 0.7, 0.1  # right, left: 0 → 1 → 0.5
+    matrix[2, [COSINE, BM25]] = 0.2, 0.9  # left: 0 → -1, bm25 never asked
+    contributions = trees.contributions(matrix)
+    assert trees.base == 0.25
+    assert contributions[:, COSINE].tolist() == [1.0, 1.0, -1.0]
+    assert contributions[:, BM25].tolist() == [0.5, -0.5, 0.0]
+    assert np.count_nonzero(contributions) == 5
+    leaves = [1.5, 0.5, -1.0]
+    assert (contributions.sum(axis=1) + trees.base).tolist() == [v + 0.25 for v in leaves]
+    width = len(FEATURES)
+    prior = -0.25  # the bias holds the trees' base and the prior: s = leaf sum - 0.25
+    model = RelevanceModel(
+        "trees",
+        FEATURES,
+        np.zeros(width),
+        np.ones(width),
+        np.zeros(width),
+        trees.base + prior,
+        0.5,
+        0.9,
+        "",
+        trees=trees,
+    )
+    again = RelevanceModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert again.log_odds(matrix).tolist() == pytest.approx(leaves)
+    assert again.probability(matrix).tolist() == pytest.approx(
+        (1 / (1 + np.exp(-np.array(leaves)))).tolist()
+    )
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("left", [0, -1, 3, -1, -1, -1], "back up"),  # the root is its own child: no end
+        ("right", [2, -1, 9, -1, -1, -1], "outside the table"),
+        ("feature", [len(FEATURES), 0, BM25, 0, 0, 0], "outside the table"),
+        ("roots", [0, 6], "root"),
+        ("threshold", [0.5, 0.0, 0.2], "differ in length"),
+        ("value", [float("nan"), -1.0, 1.0, 0.5, 1.5, 0.25], "finite"),
+    ],
+)
+def test_a_broken_tree_table_is_refused_with_its_reason(
+    column: str, value: list[float], reason: str
+) -> None:
+    with pytest.raises(ValueError, match=reason):
+        TreeEnsemble.from_dict({**_two_trees(), column: value}, len(FEATURES))
 
 
 @pytest.fixture(scope="module")
@@ -283,28 +352,33 @@ def test_a_prompt_reads_as_tasks_at_sentence_ends_and_chaining_words() -> None:
     assert task_clauses("x" * TASK_SPAN_CHARS + ". then do the other thing") == ()
 
 
-TWO_TASKS = "make a poster for our jazz night, then write an announcement for the team about it"
+CONTEXT_THEN_TASK = (
+    "We run a jazz club and the season starts soon. "
+    "Write an announcement for the team about the new opening hours."
+)
+ANNOUNCEMENT = "Write an announcement for the team about the new opening hours."
 
 
 def test_each_task_is_routed_on_its_own(apache: Path, engine: Engine) -> None:
-    """Read whole, the announcement's skill is diluted by the poster (p 0.38); the clause
-    asking for it alone clears the threshold and adds it."""
-    config = Config()
+    """Read whole, the announcement's skill is diluted by the context around it; the clause
+    asking for it alone clears the threshold and adds it (a bar of 0.6 pinned, between the
+    two: the mechanism, not the shipped model's bar, is what this holds)."""
+    config = Config(relevance_threshold=0.6)
     index = open_library([apache], config, engine=engine)
-    whole = decide(TWO_TASKS, index, config, tasks=False)
+    whole = decide(CONTEXT_THEN_TASK, index, config, tasks=False)
     assert "internal-comms" not in whole.injected_ids and not whole.tasks
-    decision = decide(TWO_TASKS, index, config)
+    decision = decide(CONTEXT_THEN_TASK, index, config)
     assert "internal-comms" in decision.injected_ids
     task = decision.task_for("internal-comms")
-    assert task is not None and task.clause == "write an announcement for the team about it"
+    assert task is not None and task.clause == ANNOUNCEMENT
     assert task.p >= decision.relevance.threshold > decision.row("internal-comms").relevance
     gate = decision.gate(GateName.TASKS)
     assert gate.passed and gate.inputs["added"] == ["internal-comms"]
     assert reason(decision, decision.row("internal-comms")).text.startswith(
-        "task 'write an announcement for the team about it': p "
+        f"task '{ANNOUNCEMENT}': p "
     )
     tasks = decision.to_dict()["tasks"]
-    assert [item["clause"] for item in tasks] == list(task_clauses(TWO_TASKS))
+    assert [item["clause"] for item in tasks] == list(task_clauses(CONTEXT_THEN_TASK))
     assert [item["added"] for item in tasks] == [False, True]
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from explorer.engine.base.config import FIELD_NAMES, Config, load_config
 from explorer.engine.inference.models import CALIBRATION, assemble_models
+from explorer.engine.route.relevance import load_relevance_model
 from explorer.tui.provenance import field_source
 from explorer.tui.screens import FieldList, ThresholdEditor
 from tests.tui.test_app import SIZE, enter, library, make_app
@@ -59,7 +60,11 @@ def test_every_field_says_where_its_value_comes_from(
     # None: the relevance model's own threshold, and the note says when the model does not
     # decide (here: no dense model, so the calibrated gates do).
     learned = field_source("relevance_threshold", config.replace(preset="learned"), status=status)
-    assert (learned.value, learned.label) == ("0.51", "the relevance model's (relevance-choice)")
+    shipped = load_relevance_model()
+    assert (learned.value, learned.label) == (
+        f"{shipped.threshold:g}",
+        f"the relevance model's ({shipped.name})",
+    )
     assert learned.note
     assert not any("(the model's)" in text for text in label.values())
     edited = config.replace(lexical_min=0.0)

@@ -168,7 +168,7 @@ PRESETS: dict[str, Preset] = {
     ),
     # §9.12: no channel decides alone. Every channel (cosine, BM25, keywords, phrases, files,
     # the reranker's logit, exclusions and negations, other scripts) is a feature of one
-    # logistic model trained and chosen leave-library-out (docs/quality.md); the hybrid
+    # relevance model trained and chosen leave-library-out (docs/quality.md); the hybrid
     # score only orders the candidates it reads. The fast path and the keyword cosine guard
     # are off: the model weighs the same evidence with the rest.
     LEARNED: Preset(

@@ -4,10 +4,11 @@ The reference's gates each let one channel decide alone: a cosine floor, a BM25 
 a reranker minimum. Measured on libraries nobody tuned them to, each of those vetoes or
 forces on evidence that another channel contradicts (a reranker logit of 0.93 rejecting
 the skill every other channel ranks first; BM25 injecting on a word the prompt says it
-does not want). Here the channels are features of one logistic model instead, trained and
-chosen leave-library-out (`explorer/training/relevance.py`), so each counts for what it
-is worth beside the others, and every candidate's probability is a sum of named
-contributions that `why` and the explorer show.
+does not want). Here the channels are features of one model instead (boosted trees, read
+as one contribution per feature), trained and chosen leave-library-out
+(`explorer/training/relevance.py`), so each counts for what it is worth beside the others,
+and every candidate's probability is a sum of named contributions that `why` and the
+explorer show.
 
 Pure functions of a prompt and the candidates' channels; the model is a small JSON file
 shipped in `explorer/models/relevance/`.
@@ -297,11 +298,101 @@ FORMULAS = {
 
 
 @dataclass(frozen=True)
-class RelevanceModel:
-    """A linear score over FEATURES (standardised) turned into one probability per
-    candidate by its `form`, with its injection thresholds.
+class TreeEnsemble:
+    """Boosted regression trees over the FEATURES, flattened into one node table (§9.12).
 
-    s = bias + sum of weight * (x - mean) / scale. The best candidate is injected at
+    Node i splits on `feature[i]` at `threshold[i]`: a row with x ≤ threshold goes to
+    `left[i]`, the others to `right[i]`; a leaf has left = right = -1. `value[i]` is the
+    score a tree expects at node i (at a leaf, the leaf's own), so every step down a tree
+    moves the score by value[child] - value[node], and that step is credited to the
+    feature the node split on. A candidate's contributions then add up, with `base`, to its
+    score exactly: the same reading as a linear model's, feature by feature.
+    """
+
+    roots: np.ndarray  # each tree's first node
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+
+    @property
+    def base(self) -> float:
+        """The score before any split: the sum of the trees' root values."""
+        return float(self.value[self.roots].sum())
+
+    def contributions(self, matrix: np.ndarray) -> np.ndarray:
+        """Each feature's share of each row's score (rows add up with `base`)."""
+        rows = matrix.shape[0]
+        out = np.zeros((rows, matrix.shape[1]), dtype=np.float64)
+        node = np.tile(self.roots, (rows, 1))
+        row = np.repeat(np.arange(rows)[:, None], len(self.roots), axis=1)
+        while True:
+            inner = self.left[node] >= 0
+            if not inner.any():
+                return out
+            at, here = row[inner], node[inner]
+            split = self.feature[here]
+            child = np.where(
+                matrix[at, split] <= self.threshold[here], self.left[here], self.right[here]
+            )
+            np.add.at(out, (at, split), self.value[child] - self.value[here])
+            node[inner] = child
+
+    def to_dict(self) -> dict[str, list[float] | list[int]]:
+        return {
+            "roots": [int(value) for value in self.roots],
+            "feature": [int(value) for value in self.feature],
+            "threshold": [float(value) for value in self.threshold],
+            "left": [int(value) for value in self.left],
+            "right": [int(value) for value in self.right],
+            "value": [float(value) for value in self.value],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object], features: int) -> TreeEnsemble:
+        def column(key: str, kind: type) -> np.ndarray:
+            values: np.ndarray = np.asarray(data[key], dtype=kind)
+            if values.ndim != 1 or (kind is np.float64 and not np.isfinite(values).all()):
+                raise ValueError(f"model trees field {key!r} is not a list of finite numbers")
+            return values
+
+        trees = cls(
+            roots=column("roots", np.int64),
+            feature=column("feature", np.int64),
+            threshold=column("threshold", np.float64),
+            left=column("left", np.int64),
+            right=column("right", np.int64),
+            value=column("value", np.float64),
+        )
+        nodes = len(trees.value)
+        if not len(trees.roots) or any(
+            len(part) != nodes for part in (trees.feature, trees.threshold, trees.left, trees.right)
+        ):
+            raise ValueError("model trees: the node columns differ in length")
+        inner = np.nonzero(trees.left >= 0)[0]
+        children = np.concatenate([trees.left[inner], trees.right[inner]])
+        parents = np.concatenate([inner, inner])
+        if (trees.roots < 0).any() or (trees.roots >= nodes).any():
+            raise ValueError("model trees: a root is outside the node table")
+        # A child after its parent: a walk down always ends, whatever the file says.
+        if (
+            ((children <= parents) | (children >= nodes)).any()
+            or (trees.feature[inner] < 0).any()
+            or (trees.feature[inner] >= features).any()
+        ):
+            raise ValueError("model trees: a split points outside the table or back up it")
+        return trees
+
+
+@dataclass(frozen=True)
+class RelevanceModel:
+    """A score over FEATURES turned into one probability per candidate by its `form`, with
+    its injection thresholds.
+
+    The score s = bias + the candidate's contributions: `weight * (x - mean) / scale` per
+    feature for a linear model, or, when `trees` is set, what each feature's splits added
+    (TreeEnsemble; the linear fields are then zero). The best candidate is injected at
     p ≥ `threshold`; the next one too when its own p reaches `second_threshold`. Both are
     chosen by the training script's rule (§9.12).
     """
@@ -320,6 +411,7 @@ class RelevanceModel:
     dense: str = "minilm"
     reranker: str | None = "skill-reranker-minilm-l3"
     form: ModelForm = ModelForm.LOGISTIC
+    trees: TreeEnsemble | None = None
 
     def mismatch(self, dense: str, reranker: str | None) -> str:
         """Why this model cannot judge a library run with these models ('' if it can)."""
@@ -331,6 +423,8 @@ class RelevanceModel:
 
     def contributions(self, matrix: np.ndarray) -> np.ndarray:
         """Each feature's share of each candidate's log-odds (rows add up with the bias)."""
+        if self.trees is not None:
+            return self.trees.contributions(matrix)
         return np.asarray(((matrix - self.mean) / self.scale) * self.weights, dtype=np.float64)
 
     def log_odds(self, matrix: np.ndarray) -> np.ndarray:
@@ -357,7 +451,7 @@ class RelevanceModel:
             "dense": self.dense,
             "reranker": self.reranker,
             "form": str(self.form),
-        }
+        } | ({"trees": self.trees.to_dict()} if self.trees is not None else {})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> RelevanceModel:
@@ -390,6 +484,11 @@ class RelevanceModel:
             dense=str(data.get("dense", RelevanceModel.dense)),
             reranker=None if data.get("reranker") is None else str(data["reranker"]),
             form=ModelForm(str(data.get("form", ModelForm.LOGISTIC))),
+            trees=(
+                TreeEnsemble.from_dict(data["trees"], len(FEATURES))  # type: ignore[arg-type]
+                if data.get("trees") is not None
+                else None
+            ),
             **numbers,
         )
 
