@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -18,6 +19,12 @@ from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import Models, assemble_models, load_models
 
 REPO = Path(__file__).resolve().parent.parent
+# pytest keeps a test module's assert-rewritten code in __pycache__ only when bytecode may
+# be written; under PYTHONDONTWRITEBYTECODE (set in many containers) every worker of every
+# run re-parses and re-rewrites all test modules and recompiles the package, about
+# 4 CPU-seconds a process. The caches are what a plain checkout writes anyway (ignored by
+# git), so the test run writes them whatever the shell says.
+sys.dont_write_bytecode = False
 # Collection imports onnxruntime (tests/support) before any fixture moves $HOME: with its
 # telemetry on, that import writes a device id into the developer's own cache.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")

@@ -26,6 +26,7 @@ from explorer.engine.base.config import Config
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.palette import ANSI_DARK, ANSI_LIGHT, DARK, DARK_THEME, LIGHT, LIGHT_THEME
+from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
 from tests.conftest import SAMPLE_SKILLS
 from tests.tui.test_app import enter, ready, settle
@@ -141,22 +142,31 @@ async def _open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, theme: str, siz
     )
 
 
-@pytest.mark.parametrize("theme", [DARK, LIGHT])
 async def test_the_main_screen_reads_at_4_5_to_1(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, theme: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = await _open(tmp_path, monkeypatch, theme, (120, 40))
+    """Both themes in one run: a theme change restyles every widget in place."""
+    app = await _open(tmp_path, monkeypatch, DARK, (120, 40))
     async with app.run_test(size=(120, 40)) as pilot:
-        app.theme = theme
         await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         await enter(pilot, app, PROMPT)
         await pilot.press("down")
-        await pilot.pause(0.3)
-        bad = below_aa(app, "prompt focused")
-        app.query_one(SkillsTable).focus()  # the focused cursor row
-        app.query_one(TabbedContent).active = "cases-tab"
-        await pilot.pause(0.3)
-        bad += below_aa(app, "table focused, cases")
+        tabs = app.query_one(TabbedContent)
+        first_tab = tabs.active
+        bad: list[str] = []
+        drawn: dict[str, set[tuple[Any, Any]]] = {}
+        for theme in (DARK, LIGHT):
+            app.theme = theme
+            app.query_one(PromptBar).focus()
+            tabs.active = first_tab
+            await pilot.pause(0.3)
+            drawn[theme] = set(colour_pairs(app))
+            bad += below_aa(app, f"{theme}: prompt focused")
+            app.query_one(SkillsTable).focus()  # the focused cursor row
+            tabs.active = "cases-tab"
+            await pilot.pause(0.3)
+            bad += below_aa(app, f"{theme}: table focused, cases")
+        assert drawn[DARK].isdisjoint(drawn[LIGHT])  # each theme was drawn, not the first twice
         assert not bad, "\n".join(bad)
 
 

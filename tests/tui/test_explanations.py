@@ -289,41 +289,48 @@ async def test_the_markdown_export_has_no_escape_codes_and_a_why_per_row(
         assert f"{len(decision.rows) - len(rows)} more skills not shown" in text
 
 
-@pytest.mark.parametrize("why", ["large", "no clipboard", "tmux"])
 async def test_copy_falls_back_to_a_file_and_says_where(
     library: Path,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    why: str,
 ) -> None:
+    """Each reason a copy would not arrive, one after another in one app (the reason is
+    read at each ctrl+y): a decision too large, a terminal without a clipboard, tmux's
+    default. Each writes the file into the working directory of the moment."""
     from explorer.tui import exports
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TMUX", raising=False)
-    if why == "large":
-        monkeypatch.setattr(exports, "COPY_LIMIT", 100)
-    elif why == "tmux":  # tmux's default drops a program's OSC 52 copy
-        monkeypatch.setenv("TMUX", "/tmp/tmux-0/default,1,0")
-        monkeypatch.setattr(exports, "tmux_set_clipboard", lambda: "external")
-    else:
-        monkeypatch.setenv("TERM", "linux")
+    reasons = {
+        "large": "more than a terminal passes",
+        "no clipboard": "TERM=linux",
+        "tmux": "set-clipboard external",
+    }
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await enter(pilot, app, "merge two pdf files")
-        await pilot.press("ctrl+y")
-        await settle(pilot, lambda: bool(list(tmp_path.glob("skill-explorer-decision-*.json"))))
-        (written,) = tmp_path.glob("skill-explorer-decision-*.json")
         assert app.decision is not None
-        assert written.read_text(encoding="utf-8") == app.decision.to_json()
-        assert app.clipboard == ""  # nothing claimed copied that never arrives
-        said = [notice.message for notice in app._notifications]
-        assert any(str(written) in message and "written to" in message for message in said)
-        reason = {
-            "large": "more than a terminal passes",
-            "tmux": "set-clipboard external",
-            "no clipboard": "TERM=linux",
-        }[why]
-        assert any(reason in message for message in said), said
+        for why, reason in reasons.items():
+            with monkeypatch.context() as patch:
+                here = tmp_path / why
+                here.mkdir()
+                patch.chdir(here)
+                patch.delenv("TMUX", raising=False)
+                patch.setenv("TERM", "xterm-256color")
+                if why == "large":
+                    patch.setattr(exports, "COPY_LIMIT", 100)
+                elif why == "tmux":  # tmux's default drops a program's OSC 52 copy
+                    patch.setenv("TMUX", "/tmp/tmux-0/default,1,0")
+                    patch.setattr(exports, "tmux_set_clipboard", lambda: "external")
+                else:
+                    patch.setenv("TERM", "linux")
+                await pilot.press("ctrl+y")
+                await settle(pilot, lambda: bool(list(here.glob("skill-explorer-decision-*"))))  # noqa: B023
+                (written,) = here.glob("skill-explorer-decision-*.json")
+                assert written.read_text(encoding="utf-8") == app.decision.to_json()
+                assert app.clipboard == ""  # nothing claimed copied that never arrives
+                said = [notice.message for notice in app._notifications]
+                assert any(
+                    reason in message and f"written to {written}" in message for message in said
+                ), (why, said)
 
 
 async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
