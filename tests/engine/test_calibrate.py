@@ -311,7 +311,7 @@ def test_under_the_relevance_model_its_threshold_is_what_is_swept(
     """The gates' thresholds decide nothing under §9.12: sweeping them would recommend
     values without effect. The threshold is chosen by the model's own rule: the most train
     recall within the false-inject budget (here 30 %: one of the few train negatives of
-    this quarter, a near-miss about React, clears every bar)."""
+    this eighth, a near-miss about React, clears every bar)."""
     index, cases = sample_default
     report = calibrate(cases, index, Config(), budget=0.3)
     assert report.swept == ("relevance_threshold",)
