@@ -315,15 +315,15 @@ class ExplorerApp(App[None]):
         state = self.state
         try:
             current = self.main.prompt.value
+            if (
+                decision.prompt != current
+                or snapshot is not state.snapshot
+                or config is not state.config
+            ):
+                return
+            self.main.show_decision(decision, pinned, snapshot)
         except (NoMatches, ScreenStackError):
-            return  # the app is shutting down (widgets go one by one)
-        if (
-            decision.prompt != current
-            or snapshot is not state.snapshot
-            or config is not state.config
-        ):
-            return
-        self.main.show_decision(decision, pinned, snapshot)
+            return  # the app is shutting down (widgets go one by one: the prompt or the table)
 
     # -- the editors and pages over the main screen --------------------------------------
 
