@@ -51,18 +51,18 @@ class Step:
 STEPS = (
     Step(
         "01-pdf.svg",
-        "Step 1: `pdf` injected at p 0.93; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.93 ≥ 0.51", ".49+.15+.00+.30"),
+        "Step 1: `pdf` injected at p 0.98; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "p 0.98 ≥ 0.70", ".49+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
-        "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40 (phrase +2.5).",
-        ("kubernetes-debugger", ".75+.00+.40+.00", "phrase +2.5"),
+        "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40 (phrase +2.0).",
+        ("kubernetes-debugger", ".75+.00+.40+.00", "phrase +2.0"),
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss: `pdf` at p 0.43, 0.08 short of the bar; nothing injected.",
-        ("what year was the PDF format invented", "p 0.43 < 0.51", "nothing injected"),
+        "Step 3: a near miss: `pdf` at p 0.63, 0.07 short of the bar; nothing injected.",
+        ("what year was the PDF format invented", "p 0.63 < 0.70", "nothing injected"),
     ),
     Step(
         "04-compare.svg",
@@ -73,17 +73,17 @@ STEPS = (
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.02 < 0.51", "logit -4.48 on git-commit-writer", "-2.92"),
+        ("git-commit-writer: p 0.04 < 0.70", "logit -4.48 on git-commit-writer", "-2.92"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.400 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.82.",
-        ("plaintext-accounting", "p 0.82 ≥ 0.51", "12.76"),
+        "Step 5: a 0.400 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.93.",
+        ("plaintext-accounting", "p 0.93 ≥ 0.70", "12.76"),
     ),
     Step(
         "07-edit.svg",
         "After saving `xlsx/SKILL.md`: the case BROKE, and the Cases tab says why.",
-        ("BROKE", "plaintext-accounting lost it: relevance", "BROKE 1 recall"),
+        ("BROKE", "plaintext-accounting lost it: relevance", "BROKE 2 recall"),
     ),
 )
 
