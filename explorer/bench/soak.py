@@ -86,8 +86,11 @@ async def _until(pilot: Any, condition: Callable[[], bool], what: str) -> None:
         await pilot.pause(0.002)
 
 
-def _edited(text: str, number: int) -> str:
-    line = f"  Saved edit {number}: merges quarterly pdf reports into one deck.\n"
+def _edited(text: str, number: int, run: str = "") -> str:
+    """The description with a new first line. `run` names the soak run: a file left edited
+    by an interrupted run holds "Saved edit N" already, and the same line written again
+    would change nothing (no re-index, no embedding) while it counted as a save."""
+    line = f"  Saved edit {number}{run}: merges quarterly pdf reports into one deck.\n"
     return _MARKER.sub(lambda match: match.group(1) + line, text, count=1)
 
 
@@ -153,6 +156,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
             report["rss"]["lint"] = rss_mb()
             directories = sorted(path for path in library.iterdir() if path.is_dir())
             rng = random.Random(len(directories))
+            run = f" of run {time.time_ns():x}"  # every save a text never seen
             for number in range(1, job["saves"] + 1):
                 path = rng.choice(directories) / "SKILL.md"
                 text = path.read_text(encoding="utf-8")
@@ -160,7 +164,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
                 assert app.snapshot is not None
                 version = app.snapshot.version
                 written = time.perf_counter()
-                path.write_text(_edited(text, number), encoding="utf-8")
+                path.write_text(_edited(text, number, run), encoding="utf-8")
 
                 def painted(version: int = version, written: float = written) -> bool:
                     return (

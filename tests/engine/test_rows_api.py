@@ -55,3 +55,22 @@ def test_json_default_turns_numpy_and_tuples_into_json_and_refuses_the_rest() ->
     assert json_default(("a", "b")) == ["a", "b"] and json_default(frozenset({1})) == [1]
     with pytest.raises(TypeError, match="cannot serialise object"):
         json_default(object())
+
+
+def test_whole_columns_equal_the_rows_made_one_by_one(bow_index) -> None:
+    """`ids`, `scores` and the rerank column are read vectorised (the explorer reads them at
+    every repaint); each must equal what the rows say, in row order, with a reranked few."""
+    decision = decide("merge two pdf files into one", bow_index, CONFIG)
+    order = decision.rows.order.tolist()
+    # Logits for three skills that are not in row order (the last, first and a middle one).
+    decision._rerank = {order[-1]: -1.5, order[0]: 2.25, order[len(order) // 2]: 0.5}
+    rows = list(decision.rows)
+    assert decision.rows.ids == tuple(row.id for row in rows)
+    logits = decision.rows.column("rerank")
+    expected = [np.nan if row.rerank is None else row.rerank for row in rows]
+    assert np.array_equal(logits, np.array(expected), equal_nan=True)
+    assert sum(not math.isnan(value) for value in logits) == 3
+    wanted = [rows[-1].id, "not-a-skill", rows[0].id]
+    scores = decision.rows.scores(wanted)
+    assert scores[0] == rows[-1].score and np.isnan(scores[1]) and scores[2] == rows[0].score
+    assert decision.rows.scores([]).shape == (0,)
