@@ -14,6 +14,7 @@ from explorer.engine.author.tune import (
     MAX_DESCRIPTION,
     Effect,
     Part,
+    Probe,
     TuneResult,
     cases_for,
     rank_key,
@@ -380,7 +381,7 @@ def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_pat
     index = _index(root)
     index = dataclasses.replace(
         index,
-        models=dataclasses.replace(index.models, reranker=Lengths()),  # type: ignore[arg-type]
+        models=dataclasses.replace(index.models, reranker=Lengths()),
     )
     path = str(root / SKILL / "SKILL.md")
     original = read_skill_text(path)
@@ -397,9 +398,7 @@ def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_pat
     assert held.models.reranker.name == "lengths"  # type: ignore[union-attr]
 
 
-def _probe_of(passed: bool) -> object:
-    from explorer.engine.author.tune import Probe
-
+def _probe_of(passed: bool) -> Probe:
     return Probe((), passed, 0.0, 0.0, None, None, frozenset(), "relevance")
 
 
@@ -418,8 +417,8 @@ def test_a_fix_made_by_copying_one_prompts_own_words_does_not_count() -> None:
     after = [_probe_of(p) for p in (True, True, True, False)]
     support = {"customer": 2, "retainer": 1}
     added = frozenset({"customer", "retainer"})
-    assert _general(cases, before, after, added, support) == 1 + 0 + 1 - 1  # type: ignore[arg-type]
-    assert _general(cases, before, after, added, support | {"retainer": 2}) == 2  # type: ignore[arg-type]
+    assert _general(cases, before, after, added, support) == 1 + 0 + 1 - 1
+    assert _general(cases, before, after, added, support | {"retainer": 2}) == 2
 
 
 def test_a_word_several_missed_prompts_share_outranks_one_prompts_rarer_word() -> None:
