@@ -430,3 +430,20 @@ def test_a_word_several_missed_prompts_share_outranks_one_prompts_rarer_word() -
     evidence = _evidence("Create invoices.", missed, [], missed, lambda t: idf.get(t, 1.0))
     ranked = [surface for _, surface in evidence.terms]
     assert ranked.index("zebra") > ranked.index("bill")
+
+
+def test_the_relevance_margin_counts_toward_the_right_side() -> None:
+    """With no case flipped, an edit is still told apart by how far the relevance model
+    moved: up on should-trigger prompts, down on the others; no candidate row is 0."""
+    from dataclasses import replace
+
+    from explorer.engine.author.tune import _margin
+
+    cases = [
+        Case("bill the customer", (SKILL,), "direct"),
+        Case("write a git commit message", (), "negative"),
+    ]
+    before = [replace(_probe_of(False), relevance=0.3), replace(_probe_of(True), relevance=0.2)]
+    after = [replace(_probe_of(False), relevance=0.45), _probe_of(True)]
+    assert _margin(cases, before, after) == pytest.approx(0.15 + 0.2)
+    assert _margin(cases, after, before) == pytest.approx(-0.35)

@@ -63,6 +63,7 @@ TUNING_SHARE = 0.6  # of the positives, and of the negatives, tuned on; the rest
 SPLIT_SEED = "skill-explorer/tune"
 _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
 _MIN_WORD = 3  # shorter words are rarely what names a task
+MIN_MARGIN = 0.05  # relevance probability summed over the tuning part: a move, not noise
 SINGLE_PROMPT = 0.5  # the weight of a word only one wanted prompt has, against a shared one
 # Words of a conversation that name no task, beyond the stopwords and presets.GENERIC_WORDS.
 FILLER: frozenset[str] = frozenset(
@@ -925,6 +926,7 @@ class _Scored:
     tuning: list[Probe]
     net: int  # on the tuning part (the patched copy is not kept: one per finalist is made again)
     general: int  # the net without the fixes that only copied one prompt's words (_general)
+    margin: float = 0.0  # how far the relevance model moved toward the right side (_margin)
 
 
 @dataclass(frozen=True)
@@ -1086,10 +1088,36 @@ class _Tuner:
         return dataclasses.replace(base, vectors=patched.vectors, models=models)
 
 
+def _margin(cases: Sequence[Case], before: Sequence[Probe], after: Sequence[Probe]) -> float:
+    """The relevance model's probability for the skill, summed toward the right side:
+    up on should-trigger prompts, down on the others (a prompt the skill is no candidate
+    for counts as 0). When every tuning case passes already, or none can be flipped, this
+    is what still tells an edit that brings prompts like them nearer from one that does
+    nothing; a held-out prompt just under the threshold is crossed by such an edit."""
+    total = 0.0
+    for case, old, new in zip(cases, before, after, strict=True):
+        moved = (new.relevance or 0.0) - (old.relevance or 0.0)
+        total += moved if case.positive else -moved
+    return round(total, 6)  # no float noise in the order
+
+
 def _search_key(item: _Scored) -> tuple[Any, ...]:
     """The edits that would hold without any one prompt first, then the plain tuning
-    gain, the fewest steps, the shortest text, and the text (a stable order)."""
-    return (-item.general, -item.net, len(item.steps), len(item.description), item.description)
+    gain, the relevance margin, the fewest steps, the shortest text, and the text (a
+    stable order)."""
+    return (
+        -item.general,
+        -item.net,
+        -item.margin,
+        len(item.steps),
+        len(item.description),
+        item.description,
+    )
+
+
+def _promising(item: _Scored) -> bool:
+    """Worth building on: a tuning gain, or no loss and a relevance margin gained."""
+    return item.net > 0 or (item.net == 0 and item.general >= 0 and item.margin > MIN_MARGIN)
 
 
 def _failing(
@@ -1218,11 +1246,12 @@ def tune(
                 net = sum(a.passed for a in after) - sum(b.passed for b in base_tuning)
                 added = frozenset(match_tokens(proposal)) - original_terms
                 general = _general(split.tuning, base_tuning, after, added, support)
-                fresh.append(_Scored(proposal, (*steps, step), edit, after, net, general))
+                margin = _margin(split.tuning, base_tuning, after)
+                fresh.append(_Scored(proposal, (*steps, step), edit, after, net, general, margin))
         if not fresh:
             break
         scored += fresh
-        best = sorted((item for item in scored if item.net > 0), key=_search_key)
+        best = sorted((item for item in scored if _promising(item)), key=_search_key)
         top = max((item.general for item in best), default=0)
         if top <= best_general and len(scored) > len(fresh):
             break  # a round that improves on nothing: the next would only stack words
@@ -1243,7 +1272,8 @@ def tune(
         (
             item
             for item in scored
-            if any(a.passed != b.passed for a, b in zip(item.tuning, base_tuning, strict=True))
+            if _promising(item)
+            or any(a.passed != b.passed for a, b in zip(item.tuning, base_tuning, strict=True))
         ),
         key=_search_key,
     )[: options.finalists]
