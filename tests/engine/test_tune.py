@@ -14,6 +14,7 @@ from explorer.engine.author.tune import (
     MAX_DESCRIPTION,
     Effect,
     Part,
+    Probe,
     TuneResult,
     cases_for,
     rank_key,
@@ -380,7 +381,7 @@ def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_pat
     index = _index(root)
     index = dataclasses.replace(
         index,
-        models=dataclasses.replace(index.models, reranker=Lengths()),  # type: ignore[arg-type]
+        models=dataclasses.replace(index.models, reranker=Lengths()),
     )
     path = str(root / SKILL / "SKILL.md")
     original = read_skill_text(path)
@@ -395,3 +396,54 @@ def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_pat
     logits = held.models.reranker.score("prompt", [old_doc, other])  # type: ignore[union-attr]
     assert list(logits) == [len(rerank_document(new, skill.body_head)), len(other)]
     assert held.models.reranker.name == "lengths"  # type: ignore[union-attr]
+
+
+def _probe_of(passed: bool) -> Probe:
+    return Probe((), passed, 0.0, 0.0, None, None, frozenset(), "relevance")
+
+
+def test_a_fix_made_by_copying_one_prompts_own_words_does_not_count() -> None:
+    """The search's score keeps a fix only when the edit would be proposed without that
+    prompt: it adds none of the prompt's words, or one another wanted prompt has too."""
+    from explorer.engine.author.tune import _general
+
+    cases = [
+        Case("bill the customer for hours", (SKILL,), "direct"),  # "customer" is shared
+        Case("quote the retainer fee", (SKILL,), "direct"),  # "retainer" is its alone
+        Case("invoice a client now", (SKILL,), "direct"),  # fixed with none of its words added
+        Case("write a git commit message", (), "negative"),  # broken
+    ]
+    before = [_probe_of(p) for p in (False, False, False, True)]
+    after = [_probe_of(p) for p in (True, True, True, False)]
+    support = {"customer": 2, "retainer": 1}
+    added = frozenset({"customer", "retainer"})
+    assert _general(cases, before, after, added, support) == 1 + 0 + 1 - 1
+    assert _general(cases, before, after, added, support | {"retainer": 2}) == 2
+
+
+def test_a_word_several_missed_prompts_share_outranks_one_prompts_rarer_word() -> None:
+    """A word of one prompt alone weighs half: the shared word is the topic's."""
+    from explorer.engine.author.tune import _evidence
+
+    missed = ["bill the customer today", "bill a customer for work", "zebra quarterly ledger"]
+    idf = {"bill": 2.0, "customer": 2.0, "zebra": 5.0, "quarterly": 5.0, "ledger": 5.0}
+    evidence = _evidence("Create invoices.", missed, [], missed, lambda t: idf.get(t, 1.0))
+    ranked = [surface for _, surface in evidence.terms]
+    assert ranked.index("zebra") > ranked.index("bill")
+
+
+def test_the_relevance_margin_counts_toward_the_right_side() -> None:
+    """With no case flipped, an edit is still told apart by how far the relevance model
+    moved: up on should-trigger prompts, down on the others; no candidate row is 0."""
+    from dataclasses import replace
+
+    from explorer.engine.author.tune import _margin
+
+    cases = [
+        Case("bill the customer", (SKILL,), "direct"),
+        Case("write a git commit message", (), "negative"),
+    ]
+    before = [replace(_probe_of(False), relevance=0.3), replace(_probe_of(True), relevance=0.2)]
+    after = [replace(_probe_of(False), relevance=0.45), _probe_of(True)]
+    assert _margin(cases, before, after) == pytest.approx(0.15 + 0.2)
+    assert _margin(cases, after, before) == pytest.approx(-0.35)

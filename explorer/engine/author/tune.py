@@ -63,6 +63,8 @@ TUNING_SHARE = 0.6  # of the positives, and of the negatives, tuned on; the rest
 SPLIT_SEED = "skill-explorer/tune"
 _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
 _MIN_WORD = 3  # shorter words are rarely what names a task
+MIN_MARGIN = 0.05  # relevance probability summed over the tuning part: a move, not noise
+SINGLE_PROMPT = 0.5  # the weight of a word only one wanted prompt has, against a shared one
 # Words of a conversation that name no task, beyond the stopwords and presets.GENERIC_WORDS.
 FILLER: frozenset[str] = frozenset(
     (
@@ -628,7 +630,10 @@ def _evidence(
 
     def weight(term: str, count: int) -> float:
         others = support.get(term, count) - count
-        return idf(term) * (count + others / 2 - wrong_terms.get(term, 0))
+        # A word of one prompt alone is as likely that prompt's own as the topic's: it
+        # fixes the tuning prompt and rarely a prompt not seen yet, so it weighs half.
+        alone = SINGLE_PROMPT if support.get(term, count) < 2 else 1.0
+        return idf(term) * (count + others / 2 - wrong_terms.get(term, 0)) * alone
 
     terms = sorted(
         ((term, weight(term, count)) for term, count in counts.items()),
@@ -851,9 +856,21 @@ def _proposals(description: str, evidence: _Evidence, options: Options) -> list[
         sentence = f"Use when asked about {_listing(reasons[:3])}."
         add(sentence, partial(_sentence, sentence=sentence))
         add(f"first: {sentence}", partial(_leading, sentence=sentence))
-    if evidence.shared:
-        sentence = f"Use when asked about {_listing(list(evidence.shared[:3]))}."
+    # The words several wanted prompts share, passing or not, name the users' topic: the
+    # likeliest words of prompts not seen yet, so they are offered in more than one shape.
+    shared = list(evidence.shared)
+    if shared:
+        sentence = f"Use when asked about {_listing(shared[:3])}."
         add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    if len(shared) > 3:
+        sentence = f"Use when the user asks about {_listing(shared[:5])}."
+        add(f"first: {sentence}", partial(_leading, sentence=sentence))
+    if shared and top:
+        mixed = list(dict.fromkeys([*shared[:2], *top[:2]]))
+        if len(mixed) > 1:
+            sentence = f"Use when the user asks about {_listing(mixed)}."
+            add(f"first: {sentence}", partial(_leading, sentence=sentence))
+            add(sentence, partial(_sentence, sentence=sentence))
     proposals += _leads(description, worth)
     if evidence.excluded:
         sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
@@ -908,6 +925,8 @@ class _Scored:
     edit: Edit
     tuning: list[Probe]
     net: int  # on the tuning part (the patched copy is not kept: one per finalist is made again)
+    general: int  # the net without the fixes that only copied one prompt's words (_general)
+    margin: float = 0.0  # how far the relevance model moved toward the right side (_margin)
 
 
 @dataclass(frozen=True)
@@ -1069,6 +1088,38 @@ class _Tuner:
         return dataclasses.replace(base, vectors=patched.vectors, models=models)
 
 
+def _margin(cases: Sequence[Case], before: Sequence[Probe], after: Sequence[Probe]) -> float:
+    """The relevance model's probability for the skill, summed toward the right side:
+    up on should-trigger prompts, down on the others (a prompt the skill is no candidate
+    for counts as 0). When every tuning case passes already, or none can be flipped, this
+    is what still tells an edit that brings prompts like them nearer from one that does
+    nothing; a held-out prompt just under the threshold is crossed by such an edit."""
+    total = 0.0
+    for case, old, new in zip(cases, before, after, strict=True):
+        moved = (new.relevance or 0.0) - (old.relevance or 0.0)
+        total += moved if case.positive else -moved
+    return round(total, 6)  # no float noise in the order
+
+
+def _search_key(item: _Scored) -> tuple[Any, ...]:
+    """The edits that would hold without any one prompt first, then the plain tuning
+    gain, the relevance margin, the fewest steps, the shortest text, and the text (a
+    stable order)."""
+    return (
+        -item.general,
+        -item.net,
+        -item.margin,
+        len(item.steps),
+        len(item.description),
+        item.description,
+    )
+
+
+def _promising(item: _Scored) -> bool:
+    """Worth building on: a tuning gain, or no loss and a relevance margin gained."""
+    return item.net > 0 or (item.net == 0 and item.general >= 0 and item.margin > MIN_MARGIN)
+
+
 def _failing(
     cases: Sequence[Case], probes: Sequence[Probe], skill_id: str
 ) -> tuple[list[str], list[str], list[str]]:
@@ -1081,6 +1132,30 @@ def _failing(
     ]
     wanted = [c.prompt for c in cases if c.positive]
     return missed, wrong, wanted
+
+
+def _general(
+    cases: Sequence[Case],
+    before: Sequence[Probe],
+    after: Sequence[Probe],
+    added: frozenset[str],
+    support: dict[str, int],
+) -> int:
+    """The tuning net an edit would keep were each fixed prompt left out, roughly: a fix
+    counts when the edit adds none of the prompt's words (it moved the model channels) or
+    adds one that another wanted prompt shares too (the edit would be proposed without
+    this prompt). A fix made only by copying words no other prompt has is how an edit
+    overfits the tuning part: such edits rarely reach the held-out prompts."""
+    score = 0
+    for case, old, new in zip(cases, before, after, strict=True):
+        if old.passed == new.passed:
+            continue
+        if not new.passed:
+            score -= 1
+            continue
+        hit = added & frozenset(match_tokens(case.prompt)) if case.positive else frozenset()
+        score += not hit or any(support.get(term, 0) >= 2 for term in hit)
+    return score
 
 
 def tune(
@@ -1129,6 +1204,13 @@ def tune(
     expanded: set[str] = set()
     refusals: dict[str, None] = {}  # why an edit could not be written, in order, once each
     scored: list[_Scored] = []
+    original_terms = frozenset(match_tokens(original))
+    support: dict[str, int] = {}  # match token -> the tuning part's positives that have it
+    for case in split.tuning:
+        if case.positive:
+            for term in set(match_tokens(case.prompt)):
+                support[term] = support.get(term, 0) + 1
+    best_general = 0
     beam: list[tuple[str, tuple[str, ...], list[Probe]]] = [(original, (), base_tuning)]
     for _ in range(options.rounds):
         fresh: list[_Scored] = []
@@ -1162,14 +1244,18 @@ def tune(
                 edit, copy = patched
                 after = tuner.probes(split.tuning, copy)
                 net = sum(a.passed for a in after) - sum(b.passed for b in base_tuning)
-                fresh.append(_Scored(proposal, (*steps, step), edit, after, net))
+                added = frozenset(match_tokens(proposal)) - original_terms
+                general = _general(split.tuning, base_tuning, after, added, support)
+                margin = _margin(split.tuning, base_tuning, after)
+                fresh.append(_Scored(proposal, (*steps, step), edit, after, net, general, margin))
         if not fresh:
             break
         scored += fresh
-        best = sorted(
-            (item for item in scored if item.net > 0),
-            key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
-        )
+        best = sorted((item for item in scored if _promising(item)), key=_search_key)
+        top = max((item.general for item in best), default=0)
+        if top <= best_general and len(scored) > len(fresh):
+            break  # a round that improves on nothing: the next would only stack words
+        best_general = max(best_general, top)
         expanded.update(description for description, _, _ in beam)
         beam = [
             (item.description, item.steps, item.tuning)
@@ -1186,9 +1272,10 @@ def tune(
         (
             item
             for item in scored
-            if any(a.passed != b.passed for a, b in zip(item.tuning, base_tuning, strict=True))
+            if _promising(item)
+            or any(a.passed != b.passed for a, b in zip(item.tuning, base_tuning, strict=True))
         ),
-        key=lambda item: (-item.net, len(item.steps), len(item.description), item.description),
+        key=_search_key,
     )[: options.finalists]
     candidates = []
     for number, item in enumerate(finalists):
