@@ -453,15 +453,13 @@ def fit_trees(
     """Boosted trees on the raw features (TREE_SETTINGS, MONOTONE) and the bias that makes
     `bias + contributions` their log-odds, checked against scikit-learn's own."""
     from sklearn.ensemble import HistGradientBoostingClassifier
-    from threadpoolctl import threadpool_limits
 
     booster = HistGradientBoostingClassifier(
         random_state=SEED, monotonic_cst=[MONOTONE[name] for name in FEATURES], **TREE_SETTINGS
     )
-    # One OpenMP thread: the same trees either way, and a busy machine's spinning workers
-    # made a small fit 50 times slower.
-    with threadpool_limits(limits=1, user_api="openmp"):
-        booster.fit(rows, labels, sample_weight=weights)
+    booster.fit(rows, labels, sample_weight=weights)
+    # The fitted trees are only reachable through `_predictors` (one list per boosting
+    # round); the check below fails loudly if a scikit-learn release changes their meaning.
     trees = export_trees([tree for (tree,) in booster._predictors])
     check = rows[:: max(1, len(rows) // 1000)]
     summed = trees.contributions(check).sum(axis=1)
