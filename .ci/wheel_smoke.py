@@ -61,7 +61,7 @@ def check_commands() -> None:
     # logit and a probability made of named contributions.
     assert decision["models"]["reranker"] == "skill-reranker-minilm-l3", decision["models"]
     assert decision["stage"] == "relevance", decision["stage"]
-    assert decision["relevance"]["model"] == "relevance-choice", decision["relevance"]["model"]
+    assert decision["relevance"]["model"] == "relevance-trees", decision["relevance"]["model"]
     ambiguous = json.loads(run("route", RERANKED, "--skills", str(SAMPLES), "--json"))
     scored = [row for row in ambiguous["skills"] if row["rerank"] is not None]
     assert len(scored) >= 12, scored
