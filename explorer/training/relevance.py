@@ -70,7 +70,6 @@ class Learner(StrEnum):
 
     TREES = "boosted trees"  # shipped: gradient-boosted trees, monotone where it is known
     CHOICE = "linear choice"  # one weight per feature, the choice form
-    LOGISTIC = "linear logistic"  # one weight per feature, each candidate alone
 
 
 LEARNER = Learner.TREES
@@ -376,28 +375,6 @@ def _wild(wild: Path, router: Router, log: Callable[[str], None]) -> list[Sample
 # --- the model --------------------------------------------------------------------------
 
 
-def fit(
-    rows: np.ndarray, labels: np.ndarray, weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Weighted L2 logistic regression on standardised features, by Newton's method."""
-    mean = rows.mean(axis=0)
-    scale = rows.std(axis=0)
-    scale[scale < 1e-6] = 1.0
-    x = np.hstack([(rows - mean) / scale, np.ones((len(rows), 1))])
-    beta = np.zeros(x.shape[1])
-    penalty = np.full(x.shape[1], L2)
-    penalty[-1] = 0.0
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
-        gradient = x.T @ (weights * (p - labels)) + penalty * beta
-        hessian = (x * (weights * p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hessian, gradient)
-        beta -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return mean, scale, beta[:-1], float(beta[-1])
-
-
 def fit_choice(
     rows: np.ndarray, labels: np.ndarray, prompt_of: np.ndarray, prompts: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -520,9 +497,6 @@ def _fit(samples: Sequence[Sample], name: str, learner: Learner) -> RelevanceMod
         [np.full(len(s.candidates), 1.0 / max(len(s.candidates), 1)) for s in samples]
     )
     weights *= len(samples) / weights.sum()
-    if learner is Learner.LOGISTIC:
-        mean, scale, coefficients, bias = fit(rows, labels, weights)
-        return RelevanceModel(name, FEATURES, mean, scale, coefficients, bias, 0.5, 0.9, "")
     trees, bias = fit_trees(rows, labels, weights)
     width = len(FEATURES)
     return RelevanceModel(
