@@ -53,6 +53,7 @@ from explorer.engine.route.relevance import (
     RELEVANCE_MODEL,
     ModelForm,
     RelevanceModel,
+    SizeTier,
     TreeEnsemble,
 )
 
@@ -108,6 +109,11 @@ MONOTONE = {
     "description_length": 0,
 }
 INNER_GROUPS = 3  # out-of-fold predictions for choosing thresholds: the folds in 3 groups
+# Thresholds are chosen per library size (§9.12 "One bar per library size"): up to 50
+# skills (the report's two small bands), and more. A tier with fewer prompts that no skill
+# serves than MIN_TIER_NEGATIVES among the training folds takes the pooled thresholds.
+SIZE_TIERS: tuple[int | None, ...] = (50, None)
+MIN_TIER_NEGATIVES = 100
 SMALL_SIZES = (5, 8, 10, 15, 20, 30)
 SMALL_PER_FOLD = 12
 SMALL_PROMPTS = 60  # a small library's own prompts, at most (its plain negatives beside)
@@ -529,14 +535,33 @@ def _out_of_fold(samples: Sequence[Sample], name: str, learner: Learner) -> list
 
 
 def train_model(samples: Sequence[Sample], name: str, learner: Learner = LEARNER) -> RelevanceModel:
-    """The model fitted on `samples`, with thresholds by choose_thresholds' rule: on
-    out-of-fold predictions for trees (when there are folds to leave out), in-sample for a
-    linear score, whose few weights the training prompts cannot flatter much."""
+    """The model fitted on `samples`, with thresholds by choose_thresholds' rule, pooled and
+    per SIZE_TIERS: on out-of-fold predictions for trees (when there are folds to leave
+    out), in-sample for a linear score, whose few weights the training prompts cannot
+    flatter much."""
     model = _fit(samples, name, learner)
     folded = learner is Learner.TREES and len({s.fold for s in samples}) > 1
     judges = _out_of_fold(samples, name, learner) if folded else [model] * len(samples)
     threshold, second = choose_thresholds(judges, samples)
-    return dataclasses.replace(model, threshold=threshold, second_threshold=second)
+    tiers = []
+    smallest = 0
+    for bound in SIZE_TIERS:
+        inside = [
+            i
+            for i, s in enumerate(samples)
+            if s.size > smallest and (bound is None or s.size <= bound)
+        ]
+        nothing_fits = sum(not samples[i].expect and not samples[i].reject for i in inside)
+        chosen = (
+            choose_thresholds([judges[i] for i in inside], [samples[i] for i in inside])
+            if nothing_fits >= MIN_TIER_NEGATIVES
+            else (threshold, second)
+        )
+        tiers.append(SizeTier(bound, *chosen))
+        smallest = bound or smallest
+    return dataclasses.replace(
+        model, threshold=threshold, second_threshold=second, size_tiers=tuple(tiers)
+    )
 
 
 @dataclass
@@ -561,8 +586,9 @@ def route(
     """What decide() injects for this sample under `model` (the §9.12 rule): the whole
     prompt's picks, then each task's best skill that clears the threshold, up to
     MAX_SKILLS."""
-    threshold = model.threshold if threshold is None else threshold
-    second = model.second_threshold if second is None else second
+    own, own_second = model.thresholds_for(sample.size)
+    threshold = own if threshold is None else threshold
+    second = own_second if second is None else second
     picked: list[str] = []
     if sample.candidates:
         p = model.probability(sample.matrix)
@@ -697,12 +723,18 @@ def fold_models(
         held_skills = {skill for s in samples if s.fold == fold for skill in s.expect | s.reject}
         train = [_without_skills(s, held_skills) for s in samples if s.fold != fold]
         model = train_model(train, f"without {fold}", learner)
-        log(
-            f"fold {fold}: trained on {len(train)} prompts, threshold {model.threshold:.2f}, "
-            f"second {model.second_threshold:.2f}"
-        )
+        log(f"fold {fold}: trained on {len(train)} prompts, {tier_text(model)}")
         models.append((fold, model))
     return models
+
+
+def tier_text(model: RelevanceModel) -> str:
+    """The model's thresholds by library size, in words."""
+    return "; ".join(
+        f"{'more' if tier.max_skills is None else f'up to {tier.max_skills}'} skills: "
+        f"threshold {tier.threshold:.2f}, second {tier.second_threshold:.2f}"
+        for tier in model.size_tiers
+    )
 
 
 def leave_library_out(
@@ -730,7 +762,8 @@ def threshold_sweep(
         for position, s in enumerate(samples):
             if s.fold == fold:
                 for bar, routed in outcomes.items():
-                    routed[position] = route(model, s, bar, max(model.second_threshold, bar))
+                    second = model.thresholds_for(s.size)[1]
+                    routed[position] = route(model, s, bar, max(second, bar))
     return outcomes
 
 
@@ -795,10 +828,7 @@ def main(argv: list[str] | None = None) -> int:
         source=f"python -m explorer.training.relevance (seed {SEED}), {len(samples)} prompts",
     )
     args.out.write_text(json.dumps(shipped.to_dict(), indent=1) + "\n", encoding="utf-8")
-    log(
-        f"shipped: threshold {shipped.threshold:.2f}, "
-        f"second {shipped.second_threshold:.2f} -> {args.out}"
-    )
+    log(f"shipped: {tier_text(shipped)} -> {args.out}")
     for name, tally in table(samples, outcomes, lambda s: band_of(s.size)):
         log(f"band {name}: {tally.cells()}")
     for name, tally in table(samples, outcomes, lambda s: s.kind):
@@ -1128,9 +1158,9 @@ def report(
         "",
         "The shipped design with `relevance_threshold` pinned (docs/configuration.md) in "
         "place of each fold model's own, which was chosen for at most "
-        f"{FI_BUDGET * 100:.0f} % injections where no skill fits on the other folds "
-        f"(shipped: {shipped.threshold:.2f}). What a lower or a higher bar would have bought "
-        "on libraries the model never saw:",
+        f"{FI_BUDGET * 100:.0f} % injections where no skill fits on the other folds, in "
+        f"each library-size tier (shipped: {tier_text(shipped)}). What a lower or a higher "
+        "bar, the same for every size, would have bought on libraries the model never saw:",
         "",
         *threshold_rows(
             samples,
@@ -1188,8 +1218,8 @@ def report(
         "",
         "## The shipped model",
         "",
-        f"Fitted on every fold: threshold {shipped.threshold:.2f}, second skill "
-        f"{shipped.second_threshold:.2f}. How much each feature moves a candidate's log-odds "
+        f"Fitted on every fold. Thresholds by library size: {tier_text(shipped)}. How much "
+        "each feature moves a candidate's log-odds "
         "(the mean size of its contribution over every tenth prompt's candidates), and which "
         "way more of it may move them:",
         "",

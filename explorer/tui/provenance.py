@@ -86,7 +86,9 @@ def field_source(
         relevance = load_relevance_model()
         tuning = resolve(config, status, max(skills, 1)) if status is not None else None
         off = tuning.relevance_off if tuning is not None else ""
-        return Source(_text(relevance.threshold), f"the relevance model's ({relevance.name})", off)
+        threshold = relevance.thresholds_for(max(skills, 1))[0]
+        label = f"the model's for {skills:,} skills ({relevance.name})"
+        return Source(_text(threshold), label, off)
     if name in GUARD_KEYS:
         # Cosine-valued: the preset's value for the dense model in force (§9.7.1).
         if status is None:

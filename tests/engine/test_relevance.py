@@ -13,6 +13,7 @@ import pytest
 
 from explorer.engine.base.config import Config, ConfigError, load_config
 from explorer.engine.index.opening import Engine, open_engine, open_library
+from explorer.engine.route import pipeline
 from explorer.engine.route.decision import GateName, Stage, Verdict
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.query import Query
@@ -23,6 +24,7 @@ from explorer.engine.route.relevance import (
     CandidateEvidence,
     ModelForm,
     RelevanceModel,
+    SizeTier,
     TreeEnsemble,
     choice_probabilities,
     excluded_terms,
@@ -133,6 +135,56 @@ def test_a_broken_model_file_is_refused_with_its_reason(tmp_path: Path) -> None:
             RelevanceModel.from_dict({**data, key: value})
     with pytest.raises(ValueError, match="features"):
         RelevanceModel.from_dict({**data, "features": ["cosine"]})
+
+
+def _tiered(model: RelevanceModel) -> RelevanceModel:
+    return dataclasses.replace(
+        model,
+        threshold=0.6,
+        second_threshold=0.8,
+        size_tiers=(SizeTier(10, 0.3, 0.9), SizeTier(50, 0.4, 0.5), SizeTier(None, 0.75, 0.75)),
+    )
+
+
+def test_the_thresholds_are_those_of_the_library_s_size_tier() -> None:
+    model = _tiered(load_relevance_model())
+    assert [model.thresholds_for(n) for n in (1, 10, 11, 50, 51, 26_000)] == [
+        (0.3, 0.9),
+        (0.3, 0.9),
+        (0.4, 0.5),
+        (0.4, 0.5),
+        (0.75, 0.75),
+        (0.75, 0.75),
+    ]
+    assert RelevanceModel.from_dict(model.to_dict()).size_tiers == model.size_tiers
+    # Without tiers (a model file written before them): one bar for every size.
+    untiered = dataclasses.replace(model, size_tiers=())
+    assert untiered.thresholds_for(26_000) == untiered.thresholds_for(3) == (0.6, 0.8)
+    assert RelevanceModel.from_dict(untiered.to_dict()).size_tiers == ()
+
+
+@pytest.mark.parametrize(
+    ("tiers", "match"),
+    [
+        ([{"max_skills": None, "threshold": 0.5, "second_threshold": 0.5}] * 2, "only the last"),
+        (
+            [
+                {"max_skills": 50, "threshold": 0.5, "second_threshold": 0.5},
+                {"max_skills": 10, "threshold": 0.5, "second_threshold": 0.5},
+                {"max_skills": None, "threshold": 0.5, "second_threshold": 0.5},
+            ],
+            "rise",
+        ),
+        ([{"max_skills": None, "threshold": 1.5, "second_threshold": 0.5}], r"\[0, 1\]"),
+        ([{"max_skills": None, "threshold": float("nan"), "second_threshold": 0.5}], r"\[0, 1\]"),
+    ],
+)
+def test_broken_size_tiers_are_refused_with_their_reason(
+    tiers: list[dict[str, object]], match: str
+) -> None:
+    data = load_relevance_model().to_dict()
+    with pytest.raises(ValueError, match=match):
+        RelevanceModel.from_dict({**data, "size_tiers": tiers})
 
 
 COSINE, BM25 = FEATURES.index("cosine"), FEATURES.index("bm25_norm")
@@ -281,7 +333,6 @@ def test_a_broken_model_leaves_the_decision_to_the_gates(
     apache: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A missing or malformed model file must never silence the router."""
-    import explorer.engine.route.pipeline as pipeline
 
     def broken() -> RelevanceModel:
         raise ValueError("model field 'weights' is not 20 finite numbers")
@@ -296,12 +347,15 @@ def test_a_broken_model_leaves_the_decision_to_the_gates(
 def test_a_second_task_s_skill_is_injected_when_its_own_p_clears_the_bar(
     apache: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import explorer.engine.route.pipeline as pipeline
-
     model = load_relevance_model()
     # Every candidate over both bars: the best two are injected, the rest are not.
     lenient = dataclasses.replace(
-        model, bias=50.0, threshold=0.5, second_threshold=0.5, form=ModelForm.LOGISTIC
+        model,
+        bias=50.0,
+        threshold=0.5,
+        second_threshold=0.5,
+        form=ModelForm.LOGISTIC,
+        size_tiers=(),
     )
     monkeypatch.setattr(pipeline, "load_relevance_model", lambda: lenient)
     decision = _route("make a poster, then an animated gif for slack", apache, engine)
@@ -400,6 +454,22 @@ def test_a_pinned_threshold_is_the_bar_every_view_reads(apache: Path, engine: En
     assert "threshold pinned" in gate.note
     assert len(decision.injected_ids) == 1
     assert decision.relevance.second_threshold >= shipped.relevance.second_threshold
+
+
+def test_decide_reads_the_bar_of_the_library_s_size(
+    apache: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trace, and so every view, carries the threshold of the library's size tier."""
+    shipped = load_relevance_model()
+    index = open_library([apache], Config(), engine=engine)
+    decision = decide("make a poster for our jazz night", index, Config())
+    assert decision.relevance is not None
+    assert decision.relevance.threshold == shipped.thresholds_for(len(index))[0]
+    monkeypatch.setattr(pipeline, "load_relevance_model", lambda: _tiered(shipped))
+    tiered = decide("make a poster for our jazz night", index, Config())
+    assert tiered.relevance is not None and len(index) == 12
+    assert (tiered.relevance.threshold, tiered.relevance.second_threshold) == (0.4, 0.5)
+    assert tiered.gate(GateName.RELEVANCE).thresholds["threshold"] == 0.4
 
 
 @pytest.mark.parametrize("value", ["-0.1", "1.5", "nan"])

@@ -121,3 +121,33 @@ def test_a_model_s_thresholds_come_from_prompts_it_was_not_fitted_on() -> None:
     assert (
         train_model(samples, "x", Learner.TREES).threshold == choose_thresholds(judges, samples)[0]
     )
+
+
+def test_each_library_size_tier_gets_the_thresholds_of_its_own_prompts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Large libraries' prompts that no skill serves meet more near competitors (here: a
+    higher best cosine), so the FI budget needs a higher bar there than in small ones; a
+    tier with too few such prompts keeps the pooled bar."""
+    samples = _samples()
+    for sample in samples:
+        if sample.library == "c":  # a large library, its negatives closer to some skill
+            sample.size = 200
+            if not sample.expect:
+                sample.matrix[0, COSINE] += 0.35
+    monkeypatch.setattr(relevance, "MIN_TIER_NEGATIVES", 20)  # each library has 20
+    model = train_model(samples, "x", Learner.CHOICE)
+    small = [s for s in samples if s.size <= 50]
+    large = [s for s in samples if s.size > 50]
+    assert model.size_tiers[0].max_skills == 50 and model.size_tiers[-1].max_skills is None
+    assert model.thresholds_for(20) == choose_thresholds([model] * len(small), small)
+    assert model.thresholds_for(200) == choose_thresholds([model] * len(large), large)
+    assert model.thresholds_for(200)[0] > model.thresholds_for(20)[0]
+    # Each fold is routed at its own size's bar.
+    position = next(i for i, s in enumerate(samples) if s.size == 200)
+    pinned = route(model, samples[position], *model.thresholds_for(200))
+    assert route(model, samples[position]) == pinned
+    monkeypatch.setattr(relevance, "MIN_TIER_NEGATIVES", 21)
+    pooled = train_model(samples, "x", Learner.CHOICE)
+    assert pooled.thresholds_for(200) == (pooled.threshold, pooled.second_threshold)
+    assert pooled.thresholds_for(20) == choose_thresholds([pooled] * len(small), small)

@@ -59,13 +59,16 @@ def test_every_field_says_where_its_value_comes_from(
     assert label["high_conf"] == "default"
     # None: the relevance model's own threshold, and the note says when the model does not
     # decide (here: no dense model, so the calibrated gates do).
-    learned = field_source("relevance_threshold", config.replace(preset="learned"), status=status)
+    # The threshold is the one for the library's size.
+    learned_config = config.replace(preset="learned")
     shipped = load_relevance_model()
-    assert (learned.value, learned.label) == (
-        f"{shipped.threshold:g}",
-        f"the relevance model's ({shipped.name})",
-    )
-    assert learned.note
+    for skills in (8, 2018):
+        learned = field_source("relevance_threshold", learned_config, status=status, skills=skills)
+        assert (learned.value, learned.label) == (
+            f"{shipped.thresholds_for(skills)[0]:g}",
+            f"the model's for {skills:,} skills ({shipped.name})",
+        )
+        assert learned.note
     assert not any("(the model's)" in text for text in label.values())
     edited = config.replace(lexical_min=0.0)
     assert field_source("lexical_min", edited, baseline=config).label == "edited here"

@@ -395,7 +395,9 @@ def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[s
     values.update({"rerank_min": tuning.rerank_min, "rerank_margin": tuning.rerank_margin})
     if RELEVANCE_PARAMETER in swept:
         pinned = config.relevance_threshold
-        values[RELEVANCE_PARAMETER] = load_relevance_model().threshold if pinned is None else pinned
+        values[RELEVANCE_PARAMETER] = (
+            load_relevance_model().thresholds_for(len(index))[0] if pinned is None else pinned
+        )
     return {name: values[name] for name in swept}
 
 

@@ -605,7 +605,8 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     most two picks: the best at p >= threshold, the next at p >= second_threshold."""
     model = load_relevance_model()
     pinned = run.config.relevance_threshold
-    threshold = model.threshold if pinned is None else pinned
+    threshold, second_bar = model.thresholds_for(len(run.index))
+    threshold = threshold if pinned is None else pinned
     candidates = _relevance_pool(run, c)
     _relevance_logits(run, c, prompt, candidates)
     matrix = features(run.query, _evidence(run, c, candidates))
@@ -618,7 +619,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         bias=model.bias,
         probabilities=probabilities,
         threshold=threshold,
-        second_threshold=max(model.second_threshold, threshold),
+        second_threshold=max(second_bar, threshold),
         model=model.name,
         form=model.form,
     )

@@ -386,6 +386,37 @@ class TreeEnsemble:
 
 
 @dataclass(frozen=True)
+class SizeTier:
+    """The injection thresholds for libraries of at most `max_skills` skills (None: any
+    size). A prompt no skill serves meets different competition in a folder of ten skills
+    than in one of a thousand, so one bar for every size lets too much through in large
+    libraries and too little in small ones (§9.12 "One bar per library size")."""
+
+    max_skills: int | None
+    threshold: float
+    second_threshold: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "max_skills": self.max_skills,
+            "threshold": self.threshold,
+            "second_threshold": self.second_threshold,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> SizeTier:
+        bound = data.get("max_skills")
+        tier = cls(
+            max_skills=None if bound is None else int(bound),  # type: ignore[call-overload]
+            threshold=float(data["threshold"]),  # type: ignore[arg-type]
+            second_threshold=float(data["second_threshold"]),  # type: ignore[arg-type]
+        )
+        if not (0.0 <= tier.threshold <= 1.0 and 0.0 <= tier.second_threshold <= 1.0):
+            raise ValueError(f"size tier thresholds must lie in [0, 1]: {dict(data)}")
+        return tier
+
+
+@dataclass(frozen=True)
 class RelevanceModel:
     """A score over FEATURES turned into one probability per candidate by its `form`, with
     its injection thresholds.
@@ -393,8 +424,9 @@ class RelevanceModel:
     The score s = bias + the candidate's contributions: `weight * (x - mean) / scale` per
     feature for a linear model, or, when `trees` is set, what each feature's splits added
     (TreeEnsemble; the linear fields are then zero). The best candidate is injected at
-    p ≥ `threshold`; the next one too when its own p reaches `second_threshold`. Both are
-    chosen by the training script's rule (§9.12).
+    p ≥ the threshold; the next one too when its own p reaches the second threshold. Both
+    are chosen by the training script's rule (§9.12), per library size when `size_tiers`
+    is set (the first tier the library fits in), else `threshold` and `second_threshold`.
     """
 
     name: str
@@ -412,6 +444,14 @@ class RelevanceModel:
     reranker: str | None = "skill-reranker-minilm-l3"
     form: ModelForm = ModelForm.LOGISTIC
     trees: TreeEnsemble | None = None
+    size_tiers: tuple[SizeTier, ...] = ()
+
+    def thresholds_for(self, library_size: int) -> tuple[float, float]:
+        """The (threshold, second threshold) for a library of this many skills."""
+        for tier in self.size_tiers:
+            if tier.max_skills is None or library_size <= tier.max_skills:
+                return tier.threshold, tier.second_threshold
+        return self.threshold, self.second_threshold
 
     def mismatch(self, dense: str, reranker: str | None) -> str:
         """Why this model cannot judge a library run with these models ('' if it can)."""
@@ -438,20 +478,28 @@ class RelevanceModel:
         return choice_probabilities(scores)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "features": list(self.features),
-            "mean": [float(value) for value in self.mean],
-            "scale": [float(value) for value in self.scale],
-            "weights": [float(value) for value in self.weights],
-            "bias": self.bias,
-            "threshold": self.threshold,
-            "second_threshold": self.second_threshold,
-            "source": self.source,
-            "dense": self.dense,
-            "reranker": self.reranker,
-            "form": str(self.form),
-        } | ({"trees": self.trees.to_dict()} if self.trees is not None else {})
+        return (
+            {
+                "name": self.name,
+                "features": list(self.features),
+                "mean": [float(value) for value in self.mean],
+                "scale": [float(value) for value in self.scale],
+                "weights": [float(value) for value in self.weights],
+                "bias": self.bias,
+                "threshold": self.threshold,
+                "second_threshold": self.second_threshold,
+                "source": self.source,
+                "dense": self.dense,
+                "reranker": self.reranker,
+                "form": str(self.form),
+            }
+            | ({"trees": self.trees.to_dict()} if self.trees is not None else {})
+            | (
+                {"size_tiers": [tier.to_dict() for tier in self.size_tiers]}
+                if self.size_tiers
+                else {}
+            )
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> RelevanceModel:
@@ -474,6 +522,13 @@ class RelevanceModel:
         }
         if not all(math.isfinite(value) for value in numbers.values()):
             raise ValueError("model bias and thresholds must be finite")
+        tiers = tuple(
+            SizeTier.from_dict(tier)
+            for tier in data.get("size_tiers", ())  # type: ignore[attr-defined]
+        )
+        bounds = [tier.max_skills for tier in tiers]
+        if None in bounds[:-1] or bounds[:-1] != sorted(bounds[:-1]):  # type: ignore[type-var]
+            raise ValueError("size tiers must rise in max_skills, and only the last be open")
         return cls(
             name=str(data.get("name", "relevance")),
             features=names,
@@ -489,6 +544,7 @@ class RelevanceModel:
                 if data.get("trees") is not None
                 else None
             ),
+            size_tiers=tiers,
             **numbers,
         )
 
