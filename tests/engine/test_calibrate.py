@@ -315,7 +315,7 @@ def test_under_the_relevance_model_its_threshold_is_what_is_swept(
     index, cases = sample_default
     report = calibrate(cases, index, Config(), budget=0.3)
     assert report.swept == ("relevance_threshold",)
-    shipped = load_relevance_model().threshold
+    shipped = load_relevance_model().thresholds_for(len(index))[0]  # the bar of its size
     assert len(report.table) == report.grid_size == len(relevance_grid(shipped).relevance_threshold)
     assert report.current == {"relevance_threshold": shipped}
     within = [p for p in report.table if (p.train.false_inject_rate or 0.0) <= 0.3]

@@ -48,7 +48,7 @@ RELEVANCE_PARAMETER = "relevance_threshold"  # the one value swept under the rel
 
 
 def relevance_grid(model_threshold: float) -> Grid:
-    """§9.12's threshold from 0.05 to 0.95 by 0.05, and the model's own."""
+    """§9.12's threshold from 0.05 to 0.95 by 0.05, and the model's own for the library."""
     bars = {round(0.05 * step, 2) for step in range(1, 20)} | {round(model_threshold, 4)}
     return Grid((), (), (), relevance_threshold=tuple(sorted(bars)))
 
@@ -442,7 +442,7 @@ def calibrate(
     if grid is None:
         status = index.models.status
         if resolve(config, status, len(index)).relevance:
-            grid = relevance_grid(load_relevance_model().threshold)
+            grid = relevance_grid(load_relevance_model().thresholds_for(len(index))[0])
         else:
             grid = default_grid(
                 status.calibration.min_similarity,
