@@ -25,17 +25,17 @@ SCRIPT = ROOT / "docs" / "demo" / "make_demo.py"
 # step quotes. Written here rather than read from the script, so a script that drifts from
 # the demo's text fails.
 EXPECTED: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "01-pdf.svg": ("pdf", (".49+.15+.00+.30", "p 0.98 ≥ 0.70")),
+    "01-pdf.svg": ("pdf", (".49+.15+.00+.30", "p 0.98 ≥ 0.50")),
     "02-phrases.svg": ("kubernetes-debugger", (".75+.00+.40+.00", "phrase +2.0")),
-    "03-near-miss.svg": (None, ("p 0.63 < 0.70", "nothing injected")),
-    # The ranking diff (F8): pdf's BM25 and verdict, then against now.
-    "04-compare.svg": (
-        None,
-        ("pinned 'what year was the PDF format invented'", "+6.19", "relevance → INJECT"),
+    "03-near-miss.svg": ("pdf", ("p 0.63 ≥ 0.50",)),
+    # The ranking diff (F8): pdf's BM25, then against now.
+    "04-compare.svg": (None, ("pinned 'what year was the PDF format invented'", "+6.19")),
+    "05-rerank.svg": ("changelog-generator", ("git-commit-writer: p 0.04 < 0.50", "-2.92")),
+    "06-rescue.svg": ("plaintext-accounting", ("12.76", "p 0.93 ≥ 0.50")),
+    "07-edit.svg": (
+        "xlsx",
+        ("BROKE", "plaintext-accounting lost it", "xlsx took it", "BROKE 1 recall"),
     ),
-    "05-rerank.svg": ("changelog-generator", ("git-commit-writer: p 0.04 < 0.70", "-2.92")),
-    "06-rescue.svg": ("plaintext-accounting", ("12.76", "p 0.93 ≥ 0.70")),
-    "07-edit.svg": (None, ("BROKE", "plaintext-accounting lost it", "BROKE 2 recall")),
 }
 INJECTED_FIRST = re.compile(r"^\s*1\s+(\S+)\s+INJECT\b", re.MULTILINE)
 

@@ -119,7 +119,8 @@ def test_the_edit_breaks_the_case_the_readme_says(engine: Engine, tmp_path: Path
     step5 = claims()[4]
     config = Config()
     decision = decide(step5.prompt, open_library([str(library)], config, engine=engine), config)
-    assert decision.injected_ids == ()  # "nothing is injected"
+    assert decision.injected_ids == ("xlsx",)  # "`xlsx` is injected in its place"
+    assert f"`xlsx` is injected in its place (p {decision.row('xlsx').relevance:.2f})" in text
     assert decision.row("xlsx").bm25_rank == 1  # "xlsx takes BM25's first place"
     lost = decision.row(step5.injected[0]).relevance
     assert lost is not None

@@ -52,7 +52,7 @@ STEPS = (
     Step(
         "01-pdf.svg",
         "Step 1: `pdf` injected at p 0.98; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.98 ≥ 0.70", ".49+.15+.00+.30"),
+        ("merge two report.pdf files into one", "p 0.98 ≥ 0.50", ".49+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
@@ -61,29 +61,29 @@ STEPS = (
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss: `pdf` at p 0.63, 0.07 short of the bar; nothing injected.",
-        ("what year was the PDF format invented", "p 0.63 < 0.70", "nothing injected"),
+        "Step 3: a near miss the default takes: `pdf` at p 0.63, over this library's bar of 0.50.",
+        ("what year was the PDF format invented", "p 0.63 ≥ 0.50"),
     ),
     Step(
         "04-compare.svg",
         "Step 3, pinned (ctrl+t) and compared (F8) with a real PDF request.",
-        ("compare pinned 'what year was the PDF format invented'", "+6.19", "relevance → INJECT"),
+        ("compare pinned 'what year was the PDF format invented'", "+6.19"),
     ),
     Step(
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.04 < 0.70", "logit -4.48 on git-commit-writer", "-2.92"),
+        ("git-commit-writer: p 0.04 < 0.50", "logit -4.48 on git-commit-writer", "-2.92"),
     ),
     Step(
         "06-rescue.svg",
         "Step 5: a 0.400 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.93.",
-        ("plaintext-accounting", "p 0.93 ≥ 0.70", "12.76"),
+        ("plaintext-accounting", "p 0.93 ≥ 0.50", "12.76"),
     ),
     Step(
         "07-edit.svg",
-        "After saving `xlsx/SKILL.md`: the case BROKE, and the Cases tab says why.",
-        ("BROKE", "plaintext-accounting lost it: relevance", "BROKE 2 recall"),
+        "After saving `xlsx/SKILL.md`: `xlsx` takes the case, and the Cases tab says why.",
+        ("BROKE", "plaintext-accounting lost it: relevance", "xlsx took it", "BROKE 1 recall"),
     ),
 )
 
