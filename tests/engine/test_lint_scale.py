@@ -47,7 +47,8 @@ def _all_pairs(index: Index, threshold: float) -> set[tuple[int, int]]:
     n = len(index)
     cross = np.stack([index.lexical.score(s.description).normalised for s in index.skills])
     assert index.vectors is not None
-    cosine = index.vectors @ index.vectors.T
+    vectors = np.asarray(index.vectors)
+    cosine = vectors @ vectors.T
     both = np.minimum(cross, cross.T)
     hits = (cosine >= threshold) | (both >= NEAR_DUPLICATE_BM25)
     return {(i, j) for i, j in zip(*np.nonzero(np.triu(hits, 1)), strict=True) if i < j < n}

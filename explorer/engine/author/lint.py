@@ -21,6 +21,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.base.text import STOPWORDS, norm_token, tokenize
 from explorer.engine.discovery.skills import Problem, Skill, discover, read_skill_bytes
 from explorer.engine.index.lexical import CrossScorer
+from explorer.engine.index.rows import DenseRows
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.cache import text_hash
 from explorer.engine.inference.models import (
@@ -514,7 +515,7 @@ class LintMemo:
         return found
 
     def dense_pairs(
-        self, key: object, hashes: Sequence[str], vectors: np.ndarray, threshold: float
+        self, key: object, hashes: Sequence[str], vectors: DenseRows, threshold: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(i, j, cosine) with i < j over positions, for every pair at or over `threshold`."""
         if key != self._dense_key:
