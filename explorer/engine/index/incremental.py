@@ -8,17 +8,19 @@ save, a `git checkout` of existing files), this instead
 * embeds only the descriptions that changed (through the cache),
 * copies only the blocks of the vector matrix that hold a changed row (`DenseRows`;
   the new snapshot shares every other block with the previous one),
-* patches BM25 (`LexicalIndex.patched`: postings of the changed documents out and in,
-  then dl, avgdl and every weight recomputed, vectorised),
+* patches BM25 (`LexicalIndex.patched`: the changed documents' postings go to an
+  overlay, the rest are shared with the previous index; dl, avgdl and each document's
+  length norm recomputed, vectorised),
 * patches the keyword, trigger-phrase and ecosystem tables for the changed skills only,
 
 and returns a new immutable Index, which the live index swaps in as before. Scores are
 bit-identical to a full rebuild's (tests compare after random edits).
 
 Added or removed skills shift every position after them (skills are in path order).
-`patch_index` handles those too (`_patch_shifted`): the surviving skills' vector rows,
-BM25 postings and table entries are moved to their new positions with one increasing
-remap, and only the added and changed skills are embedded and tokenised; the result is
+`patch_index` handles those too (`_patch_shifted`): the vector blocks from the first
+moved row on are rebuilt, the BM25 base's documents get their new positions (its
+postings stay shared), the table entries are moved with one increasing remap, and only
+the added and changed skills are embedded and tokenised; the result is
 again what a full rebuild would build, which tests check after random adds, removes,
 renames and edits.
 """

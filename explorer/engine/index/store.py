@@ -621,7 +621,7 @@ def save_store(
     # One JSON encoding per skill, without its body (read from the file when materialised).
     writer.strings("records", [skill_record(skill, body=False) for skill in index.skills])
 
-    lexical = index.lexical
+    lexical = index.lexical.compacted()
     terms = list(lexical._spans)
     ordered = sorted(range(len(terms)), key=lambda t: terms[t].encode("utf-8"))
     spans = [lexical._spans.get(terms[t]) for t in ordered]
@@ -637,7 +637,7 @@ def save_store(
     writer.array("terms.bounds", bounds)
     writer.array("bm25.docs", lexical._docs[take])
     writer.array("bm25.tf", lexical._tf[take])
-    writer.array("bm25.weights", lexical._weights[take])
+    writer.array("bm25.weights", lexical.weights()[take])
     writer.array("bm25.dl", lexical.dl)
     writer.array("bm25.unique", lexical._unique)
 
