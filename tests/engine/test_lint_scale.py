@@ -165,3 +165,14 @@ def test_each_skill_names_its_closest_partners_and_counts_the_rest(tmp_path) -> 
             assert examples == [index.skills[j].id for _, j in found[2:5]]
         else:
             assert counted == []
+
+
+def test_findings_sorted_in_pieces_are_sorted_as_one_list(monkeypatch) -> None:
+    """Short sorts merged give exactly `sorted`'s list, ties in their first order."""
+    monkeypatch.setattr(lint_module, "SORT_PIECE", 7)
+    rng = random.Random(11)
+    items = [(rng.choice("abc"), rng.randint(0, 3), number) for number in range(500)]
+    key = lambda item: item[:2]  # noqa: E731 - ties: many items share a key
+    assert lint_module.sorted_in_pieces(items, key) == sorted(items, key=key)
+    assert lint_module.sorted_in_pieces([], key) == []
+    assert lint_module.sorted_in_pieces(items[:3], key) == sorted(items[:3], key=key)
