@@ -505,8 +505,10 @@ class CrossScorer:
 
     `LexicalIndex.score` with only what that check reads: the raw scores, into one
     buffer reused from query to query (no per-query arrays of the library's size, which
-    at 26,000 skills cost more than the scoring), and each term's idf computed once. The
-    values equal `score`'s bit for bit: the same products, added in the same order.
+    at 26,000 skills cost more than the scoring), and each term's idf and its postings'
+    products idf x weight computed once, on the term's first query (a lint asks for each
+    term thousands of times; all of them together are one float per posting). The values
+    equal `score`'s bit for bit: the same products, added in the same order.
 
     Pruning was tried and measured worse: at 26,000 skills of families of variants, the
     documents that could reach the near-duplicate bar (max-score bounds) were ~1,000 a
@@ -514,19 +516,22 @@ class CrossScorer:
     """
 
     def __init__(self, lexical: LexicalIndex) -> None:
-        # One CSR and every weight, for this scorer alone: a lint reads each posting
-        # thousands of times, a decision a few.
+        # One CSR and every weight, for this scorer alone: a decision reads a few terms'
+        # postings, a lint every term's, many times.
         self._lexical = lexical.compacted()
         self._weights = self._lexical.weights()
         self._raw = np.zeros(lexical.n, dtype=np.float64)
-        self._terms: dict[str, tuple[float, int, int]] = {}
+        self._terms: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
 
-    def _term(self, term: str) -> tuple[float, int, int]:
+    def _term(self, term: str) -> tuple[float, np.ndarray, np.ndarray]:
+        """The term's idf, its postings' documents and their idf x weight."""
         known = self._terms.get(term)
         if known is None:
             lexical = self._lexical
             start, end = lexical._spans.get(term, (0, 0))
-            known = self._terms[term] = (lexical.idf(term), int(start), int(end))
+            idf = lexical.idf(term)
+            products = idf * self._weights[start:end]
+            known = self._terms[term] = (idf, lexical._docs[start:end], products)
         return known
 
     def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, float]:
@@ -536,10 +541,9 @@ class CrossScorer:
         raw = self._raw
         raw.fill(0.0)
         idf_sum = 0.0
-        docs, weights = self._lexical._docs, self._weights
         for term in terms:
-            idf, start, end = self._term(term)
+            idf, docs, products = self._term(term)
             idf_sum += idf
-            if end > start:
-                raw[docs[start:end]] += idf * weights[start:end]
+            if len(docs):
+                raw[docs] += products
         return raw, idf_sum
