@@ -106,7 +106,7 @@ def test_a_patched_index_leaves_the_previous_snapshot_untouched(tmp_path: Path) 
     shutil.copytree(SAMPLE_SKILLS, root)
     live = LiveIndex([root], Config(), MODELS)
     before = live.snapshot
-    vectors = before.vectors.copy() if before.vectors is not None else None
+    vectors = np.array(before.vectors) if before.vectors is not None else None
     answer = _answer(before, PROMPTS[0], Config())
     _edit(root / "pdf" / "SKILL.md", random.Random(0), 99)
     live._reindex(full=False, touched=[str(root / "pdf" / "SKILL.md")])

@@ -47,7 +47,8 @@ def _all_pairs(index: Index, threshold: float) -> set[tuple[int, int]]:
     n = len(index)
     cross = np.stack([index.lexical.score(s.description).normalised for s in index.skills])
     assert index.vectors is not None
-    cosine = index.vectors @ index.vectors.T
+    vectors = np.asarray(index.vectors)
+    cosine = vectors @ vectors.T
     both = np.minimum(cross, cross.T)
     hits = (cosine >= threshold) | (both >= NEAR_DUPLICATE_BM25)
     return {(i, j) for i, j in zip(*np.nonzero(np.triu(hits, 1)), strict=True) if i < j < n}
@@ -164,3 +165,14 @@ def test_each_skill_names_its_closest_partners_and_counts_the_rest(tmp_path) -> 
             assert examples == [index.skills[j].id for _, j in found[2:5]]
         else:
             assert counted == []
+
+
+def test_findings_sorted_in_pieces_are_sorted_as_one_list(monkeypatch) -> None:
+    """Short sorts merged give exactly `sorted`'s list, ties in their first order."""
+    monkeypatch.setattr(lint_module, "SORT_PIECE", 7)
+    rng = random.Random(11)
+    items = [(rng.choice("abc"), rng.randint(0, 3), number) for number in range(500)]
+    key = lambda item: item[:2]  # noqa: E731 - ties: many items share a key
+    assert lint_module.sorted_in_pieces(items, key) == sorted(items, key=key)
+    assert lint_module.sorted_in_pieces([], key) == []
+    assert lint_module.sorted_in_pieces(items[:3], key) == sorted(items[:3], key=key)

@@ -6,18 +6,21 @@ When a re-index changes skills in place (the same paths in the same order: an ed
 save, a `git checkout` of existing files), this instead
 
 * embeds only the descriptions that changed (through the cache),
-* copies the vector matrix once and overwrites the changed rows,
-* patches BM25 (`LexicalIndex.patched`: postings of the changed documents out and in,
-  then dl, avgdl and every weight recomputed, vectorised),
+* copies only the blocks of the vector matrix that hold a changed row (`DenseRows`;
+  the new snapshot shares every other block with the previous one),
+* patches BM25 (`LexicalIndex.patched`: the changed documents' postings go to an
+  overlay, the rest are shared with the previous index; dl, avgdl and each document's
+  length norm recomputed, vectorised),
 * patches the keyword, trigger-phrase and ecosystem tables for the changed skills only,
 
 and returns a new immutable Index, which the live index swaps in as before. Scores are
 bit-identical to a full rebuild's (tests compare after random edits).
 
 Added or removed skills shift every position after them (skills are in path order).
-`patch_index` handles those too (`_patch_shifted`): the surviving skills' vector rows,
-BM25 postings and table entries are moved to their new positions with one increasing
-remap, and only the added and changed skills are embedded and tokenised; the result is
+`patch_index` handles those too (`_patch_shifted`): the vector blocks from the first
+moved row on are rebuilt, the BM25 base's documents get their new positions (its
+postings stay shared), the table entries are moved with one increasing remap, and only
+the added and changed skills are embedded and tokenised; the result is
 again what a full rebuild would build, which tests check after random adds, removes,
 renames and edits.
 """
@@ -34,6 +37,7 @@ import numpy as np
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import Discovery, Skill
 from explorer.engine.index.lexical import LexicalIndex, indexed_text_tokens
+from explorer.engine.index.rows import DenseRows
 from explorer.engine.index.snapshot import (
     Index,
     ecosystem_keys,
@@ -66,7 +70,7 @@ PhraseEntry = tuple[int, tuple[str, ...]]  # (skill position, the phrase's token
 class _Tables(NamedTuple):
     """What a patch recomputes: every part of an Index that follows from its skills."""
 
-    vectors: np.ndarray | None
+    vectors: DenseRows | None
     lexical: LexicalIndex
     keyword_postings: dict[str, np.ndarray]
     phrase_table: dict[str, tuple[PhraseEntry, ...]]
@@ -176,8 +180,7 @@ def _patch_in_place(
     new_texts = [skills[i].description for i in changed]
     if models.embedder is not None and vectors is not None and new_texts != old_texts:
         fresh, embedded = embed_with_cache(models.embedder, new_texts, cache)
-        vectors = vectors.copy()
-        vectors[changed] = fresh
+        vectors = DenseRows.of(vectors).replaced(changed, fresh)
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000
 
@@ -286,13 +289,11 @@ def _patch_shifted(
 ) -> _Tables:
     """Skills added or removed (and any changed): move the rest, compute only the new."""
     old_to_new, fresh = _correspondence(previous, skills)
-    kept_old = np.flatnonzero(old_to_new >= 0)
-    vectors: np.ndarray | None = None
+    vectors: DenseRows | None = None
     embedded = 0
     if models.embedder is not None and previous.vectors is not None:
-        old_vectors = previous.vectors
-        vectors = np.zeros((len(skills), old_vectors.shape[1]), dtype=old_vectors.dtype)
-        vectors[old_to_new[kept_old]] = old_vectors[kept_old]
+        old_vectors = DenseRows.of(previous.vectors)
+        computed = np.zeros((0, old_vectors.shape[1]), dtype=old_vectors.dtype)
         if fresh:
             # Vectors of the skills that left or changed, by text: a moved or
             # re-saved description is not embedded again.
@@ -303,7 +304,7 @@ def _patch_shifted(
             computed, embedded = embed_with_cache(
                 models.embedder, [skills[i].description for i in fresh], cache, known
             )
-            vectors[fresh] = computed
+        vectors = old_vectors.remapped(old_to_new, len(skills), fresh, computed)
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000
 

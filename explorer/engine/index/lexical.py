@@ -79,9 +79,53 @@ def _posting_weights(
 
     One function for the build and the patch, so both compute the same floats.
     """
-    norm = k1 * (1.0 - b + b * dl / avgdl)
-    weights: np.ndarray = tf * (k1 + 1.0) / (tf + norm[docs])
+    weights: np.ndarray = tf * (k1 + 1.0) / (tf + _length_norm(dl, avgdl, k1, b)[docs])
     return weights
+
+
+def _length_norm(dl: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
+    """Each document's k1 (1 - b + b dl / avgdl), the part of BM25's weight it brings."""
+    norm: np.ndarray = k1 * (1.0 - b + b * dl / avgdl)
+    return norm
+
+
+def _idf(n: int, df: int) -> float:
+    """§5.2: Lucene idf, ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+class _Overlay(NamedTuple):
+    """The postings of the documents a patch added or changed: a CSR over overlay
+    documents (0, 1, ...), each at position `at[d]`, with the tokens it was made from."""
+
+    spans: dict[str, tuple[int, int]]
+    docs: np.ndarray
+    tf: np.ndarray
+    at: np.ndarray
+    tokens: tuple[Sequence[str], ...]
+
+    @classmethod
+    def of(cls, documents: Sequence[tuple[int, Sequence[str]]]) -> _Overlay:
+        vocabulary: dict[str, int] = {}
+        terms: list[int] = []
+        owners: list[int] = []
+        for number, (_, tokens) in enumerate(documents):
+            terms += [vocabulary.setdefault(term, len(vocabulary)) for term in tokens]
+            owners += [number] * len(tokens)
+        width = max(len(documents), 1)
+        pairs, tf = np.unique(
+            np.array(terms, dtype=np.int64) * width + np.array(owners, dtype=np.int64),
+            return_counts=True,
+        )
+        terms_of_pair, docs = np.divmod(pairs, width)
+        bounds = np.searchsorted(terms_of_pair, np.arange(len(vocabulary) + 1)).tolist()
+        return cls(
+            {term: (bounds[t], bounds[t + 1]) for term, t in vocabulary.items()},
+            docs,
+            tf.astype(np.float64),
+            np.array([position for position, _ in documents], dtype=np.int64),
+            tuple(tokens for _, tokens in documents),
+        )
 
 
 class TermSpans:
@@ -104,7 +148,24 @@ class TermSpans:
 
 
 class LexicalIndex:
-    """An inverted BM25 index whose per-posting weights are precomputed at build time."""
+    """An inverted BM25 index.
+
+    Postings are in CSR form. An index built from documents (or read from a store) is
+    one CSR whose documents are positions. An index patched after a save shares that CSR
+    (the base) with the index it came from and adds an overlay: the postings of the
+    documents added or changed since, in a small CSR of its own, and where each base and
+    overlay document sits now (-1: removed or replaced). Nothing of the library's size is
+    copied per save but the per-document arrays (dl, distinct terms, BM25's length norm,
+    where each document sits); once the overlay outgrows `OVERLAY_DOCS` the two are
+    merged into one CSR again.
+
+    Every BM25 weight follows from its posting's tf and its document's length norm
+    (`_posting_weights`, the same float operations wherever it is computed), so a score
+    is the same bit for bit whether the postings come from one CSR or from base and
+    overlay: each document still gets one addition per query term, in query order.
+    """
+
+    OVERLAY_DOCS = 512  # overlay documents past which a patch merges base and overlay
 
     def __init__(
         self,
@@ -120,7 +181,7 @@ class LexicalIndex:
         self.dl = np.array([len(doc) for doc in documents], dtype=np.int64)
         self.avgdl = max(1.0, float(self.dl.mean())) if self.n else 1.0
         # Postings in CSR form: for term t, documents _docs[start:end] (ascending) with
-        # their tf and precomputed BM25 weight, where (start, end) = _spans[t].
+        # their tf, where (start, end) = _spans[t].
         vocabulary: dict[str, int] = {}
         term_of_token = [
             vocabulary.setdefault(term, len(vocabulary)) for doc in documents for term in doc
@@ -130,22 +191,35 @@ class LexicalIndex:
             np.array(term_of_token, dtype=np.int64) * max(self.n, 1) + doc_of_token,
             return_counts=True,
         )
-        terms_of_pair, self._docs = np.divmod(pairs, max(self.n, 1))
-        self._tf = tf.astype(np.float64)
-        self._weights = _posting_weights(self._tf, self._docs, self.dl, self.avgdl, k1, b)
+        terms_of_pair, docs = np.divmod(pairs, max(self.n, 1))
         bounds = np.searchsorted(terms_of_pair, np.arange(len(vocabulary) + 1))
-        self._vocabulary = vocabulary
-        self._spans: Any = TermSpans(vocabulary, bounds)
-        self._unique = np.bincount(self._docs, minlength=self.n).astype(np.int64)
+        self._flat(vocabulary, TermSpans(vocabulary, bounds), docs, tf.astype(np.float64), None)
+        self._unique = np.bincount(docs, minlength=self.n).astype(np.int64)
+        self._norm = _length_norm(self.dl, self.avgdl, k1, b)
+
+    def _flat(
+        self,
+        vocabulary: dict[str, int] | None,
+        spans: Any,
+        docs: np.ndarray,
+        tf: np.ndarray,
+        weights: np.ndarray | None,
+    ) -> None:
+        """One CSR whose documents are positions, and no overlay."""
+        for array in (docs, tf, weights):
+            if array is not None and array.flags.writeable:
+                array.flags.writeable = False  # shared by every patch made from this one
+        self._vocabulary, self._spans = vocabulary, spans
+        self._docs, self._tf, self._weights = docs, tf, weights
+        self._base_at: np.ndarray | None = None  # base document -> position; None: itself
+        self._over: _Overlay | None = None
 
     def patched(self, changes: Mapping[int, Sequence[str]]) -> LexicalIndex:
         """A new index in which the documents at the given positions have new tokens.
 
-        The library's statistics (dl, avgdl, df) and every precomputed weight are
-        updated, so scores equal those of a full rebuild bit for bit; but instead of
-        re-tokenising and re-sorting every posting, only the changed documents' postings
-        are removed and inserted (numpy copies, milliseconds at 26,000 skills). `self` is
-        not modified: a snapshot in use keeps its index.
+        The library's statistics (dl, avgdl, df) follow, so scores equal those of a full
+        rebuild bit for bit; the postings of the other documents are shared with this
+        index, not copied. `self` is not modified: a snapshot in use keeps its index.
         """
         old_to_new = np.arange(self.n, dtype=np.int64)
         old_to_new[np.fromiter(changes, dtype=np.int64, count=len(changes))] = -1
@@ -162,55 +236,125 @@ class LexicalIndex:
         `old_to_new[i]` (-1: dropped, removed or re-tokenised), and `changes` gives the
         tokens of every new position that did not come from here (added or changed).
 
-        Skills added or removed shift every later position; this moves the postings of
-        the others with one vectorised remap (it must be increasing, as path order is)
-        instead of re-tokenising the library, then recomputes dl, avgdl, df and every
-        weight with the same float operations as a build, so scores equal a full
-        rebuild's bit for bit.
+        Skills added or removed shift every later position; the base's postings stay
+        where they are and only the map from base document to position is redone. The
+        overlay takes the changed documents; dl, avgdl and each document's length norm
+        are recomputed with the same float operations as a build.
         """
-        vocabulary = getattr(self, "_vocabulary", None)
-        bounds = getattr(self._spans, "bounds", None)
-        if vocabulary is None or bounds is None:
+        if self._vocabulary is None:
             raise ValueError("only an index built in memory can be patched")
         kept_old = np.flatnonzero(old_to_new >= 0)
         if np.any(np.diff(old_to_new[kept_old]) <= 0):
             raise ValueError("a remap must keep the documents' order")
-        width = max(n, 1)
-        vocabulary = dict(vocabulary)
-        terms = np.repeat(np.arange(len(bounds) - 1, dtype=np.int64), np.diff(bounds))
-        new_docs_of_old = old_to_new[self._docs] if self.n else self._docs
-        keep = new_docs_of_old >= 0
-        # Still sorted by (term, doc): the remap keeps the documents' order.
-        keys = terms[keep] * width + new_docs_of_old[keep]
-        tf = self._tf[keep]
+        index = LexicalIndex.__new__(LexicalIndex)
+        index.ids, index.k1, index.b, index.n = tuple(ids), self.k1, self.b, n
         dl = np.zeros(n, dtype=np.int64)
         dl[old_to_new[kept_old]] = self.dl[kept_old]
-        new_terms: list[int] = []
-        new_docs: list[int] = []
+        unique = np.zeros(n, dtype=np.int64)
+        unique[old_to_new[kept_old]] = self._unique[kept_old]
         for position, tokens in changes.items():
             dl[position] = len(tokens)
-            new_terms += [vocabulary.setdefault(term, len(vocabulary)) for term in tokens]
-            new_docs += [position] * len(tokens)
+            unique[position] = len(set(tokens))
+        index.dl, index._unique = dl, unique
+        index.avgdl = max(1.0, float(dl.mean())) if n else 1.0
+        index._norm = _length_norm(dl, index.avgdl, self.k1, self.b)
+
+        def moved(positions: np.ndarray) -> np.ndarray:
+            out = np.full(len(positions), -1, dtype=np.int64)
+            alive = positions >= 0
+            out[alive] = old_to_new[positions[alive]]
+            return out
+
+        base_at = np.arange(self.n, dtype=np.int64) if self._base_at is None else self._base_at
+        documents: list[tuple[int, Sequence[str]]] = []
+        if self._over is not None:
+            now = moved(self._over.at)
+            documents = [
+                (int(position), tokens)
+                for position, tokens in zip(now.tolist(), self._over.tokens, strict=True)
+                if position >= 0
+            ]
+        documents += list(changes.items())
+        index._vocabulary, index._spans = self._vocabulary, self._spans
+        index._docs, index._tf, index._weights = self._docs, self._tf, None
+        index._base_at = moved(base_at)
+        index._over = _Overlay.of(documents) if documents else None
+        if len(documents) > self.OVERLAY_DOCS:
+            index._merge()
+        return index
+
+    def _merge(self) -> None:
+        """Base and overlay as one CSR over positions again (a copy of the postings, once
+        per `OVERLAY_DOCS` patched documents)."""
+        assert self._vocabulary is not None and self._base_at is not None
+        width = max(self.n, 1)
+        vocabulary = dict(self._vocabulary)
+        bounds = self._spans.bounds
+        terms = np.repeat(np.arange(len(bounds) - 1, dtype=np.int64), np.diff(bounds))
+        at = self._base_at[self._docs] if len(self._docs) else self._docs
+        keep = at >= 0
+        # Still sorted by (term, document): positions keep the base documents' order.
+        keys = terms[keep] * width + at[keep]
+        tf = self._tf[keep]
+        new_terms: list[int] = []
+        new_docs: list[int] = []
+        if self._over is not None:
+            for position, tokens in zip(self._over.at.tolist(), self._over.tokens, strict=True):
+                new_terms += [vocabulary.setdefault(term, len(vocabulary)) for term in tokens]
+                new_docs += [position] * len(tokens)
         added, added_tf = np.unique(
             np.array(new_terms, dtype=np.int64) * width + np.array(new_docs, dtype=np.int64),
             return_counts=True,
         )
-        at = np.searchsorted(keys, added)
-        keys = np.insert(keys, at, added)
-        tf = np.insert(tf, at, added_tf.astype(np.float64))
+        where = np.searchsorted(keys, added)
+        keys = np.insert(keys, where, added)
+        tf = np.insert(tf, where, added_tf.astype(np.float64))
         terms_of_pair, docs = np.divmod(keys, width)
-        index = LexicalIndex.__new__(LexicalIndex)
-        index.ids, index.k1, index.b, index.n = tuple(ids), self.k1, self.b, n
-        index.dl = dl
-        index.avgdl = max(1.0, float(dl.mean())) if n else 1.0
-        index._docs, index._tf = docs, tf
-        index._weights = _posting_weights(tf, docs, dl, index.avgdl, self.k1, self.b)
-        index._vocabulary = vocabulary
-        index._spans = TermSpans(
+        spans = TermSpans(
             vocabulary, np.searchsorted(terms_of_pair, np.arange(len(vocabulary) + 1))
         )
-        index._unique = np.bincount(docs, minlength=n).astype(np.int64)
+        self._flat(vocabulary, spans, docs, tf, None)
+
+    def compacted(self) -> LexicalIndex:
+        """This index as one CSR over positions (itself when it is one already): for the
+        readers that walk every posting (the store's writer, lint's cross-scores)."""
+        if self._base_at is None and self._over is None:
+            return self
+        index = copy.copy(self)
+        index._merge()
         return index
+
+    def weights(self) -> np.ndarray:
+        """Every posting's BM25 weight, in CSR order (of `compacted()`)."""
+        flat = self.compacted()
+        if flat._weights is not None:
+            return flat._weights
+        return _posting_weights(flat._tf, flat._docs, flat.dl, flat.avgdl, flat.k1, flat.b)
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(positions, tf, BM25 weight) of the documents holding `term`, or None for a
+        term no document of this index's base or overlay ever held. Positions ascend in
+        a flat index; in a patched one, the base's come first, then the overlay's."""
+        span = self._spans.get(term)
+        extra = self._over.spans.get(term) if self._over is not None else None
+        if span is None and extra is None:
+            return None
+        start, end = span if span is not None else (0, 0)
+        docs, tf = self._docs[start:end], self._tf[start:end]
+        if self._base_at is None:
+            if self._weights is not None:
+                return docs, tf, self._weights[start:end]
+        else:
+            docs = self._base_at[docs]
+            alive = docs >= 0
+            if not alive.all():
+                docs, tf = docs[alive], tf[alive]
+        if extra is not None and self._over is not None:
+            over_start, over_end = extra
+            docs = np.concatenate([docs, self._over.at[self._over.docs[over_start:over_end]]])
+            tf = np.concatenate([tf, self._over.tf[over_start:over_end]])
+        weights: np.ndarray = tf * (self.k1 + 1.0) / (tf + self._norm[docs])
+        return docs, tf, weights
 
     def with_ids(self, ids: Sequence[str]) -> LexicalIndex:
         """The same index under other ids (a skill renamed in place)."""
@@ -243,19 +387,21 @@ class LexicalIndex:
         index.k1, index.b = k1, b
         index.n = len(index.ids)
         index.dl, index.avgdl = dl, avgdl
-        index._docs, index._tf, index._weights = docs, tf, weights
-        index._spans = spans
+        index._flat(None, spans, docs, tf, weights)
         index._unique = unique
+        index._norm = _length_norm(dl, avgdl, k1, b)
         return index
 
     def df(self, term: str) -> int:
-        start, end = self._spans.get(term, (0, 0))
-        return int(end - start)
+        if self._base_at is None and self._over is None:
+            start, end = self._spans.get(term, (0, 0))
+            return int(end - start)
+        found = self.postings(term)
+        return 0 if found is None else len(found[0])
 
     def idf(self, term: str) -> float:
         """§5.2: Lucene idf, ln(1 + (N - df + 0.5) / (df + 0.5))."""
-        df = self.df(term)
-        return math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
+        return _idf(self.n, self.df(term))
 
     @staticmethod
     def query_terms(prompt: str) -> tuple[str, ...]:
@@ -271,13 +417,13 @@ class LexicalIndex:
         matched = np.zeros(self.n, dtype=np.int32)
         idf_sum = 0.0
         for term in terms:
-            idf = self.idf(term)
+            found = self.postings(term)
+            idf = _idf(self.n, 0 if found is None else len(found[0]))
             idf_sum += idf
-            span = self._spans.get(term)
-            if span is None:
+            if found is None:
                 continue
-            docs = self._docs[span[0] : span[1]]
-            raw[docs] += idf * self._weights[span[0] : span[1]]
+            docs, _, weights = found
+            raw[docs] += idf * weights
             matched[docs] += 1
         normalised = raw / idf_sum if idf_sum > 0 else np.zeros_like(raw)
         union = len(terms) + self._unique - matched
@@ -301,13 +447,16 @@ class LexicalIndex:
         terms: list[tuple[str, int, float, np.ndarray]] = []
         for term in query:
             tf = np.zeros(len(wanted), dtype=np.int64)
-            start, end = self._spans.get(term, (0, 0))
-            if end > start and len(wanted):
-                docs = self._docs[start:end]
+            found = self.postings(term)
+            df = 0 if found is None else len(found[0])
+            if found is not None and df and len(wanted):
+                docs, term_tf, _ = found
+                order = np.argsort(docs, kind="stable")
+                docs, term_tf = docs[order], term_tf[order]
                 at = np.minimum(np.searchsorted(docs, wanted), len(docs) - 1)
                 hit = docs[at] == wanted
-                tf[hit] = self._tf[start + at[hit]]
-            terms.append((term, end - start, self.idf(term), tf))
+                tf[hit] = term_tf[at[hit]]
+            terms.append((term, df, _idf(self.n, df), tf))
         idf_sum = sum(idf for _, _, idf, _ in terms)
         return [self._explain(terms, idf_sum, row, int(index)) for row, index in enumerate(wanted)]
 
@@ -356,8 +505,10 @@ class CrossScorer:
 
     `LexicalIndex.score` with only what that check reads: the raw scores, into one
     buffer reused from query to query (no per-query arrays of the library's size, which
-    at 26,000 skills cost more than the scoring), and each term's idf computed once. The
-    values equal `score`'s bit for bit: the same products, added in the same order.
+    at 26,000 skills cost more than the scoring), and each term's idf and its postings'
+    products idf x weight computed once, on the term's first query (a lint asks for each
+    term thousands of times; all of them together are one float per posting). The values
+    equal `score`'s bit for bit: the same products, added in the same order.
 
     Pruning was tried and measured worse: at 26,000 skills of families of variants, the
     documents that could reach the near-duplicate bar (max-score bounds) were ~1,000 a
@@ -365,16 +516,22 @@ class CrossScorer:
     """
 
     def __init__(self, lexical: LexicalIndex) -> None:
-        self._lexical = lexical
+        # One CSR and every weight, for this scorer alone: a decision reads a few terms'
+        # postings, a lint every term's, many times.
+        self._lexical = lexical.compacted()
+        self._weights = self._lexical.weights()
         self._raw = np.zeros(lexical.n, dtype=np.float64)
-        self._terms: dict[str, tuple[float, int, int]] = {}
+        self._terms: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
 
-    def _term(self, term: str) -> tuple[float, int, int]:
+    def _term(self, term: str) -> tuple[float, np.ndarray, np.ndarray]:
+        """The term's idf, its postings' documents and their idf x weight."""
         known = self._terms.get(term)
         if known is None:
             lexical = self._lexical
             start, end = lexical._spans.get(term, (0, 0))
-            known = self._terms[term] = (lexical.idf(term), int(start), int(end))
+            idf = lexical.idf(term)
+            products = idf * self._weights[start:end]
+            known = self._terms[term] = (idf, lexical._docs[start:end], products)
         return known
 
     def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, float]:
@@ -384,10 +541,9 @@ class CrossScorer:
         raw = self._raw
         raw.fill(0.0)
         idf_sum = 0.0
-        docs, weights = self._lexical._docs, self._lexical._weights
         for term in terms:
-            idf, start, end = self._term(term)
+            idf, docs, products = self._term(term)
             idf_sum += idf
-            if end > start:
-                raw[docs[start:end]] += idf * weights[start:end]
+            if len(docs):
+                raw[docs] += products
         return raw, idf_sum

@@ -17,6 +17,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.base.text import norm_token, tokenize
 from explorer.engine.discovery.skills import Discovery, Problem, Skill, discover
 from explorer.engine.index.lexical import LexicalIndex, indexed_text_tokens
+from explorer.engine.index.rows import DenseRows
 from explorer.engine.inference.cache import (
     CachedSkills,
     EmbeddingCache,
@@ -36,7 +37,9 @@ class Index:
     rejected: tuple[Problem, ...]
     roots: tuple[str, ...]
     models: Models
-    vectors: np.ndarray | None  # [N, dim], L2-normalised; None without a dense model
+    # [N, dim], L2-normalised, in row blocks that the snapshots after a save share
+    # (rows.py); None without a dense model
+    vectors: DenseRows | None
     lexical: LexicalIndex
     # The three token tables are read-only: dicts when built here, the store's lazy views
     # (store.KeywordPostings, store.PhraseTable) when a snapshot is opened from disk.
@@ -156,12 +159,12 @@ def index_skills(
     skills = found.skills
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    vectors: np.ndarray | None = None
+    vectors: DenseRows | None = None
     embedded = 0
     notes: tuple[str, ...] = ()
     if models.embedder is not None:
         try:
-            vectors, embedded = embed_with_cache(
+            matrix, embedded = embed_with_cache(
                 models.embedder,
                 [skill.description for skill in skills],
                 cache,
@@ -169,6 +172,7 @@ def index_skills(
                 progress,
                 deadline,
             )
+            vectors = DenseRows.from_array(matrix)
         except OutOfTime as short:
             note = (
                 f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded "

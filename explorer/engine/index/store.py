@@ -64,6 +64,7 @@ from explorer.engine.discovery.skills import (
     skill_record,
 )
 from explorer.engine.index.lexical import LexicalIndex
+from explorer.engine.index.rows import DenseRows
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.cache import PARSER_VERSION, EmbeddingCache, Progress
 from explorer.engine.inference.models import Models
@@ -613,14 +614,14 @@ def save_store(
     writer.array("files.stat", np.array([_stat_row(info) for _, info, _ in files], dtype=np.int64))
     writer.strings("files.hash", [digest for _, _, digest in files])
     if index.vectors is not None:
-        writer.array("vectors", index.vectors.astype(np.float32))
+        writer.array("vectors", np.asarray(index.vectors, dtype=np.float32))
     writer.array("id_rank", index.id_rank)
     writer.strings("ids", index.ids)
     writer.strings("paths", index.paths)
     # One JSON encoding per skill, without its body (read from the file when materialised).
     writer.strings("records", [skill_record(skill, body=False) for skill in index.skills])
 
-    lexical = index.lexical
+    lexical = index.lexical.compacted()
     terms = list(lexical._spans)
     ordered = sorted(range(len(terms)), key=lambda t: terms[t].encode("utf-8"))
     spans = [lexical._spans.get(terms[t]) for t in ordered]
@@ -636,7 +637,7 @@ def save_store(
     writer.array("terms.bounds", bounds)
     writer.array("bm25.docs", lexical._docs[take])
     writer.array("bm25.tf", lexical._tf[take])
-    writer.array("bm25.weights", lexical._weights[take])
+    writer.array("bm25.weights", lexical.weights()[take])
     writer.array("bm25.dl", lexical.dl)
     writer.array("bm25.unique", lexical._unique)
 
@@ -773,9 +774,9 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
         spans=terms,
         unique=reader.array("bm25.unique"),
     )
-    vectors = reader.array("vectors") if "vectors" in header["arrays"] else None
-    if models.embedder is None:
-        vectors = None
+    vectors = None
+    if "vectors" in header["arrays"] and models.embedder is not None:
+        vectors = DenseRows.from_array(reader.array("vectors"), copy=False)
     warnings = tuple(Problem(**item) for item in header["warnings"])
     skills = StoredSkills(reader.blob("records.blob"), reader.array("records.offsets"), warnings)
     return Index(
