@@ -90,3 +90,4 @@ def test_the_lexical_fast_path_names_its_winner(tmp_path: Path) -> None:
         assert reason(decision, row).text == (
             f"bm25 {row.bm25:.2f} < {top:.2f}: lexical fast path took {winner}"
         )
+        assert reason(decision, row).column == "bm25"  # the column the table keeps whole

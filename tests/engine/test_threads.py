@@ -58,7 +58,10 @@ def test_batches_on_several_threads_give_the_vectors_of_one(
     """A cold build embeds its batches on every core at once, with the same vectors; each
     batch runs on a thread of the pool, and a single prompt in the caller's thread."""
     embedder = minilm_models.embedder
-    texts = [f"Merge {n} pdf reports into one deck, item {n * n}." for n in range(70)]
+    # Batches of four: five batches for three threads, from a sixth of the texts the
+    # default batch size would need (the embedding is the cost here, not the threads).
+    monkeypatch.setattr(embedder, "batch_size", 4)
+    texts = [f"Merge {n} pdf reports into one deck, item {n * n}." for n in range(16)]
     texts += ["A short one.", "Split a long document " + "with many words " * 20]
     monkeypatch.setenv(threads.THREADS_VARIABLE, "1")
     alone = embedder.embed_documents(texts)

@@ -175,13 +175,14 @@ def test_the_index_it_is_given_is_not_touched(tmp_path: Path) -> None:
     assert read_skill_text(str(tmp_path / "skills" / SKILL / "SKILL.md")) == original
 
 
-def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path) -> None:
+def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path, warm_cache_dir: Path) -> None:
     """The run-long memo of (prompt, document) logits changes no decision."""
     from explorer.engine.author.tune import remembering
+    from explorer.engine.inference.cache import EmbeddingCache
     from explorer.engine.inference.models import load_models
 
     config = Config(model="bow", reranker="packaged", lexical_min=0)  # stage 2 for most
-    models = load_models(config)
+    models = load_models(config, EmbeddingCache(warm_cache_dir))  # the run's warm session
     if models.reranker is None:
         pytest.skip(models.status.reranker_note)
     root = tmp_path / "skills"

@@ -17,7 +17,7 @@ from explorer.tui.screens import ProblemsScreen, ThresholdEditor
 from explorer.tui.state import UIState, load_state, state_path
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
-from explorer.tui.widgets.footer import QuietFooter
+from explorer.tui.widgets.footer import KeyCell, QuietFooter
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
 from explorer.tui.widgets.status_bar import StatusBar
@@ -295,13 +295,13 @@ async def test_the_footer_is_not_rebuilt_under_f2_and_is_on_return(
         await enter(pilot, app, "merge pdf")
         footer = app.query_one(QuietFooter)
         rebuilt: list[str] = []
-        original = footer.recompose
+        original = footer._rebuild  # a rebuild if the keys it would show changed
 
         async def counted() -> None:
             rebuilt.append(type(app.screen).__name__)
             await original()
 
-        footer.recompose = counted  # type: ignore[method-assign]
+        footer._rebuild = counted  # type: ignore[method-assign]
         await pilot.press("f2")
         await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
         await pilot.pause(0.3)
@@ -309,3 +309,6 @@ async def test_the_footer_is_not_rebuilt_under_f2_and_is_on_return(
         await pilot.press("escape")
         await settle(pilot, lambda: bool(rebuilt))
         assert "ThresholdEditor" not in rebuilt
+        await pilot.pause()
+        shown = [(cell.key, cell.description) for cell in footer.query(KeyCell)]
+        assert shown == [(cell.key, cell.description) for cell in footer._cells()]

@@ -108,7 +108,14 @@ async def test_f8_gives_each_changed_verdict_its_gate_and_numbers(
     ("extra", "deciding"),
     [
         ({"rerank_min": 50.0}, "rerank"),  # every candidate under rerank_min: the logit
-        ({"lexical_min": 1.0, "lexical_margin": 0.1}, "bm25"),  # the fast path: BM25
+        pytest.param(  # the fast path: BM25
+            {"lexical_min": 1.0, "lexical_margin": 0.1},
+            "bm25",
+            # behind test_reasons_rerank.py's lexical fast path test (bm25 decides) and
+            # test_widths.py's fit that keeps the deciding column; the app handing the
+            # table its deciding column is the rerank case
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 async def test_the_deciding_column_shows_at_every_width(

@@ -10,7 +10,8 @@ Textual's Footer also rebuilds its keys whenever its screen's bindings change, a
 opening F2 or F3 moves the focus off the main screen, which changes them: ~20 keys
 rebuilt and styled under an opaque screen, a third of F2's opening time at 2,300 skills.
 While another screen is on top this footer skips that; the focus coming back on close
-changes the bindings again, and it rebuilds then.
+changes the bindings again, and it rebuilds then. A change of bindings that leaves the
+keys it shows as they are (most focus moves between panels) rebuilds nothing.
 
 It is built on Textual's public API only (a widget, the screen's `active_bindings` and
 its `bindings_updated_signal`), with its own key cell, so a Textual release that reworks
@@ -20,7 +21,7 @@ theme's `footer-*` variables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -80,6 +81,18 @@ def fitting(items: list[tuple[Binding, str, bool]], room: int) -> list[int]:
             chosen.append(index)
             used += width
     return sorted(chosen)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What one key cell shows: compared before a rebuild, to skip one that changes nothing."""
+
+    key: str
+    key_display: str
+    description: str
+    classes: str = ""
+    disabled: bool = False
+    tooltip: str = ""
 
 
 class KeyCell(Widget):
@@ -170,6 +183,7 @@ class QuietFooter(Widget, can_focus=False, can_focus_children=False):
         super().__init__(**kwargs)
         self._laid_out_for = 0
         self._bindings_ready = False  # no keys until the screen has said which are active
+        self._shown_cells: tuple[Cell, ...] = ()
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -184,11 +198,18 @@ class QuietFooter(Widget, can_focus=False, can_focus_children=False):
         if self.is_attached and self.app.screen is not self.screen:
             return  # hidden under another screen: rebuilt when the focus returns
         if self.is_attached and screen is self.screen:
-            self.call_after_refresh(self.recompose)
+            self.call_after_refresh(self._rebuild)
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._laid_out_for and self._bindings_ready:
-            self.call_after_refresh(self.recompose)
+            self.call_after_refresh(self._rebuild)
+
+    async def _rebuild(self) -> None:
+        """Recompose only when the keys it would show differ from those on screen: most
+        binding changes (a focus move between panels) leave the footer's keys as they
+        are, and a rebuild mounts and styles every key and lays the screen out again."""
+        if self.is_attached and self._cells() != self._shown_cells:
+            await self.recompose()
 
     def shown(self) -> list[tuple[Binding, str, bool]]:
         """Every binding the footer could show: one per action (the first, as Textual's
@@ -207,30 +228,46 @@ class QuietFooter(Widget, can_focus=False, can_focus_children=False):
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
+        self._laid_out_for = self.size.width or self.app.size.width
+        self._shown_cells = self._cells()
+        for cell in self._shown_cells:
+            yield KeyCell(
+                cell.key,
+                cell.key_display,
+                cell.description,
+                classes=cell.classes,
+                disabled=cell.disabled,
+                tooltip=cell.tooltip,
+            )
+
+    def _cells(self) -> tuple[Cell, ...]:
+        """The keys the footer shows at its width, in order, as plain values."""
+        if not self._bindings_ready:
+            return ()
         width = self.size.width or self.app.size.width
-        self._laid_out_for = width
         active = self.screen.active_bindings
         items = self.shown()
         palette = active.get(self.app.COMMAND_PALETTE_BINDING)
         room = width - (PALETTE_ROOM if palette is not None else 0)
-        yield from self._keys(items[index] for index in fitting(items, room))
-        if palette is not None and self.app.ENABLE_COMMAND_PALETTE:
-            yield KeyCell(
-                palette.binding.key,
-                self.app.get_key_display(palette.binding),
-                palette.binding.description,
-                classes="-command-palette",
-                disabled=not palette.enabled,
-                tooltip=palette.binding.tooltip or palette.binding.description,
-            )
-
-    def _keys(self, items: Iterable[tuple[Binding, str, bool]]) -> ComposeResult:
-        enabled = {key: active.enabled for key, active in self.screen.active_bindings.items()}
-        for binding, shown, _ in items:
-            yield KeyCell(
+        cells = [
+            Cell(
                 binding.key,
                 shown,
                 binding.description,
-                disabled=not enabled.get(binding.key, True),
+                disabled=not (active[binding.key].enabled if binding.key in active else True),
                 tooltip=binding.tooltip,
             )
+            for binding, shown, _ in (items[index] for index in fitting(items, room))
+        ]
+        if palette is not None and self.app.ENABLE_COMMAND_PALETTE:
+            cells.append(
+                Cell(
+                    palette.binding.key,
+                    self.app.get_key_display(palette.binding),
+                    palette.binding.description,
+                    classes="-command-palette",
+                    disabled=not palette.enabled,
+                    tooltip=palette.binding.tooltip or palette.binding.description,
+                )
+            )
+        return tuple(cells)
