@@ -3,6 +3,7 @@ pair first, enter shows what it shares and the cases that flip, esc goes back.""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,11 @@ async def test_ctrl_l_ranks_the_pairs_and_shows_one(library: Path, tmp_path: Pat
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        # The map reads the live snapshot, not the decision on screen: it opens even while
+        # that decision is still the one made before the models came in.
+        state = app.state
+        state.loading_snapshot = state.decided_on = copy.copy(state.snapshot)
+        assert state.still_loading()
         await pilot.press("ctrl+l")
         await settle(pilot, lambda: isinstance(app.screen, CollisionsScreen))
         screen = app.screen

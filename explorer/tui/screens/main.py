@@ -434,7 +434,12 @@ class MainScreen(Screen[None]):
     def open_collisions(self) -> None:
         """ctrl+l: the pairs of skills that compete for the same prompts (tui/collisions.py)."""
         state = self.state
-        if state.snapshot is None or still_loading(self.app, state, "the collision map"):
+        if state.snapshot is None:
+            return
+        if state.snapshot is state.loading_snapshot:  # the map reads the dense vectors
+            self.notify(
+                "dense model loading: the collision map once it is ready", severity="warning"
+            )
             return
         report = state.cases_report
         cases = [result.case for result in report.results] if report else []
