@@ -31,19 +31,6 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 SAMPLE_SKILLS = REPO / "sample_skills"
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` (pyproject.toml's addopts): a worker per core, and one more. A third of a
-    worker's time is waits that use no core (file watchers' settle windows and watchdog's
-    event delay, the Pilot tests' timers, child processes starting), and the extra worker's
-    tests run in them. $PYTEST_XDIST_AUTO_NUM_WORKERS still wins, as in pytest-xdist."""
-    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").strip()
-    if chosen.isdigit() and int(chosen) > 0:
-        return int(chosen)
-    from explorer.engine.base.threads import cpu_count
-
-    return cpu_count() + 1
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Property tests try every example only when the slow tests run too (tests/support/
     examples.py): the default selection is `-m 'not slow'` (pyproject.toml)."""
