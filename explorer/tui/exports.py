@@ -26,9 +26,13 @@ if TYPE_CHECKING:
     from explorer.tui.state import ExplorerState
 
 
-def still_loading(app: App[None], state: ExplorerState, what: str) -> bool:
-    """Say so, and do nothing, while the models load."""
-    if state.still_loading():
+def still_loading(
+    app: App[None], state: ExplorerState, what: str, *, decision: bool = True
+) -> bool:
+    """Say so, and do nothing, while the models load: until the decision on screen is made
+    with them too, or, with `decision=False` (a view of the snapshot alone), until the
+    snapshot has them."""
+    if state.still_loading() if decision else state.models_loading():
         app.notify(f"dense model loading: {what} once it is ready", severity="warning")
         return True
     return False

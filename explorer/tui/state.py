@@ -201,8 +201,10 @@ class ExplorerState:
         """Whether the decision on screen was made on the lexical-only loading snapshot."""
         return self.decided_on is not None and self.decided_on is self.loading_snapshot
 
+    def models_loading(self) -> bool:
+        """The snapshot in force is the lexical one: the dense model is not in yet."""
+        return self.snapshot is not None and self.snapshot is self.loading_snapshot
+
     def still_loading(self) -> bool:
         """The models are not in yet: the decision or the snapshot is the lexical one."""
-        return self.provisional() or (
-            self.snapshot is not None and self.snapshot is self.loading_snapshot
-        )
+        return self.provisional() or self.models_loading()

@@ -434,12 +434,9 @@ class MainScreen(Screen[None]):
     def open_collisions(self) -> None:
         """ctrl+l: the pairs of skills that compete for the same prompts (tui/collisions.py)."""
         state = self.state
-        if state.snapshot is None:
-            return
-        if state.snapshot is state.loading_snapshot:  # the map reads the dense vectors
-            self.notify(
-                "dense model loading: the collision map once it is ready", severity="warning"
-            )
+        # The map reads the snapshot's dense vectors, not the decision on screen.
+        loading = still_loading(self.app, state, "the collision map", decision=False)
+        if state.snapshot is None or loading:
             return
         report = state.cases_report
         cases = [result.case for result in report.results] if report else []
