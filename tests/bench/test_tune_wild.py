@@ -83,3 +83,26 @@ def test_docs_tune_md_holds_the_generators_markers(tmp_path: Path) -> None:
     lines = table([_row("a", 2)], COUNTS)
     write_report(copy, lines)
     assert copy.read_text(encoding="utf-8") == head + "\n".join(lines) + tail
+
+
+def test_a_sample_is_the_same_draw_every_time_and_says_so(tmp_path: Path) -> None:
+    """--sample N: N of the corpus's skills, the same ones for the same N and corpus, and
+    a table that says it is a sample of how many."""
+    from explorer.bench.tune_wild import SAMPLE_SEED, sample_folders
+
+    wild = tmp_path / "wild"
+    wild.mkdir()
+    names = [f"s{number:02d}" for number in range(40)]
+    listing = "".join(f"{name}\t{name.upper()}\n" for name in reversed(names))
+    (wild / "SOURCES.tsv").write_text("id\tname\n" + listing, encoding="utf-8")
+    drawn = sample_folders(wild, 10)
+    assert drawn == sample_folders(wild, 10) == sorted(drawn)
+    assert len(set(drawn)) == 10 and set(drawn) <= set(names)
+    assert drawn != names[:10] and drawn != names[-10:]
+    assert sorted(sample_folders(wild, 99)) == names
+    text = "\n".join(table([_row("a", 2)], {**COUNTS, "total": 10}, corpus=40))
+    assert (
+        f"**A random sample: 10 of the corpus's 40 skills** (`--sample 10`, seed {SAMPLE_SEED})"
+        in text
+    )
+    assert "A random sample" not in "\n".join(table([_row("a", 2)], COUNTS))
