@@ -51,7 +51,7 @@ OWN = [
     ("merge these pdf files", False),
     ("shrink my docker image", False),
 ]
-STEAL_TARGET = "consulting customer hours"  # the timesheet's, in the words the edit adds
+STEAL_TARGET = "hours for a customer"  # the timesheet's, in the words the edit adds
 SIBLING = ["log time entries for the week", "log my consulting hours in the timesheet"]
 
 
@@ -448,3 +448,15 @@ def test_the_relevance_margin_counts_toward_the_right_side() -> None:
     after = [replace(_probe_of(False), relevance=0.45), _probe_of(True)]
     assert _margin(cases, before, after) == pytest.approx(0.15 + 0.2)
     assert _margin(cases, after, before) == pytest.approx(-0.35)
+
+
+def test_the_use_sentences_own_words_match_no_prompt() -> None:
+    """The "Use …" templates are made of §2.2 stopwords: only the words they list reach
+    BM25, overlap and the relevance model's word features, so a fix is never a template
+    word shared with the prompt."""
+    from explorer.engine.author.tune import USE_FOR, USE_WHEN
+    from explorer.engine.base.text import match_tokens
+
+    for template in (USE_FOR, USE_WHEN):
+        assert match_tokens(template.format("")) == []
+        assert match_tokens(template.format("invoices and bills")) == ["invoice", "bill"]

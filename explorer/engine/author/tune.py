@@ -703,6 +703,11 @@ def _sentence(description: str, sentence: str) -> str:
     return f"{text} {sentence}"
 
 
+# The "Use …" sentences in two shapes. Every word of either is a §2.2 stopword, so the
+# sentence's own words match no prompt: only the words it lists move the lexical channels
+# (a template word such as "about" would be a shared term of every prompt that says it).
+USE_FOR = "Use for {}."
+USE_WHEN = "Use when the user asks for {}."
 _COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))Covers ([A-Za-z0-9 ,]+)\.$")
 _LEADING_COVERS_RE = re.compile(r"^Covers ([A-Za-z0-9 ,]+)\.(?= |$)")
 
@@ -853,22 +858,22 @@ def _proposals(description: str, evidence: _Evidence, options: Options) -> list[
     used = {norm_token(word.lower()) for phrase in phrases for word in phrase.split()}
     reasons = phrases + [surface for term, surface in evidence.terms if term not in used]
     if reasons:
-        sentence = f"Use when asked about {_listing(reasons[:3])}."
+        sentence = USE_FOR.format(_listing(reasons[:3]))
         add(sentence, partial(_sentence, sentence=sentence))
         add(f"first: {sentence}", partial(_leading, sentence=sentence))
     # The words several wanted prompts share, passing or not, name the users' topic: the
     # likeliest words of prompts not seen yet, so they are offered in more than one shape.
     shared = list(evidence.shared)
     if shared:
-        sentence = f"Use when asked about {_listing(shared[:3])}."
+        sentence = USE_FOR.format(_listing(shared[:3]))
         add(f"first: {sentence}", partial(_leading, sentence=sentence))
     if len(shared) > 3:
-        sentence = f"Use when the user asks about {_listing(shared[:5])}."
+        sentence = USE_WHEN.format(_listing(shared[:5]))
         add(f"first: {sentence}", partial(_leading, sentence=sentence))
     if shared and top:
         mixed = list(dict.fromkeys([*shared[:2], *top[:2]]))
         if len(mixed) > 1:
-            sentence = f"Use when the user asks about {_listing(mixed)}."
+            sentence = USE_WHEN.format(_listing(mixed))
             add(f"first: {sentence}", partial(_leading, sentence=sentence))
             add(sentence, partial(_sentence, sentence=sentence))
     proposals += _leads(description, worth)
