@@ -30,8 +30,7 @@ from explorer.engine import (
     open_library,
 )
 from explorer.engine.author import ranking_diff
-from explorer.engine.base import give_back, hand_back_large_blocks
-from explorer.engine.base.turns import yielding
+from explorer.engine.base import give_back, hand_back_large_blocks, yielding
 from explorer.engine.host import pipeline_decider, read_events, replay_sessions, usage_report
 from explorer.engine.index import Engine, open_cache
 from explorer.engine.inference import assemble_models, sentence_attribution
