@@ -494,9 +494,15 @@ def bench_soak(
             "unit": "ms",
             "target": f"<= {LOOP_STALL_MS:g} ms",
             **measure.verdict(stall, LOOP_STALL_MS),
+            "cpu_ms": {
+                "lint": report.get("loop_lint_cpu_ms"),
+                "saves": report.get("loop_saves_cpu_ms"),
+            },
             "note": (
                 f"the event loop's longest stall: {report['loop_lint_ms']:.0f} ms during the "
-                f"first lint, {report['loop_saves_ms']:.0f} ms over the saves"
+                f"first lint, {report['loop_saves_ms']:.0f} ms over the saves; the most CPU "
+                f"its thread used in one stretch: {report.get('loop_lint_cpu_ms', 0):.0f} / "
+                f"{report.get('loop_saves_cpu_ms', 0):.0f} ms"
             ),
         },
         "explorer_rss": {

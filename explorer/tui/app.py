@@ -102,6 +102,7 @@ class ExplorerApp(App[None]):
         self._debounce: Timer | None = None
         self._decider: Worker[None] | None = None
         self.turns = tasks.InTurn({"quality": self.run_quality, "history": self.run_history})
+        self.beat = tasks.LoopBeat(lambda: self.turns.busy)  # background work gives way
         self.created_at = time.perf_counter()
 
     # The state read most from outside (tests, the benchmarks, the demo script).
@@ -149,6 +150,7 @@ class ExplorerApp(App[None]):
             return
 
     def on_unmount(self) -> None:
+        self.beat.stop()
         self._main.remember()
         if self._debounce is not None:
             self._debounce.stop()
@@ -207,6 +209,7 @@ class ExplorerApp(App[None]):
             return
         self.state.quality_for = (key, config)
         self.turns.run("quality", snapshot, config)
+        self.beat.start()
 
     def replay(self, snapshot: Index, config: Config) -> None:
         """Replay the telemetry log on this snapshot, unless the last replay had the same
@@ -215,6 +218,7 @@ class ExplorerApp(App[None]):
         if self.options.history_log and key != self.state.history_for:
             self.state.history_for = key
             self.turns.run("history", snapshot, config)
+            self.beat.start()
 
     # -- the library: loading, then every change on disk -----------------------------------
 

@@ -8,7 +8,9 @@ a newer run has made obsolete (its worker cancelled) is dropped, never shown.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +30,7 @@ from explorer.engine import (
     open_library,
 )
 from explorer.engine.author import ranking_diff
-from explorer.engine.base import give_back, hand_back_large_blocks
+from explorer.engine.base import give_back, hand_back_large_blocks, yielding
 from explorer.engine.host import pipeline_decider, read_events, replay_sessions, usage_report
 from explorer.engine.index import Engine, open_cache
 from explorer.engine.inference import assemble_models, sentence_attribution
@@ -115,6 +117,64 @@ class InTurn:
         return bool(self._waiting) or any(not w.is_finished for w in self._running.values())
 
 
+class LoopBeat:
+    """Background work gives way while the event loop is late.
+
+    A lint of 26,000 skills is a long Python loop on a worker thread; Python hands the
+    GIL over only every switch interval, so the event loop got about half of it while a
+    lint ran, and a repaint of 30 ms of work took 60 or more. While a background run goes
+    on (`wanted`), the loop marks a beat every `PERIOD`; the worker's checkpoints
+    (engine/base/turns.py) call `pause`, which sleeps while the last beat is older than
+    `STALE`: the loop is busy (a repaint, a keystroke) or waits for the GIL, and gets it.
+    Each pause is capped at `LONGEST`, so a worker still moves on while the loop is busy
+    for long; no beat runs while nothing runs in the background (an idle explorer is
+    never woken), and a pause without a beat returns at once."""
+
+    PERIOD = 0.005
+    STALE = 0.02  # a beat of an idle loop is ~5 ms old, one more switch interval at most
+    STEP = 0.002
+    LONGEST = 0.25
+
+    def __init__(self, wanted: Callable[[], bool]) -> None:
+        self._wanted = wanted
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._last = 0.0
+        self.running = False
+        self.pauses = 0  # pauses that slept, for tests and the bench
+
+    def start(self) -> None:
+        """Beat from now until nothing is wanted (on the event loop's thread)."""
+        if self.running:
+            return
+        self._loop = asyncio.get_running_loop()
+        self.running = True
+        self._beat()
+
+    def stop(self) -> None:
+        self.running = False
+
+    def _beat(self) -> None:
+        self._last = time.monotonic()
+        if not self.running or not self._wanted():
+            self.running = False
+            return
+        assert self._loop is not None
+        self._loop.call_later(self.PERIOD, self._beat)
+
+    def late(self) -> bool:
+        """Whether the loop missed its beat (it is busy, or waits for the GIL)."""
+        return self.running and time.monotonic() - self._last > self.STALE
+
+    def pause(self) -> None:
+        """From a worker: sleep (the GIL released) while the loop is late, up to LONGEST."""
+        if not self.late():
+            return
+        self.pauses += 1
+        until = time.monotonic() + self.LONGEST
+        while self.late() and time.monotonic() < until:
+            time.sleep(self.STEP)
+
+
 def load_library(app: ExplorerApp) -> None:
     """Lexical first (BM25 works at once), then the models, then the live index."""
     options, state = app.options, app.state
@@ -168,23 +228,24 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     options, state = app.options, app.state
     previous, previous_run = state.cases_report, state.cases_run
     findings: dict[str, list[str]] = {}
-    for finding in lint(options.roots, index=snapshot, config=config, memo=state.lint_memo):
-        findings.setdefault(finding.path, []).append(
-            f"{finding.severity} {finding.rule}: {finding.message}"
-        )
-    quality = Quality(findings, (snapshot, config))
-    if options.cases_path:
-        try:
-            cases = load_cases(options.cases_path, skill=options.cases_skill).cases
-            quality.report = evaluate(cases, snapshot, config, cwd=options.cwd)
-        except CaseError as error:
-            quality.problem = str(error)
-    if quality.report is not None and previous is not None and previous_run is not None:
-        quality.comparison = compare(previous, quality.report)
-        if quality.comparison.flipped:
-            quality.causes = flip_causes(
-                previous, quality.report, previous_run, quality.run, cwd=options.cwd
+    with yielding(app.beat.pause):  # lint's and the cases' loops give way to the screen
+        for finding in lint(options.roots, index=snapshot, config=config, memo=state.lint_memo):
+            findings.setdefault(finding.path, []).append(
+                f"{finding.severity} {finding.rule}: {finding.message}"
             )
+        quality = Quality(findings, (snapshot, config))
+        if options.cases_path:
+            try:
+                cases = load_cases(options.cases_path, skill=options.cases_skill).cases
+                quality.report = evaluate(cases, snapshot, config, cwd=options.cwd)
+            except CaseError as error:
+                quality.problem = str(error)
+        if quality.report is not None and previous is not None and previous_run is not None:
+            quality.comparison = compare(previous, quality.report)
+            if quality.comparison.flipped:
+                quality.causes = flip_causes(
+                    previous, quality.report, previous_run, quality.run, cwd=options.cwd
+                )
     give_back()  # lint's transient tables, back to the system (engine/base/memory.py)
     if not get_current_worker().is_cancelled:
         app.call_from_thread(app.on_main, app.main.show_quality, quality)
@@ -210,6 +271,7 @@ def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     ) -> Sequence[tuple[str, float]]:
         if worker.is_cancelled or app.turns.waits("history"):
             raise _Cancelled
+        app.beat.pause()
         return decide_turn(prompt, context, ledger)
 
     report = usage_report(read.events)

@@ -38,6 +38,24 @@ async def test_the_loop_watch_sees_a_blocked_event_loop() -> None:
     await asyncio.sleep(0.02)
     watch.stop()
     assert watch.reset() >= 100
+    assert watch.cpu_ms < 100  # a sleep holds the loop but uses no CPU
+
+
+async def test_the_loop_watch_counts_the_loops_own_cpu() -> None:
+    """The CPU the loop's thread spent in one stretch: its own work, not the scheduler's."""
+    import asyncio
+    import time
+
+    watch = LoopWatch()
+    watch.start()
+    await asyncio.sleep(0.02)
+    spent = time.thread_time()
+    while time.thread_time() - spent < 0.12:  # a callback that computes
+        pass
+    await asyncio.sleep(0.02)
+    watch.stop()
+    assert watch.reset() >= 100
+    assert watch.cpu_ms >= 100
 
 
 @pytest.mark.slow  # ~1-2 minutes: a cold build of 400 descriptions, a lint, 100 saves

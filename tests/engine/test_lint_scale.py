@@ -176,3 +176,24 @@ def test_findings_sorted_in_pieces_are_sorted_as_one_list(monkeypatch) -> None:
     assert lint_module.sorted_in_pieces(items, key) == sorted(items, key=key)
     assert lint_module.sorted_in_pieces([], key) == []
     assert lint_module.sorted_in_pieces(items[:3], key) == sorted(items[:3], key=key)
+
+
+def test_lint_passes_a_checkpoint_between_short_steps(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A caller's pause (the explorer's: give way to the event loop) is called inside each
+    loop of lint over the library, so no loop holds the GIL from start to end: at least
+    once per skill in the cross-scorer pass alone, and per skill in the whole lint for each
+    of the own-findings, near-duplicate and listing passes. Outside `yielding`, nothing."""
+    from explorer.engine.base.turns import yielding
+
+    index = _library(tmp_path, 200)
+    calls: list[None] = []
+    with yielding(lambda: calls.append(None)):
+        lint_module.near_duplicate_arrays(index, threshold=0.85)
+    assert len(calls) >= len(index)
+    calls.clear()
+    with yielding(lambda: calls.append(None)):
+        lint_module.lint([str(tmp_path)], index=index)
+    assert len(calls) >= 3 * len(index)
+    calls.clear()
+    lint_module.near_duplicate_arrays(index, threshold=0.85)
+    assert calls == []

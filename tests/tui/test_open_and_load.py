@@ -313,3 +313,27 @@ async def test_a_cold_build_shows_the_embeddings_progress_until_done(
     async with again.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(again))
         assert not [text for text in shown if "embed" in text]
+
+
+async def test_lint_runs_with_the_loop_beat_as_its_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explorer's lint worker runs lint's checkpoints against the app's loop beat, and
+    the beat runs while it does: lint gives way to the event loop (tasks.LoopBeat)."""
+    from explorer.engine.base import turns
+
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    lint = tasks.lint
+    seen: list[tuple[object, bool]] = []
+
+    def watched(*args: object, **kwargs: object) -> object:
+        seen.append((turns._PAUSE.get(), app.beat.running))
+        return lint(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tasks, "lint", watched)
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and bool(seen) and not app.background_busy)
+        assert seen[0] == (app.beat.pause, True)
+        await settle(pilot, lambda: not app.beat.running)  # idle: no beat

@@ -20,6 +20,7 @@ import numpy as np
 
 from explorer.engine.base.config import Config
 from explorer.engine.base.text import STOPWORDS, norm_token, tokenize
+from explorer.engine.base.turns import checkpoint
 from explorer.engine.discovery.skills import Problem, Skill, discover, read_skill_bytes
 from explorer.engine.index.lexical import CrossScorer
 from explorer.engine.index.rows import DenseRows
@@ -176,13 +177,18 @@ def sorted_in_pieces(items: Sequence[Any], key: Callable[[Any], Any]) -> list[An
     on a worker thread, and its event loop would stall). Pieces of `SORT_PIECE` sorted
     apart and merged by `heapq.merge` give the same list (both are stable: equal keys
     keep their order) in steps between which other threads run."""
-    pieces = [
-        sorted(items[start : start + SORT_PIECE], key=key)
-        for start in range(0, len(items), SORT_PIECE)
-    ]
+    pieces = []
+    for start in range(0, len(items), SORT_PIECE):
+        checkpoint()
+        pieces.append(sorted(items[start : start + SORT_PIECE], key=key))
     if len(pieces) <= 1:
         return pieces[0] if pieces else []
-    return list(heapq.merge(*pieces, key=key))
+    merged: list[Any] = []
+    for count, item in enumerate(heapq.merge(*pieces, key=key)):
+        if count % SORT_PIECE == 0:
+            checkpoint()
+        merged.append(item)
+    return merged
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:
@@ -526,6 +532,7 @@ class LintMemo:
         out: dict[tuple[str, str, bool], list[Finding]] = {}
         found = []
         for skill in skills:
+            checkpoint()
             key = (skill.path, skill.hash, skill.stale is not None)
             findings = self._skills.get(key)
             if findings is None:
@@ -562,6 +569,7 @@ class LintMemo:
             new_rows = columns[row_ids[columns] >= known]
             parts = [(first, second, cosine)]
             for start in range(0, len(new_rows), BLOCK_ROWS):
+                checkpoint()
                 rows = new_rows[start : start + BLOCK_ROWS]
                 block = vectors[rows] @ vectors[columns].T
                 at_row, at_col = np.nonzero(block >= threshold)
@@ -687,6 +695,7 @@ def near_duplicate_arrays(
     scorer = CrossScorer(index.lexical)
     normalised = np.zeros(n, dtype=np.float64)
     for i, skill in enumerate(index.skills):
+        checkpoint()
         terms = tuple(dict.fromkeys(skill.description_tokens))  # LexicalIndex.query_terms
         raw, idf_sum = scorer.scores(terms)
         if idf_sum > 0:
@@ -783,6 +792,7 @@ def near_duplicate_findings(
         )
 
     for start, end in zip([0, *bounds.tolist()], [*bounds.tolist(), len(skill)], strict=True):
+        checkpoint()
         if start == end:
             continue
         own = skills[int(skill[start])]
@@ -818,6 +828,7 @@ def generic_term_findings(index: Index) -> list[Finding]:
     df: dict[str, int] = {}
     found = []
     for skill in index.skills:
+        checkpoint()
         terms = sorted(set(skill.description_tokens))  # match_tokens(description)
         if not terms:
             continue
@@ -867,6 +878,7 @@ def listing_findings(
     full: list[int] = []
     short: list[int] = []
     for skill in listed:
+        checkpoint()
         text = listing_text(skill)
         if len(text) > LISTING_ENTRY_MAX:
             found.append(

@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "update_toml": "tomlfile",
     "user_state_dir": "config",
     "write_atomically": "files",
+    "yielding": "turns",
 }
 __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
@@ -55,5 +56,6 @@ if TYPE_CHECKING:
     from explorer.engine.base.threads import batch_workers as batch_workers
     from explorer.engine.base.threads import cpu_count as cpu_count
     from explorer.engine.base.tomlfile import update_toml as update_toml
+    from explorer.engine.base.turns import yielding as yielding
 else:
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

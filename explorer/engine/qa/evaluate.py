@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.base.config import Config
+from explorer.engine.base.turns import checkpoint
 from explorer.engine.index.snapshot import Index
 from explorer.engine.qa.cases import GROUPS, KINDS, SHOULD_NOT_TRIGGER, SHOULD_TRIGGER, Case
 from explorer.engine.route.decision import Decision, Row, Stage, Verdict
@@ -282,6 +283,7 @@ def evaluate(
     case_list = list(cases)
     results: list[CaseResult] = []
     for case in case_list:
+        checkpoint()
         started = time.perf_counter()
         decision = decide(case.prompt, index, config, context=case.context, cwd=case.cwd or cwd)
         elapsed = (time.perf_counter() - started) * 1000

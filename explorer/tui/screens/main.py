@@ -45,6 +45,7 @@ from explorer.tui.state import (
 )
 from explorer.tui.tasks import Quality
 from explorer.tui.whatif import WhatIfScreen
+from explorer.tui.widgets import update_text
 from explorer.tui.widgets.cases_panel import CasesPanel, cases_status
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.footer import QuietFooter
@@ -258,7 +259,7 @@ class MainScreen(Screen[None]):
     def set_message(self, text: str) -> None:
         self.state.message = text
         message = self.query_one("#message", Static)
-        message.update(plain(text))
+        update_text(message, plain(text))
         message.display = bool(text)
 
     def refresh_status(self) -> None:

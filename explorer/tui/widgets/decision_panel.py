@@ -14,6 +14,7 @@ from explorer.engine import Decision, Verdict
 from explorer.engine.route import Gate, Reason
 from explorer.report import format_value, thresholds_text
 from explorer.terminal import plain, visible
+from explorer.tui.widgets import update_text
 
 
 def gate_text(gate: Gate) -> Text:
@@ -169,7 +170,7 @@ class DecisionPanel(VerticalScroll, can_focus=True):
         if why.gap_text():  # gap to win: what would pass the gate
             line.append(f"  ({why.gap_text()} to pass {why.gate})", style="dim")
         line.append("\n")
-        self.query_one("#decision-reason", Static).update(line)
+        update_text(self.query_one("#decision-reason", Static), line)
 
     def show(
         self,

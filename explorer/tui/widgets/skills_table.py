@@ -222,6 +222,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._limits: Limits | None = None
         self._decision: Decision | None = None
         self._before: Mapping[str, Row] | None = None
+        self._moved: bool | None = None  # whether any row shows a delta: read once a show
         self._widths: dict[str, int] = {}
         self._kept: str | None = None  # the deciding column the layout was made to keep
         self._reasons: dict[str, Reason] = {}  # skill id -> its reason, for self._decision
@@ -286,6 +287,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._decision = decision
         self._reasons = {}
         self._limits, self._before = limits, before
+        self._moved = None
         self._rebuild_view(keep, top=not keep_cursor and self.followed is None)
 
     def _rebuild_view(self, keep: str | None = None, *, top: bool = False) -> None:
@@ -493,7 +495,14 @@ class SkillsTable(ScrollView, can_focus=True):
         return max(len("hybrid"), width)
 
     def _any_delta(self) -> bool:
-        """Whether any row shows ▲/▼ or "new": a re-index that moved nothing adds no width."""
+        """Whether any row shows ▲/▼ or "new": a re-index that moved nothing adds no width.
+        Once per decision shown: both widths read it, and at 26,000 rows it compares two
+        whole columns on the event loop."""
+        if self._moved is None:
+            self._moved = self._compare_before()
+        return self._moved
+
+    def _compare_before(self) -> bool:
         before = self._before or {}
         scores = getattr(before, "scores", None)
         if scores is not None:  # the previous decision's rows: compare whole columns

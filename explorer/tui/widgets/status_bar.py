@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from explorer.terminal import visible
+from explorer.tui.widgets import update_text
 
 
 class StatusBar(Static):
@@ -64,7 +65,7 @@ class StatusBar(Static):
         if config:  # the layers in effect: which files this screen's numbers come from
             text.append(f" │ {visible(config)}", style="dim")
         text.append(visible(f" │ {dense} │ {reranker}"), style="")
-        self.update(text)
+        update_text(self, text, layout=False)  # one line, always (explorer.tcss)
 
     def on_click(self) -> None:
         if self.error_count or self.warning_count:

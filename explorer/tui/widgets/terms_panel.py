@@ -14,6 +14,7 @@ from explorer.engine.discovery import Skill
 from explorer.engine.index import Explain, phrase_tokens
 from explorer.engine.route import Match, MatchKind, excluded_query_terms, missing_query_terms
 from explorer.terminal import visible
+from explorer.tui.widgets import update_text
 
 _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
 
@@ -99,4 +100,4 @@ class TermsPanel(VerticalScroll):
         yield Static("Highlight a skill to see its terms.", id="terms-body")
 
     def show(self, skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) -> None:
-        self.query_one("#terms-body", Static).update(terms_text(skill, explain, matches))
+        update_text(self.query_one("#terms-body", Static), terms_text(skill, explain, matches))
