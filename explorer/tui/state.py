@@ -169,7 +169,7 @@ class ExplorerState:
     typing: bool = False  # the last decision came from a keystroke: panels wait for a pause
     comparing: bool = False  # F8: the ranking diff in place of the table
     last_change: str = "not yet re-indexed"
-    findings: dict[str, list[str]] = field(default_factory=dict)  # SKILL.md -> lint findings
+    findings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SKILL.md -> lint's
     cases_report: EvalReport | None = None
     cases_run: tuple[Index, Config] | None = None  # the snapshot and config it was run on
     comparison: Comparison | None = None  # the last re-run against the one before

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 class Quality:
     """One run of lint and the cases, as the main screen shows it."""
 
-    findings: dict[str, list[str]]
+    findings: dict[str, tuple[str, ...]]  # tuples: the collector stops tracking them
     run: tuple[Index, Config]  # the snapshot and config it ran on
     report: EvalReport | None = None
     problem: str | None = None  # the cases file could not be read
@@ -233,7 +233,8 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
             findings.setdefault(finding.path, []).append(
                 f"{finding.severity} {finding.rule}: {finding.message}"
             )
-        quality = Quality(findings, (snapshot, config))
+        kept = {path: tuple(lines) for path, lines in findings.items()}
+        quality = Quality(kept, (snapshot, config))
         if options.cases_path:
             try:
                 cases = load_cases(options.cases_path, skill=options.cases_skill).cases

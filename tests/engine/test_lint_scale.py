@@ -140,6 +140,29 @@ def test_a_lint_with_a_memo_equals_a_lint_from_nothing_after_edits(tmp_path: Pat
         check()
 
 
+def test_the_memo_is_nothing_the_collector_walks(tmp_path: Path) -> None:
+    """What the memo keeps of each file's findings between two lints is plain tuples:
+    after a collection or two the collector no longer tracks them, so a full collection
+    on the explorer's event loop does not walk 26,000 skills' findings."""
+    import gc
+
+    ids, descriptions = synthetic_descriptions(40, seed=5)
+    for skill_id, description in zip(ids, descriptions, strict=True):
+        write_skill(tmp_path, skill_id, description + " Use when")
+    config, memo = Config(), lint_module.LintMemo()
+    index = index_skills(discover([tmp_path]), [tmp_path], config, assemble_models(BowEmbedder()))
+    first = lint_module.lint([tmp_path], index=index, config=config, memo=memo)
+    assert first
+    gc.collect()
+    gc.collect()  # a tuple of tuples: the inner ones first, then the outer one
+    kept = memo._skills
+    assert len(kept) == len(ids) and any(kept.values())
+    assert not any(gc.is_tracked(row) for rows in kept.values() for row in rows)
+    assert not any(gc.is_tracked(rows) for rows in kept.values())
+    again = lint_module.lint([tmp_path], index=index, config=config, memo=memo)
+    assert _lint_key(again) == _lint_key(first)  # and what comes back out is the same
+
+
 def test_each_skill_names_its_closest_partners_and_counts_the_rest(tmp_path) -> None:  # type: ignore[no-untyped-def]
     index = _library(tmp_path, 300)
     partners: dict[int, list[tuple[float, int]]] = {}

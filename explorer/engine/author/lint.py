@@ -13,7 +13,7 @@ import heapq
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, astuple, dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -89,6 +89,9 @@ LISTING_ENTRY_MAX = 1536  # characters of description (+ when_to_use) per entry
 LISTING_SHARE = 0.01  # of the context window
 CHARS_PER_TOKEN = 4
 DEFAULT_CONTEXT_TOKENS = 200_000
+
+
+_FindingRow = tuple[str, str, str, str, int | None]  # Finding's fields, in order
 
 
 @dataclass(frozen=True)
@@ -517,7 +520,8 @@ class LintMemo:
 
     def __init__(self) -> None:
         self._settings: object = None
-        self._skills: dict[tuple[str, str, bool], list[Finding]] = {}
+        # Each file's findings as plain rows (Finding's fields): see skill_findings.
+        self._skills: dict[tuple[str, str, bool], tuple[_FindingRow, ...]] = {}
         self._dense_key: object = None
         self._hash_ids: dict[str, int] = {}  # description text hash -> a number of its own
         # Pairs of numbered descriptions over the threshold: first < second, and cosine.
@@ -526,18 +530,26 @@ class LintMemo:
     def skill_findings(
         self, settings: object, skills: Sequence[Skill], make: Any
     ) -> list[list[Finding]]:
-        """Each skill's own findings, from the last run where its file is unchanged."""
+        """Each skill's own findings, from the last run where its file is unchanged.
+
+        They are kept between runs as tuples of strings, which the cyclic collector stops
+        tracking: a memo of 26,000 skills' findings kept as lists of Finding objects was
+        about half of what each full collection walked, and a collection runs on whichever
+        thread allocates, often the explorer's event loop."""
         if settings != self._settings:
             self._settings, self._skills = settings, {}
-        out: dict[tuple[str, str, bool], list[Finding]] = {}
+        out: dict[tuple[str, str, bool], tuple[_FindingRow, ...]] = {}
         found = []
         for skill in skills:
             checkpoint()
             key = (skill.path, skill.hash, skill.stale is not None)
-            findings = self._skills.get(key)
-            if findings is None:
+            rows = self._skills.get(key)
+            if rows is None:
                 findings = make(skill)
-            out[key] = findings
+                rows = tuple(astuple(finding) for finding in findings)
+            else:
+                findings = [Finding(*row) for row in rows]
+            out[key] = rows
             found.append(findings)
         self._skills = out  # only the current files: a save never leaves its old ones behind
         return found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -24,7 +25,7 @@ def _frontmatter_lines(frontmatter: dict[str, Any]) -> Text:
     return out
 
 
-def skill_text(skill: Skill, indexed_at: float, findings: list[str] | None = None) -> Text:
+def skill_text(skill: Skill, indexed_at: float, findings: Sequence[str] | None = None) -> Text:
     out = Text()
     out.append(visible(f"{skill.id}\n"), style="bold")
     out.append_text(plain(skill.path, style="dim"))
@@ -79,7 +80,7 @@ class SkillPanel(VerticalScroll):
         yield Static(id="skill-attribution")
         yield Static("Highlight a skill to see how the engine read it.", id="skill-body")
 
-    def show(self, skill: Skill, indexed_at: float, findings: list[str] | None = None) -> None:
+    def show(self, skill: Skill, indexed_at: float, findings: Sequence[str] | None = None) -> None:
         self.query_one("#skill-body", Static).update(skill_text(skill, indexed_at, findings))
 
     def show_attribution(self, skill_id: str, found: Attribution | None, note: str = "") -> None:
