@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import textwrap
@@ -40,10 +41,24 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[THOROUGH_ENV] = "1" if thorough else "0"
 
 
+@pytest.fixture(scope="session")
+def homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where each test's home directory is made (isolated_homes)."""
+    return tmp_path_factory.mktemp("homes")
+
+
+_HOME_NUMBERS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def isolated_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """No test reads the developer's own config, cache, state or reference-router models."""
-    home = tmp_path_factory.mktemp("home")
+def isolated_homes(homes: Path, monkeypatch: pytest.MonkeyPatch):
+    """No test reads the developer's own config, cache, state or reference-router models.
+
+    Each home is a numbered directory of one session directory, not a `mktemp` of its own:
+    `mktemp` lists every directory of the run's base to find the next number, and a home
+    per test made that a scan of thousands of entries before every test (seconds a run)."""
+    home = homes / str(next(_HOME_NUMBERS))
+    home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
