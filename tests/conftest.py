@@ -41,6 +41,19 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[THOROUGH_ENV] = "1" if thorough else "0"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def quick_idle_checks() -> Iterator[None]:
+    """Textual's Pilot waits for the process to go idle after every key and every bare
+    pause, in steps of 20 ms (`textual._wait`): two steps a key at least, and more while any
+    thread works, which made most of a Pilot test's time waiting with no CPU used. In steps
+    of 5 ms the check is the same (idle: under 1 ms of CPU in a step), only asked sooner."""
+    from textual import _wait
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_wait, "SLEEP_GRANULARITY", 0.005, raising=False)
+        yield
+
+
 @pytest.fixture(scope="session")
 def homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where each test's home directory is made (isolated_homes)."""
