@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from explorer.engine.base.config import Config
+from explorer.engine.index import live as live_module
 from explorer.engine.index.live import LiveIndex
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.embed import BowEmbedder
@@ -42,6 +43,14 @@ def settle(live: LiveIndex) -> None:
         elif time.monotonic() - quiet_since > 0.3:
             return
         time.sleep(0.02)
+
+
+@pytest.fixture(autouse=True)
+def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What no watch covers (watchdog's linked files) is polled every 50 ms, not every
+    second or more: these tests are about what is seen, not how often the disk is read."""
+    monkeypatch.setattr(live_module, "HEALTH_CHECK_S", 0.05)
+    monkeypatch.setattr(live_module, "poll_interval", lambda paths: 0.05)
 
 
 def described(index: Index, skill_id: str) -> str | None:

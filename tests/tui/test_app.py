@@ -335,19 +335,21 @@ async def test_exports_never_overwrite_and_an_unwritable_place_is_said(
         assert app.is_running and shown_for(app, "merge pdf")
 
 
-async def test_the_watcher_never_waits_for_the_ui(library: Path, tmp_path: Path) -> None:
+async def test_the_watcher_never_waits_for_the_ui_and_its_failures_are_said(
+    library: Path, tmp_path: Path
+) -> None:
     """Two saves are indexed while the UI's loop is held: the watcher only posts messages.
-
     With call_from_thread the watcher's thread would sit in the first change's callback
     until the loop ran again, and the second save would not be indexed in time.
-    """
+
+    Then a listener that raises: its failure reaches the status bar."""
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))
         live = app.live
         assert live is not None
         start = live.snapshot.version
-        # From here until the end of the block the test holds the loop (no await).
+        # From here until the settle below the test holds the loop (no await).
         write_skill(library, "pdf", "Merge PDF files, first save.")
         assert live.wait_for(lambda snap: snap.version > start, 10.0)
         middle = live.snapshot.version
@@ -355,17 +357,10 @@ async def test_the_watcher_never_waits_for_the_ui(library: Path, tmp_path: Path)
         assert live.wait_for(lambda snap: snap.version > middle, 10.0)
         await settle(pilot, lambda: app.snapshot is live.snapshot)
 
-
-async def test_watcher_failures_reach_the_status_bar(library: Path, tmp_path: Path) -> None:
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app))
-        assert app.live is not None
-
         def broken(_change: object) -> None:
             raise RuntimeError("listener exploded")
 
-        app.live.subscribe(broken)
+        live.subscribe(broken)
         write_skill(library, "pdf", "Merge PDF files, saved again.")
         await settle(pilot, lambda: any("(watcher)" in str(p) for p in app.problems()))
         await pilot.pause(0.1)

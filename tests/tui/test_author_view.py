@@ -43,8 +43,13 @@ def terms(app: ExplorerApp) -> str:
     return app.query_one(TermsPanel).query_one("#terms-body").render().plain  # type: ignore[attr-defined]
 
 
-async def test_the_terms_tab_names_what_matched(library: Path, tmp_path: Path) -> None:
-    app = make_app(library, tmp_path)
+async def test_the_terms_tab_the_gates_and_the_columns_of_a_decision(
+    library: Path, tmp_path: Path
+) -> None:
+    """One app over the library: the Terms tab names what matched; the decision panel lists
+    the gates that ran first and folds the skipped ones; without a reranker the table has
+    no rerank column, even with room for every column."""
+    app = make_app(library, tmp_path)  # reranker = "off"
     async with app.run_test(size=SIZE) as pilot:
         await enter(pilot, app, "merge report.pdf")
         assert app.state.highlighted == "pdf"
@@ -59,6 +64,32 @@ async def test_the_terms_tab_names_what_matched(library: Path, tmp_path: Path) -
         app.go_to_skill("xlsx")
         await pilot.pause()
         assert "no keyword, phrase or file matched" in terms(app)
+
+        # The gates that ran come first, the skipped ones fold.
+        await enter(pilot, app, "merge pdf")
+        panel = app.query_one(DecisionPanel)
+        body = panel.query_one("#decision-body").render().plain  # type: ignore[attr-defined]
+        skipped = [gate.name for gate in app.decision.gates if gate.skipped]  # type: ignore[union-attr]
+        ran = [gate.name for gate in app.decision.gates if not gate.skipped]  # type: ignore[union-attr]
+        assert skipped and ran
+        folded = next(line for line in body.splitlines() if line.startswith("· skipped"))
+        assert folded.startswith(f"· skipped ({len(skipped)}): {', '.join(skipped)}")
+        marks = [line for line in body.splitlines() if line[:2] in ("✓ ", "✗ ")]
+        assert [line.split()[1] for line in marks] == ran  # in cascade order, before the fold
+        assert body.index(marks[-1]) < body.index(folded)
+        panel.focus()
+        await pilot.press("space")  # unfolds: every skipped gate with its inputs
+        body = panel.query_one("#decision-body").render().plain  # type: ignore[attr-defined]
+        assert f"skipped ({len(skipped)}), in cascade order:" in body
+        assert all(f"· {name}" in body for name in skipped)
+
+        # The rerank column hides itself without a reranker, at a width that fits them all.
+        table = app.query_one(SkillsTable)
+        await pilot.resize_terminal(200, 40)
+        await settle(pilot, lambda: table.size.width > SIZE[0])
+        await pilot.pause()
+        keys = [key for key, _ in table.columns]
+        assert "rerank" not in keys and {"cosine", "bm25", "overlap"} <= set(keys)
 
 
 # -- visible health ----------------------------------------------------------------------
@@ -183,29 +214,6 @@ async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
         assert app.focused is app.query_one(PromptBar)
 
 
-async def test_the_gates_that_ran_come_first_and_the_skipped_fold(
-    library: Path, tmp_path: Path
-) -> None:
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await enter(pilot, app, "merge pdf")
-        panel = app.query_one(DecisionPanel)
-        body = panel.query_one("#decision-body").render().plain  # type: ignore[attr-defined]
-        skipped = [gate.name for gate in app.decision.gates if gate.skipped]
-        ran = [gate.name for gate in app.decision.gates if not gate.skipped]
-        assert skipped and ran
-        folded = next(line for line in body.splitlines() if line.startswith("· skipped"))
-        assert folded.startswith(f"· skipped ({len(skipped)}): {', '.join(skipped)}")
-        marks = [line for line in body.splitlines() if line[:2] in ("✓ ", "✗ ")]
-        assert [line.split()[1] for line in marks] == ran  # in cascade order, before the fold
-        assert body.index(marks[-1]) < body.index(folded)
-        panel.focus()
-        await pilot.press("space")  # unfolds: every skipped gate with its inputs
-        body = panel.query_one("#decision-body").render().plain  # type: ignore[attr-defined]
-        assert f"skipped ({len(skipped)}), in cascade order:" in body
-        assert all(f"· {name}" in body for name in skipped)
-
-
 @pytest.mark.slow  # two explorers in turn; the state file tests below are fast
 async def test_f9_maximises_the_decision_panel_and_the_layout_is_remembered(
     library: Path, tmp_path: Path
@@ -252,38 +260,22 @@ def test_a_bad_state_file_gives_the_defaults(content: str) -> None:
     assert load_state() == UIState()
 
 
-async def test_the_layout_is_saved_where_it_was_read(
+async def test_over_a_bad_state_file_the_defaults_and_the_layout_saved_where_read(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The explorer opens with the defaults over a state file it cannot read, and saves the
+    layout where it read it from, whatever $XDG_STATE_HOME says by then."""
     read_from = state_path()
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: ready(app))
-        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
-        app.sort_table("bm25")
-    assert load_state(read_from).sort_key == "bm25"
-    assert not (tmp_path / "elsewhere").exists()
-
-
-async def test_the_explorer_opens_with_the_defaults_over_a_bad_state_file(
-    library: Path, tmp_path: Path
-) -> None:
-    state_path().parent.mkdir(parents=True, exist_ok=True)
-    state_path().write_text('{"sort_key": 5, "hidden": "overlap"', encoding="utf-8")
+    read_from.parent.mkdir(parents=True, exist_ok=True)
+    read_from.write_text('{"sort_key": 5, "hidden": "overlap"', encoding="utf-8")
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))
         assert app.query_one(SkillsTable).sort_key == "decision"
-
-
-async def test_the_rerank_column_hides_itself_without_a_reranker(
-    library: Path, tmp_path: Path
-) -> None:
-    app = make_app(library, tmp_path)  # reranker = "off"
-    async with app.run_test(size=(200, 40)) as pilot:
-        await enter(pilot, app, "merge pdf")
-        keys = [key for key, _ in app.query_one(SkillsTable).columns]
-        assert "rerank" not in keys and {"cosine", "bm25", "overlap"} <= set(keys)
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+        app.sort_table("bm25")
+    assert load_state(read_from).sort_key == "bm25"
+    assert not (tmp_path / "elsewhere").exists()
 
 
 @pytest.mark.slow  # the F2 editor (every config field) costs about a second to open

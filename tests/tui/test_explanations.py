@@ -1,6 +1,7 @@
 """Explanations an author can act on, through Pilot over the real engine: every flip with its
-cause (the Cases tab, F7 and F8), the deciding column at every width, contrast, exports
-without escape codes, copy's fallback to a file, and warnings told from errors."""
+cause (the Cases tab here; F7's and F8's in test_whatif_compare.py, on the screens those
+tests open), the deciding column at every width, exports without escape codes, copy's
+fallback to a file, and warnings told from errors."""
 
 from __future__ import annotations
 
@@ -9,42 +10,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from explorer.engine.qa.flips import flip_cause
 from explorer.engine.route.pipeline import decide
 from explorer.tui.widgets.cases_panel import CasesPanel
 from tests.conftest import write_skill
 from tests.tui.test_app import enter, make_app, ready, settle
-from tests.tui.test_whatif_compare import PROMPT, _open_whatif, _text, burst, library  # noqa: F401
+from tests.tui.test_whatif_compare import library  # noqa: F401
 
 SIZE = (120, 40)
-
-
-async def test_f7_names_the_skill_the_gate_and_the_numbers_of_each_flip(
-    library: Path,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await _open_whatif(pilot, app, "docker", PROMPT)
-        await burst(pilot, *" Also bakes sourdough loaf bread.")
-        await settle(pilot, lambda: screen.cases_done and bool(screen.result.causes))  # type: ignore[union-attr]
-        result = screen.result
-        assert result is not None and result.patched is not None
-        cause = result.causes[PROMPT]
-        # The same cause as the two decisions say, by hand: docker took the case.
-        expected = flip_cause(
-            decide(PROMPT, app.snapshot, app.config), decide(PROMPT, result.patched, app.config)
-        )
-        assert cause == expected
-        (took,) = cause.shifts
-        assert took.skill == "docker" and took.role == "took" and took.gate == "min_similarity"
-        assert took.before is not None and took.after is not None and took.after > took.before
-        shown = " ".join(_text(screen, "#whatif-cases").split())
-        assert f"FIXED {PROMPT} (direct)" in shown
-        assert (
-            f"docker took it: min_similarity, hybrid {took.before:.3f} → {took.after:.3f} "
-            f"(bar {took.bar:.3f})" in shown
-        )
 
 
 @pytest.mark.slow  # a save, a re-index and the cases re-run
@@ -80,28 +52,6 @@ def test_a_prompt_is_cut_only_with_an_ellipsis() -> None:
     whole = "x" * PROMPT_LIMIT
     assert clip(whole) == whole
     assert clip(whole + "y") == "x" * (PROMPT_LIMIT - 1) + "…"
-
-
-async def test_f8_gives_each_changed_verdict_its_gate_and_numbers(
-    library: Path,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    from textual.widgets import DataTable
-
-    from explorer.tui.compare import CompareView
-    from tests.tui.test_whatif_compare import _pin_then_enter, _show_compare
-
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        view = await _pin_then_enter(pilot, app)
-        await _show_compare(pilot, view)
-        assert isinstance(view, CompareView) and view.diff is not None
-        pdf = next(entry for entry in view.diff.entries if entry.skill_id == "pdf")
-        assert pdf.shift is not None and pdf.shift.gate == str(pdf.verdict)
-        table = view.query_one(DataTable)
-        cells = [str(cell) for cell in table.get_row(pdf.skill_id)]
-        assert cells[-1] == f"INJECT → {pdf.verdict} {pdf.shift.numbers()}"
-        assert f"{pdf.shift.before:.3f} → {pdf.shift.after:.3f}" in cells[-1]
 
 
 @pytest.mark.parametrize(
@@ -264,17 +214,28 @@ async def test_the_status_bar_tells_warnings_from_errors_and_names_live_edits(
         assert whole.index("re-indexed") < whole.index("dense")
 
 
-async def test_the_markdown_export_has_no_escape_codes_and_a_why_per_row(
+async def test_exports_have_no_escape_codes_and_copy_falls_back_to_a_file(
     library: Path,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The Markdown export (ctrl+r) has no escape codes and a why per row. Then copy
+    (ctrl+y), for each reason a copy would not arrive, one after another in the same app
+    (the reason is read at each ctrl+y): a decision too large, a terminal without a
+    clipboard, tmux's default. Each writes the file into the working directory of the
+    moment and says where."""
     from explorer.report import EXPORT_TOP
+    from explorer.tui import exports
 
     for number in range(EXPORT_TOP + 3):
         write_skill(library, f"filler-{number:02}", f"Filler skill {number} for merging things.")
     write_skill(library, "hostile", "Merge \x1b[31mred\x1b[0m pdf \x1b]0;title\x07 files.")
     monkeypatch.chdir(tmp_path)
+    reasons = {
+        "large": "more than a terminal passes",
+        "no clipboard": "TERM=linux",
+        "tmux": "set-clipboard external",
+    }
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))
@@ -294,27 +255,6 @@ async def test_the_markdown_export_has_no_escape_codes_and_a_why_per_row(
         assert len(rows) in (shown, shown + 1)  # the top, and the highlighted one after it
         assert any("`filler-00`" in row for row in rows)
         assert f"{len(decision.rows) - len(rows)} more skills not shown" in text
-
-
-async def test_copy_falls_back_to_a_file_and_says_where(
-    library: Path,  # noqa: F811
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Each reason a copy would not arrive, one after another in one app (the reason is
-    read at each ctrl+y): a decision too large, a terminal without a clipboard, tmux's
-    default. Each writes the file into the working directory of the moment."""
-    from explorer.tui import exports
-
-    reasons = {
-        "large": "more than a terminal passes",
-        "no clipboard": "TERM=linux",
-        "tmux": "set-clipboard external",
-    }
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await enter(pilot, app, "merge two pdf files")
-        assert app.decision is not None
         for why, reason in reasons.items():
             with monkeypatch.context() as patch:
                 here = tmp_path / why

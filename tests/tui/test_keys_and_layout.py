@@ -48,13 +48,27 @@ typed = enter  # the prompt set in one step: these tests are about keys, not typ
 # -- 1. every binding from every focus ----------------------------------------------------
 
 
-async def test_no_focusable_widget_shadows_an_app_binding(library: Path, tmp_path: Path) -> None:
-    """Each app key resolves to the app's own action whichever widget has the focus (the
-    bindings Textual would dispatch, read from `active_bindings`); the test below presses
-    every key from every widget, 13 x 4 presses at 40 ms or more each, in the slow set."""
+async def test_pin_and_export_work_while_typing_and_no_widget_shadows_an_app_binding(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pin and export from the prompt while typing. Then each app key resolves to the app's
+    own action whichever widget has the focus (the bindings Textual would dispatch, read
+    from `active_bindings`); the test below presses every key from every widget, 13 x 4
+    presses at 40 ms or more each, in the slow set."""
+    monkeypatch.chdir(tmp_path)
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await typed(pilot, app, "merge pdf")
+        assert app.focused is app.query_one(PromptBar)
+        await pilot.press("ctrl+t")
+        assert app.state.pinned_prompt == "merge pdf"
+        assert app.query_one(PromptBar).value == "merge pdf"  # not cut by the input
+        await pilot.press("ctrl+r")
+        exported = list(tmp_path.glob("skill-explorer-why-*.md"))
+        assert len(exported) == 1
+        text = exported[0].read_text("utf-8")
+        assert "# Why: `merge pdf`" in text
+
         app.query_one("#filter", Input).display = True
         focusable = [w for w in app.screen.focus_chain if w.focusable]
         assert {"PromptBar", "SkillsTable", "FilterBar"} <= {type(w).__name__ for w in focusable}
@@ -101,24 +115,6 @@ async def test_every_app_binding_works_from_every_focusable_widget(
                 if fired != [binding.action]:  # type: ignore[union-attr]
                     missed.append((type(widget).__name__, binding.key))  # type: ignore[union-attr]
         assert missed == []
-
-
-async def test_pin_and_export_work_while_typing(
-    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await typed(pilot, app, "merge pdf")
-        assert app.focused is app.query_one(PromptBar)
-        await pilot.press("ctrl+t")
-        assert app.state.pinned_prompt == "merge pdf"
-        assert app.query_one(PromptBar).value == "merge pdf"  # not cut by the input
-        await pilot.press("ctrl+r")
-        exported = list(tmp_path.glob("skill-explorer-why-*.md"))
-        assert len(exported) == 1
-        text = exported[0].read_text("utf-8")
-        assert "# Why: `merge pdf`" in text
 
 
 def test_markdown_escapes_pipes_only_in_tables(library: Path) -> None:
@@ -420,14 +416,32 @@ async def test_filter_keeps_the_ranking_and_esc_clears_it(library: Path, tmp_pat
         assert app.focused is app.query_one("#filter")
 
 
-async def test_up_down_move_the_table_while_typing_and_the_skill_stays(
+async def test_up_down_move_the_table_while_typing_and_the_row_gives_the_engines_reason(
     library: Path, tmp_path: Path
 ) -> None:
+    """Up and down move the table while the prompt keeps the focus, and the highlighted
+    skill stays as the prompt changes; a skill the gates dropped gives the engine's reason
+    in its row and in the decision panel (200 columns: the why column is shown)."""
+    from explorer.engine.route.reasons import reason
+    from explorer.tui.widgets.decision_panel import DecisionPanel
+
     app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(200, 50)) as pilot:
         await typed(pilot, app, "merge two pdf files")
         table = app.query_one(SkillsTable)
-        await pilot.press("down", "down")
+        await pilot.press("down")
+        row = app.decision.row(table.current_id())
+        why = reason(app.decision, row)
+        assert row.verdict != "inject" and "<" in why.text
+        assert table.cell_text(row.id, "why") == why.text
+        assert table.cell_text(row.id, "delta") == why.delta_text()
+        await settle(
+            pilot,
+            lambda: (
+                why.text in str(app.query_one(DecisionPanel).query_one("#decision-reason").render())
+            ),
+        )
+        await pilot.press("down")
         assert app.focused is app.query_one(PromptBar)
         chosen = table.current_id()
         assert chosen == table.rows[2].id and app.state.highlighted == chosen
@@ -480,25 +494,3 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
         assert table.view == list(range(len(table.rows)))
         await pilot.press("f6")
         assert table.sort_key != "decision"
-
-
-async def test_the_row_and_the_panel_give_the_engines_reason(library: Path, tmp_path: Path) -> None:
-    from explorer.engine.route.reasons import reason
-    from explorer.tui.widgets.decision_panel import DecisionPanel
-
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=(200, 50)) as pilot:
-        await typed(pilot, app, "merge two pdf files")
-        table = app.query_one(SkillsTable)
-        await pilot.press("down")
-        row = app.decision.row(table.current_id())
-        why = reason(app.decision, row)
-        assert row.verdict != "inject" and "<" in why.text
-        assert table.cell_text(row.id, "why") == why.text
-        assert table.cell_text(row.id, "delta") == why.delta_text()
-        await settle(
-            pilot,
-            lambda: (
-                why.text in str(app.query_one(DecisionPanel).query_one("#decision-reason").render())
-            ),
-        )

@@ -11,9 +11,11 @@ import pytest
 from explorer.engine.base.config import FIELD_NAMES, Config, load_config
 from explorer.engine.inference.models import CALIBRATION, assemble_models
 from explorer.engine.route.relevance import load_relevance_model
+from explorer.tui.keys import HELP_NOTES, help_text
 from explorer.tui.provenance import field_source
 from explorer.tui.screens import FieldList, ThresholdEditor
 from tests.tui.test_app import SIZE, enter, library, make_app
+from tests.tui.test_typing_and_saving import _footer_keys
 
 __all__ = ["library"]  # the fixture, shared with test_app
 
@@ -75,7 +77,13 @@ def test_every_field_says_where_its_value_comes_from(
     assert field_source("lexical_min", edited, baseline=config).value == "0"
 
 
-async def test_the_f2_list_shows_the_source_of_each_value(library: Path, tmp_path: Path) -> None:
+async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_f4(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F2's list says where each value comes from. Then ctrl+s in the editor saves, as f4
+    does (its footer says both keys save); on the main screen ctrl+s stays the screenshot,
+    as F1 says. One app: the F2 editor (every config field) is the slow part to open."""
+    monkeypatch.chdir(tmp_path)  # the editor writes ./skill-explorer.toml; a screenshot, *.svg
     app = make_app(library, tmp_path, config_sources={"min_similarity": "--set"})
     async with app.run_test(size=SIZE) as pilot:
         await enter(pilot, app, "merge pdf")
@@ -98,3 +106,18 @@ async def test_the_f2_list_shows_the_source_of_each_value(library: Path, tmp_pat
         editor.edit("lexical_min", "5")
         await pilot.pause()
         assert "edited here" in line("lexical_min")
+
+        editor.edit("max_skills", "3")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        saved = (tmp_path / "skill-explorer.toml").read_text(encoding="utf-8")
+        assert "max_skills = 3" in saved
+        assert list(tmp_path.glob("*.svg")) == []
+        assert "f4/^s" in _footer_keys(editor)  # the footer says both keys save
+        # On the main screen ctrl+s stays the screenshot, as F1 says.
+        await pilot.press("escape")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert len(list(tmp_path.glob("*.svg"))) == 1
+        assert "f4 or ctrl+s saves" in help_text(app, HELP_NOTES).plain

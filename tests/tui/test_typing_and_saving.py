@@ -1,5 +1,6 @@
 """Keys a user presses out of habit: letters typed while a panel has the focus, and ctrl+s
-in an editor. Driven through Textual's Pilot over the real engine and a real live index.
+in an editor (F2's, with its list, in test_sources.py). Driven through Textual's Pilot over
+the real engine and a real live index.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import pytest
 from textual.widgets import Input, TextArea
 
 from explorer.tui.app import ExplorerApp
-from explorer.tui.keys import HELP_NOTES, help_text
-from explorer.tui.screens import ThresholdEditor
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
@@ -64,32 +63,6 @@ def _footer_keys(screen: object) -> list[str]:
     from explorer.tui.widgets.footer import KeyCell
 
     return [key.key_display for key in screen.query(KeyCell)]  # type: ignore[attr-defined]
-
-
-async def test_ctrl_s_in_the_thresholds_editor_saves_like_f4_and_screenshots_outside(
-    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)  # the editor writes ./skill-explorer.toml; a screenshot, *.svg
-    app = make_app(library, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await enter(pilot, app, "merge pdf")
-        await pilot.press("f2")
-        editor = app.screen
-        assert isinstance(editor, ThresholdEditor)
-        editor.edit("max_skills", "3")
-        await pilot.pause()
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        saved = (tmp_path / "skill-explorer.toml").read_text(encoding="utf-8")
-        assert "max_skills = 3" in saved
-        assert list(tmp_path.glob("*.svg")) == []
-        assert "f4/^s" in _footer_keys(editor)  # the footer says both keys save
-        # On the main screen ctrl+s stays the screenshot, as F1 says.
-        await pilot.press("escape")
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert len(list(tmp_path.glob("*.svg"))) == 1
-        assert "f4 or ctrl+s saves" in help_text(app, HELP_NOTES).plain
 
 
 @pytest.mark.slow  # F7's own ctrl+s; F2's ctrl+s and F7's F4 save are in the default run

@@ -1,5 +1,7 @@
 """What-if for a description (F7) and compare for real (F8), through Pilot over
-the real engine, a real live index and real SKILL.md files in a tmp dir."""
+the real engine, a real live index and real SKILL.md files in a tmp dir: the edited
+scores and each flip with its cause (skill, gate, numbers), the diff with each changed
+verdict's gate and numbers."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import pytest
 from textual.widgets import DataTable, Static, TextArea
 
 from explorer.engine.author.compare import Move
+from explorer.engine.qa.flips import flip_cause
 from explorer.engine.route.decision import Verdict
+from explorer.engine.route.pipeline import decide
 from explorer.tui.app import ExplorerApp
 from explorer.tui.compare import CompareView
 from explorer.tui.whatif import WhatIfScreen
@@ -77,16 +81,30 @@ async def test_f7_shows_the_edited_scores_and_flips_before_saving_and_f4_saves(
                 screen.result is not None
                 and screen.result.edit.description == wanted
                 and screen.cases_done
+                and bool(screen.result.causes)
             ),
         )
         result = screen.result
-        assert result is not None and result.after is not None
+        assert result is not None and result.after is not None and result.patched is not None
         assert result.after.verdict is Verdict.INJECT and result.after.hybrid > before.hybrid
         scores = _text(screen, "#whatif-scores")
         assert f"{before.hybrid:.3f}" in scores and f"{result.after.hybrid:.3f}" in scores
         assert "INJECT" in scores
-        assert "FIXED" in _text(screen, "#whatif-cases") and PROMPT in _text(
-            screen, "#whatif-cases"
+        # Each flip names the skill, the gate and its numbers: the same cause as the two
+        # decisions say, by hand (docker took the case).
+        cause = result.causes[PROMPT]
+        expected = flip_cause(
+            decide(PROMPT, app.snapshot, app.config), decide(PROMPT, result.patched, app.config)
+        )
+        assert cause == expected
+        (took,) = cause.shifts
+        assert took.skill == "docker" and took.role == "took" and took.gate == "min_similarity"
+        assert took.before is not None and took.after is not None and took.after > took.before
+        shown = " ".join(_text(screen, "#whatif-cases").split())
+        assert f"FIXED {PROMPT} (direct)" in shown
+        assert (
+            f"docker took it: min_similarity, hybrid {took.before:.3f} → {took.after:.3f} "
+            f"(bar {took.bar:.3f})" in shown
         )
         assert "not saved" in _text(screen, "#whatif-status")
         assert path.read_bytes() == original  # nothing written before f4
@@ -204,6 +222,12 @@ async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
         assert moves["pdf"].base_verdict is Verdict.INJECT
         assert moves["xlsx"].verdict is Verdict.INJECT
         table = view.query_one(DataTable)
+        # Each changed verdict gives its gate and numbers.
+        pdf = moves["pdf"]
+        assert pdf.shift is not None and pdf.shift.gate == str(pdf.verdict)
+        cells = [str(cell) for cell in table.get_row(pdf.skill_id)]
+        assert cells[-1] == f"INJECT → {pdf.verdict} {pdf.shift.numbers()}"
+        assert f"{pdf.shift.before:.3f} → {pdf.shift.after:.3f}" in cells[-1]
         labels = [str(column.label) for column in table.columns.values()]
         assert labels[:3] == ["#", "move", "skill"] and "Δcos" in labels and "Δbm25" in labels
         first = [str(cell) for cell in table.get_row_at(0)]
