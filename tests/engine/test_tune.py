@@ -51,7 +51,7 @@ OWN = [
     ("merge these pdf files", False),
     ("shrink my docker image", False),
 ]
-STEAL_TARGET = "hours for a customer"  # the timesheet's, in the words the edit adds
+STEAL_TARGET = "bill hours"  # the timesheet's, in the words the edit adds
 SIBLING = ["log time entries for the week", "log my consulting hours in the timesheet"]
 
 
@@ -129,11 +129,11 @@ def test_a_steal_is_reported_and_ranked_below(tmp_path: Path) -> None:
         for flip in candidate.flips
         if flip.effect is Effect.STEAL
     )
-    # Ranked below every clean candidate, even with more fixes than some of them.
+    # Ranked below every clean candidate, even with as many fixes as the best of them.
     last_clean = max(result.candidates.index(candidate) for candidate in clean)
     first_stealer = min(result.candidates.index(candidate) for candidate in stealers)
     assert last_clean < first_stealer
-    assert max(candidate.fixes for candidate in stealers) > min(c.fixes for c in clean)
+    assert max(candidate.fixes for candidate in stealers) >= max(c.fixes for c in clean)
     assert result.recommended is None or not result.candidates[result.recommended].steals
     assert list(result.candidates) == sorted(result.candidates, key=rank_key)
 
@@ -231,14 +231,14 @@ def test_edits_keep_the_spec_and_read_cleanly() -> None:
     from explorer.engine.author.tune import _covering, _keeps_spec, _without
 
     short = "Create invoices for clients."
-    assert _keeps_spec(short, short + " Covers bills.")
+    assert _keeps_spec(short, short + " Use it for bills.")
     assert not _keeps_spec(short, "x" * (MAX_DESCRIPTION + 1))
-    assert not _keeps_spec(short, short + " Covers <bills>.")
+    assert not _keeps_spec(short, short + " Use it for <bills>.")
     long = "y " * 600  # over the limit already: only shorter edits
     assert _keeps_spec(long, long[:-10]) and not _keeps_spec(long, long + "z")
-    assert _covering(short, ["bills"]) == short + " Covers bills."
-    assert _covering(short + " Covers bills.", ["hours", "bills"]) == (
-        short + " Covers bills and hours."
+    assert _covering(short, ["bills"]) == short + " Use it for bills."
+    assert _covering(short + " Use it for bills.", ["hours", "bills"]) == (
+        short + " Use it for bills and hours."
     )
     assert _without("Query transaction status, or transactions (all).", "transaction") == (
         "Query status, or (all)."
@@ -286,11 +286,11 @@ def test_additions_are_tried_at_the_start_too(tmp_path: Path) -> None:
     each addition is also proposed as an opening sentence."""
     from explorer.engine.author.tune import _covering, _leading
 
-    text = "Create invoices. Covers tax."
-    assert _covering(text, ["bill"]) == "Create invoices. Covers tax and bill."
-    assert _covering(text, ["bill"], front=True) == "Covers bill. Create invoices. Covers tax."
-    assert _covering("Covers bill. Create invoices.", ["customer"], front=True) == (
-        "Covers bill and customer. Create invoices."
+    text = "Create invoices. Use it for tax."
+    assert _covering(text, ["bill"]) == "Create invoices. Use it for tax and bill."
+    assert _covering(text, ["bill"], front=True) == "Use it for bill. Create invoices. Use it for tax."
+    assert _covering("Use it for bill. Create invoices.", ["customer"], front=True) == (
+        "Use it for bill and customer. Create invoices."
     )
     assert _leading(text, "Use when asked about bills.").startswith("Use when asked about bills.")
     result = _run(tmp_path / "skills", _trigger_evals(tmp_path / "evals.json"))
@@ -312,7 +312,7 @@ def test_lexical_off_keeps_the_words_at_the_old_description(tmp_path: Path) -> N
     path = str(root / SKILL / "SKILL.md")
     original = read_skill_text(path)
     tuner = _Tuner(index, CONFIG, SKILL, split_cases([], SKILL), original)
-    new = LIBRARY[SKILL] + " Covers bill and customer."
+    new = LIBRARY[SKILL] + " Use it for bill and customer."
     edit = edit_description(path, original, new)
     assert edit.skill is not None
     patched = patched_index(index, edit.skill, CONFIG)
@@ -358,7 +358,7 @@ def test_an_addition_past_the_limit_drops_the_least_useful_sentence() -> None:
     assert len(description) < MAX_DESCRIPTION < len(_covering(description, words))
     step, text = _fitted(description, "add", partial(_covering, words=words), {"bill": 2.0})
     assert step.startswith('add (dropping "Words nobody asks about fill')
-    assert len(text) <= MAX_DESCRIPTION and text.endswith("Covers retainer and subscription.")
+    assert len(text) <= MAX_DESCRIPTION and text.endswith("Use it for retainer and subscription.")
     assert text.startswith("Create invoices for clients.") and "Bill customers" in text
 
 
@@ -387,7 +387,7 @@ def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_pat
     path = str(root / SKILL / "SKILL.md")
     original = read_skill_text(path)
     tuner = _Tuner(index, CONFIG, SKILL, split_cases([], SKILL), original)
-    new = LIBRARY[SKILL] + " Covers bill."
+    new = LIBRARY[SKILL] + " Use it for bill."
     edit = edit_description(path, original, new)
     assert edit.skill is not None
     held = tuner.lexical_held(patched_index(index, edit.skill, CONFIG))
@@ -451,12 +451,12 @@ def test_the_relevance_margin_counts_toward_the_right_side() -> None:
 
 
 def test_the_use_sentences_own_words_match_no_prompt() -> None:
-    """The "Use …" templates are made of §2.2 stopwords: only the words they list reach
+    """The sentences an edit adds are made of §2.2 stopwords: only the words they list reach
     BM25, overlap and the relevance model's word features, so a fix is never a template
     word shared with the prompt."""
-    from explorer.engine.author.tune import USE_FOR, USE_WHEN
+    from explorer.engine.author.tune import COVERING, USE_FOR, USE_WHEN
     from explorer.engine.base.text import match_tokens
 
-    for template in (USE_FOR, USE_WHEN):
+    for template in (USE_FOR, USE_WHEN, COVERING):
         assert match_tokens(template.format("")) == []
         assert match_tokens(template.format("invoices and bills")) == ["invoice", "bill"]

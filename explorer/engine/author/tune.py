@@ -703,27 +703,30 @@ def _sentence(description: str, sentence: str) -> str:
     return f"{text} {sentence}"
 
 
-# The "Use …" sentences in two shapes. Every word of either is a §2.2 stopword, so the
-# sentence's own words match no prompt: only the words it lists move the lexical channels
-# (a template word such as "about" would be a shared term of every prompt that says it).
+# The sentences an edit adds, around the words it lists. Every word of each is a §2.2
+# stopword, so a sentence's own words match no prompt: only the words it lists move the
+# lexical channels (a template word such as "about" or "covers" would be a shared term of
+# every prompt that says it, and a fix it made would be the template's, not the edit's).
 USE_FOR = "Use for {}."
 USE_WHEN = "Use when the user asks for {}."
-_COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))Covers ([A-Za-z0-9 ,]+)\.$")
-_LEADING_COVERS_RE = re.compile(r"^Covers ([A-Za-z0-9 ,]+)\.(?= |$)")
+COVERING = "Use it for {}."  # extended by later words ("Use it for bills and hours.")
+_COVERING_WORDS = r"Use it for ([A-Za-z0-9 ,]+)\."
+_COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))" + _COVERING_WORDS + "$")
+_LEADING_COVERS_RE = re.compile("^" + _COVERING_WORDS + r"(?= |$)")
 
 
 def _covering(description: str, words: Sequence[str], *, front: bool = False) -> str:
-    """The description with a "Covers …." sentence naming `words`: the closing one (or,
+    """The description with a COVERING sentence naming `words`: the closing one (or,
     with `front`, the opening one) extended when there is one (two edits read as one
     sentence), else a new one."""
     text = description.rstrip()
     found = (_LEADING_COVERS_RE if front else _COVERS_RE).search(text)
     if found is None:
-        sentence = f"Covers {_listing(list(words), 'and')}."
+        sentence = COVERING.format(_listing(list(words), "and"))
         return _leading(text, sentence) if front else _sentence(text, sentence)
     items = [item.strip() for item in re.split(r",| and ", found.group(1)) if item.strip()]
     items += [word for word in words if word not in items]
-    sentence = f"Covers {_listing(items, 'and')}."
+    sentence = COVERING.format(_listing(items, "and"))
     return text[: found.start()] + sentence + text[found.end() :]
 
 
@@ -823,7 +826,7 @@ def _fitted(
     if len(added) <= MAX_DESCRIPTION:
         return step, added
     need = len(description) - (len(added) - MAX_DESCRIPTION)
-    for _ in range(3):  # an extended "Covers" sentence grows a little less than a new one
+    for _ in range(3):  # an extended COVERING sentence grows a little less than a new one
         trimmed = _trimmed(description, need, worth)
         if trimmed is None:
             return step, added  # refused by the spec check
