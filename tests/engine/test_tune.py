@@ -288,7 +288,9 @@ def test_additions_are_tried_at_the_start_too(tmp_path: Path) -> None:
 
     text = "Create invoices. Use it for tax."
     assert _covering(text, ["bill"]) == "Create invoices. Use it for tax and bill."
-    assert _covering(text, ["bill"], front=True) == "Use it for bill. Create invoices. Use it for tax."
+    assert _covering(text, ["bill"], front=True) == (
+        "Use it for bill. Create invoices. Use it for tax."
+    )
     assert _covering("Use it for bill. Create invoices.", ["customer"], front=True) == (
         "Use it for bill and customer. Create invoices."
     )
