@@ -462,3 +462,29 @@ def test_the_use_sentences_own_words_match_no_prompt() -> None:
     for template in (USE_FOR, USE_WHEN, COVERING):
         assert match_tokens(template.format("")) == []
         assert match_tokens(template.format("invoices and bills")) == ["invoice", "bill"]
+
+
+def test_another_languages_exclusion_is_never_trimmed() -> None:
+    """An author's "勿用于…" keeps the prompts it names out, as "Do not use for …" does."""
+    from explorer.engine.author.tune import _trimmed
+
+    worth = {"plot": 3.0}
+    for exclusion in ("勿用于：非生信图表、只要表格不要图。", "Não use para tabelas simples."):
+        text = f"Draw plots. {exclusion} Plot styles for papers and plots for talks."
+        trimmed = _trimmed(text, len(text) - 10, worth)
+        assert trimmed is not None and exclusion in trimmed[0], exclusion
+
+
+def test_words_to_add_are_never_another_languages_function_words_or_fragments() -> None:
+    """Portuguese prompts: "pra" and "esse" are rare words to an English library, yet name
+    no task; "voc" is a piece of "você", not a word."""
+    from explorer.engine.author.tune import _evidence
+
+    missed = [
+        "cria um AGENTS.md pra esse repo com protocolo",
+        "você pode gerar o protocolo pra esse projeto",
+    ]
+    evidence = _evidence("Write agent files.", missed, [], missed, lambda _term: 5.0)
+    offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
+    assert "protocolo" in offered
+    assert not offered & {"pra", "esse", "voc", "pode"}

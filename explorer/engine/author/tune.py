@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.engine.author.languages import FOREIGN_FUNCTION_WORDS, says_not_for
 from explorer.engine.author.rewrite import Edit, edit_description, save
 from explorer.engine.author.whatif import patched_index
 from explorer.engine.base.config import Config
@@ -556,7 +557,12 @@ def _words(prompt: str) -> list[tuple[str, str]]:
     for found in _WORD_RE.finditer(prompt):
         surface = found.group()
         lower = surface.lower()
-        if lower in STOPWORDS:
+        start, end = found.span()
+        # A piece of a word with letters outside ASCII ("voc" of "você") is no word.
+        cut = (start and prompt[start - 1].isalpha()) or (
+            end < len(prompt) and prompt[end].isalpha()
+        )
+        if lower in STOPWORDS or cut:
             words.append(("", ""))
             continue
         # A capital at the start of a sentence is not part of the word; an acronym is.
@@ -567,7 +573,11 @@ def _words(prompt: str) -> list[tuple[str, str]]:
 
 def _usable(term: str) -> bool:
     return (
-        len(term) >= _MIN_WORD and term.isalpha() and not generic_word(term) and term not in FILLER
+        len(term) >= _MIN_WORD
+        and term.isalpha()
+        and not generic_word(term)
+        and term not in FILLER
+        and term not in FOREIGN_FUNCTION_WORDS
     )
 
 
@@ -799,9 +809,13 @@ def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[st
         return _worth(sentence, worth) / len(sentence)
 
     # A sentence that says what the skill is not for keeps the prompts it must not take
-    # out (the relevance model's exclusions, §9.12): never dropped.
+    # out (the relevance model's exclusions, §9.12, or another language's): never dropped.
     order = sorted(
-        (i for i in range(1, len(parts)) if not excluded_terms(parts[i])),
+        (
+            i
+            for i in range(1, len(parts))
+            if not excluded_terms(parts[i]) and not says_not_for(parts[i])
+        ),
         key=lambda i: (value(parts[i]), -len(parts[i]), -i),
     )
     dropped: set[int] = set()

@@ -1,0 +1,63 @@
+"""What the tuner must know of languages other than English (docs/tune.md, "What it
+proposes").
+
+The router's stopwords are English (§2.2), so a Portuguese prompt's "pra" or "esse" is a
+rare word to it, rare words weigh most, and the tuner would offer them as the words a
+description lacks. They name no task: a description that adds them matches every prompt
+in that language. And the exclusion cues the relevance model reads are English (§9.12),
+so a description's "勿用于…" would look to the tuner like any other sentence, one it
+may drop to make room. These lists are deliberately small: the commonest function words
+of the Latin-script languages authors write prompts in, and the usual ways to say "not
+for" in the languages skill descriptions are written in.
+"""
+
+from __future__ import annotations
+
+import re
+
+from explorer.engine.base.text import norm_token
+
+_FUNCTION_WORDS = {
+    "portuguese": "pra pro para por com sem que qual quais esse essa isso este esta isto "
+    "aquele aquela aquilo uma umas uns dos das nos nas num numa pelo pela pelos pelas "
+    "mas mais muito muita tem ter foi ser estar sua seu suas seus meu minha voce vou "
+    "pode posso quero preciso fazer faz tambem como onde quando porque entao ainda sobre ate",
+    "spanish": "para por con sin que cual cuales ese esa eso este esta esto aquel una "
+    "unos unas los las del al mas muy tiene tener fue ser estar sus mis tus yo quiero "
+    "puede puedo necesito hacer hace tambien como donde cuando porque entonces todavia sobre hasta",
+    "french": "pour par avec sans que qui quel quelle les des une aux du au dans sur "
+    "mais plus tres est sont avoir etre fait faire mon mes ton tes ses nous vous ils "
+    "elles je tu peux peut veux besoin aussi comme quand parce alors encore jusqu",
+    "german": "fur mit ohne und oder der die das dem den des ein eine einen einem "
+    "einer ist sind hat haben war sein mein meine dein bitte auch wie wo wann weil "
+    "dann noch uber bis ich du wir ihr sie ich kann mochte brauche machen nicht kein",
+    "italian": "per con senza che chi quale questo questa quello quella una uno gli "
+    "del della dei delle nel nella sul sulla piu molto sono essere avere fatto fare "
+    "mio mia tuo tua suo sua posso puo voglio bisogno anche come dove quando perche poi ancora",
+    "dutch": "voor met zonder het een van op te dat die dit deze maar meer heel zijn "
+    "hebben wordt worden mijn jouw ook hoe waar wanneer omdat dan nog tot ik wij jullie",
+}
+
+FOREIGN_FUNCTION_WORDS: frozenset[str] = frozenset(
+    norm_token(word) for words in _FUNCTION_WORDS.values() for word in words.split()
+)
+"""Match tokens (§2.5) of other languages' function words: never a word to add."""
+
+# "Not for", "do not use", "does not apply" in the languages descriptions are written in
+# besides English (English is the relevance model's own, route/relevance.py).
+_NOT_FOR = re.compile(
+    r"勿用|不用于|不适用|不要用|不要使用|请勿|禁止用于|不负责|不包括|不涵盖|使用しない|使わない|"
+    r"対象外|向いていない|사용하지|쓰지\s*마|제외|해당하지|"
+    r"\b(?:n[ãa]o\s+(?:usar|use|utilize|serve|é\s+para|e\s+para|cobre)"
+    r"|no\s+(?:usar|uses|utilizar|sirve|es\s+para|cubre)"
+    r"|ne\s+pas\s+utiliser|n'est\s+pas\s+pour|pas\s+pour"
+    r"|nicht\s+(?:für|fur|verwenden|benutzen|geeignet)"
+    r"|non\s+(?:usare|utilizzare|per|adatto)"
+    r"|niet\s+(?:voor|gebruiken))\b",
+    re.IGNORECASE,
+)
+
+
+def says_not_for(sentence: str) -> bool:
+    """Whether a sentence in another language says what the skill is not for."""
+    return _NOT_FOR.search(sentence) is not None
