@@ -488,3 +488,7 @@ def test_words_to_add_are_never_another_languages_function_words_or_fragments() 
     offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
     assert "protocolo" in offered
     assert not offered & {"pra", "esse", "voc", "pode"}
+    # Chinese has no spaces: a Latin word beside a CJK character is whole.
+    chinese = ["给LNP做一个封面", "帮我做LNP的封面图"]
+    evidence = _evidence("Design covers.", chinese, [], chinese, lambda _term: 5.0)
+    assert "LNP" in {surface for _, surface in evidence.terms}

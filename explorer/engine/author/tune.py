@@ -35,6 +35,7 @@ import itertools
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -558,17 +559,21 @@ def _words(prompt: str) -> list[tuple[str, str]]:
         surface = found.group()
         lower = surface.lower()
         start, end = found.span()
-        # A piece of a word with letters outside ASCII ("voc" of "você") is no word.
-        cut = (start and prompt[start - 1].isalpha()) or (
-            end < len(prompt) and prompt[end].isalpha()
-        )
-        if lower in STOPWORDS or cut:
+        before = prompt[start - 1] if start else ""
+        after = prompt[end] if end < len(prompt) else ""
+        if lower in STOPWORDS or _accented(before) or _accented(after):
             words.append(("", ""))
             continue
         # A capital at the start of a sentence is not part of the word; an acronym is.
         shown = surface if surface[1:] != surface[1:].lower() else lower
         words.append((shown, norm_token(lower)))
     return words
+
+
+def _accented(char: str) -> bool:
+    """A Latin letter outside ASCII: beside one, an ASCII run is a piece of a word ("voc"
+    of "você"). Beside a CJK character it is a whole word: those scripts use no spaces."""
+    return char.isalpha() and not char.isascii() and unicodedata.name(char, "").startswith("LATIN")
 
 
 def _usable(term: str) -> bool:
