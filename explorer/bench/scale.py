@@ -165,6 +165,7 @@ async def _drive_ui(job: dict[str, Any]) -> dict[str, Any]:
     """The explorer at 120x40 under Textual's Pilot: load, then type a prompt key by key;
     keystroke -> repainted table for each key (the decision for exactly that text on
     screen), and the process's peak RSS with the UI, the live index and the models."""
+    from explorer.bench.soak import until
     from explorer.engine import Config
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory
@@ -179,11 +180,11 @@ async def _drive_ui(job: dict[str, Any]) -> dict[str, Any]:
     samples: list[float] = []
     loaded_ms = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
-        deadline = time.monotonic() + UI_TIMEOUT_S
-        while app.live is None or app.snapshot is not app.live.snapshot:
-            if time.monotonic() > deadline:
-                raise TimeoutError("the library did not load")
-            await pilot.pause(0.05)
+        await until(
+            lambda: app.live is not None and app.snapshot is app.live.snapshot,
+            "load",
+            UI_TIMEOUT_S,
+        )
         loaded_ms = measure.ms(time.perf_counter() - started)
         prompt = job["prompt"]
         for count in range(1, len(prompt) + 1):
@@ -191,14 +192,15 @@ async def _drive_ui(job: dict[str, Any]) -> dict[str, Any]:
             key = prompt[count - 1]
             pressed = time.perf_counter()
             await pilot.press(key if key != " " else "space")
-            while not (
-                app.decision is not None
-                and app.decision.prompt == typed
-                and app.state.painted_at > pressed
-            ):
-                if time.monotonic() > deadline + 60:
-                    raise TimeoutError("a keystroke was never painted")
-                await pilot.pause(0.001)
+
+            def painted(typed: str = typed, pressed: float = pressed) -> bool:
+                return (
+                    app.decision is not None
+                    and app.decision.prompt == typed
+                    and app.state.painted_at > pressed
+                )
+
+            await until(painted, "a keystroke painted", 60)
             samples.append(measure.ms(app.state.painted_at - pressed))
     return {"samples": samples, "loaded_ms": loaded_ms, "peak_mb": measure.peak_mb()}
 

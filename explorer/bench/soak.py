@@ -87,12 +87,13 @@ class LoopWatch:
             self._task.cancel()
 
 
-async def _until(condition: Callable[[], bool], what: str) -> None:
-    """Poll `condition` with a plain sleep. Not Pilot's pause: each one posts a callback
-    to every widget and forces a compositor update, and polled every 2 ms that was most of
-    the event loop's work (at 26,000 skills, about 100 times the explorer's own CPU on the
-    main thread over the saves), measured as the explorer's stalls and save times."""
-    deadline = time.monotonic() + TIMEOUT_S
+async def until(condition: Callable[[], bool], what: str, timeout_s: float = TIMEOUT_S) -> None:
+    """Poll `condition` with a plain sleep; every bench that drives the explorer waits with
+    it. Not Pilot's pause: each one posts a callback to every widget and forces a
+    compositor update, and polled every 2 ms that was most of the event loop's work (at
+    26,000 skills, about 100 times the explorer's own CPU on the main thread over the
+    saves), measured as the explorer's stalls, save times and keystrokes."""
+    deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(f"the explorer never got there: {what}")
@@ -130,7 +131,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
         async with app.run_test(size=(120, 40)) as pilot:
             watch.start()
             started = time.perf_counter()
-            await _until(lambda: app.live is not None and app.snapshot is app.live.snapshot, "load")
+            await until(lambda: app.live is not None and app.snapshot is app.live.snapshot, "load")
             report["loaded_s"] = time.perf_counter() - started
             report["rss"]["open"] = rss_mb()
             watch.reset()
@@ -158,13 +159,13 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
                         and app.state.painted_at > pressed
                     )
 
-                await _until(shown, "a keystroke painted")
+                await until(shown, "a keystroke painted")
                 latency = measure.ms(app.state.painted_at - pressed)
                 report["keys"].append(latency)
                 if busy:
                     report["keys_in_lint"].append(latency)
             report["loop_lint_ms"] = watch.reset()
-            await _until(lambda: not app.background_busy, "the first lint")
+            await until(lambda: not app.background_busy, "the first lint")
             report["lint_s"] = time.perf_counter() - started - report["loaded_s"]
             cpu_ms = watch.cpu_ms
             report["loop_lint_ms"] = max(report["loop_lint_ms"], watch.reset())
@@ -189,10 +190,10 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
                         and app.state.painted_at > written
                     )
 
-                await _until(painted, f"save {number} painted")
+                await until(painted, f"save {number} painted")
                 report["saves"].append(measure.ms(app.state.painted_at - written))
                 if number in RSS_AFTER or number == job["saves"]:
-                    await _until(lambda: not app.background_busy, "the saves' lint")
+                    await until(lambda: not app.background_busy, "the saves' lint")
                     await asyncio.sleep(SAVE_GAP_S)
                     report["rss"][f"save{number}"] = rss_mb()
                 else:

@@ -17,13 +17,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from explorer.bench.scale import corpus_records, find_corpus, write_library
+from explorer.bench.soak import until
 from explorer.bench.synthetic import generate_library
 from explorer.engine import Config
 from explorer.tui.app import ExplorerApp
@@ -41,14 +41,6 @@ F2_OPENS = 5
 TIMEOUT_S = 300.0
 
 
-async def _until(pilot: Any, condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + TIMEOUT_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the explorer did not get there in time")
-        await pilot.pause(0.001)
-
-
 async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
     app = ExplorerApp(
         [str(root)],
@@ -60,7 +52,9 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
     opens: list[float] = []
     filtering: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        await _until(pilot, lambda: app.live is not None and app.snapshot is app.live.snapshot)
+        await until(
+            lambda: app.live is not None and app.snapshot is app.live.snapshot, "load", TIMEOUT_S
+        )
         # keystroke -> the table repainted with that prompt's decision
         for count in range(1, len(PROMPT) + 1):
             typed = PROMPT[:count]
@@ -74,7 +68,7 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
                 )
 
             await pilot.press(PROMPT[count - 1] if PROMPT[count - 1] != " " else "space")
-            await _until(pilot, painted)
+            await until(painted, "a keystroke painted", TIMEOUT_S)
             keystrokes.append((app.state.painted_at - started) * 1000)
         await pilot.pause(0.3)  # the panels catch up
         # F2 -> the threshold editor's first frame; esc, and again
@@ -85,7 +79,7 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
                 return isinstance(app.screen, ThresholdEditor) and app.screen.painted_at > started
 
             await pilot.press("f2")
-            await _until(pilot, opened)
+            await until(opened, "F2 painted", TIMEOUT_S)
             screen = app.screen
             assert isinstance(screen, ThresholdEditor)
             opens.append((screen.painted_at - started) * 1000)
@@ -102,7 +96,7 @@ async def _session(root: Path, config: Config, work: Path) -> dict[str, Any]:
                 return table.filter_text == typed and table.filtered_at > started
 
             await pilot.press(FILTER[count - 1] if FILTER[count - 1] != " " else "space")
-            await _until(pilot, filtered)
+            await until(filtered, "the table filtered", TIMEOUT_S)
             filtering.append((table.filtered_at - started) * 1000)
     return {
         "keystrokes": keystrokes,
