@@ -492,3 +492,16 @@ def test_words_to_add_are_never_another_languages_function_words_or_fragments() 
     chinese = ["给LNP做一个封面", "帮我做LNP的封面图"]
     evidence = _evidence("Design covers.", chinese, [], chinese, lambda _term: 5.0)
     assert "LNP" in {surface for _, surface in evidence.terms}
+
+
+def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:
+    """The router reads Chinese as character bigrams: the terms two wanted prompts share
+    are offered, not the words of asking ("帮我看看") nor a term's particles ("这张")."""
+    from explorer.engine.author.tune import _evidence
+
+    wanted = ["帮我看看这张照片的快门设置", "这张照片的快门速度对吗", "我想调一下快门和光圈"]
+    evidence = _evidence("Photography tips.", wanted, [], wanted, lambda _term: 5.0)
+    assert evidence.shared[0] == "快门"
+    assert "照片" in evidence.shared
+    assert not {"帮我看看", "这张", "这张照片", "这张照片的", "我想"} & set(evidence.shared)
+    assert "快门" not in _evidence("调快门。", wanted, [], wanted, lambda _term: 5.0).shared

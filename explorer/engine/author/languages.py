@@ -58,6 +58,23 @@ FOREIGN_FUNCTION_WORDS: frozenset[str] = frozenset(
 )
 """Match tokens (§2.5) of other languages' function words: never a word to add."""
 
+# Chinese and Japanese words of asking, pointing and helping: phrases every prompt of
+# those languages may share ("帮我" help me, "这个" this, "一下" a bit, "怎么" how).
+UNSPACED_FUNCTION_PHRASES: frozenset[str] = frozenset(
+    (
+        "帮我 帮忙 我们 我的 你的 这个 那个 这些 那些 一下 一个 怎么 怎样 什么 为什么 如何 "
+        "可以 能不能 是否 有没有 没有 需要 想要 应该 然后 还有 就是 这样 那样 现在 已经 "
+        "看看 看下 给我 请你 麻烦 的话 一些 有什么 是不是 吗 呢 吧 "
+        "してください ください ですか ません これ それ あれ この その どう なに 何か"
+    ).split()
+)
+"""Phrases of scripts written without spaces that name no task: never part of a phrase
+to add."""
+
+# Characters that end a Chinese or Japanese term: particles, pronouns, measure words,
+# "this", "not", "one" ("这张照片的快门" holds the terms "照片" and "快门").
+UNSPACED_EDGES: frozenset[str] = frozenset("的了吗呢吧个张份我你这那不一在是和给帮把をはがにでとの")
+
 # "Not for", "do not use", "does not apply" in the languages descriptions are written in
 # besides English (English is the relevance model's own, route/relevance.py).
 _NOT_FOR = re.compile(

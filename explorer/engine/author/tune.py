@@ -45,7 +45,12 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.author.languages import FOREIGN_FUNCTION_WORDS, says_not_for
+from explorer.engine.author.languages import (
+    FOREIGN_FUNCTION_WORDS,
+    UNSPACED_EDGES,
+    UNSPACED_FUNCTION_PHRASES,
+    says_not_for,
+)
 from explorer.engine.author.rewrite import Edit, edit_description, save
 from explorer.engine.author.whatif import patched_index
 from explorer.engine.base.config import Config
@@ -57,7 +62,7 @@ from explorer.engine.qa.evaluate import passes
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import generic_word
-from explorer.engine.route.relevance import BM25_POOL, excluded_terms, script_tokens
+from explorer.engine.route.relevance import BM25_POOL, excluded_terms, script_tokens, unspaced
 
 SCHEMA = "skill-explorer/tune@1"
 MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit on a description
@@ -679,6 +684,7 @@ def _evidence(
         ),
         key=lambda term: (-idf(term) * wrong_terms[term], term),
     )
+    shared_phrases = _unspaced_phrases(description, wanted)
     description_surface = {term: surface for surface, term in _words(description) if term}
     # Words that several wanted prompts share, passing or not: what the skill's users call
     # its topic, the likeliest words of prompts not seen yet.
@@ -701,8 +707,49 @@ def _evidence(
         excluded=tuple(wrong_surface[term] for term in excluded),
         pulling=tuple((term, description_surface.get(term, term)) for term in pulling),
         worth={term: idf(term) * count for term, count in support.items()} | script,
-        shared=tuple(shared_surface[term] for term in shared),
+        shared=tuple(shared_surface[term] for term in shared) + shared_phrases,
     )
+
+
+UNSPACED_PHRASE = (2, 6)  # characters: shortest and longest phrase offered
+
+
+def _unspaced_phrases(description: str, wanted: Sequence[str]) -> tuple[str, ...]:
+    """Phrases of scripts written without spaces (Chinese, Japanese, Thai…) that two or
+    more wanted prompts share and the description lacks, the most shared and longest
+    first. The router reads those scripts as character bigrams (§9.12's script tokens),
+    not as the ASCII words the rest of the evidence is made of: without these, a skill
+    whose users write Chinese has nothing to be offered. A phrase inside a longer one that
+    as many prompts share is left out; so are phrases that name no task ("帮我看看"), and
+    particles and pronouns end a phrase ("这张照片的快门" offers "照片" and "快门")."""
+    low, high = UNSPACED_PHRASE
+    support: dict[str, int] = {}
+    for prompt in wanted:
+        seen: set[str] = set()
+        for run in re.findall(r"\w+", prompt):
+            chars = [char if unspaced(char) and char not in UNSPACED_EDGES else " " for char in run]
+            for piece in "".join(chars).split():
+                for size in range(low, min(high, len(piece)) + 1):
+                    seen.update(piece[i : i + size] for i in range(len(piece) - size + 1))
+        for phrase in seen:
+            support[phrase] = support.get(phrase, 0) + 1
+    kept = [
+        phrase
+        for phrase, count in support.items()
+        if count >= 2
+        and phrase not in description
+        and not any(function in phrase for function in UNSPACED_FUNCTION_PHRASES)
+    ]
+    whole = [
+        phrase
+        for phrase in kept
+        if not any(
+            phrase in other and support[other] >= support[phrase]
+            for other in kept
+            if other != phrase
+        )
+    ]
+    return tuple(sorted(whole, key=lambda phrase: (-support[phrase], -len(phrase), phrase)))
 
 
 def _listing(items: Sequence[str], conjunction: str = "or") -> str:

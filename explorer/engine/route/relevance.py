@@ -109,7 +109,8 @@ def negated_terms(prompt: str) -> frozenset[str]:
     return frozenset(terms)
 
 
-def _unspaced(char: str) -> bool:
+def unspaced(char: str) -> bool:
+    """A character of a script written without spaces between words."""
     name = unicodedata.name(char, "")
     return name.startswith(_UNSPACED)
 
@@ -125,7 +126,7 @@ def script_tokens(text: str) -> frozenset[str]:
         run: list[str] = []
         spaced: list[str] = []
         for char in word + " ":
-            if char != " " and _unspaced(char):
+            if char != " " and unspaced(char):
                 run.append(char)
                 continue
             if run:
