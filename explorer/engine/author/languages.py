@@ -1,14 +1,17 @@
 """What the tuner must know of languages other than English (docs/tune.md, "What it
-proposes").
+does").
 
 The router's stopwords are English (§2.2), so a Portuguese prompt's "pra" or "esse" is a
 rare word to it, rare words weigh most, and the tuner would offer them as the words a
 description lacks. They name no task: a description that adds them matches every prompt
 in that language. And the exclusion cues the relevance model reads are English (§9.12),
 so a description's "勿用于…" would look to the tuner like any other sentence, one it
-may drop to make room. These lists are deliberately small: the commonest function words
-of the Latin-script languages authors write prompts in, and the usual ways to say "not
-for" in the languages skill descriptions are written in.
+may drop to make room. Chinese and Japanese are read as runs of characters, so the
+phrases the tuner offers from them must end at particles and pronouns and leave out the
+words of asking every prompt has. These lists are deliberately small: the commonest
+function words of the Latin-script languages authors write prompts in, the particles and
+phrases of asking of Chinese and Japanese, and the usual ways to say "not for" in the
+languages skill descriptions are written in.
 """
 
 from __future__ import annotations
