@@ -61,14 +61,14 @@ FOREIGN_FUNCTION_WORDS: frozenset[str] = frozenset(
 )
 """Match tokens (§2.5) of other languages' function words: never a word to add."""
 
-# Chinese and Japanese words of asking, pointing and helping: phrases every prompt of
-# those languages may share ("帮我" help me, "这个" this, "一下" a bit, "怎么" how).
+# Chinese and Japanese words of asking, wanting and helping that every prompt of those
+# languages may share ("怎么" how, "什么" what, "看看" have a look, "需要" need). Phrases
+# with a particle or pronoun in them ("帮我" help me, "这个" this) are cut apart at it
+# (UNSPACED_EDGES) and need no entry.
 UNSPACED_FUNCTION_PHRASES: frozenset[str] = frozenset(
     (
-        "帮我 帮忙 我们 我的 你的 这个 那个 这些 那些 一下 一个 怎么 怎样 什么 为什么 如何 "
-        "可以 能不能 是否 有没有 没有 需要 想要 应该 然后 还有 就是 这样 那样 现在 已经 "
-        "看看 看下 给我 请你 麻烦 的话 一些 有什么 是不是 吗 呢 吧 "
-        "してください ください ですか ません これ それ あれ この その どう なに 何か"
+        "如何 怎样 怎么 什么 为什么 有什么 有没有 没有 可以 想要 需要 应该 然后 还有 已经 "
+        "看看 看下 麻烦 どう これ それ あれ 何か ません ください してください"
     ).split()
 )
 """Phrases of scripts written without spaces that name no task: never part of a phrase
