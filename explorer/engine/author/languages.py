@@ -27,32 +27,34 @@ _FUNCTION_WORDS = {
         "isso este esta isto aquele aquela aquilo uma umas uns dos das nos nas num numa "
         "pelo pela pelos pelas mas mais muito muita tem ter foi ser estar sua seu suas "
         "seus meu minha voce vou pode posso quero preciso fazer faz tambem como onde "
-        "quando porque entao ainda sobre ate"
+        "quando porque entao ainda sobre ate aqui ali agora ja"
     ),
     "spanish": (
         "para por con sin que cual cuales ese esa eso este esta esto aquel una unos unas "
         "los las del al mas muy tiene tener fue ser estar sus mis tus yo quiero puede "
         "puedo necesito hacer hace tambien como donde cuando porque entonces todavia "
-        "sobre hasta"
+        "sobre hasta aqui ahora ya"
     ),
     "french": (
         "pour par avec sans que qui quel quelle les des une aux du au dans sur mais plus "
         "tres est sont avoir etre fait faire mon mes ton tes ses nous vous ils elles je "
-        "tu peux peut veux besoin aussi comme quand parce alors encore jusqu"
+        "tu peux peut veux besoin aussi comme quand parce alors encore jusqu ici "
+        "maintenant"
     ),
     "german": (
         "fur mit ohne und oder der die das dem den des ein eine einen einem einer ist "
         "sind hat haben war sein mein meine dein bitte auch wie wo wann weil dann noch "
-        "uber bis ich du wir ihr sie kann mochte brauche machen nicht kein"
+        "uber bis ich du wir ihr sie kann mochte brauche machen nicht kein hier jetzt"
     ),
     "italian": (
         "per con senza che chi quale questo questa quello quella una uno gli del della "
         "dei delle nel nella sul sulla piu molto sono essere avere fatto fare mio mia tuo "
-        "tua suo sua posso puo voglio bisogno anche come dove quando perche poi ancora"
+        "tua suo sua posso puo voglio bisogno anche come dove quando perche poi ancora "
+        "qui qua ora"
     ),
     "dutch": (
         "voor met zonder het een van op te dat die dit deze maar meer heel zijn hebben "
-        "wordt worden mijn jouw ook hoe waar wanneer omdat dan nog tot ik wij jullie"
+        "wordt worden mijn jouw ook hoe waar wanneer omdat dan nog tot ik wij jullie nu"
     ),
 }
 
