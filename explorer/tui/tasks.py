@@ -30,7 +30,12 @@ from explorer.engine import (
     open_library,
 )
 from explorer.engine.author import ranking_diff
-from explorer.engine.base import give_back, hand_back_large_blocks, yielding
+from explorer.engine.base import (
+    full_collections_deferred,
+    give_back,
+    hand_back_large_blocks,
+    yielding,
+)
 from explorer.engine.host import pipeline_decider, read_events, replay_sessions, usage_report
 from explorer.engine.index import Engine, open_cache
 from explorer.engine.inference import assemble_models, sentence_attribution
@@ -228,7 +233,9 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     options, state = app.options, app.state
     previous, previous_run = state.cases_report, state.cases_run
     findings: dict[str, list[str]] = {}
-    with yielding(app.beat.pause):  # lint's and the cases' loops give way to the screen
+    # Lint's and the cases' loops give way to the screen, and the objects they hold while
+    # they run are never walked by a full collection on the screen's thread (memory.py).
+    with yielding(app.beat.pause), full_collections_deferred():
         for finding in lint(options.roots, index=snapshot, config=config, memo=state.lint_memo):
             findings.setdefault(finding.path, []).append(
                 f"{finding.severity} {finding.rule}: {finding.message}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -59,3 +61,28 @@ def test_without_glibc_both_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memory, "_glibc", lambda: None)  # macOS, Windows, musl
     assert memory.hand_back_large_blocks() is False
     assert memory.give_back() is False
+
+
+def test_full_collections_come_back_when_the_last_overlapping_body_ends() -> None:
+    """Two workers overlap (the explorer's lint beside another); the first to end must not
+    bring full collections back under the other, and an exception restores them too."""
+    usual = gc.get_threshold()
+    inside, leave = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        with memory.full_collections_deferred():
+            inside.set()
+            leave.wait(10)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    inside.wait(10)
+    with memory.full_collections_deferred():
+        assert gc.get_threshold() == (usual[0], usual[1], memory.DEFERRED_FULL)
+    assert gc.get_threshold()[2] == memory.DEFERRED_FULL  # the worker's body still runs
+    leave.set()
+    thread.join(10)
+    assert gc.get_threshold() == usual
+    with pytest.raises(RuntimeError), memory.full_collections_deferred():
+        raise RuntimeError("lint failed")
+    assert gc.get_threshold() == usual

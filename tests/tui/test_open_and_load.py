@@ -4,6 +4,7 @@ of a cold build. Driven through Textual's Pilot over the real engine and a real 
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
+from explorer.engine.base import memory
 from explorer.tui import tasks
 from explorer.tui.app import ExplorerApp
 from explorer.tui.compare import CompareView
@@ -138,19 +140,24 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
     (root / "broken").mkdir()
     (root / "broken" / "SKILL.md").write_text("no frontmatter\n", encoding="utf-8")
     linted: list[int] = []
+    full_thresholds: list[int] = []  # while lint runs: no full collection on any thread
     lint = tasks.lint
 
     def counted(*args: object, **kwargs: object) -> object:
         linted.append(len(kwargs["index"]))  # type: ignore[arg-type]
+        full_thresholds.append(gc.get_threshold()[2])
         return lint(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(tasks, "lint", counted)
+    usual_full = gc.get_threshold()[2]
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(app) and app.live.reindex_count >= 1)  # type: ignore[union-attr]
         idle = lambda: all(worker.is_finished for worker in app.workers)  # noqa: E731
         await settle(pilot, lambda: bool(app.state.findings) and idle())
         assert linted == [2]
+        assert full_thresholds == [memory.DEFERRED_FULL]
+        assert gc.get_threshold()[2] == usual_full
         assert any("broken" in path for path in app.state.findings)  # the problems view has them
         # A real change lints again.
         write_skill(root, "docker", "Shrink Docker images and speed up container builds.")

@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "batch_workers": "threads",
     "coerce": "config",
     "cpu_count": "threads",
+    "full_collections_deferred": "memory",
     "give_back": "memory",
     "hand_back_large_blocks": "memory",
     "match_tokens": "text",
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from explorer.engine.base.config import type_label as type_label
     from explorer.engine.base.config import user_state_dir as user_state_dir
     from explorer.engine.base.files import write_atomically as write_atomically
+    from explorer.engine.base.memory import full_collections_deferred as full_collections_deferred
     from explorer.engine.base.memory import give_back as give_back
     from explorer.engine.base.memory import hand_back_large_blocks as hand_back_large_blocks
     from explorer.engine.base.paths import state_dir as state_dir
