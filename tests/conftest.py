@@ -41,6 +41,15 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[THOROUGH_ENV] = "1" if thorough else "0"
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject.toml) starts a worker per core and one more. About a quarter of
+    the default selection's time is spent waiting with no CPU used (real watcher events,
+    subprocesses, Pilot's idle checks); the extra worker runs tests in those gaps. Idle,
+    on 2 cores: 35-37 s with two workers, 29-32 s with three."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
+
+
 @pytest.fixture(scope="session", autouse=True)
 def quick_idle_checks() -> Iterator[None]:
     """Textual's Pilot waits for the process to go idle after every key and every bare

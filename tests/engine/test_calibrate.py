@@ -305,6 +305,7 @@ def sample_default(warm_cache_dir: Path) -> tuple[Index, tuple[Case, ...]]:
     return index, tuple(load_cases(root / "cases.toml").cases[::8])  # an eighth: a quicker sweep
 
 
+@pytest.mark.slow  # the sweep tests above hold calibrate's grid without the relevance model
 def test_under_the_relevance_model_its_threshold_is_what_is_swept(
     sample_default: tuple[Index, tuple[Case, ...]],
 ) -> None:

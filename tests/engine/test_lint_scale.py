@@ -102,6 +102,9 @@ def _lint_key(findings: list[lint_module.Finding]) -> list[tuple[object, ...]]:
     return [(f.rule, f.severity, f.path, f.message, f.line) for f in findings]
 
 
+# Lints twice over edits; test_the_memo_is_nothing_the_collector_walks keeps the memo in the
+# default run.
+@pytest.mark.slow
 def test_a_lint_with_a_memo_equals_a_lint_from_nothing_after_edits(tmp_path: Path) -> None:
     """The explorer lints after every save with the last run's memo: after edits, renames,
     copies (two skills with one description), removals and additions, its findings are

@@ -176,6 +176,8 @@ def test_git_checkout_switches_many_files_at_once(live: LiveIndex, library: Path
     assert live.reindex_count - before <= 5
 
 
+# Real watcher waits; test_create_modify_delete_rename keeps the watcher in the default run.
+@pytest.mark.slow
 def test_a_root_deleted_and_recreated(live: LiveIndex, library: Path) -> None:
     shutil.rmtree(library)
     assert live.wait_for(lambda snap: len(snap) == 0, TIMEOUT)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from explorer.engine.index.live import LiveIndex
 from explorer.engine.index.watchers import WatchdogWatcher
 from tests.engine.test_live import CONFIG, MODELS, TIMEOUT, ids, same_as_disk, skill_text, write
@@ -31,6 +33,7 @@ def test_the_watchdog_backend_follows_creates_edits_moves_and_deletes(tmp_path: 
         assert live.failures == []
 
 
+@pytest.mark.slow  # real watcher waits; the backend's edits stay in the default run above
 def test_the_watchdog_backend_rewatches_a_root_deleted_and_recreated(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write(root / "pdf" / "SKILL.md", skill_text("pdf", "Merge and split PDF files."))

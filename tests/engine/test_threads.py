@@ -52,6 +52,8 @@ def test_a_session_runs_on_one_intra_op_thread(monkeypatch: pytest.MonkeyPatch) 
     assert session.get_session_options().intra_op_num_threads == 1
 
 
+# Embeds twice; test_sessions_run_on_one_thread_and_batches_on_every_core holds the thread counts.
+@pytest.mark.slow
 def test_batches_on_several_threads_give_the_vectors_of_one(
     monkeypatch: pytest.MonkeyPatch, minilm_models: Any
 ) -> None:

@@ -82,6 +82,8 @@ def _equal_to_disk(live: LiveIndex, root: Path) -> bool:
     return live.wait_for(lambda snap: _state(snap) == _state(fresh), TIMEOUT)
 
 
+# Real inotify waits; test_polling_alone_follows_the_disk keeps the re-scan in the default run.
+@pytest.mark.slow
 def test_lost_events_and_an_overflow_recover_exactly_the_disk(library: Path) -> None:
     with LiveIndex([library], CONFIG, MODELS, backend="inotify") as live:
         skills = len(live.snapshot)

@@ -107,6 +107,8 @@ def history_log(tmp_path: Path) -> Path:
     return log
 
 
+# Every screen at once; test_app.py's markup test keeps hostile text in the default run.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "everything",
     [False, pytest.param(True, marks=pytest.mark.slow)],  # about 4 s, and 8 s for every screen

@@ -58,7 +58,9 @@ def described(index: Index, skill_id: str) -> str | None:
     return None if position is None else index.skills[position].description
 
 
-@pytest.fixture(params=["inotify", "watchdog"])
+# watchdog's half waits on its polling of linked files; test_live_watchdog.py keeps that
+# backend in the default run
+@pytest.fixture(params=["inotify", pytest.param("watchdog", marks=pytest.mark.slow)])
 def linked(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[LiveIndex, Path]]:
     """A root whose `sym` SKILL.md is a symlink and whose `hard` SKILL.md is a hard link,
     both to files outside it."""
@@ -85,6 +87,7 @@ def test_an_edit_of_a_symlinked_skill_md_at_its_target_is_seen(
     assert live.wait_for(lambda s: described(s, "sym") == "Edited at the target.", TIMEOUT)
 
 
+@pytest.mark.slow  # real watcher waits, both backends; the hard-link tests stay in the default run
 def test_a_target_replaced_by_rename_is_seen_and_then_its_next_edit(
     linked: tuple[LiveIndex, Path],
 ) -> None:
@@ -154,6 +157,7 @@ CHMOD_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # real watcher waits, both backends; test_live.py keeps edits in the default run
 @pytest.mark.parametrize("backend", ["inotify", "watchdog"])
 def test_chmod_is_seen(backend: str) -> None:
     """A SKILL.md (or its directory) made unreadable serves its last good version, marked

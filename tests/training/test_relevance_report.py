@@ -90,6 +90,7 @@ def test_each_fold_is_routed_by_a_model_that_never_saw_it() -> None:
                 assert plain[position] == route(model, sample)
 
 
+@pytest.mark.slow  # fits boosters; tests/engine/test_relevance.py holds the packaged model's trees
 @pytest.mark.usefixtures("few_trees")
 def test_the_fitted_trees_are_the_booster_s_own_log_odds_and_monotone() -> None:
     """export_trees reproduces scikit-learn's log-odds through the engine's reader, and
@@ -107,6 +108,7 @@ def test_the_fitted_trees_are_the_booster_s_own_log_odds_and_monotone() -> None:
     assert (scores[:, -1] > scores[:, 0]).all()  # and it does count
 
 
+@pytest.mark.slow  # fits boosters; the fold tests above hold leave-library-out without fitting
 @pytest.mark.usefixtures("few_trees")
 def test_a_model_s_thresholds_come_from_prompts_it_was_not_fitted_on() -> None:
     """With folds to leave out, the trees' thresholds are chosen on out-of-fold scores:

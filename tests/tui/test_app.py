@@ -335,6 +335,9 @@ async def test_exports_never_overwrite_and_an_unwritable_place_is_said(
         assert app.is_running and shown_for(app, "merge pdf")
 
 
+# Real watcher waits; test_saving_a_skill_updates_the_table_with_deltas keeps saves in the default
+# run.
+@pytest.mark.slow
 async def test_the_watcher_never_waits_for_the_ui_and_its_failures_are_said(
     library: Path, tmp_path: Path
 ) -> None:

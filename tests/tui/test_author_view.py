@@ -43,6 +43,7 @@ def terms(app: ExplorerApp) -> str:
     return app.query_one(TermsPanel).query_one("#terms-body").render().plain  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow  # tests/engine/test_reasons.py holds the terms and gates the tab shows
 async def test_the_terms_tab_the_gates_and_the_columns_of_a_decision(
     library: Path, tmp_path: Path
 ) -> None:
@@ -95,6 +96,7 @@ async def test_the_terms_tab_the_gates_and_the_columns_of_a_decision(
 # -- visible health ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # tests/engine/test_rows_api.py holds the rows' states and reasons
 async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
     library: Path, tmp_path: Path
 ) -> None:
@@ -120,6 +122,7 @@ async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
         assert table.view == [] and len(table.rejected_view) == 1
 
 
+@pytest.mark.slow  # tests/engine/test_lint.py holds the findings F3 groups
 async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,6 +191,7 @@ async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: P
 # -- layout ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # tests/engine/test_evaluate.py holds the failing cases the tab lists
 async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
     library: Path, tmp_path: Path
 ) -> None:

@@ -34,6 +34,7 @@ def library(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # tests/engine/test_collisions.py holds the ranking the view shows
 async def test_ctrl_l_ranks_the_pairs_and_shows_one(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -142,6 +142,7 @@ async def _open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, theme: str, siz
     )
 
 
+@pytest.mark.slow  # a rendered-colour check, like the SVG snapshots
 async def test_the_main_screen_reads_at_4_5_to_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

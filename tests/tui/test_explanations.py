@@ -130,6 +130,7 @@ def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Pat
     assert all(word.split()[-1] in page for word in words)
 
 
+@pytest.mark.slow  # tests/engine/test_attribution.py holds the sentence attribution the tab shows
 async def test_the_skill_tab_says_what_each_sentence_adds_to_the_logit(tmp_path: Path) -> None:
     from textual.widgets import TabbedContent
 
@@ -169,6 +170,7 @@ def _status(app) -> str:  # type: ignore[no-untyped-def]
     return "".join(segment.text for segment in bar.render_line(0))
 
 
+@pytest.mark.slow  # test_bad_states_are_said_on_screen keeps the status line in the default run
 async def test_the_status_bar_tells_warnings_from_errors_and_names_live_edits(
     library: Path,  # noqa: F811
     tmp_path: Path,
@@ -214,6 +216,7 @@ async def test_the_status_bar_tells_warnings_from_errors_and_names_live_edits(
         assert whole.index("re-indexed") < whole.index("dense")
 
 
+@pytest.mark.slow  # tests/hostile/test_terminal_safety.py holds the escaping the exports use
 async def test_exports_have_no_escape_codes_and_copy_falls_back_to_a_file(
     library: Path,  # noqa: F811
     tmp_path: Path,
@@ -280,6 +283,7 @@ async def test_exports_have_no_escape_codes_and_copy_falls_back_to_a_file(
                 ), (why, said)
 
 
+@pytest.mark.slow  # a small-terminal layout, like the SVG snapshots
 async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
     library: Path,  # noqa: F811
     tmp_path: Path,

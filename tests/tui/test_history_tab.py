@@ -49,6 +49,7 @@ def body(app) -> str:  # type: ignore[no-untyped-def]
     return app.query_one(HistoryPanel).query_one("#history-body").render().plain
 
 
+@pytest.mark.slow  # tests/engine/test_history.py holds the replay the tab lists
 async def test_the_history_tab_lists_the_prompts_an_edit_changes(tmp_path: Path) -> None:
     library = tmp_path / "skills"
     write_skill(library, "pdf", "Merge, split and extract tables from PDF files.")

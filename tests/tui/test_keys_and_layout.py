@@ -203,6 +203,8 @@ async def test_layout_follows_every_resize(library: Path, tmp_path: Path) -> Non
         assert not app.has_class("narrow")
 
 
+# Visits every tab; the bindings are held by test_pin_and_export's shadowing check.
+@pytest.mark.slow
 async def test_ctrl_n_walks_the_tabs_from_the_keyboard(library: Path, tmp_path: Path) -> None:
     """A presenter with no mouse reaches every tab (the README's demo points at the Cases
     tab); on an 80-column screen showing only the decision, ctrl+n brings the tabs back."""
@@ -274,6 +276,7 @@ async def test_names_deltas_and_jaccard_are_never_cut_at_200_columns(
         assert len(delta) == 5  # 0.123: three decimals, uncut
 
 
+@pytest.mark.slow  # a layout check, like the SVG snapshots
 async def test_columns_have_gaps_and_the_status_bar_keeps_the_error_count(
     library: Path, tmp_path: Path
 ) -> None:
@@ -370,6 +373,7 @@ def test_a_decision_made_while_the_dense_model_loads_shows_no_cosine_floor_or_ve
         assert cells["bm25"] == "8.18 .88 #1" and cells["overlap"] == "2/3 0.00"
 
 
+@pytest.mark.slow  # test_structure.py's palette and help check keeps F1's page in the default run
 async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_path: Path) -> None:
     config = CONFIG.replace(keymap={"reindex": "ctrl+b"})
     app = ExplorerApp(
@@ -416,6 +420,8 @@ async def test_filter_keeps_the_ranking_and_esc_clears_it(library: Path, tmp_pat
         assert app.focused is app.query_one("#filter")
 
 
+# Behind test_typing_shows_exactly_what_decide_returns, which keeps the table in the default run.
+@pytest.mark.slow
 async def test_up_down_move_the_table_while_typing_and_the_row_gives_the_engines_reason(
     library: Path, tmp_path: Path
 ) -> None:

@@ -93,6 +93,8 @@ async def _open_with_a_prompt(
         return table
 
 
+# Behind test_a_prompt_and_a_skill_given_at_start_open_on_the_skill, which opens with --prompt.
+@pytest.mark.slow
 async def test_a_prompt_given_at_start_opens_at_the_top(
     long_library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,6 +132,8 @@ async def test_a_prompt_and_a_skill_given_at_start_open_on_the_skill(
     assert app.state.highlighted == "filler-07"
 
 
+# Waits for a lint; test_lint_runs_with_the_loop_beat_as_its_pause keeps it in the default run.
+@pytest.mark.slow
 async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """At 26,000 skills one lint is ~40 s of CPU: the start lints the live snapshot once.
     The watcher's first re-index (a full walk that finds nothing new) makes a new snapshot
@@ -226,6 +230,7 @@ async def test_the_loading_snapshot_goes_once_the_live_one_is_on_screen(
         assert not app.state.provisional() and not app.state.still_loading()
 
 
+@pytest.mark.slow  # waits on saves; test_snapshot_sharing.py holds what a save keeps
 async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
     """The snapshots that saves replace are freed: the workers that held one are cycles
     only the collector frees, so the app must not freeze them into the permanent
@@ -280,6 +285,7 @@ async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
         assert not alive(), alive()
 
 
+@pytest.mark.slow  # tests/engine/test_live_progress.py holds the progress the screen shows
 async def test_a_cold_build_shows_the_embeddings_progress_until_done(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -77,6 +77,7 @@ def test_every_field_says_where_its_value_comes_from(
     assert field_source("lexical_min", edited, baseline=config).value == "0"
 
 
+@pytest.mark.slow  # test_editing_a_threshold_changes_the_decision keeps F2 in the default run
 async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_f4(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

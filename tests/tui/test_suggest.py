@@ -60,6 +60,9 @@ async def _whatif(pilot, app: ExplorerApp) -> WhatIfScreen:  # type: ignore[no-u
     return screen
 
 
+# A journey over three screens; test_tune.py holds the suggestions and
+# test_suggest_without_cases_says_what_to_do the key.
+@pytest.mark.slow
 async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
     library: Path, tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
-from tests.tui.test_app import SIZE, enter, library, make_app
+from tests.tui.test_app import SIZE, enter, library, make_app, settle
 
 __all__ = ["library"]  # the fixture, shared with test_app
 
@@ -26,6 +26,9 @@ def _non_inputs(app: ExplorerApp) -> list[str]:
     return [type(widget).__name__ for widget in chain]
 
 
+# Types in every panel; test_typing_shows_exactly_what_decide_returns keeps typing in the default
+# run.
+@pytest.mark.slow
 async def test_letters_typed_in_any_panel_go_to_the_prompt(library: Path, tmp_path: Path) -> None:
     """From every focusable widget that does not edit text, a letter lands in the prompt,
     which takes the focus. A panel's own keys stay its own: space unfolds the skipped
@@ -65,7 +68,7 @@ def _footer_keys(screen: object) -> list[str]:
     return [key.key_display for key in screen.query(KeyCell)]  # type: ignore[attr-defined]
 
 
-@pytest.mark.slow  # F7's own ctrl+s; F2's ctrl+s and F7's F4 save are in the default run
+@pytest.mark.slow  # F7's own ctrl+s; test_rewrite.py holds the write that every save key makes
 async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -81,8 +84,7 @@ async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
         screen.query_one(TextArea).load_text("Clean up CSV exports and spreadsheet formulas.")
         assert "f4/^s" in _footer_keys(screen)
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert not isinstance(app.screen, WhatIfScreen)
+        await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
         assert 'description: "Clean up CSV exports and spreadsheet formulas."' in path.read_text(
             encoding="utf-8"
         )

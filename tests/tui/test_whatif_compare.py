@@ -58,6 +58,7 @@ def _text(screen: WhatIfScreen, selector: str) -> str:
     return screen.query_one(selector, Static).render().plain  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # tests/engine/test_whatif.py holds the scores and flips the screen shows
 async def test_f7_shows_the_edited_scores_and_flips_before_saving_and_f4_saves(
     library: Path, tmp_path: Path
 ) -> None:
@@ -148,6 +149,7 @@ async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
         assert isinstance(app.focused, PromptBar)
 
 
+@pytest.mark.slow  # test_rewrite.py holds the refusal to rewrite bad YAML
 async def test_a_file_with_bad_yaml_is_reported_and_never_written(
     library: Path, tmp_path: Path
 ) -> None:
@@ -206,6 +208,7 @@ async def _show_compare(pilot, view: CompareView) -> None:  # type: ignore[no-un
     )
 
 
+@pytest.mark.slow  # tests/engine/test_compare.py holds the diff the screen shows
 async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
     library: Path, tmp_path: Path
 ) -> None:

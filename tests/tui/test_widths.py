@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from explorer.tui.widgets.footer import KeyCell, QuietFooter, fitting, key_width
 from explorer.tui.widgets.skills_table import GAP, WHY_MIN, SkillsTable
 from tests.tui.test_app import enter, library, make_app, settle
@@ -82,6 +84,9 @@ def test_the_deciding_column_stays_at_every_width() -> None:
     assert set(hidden_why) - set(SkillsTable._fit(hidden_why, 118, score=6)) == {"cosine"}
 
 
+# Three terminal sizes; test_the_deciding_column_shows_at_every_width keeps widths in the default
+# run.
+@pytest.mark.slow
 async def test_the_table_and_the_footer_fit_80_120_and_200_columns(
     library: Path, tmp_path: Path
 ) -> None:
