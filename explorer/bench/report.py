@@ -13,6 +13,8 @@ def _fmt(value: float | None, unit: str = "ms") -> str:
         return f"{value:.0f} MB"
     if unit == "ms/skill":
         return f"{value:.2f} ms/sk"
+    if unit == "x":
+        return f"{value:.2f} x"
     return f"{value:.2f} ms" if value < 100 else f"{value:.0f} ms"
 
 

@@ -102,6 +102,23 @@ def test_unknown_metric_is_refused(tmp_path: Path) -> None:
         run_bench(None, (10,), Config(model="bow"), include={"nope"}, work_dir=tmp_path)
 
 
+def test_each_row_shows_its_value_and_target_in_its_own_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A growth ratio reads as a ratio, and the cold index's limit in seconds is set against
+    its milliseconds, like the value beside it."""
+    from explorer.bench import measure, scale
+
+    ratio = {"metric": "scale_save_rss", "value": 1.15, "unit": "x", **measure.verdict(1.15, 1.1)}
+    row = format_report({"meta": {}, "metrics": {"scale_save_rss@20": ratio}}).splitlines()[2]
+    assert "1.15 x" in row and "1.10 x" in row and " ms" not in row
+    monkeypatch.setattr(measure, "run_child", lambda *_args: measure.ChildRun(18_664.0, 0, "", ""))
+    cold = scale.bench_cold_index(tmp_path, tmp_path, 2289, None)
+    assert cold["target_value"] == 10_000.0 and abs(cold["ratio"] - 1.8664) < 1e-9
+    row = format_report({"meta": {}, "metrics": {"scale_cold_index@2289": cold}}).splitlines()[2]
+    assert "18664 ms" in row and "10000 ms" in row and "FAIL" in row
+
+
 def test_format_report_names_every_metric() -> None:
     metrics = {
         "decide_warm@1000": {
