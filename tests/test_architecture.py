@@ -76,16 +76,21 @@ def test_the_walk_sees_every_engine_module() -> None:
     assert len(MODULES) > 20 and ENGINE / "route" / "pipeline.py" in MODULES
 
 
-@pytest.mark.parametrize("path", MODULES, ids=_id)
-def test_engine_imports_no_front_end(path: Path) -> None:
-    bad = [
-        f"line {line}: {module}" for line, module in imported_modules(path) if _forbidden(module)
-    ]
-    assert not bad, f"{path.name} imports a front end: {bad}"
+def test_engine_imports_no_front_end() -> None:
+    bad = {
+        _id(path): [f"line {line}: {module}" for line, module in found]
+        for path in MODULES
+        if (found := [(n, m) for n, m in imported_modules(path) if _forbidden(m)])
+    }
+    assert not bad, f"engine modules that import a front end: {bad}"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=_id)
-def test_engine_writes_nothing_to_the_terminal(path: Path) -> None:
+def test_engine_writes_nothing_to_the_terminal() -> None:
+    bad = {_id(path): found for path in MODULES if (found := _terminal_use(path))}
+    assert not bad, f"engine modules that talk to the terminal: {bad}"
+
+
+def _terminal_use(path: Path) -> list[str]:
     tree = parsed(path)
     bad = []
     for node in ast.walk(tree):
@@ -102,7 +107,7 @@ def test_engine_writes_nothing_to_the_terminal(path: Path) -> None:
             and node.value.id == "sys"
         ):
             bad.append(f"line {node.lineno}: sys.{node.attr}")
-    assert not bad, f"{path.name} talks to the terminal: {bad}"
+    return bad
 
 
 def test_the_checks_catch_what_they_name(tmp_path: Path) -> None:
@@ -216,12 +221,15 @@ def _engine_imports(path: Path) -> list[tuple[int, str]]:
     return [(line, name) for line, name in found if name.startswith("explorer.engine.")]
 
 
-@pytest.mark.parametrize("path", ROOM_MODULES, ids=_id)
-def test_a_room_imports_only_the_rooms_below_it(path: Path) -> None:
+def test_a_room_imports_only_the_rooms_below_it() -> None:
     """And it imports their modules, never a package's lazy public names (which would tie
     the layers in a knot and import more than a module needs)."""
-    bad = _room_violations(path, path.parent.name)
-    assert not bad, f"{_id(path)}: {bad}"
+    bad = {
+        _id(path): found
+        for path in ROOM_MODULES
+        if (found := _room_violations(path, path.parent.name))
+    }
+    assert not bad, bad
 
 
 def _room_violations(path: Path, room: str) -> list[str]:
@@ -292,10 +300,18 @@ def test_the_engine_names_a_dozen_for_everyone() -> None:
     )
 
 
-@pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda path: str(path.relative_to(ENGINE.parent)))
-def test_front_ends_import_only_public_names(path: Path) -> None:
+def test_front_ends_import_only_public_names() -> None:
     """From `explorer.engine` or a room's package, and only what its `__all__` lists: what a
     module of the engine holds otherwise is its own business."""
+    bad = {
+        str(path.relative_to(ENGINE.parent)): found
+        for path in FRONT_ENDS
+        if (found := _private_engine_imports(path))
+    }
+    assert not bad, bad
+
+
+def _private_engine_imports(path: Path) -> list[str]:
     packages = {"explorer.engine", *(f"explorer.engine.{room}" for room in ROOMS)}
     bad = []
     for node in ast.walk(parsed(path)):
@@ -316,7 +332,7 @@ def test_front_ends_import_only_public_names(path: Path) -> None:
                 for a in node.names
                 if a.name not in public
             ]
-    assert not bad, bad
+    return bad
 
 
 def test_the_stores_fingerprint_names_files_that_exist() -> None:
