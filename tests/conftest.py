@@ -45,7 +45,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto` (pyproject.toml) starts a worker per core and one more. About a quarter of
     the default selection's time is spent waiting with no CPU used (real watcher events,
     subprocesses, Pilot's idle checks); the extra worker runs tests in those gaps. Idle,
-    on 2 cores: 35-37 s with two workers, 29-32 s with three."""
+    on 2 cores, interleaved: 35-38 s with two workers, 29-32 s with three."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return (cores or 1) + 1
 

@@ -119,6 +119,14 @@ def test_each_row_shows_its_value_and_target_in_its_own_unit(
     assert "18664 ms" in row and "10000 ms" in row and "FAIL" in row
 
 
+def test_the_soak_says_where_its_slowest_save_lost_its_time() -> None:
+    from explorer.bench.scale import _slowest
+
+    report = {"saves": [150.0, 1606.0, 170.0], "snapshot_ms": [40.0, 1450.0, 45.0]}
+    assert _slowest(report) == "slowest, save 2: 1606 ms, its snapshot made after 1450 ms"
+    assert _slowest({"saves": [150.0]}) == "no split of the slowest save"
+
+
 def test_format_report_names_every_metric() -> None:
     metrics = {
         "decide_warm@1000": {
