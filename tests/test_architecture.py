@@ -14,6 +14,7 @@ import ast
 import functools
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -72,21 +73,29 @@ def _id(path: Path) -> str:
     return str(path.relative_to(ENGINE))
 
 
+def _by_module(paths: list[Path], check: Callable[[Path], list[str]]) -> dict[str, list[str]]:
+    """What `check` finds in each module, for the modules where it finds anything: one test
+    per rule, its failure naming every module and line."""
+    return {str(path.relative_to(ENGINE.parent)): found for path in paths if (found := check(path))}
+
+
 def test_the_walk_sees_every_engine_module() -> None:
     assert len(MODULES) > 20 and ENGINE / "route" / "pipeline.py" in MODULES
 
 
 def test_engine_imports_no_front_end() -> None:
-    bad = {
-        _id(path): [f"line {line}: {module}" for line, module in found]
-        for path in MODULES
-        if (found := [(n, m) for n, m in imported_modules(path) if _forbidden(m)])
-    }
+    bad = _by_module(MODULES, _front_end_imports)
     assert not bad, f"engine modules that import a front end: {bad}"
 
 
+def _front_end_imports(path: Path) -> list[str]:
+    return [
+        f"line {line}: {module}" for line, module in imported_modules(path) if _forbidden(module)
+    ]
+
+
 def test_engine_writes_nothing_to_the_terminal() -> None:
-    bad = {_id(path): found for path in MODULES if (found := _terminal_use(path))}
+    bad = _by_module(MODULES, _terminal_use)
     assert not bad, f"engine modules that talk to the terminal: {bad}"
 
 
@@ -224,11 +233,7 @@ def _engine_imports(path: Path) -> list[tuple[int, str]]:
 def test_a_room_imports_only_the_rooms_below_it() -> None:
     """And it imports their modules, never a package's lazy public names (which would tie
     the layers in a knot and import more than a module needs)."""
-    bad = {
-        _id(path): found
-        for path in ROOM_MODULES
-        if (found := _room_violations(path, path.parent.name))
-    }
+    bad = _by_module(ROOM_MODULES, lambda path: _room_violations(path, path.parent.name))
     assert not bad, bad
 
 
@@ -303,11 +308,7 @@ def test_the_engine_names_a_dozen_for_everyone() -> None:
 def test_front_ends_import_only_public_names() -> None:
     """From `explorer.engine` or a room's package, and only what its `__all__` lists: what a
     module of the engine holds otherwise is its own business."""
-    bad = {
-        str(path.relative_to(ENGINE.parent)): found
-        for path in FRONT_ENDS
-        if (found := _private_engine_imports(path))
-    }
+    bad = _by_module(FRONT_ENDS, _private_engine_imports)
     assert not bad, bad
 
 
