@@ -337,3 +337,35 @@ def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
     live._reindex(full=False, touched=[str(pdf)])
     stale = live.snapshot.skills[live.snapshot.positions["pdf"]]
     assert stale.stale is not None and stale.body == body
+
+
+def test_a_warm_first_build_never_holds_every_body_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a library whose parse cache is warm reads cached records a chunk at a time
+    and drops each body as it goes: at 26,000 skills, holding every record and every body
+    at once was a peak of some 300 MB that the allocator kept as the explorer's size."""
+    import tracemalloc
+
+    from explorer.engine.index import live as live_module
+    from explorer.engine.inference.cache import EmbeddingCache
+
+    root = tmp_path / "skills"
+    body = "A paragraph of steps that only the injected text needs.\n" * 500  # ~28 KB
+    for number in range(300):
+        write(
+            root / f"s{number:03}" / "SKILL.md",
+            skill_text(f"s{number:03}", f"tool {number} for task {number}") + body,
+        )
+    bodies = 300 * len(body)
+    LiveIndex([root], CONFIG, MODELS, EmbeddingCache(tmp_path / "cache"))  # warms the cache
+    monkeypatch.setattr(live_module, "PARSE_CHUNK", 20)
+    cache = EmbeddingCache(tmp_path / "cache")
+    tracemalloc.start()
+    try:
+        live = LiveIndex([root], CONFIG, MODELS, cache)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(live.snapshot.skills) == 300
+    assert peak < bodies / 2, f"peak {peak / 1e6:.1f} MB for {bodies / 1e6:.1f} MB of bodies"

@@ -560,3 +560,22 @@ def test_empty_root_list() -> None:
 )
 def test_lenient_frontmatter(text: str, expected: dict[str, object]) -> None:
     assert lenient_frontmatter(text) == expected
+
+
+def test_skills_share_one_string_per_distinct_token(tmp_path: Path) -> None:
+    """A library's tokens repeat across its descriptions: each distinct one is held once,
+    whether the skill was parsed now or decoded from the parse cache."""
+    from explorer.engine.discovery.skills import skill_from_record, skill_record
+
+    first, second = (
+        parse_skill(
+            str(tmp_path / name / "SKILL.md"),
+            f"---\nname: {name}\ndescription: Convert spreadsheets {name}\n---\n".encode(),
+        )
+        for name in ("alpha", "beta")
+    )
+    assert isinstance(first, Skill) and isinstance(second, Skill)
+    decoded = skill_from_record(skill_record(first))
+    for other in (second, decoded):
+        assert other.description_tokens[0] == "convert"
+        assert other.description_tokens[0] is first.description_tokens[0]

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -425,11 +426,11 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
         name=name,
         description=description,
         path=path,
-        keywords=tuple(keywords),
+        keywords=interned(keywords),
         trigger_phrases=tuple(trigger_phrases(description)),
         body_head=reference_body_head(text, BODY_HEAD_LINES, BODY_HEAD_CHARS),
         body=body.strip(),
-        description_tokens=tuple(match_tokens(description)),
+        description_tokens=interned(match_tokens(description)),
         hash=digest or content_hash(data),
         frontmatter=frontmatter,
         warnings=tuple(warnings),
@@ -643,9 +644,17 @@ def skill_from_data(data: dict[str, Any]) -> Skill:
     ownership of `data`."""
     data.pop("stale", None)  # staleness belongs to a live index, never to the file
     data["warnings"] = tuple(Problem(**problem) for problem in data["warnings"])
-    for key in ("keywords", "trigger_phrases", "description_tokens"):
-        data[key] = tuple(data[key])
+    data["trigger_phrases"] = tuple(data["trigger_phrases"])
+    for key in ("keywords", "description_tokens"):
+        data[key] = interned(data[key])
     return Skill(**data)
+
+
+def interned(tokens: Iterable[str]) -> tuple[str, ...]:
+    """One string object per distinct token across the library: 26,000 descriptions
+    hold some 600,000 tokens but only tens of thousands of distinct ones, and a copy of
+    each costs ~50 bytes for as long as the index lives."""
+    return tuple(map(sys.intern, tokens))
 
 
 def _yaml_error_line(error: Exception) -> int | None:

@@ -46,6 +46,7 @@ from explorer.engine.inference.models import Models
 HEALTH_CHECK_S = 0.25  # how often roots are checked for deletion and re-creation
 RACY_NS = 1_000_000_000  # a file this fresh is re-read even when its stat looks unchanged
 StatRow = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+PARSE_CHUNK = 1024  # skills whose cached records are held at once during a walk
 
 
 def _stat_row(info: os.stat_result) -> StatRow:
@@ -430,9 +431,15 @@ class LiveIndex:
                 results[path] = known
             else:
                 to_read.append(path)
-        memo.prepare(to_read)
-        for path in to_read:
-            results[path] = load_skill(path, memo)
+        # In chunks, each skill's body dropped as soon as it is read: a first build at
+        # 26,000 skills otherwise holds every cached record and every body at once, a
+        # peak of some 300 MB that the allocator keeps as the process's size.
+        for start in range(0, len(to_read), PARSE_CHUNK):
+            chunk = to_read[start : start + PARSE_CHUNK]
+            memo.prepare(chunk)
+            for path in chunk:
+                result = load_skill(path, memo)
+                results[path] = body_on_disk(result) if isinstance(result, Skill) else result
         self._file_stats = stats
         self._linked_files = linked_files
         self.rescans += 1
