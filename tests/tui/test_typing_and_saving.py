@@ -82,7 +82,8 @@ async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
         screen = app.screen
         assert isinstance(screen, WhatIfScreen)
         screen.query_one(TextArea).load_text("Clean up CSV exports and spreadsheet formulas.")
-        assert "f4/^s" in _footer_keys(screen)
+        # The footer's keys are mounted after the screen's first refresh.
+        await settle(pilot, lambda: "f4/^s" in _footer_keys(screen))
         await pilot.press("ctrl+s")
         await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
         assert 'description: "Clean up CSV exports and spreadsheet formulas."' in path.read_text(
