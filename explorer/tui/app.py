@@ -166,23 +166,29 @@ class ExplorerApp(App[None]):
     # Not exclusive: a thread cannot be stopped, so a cancelled run would go on beside the
     # new one. `self.turns` starts the next run when this one ends.
     @work(thread=True, group="quality", description="cases and lint")
-    def run_quality(self, snapshot: Index, config: Config) -> None:
-        tasks.lint_and_cases(self, snapshot, config)
+    def run_quality(self, snapshot: tasks.Handoff[Index], config: Config) -> None:
+        tasks.lint_and_cases(self, snapshot.take(), config)
 
     @work(thread=True, group="history", description="history replay")
-    def run_history(self, snapshot: Index, config: Config) -> None:
-        tasks.replay_history(self, snapshot, config)
+    def run_history(self, snapshot: tasks.Handoff[Index], config: Config) -> None:
+        tasks.replay_history(self, snapshot.take(), config)
 
     # A fixed description: by default Textual would repr the arguments, the Index included.
     @work(thread=True, exclusive=True, group="decide", description="decide")
-    def run_decide(self, prompt: str, pinned: str | None, snapshot: Index, config: Config) -> None:
-        tasks.decide_prompt(self, prompt, pinned, snapshot, config)
+    def run_decide(
+        self, prompt: str, pinned: str | None, snapshot: tasks.Handoff[Index], config: Config
+    ) -> None:
+        tasks.decide_prompt(self, prompt, pinned, snapshot.take(), config)
 
     @work(thread=True, exclusive=True, group="compare", description="compare")
     def run_compare(
-        self, decision: Decision, pinned: Decision | None, previous: Index | None, config: Config
+        self,
+        decision: Decision,
+        pinned: Decision | None,
+        previous: tasks.Handoff[Index | None],
+        config: Config,
     ) -> None:
-        tasks.compare_rankings(self, decision, pinned, previous, config)
+        tasks.compare_rankings(self, decision, pinned, previous.take(), config)
 
     @work(thread=True, exclusive=True, group="reindex", description="re-index")
     def reindex(self) -> None:
@@ -309,7 +315,9 @@ class ExplorerApp(App[None]):
             prompt = self.main.prompt.value
         except NoMatches:
             return  # the app is shutting down
-        self._decider = self.run_decide(prompt, state.pinned_prompt, state.snapshot, state.config)
+        self._decider = self.run_decide(
+            prompt, state.pinned_prompt, tasks.Handoff(state.snapshot), state.config
+        )
 
     def show_decision(
         self, decision: Decision, pinned: Decision | None, snapshot: Index, config: Config

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from textual.worker import Worker, get_current_worker
 
@@ -59,6 +59,29 @@ if TYPE_CHECKING:
     from explorer.tui.screens.main import MainScreen
 
 
+T = TypeVar("T")
+
+
+class Handoff(Generic[T]):
+    """A value a worker is started with, taken once by the task it runs.
+
+    Textual keeps a worker's arguments for as long as the worker object lives, and a
+    worker lives on after it ends, in a cycle with its context that only the collector
+    frees; one that was running when the explorer froze the collector's generations
+    (`MainScreen._drop_loading_snapshot`) is never freed. Handed a snapshot directly,
+    such a worker kept that snapshot for the whole session, and every save made more of
+    it the snapshot's own (the vector blocks and tables a later snapshot no longer
+    shares). Taken, the snapshot lives only as long as the task's call."""
+
+    __slots__ = ("_box",)
+
+    def __init__(self, value: T) -> None:
+        self._box = [value]
+
+    def take(self) -> T:
+        return self._box.pop()  # a second take is an IndexError
+
+
 @dataclass
 class Quality:
     """One run of lint and the cases, as the main screen shows it."""
@@ -75,7 +98,7 @@ class _Cancelled(Exception):
     """A newer snapshot waits for the replay: this one stops between two prompts."""
 
 
-Start = Callable[[Index, Config], "Worker[None] | None"]
+Start = Callable[[Handoff[Index], Config], "Worker[None] | None"]
 
 
 class InTurn:
@@ -99,7 +122,7 @@ class InTurn:
             self._waiting[group] = (snapshot, config)  # a replay sees it and stops early
             return
         self._waiting.pop(group, None)
-        worker = self._starts[group](snapshot, config)
+        worker = self._starts[group](Handoff(snapshot), config)
         if isinstance(worker, Worker):
             self._running[group] = worker
 

@@ -232,9 +232,11 @@ async def test_the_loading_snapshot_goes_once_the_live_one_is_on_screen(
 
 @pytest.mark.slow  # waits on saves; test_snapshot_sharing.py holds what a save keeps
 async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
-    """The snapshots that saves replace are freed: the workers that held one are cycles
-    only the collector frees, so the app must not freeze them into the permanent
-    generation (frozen at every snapshot, each save's stayed for good)."""
+    """The snapshots that saves replace are freed, the one on screen when the app froze
+    the collector's generations too: the workers that held one are cycles only the
+    collector frees, so neither may they be frozen holding it (frozen at every snapshot,
+    each save's stayed for good) nor may a worker frozen while it ran keep its snapshot
+    after its task has ended (`tasks.Handoff`)."""
     import gc
     import weakref
 
@@ -246,13 +248,10 @@ async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
         await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
         await settle(pilot, lambda: not app.background_busy)
         replaced = []
-        # The snapshot on screen when the app froze what lives as long as it stays: the
-        # first save replaces it unwatched.
         for number in range(6):
             snapshot = app.snapshot
             assert snapshot is not None
-            if number:
-                replaced.append(weakref.ref(snapshot))
+            replaced.append(weakref.ref(snapshot))
             del snapshot
             version = app.snapshot.version  # type: ignore[union-attr]
             write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
@@ -283,6 +282,54 @@ async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
         while alive() and time.monotonic() < deadline:
             await pilot.pause(0.05)
         assert not alive(), alive()
+
+
+async def test_a_lint_running_when_the_app_freezes_does_not_keep_its_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first lint still runs when the first live decision is on screen and the app
+    freezes the collector's generations (at 26,000 skills it runs for half a minute):
+    its worker, frozen while it ran, is never collected, and holding its snapshot it
+    kept one snapshot's vectors and tables for the whole session, more of them its own
+    with every save."""
+    import weakref
+
+    gate = threading.Event()
+    real_lint = tasks.lint
+    linted: list[weakref.ref[object]] = []
+
+    def held_lint(*args: object, **kwargs: object) -> object:
+        linted.append(weakref.ref(kwargs["index"]))
+        gate.wait(20.0)
+        return real_lint(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tasks, "lint", held_lint)
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+        assert app.state.loading_snapshot is None and app.background_busy  # frozen, linting
+        first = linted[0]
+        gate.set()
+        await settle(pilot, lambda: not app.background_busy)
+        for number in range(2):  # the second moves compare's base past the first snapshot
+            version = app.snapshot.version  # type: ignore[union-attr]
+            write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
+            await settle(
+                pilot,
+                lambda v=version: (
+                    app.snapshot.version > v  # type: ignore[union-attr]
+                    and app.state.painted_on is app.snapshot
+                    and not app.background_busy
+                ),
+            )
+        deadline = time.monotonic() + 10.0
+        while first() is not None and time.monotonic() < deadline:
+            gc.collect()
+            await pilot.pause(0.05)
+        held = first()
+        assert held is None, [type(r).__name__ for r in gc.get_referrers(held)]
 
 
 @pytest.mark.slow  # tests/engine/test_live_progress.py holds the progress the screen shows

@@ -360,7 +360,9 @@ class MainScreen(Screen[None]):
         if state.comparing and loading:  # two lexical-only rankings: no diff
             self.compare_view.nothing("dense model loading: compare once it is ready")
         elif state.comparing:
-            self.explorer.run_compare(decision, pinned, state.previous_snapshot, state.config)
+            self.explorer.run_compare(
+                decision, pinned, tasks.Handoff(state.previous_snapshot), state.config
+            )
         self.show_skill(state.highlighted)
         state.panels_shown = decision
 
