@@ -308,10 +308,12 @@ async def test_a_lint_running_when_the_app_freezes_does_not_keep_its_snapshot(
     write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
-        assert app.state.loading_snapshot is None and app.background_busy  # frozen, linting
-        first = linted[0]
-        gate.set()
+        try:
+            await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+            assert app.state.loading_snapshot is None and app.background_busy  # frozen, linting
+            first = linted[0]
+        finally:
+            gate.set()
         await settle(pilot, lambda: not app.background_busy)
         for number in range(2):  # the second moves compare's base past the first snapshot
             version = app.snapshot.version  # type: ignore[union-attr]
