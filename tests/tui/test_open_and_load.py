@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from explorer.engine.base import memory
@@ -230,6 +231,21 @@ async def test_the_loading_snapshot_goes_once_the_live_one_is_on_screen(
         assert not app.state.provisional() and not app.state.still_loading()
 
 
+async def saved_and_settled(pilot: Pilot[None], app: ExplorerApp, root: Path, number: int) -> None:
+    """Edit the `pdf` skill, and wait until the snapshot holding the edit is on screen and
+    the background work it started has ended."""
+    version = app.snapshot.version  # type: ignore[union-attr]
+    write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
+    await settle(
+        pilot,
+        lambda: (
+            app.snapshot.version > version  # type: ignore[union-attr]
+            and app.state.painted_on is app.snapshot
+            and not app.background_busy
+        ),
+    )
+
+
 @pytest.mark.slow  # waits on saves; test_snapshot_sharing.py holds what a save keeps
 async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
     """The snapshots that saves replace are freed, the one on screen when the app froze
@@ -253,16 +269,7 @@ async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
             assert snapshot is not None
             replaced.append(weakref.ref(snapshot))
             del snapshot
-            version = app.snapshot.version  # type: ignore[union-attr]
-            write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
-            await settle(
-                pilot,
-                lambda v=version: (
-                    app.snapshot.version > v  # type: ignore[union-attr]
-                    and app.state.painted_on is app.snapshot
-                    and not app.background_busy
-                ),
-            )
+            await saved_and_settled(pilot, app, root, number)
 
         # The last two replaced may still be held: compare's base (F8), and a message or a
         # decision cancelled by a newer one still on its way (seen under coverage's tracer).
@@ -316,16 +323,7 @@ async def test_a_lint_running_when_the_app_freezes_does_not_keep_its_snapshot(
             gate.set()
         await settle(pilot, lambda: not app.background_busy)
         for number in range(2):  # the second moves compare's base past the first snapshot
-            version = app.snapshot.version  # type: ignore[union-attr]
-            write_skill(root, "pdf", f"Merge and split PDF files, edit {number}.")
-            await settle(
-                pilot,
-                lambda v=version: (
-                    app.snapshot.version > v  # type: ignore[union-attr]
-                    and app.state.painted_on is app.snapshot
-                    and not app.background_busy
-                ),
-            )
+            await saved_and_settled(pilot, app, root, number)
         deadline = time.monotonic() + 10.0
         while first() is not None and time.monotonic() < deadline:
             gc.collect()
