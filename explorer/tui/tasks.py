@@ -68,10 +68,10 @@ class Handoff(Generic[T]):
     Textual keeps a worker's arguments for as long as the worker object lives, and a
     worker lives on after it ends, in a cycle with its context that only the collector
     frees; one that was running when the explorer froze the collector's generations
-    (`MainScreen._drop_loading_snapshot`) is never freed. Handed a snapshot directly,
-    such a worker kept that snapshot for the whole session, and every save made more of
-    it the snapshot's own (the vector blocks and tables a later snapshot no longer
-    shares). Taken, the snapshot lives only as long as the task's call."""
+    (`MainScreen._drop_loading_snapshot`) is never freed. A snapshot in its arguments
+    would stay for the whole session, and every save would make more of it that
+    snapshot's own (the vector blocks and tables a later snapshot no longer shares).
+    Taken, the snapshot lives only as long as the task's call."""
 
     __slots__ = ("_box",)
 
