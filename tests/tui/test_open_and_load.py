@@ -296,9 +296,9 @@ async def test_a_lint_running_when_the_app_freezes_does_not_keep_its_snapshot(
 ) -> None:
     """The first lint still runs when the first live decision is on screen and the app
     freezes the collector's generations (at 26,000 skills it runs for half a minute):
-    its worker, frozen while it ran, is never collected, and holding its snapshot it
-    kept one snapshot's vectors and tables for the whole session, more of them its own
-    with every save."""
+    its worker, frozen while it runs, is never collected, and holding its snapshot it
+    would keep one snapshot's vectors and tables for the whole session, more of them its
+    own with every save."""
     import weakref
 
     gate = threading.Event()
