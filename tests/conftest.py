@@ -165,6 +165,16 @@ def warm_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 WARM_CACHE = "warm-cache-home"
 
 
+def link_optimised_graphs(warm_cache: Path, cache: Path) -> None:
+    """Give `cache` the warm cache's optimised ONNX graphs as hard links, not ~110 MB of
+    copies or a fresh optimisation. A graph is only ever replaced whole (written aside,
+    then renamed) or unlinked, so a test that damages its own link leaves the shared file
+    intact."""
+    (cache / "onnx").mkdir(parents=True, exist_ok=True)
+    for graph in (warm_cache / "onnx").glob("*.ort.onnx"):
+        os.link(graph, cache / "onnx" / graph.name)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_warm_sessions() -> Iterator[None]:
     """An ONNX session whose optimised graph comes from the run's warm cache is made once

@@ -28,7 +28,7 @@ from explorer.engine.inference.cache import CACHE_FILE, EmbeddingCache, file_sha
 from explorer.engine.inference.models import MINILM_MODEL_SHA256, load_models, packaged_minilm
 from explorer.engine.qa.cases import load_cases
 from explorer.engine.route.pipeline import decide
-from tests.conftest import SAMPLE_SKILLS
+from tests.conftest import SAMPLE_SKILLS, link_optimised_graphs
 
 PROMPT = "merge these two report.pdf files into one"
 
@@ -112,8 +112,11 @@ def test_a_failed_cache_write_is_a_miss(tmp_path: Path, monkeypatch: pytest.Monk
     assert cache.available and not list(tmp_path.glob(f"{CACHE_FILE}.corrupt-*"))
 
 
-def test_a_wrong_remembered_checksum_does_not_disable_the_models(tmp_path: Path) -> None:
+def test_a_wrong_remembered_checksum_does_not_disable_the_models(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
     """A damaged row of the checksum table used to disable both models with 'reinstall'."""
+    link_optimised_graphs(warm_cache_dir, tmp_path)
     cache = EmbeddingCache(tmp_path)
     model, tokenizer = packaged_minilm(cache)
     for path in (model, tokenizer):
