@@ -3,7 +3,9 @@ table, the evaluator and the reasons read, checked against the rows made one by 
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 
 import numpy as np
 import pytest
@@ -60,9 +62,10 @@ def test_json_default_turns_numpy_and_tuples_into_json_and_refuses_the_rest() ->
 def test_whole_columns_equal_the_rows_made_one_by_one(bow_index) -> None:
     """`ids`, `scores` and the rerank column are read vectorised (the explorer reads them at
     every repaint); each must equal what the rows say, in row order, with a reranked few."""
+    order = decide("merge two pdf files into one", bow_index, CONFIG).rows.order.tolist()
     decision = decide("merge two pdf files into one", bow_index, CONFIG)
-    order = decision.rows.order.tolist()
-    # Logits for three skills that are not in row order (the last, first and a middle one).
+    # Logits for three skills that are not in row order (the last, first and a middle one),
+    # set before the rows are first read.
     decision._rerank = {order[-1]: -1.5, order[0]: 2.25, order[len(order) // 2]: 0.5}
     rows = list(decision.rows)
     assert decision.rows.ids == tuple(row.id for row in rows)
@@ -74,3 +77,21 @@ def test_whole_columns_equal_the_rows_made_one_by_one(bow_index) -> None:
     scores = decision.rows.scores(wanted)
     assert scores[0] == rows[-1].score and np.isnan(scores[1]) and scores[2] == rows[0].score
     assert decision.rows.scores([]).shape == (0,)
+
+
+def test_a_decision_whose_rows_were_read_is_freed_without_the_collector(bow_index) -> None:
+    """Reference counting alone frees a decision and its arrays: its rows keep what they
+    are made of, not the decision. A cycle would wait for a full collection, which the
+    explorer defers while background work runs. Rows kept alone still make rows."""
+    decision = decide("merge two pdf files into one", bow_index, CONFIG)
+    first = decision.rows[0]
+    assert decision.row(first.id) is first and decision.rows.column("rerank").size
+    kept = decision.rows.mapping()
+    gone = weakref.ref(decision)
+    gc.disable()
+    try:
+        del decision
+        assert gone() is None
+    finally:
+        gc.enable()
+    assert kept[first.id] == first and kept[first.id].matches == first.matches

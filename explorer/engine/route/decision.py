@@ -312,10 +312,10 @@ class Decision:
         self.relevance = relevance
         self.tasks = tasks
 
-    @cached_property
+    @property
     def matches(self) -> dict[int, tuple[Match, ...]]:
         """Skill position -> what matched it (only skills with a hit)."""
-        return self.hits.by_position(self.channels.ids)
+        return self.rows.matches
 
     @property
     def injected_ids(self) -> tuple[str, ...]:
@@ -340,40 +340,6 @@ class Decision:
     def rows_rerank(self) -> dict[int, float]:
         """skill index -> raw logit, for the skills the reranker scored."""
         return self._rerank
-
-    def _row_at(self, index: int, rank: int) -> Row:
-        c = self.channels
-        logit = self._rerank.get(index)
-        return Row(
-            id=c.ids[index],
-            rank=rank,
-            cosine=float(c.cosine[index]),
-            keyword=float(c.keyword[index]),
-            phrase=float(c.phrase[index]),
-            file=float(c.file[index]),
-            project=float(c.project[index]),
-            score=float(c.score[index]),
-            bm25=float(c.bm25[index]),
-            bm25_norm=float(c.bm25_norm[index]),
-            bm25_rank=int(c.bm25_rank[index]) or None,
-            rerank=logit,
-            rerank_prob=None if logit is None else sigmoid(logit),
-            pool=self._pool.get(index),
-            matched_terms=int(c.matched_terms[index]),
-            query_terms=c.query_terms,
-            jaccard=float(c.jaccard[index]),
-            verdict=self.verdict(index),
-            path=c.paths[index],
-            bm25_fused=float(c.bm25_fused[index]),
-            matches=self.matches.get(index, ()),
-            relevance=self._relevance_at(index),
-        )
-
-    def _relevance_at(self, index: int) -> float | None:
-        if self.relevance is None:
-            return None
-        row = self.relevance.at(index)
-        return None if row is None else float(self.relevance.probabilities[row])
 
     def task_for(self, skill_id: str) -> TaskTrace | None:
         """The clause that added this skill to the picks, if one did (§9.12)."""
@@ -447,11 +413,21 @@ class Rows(Sequence[Row]):
     first, in injection order, then by hybrid rank) and the whole columns (`column`,
     `ids`) come from the channel arrays at numpy speed; a `Row` object is made for the
     rows that are shown, asked for or pinned, and kept for the next reader.
+
+    It copies what rows are made of from the decision and keeps no reference to the
+    decision itself: the decision keeps its `Rows`, and a reference back would make every
+    decision a cycle, which only a full collection frees. The explorer defers those while
+    background work runs, and at 26,000 skills each decision's arrays are megabytes.
     """
 
     def __init__(self, decision: Decision) -> None:
-        self._decision = decision
-        c = decision.channels
+        c = self._channels = decision.channels
+        self._verdicts = decision._verdicts
+        self._default_verdict = decision._default_verdict
+        self._rerank = decision._rerank
+        self._pool = decision._pool
+        self._hits = decision.hits
+        self._relevance = decision.relevance
         n = len(c.ids)
         rank = np.empty(n, dtype=np.int64)
         rank[c.hybrid_order] = np.arange(1, n + 1)
@@ -470,7 +446,7 @@ class Rows(Sequence[Row]):
         self._at: np.ndarray | None = None
 
     def _positions(self) -> Mapping[str, int]:
-        c = self._decision.channels
+        c = self._channels
         if c.positions is None:
             c.positions = {skill_id: index for index, skill_id in enumerate(c.ids)}
         return c.positions
@@ -512,7 +488,7 @@ class Rows(Sequence[Row]):
     @cached_property
     def ids(self) -> tuple[str, ...]:
         """Every row's skill id, in row order."""
-        ids = self._decision.channels.ids
+        ids = self._channels.ids
         # map over a list of ints: at 26,000 rows a generator of int() calls cost ~25 ms,
         # and the explorer asks for this on the event loop at every repaint.
         return tuple(map(ids.__getitem__, self.order.tolist()))
@@ -542,7 +518,7 @@ class Rows(Sequence[Row]):
     def scores(self, ids: Sequence[str]) -> np.ndarray:
         """The hybrid score of each of `ids` (NaN for an id this decision does not have)."""
         positions = self._positions()
-        score = np.asarray(self._decision.channels.score, dtype=np.float64)
+        score = np.asarray(self._channels.score, dtype=np.float64)
         # One dict lookup per id in C (map), then numpy: the explorer compares whole
         # decisions on the event loop after every save.
         at = np.fromiter(map(positions.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
@@ -561,7 +537,7 @@ class Rows(Sequence[Row]):
             return ranks
         if name == "rerank":
             values = np.full(len(self.order), np.nan)
-            at = self._decision.rows_rerank()
+            at = self._rerank
             if at:  # only the reranked skills: a few dozen, not every row
                 indexes = np.fromiter(at, dtype=np.int64, count=len(at))
                 logits = np.fromiter(at.values(), dtype=np.float64, count=len(at))
@@ -569,22 +545,60 @@ class Rows(Sequence[Row]):
             return values
         if name not in _CHANNEL_FIELDS:
             raise KeyError(name)
-        array: np.ndarray = getattr(self._decision.channels, name)[self.order]
+        array: np.ndarray = getattr(self._channels, name)[self.order]
         return array
 
     def verdicts(self) -> set[Verdict]:
         """The verdicts that occur among the rows."""
-        decision = self._decision
-        found = set(decision._verdicts.values())
-        if len(decision._verdicts) < len(self.order):
-            found.add(decision._default_verdict)
+        found = set(self._verdicts.values())
+        if len(self._verdicts) < len(self.order):
+            found.add(self._default_verdict)
         return found
 
     def _make(self, index: int) -> Row:
         row = self._made.get(index)
         if row is None:
-            row = self._made[index] = self._decision._row_at(index, int(self._rank[index]))
+            row = self._made[index] = self._row_at(index, int(self._rank[index]))
         return row
+
+    @cached_property
+    def matches(self) -> dict[int, tuple[Match, ...]]:
+        """Skill position -> what matched it (only skills with a hit)."""
+        return self._hits.by_position(self._channels.ids)
+
+    def _row_at(self, index: int, rank: int) -> Row:
+        c = self._channels
+        logit = self._rerank.get(index)
+        return Row(
+            id=c.ids[index],
+            rank=rank,
+            cosine=float(c.cosine[index]),
+            keyword=float(c.keyword[index]),
+            phrase=float(c.phrase[index]),
+            file=float(c.file[index]),
+            project=float(c.project[index]),
+            score=float(c.score[index]),
+            bm25=float(c.bm25[index]),
+            bm25_norm=float(c.bm25_norm[index]),
+            bm25_rank=int(c.bm25_rank[index]) or None,
+            rerank=logit,
+            rerank_prob=None if logit is None else sigmoid(logit),
+            pool=self._pool.get(index),
+            matched_terms=int(c.matched_terms[index]),
+            query_terms=c.query_terms,
+            jaccard=float(c.jaccard[index]),
+            verdict=self._verdicts.get(index, self._default_verdict),
+            path=c.paths[index],
+            bm25_fused=float(c.bm25_fused[index]),
+            matches=self.matches.get(index, ()),
+            relevance=self._relevance_at(index),
+        )
+
+    def _relevance_at(self, index: int) -> float | None:
+        if self._relevance is None:
+            return None
+        row = self._relevance.at(index)
+        return None if row is None else float(self._relevance.probabilities[row])
 
 
 class RowsById(Mapping[str, Row]):
