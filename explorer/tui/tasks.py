@@ -126,14 +126,18 @@ class InTurn:
         if isinstance(worker, Worker):
             self._running[group] = worker
 
-    def finished(self, worker: Worker[object], *, start_next: bool = True) -> None:
-        """A worker ended (any state): the newest waiting run of its group starts."""
+    def finished(self, worker: Worker[object], *, start_next: bool = True) -> bool:
+        """A worker ended (any state): the newest waiting run of its group starts. True
+        when it was the last background run and none waits."""
+        ended = False
         for group, running in list(self._running.items()):
             if running is worker and worker.is_finished:
+                ended = True
                 del self._running[group]
                 waiting = self._waiting.pop(group, None)
                 if waiting is not None and start_next:
                     self.run(group, *waiting)
+        return ended and not self.busy
 
     def waits(self, group: str) -> bool:
         """Whether a newer snapshot waits for the group's run (read from its thread)."""

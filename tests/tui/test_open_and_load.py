@@ -246,6 +246,36 @@ async def saved_and_settled(pilot: Pilot[None], app: ExplorerApp, root: Path, nu
     )
 
 
+class _Cycle:
+    """An object that refers to itself: only the collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+async def test_the_collector_runs_when_background_work_ends(tmp_path: Path) -> None:
+    """Lint and the cases defer full collections while they run, and an idle explorer
+    allocates too little to start one: the cycles that a session's saves leave (Textual's
+    rendered strips, finished workers) would stay until the next burst of work. With the
+    automatic collector off, only the explorer's own collection can free this one."""
+    import weakref
+
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+        await settle(pilot, lambda: not app.background_busy)
+        gone = weakref.ref(_Cycle())
+        assert gone() is not None
+        gc.disable()
+        try:
+            await saved_and_settled(pilot, app, root, 1)
+            assert gone() is None
+        finally:
+            gc.enable()
+
+
 @pytest.mark.slow  # waits on saves; test_snapshot_sharing.py holds what a save keeps
 async def test_a_snapshot_replaced_by_saves_is_freed(tmp_path: Path) -> None:
     """The snapshots that saves replace are freed, the one on screen when the app froze
