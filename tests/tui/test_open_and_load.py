@@ -271,7 +271,8 @@ async def test_the_collector_runs_when_background_work_ends(tmp_path: Path) -> N
         gc.disable()
         try:
             await saved_and_settled(pilot, app, root, 1)
-            assert gone() is None
+            # The save's lint can start just after the edit is painted: wait for its end.
+            await settle(pilot, lambda: gone() is None, timeout=20.0)
         finally:
             gc.enable()
 
