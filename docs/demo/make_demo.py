@@ -51,18 +51,18 @@ class Step:
 STEPS = (
     Step(
         "01-pdf.svg",
-        "Step 1: `pdf` injected at p 0.98; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.98 ≥ 0.50", ".49+.15+.00+.30"),
+        "Step 1: `pdf` injected at p 0.99; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "p 0.99 ≥ 0.48", ".49+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
-        "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40 (phrase +2.0).",
-        ("kubernetes-debugger", ".75+.00+.40+.00", "phrase +2.0"),
+        "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40 (+0.20 each).",
+        ("kubernetes-debugger", ".79+.00+.40+.00", 'ph: "pod keeps crashing"'),
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss the default takes: `pdf` at p 0.63, over this library's bar of 0.50.",
-        ("what year was the PDF format invented", "p 0.63 ≥ 0.50"),
+        "Step 3: a near miss the default takes: `pdf` at p 0.63, over this library's bar of 0.48.",
+        ("what year was the PDF format invented", "p 0.63 ≥ 0.48"),
     ),
     Step(
         "04-compare.svg",
@@ -73,17 +73,22 @@ STEPS = (
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.04 < 0.50", "logit -4.48 on git-commit-writer", "-2.92"),
+        ("git-commit-writer: p 0.09 < 0.48", "logit -4.47 on git-commit-writer", "-2.90"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.400 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.93.",
-        ("plaintext-accounting", "p 0.93 ≥ 0.50", "12.76"),
+        "Step 5: a 0.420 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.97.",
+        ("plaintext-accounting", "p 0.97 ≥ 0.48", "12.76"),
     ),
     Step(
         "07-edit.svg",
         "After saving `xlsx/SKILL.md`: `xlsx` takes the case, and the Cases tab says why.",
-        ("BROKE", "plaintext-accounting lost it: relevance", "xlsx took it", "BROKE 1 recall"),
+        (
+            "BROKE",
+            "plaintext-accounting lost it: relevance",
+            "xlsx took it",
+            "BROKE 1 recall",
+        ),
     ),
 )
 
@@ -99,7 +104,10 @@ PROMPTS = {
 # The edit of the last step, as docs/explorer.md tells it: a few words of step 5's prompt added to
 # the end of xlsx's description.
 EDIT_ANCHOR = "needs to tidy columns before analysis."
-EDIT_ADDED = " Also checks bean-check lot matching and booking method questions."
+EDIT_ADDED = (
+    " Also answers bean-check questions about ambiguous lot matching and which booking method"
+    " to use."
+)
 
 
 def svg_text(svg: str) -> str:

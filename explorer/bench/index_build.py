@@ -1,7 +1,7 @@
 """index_build: the per-skill cost of a cold build, against embedding the same texts directly.
 
 The embedding dominates a build; the target is 1.25 x the embedder's own length-sorted
-batches of the same descriptions.
+batches of the same texts (each skill's dense text, routing.md §9.13).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 from explorer.bench import measure
 from explorer.bench.synthetic import synthetic_descriptions
 from explorer.engine import Config
+from explorer.engine.base import dense_body_chars
 from explorer.engine.discovery import Discovery, Skill, discover
-from explorer.engine.index import index_skills
+from explorer.engine.index import dense_text, index_skills
 from explorer.engine.inference import EmbeddingCache, Models
 
 BUILD_CHUNKS = 4
@@ -50,12 +51,13 @@ def bench_index_build(
         return measure.error_row("index_build", f"no skills under {root}")
     embedder.embed_documents(synthetic_descriptions(32, seed + 5)[1])  # warm the session up
     batch = int(getattr(embedder, "batch_size", 32))
+    body_chars = dense_body_chars(config)
     build_ms = floor_ms = unsorted_ms = lexical_ms = 0.0
     embedded = 0
     step = -(-n // max(1, chunks))
     for number, start in enumerate(range(0, n, step)):
         part = skills[start : start + step]
-        texts = [skill.description for skill in part]
+        texts = [dense_text(skill, body_chars) for skill in part]
 
         def build(part: tuple[Skill, ...] = part) -> tuple[float, float, int]:
             index = index_skills(Discovery(part, ()), [root], config, models, cache)

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.base.config import Config
+from explorer.engine.base.config import Config, dense_body_chars
 from explorer.engine.discovery.skills import Discovery, discover
 from explorer.engine.index.opening import Engine, open_engine
 from explorer.engine.index.snapshot import Index, index_skills
@@ -166,8 +166,17 @@ def _no_source(case: Case) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class Built:
+    """One library indexed for the learned preset and for the previous default. Each
+    embeds its own text (§9.13), so each is routed on the vectors it was chosen with."""
+
+    learned: Index
+    before: Index
+
+
 def _samples(
-    index: Index,
+    built: Built,
     cases: Iterable[tuple[Case, str]],
     config: Config,
     library: str,
@@ -176,13 +185,14 @@ def _samples(
     parts: Mapping[str, tuple[tuple[str, ...], ...]] | None = None,
 ) -> list[Sample]:
     out = []
+    index = built.learned
     ids = set(index.ids)
     for case, kind in cases:
         expect = frozenset(case.expect) & ids
         if case.expect and not expect:
             continue  # its skill is not in this library (a sampled subset)
         decision: Decision = decide(case.prompt, index, config)
-        before = decide(case.prompt, index, BASELINE).injected_ids
+        before = decide(case.prompt, built.before, BASELINE).injected_ids
         trace = decision.relevance
         if trace is None:
             raise RuntimeError("the learned preset did not run the relevance stage")
@@ -229,10 +239,13 @@ class Router:
     engine: Engine
     rng: random.Random
 
-    def index(self, found: Discovery, roots: Sequence[str], keep: set[str] | None = None) -> Index:
-        skills = tuple(s for s in found.skills if keep is None or s.id in keep)
+    def index(self, found: Discovery, roots: Sequence[str], keep: set[str] | None = None) -> Built:
+        skills = Discovery(tuple(s for s in found.skills if keep is None or s.id in keep), ())
         models, cache = self.engine.models, self.engine.cache
-        return index_skills(Discovery(skills, ()), roots, self.config, models, cache)
+        learned = index_skills(skills, roots, self.config, models, cache)
+        if dense_body_chars(BASELINE) == learned.dense_body_chars:
+            return Built(learned, learned)
+        return Built(learned, index_skills(skills, roots, BASELINE, models, cache))
 
     def small_libraries(
         self,
@@ -288,7 +301,7 @@ def collect(
             found = discover(roots)
             index = router.index(found, roots)
             whole = _samples(index, cases, config, library.name, fold)
-            log(f"{library.name}: {len(index)} skills, {len(whole)} prompts")
+            log(f"{library.name}: {len(index.learned)} skills, {len(whole)} prompts")
             samples += whole
             two, parts = two_task_prompts(cases, router.rng)
             samples += _samples(index, two, config, library.name, fold, parts=parts)
@@ -368,7 +381,7 @@ def _wild(wild: Path, router: Router, log: Callable[[str], None]) -> list[Sample
 
     started = time.perf_counter()
     out = _samples(index, cases, router.config, "wild-trigger-evals", fold, source)
-    log(f"wild-trigger-evals: {len(index)} skills, {len(out)} prompts")
+    log(f"wild-trigger-evals: {len(index.learned)} skills, {len(out)} prompts")
     for number in range(WILD_FOLDS):
         name = f"wild-{number}"
         pool = {skill for skill, f in fold_of.items() if f == name}

@@ -342,6 +342,7 @@ def edited_config() -> Config:
         lexical_min=4.0,
         lexical_margin=1.5,
         relevance_threshold=0.4,
+        dense_body_chars=120,
         query_prefix='Represent this sentence: "x" \\ y',
         roots=["~/skills", "/opt/skills"],
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 from pathlib import Path
@@ -10,8 +11,9 @@ import numpy as np
 import pytest
 
 from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import discover
 from explorer.engine.index.live import LiveIndex
-from explorer.engine.index.snapshot import Index, build_index
+from explorer.engine.index.snapshot import Index, build_index, dense_text
 from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import assemble_models
 from explorer.engine.route.pipeline import decide
@@ -304,3 +306,52 @@ def test_a_save_in_place_patches_without_a_pass_over_the_library(
     live._reindex(full=False, touched=[str(paths[2])])
     assert len(assembled) == 3
     assert any(skill.stale for skill in live.snapshot.skills)
+
+
+def _rewrite_body(path: Path, body: str) -> None:
+    head, _ = path.read_text(encoding="utf-8").split("\n---\n", 1)
+    path.write_text(f"{head}\n---\n{body}", encoding="utf-8")
+
+
+@pytest.mark.parametrize(("preset", "moves"), [("learned", True), ("reference", False)])
+def test_a_body_edit_moves_a_vector_only_where_it_reads_the_body(
+    tmp_path: Path, preset: str, moves: bool
+) -> None:
+    """§9.13: under the learned preset a vector reads the body's opening, so an edit there
+    alone is embedded again (the patch compares what was embedded, not descriptions);
+    the reference embeds the description alone."""
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    config = Config(preset=preset)
+    live = LiveIndex([root], config, MODELS)
+    row = live.snapshot.positions["pdf"]
+    assert live.snapshot.vectors is not None
+    before = np.array(live.snapshot.vectors[row])
+    path = root / "pdf" / "SKILL.md"
+    _rewrite_body(path, "# Sourdough\n\nBake bread from a starter, then slice the loaf.\n")
+    live._reindex(full=False, touched=[str(path)])
+    after = live.snapshot
+    assert after.vectors is not None
+    assert (not np.array_equal(after.vectors[row], before)) is moves
+    _same(after, build_index([root], config, MODELS), config)
+
+
+def test_a_new_dense_body_chars_embeds_the_library_again(tmp_path: Path) -> None:
+    """Changing what a vector reads cannot be patched skill by skill: every vector moves."""
+    root = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, root)
+    live = LiveIndex([root], Config(), MODELS)
+    live.config = Config(dense_body_chars=0)
+    live._reindex(full=True, touched=[])
+    assert live.snapshot.dense_body_chars == 0
+    _same(live.snapshot, build_index([root], live.config, MODELS), live.config)
+
+
+def test_the_dense_text_is_the_description_then_the_opening_cut_at_a_word() -> None:
+    skill = dataclasses.replace(
+        discover([SAMPLE_SKILLS]).skills[0], description="Merge PDFs.", body_head="one two three"
+    )
+    assert dense_text(skill, 0) == "Merge PDFs."
+    assert dense_text(skill, 9) == "Merge PDFs.\none two"
+    assert dense_text(skill, 300) == "Merge PDFs.\none two three"
+    assert dense_text(dataclasses.replace(skill, body_head=""), 300) == "Merge PDFs."

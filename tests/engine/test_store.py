@@ -179,6 +179,24 @@ def test_a_store_made_with_another_model_is_not_used(
     assert _open(library, cache, assemble_models(_OtherBow())).source == "store"
 
 
+def test_a_store_whose_vectors_read_another_text_is_not_used(
+    library: Path, tmp_path: Path, bow: Models
+) -> None:
+    """§9.13: vectors of descriptions alone are not vectors of descriptions and bodies."""
+    cache = EmbeddingCache(tmp_path / "cache")
+    _age(library)
+    _open(library, cache, bow)
+    stored = _open(library, cache, bow)
+    assert stored.source == "store" and stored.index.dense_body_chars > 0
+    alone = Config(dense_body_chars=0)
+    other = open_index([library], alone, bow, cache)
+    assert other.source == "built" and other.index.dense_body_chars == 0
+    again = open_index([library], alone, bow, cache)
+    assert again.source == "store" and again.index.dense_body_chars == 0
+    assert again.index.vectors is not None and other.index.vectors is not None
+    assert (again.index.vectors[:] == other.index.vectors[:]).all()
+
+
 def test_the_hook_validates_the_store_while_the_model_loads(
     library: Path, tmp_path: Path, bow: Models
 ) -> None:

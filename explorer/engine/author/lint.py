@@ -691,7 +691,7 @@ def near_duplicate_arrays(
     dense_i, dense_j, dense_c = empty, empty, np.zeros(0)
     if vectors is not None:
         key = (index.models.status.dense, vectors.shape[1], threshold)
-        hashes = [text_hash(skill.description) for skill in index.skills]
+        hashes = [text_hash(index.dense_text(skill)) for skill in index.skills]
         dense_i, dense_j, dense_c = (memo or LintMemo()).dense_pairs(
             key, hashes, vectors, threshold
         )

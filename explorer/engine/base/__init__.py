@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "batch_workers": "threads",
     "coerce": "config",
     "cpu_count": "threads",
+    "dense_body_chars": "config",
     "full_collections_deferred": "memory",
     "give_back": "memory",
     "hand_back_large_blocks": "memory",
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from explorer.engine.base.config import MODEL_FIELDS as MODEL_FIELDS
     from explorer.engine.base.config import PROJECT_CONFIG_NAME as PROJECT_CONFIG_NAME
     from explorer.engine.base.config import coerce as coerce
+    from explorer.engine.base.config import dense_body_chars as dense_body_chars
     from explorer.engine.base.config import parse_assignment as parse_assignment
     from explorer.engine.base.config import read_value as read_value
     from explorer.engine.base.config import toml_value as toml_value

@@ -88,6 +88,10 @@ class Config:
     floor_log_slope: float | None = None  # floor = min_similarity + slope * ln(N / 200)
     keyword_generic_guard: bool | None = None  # generic name tokens earn no keyword boost
     keyword_min_cosine: float | None = None  # a keyword boost needs this cosine (0 = off)
+    dense_body_chars: int | None = None
+    """§9.13: how many characters of the body's opening (§1.4 body_head) the dense model
+    reads after the description; 0 embeds the description alone, as the reference does.
+    None takes the preset's value (PRESET_DENSE_BODY_CHARS)."""
     lexical_min_cosine: float | None = None  # the fast path's winner needs this cosine
     # models (§6)
     model: str = "minilm"
@@ -140,6 +144,9 @@ MODEL_FIELDS: tuple[str, ...] = (
     "reranker",
 )
 PRESET_NAMES: tuple[str, ...] = ("reference", "calibrated", "learned")
+# §9.13: each preset's dense_body_chars. Here rather than in route/presets.py because the
+# index, below the router, embeds what it says.
+PRESET_DENSE_BODY_CHARS: dict[str, int] = {"reference": 0, "calibrated": 0, "learned": 300}
 CHOICES: dict[str, tuple[str, ...]] = {
     "inject_mode": ("directive", "body"),
     "directive_strength": ("auto", "soft", "hard"),
@@ -150,6 +157,13 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 _HINTS = get_type_hints(Config)
 FIELD_NAMES: tuple[str, ...] = tuple(item.name for item in fields(Config))
+
+
+def dense_body_chars(config: Config) -> int:
+    """§9.13: the characters of a skill's body opening its dense vector reads."""
+    if config.dense_body_chars is not None:
+        return config.dense_body_chars
+    return PRESET_DENSE_BODY_CHARS[config.preset]
 
 
 @dataclass(frozen=True)
@@ -178,6 +192,7 @@ def type_label(name: str) -> str:
         list[str]: "a list of strings",
         dict[str, str]: "a table of strings",
         float | None: "a number",
+        int | None: "an integer",
         bool | None: "true or false",
     }.get(hint, str(hint))
 

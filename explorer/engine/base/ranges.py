@@ -40,6 +40,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "floor_log_slope": (-1.0, 1.0),
     "keyword_min_cosine": (-1.0, 1.0),
     "lexical_min_cosine": (-1.0, 1.0),
+    "dense_body_chars": (0, 600),  # body_head holds at most 600 characters (§1.4)
     "max_length": (8, 8192),
     "watch_debounce_ms": (0.0, 60_000.0),
     "watch_max_delay_ms": (0.0, 600_000.0),

@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "IndexChange": "live",
     "LexicalIndex": "lexical",
     "build_index": "snapshot",
+    "dense_text": "snapshot",
     "index_skills": "snapshot",
     "open_cache": "opening",
     "open_index": "store",
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from explorer.engine.index.opening import Engine as Engine
     from explorer.engine.index.opening import open_cache as open_cache
     from explorer.engine.index.snapshot import build_index as build_index
+    from explorer.engine.index.snapshot import dense_text as dense_text
     from explorer.engine.index.snapshot import index_skills as index_skills
     from explorer.engine.index.snapshot import phrase_tokens as phrase_tokens
     from explorer.engine.index.store import open_index as open_index

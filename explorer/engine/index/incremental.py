@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from explorer.engine.base.config import Config
+from explorer.engine.base.config import Config, dense_body_chars
 from explorer.engine.discovery.skills import Discovery, Skill
 from explorer.engine.index.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.index.rows import DenseRows
@@ -94,6 +94,8 @@ def patch_index(
 
     `changed`: when the caller knows the same paths are in the same places and only these
     positions may differ (a save), so no pass compares every skill."""
+    if previous.dense_body_chars != dense_body_chars(config):
+        return None  # §9.13: every vector reads a different text now
     started = time.perf_counter()
     skills = found.skills
     if changed is not None and len(skills) == len(previous.skills):
@@ -176,8 +178,8 @@ def _patch_in_place(
     """The same paths in the same order, some changed: patch only the changed positions."""
     vectors = previous.vectors
     embedded = 0
-    old_texts = [previous.skills[i].description for i in changed]
-    new_texts = [skills[i].description for i in changed]
+    old_texts = [previous.dense_text(previous.skills[i]) for i in changed]
+    new_texts = [previous.dense_text(skills[i]) for i in changed]
     if models.embedder is not None and vectors is not None and new_texts != old_texts:
         fresh, embedded = embed_with_cache(models.embedder, new_texts, cache)
         vectors = DenseRows.of(vectors).replaced(changed, fresh)
@@ -299,10 +301,11 @@ def _patch_shifted(
             # re-saved description is not embedded again.
             dropped = np.flatnonzero(old_to_new < 0)
             known = {
-                text_hash(previous.skills[int(i)].description): old_vectors[int(i)] for i in dropped
+                text_hash(previous.dense_text(previous.skills[int(i)])): old_vectors[int(i)]
+                for i in dropped
             }
             computed, embedded = embed_with_cache(
-                models.embedder, [skills[i].description for i in fresh], cache, known
+                models.embedder, [previous.dense_text(skills[i]) for i in fresh], cache, known
             )
         vectors = old_vectors.remapped(old_to_new, len(skills), fresh, computed)
     embedded_at = time.perf_counter()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.engine.base.config import Config
+from explorer.engine.base.config import Config, dense_body_chars
 from explorer.engine.base.text import norm_token, tokenize
 from explorer.engine.discovery.skills import Discovery, Problem, Skill, discover
 from explorer.engine.index.lexical import LexicalIndex, indexed_text_tokens
@@ -59,6 +59,7 @@ class Index:
     # What a person should hear about how this index was obtained: a damaged store that
     # was rebuilt, descriptions left unembedded by the hook's time budget (hook.py).
     notes: tuple[str, ...] = ()
+    dense_body_chars: int = 0  # §9.13: the body opening each vector reads (config's value)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -67,12 +68,17 @@ class Index:
     def __len__(self) -> int:
         return len(self.skills)
 
+    def dense_text(self, skill: Skill) -> str:
+        """§9.13: what this index's dense model embedded for `skill`."""
+        return dense_text(skill, self.dense_body_chars)
+
     def vectors_by_text(self) -> dict[str, np.ndarray]:
         """text hash -> vector, for re-indexing without a cache round trip."""
         if self.vectors is None:
             return {}
         return {
-            text_hash(skill.description): self.vectors[row] for row, skill in enumerate(self.skills)
+            text_hash(self.dense_text(skill)): self.vectors[row]
+            for row, skill in enumerate(self.skills)
         }
 
     @property
@@ -81,6 +87,19 @@ class Index:
         if known is not None:
             return tuple(known)
         return tuple(problem for skill in self.skills for problem in skill.warnings)
+
+
+def dense_text(skill: Skill, body_chars: int) -> str:
+    """§9.13: the description, then up to `body_chars` of the body's opening cut at a word
+    boundary. Authors' own trigger prompts often use the words of the instructions rather
+    than of the description; the opening says what the skill does in them."""
+    head = skill.body_head
+    if body_chars <= 0 or not head:
+        return skill.description
+    if len(head) > body_chars:
+        cut = head[:body_chars]
+        head = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    return skill.description + "\n" + head
 
 
 BUDGET_NOTE = "time budget:"  # starts the note of an index cut short by its deadline
@@ -157,6 +176,7 @@ def index_skills(
     index has the lexical channels alone (no dense model, no reranker: `lexical_only`),
     with a note; the next call resumes the embedding."""
     skills = found.skills
+    body_chars = dense_body_chars(config)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     vectors: DenseRows | None = None
@@ -166,7 +186,7 @@ def index_skills(
         try:
             matrix, embedded = embed_with_cache(
                 models.embedder,
-                [skill.description for skill in skills],
+                [dense_text(skill, body_chars) for skill in skills],
                 cache,
                 previous.vectors_by_text() if previous is not None else None,
                 progress,
@@ -225,6 +245,7 @@ def index_skills(
             token: np.array(indices, dtype=np.int64) for token, indices in ecosystem_lists.items()
         },
         notes=notes,
+        dense_body_chars=body_chars,
     )
 
 

@@ -49,7 +49,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from explorer.engine.base.config import MODEL_FIELDS, Config
+from explorer.engine.base.config import MODEL_FIELDS, Config, dense_body_chars
 from explorer.engine.discovery.bodies import read_body
 from explorer.engine.discovery.skills import (
     Discovery,
@@ -298,6 +298,7 @@ def _fingerprint(roots: Sequence[str], config: Config) -> str:
         "parser": PARSER_VERSION,
         "roots": list(roots),
         "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
+        "dense": dense_body_chars(config),
         "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
         "code": code,
     }
@@ -311,6 +312,7 @@ def _library_key(roots: Sequence[str], config: Config) -> str:
     parts = {
         "roots": list(roots),
         "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
+        "dense": dense_body_chars(config),
         "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
     }
     return hashlib.blake2b(json.dumps(parts, sort_keys=True).encode(), digest_size=12).hexdigest()
@@ -803,6 +805,7 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
         id_rank=reader.array("id_rank"),
         positions={skill_id: position for position, skill_id in enumerate(ids)},
         paths=tuple(reader.strings("paths")),
+        dense_body_chars=dense_body_chars(config),
     )
 
 

@@ -36,7 +36,9 @@ from explorer.tui.provenance import Source, field_source
 from explorer.tui.widgets.footer import QuietFooter
 
 # Fields read when the index is built: editing them re-indexes instead of just re-deciding.
-INDEX_FIELDS = frozenset({"bm25_k1", "bm25_b", "bm25_index_name_keywords"})
+INDEX_FIELDS = frozenset(
+    {"bm25_k1", "bm25_b", "bm25_index_name_keywords", "dense_body_chars", "preset"}
+)
 # Fields that choose models, roots or caches: saved, but they take effect on the next start.
 RESTART_FIELDS = frozenset(
     {*MODEL_FIELDS, "roots", "cache_dir", "watch_debounce_ms", "watch_max_delay_ms", "keymap"}
