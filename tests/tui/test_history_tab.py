@@ -25,6 +25,7 @@ def record(library: Path, state: Path, cache: Path) -> Path:
         f"model={CONFIG.model}",
         f"reranker={CONFIG.reranker}",
         f"min_similarity={CONFIG.min_similarity}",
+        f"preset={CONFIG.preset}",
         "telemetry=true",
         "telemetry_prompts=true",
     ]
