@@ -349,6 +349,13 @@ def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one(
     ]
 
 
+def test_an_added_sentence_follows_a_cjk_full_stop_without_another() -> None:
+    from explorer.engine.author.tune import _covering
+
+    assert _covering("自动判断最佳步骤组合。", ["PRD"]) == "自动判断最佳步骤组合。 Use it for PRD."
+    assert _covering("Merge PDFs", ["forms"]) == "Merge PDFs. Use it for forms."
+
+
 def test_an_addition_past_the_limit_drops_the_least_useful_sentence() -> None:
     from functools import partial
 

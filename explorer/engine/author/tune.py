@@ -758,9 +758,12 @@ def _listing(items: Sequence[str], conjunction: str = "or") -> str:
     return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
+_ENDINGS = ".!?。！？"  # what ends a sentence, in spaced scripts and in CJK (_SENTENCE_RE)
+
+
 def _sentence(description: str, sentence: str) -> str:
     text = description.rstrip()
-    if text and text[-1] not in ".!?":
+    if text and text[-1] not in _ENDINGS:
         text += "."
     return f"{text} {sentence}"
 
