@@ -51,7 +51,7 @@ def bench_index_build(
         return measure.error_row("index_build", f"no skills under {root}")
     embedder.embed_documents(synthetic_descriptions(32, seed + 5)[1])  # warm the session up
     batch = int(getattr(embedder, "batch_size", 32))
-    body_chars = dense_body_chars(config, models.status.packaged_pair)
+    body_chars = dense_body_chars(config)
     build_ms = floor_ms = unsorted_ms = lexical_ms = 0.0
     embedded = 0
     step = -(-n // max(1, chunks))

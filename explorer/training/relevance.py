@@ -243,7 +243,7 @@ class Router:
         skills = Discovery(tuple(s for s in found.skills if keep is None or s.id in keep), ())
         models, cache = self.engine.models, self.engine.cache
         learned = index_skills(skills, roots, self.config, models, cache)
-        if dense_body_chars(BASELINE, models.status.packaged_pair) == learned.dense_body_chars:
+        if dense_body_chars(BASELINE) == learned.dense_body_chars:
             return Built(learned, learned)
         return Built(learned, index_skills(skills, roots, BASELINE, models, cache))
 

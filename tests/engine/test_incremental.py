@@ -10,14 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.engine.base.config import Config, dense_body_chars
+from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import discover
 from explorer.engine.index.live import LiveIndex
 from explorer.engine.index.snapshot import Index, build_index, dense_text
 from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import assemble_models
 from explorer.engine.route.pipeline import decide
-from explorer.engine.route.relevance import load_relevance_model
 from tests.conftest import SAMPLE_SKILLS
 
 MODELS = assemble_models(BowEmbedder())
@@ -314,16 +313,16 @@ def _rewrite_body(path: Path, body: str) -> None:
     path.write_text(f"{head}\n---\n{body}", encoding="utf-8")
 
 
-@pytest.mark.parametrize(("body_chars", "moves"), [(300, True), (0, False)])
+@pytest.mark.parametrize(("preset", "moves"), [("learned", True), ("reference", False)])
 def test_a_body_edit_moves_a_vector_only_where_it_reads_the_body(
-    tmp_path: Path, body_chars: int, moves: bool
+    tmp_path: Path, preset: str, moves: bool
 ) -> None:
-    """§9.13: a vector that reads the body's opening is embedded again after an edit
-    there alone (the patch compares what was embedded, not descriptions); one of the
-    description alone is not."""
+    """§9.13: under the learned preset a vector reads the body's opening, so an edit there
+    alone is embedded again (the patch compares what was embedded, not descriptions);
+    the reference embeds the description alone."""
     root = tmp_path / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)
-    config = Config(dense_body_chars=body_chars)
+    config = Config(preset=preset)
     live = LiveIndex([root], config, MODELS)
     row = live.snapshot.positions["pdf"]
     assert live.snapshot.vectors is not None
@@ -341,28 +340,11 @@ def test_a_new_dense_body_chars_embeds_the_library_again(tmp_path: Path) -> None
     """Changing what a vector reads cannot be patched skill by skill: every vector moves."""
     root = tmp_path / "skills"
     shutil.copytree(SAMPLE_SKILLS, root)
-    live = LiveIndex([root], Config(dense_body_chars=300), MODELS)
-    assert live.snapshot.dense_body_chars == 300
+    live = LiveIndex([root], Config(), MODELS)
     live.config = Config(dense_body_chars=0)
     live._reindex(full=True, touched=[])
     assert live.snapshot.dense_body_chars == 0
     _same(live.snapshot, build_index([root], live.config, MODELS), live.config)
-
-
-def test_the_body_is_read_by_default_only_where_the_relevance_model_decides() -> None:
-    """§9.13: the learned preset's vectors read the body's opening with the models its
-    relevance model was trained on; with any others the calibrated gates decide, on
-    cosines of descriptions alone, as they were fitted. A value set in the config wins."""
-    learned = Config(preset="learned")
-    assert dense_body_chars(learned, relevance_decides=True) == 300
-    assert dense_body_chars(learned, relevance_decides=False) == 0
-    assert dense_body_chars(Config(preset="reference"), relevance_decides=True) == 0
-    assert dense_body_chars(Config(dense_body_chars=120), relevance_decides=False) == 120
-    assert not MODELS.status.packaged_pair
-    assert build_index([SAMPLE_SKILLS], learned, MODELS).dense_body_chars == 0
-    model = load_relevance_model()
-    pair = dataclasses.replace(MODELS.status, dense=model.dense, reranker=model.reranker)
-    assert pair.packaged_pair
 
 
 def test_the_dense_text_is_the_description_then_the_opening_cut_at_a_word() -> None:

@@ -225,8 +225,7 @@ def test_near_duplicates_dense_and_lexical(tmp_path: Path) -> None:
     write_skill(tmp_path, "pdf-merger", GOOD)
     write_skill(tmp_path, "pdf-joiner", GOOD.replace("Merges", "Joins"))
     write_skill(tmp_path, "regex", "Writes regular expressions. Use when a pattern fails to match.")
-    config = Config(model="bow", dense_body_chars=300)
-    index = build_index([tmp_path], config, assemble_models(BowEmbedder()))
+    index = build_index([tmp_path], Config(model="bow"), assemble_models(BowEmbedder()))
     findings = only(lint([tmp_path], index=index), "retrieval/near-duplicate")
     assert sorted(f.path.split("/")[-2] for f in findings) == ["pdf-joiner", "pdf-merger"]
     # The dense cosine is the router's: the description and the body's opening (§9.13).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -14,7 +13,7 @@ from explorer.engine.index.snapshot import build_index
 from explorer.engine.index.store import StoredSkills, open_index, prevalidate
 from explorer.engine.inference.cache import EmbeddingCache
 from explorer.engine.inference.embed import BowEmbedder
-from explorer.engine.inference.models import PACKAGED_RERANKER, Models, assemble_models
+from explorer.engine.inference.models import Models, assemble_models
 from explorer.engine.qa.cases import load_cases
 from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS, write_skill
@@ -186,10 +185,9 @@ def test_a_store_whose_vectors_read_another_text_is_not_used(
     """§9.13: vectors of descriptions alone are not vectors of descriptions and bodies."""
     cache = EmbeddingCache(tmp_path / "cache")
     _age(library)
-    opening = Config(dense_body_chars=300)
-    open_index([library], opening, bow, cache)
-    stored = open_index([library], opening, bow, cache)
-    assert stored.source == "store" and stored.index.dense_body_chars == 300
+    _open(library, cache, bow)
+    stored = _open(library, cache, bow)
+    assert stored.source == "store" and stored.index.dense_body_chars > 0
     alone = Config(dense_body_chars=0)
     other = open_index([library], alone, bow, cache)
     assert other.source == "built" and other.index.dense_body_chars == 0
@@ -197,29 +195,6 @@ def test_a_store_whose_vectors_read_another_text_is_not_used(
     assert again.source == "store" and again.index.dense_body_chars == 0
     assert again.index.vectors is not None and other.index.vectors is not None
     assert (again.index.vectors[:] == other.index.vectors[:]).all()
-
-
-def test_a_store_is_not_used_with_models_whose_vectors_read_another_text(
-    library: Path, tmp_path: Path, minilm_models: Models
-) -> None:
-    """§9.13: with the packaged pair the preset's vectors read the body's opening, without
-    the reranker they read descriptions alone; a store written under one is not opened
-    under the other, though the config (here `reranker = "auto"`, which finds the
-    packaged reranker or none) is the same."""
-    cache = EmbeddingCache(tmp_path / "cache")
-    _age(library)
-    config = Config(reranker="auto")
-    pair = dataclasses.replace(
-        minilm_models,
-        status=dataclasses.replace(minilm_models.status, reranker=PACKAGED_RERANKER),
-    )
-    assert pair.status.packaged_pair and not minilm_models.status.packaged_pair
-    open_index([library], config, pair, cache)
-    stored = open_index([library], config, pair, cache)
-    assert stored.source == "store" and stored.index.dense_body_chars == 300
-    alone = open_index([library], config, minilm_models, cache)
-    assert alone.source == "built" and "another text" in alone.reason
-    assert alone.index.dense_body_chars == 0
 
 
 def test_the_hook_validates_the_store_while_the_model_loads(

@@ -91,8 +91,7 @@ class Config:
     dense_body_chars: int | None = None
     """§9.13: how many characters of the body's opening (§1.4 body_head) the dense model
     reads after the description; 0 embeds the description alone, as the reference does.
-    None takes the preset's value (PRESET_DENSE_BODY_CHARS) where its relevance model
-    decides, and 0 where the gates do (dense_body_chars())."""
+    None takes the preset's value (PRESET_DENSE_BODY_CHARS)."""
     lexical_min_cosine: float | None = None  # the fast path's winner needs this cosine
     # models (§6)
     model: str = "minilm"
@@ -160,14 +159,11 @@ _HINTS = get_type_hints(Config)
 FIELD_NAMES: tuple[str, ...] = tuple(item.name for item in fields(Config))
 
 
-def dense_body_chars(config: Config, relevance_decides: bool) -> int:
-    """§9.13: the characters of a skill's body opening its dense vector reads: the config's
-    value when set; else the preset's where the relevance model decides
-    (`relevance_decides`: the models are the pair it was trained on), and none where the
-    calibrated gates decide, since their cosine values were fitted on descriptions alone."""
+def dense_body_chars(config: Config) -> int:
+    """§9.13: the characters of a skill's body opening its dense vector reads."""
     if config.dense_body_chars is not None:
         return config.dense_body_chars
-    return PRESET_DENSE_BODY_CHARS[config.preset] if relevance_decides else 0
+    return PRESET_DENSE_BODY_CHARS[config.preset]
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ def patch_index(
 
     `changed`: when the caller knows the same paths are in the same places and only these
     positions may differ (a save), so no pass compares every skill."""
-    if previous.dense_body_chars != dense_body_chars(config, models.status.packaged_pair):
+    if previous.dense_body_chars != dense_body_chars(config):
         return None  # §9.13: every vector reads a different text now
     started = time.perf_counter()
     skills = found.skills

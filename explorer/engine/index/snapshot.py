@@ -59,7 +59,7 @@ class Index:
     # What a person should hear about how this index was obtained: a damaged store that
     # was rebuilt, descriptions left unembedded by the hook's time budget (hook.py).
     notes: tuple[str, ...] = ()
-    dense_body_chars: int = 0  # §9.13: the body opening each vector reads
+    dense_body_chars: int = 0  # §9.13: the body opening each vector reads (config's value)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -176,7 +176,7 @@ def index_skills(
     index has the lexical channels alone (no dense model, no reranker: `lexical_only`),
     with a note; the next call resumes the embedding."""
     skills = found.skills
-    body_chars = dense_body_chars(config, models.status.packaged_pair)
+    body_chars = dense_body_chars(config)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     vectors: DenseRows | None = None

@@ -298,9 +298,7 @@ def _fingerprint(roots: Sequence[str], config: Config) -> str:
         "parser": PARSER_VERSION,
         "roots": list(roots),
         "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
-        # What the config asks the vectors to read; the header records what they read
-        # with the models loaded (open_index compares it).
-        "dense": dense_body_chars(config, relevance_decides=True),
+        "dense": dense_body_chars(config),
         "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
         "code": code,
     }
@@ -314,7 +312,7 @@ def _library_key(roots: Sequence[str], config: Config) -> str:
     parts = {
         "roots": list(roots),
         "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
-        "dense": dense_body_chars(config, relevance_decides=True),
+        "dense": dense_body_chars(config),
         "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
     }
     return hashlib.blake2b(json.dumps(parts, sort_keys=True).encode(), digest_size=12).hexdigest()
@@ -677,7 +675,6 @@ def save_store(
         "missing_roots": list(missing_roots),
         "count": len(index),
         "model": _model_identity(index.models),
-        "dense": index.dense_body_chars,
         "bm25": {"n": lexical.n, "avgdl": lexical.avgdl, "k1": lexical.k1, "b": lexical.b},
         "rejected": [_problem(problem) for problem in index.rejected],
         "warnings": [_problem(problem) for problem in index.warnings],
@@ -808,7 +805,7 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
         id_rank=reader.array("id_rank"),
         positions={skill_id: position for position, skill_id in enumerate(ids)},
         paths=tuple(reader.strings("paths")),
-        dense_body_chars=int(reader.header["dense"]),
+        dense_body_chars=dense_body_chars(config),
     )
 
 
@@ -900,10 +897,6 @@ def open_index(
                     reason = checked.reason
                 elif reader.header.get("model") != _model_identity(models):
                     reason = "store made with another model"
-                elif reader.header.get("dense") != dense_body_chars(
-                    config, models.status.packaged_pair
-                ):
-                    reason = "store's vectors read another text (§9.13)"
                 else:
                     return Opened(load_store(reader, config, models), "store", "", path, checked)
         except Exception as error:  # verified, yet unusable: rebuilt like a damaged one

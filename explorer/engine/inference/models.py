@@ -150,13 +150,6 @@ class ModelStatus:
     calibration: Calibration
     rerank_calibration: RerankCalibration = REFERENCE_RERANK
 
-    @property
-    def packaged_pair(self) -> bool:
-        """The packaged dense model with the packaged reranker: the pair the packaged
-        relevance model was trained on, so the one where it decides (routing.md §9.12;
-        a test holds its model file to these names)."""
-        return self.dense == DEFAULT_MODEL and self.reranker == PACKAGED_RERANKER
-
 
 @dataclass
 class Models:
