@@ -511,4 +511,7 @@ def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:
     assert evidence.shared[0] == "快门"
     assert "照片" in evidence.shared
     assert not {"帮我看看", "这张", "这张照片", "这张照片的", "我想"} & set(evidence.shared)
+    team = ["我们团队的培训计划", "帮他们团队写测试"]
+    shared = _evidence("Test plans.", team, [], team, lambda _term: 5.0).shared
+    assert "团队" in shared and not any(phrase.startswith("们") for phrase in shared)
     assert "快门" not in _evidence("调快门。", wanted, [], wanted, lambda _term: 5.0).shared

@@ -76,9 +76,12 @@ UNSPACED_FUNCTION_PHRASES: frozenset[str] = frozenset(
 """Phrases of scripts written without spaces that name no task: never part of a phrase
 to add."""
 
-# Characters that end a Chinese or Japanese term: particles, pronouns, measure words,
-# "this", "not", "one" ("这张照片的快门" holds the terms "照片" and "快门").
-UNSPACED_EDGES: frozenset[str] = frozenset("的了吗呢吧个张份我你这那不一在是和给帮把をはがにでとの")
+# Characters that end a Chinese or Japanese term: particles, pronouns and the plural of
+# pronouns ("我们团队" holds "团队", not "们团队"), measure words, "this", "not", "one"
+# ("这张照片的快门" holds the terms "照片" and "快门").
+UNSPACED_EDGES: frozenset[str] = frozenset(
+    "的了吗呢吧个张份我你他她它们这那不一在是和给帮把をはがにでとの"
+)
 
 # "Not for", "do not use", "does not apply" in the languages descriptions are written in
 # besides English (English is the relevance model's own, route/relevance.py).
