@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App, ScreenStackError
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
@@ -104,6 +104,7 @@ class ExplorerApp(App[None]):
         self._decider: Worker[None] | None = None
         self.turns = tasks.InTurn({"quality": self.run_quality, "history": self.run_history})
         self.beat = tasks.LoopBeat(lambda: self.turns.busy)  # background work gives way
+        self.collections = tasks.IdleCollections(lambda: self.turns.busy)
         self.created_at = time.perf_counter()
 
     # The state read most from outside (tests, the benchmarks, the demo script).
@@ -134,6 +135,7 @@ class ExplorerApp(App[None]):
         return self._main
 
     def on_mount(self) -> None:
+        self.collections.start(self)
         self.theme = palette.DARK  # ctrl+p, "theme": explorer-light
         if self.state.config.keymap:
             self.set_keymap(self.state.config.keymap)
@@ -152,6 +154,7 @@ class ExplorerApp(App[None]):
 
     def on_unmount(self) -> None:
         self.beat.stop()
+        self.collections.stop()
         self._main.remember()
         if self._debounce is not None:
             self._debounce.stop()
@@ -198,13 +201,15 @@ class ExplorerApp(App[None]):
             return
         self.state.live.reindex_now()  # subscribers repaint
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.collections.key()
+        await super().on_event(event)
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.turns.finished(event.worker, start_next=self.is_running):
-            # Background runs defer full collections (engine/base/memory.py), and an idle
-            # explorer allocates too little to start one: without this, the cycles of a
-            # session's saves (Textual's rendered strips, finished workers) stay until the
-            # next burst of work. Here, on the event loop: ~20 ms at 2,289 skills, ~45 ms
-            # at 26,000 (docs/benchmarks.md, "Decisions as cycles").
+            # What background runs left for the collector (tasks.IdleCollections): ~20 ms
+            # at 2,289 skills, ~45 ms at 26,000 (docs/benchmarks.md, "Decisions as cycles").
             gc.collect()
 
     @property
