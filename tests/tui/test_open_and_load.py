@@ -296,9 +296,9 @@ async def test_full_collections_wait_for_a_quiet_moment(tmp_path: Path) -> None:
         assert gc.get_threshold()[2] == DEFERRED_FULL
         idle = app.collections
         made = idle.collections
+        await pilot.press("m")
         for _ in range(IdleCollections.DUE):
             gc.collect(1)  # each counts towards the next full collection
-        await pilot.press("m")
         assert not idle.due()  # a key just came
         await settle(pilot, lambda: idle.collections > made, timeout=5.0)
         assert gc.get_count()[2] < IdleCollections.DUE
