@@ -232,7 +232,7 @@ class IdleCollections:
         self._busy = busy
         self._last_key = time.monotonic()
         self._deferral = ExitStack()
-        self.collections = 0  # full collections made here, for tests and the bench
+        self.collections = 0  # full collections made here, for the tests
 
     def start(self, app: ExplorerApp) -> None:
         """From the app's mount: full collections are this object's until `stop`."""
