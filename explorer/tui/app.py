@@ -15,7 +15,6 @@ snapshot waits for the run before it.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -103,7 +102,9 @@ class ExplorerApp(App[None]):
         self._debounce: Timer | None = None
         self._decider: Worker[None] | None = None
         self.turns = tasks.InTurn({"quality": self.run_quality, "history": self.run_history})
-        self.beat = tasks.LoopBeat(lambda: self.turns.busy)  # background work gives way
+        self.beat = tasks.LoopBeat(  # background work gives way
+            lambda: self.turns.busy, lambda: self.live is not None and self.live.changing
+        )
         self.collections = tasks.IdleCollections(lambda: self.turns.busy)
         self.created_at = time.perf_counter()
 
@@ -208,9 +209,7 @@ class ExplorerApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if self.turns.finished(event.worker, start_next=self.is_running):
-            # What background runs left for the collector (tasks.IdleCollections): ~20 ms
-            # at 2,289 skills, ~45 ms at 26,000 (docs/benchmarks.md, "Decisions as cycles").
-            gc.collect()
+            self.collections.after_background()
 
     @property
     def background_busy(self) -> bool:

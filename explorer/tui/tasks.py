@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -160,6 +161,9 @@ class LoopBeat:
     on (`wanted`), the loop marks a beat every `PERIOD`; the worker's checkpoints
     (engine/base/turns.py) call `pause`, which sleeps while the last beat is older than
     `STALE`: the loop is busy (a repaint, a keystroke) or waits for the GIL, and gets it.
+    It sleeps as well while a keystroke's decision is made (`foreground`) and while the
+    live index turns a save into a snapshot (`urgent`): each runs on a thread of its
+    own, which the loop's beat cannot see, and shared the GIL with lint half and half.
     Each pause is capped at `LONGEST`, so a worker still moves on while the loop is busy
     for long; no beat runs while nothing runs in the background (an idle explorer is
     never woken), and a pause without a beat returns at once."""
@@ -169,10 +173,13 @@ class LoopBeat:
     STEP = 0.002
     LONGEST = 0.25
 
-    def __init__(self, wanted: Callable[[], bool]) -> None:
+    def __init__(self, wanted: Callable[[], bool], urgent: Callable[[], bool]) -> None:
         self._wanted = wanted
+        self._urgent = urgent
         self._loop: asyncio.AbstractEventLoop | None = None
         self._last = 0.0
+        self._foreground = 0  # decisions being made for the screen (threads)
+        self._lock = threading.Lock()
         self.running = False
         self.pauses = 0  # pauses that slept, for tests and the bench
 
@@ -195,9 +202,23 @@ class LoopBeat:
         assert self._loop is not None
         self._loop.call_later(self.PERIOD, self._beat)
 
+    @contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Within the block (on any thread), background work gives way as to a late loop."""
+        with self._lock:
+            self._foreground += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._foreground -= 1
+
     def late(self) -> bool:
-        """Whether the loop missed its beat (it is busy, or waits for the GIL)."""
-        return self.running and time.monotonic() - self._last > self.STALE
+        """Whether the loop missed its beat (it is busy, or waits for the GIL), or work
+        for the screen runs on another thread."""
+        return self.running and (
+            self._foreground > 0 or self._urgent() or time.monotonic() - self._last > self.STALE
+        )
 
     def pause(self) -> None:
         """From a worker: sleep (the GIL released) while the loop is late, up to LONGEST."""
@@ -221,18 +242,26 @@ class IdleCollections:
     since the last (Python's own default threshold) and then only when no key has come
     for `QUIET` seconds, or, so that typing without a pause cannot keep garbage for
     good, once `OVERDUE` have passed; never while a background run goes on (those defer
-    them anyway, and the app collects when the last one ends: app.py)."""
+    them anyway, and one runs when the last of them ends: `after_background`).
+
+    The first of them also freezes what lives as long as the app (`freeze_when_quiet`).
+    It walks every object of the library, 140-200 ms at 2,289 skills; made as soon as
+    the live library's first decision was on screen, it fell among the first keys typed.
+    It too waits for a quiet moment, `LATEST` seconds at most."""
 
     PERIOD = 0.5  # seconds between two looks
     QUIET = 1.0  # seconds since the last key
     DUE = 10  # collections of the middle generation since the last full one
     OVERDUE = 100
+    LATEST = 30.0  # seconds a freeze waits for a quiet moment, at most
 
     def __init__(self, busy: Callable[[], bool]) -> None:
         self._busy = busy
         self._last_key = time.monotonic()
         self._deferral = ExitStack()
+        self._freeze: tuple[float, Callable[[], None]] | None = None  # (latest, then)
         self.collections = 0  # full collections made here, for the tests
+        self.frozen = False
 
     def start(self, app: ExplorerApp) -> None:
         """From the app's mount: full collections are this object's until `stop`."""
@@ -245,14 +274,43 @@ class IdleCollections:
     def key(self) -> None:
         self._last_key = time.monotonic()
 
+    def freeze_when_quiet(self, then: Callable[[], None]) -> None:
+        """Once, at the next quiet moment: a full collection, then every object left leaves
+        the collector's generations (gc.freeze), then `then`. Collected first, because a
+        frozen object is never collected: the workers that held a snapshot are cycles (a
+        worker and its context) that only the collector frees."""
+        if not self.frozen:
+            self._freeze = (time.monotonic() + self.LATEST, then)
+
+    def _quiet(self) -> bool:
+        return time.monotonic() - self._last_key >= self.QUIET
+
     def due(self) -> bool:
         pending = gc.get_count()[2]
-        quiet = time.monotonic() - self._last_key >= self.QUIET
-        return (pending >= self.OVERDUE or (pending >= self.DUE and quiet)) and not self._busy()
+        return (
+            pending >= self.OVERDUE or (pending >= self.DUE and self._quiet())
+        ) and not self._busy()
 
     def look(self) -> None:
         """On the event loop's thread, every PERIOD."""
+        if self._freeze is not None:
+            latest, then = self._freeze
+            if self._quiet() or time.monotonic() >= latest:
+                self._freeze, self.frozen = None, True
+                gc.collect()
+                gc.freeze()
+                self.collections += 1
+                then()
+            return  # before the freeze, a full collection would walk the whole library
         if self.due():
+            gc.collect()
+            self.collections += 1
+
+    def after_background(self) -> None:
+        """The last background run ended: what it left for the collector (~20 ms at 2,289
+        skills, ~45 ms at 26,000: docs/benchmarks.md, "Decisions as cycles"), unless the
+        freeze's collection, which waits for a quiet moment, is still to come."""
+        if self._freeze is None:
             gc.collect()
             self.collections += 1
 
@@ -383,8 +441,9 @@ def decide_prompt(
 ) -> None:
     """The decision for the prompt typed, and for the pinned one."""
     cwd = app.options.cwd
-    decision = decide(prompt, snapshot, config, cwd=cwd)
-    pinned_decision = decide(pinned, snapshot, config, cwd=cwd) if pinned is not None else None
+    with app.beat.foreground():  # lint and the replay wait while it runs (LoopBeat)
+        decision = decide(prompt, snapshot, config, cwd=cwd)
+        pinned_decision = decide(pinned, snapshot, config, cwd=cwd) if pinned is not None else None
     if not get_current_worker().is_cancelled:
         app.call_from_thread(app.show_decision, decision, pinned_decision, snapshot, config)
 

@@ -110,6 +110,32 @@ def test_subscribers_hear_what_changed(live: LiveIndex, library: Path) -> None:
     assert {"parse", "embed", "total"} <= set(change.timings_ms)
 
 
+def test_it_says_while_a_change_is_being_read(
+    live: LiveIndex, library: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`changing` holds from a burst's first event to the swap (and not after): the
+    explorer's lint gives way to a save meanwhile."""
+    seen: list[bool] = []
+    build = live._build
+
+    def watched(**kwargs: object) -> object:
+        seen.append(live.changing)
+        return build(**kwargs)  # type: ignore[arg-type]
+
+    def settled() -> bool:
+        deadline = time.monotonic() + TIMEOUT
+        while live.changing and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not live.changing
+
+    assert settled()  # the watcher's first walk after the start
+    monkeypatch.setattr(live, "_build", watched)
+    write(library / "pptx" / "SKILL.md", skill_text("pptx", "Slide decks."))
+    assert live.wait_for(lambda snap: "pptx" in ids(snap), TIMEOUT)
+    assert settled()
+    assert seen and all(seen)
+
+
 def test_editor_noise_is_ignored(live: LiveIndex, library: Path) -> None:
     before = live.reindex_count
     for noise in (".SKILL.md.swp", "SKILL.md~", "notes.tmp", "4913"):

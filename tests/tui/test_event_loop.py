@@ -9,6 +9,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from contextlib import nullcontext
+
+import pytest
 
 from explorer.engine.base.turns import checkpoint, yielding
 from explorer.tui.tasks import LoopBeat
@@ -21,7 +24,7 @@ def _spin(beat: LoopBeat, done: threading.Event) -> None:
 
 
 async def test_a_worker_pauses_while_the_loop_is_late_and_goes_on_after() -> None:
-    beat = LoopBeat(lambda: True)
+    beat = LoopBeat(lambda: True, lambda: False)
     beat.start()
     done = threading.Event()
     worker = threading.Thread(target=_spin, args=(beat, done))
@@ -39,9 +42,39 @@ async def test_a_worker_pauses_while_the_loop_is_late_and_goes_on_after() -> Non
     beat.stop()
 
 
+@pytest.mark.parametrize("work", ["a decision", "a save"])
+async def test_a_worker_pauses_while_other_threads_work_for_the_screen(work: str) -> None:
+    """The loop keeps its beat, but a keystroke's decision and a save's re-index run on
+    threads of their own: background work gives way to them too, and goes on after."""
+    saving = [False]
+    beat = LoopBeat(lambda: True, lambda: saving[0])
+    beat.STALE = 3600.0  # a busy machine cannot make the loop late here: only the work
+    beat.start()
+    done = threading.Event()
+    worker = threading.Thread(target=_spin, args=(beat, done))
+    worker.start()
+    await asyncio.sleep(0.05)
+    assert beat.pauses == 0  # the loop beats: nothing to give way to
+    with beat.foreground() if work == "a decision" else nullcontext():
+        saving[0] = work == "a save"
+        deadline = time.monotonic() + 30
+        while beat.pauses == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)  # the loop keeps beating all along
+        assert beat.pauses >= 1
+        saving[0] = False
+    await asyncio.sleep(0.1)  # the pause under way ends with the work
+    pauses = beat.pauses
+    await asyncio.sleep(0.1)  # the work done: the worker goes on without pausing
+    assert beat.pauses == pauses
+    done.set()
+    await asyncio.to_thread(worker.join, 30)
+    assert not worker.is_alive()
+    beat.stop()
+
+
 async def test_without_background_work_no_beat_runs_and_nothing_pauses() -> None:
     wanted = [True]
-    beat = LoopBeat(lambda: wanted[0])
+    beat = LoopBeat(lambda: wanted[0], lambda: False)
     beat.start()
     wanted[0] = False
     await asyncio.sleep(0.05)  # the next beat sees nothing wanted and stops

@@ -293,7 +293,7 @@ async def test_full_collections_wait_for_a_quiet_moment(tmp_path: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
         await settle(pilot, lambda: app.state.loading_snapshot is None)
-        await settle(pilot, lambda: not app.background_busy)
+        await settle(pilot, lambda: not app.background_busy and app.collections.frozen)
         assert gc.get_threshold()[2] == DEFERRED_FULL
         idle = app.collections
         made = idle.collections
@@ -309,6 +309,29 @@ async def test_full_collections_wait_for_a_quiet_moment(tmp_path: Path) -> None:
             gc.collect(1)
         assert idle.due()
     assert gc.get_threshold() == before
+
+
+async def test_the_freeze_waits_for_a_pause_in_typing(tmp_path: Path) -> None:
+    """What lives as long as the app is frozen once the live library is on screen, after
+    a full collection that walks all of it (140-200 ms at 2,289 skills): not while keys
+    come, but at the first pause."""
+    from explorer.tui.tasks import IdleCollections
+
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        typed = 0
+        while app.state.loading_snapshot is not None or not ready(app) or typed < 4:
+            await pilot.press("m")  # typing from the start, a key every 0.2 s
+            typed += 1
+            await pilot.pause(0.2)
+            assert typed < 200, "the live library never came"
+        for _ in range(2 * int(IdleCollections.QUIET / 0.2)):
+            assert not app.collections.frozen  # keys keep coming
+            await pilot.press("m")
+            await pilot.pause(0.2)
+        await settle(pilot, lambda: app.collections.frozen, timeout=10.0)
 
 
 @pytest.mark.slow  # waits on saves; test_snapshot_sharing.py holds what a save keeps
@@ -382,6 +405,7 @@ async def test_a_lint_running_when_the_app_freezes_does_not_keep_its_snapshot(
     async with app.run_test(size=(80, 24)) as pilot:
         try:
             await settle(pilot, lambda: ready(app) and app.state.painted_on is app.snapshot)
+            await settle(pilot, lambda: app.collections.frozen)  # no key: at once
             assert app.state.loading_snapshot is None and app.background_busy  # frozen, linting
             first = linted[0]
         finally:

@@ -159,6 +159,9 @@ class LiveIndex:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.reindex_count = 0
+        # From the first event of a burst to the swap: a caller's background work can
+        # give way meanwhile (the explorer's lint, so that a save reaches the screen).
+        self.changing = False
         self.failures: list[str] = []  # the last few errors the watcher thread survived
         self._failure_listeners: list[Callable[[str], object]] = []
         self.snapshot: Index = self._build(full=True, touched=(), version=1)[0]
@@ -242,11 +245,14 @@ class LiveIndex:
                 continue
             if self._stopping.is_set():
                 return
-            touched, full = self._collect(first)
+            self.changing = True
             try:
+                touched, full = self._collect(first)
                 self._reindex(full=self._roots_moved() or full, touched=touched)
             except Exception as error:  # keep watching: the next event retries from disk
                 self._failed(f"re-index failed: {type(error).__name__}: {error}")
+            finally:
+                self.changing = False
             self._last_reindex_end = time.monotonic()
 
     def _collect(self, first: str | None) -> tuple[set[str], bool]:

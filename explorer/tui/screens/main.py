@@ -8,7 +8,6 @@ app's own query searches only the screen on top). Everything here runs on the UI
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -334,18 +333,18 @@ class MainScreen(Screen[None]):
 
     def _drop_loading_snapshot(self) -> None:
         """The live library's first decision is on screen: the lexical-only copy of the
-        library shown while the models loaded goes, and what it held goes back to the
-        system (a trim walks the heaps: off the event loop).
+        library shown while the models loaded goes.
 
-        Then, once, what lives as long as the app (the library, the models, the widgets)
-        leaves the collector's generations, so a collection never walks it while a key
-        waits. Once only, after a collection: a frozen object is never collected, and the
-        workers that held a snapshot are cycles (a worker and its context) that only the
-        collector frees. Frozen at every new snapshot, each save's snapshot stayed for
-        good (5 MB a save at 2,289 skills)."""
+        Then, once, at the first quiet moment (tasks.IdleCollections), what lives as long
+        as the app (the library, the models, the widgets) leaves the collector's
+        generations, so a collection never walks it while a key waits, and what the copy
+        held goes back to the system (a trim walks the heaps: off the event loop). Once
+        only: frozen at every new snapshot, each save's snapshot stayed for good (5 MB a
+        save at 2,289 skills)."""
         self.state.loading_snapshot = None
-        gc.collect()
-        gc.freeze()
+        self.explorer.collections.freeze_when_quiet(self._give_memory_back)
+
+    def _give_memory_back(self) -> None:
         self.run_worker(give_back, thread=True, group="memory", description="give memory back")
 
     def show_panels(self, decision: Decision, pinned: Decision | None) -> None:
