@@ -146,8 +146,8 @@ class ExplorerApp(App[None]):
         self.state.first_paint_ms = (time.perf_counter() - self.created_at) * 1000
 
     def on_main(self, draw: Callable[..., None], *args: Any) -> None:
-        """Run one of the main screen's drawing methods, unless the app is shutting down:
-        a thread's late result then finds its widgets gone, and there is nothing to draw."""
+        """Draw on the main screen unless the app is closing and its widgets are gone. A worker
+        passes `lambda: app.main.show_...(...)`, so `app.main` is read inside this guard."""
         try:
             draw(*args)
         except (NoMatches, ScreenStackError):
@@ -281,7 +281,7 @@ class ExplorerApp(App[None]):
         self.on_main(self._index_changed, message)
 
     def on_watcher_failed(self, message: WatcherFailed) -> None:
-        self.on_main(self.main.refresh_status)
+        self.on_main(lambda: self.main.refresh_status())
         self.notify(visible(message.failure), severity="error", timeout=10, markup=False)
 
     def _index_changed(self, message: IndexChanged) -> None:

@@ -391,7 +391,7 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
                 )
     give_back()  # lint's transient tables, back to the system (engine/base/memory.py)
     if not get_current_worker().is_cancelled:
-        app.call_from_thread(app.on_main, app.main.show_quality, quality)
+        app.call_from_thread(app.on_main, lambda: app.main.show_quality(quality))
 
 
 def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
@@ -401,11 +401,11 @@ def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     if not log:
         return
     worker = get_current_worker()
-    show = app.main.show_history
     try:
         read = read_events([Path(log)])
     except OSError as error:
-        app.call_from_thread(app.on_main, show, None, None, f"{log}: {error}")
+        message = f"{log}: {error}"
+        app.call_from_thread(app.on_main, lambda: app.main.show_history(None, None, message))
         return
     decide_turn = pipeline_decider(snapshot, config)
 
@@ -423,7 +423,7 @@ def replay_history(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     except _Cancelled:
         return
     if not worker.is_cancelled:
-        app.call_from_thread(app.on_main, show, report, result, None)
+        app.call_from_thread(app.on_main, lambda: app.main.show_history(report, result, None))
 
 
 def attribute_sentences(screen: MainScreen, snapshot: Index, prompt: str, skill_id: str) -> None:
@@ -456,18 +456,17 @@ def compare_rankings(
     config: Config,
 ) -> None:
     """F8: the ranking diff against the pinned prompt, else the previous snapshot."""
-    show = app.main.show_compare
     if pinned is not None:
         base, label = pinned, "pinned"
     elif previous is not None:
         base = decide(decision.prompt, previous, config, cwd=app.options.cwd)
         label = f"previous snapshot (v{previous.version})"
     else:
-        app.call_from_thread(app.on_main, show, None, "", decision)
+        app.call_from_thread(app.on_main, lambda: app.main.show_compare(None, "", decision))
         return
     diff = ranking_diff(base, decision, depth=DEPTH)
     if not get_current_worker().is_cancelled:
-        app.call_from_thread(app.on_main, show, diff, label, decision)
+        app.call_from_thread(app.on_main, lambda: app.main.show_compare(diff, label, decision))
 
 
 def default_cases(roots: Sequence[str]) -> str | None:
