@@ -28,23 +28,30 @@ import argparse
 import csv
 import dataclasses
 import json
+import multiprocessing
+import os
 import random
 import sys
 import time
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from explorer.engine.base.config import Config, dense_body_chars
 from explorer.engine.discovery.skills import Discovery, discover
-from explorer.engine.index.opening import Engine, open_engine
+from explorer.engine.index.opening import open_engine
 from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.models import Models
+from explorer.engine.inference.rerank import Reranker
 from explorer.engine.qa.cases import Case, CaseError, load_cases
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
@@ -56,6 +63,9 @@ from explorer.engine.route.relevance import (
     SizeTier,
     TreeEnsemble,
 )
+
+if TYPE_CHECKING:
+    from benchmarks.datasets import Library
 
 SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it
@@ -231,17 +241,49 @@ def _kind(case: Case) -> str:
 Labelled = list[tuple[Case, str]]
 
 
+class RememberedLogits:
+    """The reranker, each (prompt, document) pair scored once per process. A logit is a
+    property of its pair alone (docs/routing.md, "§5.4 Rerank and the agreement gate"),
+    and the same pairs come back again and again here: the previous default routes every
+    prompt beside the learned preset, and a sampled small library routes prompts its whole
+    library already did. The reranker is most of the routing's time."""
+
+    def __init__(self, reranker: Reranker) -> None:
+        self.name = reranker.name
+        self.model_path = reranker.model_path
+        self._reranker = reranker
+        self._logits: dict[tuple[str, str], float] = {}
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        new = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._logits]
+        if new:
+            logits = self._reranker.score(query, new)
+            for doc, logit in zip(new, logits, strict=True):
+                self._logits[(query, doc)] = float(logit)
+        return np.array([self._logits[(query, doc)] for doc in documents], dtype=np.float64)
+
+
 @dataclass
 class Router:
-    """The engine and config every library is routed with, and the sampling seed."""
+    """The models and config every library of one unit is routed with, and the unit's own
+    sampling seed (so units routed in parallel draw what they would draw one by one)."""
 
     config: Config
-    engine: Engine
+    cache: EmbeddingCache
+    models: Models
     rng: random.Random
+
+    @classmethod
+    def open(cls, config: Config, cache_dir: str | None, unit: str) -> Router:
+        engine = open_engine(config, cache_dir)
+        models = engine.models
+        if models.reranker is not None:
+            models = dataclasses.replace(models, reranker=RememberedLogits(models.reranker))
+        return cls(config, engine.cache, models, random.Random(f"{SEED}:{unit}"))
 
     def index(self, found: Discovery, roots: Sequence[str], keep: set[str] | None = None) -> Built:
         skills = Discovery(tuple(s for s in found.skills if keep is None or s.id in keep), ())
-        models, cache = self.engine.models, self.engine.cache
+        models, cache = self.models, self.cache
         learned = index_skills(skills, roots, self.config, models, cache)
         if dense_body_chars(BASELINE) == learned.dense_body_chars:
             return Built(learned, learned)
@@ -278,41 +320,89 @@ class Router:
         return out
 
 
+WILD_WHOLE = "wild-trigger-evals"
+
+
+def units(wild: Path | None) -> list[str]:
+    """What `collect` routes, one unit at a time in a process of its own: the wild corpus
+    whole, each wild fold's small libraries, each benchmark library with its own (the
+    longest first, so that two processes end close together)."""
+    from benchmarks.datasets import LIBRARIES
+
+    wild_units = [WILD_WHOLE, *(f"wild-{n}" for n in range(WILD_FOLDS))] if wild else []
+    return [*wild_units, *LIBRARIES]
+
+
 def collect(
-    wild: Path | None, config: Config, cache_dir: str | None, log: Callable[[str], None]
+    wild: Path | None,
+    config: Config,
+    cache_dir: str | None,
+    log: Callable[[str], None],
+    jobs: int = 1,
 ) -> list[Sample]:
-    """Every labelled prompt of every library, whole and in sampled small subsets."""
-    from benchmarks.datasets import DATA_DIR, LIBRARIES, library_roots
+    """Every labelled prompt of every library, whole and in sampled small subsets; `jobs`
+    units are routed at once. Each unit draws from its own seed, so the samples are the
+    same for any number of jobs, in the same order."""
+    route_unit = partial(collect_unit, wild=wild, config=config, cache_dir=cache_dir, log=log)
+    names = units(wild)
+    if jobs <= 1:
+        parts = [route_unit(name) for name in names]
+    else:
+        spawn = multiprocessing.get_context("spawn")  # no onnxruntime session across a fork
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
+            parts = list(pool.map(route_unit, names))
+    return [sample for part in parts for sample in part]
 
-    router = Router(config, open_engine(config, cache_dir), random.Random(SEED))
-    samples: list[Sample] = []
-    for library in LIBRARIES.values():
-        files = [library.cases_file("train"), library.cases_file("val")]
-        extra = DATA_DIR / f"{library.name}.extra-train.tsv"
-        files += [extra] if extra.exists() else []
-        cases = [(case, _kind(case)) for path in files for case in load_cases(path).cases]
 
-        def fold(case: Case, name: str = library.name) -> str:
-            return name
+def collect_unit(
+    unit: str,
+    *,
+    wild: Path | None,
+    config: Config,
+    cache_dir: str | None,
+    log: Callable[[str], None],
+) -> list[Sample]:
+    """One unit of `units`, routed on models of its own."""
+    from benchmarks.datasets import LIBRARIES
 
-        with library_roots(library) as paths:
-            started = time.perf_counter()
-            roots = [str(root) for root in paths]
-            found = discover(roots)
-            index = router.index(found, roots)
-            whole = _samples(index, cases, config, library.name, fold)
-            log(f"{library.name}: {len(index.learned)} skills, {len(whole)} prompts")
-            samples += whole
-            two, parts = two_task_prompts(cases, router.rng)
-            samples += _samples(index, two, config, library.name, fold, parts=parts)
-            if library.name == "anthropic-wshobson":  # the 12 Anthropic skills alone
-                apache = {s.id for s in found.skills if "anthropic-apache" in s.path}
-                small = router.index(found, roots, apache)
-                samples += _samples(small, cases, config, "anthropic-apache", fold)
-            samples += router.small_libraries(found, roots, cases, library.name, fold)
-            log(f"{library.name} and its small libraries: {time.perf_counter() - started:.0f} s")
-    if wild is not None:
-        samples += _wild(wild, router, log)
+    router = Router.open(config, cache_dir, unit)
+    started = time.perf_counter()
+    if unit in LIBRARIES:
+        samples = _library(LIBRARIES[unit], router, log)
+    else:
+        assert wild is not None
+        samples = _wild(wild, router, log, unit)
+    log(f"{unit}: {len(samples)} routed prompts in {time.perf_counter() - started:.0f} s")
+    return samples
+
+
+def _library(library: Library, router: Router, log: Callable[[str], None]) -> list[Sample]:
+    """A benchmark library's prompts (every split: the model never saw any of them), its
+    two-task prompts, and its sampled small libraries."""
+    from benchmarks.datasets import DATA_DIR, library_roots
+
+    config = router.config
+    files = [library.cases_file("train"), library.cases_file("val")]
+    extra = DATA_DIR / f"{library.name}.extra-train.tsv"
+    files += [extra] if extra.exists() else []
+    cases = [(case, _kind(case)) for path in files for case in load_cases(path).cases]
+
+    def fold(case: Case, name: str = library.name) -> str:
+        return name
+
+    with library_roots(library) as paths:
+        roots = [str(root) for root in paths]
+        found = discover(roots)
+        index = router.index(found, roots)
+        samples = _samples(index, cases, config, library.name, fold)
+        log(f"{library.name}: {len(index.learned)} skills, {len(samples)} prompts")
+        two, parts = two_task_prompts(cases, router.rng)
+        samples += _samples(index, two, config, library.name, fold, parts=parts)
+        if library.name == "anthropic-wshobson":  # the 12 Anthropic skills alone
+            apache = {s.id for s in found.skills if "anthropic-apache" in s.path}
+            small = router.index(found, roots, apache)
+            samples += _samples(small, cases, config, "anthropic-apache", fold)
+        samples += router.small_libraries(found, roots, cases, library.name, fold)
     return samples
 
 
@@ -350,13 +440,13 @@ def wild_folds(wild: Path) -> tuple[dict[str, str], dict[str, str]]:
     return fold, folder
 
 
-def _wild(wild: Path, router: Router, log: Callable[[str], None]) -> list[Sample]:
-    """The wild corpus as one library: cases.tsv, plus each author's should-not-trigger
-    prompts that cases.tsv left out (they must not inject that author's skill)."""
+def _wild(wild: Path, router: Router, log: Callable[[str], None], unit: str) -> list[Sample]:
+    """The wild corpus as one library (`WILD_WHOLE`), or one fold's small libraries
+    (`wild-N`): cases.tsv, plus each author's should-not-trigger prompts that cases.tsv
+    left out (they must not inject that author's skill)."""
     fold_of, folder = wild_folds(wild)
     roots = [str(wild / "skills")]
     found = discover(roots)
-    index = router.index(found, roots)
     cases = [(case, _kind(case)) for case in load_cases(wild / "cases.tsv").cases]
     seen = {case.prompt for case, _ in cases}
     for name, folder_id in sorted(folder.items()):
@@ -379,16 +469,14 @@ def _wild(wild: Path, router: Router, log: Callable[[str], None]) -> list[Sample
         names = case.expect or case.reject
         return names[0] if names else ""
 
-    started = time.perf_counter()
-    out = _samples(index, cases, router.config, "wild-trigger-evals", fold, source)
-    log(f"wild-trigger-evals: {len(index.learned)} skills, {len(out)} prompts")
-    for number in range(WILD_FOLDS):
-        name = f"wild-{number}"
-        pool = {skill for skill, f in fold_of.items() if f == name}
-        mine = [(case, kind) for case, kind in cases if fold(case) == name]
-        out += router.small_libraries(found, roots, mine, "wild-trigger-evals", fold, source, pool)
-    log(f"wild-trigger-evals and its small libraries: {time.perf_counter() - started:.0f} s")
-    return out
+    if unit == WILD_WHOLE:
+        index = router.index(found, roots)
+        out = _samples(index, cases, router.config, WILD_WHOLE, fold, source)
+        log(f"{WILD_WHOLE}: {len(index.learned)} skills, {len(out)} prompts")
+        return out
+    pool = {skill for skill, f in fold_of.items() if f == unit}
+    mine = [(case, kind) for case, kind in cases if fold(case) == unit]
+    return router.small_libraries(found, roots, mine, WILD_WHOLE, fold, source, pool)
 
 
 # --- the model --------------------------------------------------------------------------
@@ -799,6 +887,11 @@ def table(
     )
 
 
+def say(started: float, line: str) -> None:
+    """A line of the training log, stamped with the seconds since `started` (any process)."""
+    print(f"[{time.time() - started:6.0f} s] {line}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m explorer.training.relevance", description=__doc__.split("\n")[0]
@@ -819,18 +912,21 @@ def main(argv: list[str] | None = None) -> int:
         "--reuse", action="store_true", help="read --samples instead of routing again"
     )
     parser.add_argument("--cache-dir", default="build/relevance-cache")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="libraries routed at once, each in a process of its own (default: every core)",
+    )
     parser.add_argument("--report", type=Path, help="write the leave-library-out report (Markdown)")
     args = parser.parse_args(argv)
-    started = time.time()
-
-    def log(line: str) -> None:
-        print(f"[{time.time() - started:6.0f} s] {line}", file=sys.stderr, flush=True)
+    log = partial(say, time.time())
 
     config = Config(preset="learned", reranker="packaged")
     if args.reuse:
         samples = load_samples(args.samples)
     else:
-        samples = collect(args.wild, config, args.cache_dir, log)
+        samples = collect(args.wild, config, args.cache_dir, log, args.jobs)
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
     models = fold_models(samples, log)
