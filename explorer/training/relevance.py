@@ -35,13 +35,14 @@ import sys
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,7 @@ from explorer.engine.index.opening import open_engine
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.cache import EmbeddingCache
 from explorer.engine.inference.models import Models
-from explorer.engine.inference.rerank import Reranker
+from explorer.engine.inference.rerank import RememberedLogits
 from explorer.engine.qa.cases import Case, CaseError, load_cases
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
@@ -63,9 +64,6 @@ from explorer.engine.route.relevance import (
     SizeTier,
     TreeEnsemble,
 )
-
-if TYPE_CHECKING:
-    from benchmarks.datasets import Library
 
 SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it
@@ -172,10 +170,6 @@ def band_of(size: int) -> str:
 # --- routing the labelled prompts -------------------------------------------------------
 
 
-def _no_source(case: Case) -> str:
-    return ""
-
-
 @dataclass(frozen=True)
 class Built:
     """One library indexed for the learned preset and for the previous default. Each
@@ -185,19 +179,41 @@ class Built:
     before: Index
 
 
-def _samples(
-    built: Built,
-    cases: Iterable[tuple[Case, str]],
-    config: Config,
-    library: str,
-    fold: Callable[[Case], str],
-    source: Callable[[Case], str] = _no_source,
-    parts: Mapping[str, tuple[tuple[str, ...], ...]] | None = None,
-) -> list[Sample]:
+@dataclass(frozen=True)
+class Labelled:
+    """A labelled prompt as a sample will carry it: its kind, fold and author."""
+
+    case: Case
+    kind: str
+    fold: str
+    source: str = ""  # the wild skill whose author wrote the prompt
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Prompts to route in one library or in a sampled subset of it, drawn before any
+    routing, so that the draws never depend on how the routing is spread over processes."""
+
+    library: str  # the samples' library name
+    keep: frozenset[str] | None  # a sampled small library's skills; None: the whole library
+    prompts: tuple[Labelled, ...]
+    parts: Mapping[str, tuple[tuple[str, ...], ...]] | None = None  # two-task prompts
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The plans routed over one library's skills, in one process."""
+
+    library: str  # a benchmark library's name, or WILD_WHOLE
+    plans: tuple[Plan, ...]
+
+
+def _samples(built: Built, plan: Plan, config: Config) -> list[Sample]:
     out = []
     index = built.learned
     ids = set(index.ids)
-    for case, kind in cases:
+    for labelled in plan.prompts:
+        case = labelled.case
         expect = frozenset(case.expect) & ids
         if case.expect and not expect:
             continue  # its skill is not in this library (a sampled subset)
@@ -208,18 +224,18 @@ def _samples(
             raise RuntimeError("the learned preset did not run the relevance stage")
         out.append(
             Sample(
-                library=library,
-                fold=fold(case),
+                library=plan.library,
+                fold=labelled.fold,
                 size=len(index),
-                kind=kind,
+                kind=labelled.kind,
                 prompt=case.prompt,
                 expect=expect,
                 reject=frozenset(case.reject),
                 candidates=tuple(index.ids[i] for i in trace.candidates),
                 matrix=trace.values.copy(),
-                source=source(case),
+                source=labelled.source,
                 baseline=before,
-                parts=(parts or {}).get(case.prompt, ()),
+                parts=(plan.parts or {}).get(case.prompt, ()),
                 tasks=tuple(
                     (tuple(index.ids[i] for i in task.trace.candidates), task.trace.values.copy())
                     for task in decision.tasks
@@ -238,50 +254,25 @@ def _kind(case: Case) -> str:
     return case.category
 
 
-Labelled = list[tuple[Case, str]]
-
-
-class RememberedLogits:
-    """The reranker, each (prompt, document) pair scored once per process. A logit is a
-    property of its pair alone (docs/routing.md, "§5.4 Rerank and the agreement gate"),
-    and the same pairs come back again and again here: the previous default routes every
-    prompt beside the learned preset, and a sampled small library routes prompts its whole
-    library already did. The reranker is most of the routing's time."""
-
-    def __init__(self, reranker: Reranker) -> None:
-        self.name = reranker.name
-        self.model_path = reranker.model_path
-        self._reranker = reranker
-        self._logits: dict[tuple[str, str], float] = {}
-
-    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        new = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._logits]
-        if new:
-            logits = self._reranker.score(query, new)
-            for doc, logit in zip(new, logits, strict=True):
-                self._logits[(query, doc)] = float(logit)
-        return np.array([self._logits[(query, doc)] for doc in documents], dtype=np.float64)
-
-
 @dataclass
 class Router:
-    """The models and config every library of one unit is routed with, and the unit's own
-    sampling seed (so units routed in parallel draw what they would draw one by one)."""
+    """The models and config every library of one unit is routed with."""
 
     config: Config
     cache: EmbeddingCache
     models: Models
-    rng: random.Random
 
     @classmethod
-    def open(cls, config: Config, cache_dir: str | None, unit: str) -> Router:
+    def open(cls, config: Config, cache_dir: str | None) -> Router:
         engine = open_engine(config, cache_dir)
         models = engine.models
         if models.reranker is not None:
             models = dataclasses.replace(models, reranker=RememberedLogits(models.reranker))
-        return cls(config, engine.cache, models, random.Random(f"{SEED}:{unit}"))
+        return cls(config, engine.cache, models)
 
-    def index(self, found: Discovery, roots: Sequence[str], keep: set[str] | None = None) -> Built:
+    def index(
+        self, found: Discovery, roots: Sequence[str], keep: frozenset[str] | None = None
+    ) -> Built:
         skills = Discovery(tuple(s for s in found.skills if keep is None or s.id in keep), ())
         models, cache = self.models, self.cache
         learned = index_skills(skills, roots, self.config, models, cache)
@@ -289,48 +280,22 @@ class Router:
             return Built(learned, learned)
         return Built(learned, index_skills(skills, roots, BASELINE, models, cache))
 
-    def small_libraries(
-        self,
-        found: Discovery,
-        roots: Sequence[str],
-        cases: Labelled,
-        name: str,
-        fold: Callable[[Case], str],
-        source: Callable[[Case], str] = _no_source,
-        pool: set[str] | None = None,
-    ) -> list[Sample]:
-        """Random libraries of 5 to 30 of the skills that have prompts, with those prompts
-        and a sample of the library's plain negatives."""
-        prompted = {skill for case, _ in cases for skill in case.expect}
-        ids = sorted(
-            s.id for s in found.skills if s.id in prompted and (pool is None or s.id in pool)
-        )
-        negatives = [(case, kind) for case, kind in cases if not case.expect and not case.reject]
-        out: list[Sample] = []
-        for round_ in range(SMALL_PER_FOLD):
-            size = SMALL_SIZES[round_ % len(SMALL_SIZES)]
-            if len(ids) < size:
-                continue
-            keep = set(self.rng.sample(ids, size))
-            index = self.index(found, roots, keep)
-            chosen = [(c, k) for c, k in cases if set(c.expect or c.reject) & keep]
-            chosen = self.rng.sample(chosen, min(len(chosen), SMALL_PROMPTS))
-            chosen += self.rng.sample(negatives, min(len(negatives), 12))
-            out += _samples(index, chosen, self.config, f"{name} (small)", fold, source)
-        return out
-
 
 WILD_WHOLE = "wild-trigger-evals"
 
 
-def units(wild: Path | None) -> list[str]:
-    """What `collect` routes, one unit at a time in a process of its own: the wild corpus
-    whole, each wild fold's small libraries, each benchmark library with its own (the
-    longest first, so that two processes end close together)."""
-    from benchmarks.datasets import LIBRARIES
+@contextmanager
+def _roots(library: str, wild: Path | None) -> Iterator[list[str]]:
+    """A unit's skill roots: a benchmark library's (materialised meanwhile), or the wild
+    corpus's."""
+    from benchmarks.datasets import library_roots
 
-    wild_units = [WILD_WHOLE, *(f"wild-{n}" for n in range(WILD_FOLDS))] if wild else []
-    return [*wild_units, *LIBRARIES]
+    if library == WILD_WHOLE:
+        assert wild is not None
+        yield [str(wild / "skills")]
+        return
+    with library_roots(library) as paths:
+        yield [str(root) for root in paths]
 
 
 def collect(
@@ -340,82 +305,125 @@ def collect(
     log: Callable[[str], None],
     jobs: int = 1,
 ) -> list[Sample]:
-    """Every labelled prompt of every library, whole and in sampled small subsets; `jobs`
-    units are routed at once. Each unit draws from its own seed, so the samples are the
-    same for any number of jobs, in the same order."""
-    route_unit = partial(collect_unit, wild=wild, config=config, cache_dir=cache_dir, log=log)
-    names = units(wild)
+    """Every labelled prompt of every library, whole and in sampled small subsets. Every
+    draw is made first, from one seeded generator (`plan_units`); then `jobs` units are
+    routed at once, each in a process of its own, and their samples kept in the units'
+    order. So the samples are the same for any number of jobs."""
+    units = plan_units(wild, random.Random(SEED))
+    route = partial(route_unit, wild=wild, config=config, cache_dir=cache_dir, log=log)
     if jobs <= 1:
-        parts = [route_unit(name) for name in names]
-    else:
-        spawn = multiprocessing.get_context("spawn")  # no onnxruntime session across a fork
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
-            parts = list(pool.map(route_unit, names))
-    return [sample for part in parts for sample in part]
+        return [sample for unit in units for sample in route(unit)]
+    spawn = multiprocessing.get_context("spawn")  # no onnxruntime session across a fork
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn) as pool:
+        # The longest units first, so that the processes end close together.
+        longest = sorted(units, key=lambda unit: -sum(len(p.prompts) for p in unit.plans))
+        futures = {id(unit): pool.submit(route, unit) for unit in longest}
+        return [sample for unit in units for sample in futures[id(unit)].result()]
 
 
-def collect_unit(
-    unit: str,
+def route_unit(
+    unit: Unit,
     *,
     wild: Path | None,
     config: Config,
     cache_dir: str | None,
     log: Callable[[str], None],
 ) -> list[Sample]:
-    """One unit of `units`, routed on models of its own."""
-    from benchmarks.datasets import LIBRARIES
-
-    router = Router.open(config, cache_dir, unit)
+    """One unit's plans, routed on models of its own."""
+    router = Router.open(config, cache_dir)
     started = time.perf_counter()
-    if unit in LIBRARIES:
-        samples = _library(LIBRARIES[unit], router, log)
-    else:
-        assert wild is not None
-        samples = _wild(wild, router, log, unit)
-    log(f"{unit}: {len(samples)} routed prompts in {time.perf_counter() - started:.0f} s")
-    return samples
-
-
-def _library(library: Library, router: Router, log: Callable[[str], None]) -> list[Sample]:
-    """A benchmark library's prompts (every split: the model never saw any of them), its
-    two-task prompts, and its sampled small libraries."""
-    from benchmarks.datasets import DATA_DIR, library_roots
-
-    config = router.config
-    files = [library.cases_file("train"), library.cases_file("val")]
-    extra = DATA_DIR / f"{library.name}.extra-train.tsv"
-    files += [extra] if extra.exists() else []
-    cases = [(case, _kind(case)) for path in files for case in load_cases(path).cases]
-
-    def fold(case: Case, name: str = library.name) -> str:
-        return name
-
-    with library_roots(library) as paths:
-        roots = [str(root) for root in paths]
+    samples: list[Sample] = []
+    with _roots(unit.library, wild) as roots:
         found = discover(roots)
-        index = router.index(found, roots)
-        samples = _samples(index, cases, config, library.name, fold)
-        log(f"{library.name}: {len(index.learned)} skills, {len(samples)} prompts")
-        two, parts = two_task_prompts(cases, router.rng)
-        samples += _samples(index, two, config, library.name, fold, parts=parts)
-        if library.name == "anthropic-wshobson":  # the 12 Anthropic skills alone
-            apache = {s.id for s in found.skills if "anthropic-apache" in s.path}
-            small = router.index(found, roots, apache)
-            samples += _samples(small, cases, config, "anthropic-apache", fold)
-        samples += router.small_libraries(found, roots, cases, library.name, fold)
+        whole: Built | None = None
+        for plan in unit.plans:
+            if plan.keep is None:
+                whole = whole or router.index(found, roots)
+                built = whole
+            else:
+                built = router.index(found, roots, plan.keep)
+            samples += _samples(built, plan, config)
+    seconds = time.perf_counter() - started
+    log(
+        f"{unit.library}: {len(samples)} routed prompts in {len(unit.plans)} plans, {seconds:.0f} s"
+    )
     return samples
+
+
+def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
+    """Every draw, in one order: for each benchmark library its two-task prompts and its
+    small libraries; then the wild corpus's small libraries, fold by fold. The wild corpus
+    whole is one unit and each wild fold's small libraries another, so the longest part
+    of the routing is spread over the processes too."""
+    from benchmarks.datasets import DATA_DIR, LIBRARIES
+
+    units = []
+    for library in LIBRARIES.values():
+        files = [library.cases_file("train"), library.cases_file("val")]
+        extra = DATA_DIR / f"{library.name}.extra-train.tsv"
+        files += [extra] if extra.exists() else []
+        cases = [(case, _kind(case)) for path in files for case in load_cases(path).cases]
+        prompts = tuple(Labelled(case, kind, library.name) for case, kind in cases)
+        plans = [Plan(library.name, None, prompts)]
+        two, parts = two_task_prompts(cases, rng)
+        two_labelled = tuple(Labelled(case, kind, library.name) for case, kind in two)
+        plans.append(Plan(library.name, None, two_labelled, parts))
+        with _roots(library.name, wild) as roots:
+            found = discover(roots)
+        if library.name == "anthropic-wshobson":  # the 12 Anthropic skills alone
+            apache = frozenset(s.id for s in found.skills if "anthropic-apache" in s.path)
+            plans.append(Plan("anthropic-apache", apache, prompts))
+        plans += small_libraries(found, prompts, library.name, rng)
+        units.append(Unit(library.name, tuple(plans)))
+    if wild is not None:
+        prompts = wild_prompts(wild)
+        units.append(Unit(WILD_WHOLE, (Plan(WILD_WHOLE, None, prompts),)))
+        found = discover([str(wild / "skills")])
+        fold_of, _ = wild_folds(wild)
+        for number in range(WILD_FOLDS):
+            name = f"wild-{number}"
+            pool = {skill for skill, fold in fold_of.items() if fold == name}
+            mine = tuple(labelled for labelled in prompts if labelled.fold == name)
+            smalls = small_libraries(found, mine, WILD_WHOLE, rng, pool)
+            units.append(Unit(WILD_WHOLE, tuple(smalls)))
+    return units
+
+
+def small_libraries(
+    found: Discovery,
+    prompts: Sequence[Labelled],
+    name: str,
+    rng: random.Random,
+    pool: set[str] | None = None,
+) -> list[Plan]:
+    """Random libraries of 5 to 30 of the skills that have prompts, with those prompts
+    and a sample of the library's plain negatives."""
+    prompted = {skill for labelled in prompts for skill in labelled.case.expect}
+    ids = sorted(s.id for s in found.skills if s.id in prompted and (pool is None or s.id in pool))
+    negatives = [item for item in prompts if not item.case.expect and not item.case.reject]
+    plans = []
+    for round_ in range(SMALL_PER_FOLD):
+        size = SMALL_SIZES[round_ % len(SMALL_SIZES)]
+        if len(ids) < size:
+            continue
+        keep = frozenset(rng.sample(ids, size))
+        chosen = [item for item in prompts if set(item.case.expect or item.case.reject) & keep]
+        chosen = rng.sample(chosen, min(len(chosen), SMALL_PROMPTS))
+        chosen += rng.sample(negatives, min(len(negatives), 12))
+        plans.append(Plan(f"{name} (small)", keep, tuple(chosen)))
+    return plans
 
 
 TWO_TASKS_PER_LIBRARY = 30
 
 
 def two_task_prompts(
-    cases: Labelled, rng: random.Random
-) -> tuple[Labelled, dict[str, tuple[tuple[str, ...], ...]]]:
+    cases: list[tuple[Case, str]], rng: random.Random
+) -> tuple[list[tuple[Case, str]], dict[str, tuple[tuple[str, ...], ...]]]:
     """Two direct requests for different skills joined into one prompt ("…, and then …"):
     the multi-intent kind, where each task's skill should be injected."""
     direct = [case for case, kind in cases if kind == "direct" and case.expect]
-    out: Labelled = []
+    out: list[tuple[Case, str]] = []
     parts: dict[str, tuple[tuple[str, ...], ...]] = {}
     while len(out) < TWO_TASKS_PER_LIBRARY and len(direct) > 1:
         first, second = rng.sample(direct, 2)
@@ -440,13 +448,10 @@ def wild_folds(wild: Path) -> tuple[dict[str, str], dict[str, str]]:
     return fold, folder
 
 
-def _wild(wild: Path, router: Router, log: Callable[[str], None], unit: str) -> list[Sample]:
-    """The wild corpus as one library (`WILD_WHOLE`), or one fold's small libraries
-    (`wild-N`): cases.tsv, plus each author's should-not-trigger prompts that cases.tsv
-    left out (they must not inject that author's skill)."""
+def wild_prompts(wild: Path) -> tuple[Labelled, ...]:
+    """The wild corpus's prompts: cases.tsv, plus each author's should-not-trigger prompts
+    that cases.tsv left out (they must not inject that author's skill)."""
     fold_of, folder = wild_folds(wild)
-    roots = [str(wild / "skills")]
-    found = discover(roots)
     cases = [(case, _kind(case)) for case in load_cases(wild / "cases.tsv").cases]
     seen = {case.prompt for case, _ in cases}
     for name, folder_id in sorted(folder.items()):
@@ -459,24 +464,13 @@ def _wild(wild: Path, router: Router, log: Callable[[str], None], unit: str) -> 
                 replaced = dataclasses.replace(case, kind="should-not-trigger")
                 cases.append((replaced, "author-negative"))
 
-    def fold(case: Case) -> str:
+    def labelled(case: Case, kind: str) -> Labelled:
         names = case.expect or case.reject
         if names:
-            return fold_of.get(names[0], "wild-0")
-        return f"wild-{zlib.crc32(case.prompt.encode()) % WILD_FOLDS}"
+            return Labelled(case, kind, fold_of.get(names[0], "wild-0"), names[0])
+        return Labelled(case, kind, f"wild-{zlib.crc32(case.prompt.encode()) % WILD_FOLDS}")
 
-    def source(case: Case) -> str:
-        names = case.expect or case.reject
-        return names[0] if names else ""
-
-    if unit == WILD_WHOLE:
-        index = router.index(found, roots)
-        out = _samples(index, cases, router.config, WILD_WHOLE, fold, source)
-        log(f"{WILD_WHOLE}: {len(index.learned)} skills, {len(out)} prompts")
-        return out
-    pool = {skill for skill, f in fold_of.items() if f == unit}
-    mine = [(case, kind) for case, kind in cases if fold(case) == unit]
-    return router.small_libraries(found, roots, mine, WILD_WHOLE, fold, source, pool)
+    return tuple(labelled(case, kind) for case, kind in cases)
 
 
 # --- the model --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from explorer.engine.inference.models import assemble_models, find_reranker, loa
 from explorer.engine.inference.rerank import (
     AGREEMENT_SLACK,
     OnnxCrossEncoder,
+    RememberedLogits,
     agreement_gate,
     sigmoid,
 )
@@ -230,3 +232,38 @@ def test_a_huge_prompt_is_cut_to_what_the_model_reads_before_tokenising() -> Non
     )
     doc = "Merge and split PDF files."
     assert encoder.score(text, [doc])[0] == encoder.score(text[: encoder.max_chars], [doc])[0]
+
+
+class _CountingReranker:
+    """A logit from the pair's text alone, and a count of the pairs actually scored."""
+
+    name = "counting"
+    model_path = "-"
+
+    def __init__(self) -> None:
+        self.scored: list[tuple[str, str]] = []
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        self.scored += [(query, doc) for doc in documents]
+        return np.array([float(len(query) * 100 + len(doc)) for doc in documents])
+
+
+def test_a_remembered_reranker_scores_each_pair_once_with_its_own_logits() -> None:
+    reranker = _CountingReranker()
+    remembered = RememberedLogits(reranker)
+    first = remembered.score("merge pdfs", ["pdf tools", "sheets", "pdf tools"])
+    again = remembered.score("merge pdfs", ["sheets", "slides", "pdf tools"])
+    other = remembered.score("make slides", ["sheets"])
+    direct = _CountingReranker()
+    for query, docs, got in (
+        ("merge pdfs", ["pdf tools", "sheets", "pdf tools"], first),
+        ("merge pdfs", ["sheets", "slides", "pdf tools"], again),
+        ("make slides", ["sheets"], other),
+    ):
+        assert got.tolist() == direct.score(query, docs).tolist()
+    assert reranker.scored == [
+        ("merge pdfs", "pdf tools"),
+        ("merge pdfs", "sheets"),
+        ("merge pdfs", "slides"),
+        ("make slides", "sheets"),
+    ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ from explorer.engine.route.relevance import FEATURES, RelevanceModel
 from explorer.training import relevance
 from explorer.training.relevance import (
     Learner,
-    RememberedLogits,
     Sample,
     _out_of_fold,
     choose_thresholds,
@@ -155,38 +153,3 @@ def test_each_library_size_tier_gets_the_thresholds_of_its_own_prompts(
     pooled = train_model(samples, "x", Learner.CHOICE)
     assert pooled.thresholds_for(200) == (pooled.threshold, pooled.second_threshold)
     assert pooled.thresholds_for(20) == choose_thresholds([pooled] * len(small), small)
-
-
-class _CountingReranker:
-    """A logit from the pair's text alone, and a count of the pairs actually scored."""
-
-    name = "counting"
-    model_path = "-"
-
-    def __init__(self) -> None:
-        self.scored: list[tuple[str, str]] = []
-
-    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        self.scored += [(query, doc) for doc in documents]
-        return np.array([float(len(query) * 100 + len(doc)) for doc in documents])
-
-
-def test_training_scores_each_reranker_pair_once() -> None:
-    reranker = _CountingReranker()
-    remembered = RememberedLogits(reranker)
-    first = remembered.score("merge pdfs", ["pdf tools", "sheets", "pdf tools"])
-    again = remembered.score("merge pdfs", ["sheets", "slides", "pdf tools"])
-    other = remembered.score("make slides", ["sheets"])
-    direct = _CountingReranker()
-    for query, docs, got in (
-        ("merge pdfs", ["pdf tools", "sheets", "pdf tools"], first),
-        ("merge pdfs", ["sheets", "slides", "pdf tools"], again),
-        ("make slides", ["sheets"], other),
-    ):
-        assert got.tolist() == direct.score(query, docs).tolist()
-    assert reranker.scored == [
-        ("merge pdfs", "pdf tools"),
-        ("merge pdfs", "sheets"),
-        ("merge pdfs", "slides"),
-        ("make slides", "sheets"),
-    ]

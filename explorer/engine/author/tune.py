@@ -56,7 +56,7 @@ from explorer.engine.author.whatif import patched_index
 from explorer.engine.base.config import Config
 from explorer.engine.base.text import STOPWORDS, keyword_tokens, match_tokens, norm_token
 from explorer.engine.index.snapshot import Index
-from explorer.engine.inference.rerank import Reranker, rerank_document
+from explorer.engine.inference.rerank import RememberedLogits, rerank_document
 from explorer.engine.qa.cases import Case, CaseSet, load_cases
 from explorer.engine.qa.evaluate import passes
 from explorer.engine.route.decision import Decision
@@ -481,29 +481,6 @@ class TuneResult:
         }
 
 
-class _RememberedLogits:
-    """A reranker that scores each (prompt, document) pair once per tuning run.
-
-    A pair's logit does not depend on the other pairs of the call (the cross-encoder runs
-    them one by one, unpadded: rerank.py), so reusing it gives `decide()` the very logits it
-    would compute. Between two candidate descriptions only the edited skill's document
-    changes, so this saves the other candidates' pairs, most of the reranker's work."""
-
-    def __init__(self, inner: Reranker) -> None:
-        self._inner = inner
-        self.name, self.model_path = inner.name, inner.model_path
-        self._memo: dict[tuple[str, str], float] = {}
-
-    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        missing = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._memo]
-        if missing:
-            logits = self._inner.score(query, missing)
-            self._memo.update(
-                zip(((query, doc) for doc in missing), map(float, logits), strict=True)
-            )
-        return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
-
-
 class _RememberedQueries:
     """An embedder whose query vectors are kept for the whole run (the embedder's own LRU
     holds 256: a library-wide case file is thousands of prompts, each routed once per
@@ -528,8 +505,8 @@ def remembering(index: Index) -> Index:
     remembering query vectors, for one run; the models themselves are shared."""
     models = index.models
     reranker = models.reranker
-    if reranker is not None and not isinstance(reranker, _RememberedLogits):
-        models = dataclasses.replace(models, reranker=_RememberedLogits(reranker))
+    if reranker is not None and not isinstance(reranker, RememberedLogits):
+        models = dataclasses.replace(models, reranker=RememberedLogits(reranker))
     embedder = models.embedder
     if embedder is not None and not isinstance(embedder, _RememberedQueries):
         models = dataclasses.replace(models, embedder=_RememberedQueries(embedder))

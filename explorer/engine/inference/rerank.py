@@ -104,6 +104,30 @@ def sigmoid(logit: float) -> float:
     return z / (1.0 + z)
 
 
+class RememberedLogits:
+    """A reranker that scores each (prompt, document) pair once, for one run.
+
+    A pair's logit does not depend on the other pairs of a call (`CrossEncoder.score` runs
+    them one by one, unpadded), so a remembered one is the very logit `decide()` would
+    compute. Runs that route the same pairs again and again save most of the reranker's
+    work: the tuner between two candidate descriptions (only the edited skill's document
+    changes), training between a library and its sampled small libraries."""
+
+    def __init__(self, inner: Reranker) -> None:
+        self._inner = inner
+        self.name, self.model_path = inner.name, inner.model_path
+        self._memo: dict[tuple[str, str], float] = {}
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        missing = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._memo]
+        if missing:
+            logits = self._inner.score(query, missing)
+            self._memo.update(
+                zip(((query, doc) for doc in missing), map(float, logits), strict=True)
+            )
+        return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
+
+
 def rerank_document(description: str, body_head: str) -> str:
     """§5.4: what the cross-encoder reads for a skill."""
     return description + "\n" + body_head
