@@ -120,10 +120,15 @@ INNER_GROUPS = 3  # out-of-fold predictions for choosing thresholds: the folds i
 # Thresholds are chosen per library size (§9.12 "One bar per library size"): up to 50
 # skills (the report's two small bands), and more. A tier with fewer prompts that no skill
 # serves than MIN_TIER_NEGATIVES among the training folds takes the pooled thresholds.
-SIZE_TIERS: tuple[int | None, ...] = (50, None)
+SMALL_TIER = 50  # the most skills a small library has (the sampled ones have 5 to 30)
+SIZE_TIERS: tuple[int | None, ...] = (SMALL_TIER, None)
 MIN_TIER_NEGATIVES = 100
 SMALL_SIZES = (5, 8, 10, 15, 20, 30)
 SMALL_PER_FOLD = 12
+# Small libraries are drawn this many times over: the bars of the small tier and the small
+# bands' figures moved by ten points of recall from one draw to another (§9.12, "Several
+# draws of small libraries"), so both come from every draw pooled.
+SMALL_DRAWS = 3
 SMALL_PROMPTS = 60  # a small library's own prompts, at most (its plain negatives beside)
 BANDS = (("≤ 10", 0, 10), ("11–50", 11, 50), ("51–300", 51, 300), ("≥ 1,000", 1000, 10**9))
 
@@ -142,6 +147,7 @@ class Sample:
     candidates: tuple[str, ...]
     matrix: np.ndarray
     source: str = ""  # the wild skill whose author wrote the prompt
+    draw: int = 0  # which draw of small libraries it was routed in (0 for whole libraries)
     baseline: tuple[str, ...] = ()  # what the previous default (calibrated) injected
     # A two-task prompt: the skills of each task (a hit needs one of them; "both" all parts).
     parts: tuple[tuple[str, ...], ...] = ()
@@ -198,6 +204,7 @@ class Plan:
     keep: frozenset[str] | None  # a sampled small library's skills; None: the whole library
     prompts: tuple[Labelled, ...]
     parts: Mapping[str, tuple[tuple[str, ...], ...]] | None = None  # two-task prompts
+    draw: int = 0  # which draw of small libraries (SMALL_DRAWS) it belongs to
 
 
 @dataclass(frozen=True)
@@ -234,6 +241,7 @@ def _samples(built: Built, plan: Plan, config: Config) -> list[Sample]:
                 candidates=tuple(index.ids[i] for i in trace.candidates),
                 matrix=trace.values.copy(),
                 source=labelled.source,
+                draw=plan.draw,
                 baseline=before,
                 parts=(plan.parts or {}).get(case.prompt, ()),
                 tasks=tuple(
@@ -352,12 +360,15 @@ def route_unit(
 
 def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
     """Every draw, in one order: for each benchmark library its two-task prompts and its
-    small libraries; then the wild corpus's small libraries, fold by fold. The wild corpus
-    whole is one unit and each wild fold's small libraries another, so the longest part
-    of the routing is spread over the processes too."""
+    small libraries; then the wild corpus's small libraries, fold by fold; then, draw after
+    draw, every library's and every wild fold's further small libraries (SMALL_DRAWS). The
+    wild corpus whole is one unit and each fold's small libraries of each draw another, so
+    the longest part of the routing is spread over the processes too."""
     from benchmarks.datasets import DATA_DIR, LIBRARIES
 
     units = []
+    # Each fold's library, skills, prompts and (a wild fold's) own skills, for the draws
+    folds: list[tuple[str, Discovery, tuple[Labelled, ...], set[str] | None]] = []
     for library in LIBRARIES.values():
         files = [library.cases_file("train"), library.cases_file("val")]
         extra = DATA_DIR / f"{library.name}.extra-train.tsv"
@@ -375,6 +386,7 @@ def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
             plans.append(Plan("anthropic-apache", apache, prompts))
         plans += small_libraries(found, prompts, library.name, rng)
         units.append(Unit(library.name, tuple(plans)))
+        folds.append((library.name, found, prompts, None))
     if wild is not None:
         prompts = wild_prompts(wild)
         units.append(Unit(WILD_WHOLE, (Plan(WILD_WHOLE, None, prompts),)))
@@ -384,8 +396,13 @@ def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
             name = f"wild-{number}"
             pool = {skill for skill, fold in fold_of.items() if fold == name}
             mine = tuple(labelled for labelled in prompts if labelled.fold == name)
-            smalls = small_libraries(found, mine, WILD_WHOLE, rng, pool)
-            units.append(Unit(WILD_WHOLE, tuple(smalls)))
+            units.append(
+                Unit(WILD_WHOLE, tuple(small_libraries(found, mine, WILD_WHOLE, rng, pool)))
+            )
+            folds.append((WILD_WHOLE, found, mine, pool))
+    for draw in range(1, SMALL_DRAWS):
+        for name, skills, labelled, own in folds:
+            units.append(Unit(name, tuple(small_libraries(skills, labelled, name, rng, own, draw))))
     return units
 
 
@@ -395,6 +412,7 @@ def small_libraries(
     name: str,
     rng: random.Random,
     pool: set[str] | None = None,
+    draw: int = 0,
 ) -> list[Plan]:
     """Random libraries of 5 to 30 of the skills that have prompts, with those prompts
     and a sample of the library's plain negatives."""
@@ -410,7 +428,7 @@ def small_libraries(
         chosen = [item for item in prompts if set(item.case.expect or item.case.reject) & keep]
         chosen = rng.sample(chosen, min(len(chosen), SMALL_PROMPTS))
         chosen += rng.sample(negatives, min(len(negatives), 12))
-        plans.append(Plan(f"{name} (small)", keep, tuple(chosen)))
+        plans.append(Plan(f"{name} (small)", keep, tuple(chosen), draw=draw))
     return plans
 
 
@@ -923,6 +941,19 @@ def main(argv: list[str] | None = None) -> int:
         samples = collect(args.wild, config, args.cache_dir, log, args.jobs)
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
+    # The fits' OpenMP threads, one per job: importing explorer caps them at one for
+    # routing (engine/base/threads.py), and the fits are most of what is left. The limit
+    # reaches only a loaded OpenMP runtime, so scikit-learn's is loaded first.
+    import sklearn.ensemble  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=max(args.jobs, 1), user_api="openmp"):
+        return _fit_and_report(args, samples, log)
+
+
+def _fit_and_report(
+    args: argparse.Namespace, samples: list[Sample], log: Callable[[str], None]
+) -> int:
     models = fold_models(samples, log)
     outcomes = leave_library_out(samples, models)
     shipped = train_model(samples, "relevance-trees")
@@ -1115,6 +1146,27 @@ def threshold_rows(
     return rows
 
 
+def draw_rows(samples: Sequence[Sample], outcomes: dict[int, Outcome]) -> list[str]:
+    """Each draw's sampled small libraries alone, by the bands they fall in: how much of
+    a small band's figure is its draw's."""
+    small = [(band, low, high) for band, low, high in BANDS if high <= SMALL_TIER]
+    rows = [
+        "| draw | " + " | ".join(f"{band}: recall | false-inject" for band, _, _ in small) + " |",
+        "|---:|" + "---:|---:|" * len(small),
+    ]
+    for draw in range(SMALL_DRAWS):
+        tallies = [Tally() for _ in small]
+        for position, sample in enumerate(samples):
+            if sample.draw != draw or not sample.library.endswith("(small)"):
+                continue
+            for tally, (_, low, high) in zip(tallies, small, strict=True):
+                if low <= sample.size <= high:
+                    tally.add(sample, outcomes[position])
+        cells = [" | ".join(tally.cells().split(" | ")[:2]) for tally in tallies]
+        rows.append(f"| {draw + 1} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def _in_band(low: int, high: int) -> Callable[[Sample], bool]:
     return lambda sample: low <= sample.size <= high
 
@@ -1208,9 +1260,9 @@ def report(
         "skills, each with the trigger evals its own author wrote) routed as one library, its "
         f"repositories in {WILD_FOLDS} folds. A held-out fold's skills are also dropped from the "
         "candidates of the training prompts.",
-        "* **Small libraries**: random subsets of 5 to 30 skills of each fold, with their "
-        "prompts and a sample of the fold's plain negatives; `anthropic-apache` (12 skills) is "
-        "taken whole.",
+        f"* **Small libraries**: random subsets of 5 to 30 skills of each fold ({SMALL_PER_FOLD} "
+        f"a fold, drawn {SMALL_DRAWS} times over, pooled), with their prompts and a sample of "
+        "the fold's plain negatives; `anthropic-apache` (12 skills) is taken whole.",
         "* **Recall**: the share of prompts that should inject a skill for which one of the "
         "right skills is injected. **False-inject**: the share of prompts no skill serves "
         "(plain negatives and near-misses) for which something is injected. **Author's skill "
@@ -1229,6 +1281,12 @@ def report(
         head.format("band"),
         rule,
         *both(lambda s: band_of(s.size)),
+        "",
+        f"The small libraries are {SMALL_DRAWS} draws of the same seeded generator, and the "
+        "rows above pool them (so do the thresholds). Each draw's sampled libraries alone, "
+        "routed by the same fold models:",
+        "",
+        *draw_rows(samples, outcomes),
         "",
         "## By prompt kind",
         "",

@@ -1,0 +1,43 @@
+"""The training's small libraries: several draws, the first the same whatever their number."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from explorer.training import relevance
+from explorer.training.relevance import SEED, WILD, Unit, plan_units
+
+pytestmark = pytest.mark.skipif(not WILD.is_dir(), reason="no wild corpus in this checkout")
+
+
+def _plans(monkeypatch: pytest.MonkeyPatch, draws: int) -> list[Unit]:
+    monkeypatch.setattr(relevance, "SMALL_DRAWS", draws)
+    return plan_units(WILD, random.Random(SEED))
+
+
+def test_more_draws_add_small_libraries_after_the_first_draw_and_leave_it_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    one = _plans(monkeypatch, 1)
+    three = _plans(monkeypatch, 3)
+    assert three[: len(one)] == one
+    later = [plan for unit in three[len(one) :] for plan in unit.plans]
+    assert {plan.draw for plan in later} == {1, 2}
+    assert all(plan.library.endswith("(small)") and plan.keep for plan in later)
+    assert {plan.draw for unit in one for plan in unit.plans} == {0}
+
+
+def test_each_draw_samples_every_fold_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    plans = [plan for unit in _plans(monkeypatch, 3) for plan in unit.plans if plan.keep]
+    small = [plan for plan in plans if plan.library.endswith("(small)")]
+    per_draw = Counter((plan.library, plan.draw) for plan in small)
+    libraries = {plan.library for plan in small}
+    # Every library's small libraries are drawn in every draw, as many each time.
+    assert all(
+        per_draw[library, 0] == per_draw[library, d] for library in libraries for d in (1, 2)
+    )
+    kept = {d: {plan.keep for plan in small if plan.draw == d} for d in range(3)}
+    assert not kept[0] & kept[1] and not kept[1] & kept[2]
