@@ -117,11 +117,12 @@ MONOTONE = {
     "description_length": 0,
 }
 INNER_GROUPS = 3  # out-of-fold predictions for choosing thresholds: the folds in 3 groups
-# Thresholds are chosen per library size (§9.12 "One bar per library size"): up to 50
-# skills (the report's two small bands), and more. A tier with fewer prompts that no skill
-# serves than MIN_TIER_NEGATIVES among the training folds takes the pooled thresholds.
+# Thresholds are chosen per library size (§9.12 "One bar per library size"): up to 10
+# skills, up to 50, and more (the report's two small bands, and the larger ones). A tier
+# with fewer prompts that no skill serves than MIN_TIER_NEGATIVES among the training folds
+# takes the pooled thresholds.
 SMALL_TIER = 50  # the most skills a small library has (the sampled ones have 5 to 30)
-SIZE_TIERS: tuple[int | None, ...] = (SMALL_TIER, None)
+SIZE_TIERS: tuple[int | None, ...] = (10, SMALL_TIER, None)
 MIN_TIER_NEGATIVES = 100
 SMALL_SIZES = (5, 8, 10, 15, 20, 30)
 SMALL_PER_FOLD = 12
@@ -129,6 +130,7 @@ SMALL_PER_FOLD = 12
 # bands' figures moved by ten points of recall from one draw to another (§9.12, "Several
 # draws of small libraries"), so both come from every draw pooled.
 SMALL_DRAWS = 3
+SMALL_SUFFIX = " (small)"  # a sampled small library's name: its library's, and this
 SMALL_PROMPTS = 60  # a small library's own prompts, at most (its plain negatives beside)
 BANDS = (("≤ 10", 0, 10), ("11–50", 11, 50), ("51–300", 51, 300), ("≥ 1,000", 1000, 10**9))
 
@@ -158,6 +160,11 @@ class Sample:
     @property
     def positive(self) -> bool:
         return bool(self.expect)
+
+    @property
+    def sampled(self) -> bool:
+        """Routed in a randomly drawn small library (one of SMALL_DRAWS draws)."""
+        return self.library.endswith(SMALL_SUFFIX)
 
     @property
     def labels(self) -> np.ndarray:
@@ -428,7 +435,7 @@ def small_libraries(
         chosen = [item for item in prompts if set(item.case.expect or item.case.reject) & keep]
         chosen = rng.sample(chosen, min(len(chosen), SMALL_PROMPTS))
         chosen += rng.sample(negatives, min(len(negatives), 12))
-        plans.append(Plan(f"{name} (small)", keep, tuple(chosen), draw=draw))
+        plans.append(Plan(f"{name}{SMALL_SUFFIX}", keep, tuple(chosen), draw=draw))
     return plans
 
 
@@ -600,6 +607,21 @@ def export_trees(predictors: Sequence[Any]) -> TreeEnsemble:
     return TreeEnsemble.from_dict({"roots": roots, **table}, len(FEATURES))
 
 
+def row_weights(samples: Sequence[Sample]) -> np.ndarray:
+    """Each candidate row's weight in the fit, averaging 1 over the prompts. Each prompt
+    weighs the same whatever its number of candidates, and the positives and negatives of
+    a library count as much as each other's prompts; the small libraries of all draws
+    together weigh what one draw's would, so more draws give the fit more variety, not
+    more say over the whole libraries."""
+    draws = len({s.draw for s in samples if s.sampled}) or 1
+    per_prompt = [(1 / draws if s.sampled else 1.0) / max(len(s.candidates), 1) for s in samples]
+    weights = np.concatenate(
+        [np.full(len(s.candidates), w) for s, w in zip(samples, per_prompt, strict=True)]
+    )
+    weights *= len(samples) / weights.sum()
+    return weights
+
+
 def _fit(samples: Sequence[Sample], name: str, learner: Learner) -> RelevanceModel:
     """The model's score, its thresholds not yet chosen."""
     rows = np.vstack([s.matrix for s in samples])
@@ -610,13 +632,7 @@ def _fit(samples: Sequence[Sample], name: str, learner: Learner) -> RelevanceMod
         return RelevanceModel(
             name, FEATURES, mean, scale, coefficients, bias, 0.5, 0.9, "", form=ModelForm.CHOICE
         )
-    # Each prompt weighs the same whatever its number of candidates, and the positives
-    # and negatives of a library count as much as each other's prompts.
-    weights = np.concatenate(
-        [np.full(len(s.candidates), 1.0 / max(len(s.candidates), 1)) for s in samples]
-    )
-    weights *= len(samples) / weights.sum()
-    trees, bias = fit_trees(rows, labels, weights)
+    trees, bias = fit_trees(rows, labels, row_weights(samples))
     width = len(FEATURES)
     return RelevanceModel(
         name,
@@ -1157,7 +1173,7 @@ def draw_rows(samples: Sequence[Sample], outcomes: dict[int, Outcome]) -> list[s
     for draw in range(SMALL_DRAWS):
         tallies = [Tally() for _ in small]
         for position, sample in enumerate(samples):
-            if sample.draw != draw or not sample.library.endswith("(small)"):
+            if sample.draw != draw or not sample.sampled:
                 continue
             for tally, (_, low, high) in zip(tallies, small, strict=True):
                 if low <= sample.size <= high:

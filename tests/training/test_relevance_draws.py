@@ -1,16 +1,27 @@
-"""The training's small libraries: several draws, the first the same whatever their number."""
+"""The training's small libraries: several draws, the first the same whatever their number,
+and all of them together weighing in the fit what one would."""
 
 from __future__ import annotations
 
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
+from explorer.engine.route.relevance import FEATURES
 from explorer.training import relevance
-from explorer.training.relevance import SEED, WILD, Unit, plan_units
+from explorer.training.relevance import (
+    SEED,
+    SMALL_SUFFIX,
+    WILD,
+    Sample,
+    Unit,
+    plan_units,
+    row_weights,
+)
 
-pytestmark = pytest.mark.skipif(not WILD.is_dir(), reason="no wild corpus in this checkout")
+needs_wild = pytest.mark.skipif(not WILD.is_dir(), reason="no wild corpus in this checkout")
 
 
 def _plans(monkeypatch: pytest.MonkeyPatch, draws: int) -> list[Unit]:
@@ -18,6 +29,7 @@ def _plans(monkeypatch: pytest.MonkeyPatch, draws: int) -> list[Unit]:
     return plan_units(WILD, random.Random(SEED))
 
 
+@needs_wild
 def test_more_draws_add_small_libraries_after_the_first_draw_and_leave_it_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -30,6 +42,7 @@ def test_more_draws_add_small_libraries_after_the_first_draw_and_leave_it_alone(
     assert {plan.draw for unit in one for plan in unit.plans} == {0}
 
 
+@needs_wild
 def test_each_draw_samples_every_fold_anew(monkeypatch: pytest.MonkeyPatch) -> None:
     plans = [plan for unit in _plans(monkeypatch, 3) for plan in unit.plans if plan.keep]
     small = [plan for plan in plans if plan.library.endswith("(small)")]
@@ -41,3 +54,20 @@ def test_each_draw_samples_every_fold_anew(monkeypatch: pytest.MonkeyPatch) -> N
     )
     kept = {d: {plan.keep for plan in small if plan.draw == d} for d in range(3)}
     assert not kept[0] & kept[1] and not kept[1] & kept[2]
+
+
+def test_the_draws_together_weigh_what_one_draw_would_in_the_fit() -> None:
+    matrix = np.zeros((4, len(FEATURES)))
+
+    def sample(library: str, draw: int) -> Sample:
+        return Sample(
+            library, "f", 10, "direct", "p", frozenset(), frozenset(), ("a",) * 4, matrix, draw=draw
+        )
+
+    whole = [sample("lib", 0)]
+    weights = row_weights(whole + [sample(f"lib{SMALL_SUFFIX}", draw) for draw in range(3)])
+    # Each prompt's rows together, and the three draws' prompts together, weigh as the
+    # whole library's one prompt; the weights average 1 a prompt.
+    assert weights[:4].sum() == pytest.approx(weights[4:].sum())
+    assert weights[4:8].sum() == pytest.approx(weights[8:12].sum())
+    assert weights.sum() == pytest.approx(4.0)

@@ -137,6 +137,7 @@ def test_each_library_size_tier_gets_the_thresholds_of_its_own_prompts(
             sample.size = 200
             if not sample.expect:
                 sample.matrix[0, COSINE] += 0.35
+    monkeypatch.setattr(relevance, "SIZE_TIERS", (50, None))
     monkeypatch.setattr(relevance, "MIN_TIER_NEGATIVES", 20)  # each library has 20
     model = train_model(samples, "x", Learner.CHOICE)
     small = [s for s in samples if s.size <= 50]
