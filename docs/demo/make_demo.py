@@ -56,8 +56,8 @@ class Step:
 STEPS = (
     Step(
         "01-pdf.svg",
-        "Step 1: `pdf` injected at p 0.99; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.99 ≥ 0.48", ".49+.15+.00+.30"),
+        "Step 1: `pdf` injected at p 0.98; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "p 0.98 ≥ 0.55", ".49+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
@@ -66,24 +66,24 @@ STEPS = (
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss the default takes: `pdf` at p 0.63, over this library's bar of 0.48.",
-        ("what year was the PDF format invented", "p 0.63 ≥ 0.48"),
+        "Step 3: a near miss the default takes: `pdf` at p 0.73, over this library's bar of 0.55.",
+        ("when was the PDF format invented", "p 0.73 ≥ 0.55"),
     ),
     Step(
         "04-compare.svg",
         "Step 3, pinned (ctrl+t) and compared (F8) with a real PDF request.",
-        ("compare pinned 'what year was the PDF format invented'", "+6.19"),
+        ("compare pinned 'when was the PDF format invented'", "+6.19"),
     ),
     Step(
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.09 < 0.48", "logit -4.47 on git-commit-writer", "-2.90"),
+        ("git-commit-writer: p 0.11 < 0.55", "logit -4.47 on git-commit-writer", "-2.90"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.420 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.97.",
-        ("plaintext-accounting", "p 0.97 ≥ 0.48", "12.76"),
+        "Step 5: a 0.420 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.95.",
+        ("plaintext-accounting", "p 0.95 ≥ 0.55", "12.76"),
     ),
     Step(
         "07-edit.svg",
@@ -100,7 +100,7 @@ STEPS = (
 PROMPTS = {
     "01-pdf.svg": "merge two report.pdf files into one",
     "02-phrases.svg": "my pod keeps crashing and kubectl logs shows nothing",
-    "03-near-miss.svg": "what year was the PDF format invented",
+    "03-near-miss.svg": "when was the PDF format invented",
     "05-rerank.svg": "write release notes from the last 20 commits",
     "06-rescue.svg": (
         "bean-check says ambiguous lot matching for VTI, which booking method should i use"
