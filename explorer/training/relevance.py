@@ -607,13 +607,18 @@ def export_trees(predictors: Sequence[Any]) -> TreeEnsemble:
     return TreeEnsemble.from_dict({"roots": roots, **table}, len(FEATURES))
 
 
+def draws_of(samples: Sequence[Sample]) -> list[int]:
+    """The draws of small libraries the samples hold (SMALL_DRAWS, or a saved run's)."""
+    return sorted({s.draw for s in samples if s.sampled})
+
+
 def row_weights(samples: Sequence[Sample]) -> np.ndarray:
     """Each candidate row's weight in the fit, averaging 1 over the prompts. Each prompt
     weighs the same whatever its number of candidates, and the positives and negatives of
     a library count as much as each other's prompts; the small libraries of all draws
     together weigh what one draw's would, so more draws give the fit more variety, not
     more say over the whole libraries."""
-    draws = len({s.draw for s in samples if s.sampled}) or 1
+    draws = len(draws_of(samples)) or 1
     per_prompt = [(1 / draws if s.sampled else 1.0) / max(len(s.candidates), 1) for s in samples]
     weights = np.concatenate(
         [np.full(len(s.candidates), w) for s, w in zip(samples, per_prompt, strict=True)]
@@ -1170,7 +1175,7 @@ def draw_rows(samples: Sequence[Sample], outcomes: dict[int, Outcome]) -> list[s
         "| draw | " + " | ".join(f"{band}: recall | false-inject" for band, _, _ in small) + " |",
         "|---:|" + "---:|---:|" * len(small),
     ]
-    for draw in range(SMALL_DRAWS):
+    for draw in draws_of(samples):
         tallies = [Tally() for _ in small]
         for position, sample in enumerate(samples):
             if sample.draw != draw or not sample.sampled:
@@ -1240,6 +1245,7 @@ def report(
     sweep: Mapping[float, dict[int, Outcome]] | None = None,
 ) -> str:
     """docs/quality.md: the leave-library-out tables, generated."""
+    draws = len(draws_of(samples))
 
     def both(key: Callable[[Sample], str | None]) -> list[str]:
         ours = table(samples, outcomes, key)
@@ -1277,7 +1283,7 @@ def report(
         f"repositories in {WILD_FOLDS} folds. A held-out fold's skills are also dropped from the "
         "candidates of the training prompts.",
         f"* **Small libraries**: random subsets of 5 to 30 skills of each fold ({SMALL_PER_FOLD} "
-        f"a fold, drawn {SMALL_DRAWS} times over, pooled), with their prompts and a sample of "
+        f"a fold, drawn {draws} times over, pooled), with their prompts and a sample of "
         "the fold's plain negatives; `anthropic-apache` (12 skills) is taken whole.",
         "* **Recall**: the share of prompts that should inject a skill for which one of the "
         "right skills is injected. **False-inject**: the share of prompts no skill serves "
@@ -1298,7 +1304,7 @@ def report(
         rule,
         *both(lambda s: band_of(s.size)),
         "",
-        f"The small libraries are {SMALL_DRAWS} draws of the same seeded generator, and the "
+        f"The small libraries are {draws} draws of the same seeded generator, and the "
         "rows above pool them (so do the thresholds). Each draw's sampled libraries alone, "
         "routed by the same fold models:",
         "",
