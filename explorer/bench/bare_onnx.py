@@ -1,8 +1,11 @@
-"""The baseline of hook_cold: a bare process that loads the ONNX model and embeds one prompt.
+"""The baseline of hook_cold: a bare process that loads the hook's ONNX models and runs each
+once.
 
-Run as `python -m explorer.bench.bare_onnx MODEL TOKENIZER` with `{"prompt": ...}` on
-stdin. It imports only what any embedding process must (numpy, onnxruntime, tokenizers),
-so the hook's start-up is judged against the least a process can do.
+Run as `python -m explorer.bench.bare_onnx MODEL TOKENIZER [RERANKER RERANKER_TOKENIZER]`
+with `{"prompt": ...}` on stdin. It imports only what any embedding process must (numpy,
+onnxruntime, tokenizers), so the hook's start-up is judged against the least a process can
+do with the same models: the dense model alone, or, when the hook's configuration loads a
+cross-encoder too (the default), both.
 """
 
 from __future__ import annotations
@@ -10,28 +13,38 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 
-def embed_once(model: str, tokenizer_file: str, prompt: str) -> None:
-    """Load the model and tokenizer, then run one inference, as the hook would for a prompt."""
+def _run_once(session: Any, encoding: Any) -> None:
     import numpy as np
 
+    ids = np.array([encoding.ids], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+    if "token_type_ids" in {item.name for item in session.get_inputs()}:
+        feed["token_type_ids"] = np.array([encoding.type_ids], dtype=np.int64)
+    session.run(None, feed)
+
+
+def run_models_once(paths: list[str], prompt: str) -> None:
+    """Load each (model, tokenizer) pair and run one inference: the first embeds the prompt,
+    a second (a cross-encoder) scores the pair (prompt, prompt), as the hook would."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # as the engine's quiet_onnxruntime
     import onnxruntime
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(tokenizer_file)
-    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
-    ids = np.array([tokenizer.encode(prompt).ids], dtype=np.int64)
-    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
-    if "token_type_ids" in {item.name for item in session.get_inputs()}:
-        feed["token_type_ids"] = np.zeros_like(ids)
-    session.run(None, feed)
+    for number, (model, tokenizer_file) in enumerate(zip(paths[::2], paths[1::2], strict=True)):
+        tokenizer = Tokenizer.from_file(tokenizer_file)
+        session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        encoding = tokenizer.encode(prompt) if number == 0 else tokenizer.encode(prompt, prompt)
+        _run_once(session, encoding)
 
 
 def main(argv: list[str]) -> int:
-    model, tokenizer_file = argv
-    embed_once(model, tokenizer_file, json.load(sys.stdin)["prompt"])
+    if len(argv) not in (2, 4):
+        print("usage: bare_onnx MODEL TOKENIZER [RERANKER RERANKER_TOKENIZER]", file=sys.stderr)
+        return 2
+    run_models_once(argv, json.load(sys.stdin)["prompt"])
     print(json.dumps({"ok": True}))
     return 0
 

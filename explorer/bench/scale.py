@@ -10,7 +10,8 @@ replicated up to the larger size with distinct names and descriptions
 Every row is measured against a baseline taken in the same run:
 
 * hook, one process, warm cache: against a bare `python` + onnxruntime process that
-  loads the same model and embeds one prompt (the floor), interleaved run by run;
+  loads the same models (the dense model and the cross-encoder) and runs each once (the
+  floor), interleaved run by run;
 * cold index build: against the model embedding the same texts in length-sorted
   batches (sizes up to `BUILD_LIMIT` unless asked for: 26,000 takes many minutes);
 * save -> snapshot: 20 saves 1 s apart into a live index watching the library; p95,
@@ -662,7 +663,7 @@ def run_scale_bench(
                 factor = _limit(HOOK_LIMITS, size)
                 floor = row["baseline"]["median_ms"]
                 row.update(measure.verdict(row["median_ms"], factor * floor))
-                row["target"] = f"<= {factor} x the floor (bare python + onnxruntime, same model)"
+                row["target"] = f"<= {factor} x the floor (bare python + onnxruntime, same models)"
             row["metric"] = "scale_hook"
             rows[f"scale_hook@{size}"] = row
         rows[f"scale_save@{size}"] = bench_save(library, quiet, models, cache, size)

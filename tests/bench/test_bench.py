@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -257,6 +259,31 @@ def test_hook_cold_runs_the_hook_and_the_bare_onnx_baseline(tmp_path: Path) -> N
     assert "error" not in row, row
     assert row["n"] == 1 and row["baseline"]["n"] == 1
     assert row["baseline"]["name"].startswith("explorer.bench.bare_onnx")
+    # The hook's default configuration loads the packaged cross-encoder: so does its floor.
+    assert "the dense model and the cross-encoder" in row["baseline"]["name"]
+
+
+def test_the_hook_floor_runs_both_models_once(tmp_path: Path) -> None:
+    """The floor loads and runs what the hook loads: a pair that is not a model fails it."""
+    from explorer.engine.inference import find_reranker, packaged_minilm
+
+    model, tokenizer = packaged_minilm()
+    reranker, _note = find_reranker(Config())
+    assert reranker is not None
+    args = [sys.executable, "-m", "explorer.bench.bare_onnx", str(model), str(tokenizer)]
+    stdin = json.dumps({"prompt": "merge two pdf files"})
+    both = subprocess.run(
+        [*args, *map(str, reranker)], input=stdin, capture_output=True, text=True, timeout=120
+    )
+    assert both.returncode == 0 and json.loads(both.stdout) == {"ok": True}, both.stderr
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    failed = subprocess.run(
+        [*args, str(broken), str(reranker[1])], input=stdin, capture_output=True, text=True
+    )
+    assert failed.returncode != 0
+    usage = subprocess.run([*args, str(broken)], input=stdin, capture_output=True, text=True)
+    assert usage.returncode == 2 and "usage" in usage.stderr
 
 
 def test_children_run_from_compiled_bytecode_outside_the_tree(

@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "Models": "models",
     "assemble_models": "models",
     "cpu_count": "embed",
+    "find_reranker": "models",
     "load_models": "models",
     "packaged_minilm": "models",
     "rerank_document": "rerank",
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from explorer.engine.inference.models import Models as Models
     from explorer.engine.inference.models import ModelStatus as ModelStatus
     from explorer.engine.inference.models import assemble_models as assemble_models
+    from explorer.engine.inference.models import find_reranker as find_reranker
     from explorer.engine.inference.models import load_models as load_models
     from explorer.engine.inference.models import packaged_minilm as packaged_minilm
     from explorer.engine.inference.rerank import Attribution as Attribution
