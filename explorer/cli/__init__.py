@@ -39,4 +39,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         arguments = ["explore", *arguments]  # skill-explorer [DIR] opens the explorer
     parser = build_parser(arguments[0] if arguments[0] in REGISTRY else None)
     args = parser.parse_args(arguments)
-    return create_command(args.command).main(args)
+    try:
+        return create_command(args.command).main(args)
+    except Exception as error:
+        from explorer.engine.index import StoreDamaged
+
+        if not isinstance(error, StoreDamaged):
+            raise
+        # A part of the persisted index read only when needed failed its checksum: the
+        # store is removed by then, and the command runs once more on a new build.
+        print(f"skill-explorer: {error}; the index store is rebuilt", file=sys.stderr)
+        return create_command(args.command).main(args)

@@ -193,3 +193,30 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_a_damaged_skill_record_costs_one_rebuild_not_the_answer(tmp_path: Path, capsys) -> None:
+    """The store's skill records are checked when read (engine/index/store.py): `route`
+    meets the damage mid-decision, and answers from a new build all the same."""
+    import shutil
+
+    from explorer.engine.index.store import _Reader
+
+    library, cache = tmp_path / "skills", tmp_path / "cache"
+    shutil.copytree(SAMPLE_SKILLS, library)
+    argv = ["route", "merge two report.pdf files", "--skills", str(library), "--no-ski-config"]
+    argv += ["--cache-dir", str(cache), "--set", "model=bow", "--set", "reranker=off"]
+    code, first, _ = run(capsys, *argv)
+    assert code == 0 and "inject pdf" in first
+    (store,) = (cache / "index").glob("*.idx")
+    reader = _Reader(store)
+    records = reader.header["arrays"]["records.blob"]
+    with open(store, "r+b") as handle:  # every record's first byte: whichever is read first
+        for start in reader.array("records.offsets")[:-1].tolist():
+            handle.seek(reader.start + records["offset"] + start)
+            handle.write(b"[")
+    del reader
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and out == first
+    assert "records.blob: entry" in err and "the index store is rebuilt" in err
+    assert len(list((cache / "index").glob("*.idx"))) == 1  # the new one

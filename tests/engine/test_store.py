@@ -10,7 +10,13 @@ import pytest
 
 from explorer.engine.base.config import Config
 from explorer.engine.index.snapshot import build_index
-from explorer.engine.index.store import StoredSkills, open_index, prevalidate
+from explorer.engine.index.store import (
+    StoredSkills,
+    _Reader,
+    _stat_rows,
+    open_index,
+    prevalidate,
+)
 from explorer.engine.inference.cache import EmbeddingCache
 from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import Models, assemble_models
@@ -126,6 +132,14 @@ def test_any_change_on_disk_rebuilds_to_exactly_the_disk(
         shutil.rmtree(library / "xlsx")
     again = _open(library, cache, bow)
     assert again.source == "built", again.reason
+    said = {  # the first difference the stat pass finds, named
+        "edit": f"{skill_file} changed size",
+        "same-size-same-mtime": f"{skill_file} changed",
+        "add": f"directory {library} changed",
+        "nested": f"directory {library / 'pdf'} changed",
+        "delete": f"directory {library} changed",  # before its gone child is stat'ed
+    }[change]
+    assert said in again.reason, again.reason
     fresh = build_index([library], Config(), bow)
     assert [s.id for s in again.index.skills] == [s.id for s in fresh.skills]
     assert [s.hash for s in again.index.skills] == [s.hash for s in fresh.skills]
@@ -136,6 +150,19 @@ def test_any_change_on_disk_rebuilds_to_exactly_the_disk(
     assert _answer(decide(prompt, settled.index, Config())) == _answer(
         decide(prompt, fresh, Config())
     )
+
+
+def test_the_stat_pass_stops_at_the_first_path_that_is_gone(tmp_path: Path) -> None:
+    here = [tmp_path / name for name in ("a", "b", "c")]
+    for path in here:
+        path.write_text(path.name, encoding="utf-8")
+    rows, gone = _stat_rows([str(path) for path in here])
+    assert gone is None and rows.shape == (3, 4)
+    assert rows[:, 2].tolist() == [1, 1, 1]  # st_size
+    assert rows[:, 3].tolist() == [os.stat(path).st_ino for path in here]
+    here[1].unlink()
+    rows, gone = _stat_rows([str(path) for path in here])
+    assert gone == 1 and rows.shape == (1, 4)
 
 
 def test_bodies_are_read_on_demand_and_follow_the_file(
@@ -152,6 +179,21 @@ def test_bodies_are_read_on_demand_and_follow_the_file(
     assert stored.skills[position] == fresh.skills[fresh.positions["pdf"]]
     assert stored.skills[position].body == fresh.skills[fresh.positions["pdf"]].body
     assert list(stored.skills._made) == [position]
+
+
+def test_the_skill_records_are_left_on_disk_until_a_skill_is_asked_for(
+    library: Path, tmp_path: Path, bow: Models
+) -> None:
+    cache = EmbeddingCache(tmp_path / "cache")
+    _age(library)
+    path = _open(library, cache, bow).path
+    assert path is not None
+    reader = _Reader(path)
+    records = reader.header["arrays"]["records.blob"]
+    assert records["on_demand"] and records["length"] > 1000
+    assert len(reader.view) == reader.start + records["offset"] < path.stat().st_size
+    stored = _open(library, cache, bow).index
+    assert stored.skills[stored.positions["pdf"]].description.startswith("Works with PDF files")
 
 
 def test_a_damaged_store_is_rebuilt_not_fatal(library: Path, tmp_path: Path, bow: Models) -> None:

@@ -91,7 +91,7 @@ def test_the_store_holds_the_old_records_and_reads_them_back(tmp_path: Path) -> 
     assert open_index(roots, config, models, cache).source != "store"  # built and written
     reader = _Reader(store_path(cache, roots, config))
     by_path = {skill.path: skill for skill in skills}
-    stored = reader.strings("records")
+    stored = list(reader.records("records"))
     assert sorted(stored) == sorted(_old_store_record(skill) for skill in skills)
     opened = open_index(roots, config, models, cache)
     assert opened.source == "store"

@@ -99,7 +99,8 @@ SECTIONS = [
     "vectors",
     "bm25.docs",
     "bm25.weights",
-    "records.blob",
+    "records.offsets",
+    "records.crc",
     "terms.blob",
     "id_rank",
     "keywords.values",
@@ -190,18 +191,44 @@ def test_garbage_postings_with_a_valid_checksum_are_never_served(
     _assert_rebuilt(library, cache, bow, needle)
 
 
+def test_a_flipped_byte_in_a_skill_record_is_caught_when_the_record_is_read(
+    library: Path, tmp_path: Path, bow: Models
+) -> None:
+    """The records are read one at a time when a decision needs them, each checked against
+    its own checksum: a damaged one stops that call (the hook answers nothing, as for any
+    failure) and removes the store, so the next call builds a new one."""
+    cache, path, header = _stored(library, tmp_path, bow)
+    opened = _open(library, cache, bow)
+    position = opened.index.positions["pdf"]
+    offsets = _Reader(path).array("records.offsets")
+    begin, _length = _section(path, header, "records.blob")
+    raw = bytearray(path.read_bytes())
+    raw[begin + int(offsets[position]) + 2] ^= 0x20
+    path.write_bytes(bytes(raw))
+    opened = _open(library, cache, bow)
+    assert opened.source == "store"  # the damage is not in what the open verifies
+    assert all(opened.index.skills[i].id for i in range(len(opened.index)) if i != position)
+    with pytest.raises(StoreDamaged, match=rf"records\.blob: entry {position} checksum"):
+        opened.index.skills[position]
+    assert not path.exists()
+    again = _open(library, cache, bow)
+    assert again.source == "built" and again.reason == "no store yet"
+    assert again.index.skills[again.index.positions["pdf"]].id == "pdf"
+
+
 def test_a_store_truncated_by_another_process_while_in_use_is_survived(
     library: Path, tmp_path: Path, bow: Models
 ) -> None:
-    """The store is read, not mapped: truncating it under a running decision (which with a
-    mapped file was SIGBUS on the next page touched) changes nothing for that process."""
+    """The store is read, not mapped (a mapped file truncated under a running decision was
+    SIGBUS on the next page touched): what the open read stays whole, a skill record read
+    after the truncation fails its check, and the store is removed for the next call."""
     cache, path, _ = _stored(library, tmp_path, bow)
     opened = _open(library, cache, bow)
     assert opened.source == "store"
     os.truncate(path, 64)
-    decision = decide(PROMPT, opened.index, Config())
-    assert decision.injected_ids
-    assert all(skill.id for skill in opened.index.skills)  # every record materialised
+    with pytest.raises(StoreDamaged, match=r"records\.blob: entry \d+ checksum"):
+        decide(PROMPT, opened.index, Config())
+    assert not path.exists()
     assert _open(library, cache, bow).source == "built"
 
 

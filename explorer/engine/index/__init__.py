@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "Explain": "lexical",
     "IndexChange": "live",
     "LexicalIndex": "lexical",
+    "StoreDamaged": "store",
     "build_index": "snapshot",
     "dense_text": "snapshot",
     "index_skills": "snapshot",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from explorer.engine.index.snapshot import dense_text as dense_text
     from explorer.engine.index.snapshot import index_skills as index_skills
     from explorer.engine.index.snapshot import phrase_tokens as phrase_tokens
+    from explorer.engine.index.store import StoreDamaged as StoreDamaged
     from explorer.engine.index.store import open_index as open_index
 else:
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
