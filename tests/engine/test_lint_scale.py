@@ -15,6 +15,7 @@ from explorer.engine.author import lint as lint_module
 from explorer.engine.author.lint import NEAR_DUPLICATE_BM25, near_duplicate_pairs
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import Discovery, discover, parse_skill
+from explorer.engine.index import rows as rows_module
 from explorer.engine.index.lexical import CrossScorer
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.embed import BowEmbedder
@@ -57,7 +58,9 @@ def _all_pairs(index: Index, threshold: float) -> set[tuple[int, int]]:
 @pytest.mark.parametrize("size", [600, pytest.param(2300, marks=pytest.mark.slow)])
 def test_blocked_near_duplicates_match_all_pairs(tmp_path, monkeypatch, size: int) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(lint_module, "BLOCK_ROWS", 97)  # blocks that do not divide n
+    monkeypatch.setattr(rows_module, "BLOCK_ROWS", 128)  # the vectors' own blocks: several
     index = _library(tmp_path, size)
+    assert index.vectors is not None and len(index.vectors.blocks) > 1
     threshold = 0.85
     expected = _all_pairs(index, threshold)
     found = {(i, j) for i, j, *_ in near_duplicate_pairs(index, threshold=threshold)}

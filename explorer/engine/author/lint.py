@@ -497,7 +497,7 @@ def generic_name_findings(
     return found
 
 
-BLOCK_ROWS = 512  # rows of the cosine matrix computed at once: ~50 MB at 26,000 skills
+BLOCK_ROWS = 512  # new rows whose cosines are computed together, against each stored block
 
 
 class LintMemo:
@@ -555,7 +555,11 @@ class LintMemo:
         return found
 
     def dense_pairs(
-        self, key: object, hashes: Sequence[str], vectors: DenseRows, threshold: float
+        self,
+        key: object,
+        hashes: Sequence[str],
+        vectors: DenseRows | np.ndarray,
+        threshold: float,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(i, j, cosine) with i < j over positions, for every pair at or over `threshold`."""
         if key != self._dense_key:
@@ -577,21 +581,33 @@ class LintMemo:
         if len(new_rows):
             # One row and one column per text: its first position.
             _, first_at = np.unique(row_ids, return_index=True)
-            columns = np.sort(first_at)
-            new_rows = columns[row_ids[columns] >= known]
+            is_column = np.zeros(len(row_ids), dtype=bool)
+            is_column[first_at] = True
+            new_rows = np.flatnonzero(is_column & (row_ids >= known))
             parts = [(first, second, cosine)]
+            # Against the snapshot's own row blocks, one at a time: a product of these rows
+            # with the whole matrix, and the gathered copy of it, were 93 MB at 26,000
+            # skills, the explorer's peak memory while its first lint ran.
+            blocks = DenseRows.of(vectors).blocks
             for start in range(0, len(new_rows), BLOCK_ROWS):
-                checkpoint()
                 rows = new_rows[start : start + BLOCK_ROWS]
-                block = vectors[rows] @ vectors[columns].T
-                at_row, at_col = np.nonzero(block >= threshold)
-                a, b = row_ids[rows[at_row]], row_ids[columns[at_col]]
-                value = block[at_row, at_col].astype(np.float64)
-                # A pair of two new texts is found from both rows: keep it once. A text with
-                # itself is kept too: it pairs the skills that share it, now or later.
-                once = (b < known) | (b >= a)
-                a, b, value = a[once], b[once], value[once]
-                parts.append((np.minimum(a, b), np.maximum(a, b), value))
+                queries = vectors[rows]
+                offset = 0
+                for block in blocks:
+                    checkpoint()
+                    product = queries @ block.T
+                    at_row, at_col = np.nonzero(product >= threshold)
+                    value = product[at_row, at_col].astype(np.float64)
+                    at_col += offset
+                    offset += len(block)
+                    keep = is_column[at_col]
+                    a, b = row_ids[rows[at_row[keep]]], row_ids[at_col[keep]]
+                    value = value[keep]
+                    # A pair of two new texts is found from both rows: keep it once. A text
+                    # with itself is kept too: it pairs the skills that share it, now or later.
+                    once = (b < known) | (b >= a)
+                    a, b, value = a[once], b[once], value[once]
+                    parts.append((np.minimum(a, b), np.maximum(a, b), value))
             first = np.concatenate([part[0] for part in parts])
             second = np.concatenate([part[1] for part in parts])
             cosine = np.concatenate([part[2] for part in parts])
