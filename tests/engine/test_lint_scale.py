@@ -87,18 +87,27 @@ def test_capped_findings_still_flag_every_skill_with_a_near_duplicate(tmp_path) 
     assert max(per_path.values()) == 2  # some skill has more than one partner here
 
 
-def test_cross_scores_equal_full_scoring_bit_for_bit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("bar", [0.3, 0.5])
+def test_cross_scores_are_full_scorings_hits(tmp_path, bar: float) -> None:  # type: ignore[no-untyped-def]
     """Lint's cross-scores are `LexicalIndex.score`'s values, not approximations, though
-    the scorer reuses one buffer from query to query."""
+    the scorer adds the common terms only where a document could still reach the bar:
+    the same documents at or over the bar, plus those asked for, with the same scores
+    but for rounding."""
     index = _library(tmp_path, 400)
     scorer = CrossScorer(index.lexical)
-    for skill in index.skills[::7]:
+    rng = np.random.default_rng(1)
+    common_seen = 0
+    for skill in index.skills[::3]:
         terms = tuple(dict.fromkeys(skill.description_tokens))
         full = index.lexical.score(skill.description)
         assert terms == full.query_terms
-        raw, idf_sum = scorer.scores(terms)
-        assert idf_sum == full.idf_sum
-        assert np.array_equal(raw, full.raw)
+        common_seen += sum(index.lexical.df(term) > scorer._common for term in terms)
+        also = np.unique(rng.integers(0, len(index), 5))
+        docs, scores = scorer.hits(terms, bar, also)
+        expected = np.union1d(np.flatnonzero(full.normalised >= bar), also)
+        assert np.array_equal(docs, expected)
+        assert np.allclose(scores, full.normalised[docs], rtol=1e-12, atol=0)
+    assert common_seen > 50  # the path that adds the common terms last was taken
 
 
 def _lint_key(findings: list[lint_module.Finding]) -> list[tuple[object, ...]]:

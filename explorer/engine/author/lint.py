@@ -696,9 +696,9 @@ def near_duplicate_arrays(
     `BLOCK_ROWS` rows at a time from the vectors already computed (with a `memo`, only
     rows of descriptions it has not seen), keeping the pairs over `threshold`; each
     description is scored as a BM25 query on every document (`CrossScorer`), keeping the
-    scores over the bar and those of its dense partners. Exact, not sampled: the same
-    pairs and scores as the n x n matrices (26,000 skills: tens of MB instead of 8 GB).
-    """
+    scores over the bar and those of its dense partners. Exact, not sampled: the pairs
+    and scores of the n x n matrices, to the last few bits of a score (26,000 skills:
+    tens of MB instead of 8 GB)."""
     n = len(index)
     empty = np.zeros(0, dtype=np.int64)
     if n < 2:
@@ -721,23 +721,15 @@ def near_duplicate_arrays(
     keys: list[np.ndarray] = []
     values: list[np.ndarray] = []
     scorer = CrossScorer(index.lexical)
-    normalised = np.zeros(n, dtype=np.float64)
     for i, skill in enumerate(index.skills):
         checkpoint()
         terms = tuple(dict.fromkeys(skill.description_tokens))  # LexicalIndex.query_terms
-        raw, idf_sum = scorer.scores(terms)
-        if idf_sum > 0:
-            np.divide(raw, idf_sum, out=normalised)  # as `score`: raw / Σ idf
-        else:
-            normalised.fill(0.0)
-        hits = np.flatnonzero(normalised >= NEAR_DUPLICATE_BM25)
-        hits = hits[hits != i]
-        partners = partner_of[partner_at[i] : partner_at[i + 1]]
-        if len(partners):
-            hits = np.union1d(hits, partners)
-        if len(hits):
-            keys.append(i * n + hits)
-            values.append(normalised[hits])
+        partners = np.unique(partner_of[partner_at[i] : partner_at[i + 1]])
+        hits, scores = scorer.hits(terms, NEAR_DUPLICATE_BM25, partners)
+        other = hits != i
+        if other.any():
+            keys.append(i * n + hits[other])
+            values.append(scores[other])
     cross_keys = np.concatenate(keys) if keys else empty
     cross = np.concatenate(values) if values else np.zeros(0)
 
