@@ -48,11 +48,12 @@ import re
 import threading
 import time
 import zlib
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -231,7 +232,32 @@ class PhraseTable(Mapping[str, tuple[tuple[int, tuple[str, ...]], ...]]):
 # -- skills, materialised on demand -------------------------------------------------------
 
 
-class StoredSkills(Sequence[Skill]):
+_Item = TypeVar("_Item")
+
+
+class _ReadOnDemand(Sequence[_Item]):
+    """A sequence whose items are made when indexed (`_item`), by position or slice."""
+
+    @abstractmethod
+    def _item(self, position: int) -> _Item: ...
+
+    @overload
+    def __getitem__(self, position: int) -> _Item: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[_Item]: ...
+
+    def __getitem__(self, position: int | slice) -> _Item | list[_Item]:
+        if isinstance(position, slice):
+            return [self._item(i) for i in range(*position.indices(len(self)))]
+        if position < 0:
+            position += len(self)
+        if not 0 <= position < len(self):
+            raise IndexError(position)
+        return self._item(position)
+
+
+class StoredSkills(_ReadOnDemand[Skill]):
     """The library's skills, each built from its stored record when first asked for.
 
     Records hold every derived field except the body; the body is read from the file
@@ -246,19 +272,7 @@ class StoredSkills(Sequence[Skill]):
     def __len__(self) -> int:
         return len(self._records)
 
-    @overload
-    def __getitem__(self, position: int) -> Skill: ...
-
-    @overload
-    def __getitem__(self, position: slice) -> list[Skill]: ...
-
-    def __getitem__(self, position: int | slice) -> Skill | list[Skill]:
-        if isinstance(position, slice):
-            return [self[i] for i in range(*position.indices(len(self)))]
-        if position < 0:
-            position += len(self)
-        if not 0 <= position < len(self):
-            raise IndexError(position)
+    def _item(self, position: int) -> Skill:
         made = self._made.get(position)
         if made is None:
             data = json.loads(self._records[position])
@@ -552,7 +566,7 @@ class _Reader:
         return SortedKeys(self.blob(f"{name}.blob"), self.array(f"{name}.offsets"))
 
 
-class OnDemandStrings(Sequence[str]):
+class OnDemandStrings(_ReadOnDemand[str]):
     """A store's strings read one at a time from its file, each checked against its own
     CRC-32 when read. A string that fails removes the store (it is rebuilt on the next
     call) and raises StoreDamaged."""
@@ -565,19 +579,7 @@ class OnDemandStrings(Sequence[str]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    @overload
-    def __getitem__(self, position: int) -> str: ...
-
-    @overload
-    def __getitem__(self, position: slice) -> list[str]: ...
-
-    def __getitem__(self, position: int | slice) -> str | list[str]:
-        if isinstance(position, slice):
-            return [self[i] for i in range(*position.indices(len(self)))]
-        if position < 0:
-            position += len(self)
-        if not 0 <= position < len(self):
-            raise IndexError(position)
+    def _item(self, position: int) -> str:
         start, end = int(self._offsets[position]), int(self._offsets[position + 1])
         data = self._reader.read_on_demand(f"{self._name}.blob", start, end)
         if len(data) != end - start or zlib.crc32(data) != int(self._crc[position]):
