@@ -549,10 +549,10 @@ class CrossScorer:
         """The documents whose normalised BM25 (raw / Σ idf) for the query `terms`
         (distinct, in order) is at least `bar`, with the documents of `also` (ascending)
         whatever their score: both ascending, and their scores."""
-        raw = self._raw
-        raw.fill(0.0)
         known = [self._term(term) for term in terms]
         idf_sum = sum(idf for idf, *_ in known)
+        if idf_sum <= 0:
+            return also, np.zeros(len(also))
         # The commonest terms are left out while the most they can add stays within half
         # the bar: only documents whose other terms bring the other half are candidates.
         left_out: list[int] = []
@@ -563,11 +563,11 @@ class CrossScorer:
                 break
             left_out.append(k)
             reach += top
+        raw = self._raw
+        raw.fill(0.0)
         for k, (_idf, docs, products, _top) in enumerate(known):
             if len(docs) and k not in left_out:
                 raw[docs] += products
-        if idf_sum <= 0:
-            return also, np.zeros(len(also))
         # What could reach the bar once the common terms are added, with room for rounding.
         need = bar * idf_sum - reach
         candidates = np.flatnonzero(raw >= need - 1e-9 * max(abs(need), 1.0))
