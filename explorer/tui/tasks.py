@@ -321,7 +321,11 @@ def load_library(app: ExplorerApp) -> None:
     hand_back_large_blocks()  # open for hours: freed arrays leave the process (memory.py)
     cache = open_cache(state.config, options.cache_dir)
     lexical_only = assemble_models(None, dense_error="loading the dense model…")
-    first = open_library(options.roots, state.config, engine=Engine(cache, lexical_only))
+    # Bodies on disk, as the live index holds them: the live index's first build, beside
+    # it, then takes these very skills (its seed) instead of a second copy of each.
+    first = open_library(
+        options.roots, state.config, engine=Engine(cache, lexical_only), bodies_on_disk=True
+    )
     app.call_from_thread(
         app.use_snapshot,
         first,
@@ -343,6 +347,7 @@ def load_library(app: ExplorerApp) -> None:
         engine.models,
         cache,
         progress=lambda done, total: app.post_message(EmbeddingProgress(done, total)),
+        seed=first,
     )
     # The watcher's thread only posts: it never waits for the UI to handle a change. It
     # reads what the UI needs from every skill first, so the event loop does not.

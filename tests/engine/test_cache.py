@@ -15,6 +15,7 @@ from explorer.engine.inference import cache as cache_module
 from explorer.engine.inference.cache import (
     CACHE_FILE,
     EmbeddingCache,
+    embed_blocks_with_cache,
     embed_with_cache,
     file_sha256,
 )
@@ -48,6 +49,23 @@ def test_vectors_are_keyed_by_model_identity(tmp_path: Path) -> None:
     assert set(cache.get_many("model-a", ["h"], 4)) == {"h"}
     assert cache.get_many("model-b", ["h"], 4) == {}
     assert cache.get_many("model-a", ["h"], 8) == {}  # a wrong dimension is a miss
+
+
+def test_vectors_come_in_blocks_of_the_rows_asked_for(tmp_path: Path) -> None:
+    """A snapshot keeps its vectors in row blocks (rows.py); they are made in that form,
+    from the cache and the model alike, never as one matrix copied into blocks."""
+    from explorer.engine.index.rows import DenseRows
+
+    texts = [f"text {i}" for i in range(5)]
+    cache = EmbeddingCache(tmp_path)
+    embed_with_cache(BowEmbedder(), texts[:2], cache)  # two cached, three computed
+    blocks, computed = embed_blocks_with_cache(BowEmbedder(), texts, cache, block_rows=2)
+    assert computed == 3 and [block.shape for block in blocks] == [(2, 256), (2, 256), (1, 256)]
+    assert np.array_equal(np.concatenate(blocks), embed_with_cache(BowEmbedder(), texts, None)[0])
+    empty, _ = embed_blocks_with_cache(BowEmbedder(), [], cache, block_rows=2)
+    assert [block.shape for block in empty] == [(0, 256)]
+    with pytest.raises(ValueError, match="every block but the last"):
+        DenseRows.adopt([blocks[2], blocks[0]])
 
 
 def test_a_corrupt_file_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:

@@ -395,3 +395,27 @@ def test_a_warm_first_build_never_holds_every_body_at_once(
         tracemalloc.stop()
     assert len(live.snapshot.skills) == 300
     assert peak < bodies / 2, f"peak {peak / 1e6:.1f} MB for {bodies / 1e6:.1f} MB of bodies"
+
+
+def test_a_seeded_first_build_shares_the_seeds_skills_and_reads_what_changed(
+    tmp_path: Path,
+) -> None:
+    """The explorer's first, lexical-only index stays on screen while the live index is
+    built: seeded with it, the build takes its skills (one copy of each in memory, not
+    two) for files whose content hash is unchanged, and parses a file saved in between."""
+    from explorer.engine.discovery.bodies import BodyOnDisk
+    from explorer.engine.index.opening import Engine, open_library
+
+    root = tmp_path / "skills"
+    for name in ("pdf", "xlsx", "docx"):
+        write(root / name / "SKILL.md", skill_text(name, f"Work with {name} files."))
+    seed = open_library([root], CONFIG, engine=Engine(None, MODELS), bodies_on_disk=True)
+    assert all(isinstance(skill, BodyOnDisk) for skill in seed.skills)
+    assert seed.skills[seed.positions["pdf"]].body == "# pdf\n\nSteps."
+    atomic_write(root / "xlsx" / "SKILL.md", skill_text("xlsx", "Spreadsheet formulas."))
+    live = LiveIndex([root], CONFIG, MODELS, seed=seed)
+    by_id = {skill.id: skill for skill in live.snapshot.skills}
+    assert by_id["pdf"] is seed.skills[seed.positions["pdf"]]
+    assert by_id["docx"] is seed.skills[seed.positions["docx"]]
+    assert by_id["xlsx"].description == "Spreadsheet formulas."
+    assert same_as_disk(live.snapshot, root)

@@ -183,14 +183,18 @@ class LexicalIndex:
         # Postings in CSR form: for term t, documents _docs[start:end] (ascending) with
         # their tf, where (start, end) = _spans[t].
         vocabulary: dict[str, int] = {}
-        term_of_token = [
-            vocabulary.setdefault(term, len(vocabulary)) for doc in documents for term in doc
-        ]
-        doc_of_token = np.repeat(np.arange(self.n, dtype=np.int64), self.dl)
-        pairs, tf = np.unique(
-            np.array(term_of_token, dtype=np.int64) * max(self.n, 1) + doc_of_token,
-            return_counts=True,
+        # Each token as one number, term * n + document, made in one array in place: a
+        # list of term numbers and two more arrays of its size (5.4 MB each at 26,000
+        # skills) fewer at the first build's peak of memory.
+        codes = np.fromiter(
+            (vocabulary.setdefault(term, len(vocabulary)) for doc in documents for term in doc),
+            dtype=np.int64,
+            count=int(self.dl.sum()),
         )
+        codes *= max(self.n, 1)
+        codes += np.repeat(np.arange(self.n, dtype=np.int64), self.dl)
+        pairs, tf = np.unique(codes, return_counts=True)
+        del codes
         terms_of_pair, docs = np.divmod(pairs, max(self.n, 1))
         bounds = np.searchsorted(terms_of_pair, np.arange(len(vocabulary) + 1))
         self._flat(vocabulary, TermSpans(vocabulary, bounds), docs, tf.astype(np.float64), None)

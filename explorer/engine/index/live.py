@@ -121,12 +121,16 @@ class LiveIndex:
         backend: str = "auto",
         max_watches: int | None = None,
         progress: Progress | None = None,
+        seed: Index | None = None,
     ) -> None:
         """`backend`: "auto" (inotify on Linux, else watchdog), "inotify", "watchdog" or
         "poll"; `max_watches` caps inotify watches (tests simulate the OS limit with it).
         `progress(done, total)` hears the embedding of every build that computes vectors
         (a cold first build: 26,000 descriptions), from the building thread, after each
-        chunk; it must return at once (the explorer posts a message)."""
+        chunk; it must return at once (the explorer posts a message).
+        `seed`: an index of the same roots still in memory (the explorer's first,
+        lexical-only one): the first build takes each of its skills whose file still has
+        the content hash it was parsed from, instead of a second copy of every skill."""
         self.progress = progress
         self.roots = tuple(os.path.abspath(os.fspath(root)) for root in roots)
         self.config, self.models, self.cache = config, models, cache
@@ -136,7 +140,9 @@ class LiveIndex:
         self._work: queue.Queue[str | None] = queue.Queue()
         self._build_lock = threading.Lock()
         self._version_changed = threading.Condition()
-        self._by_path: dict[str, Skill | Problem] = {}
+        self._by_path: dict[str, Skill | Problem] = (
+            {skill.path: skill for skill in seed.skills} if seed is not None else {}
+        )
         self._order: list[str] | None = None  # the keys of _by_path in path order
         self._stale: set[str] = set()  # paths served from their last good version
         self._problems: tuple[Problem, ...] = ()

@@ -65,6 +65,7 @@ def open_library(
     progress: Progress | None = None,
     pending: PendingStore | None = None,
     deadline: float | None = None,
+    bodies_on_disk: bool = False,
 ) -> Index:
     """The index of the skills under `roots`, on `engine` or on one opened for `config`.
 
@@ -74,6 +75,8 @@ def open_library(
     skills made on demand) instead of building one; what the hook, route and why use.
     `deadline` (time.monotonic()): the hook's time budget for embedding new descriptions;
     past it the index has the lexical channels alone, with a note (snapshot.index_skills).
+    `bodies_on_disk`: a built index's skills read their bodies from their files when asked
+    (discovery/bodies.py), as the persisted store's and the live index's do.
     """
     engine = engine if engine is not None else open_engine(config, cache_dir)
     if persisted:
@@ -89,5 +92,11 @@ def open_library(
             deadline=deadline,
         ).index
     return build_index(
-        roots, config, engine.models, engine.cache, progress=progress, deadline=deadline
+        roots,
+        config,
+        engine.models,
+        engine.cache,
+        progress=progress,
+        deadline=deadline,
+        bodies_on_disk=bodies_on_disk,
     )

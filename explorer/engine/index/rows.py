@@ -52,6 +52,16 @@ class DenseRows:
         return cls(blocks, dim, matrix.dtype)
 
     @classmethod
+    def adopt(cls, blocks: Sequence[np.ndarray]) -> DenseRows:
+        """Arrays already cut at `BLOCK_ROWS` rows (`embed_blocks_with_cache`), kept as
+        they are, read-only."""
+        if any(len(block) != BLOCK_ROWS for block in blocks[:-1]):
+            raise ValueError(f"every block but the last must have {BLOCK_ROWS} rows")
+        for block in blocks:
+            block.flags.writeable = False
+        return cls(blocks, blocks[0].shape[1], blocks[0].dtype)
+
+    @classmethod
     def of(cls, vectors: DenseRows | np.ndarray) -> DenseRows:
         """`vectors` as blocks (an array is copied into them)."""
         if isinstance(vectors, DenseRows):

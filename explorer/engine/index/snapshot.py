@@ -9,13 +9,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from explorer.engine.base.config import Config, dense_body_chars
 from explorer.engine.base.text import norm_token, tokenize
+from explorer.engine.discovery.bodies import body_on_disk
 from explorer.engine.discovery.skills import Discovery, Problem, Skill, discover
+from explorer.engine.index import rows
 from explorer.engine.index.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.index.rows import DenseRows
 from explorer.engine.inference.cache import (
@@ -23,7 +25,7 @@ from explorer.engine.inference.cache import (
     EmbeddingCache,
     OutOfTime,
     Progress,
-    embed_with_cache,
+    embed_blocks_with_cache,
     text_hash,
 )
 from explorer.engine.inference.models import Models, assemble_models
@@ -141,13 +143,19 @@ def build_index(
     version: int = 1,
     progress: Progress | None = None,
     deadline: float | None = None,
+    bodies_on_disk: bool = False,
 ) -> Index:
-    """Discover, parse, embed (through the cache) and index the library under `roots`."""
+    """Discover, parse, embed (through the cache) and index the library under `roots`.
+
+    `bodies_on_disk`: the skills read their bodies from their files when asked
+    (bodies.py), for an index that stays in memory while another is built beside it."""
     started = time.perf_counter()
     memo = CachedSkills(cache) if cache is not None else None
     found = discover(roots, memo)
     if memo is not None:
         memo.flush()
+    if bodies_on_disk:
+        found = replace(found, skills=tuple(map(body_on_disk, found.skills)))
     parsed = time.perf_counter()
     index = index_skills(
         found, roots, config, models, cache, version=version, progress=progress, deadline=deadline
@@ -184,15 +192,16 @@ def index_skills(
     notes: tuple[str, ...] = ()
     if models.embedder is not None:
         try:
-            matrix, embedded = embed_with_cache(
+            blocks, embedded = embed_blocks_with_cache(
                 models.embedder,
                 [dense_text(skill, body_chars) for skill in skills],
                 cache,
                 previous.vectors_by_text() if previous is not None else None,
                 progress,
                 deadline,
+                block_rows=rows.BLOCK_ROWS,
             )
-            vectors = DenseRows.from_array(matrix)
+            vectors = DenseRows.adopt(blocks)
         except OutOfTime as short:
             note = (
                 f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded "

@@ -384,8 +384,30 @@ def embed_with_cache(
     progress: Progress | None = None,
     deadline: float | None = None,
 ) -> tuple[np.ndarray, int]:
+    """The texts' vectors as one [len(texts), dim] matrix, and how many the model computed
+    (the rest came from `known` or the cache: `embed_blocks_with_cache`)."""
+    blocks, embedded = embed_blocks_with_cache(
+        embedder, texts, cache, known, progress, deadline, block_rows=max(len(texts), 1)
+    )
+    return blocks[0], embedded
+
+
+def embed_blocks_with_cache(
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: EmbeddingCache | None,
+    known: Mapping[str, np.ndarray] | None = None,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+    *,
+    block_rows: int,
+) -> tuple[list[np.ndarray], int]:
     """Embed texts: from `known` (text hash -> vector, e.g. the previous snapshot), then the
-    cache, then the model; returns (vectors, how many the model computed).
+    cache, then the model; returns (vectors, how many the model computed). The vectors
+    come as arrays of `block_rows` rows (the last may be shorter; one empty array for no
+    texts), the form a snapshot keeps them in: a whole matrix copied into blocks would
+    hold the library's vectors twice over, beside the ones read from the cache, at the
+    first build's peak.
 
     What the model computes is written to the cache every `CHUNK_TEXTS` texts, so an
     interrupted cold build (Ctrl-C, a crash) keeps what it embedded and the next run
@@ -431,7 +453,8 @@ def embed_with_cache(
             start += len(chunk)
             if progress is not None:
                 progress(start, len(missing))
-    matrix = np.zeros((len(texts), dim), dtype=np.float32)
-    for row, key in enumerate(hashes):
-        matrix[row] = found[key]
-    return matrix, len(missing)
+    blocks = [
+        np.array([found[key] for key in hashes[start : start + block_rows]], dtype=np.float32)
+        for start in range(0, len(hashes), block_rows)
+    ]
+    return blocks or [np.zeros((0, dim), dtype=np.float32)], len(missing)
