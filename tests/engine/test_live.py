@@ -397,6 +397,39 @@ def test_a_warm_first_build_never_holds_every_body_at_once(
     assert peak < bodies / 2, f"peak {peak / 1e6:.1f} MB for {bodies / 1e6:.1f} MB of bodies"
 
 
+def test_an_index_with_bodies_on_disk_never_holds_every_body_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explorer's first, lexical-only index (the live index's seed) is read the same
+    way: a chunk of cached records at a time, each body dropped as its skill is read."""
+    import tracemalloc
+
+    from explorer.engine.discovery import skills as skills_module
+    from explorer.engine.discovery.bodies import BodyOnDisk
+    from explorer.engine.inference.cache import EmbeddingCache
+
+    root = tmp_path / "skills"
+    body = "A paragraph of steps that only the injected text needs.\n" * 500  # ~28 KB
+    for number in range(300):
+        write(
+            root / f"s{number:03}" / "SKILL.md",
+            skill_text(f"s{number:03}", f"tool {number} for task {number}") + body,
+        )
+    bodies = 300 * len(body)
+    build_index([root], CONFIG, MODELS, EmbeddingCache(tmp_path / "cache"))  # warms the cache
+    monkeypatch.setattr(skills_module, "PARSE_CHUNK", 20)
+    cache = EmbeddingCache(tmp_path / "cache")
+    tracemalloc.start()
+    try:
+        index = build_index([root], CONFIG, MODELS, cache, bodies_on_disk=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(index.skills) == 300 and all(isinstance(s, BodyOnDisk) for s in index.skills)
+    assert index.skills[0].body.startswith("# s000")
+    assert peak < bodies / 2, f"peak {peak / 1e6:.1f} MB for {bodies / 1e6:.1f} MB of bodies"
+
+
 def test_a_seeded_first_build_shares_the_seeds_skills_and_reads_what_changed(
     tmp_path: Path,
 ) -> None:

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +32,7 @@ BODY_HEAD_CHARS = 600
 # The spec caps a description at 1,024 characters and advises a body under 500 lines: a
 # megabyte is generous, and a cap keeps a link to /dev/zero or a huge file from eating memory.
 MAX_SKILL_BYTES = 1 << 20
+PARSE_CHUNK = 1024  # skills whose cached parse records are held at once during a walk
 # Frontmatter is copied into the parse cache and shown by lint and the explorer. An alias
 # bomb expands to billions of nodes and a 10,000-deep list overflows the stack, so only
 # this much of it is kept; name and description are read before the cut.
@@ -199,12 +200,28 @@ class Scan:
     linked_dirs: tuple[str, ...]
 
 
-def scan(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = None) -> Scan:
+def scan(
+    roots: Sequence[str | os.PathLike[str]],
+    memo: SkillMemo | None = None,
+    keep: Callable[[Skill], Skill] | None = None,
+) -> Scan:
+    """Every SKILL.md under the roots, loaded; `keep(skill)` is what is kept of each
+    (bodies.body_on_disk: all but the body).
+
+    In chunks of `PARSE_CHUNK` files, each skill kept as soon as it is read: at 26,000
+    skills, holding every cached record and every body at once is a peak of some 300 MB,
+    and what is kept would lie scattered among the freed records, in pages the allocator
+    cannot give back."""
     linked: list[str] = []
     paths, problems = find_skill_files(roots, linked)
-    if memo is not None:
-        memo.prepare(paths)
-    results = {path: load_skill(path, memo) for path in paths}
+    results: dict[str, Skill | Problem] = {}
+    for start in range(0, len(paths), PARSE_CHUNK):
+        chunk = paths[start : start + PARSE_CHUNK]
+        if memo is not None:
+            memo.prepare(chunk)
+        for path in chunk:
+            result = load_skill(path, memo)
+            results[path] = keep(result) if keep and isinstance(result, Skill) else result
     return Scan(results, tuple(problems), tuple(dict.fromkeys(linked)))
 
 
@@ -236,9 +253,13 @@ def assemble(
     return Discovery(tuple(skills), tuple(rejected), tuple(linked_dirs))
 
 
-def discover(roots: Sequence[str | os.PathLike[str]], memo: SkillMemo | None = None) -> Discovery:
-    """Read every skill under the roots (§1.2-§1.4)."""
-    found = scan(roots, memo)
+def discover(
+    roots: Sequence[str | os.PathLike[str]],
+    memo: SkillMemo | None = None,
+    keep: Callable[[Skill], Skill] | None = None,
+) -> Discovery:
+    """Read every skill under the roots (§1.2-§1.4); `keep` as for `scan`."""
+    found = scan(roots, memo, keep)
     return assemble(found.results, found.problems, found.linked_dirs)
 
 

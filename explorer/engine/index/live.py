@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk
 from explorer.engine.discovery.skills import (
+    PARSE_CHUNK,
     Discovery,
     Problem,
     Skill,
@@ -46,7 +47,6 @@ from explorer.engine.inference.models import Models
 HEALTH_CHECK_S = 0.25  # how often roots are checked for deletion and re-creation
 RACY_NS = 1_000_000_000  # a file this fresh is re-read even when its stat looks unchanged
 StatRow = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
-PARSE_CHUNK = 1024  # skills whose cached records are held at once during a walk
 
 
 def _stat_row(info: os.stat_result) -> StatRow:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -151,11 +151,9 @@ def build_index(
     (bodies.py), for an index that stays in memory while another is built beside it."""
     started = time.perf_counter()
     memo = CachedSkills(cache) if cache is not None else None
-    found = discover(roots, memo)
+    found = discover(roots, memo, keep=body_on_disk if bodies_on_disk else None)
     if memo is not None:
         memo.flush()
-    if bodies_on_disk:
-        found = replace(found, skills=tuple(map(body_on_disk, found.skills)))
     parsed = time.perf_counter()
     index = index_skills(
         found, roots, config, models, cache, version=version, progress=progress, deadline=deadline
