@@ -365,6 +365,17 @@ def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
     assert stale.stale is not None and stale.body == body
 
 
+def write_long_bodied_skills(root: Path, count: int = 300) -> int:
+    """`count` skills with bodies of ~28 KB each; returns the bodies' total length."""
+    body = "A paragraph of steps that only the injected text needs.\n" * 500
+    for number in range(count):
+        write(
+            root / f"s{number:03}" / "SKILL.md",
+            skill_text(f"s{number:03}", f"tool {number} for task {number}") + body,
+        )
+    return count * len(body)
+
+
 def test_a_warm_first_build_never_holds_every_body_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -377,13 +388,7 @@ def test_a_warm_first_build_never_holds_every_body_at_once(
     from explorer.engine.inference.cache import EmbeddingCache
 
     root = tmp_path / "skills"
-    body = "A paragraph of steps that only the injected text needs.\n" * 500  # ~28 KB
-    for number in range(300):
-        write(
-            root / f"s{number:03}" / "SKILL.md",
-            skill_text(f"s{number:03}", f"tool {number} for task {number}") + body,
-        )
-    bodies = 300 * len(body)
+    bodies = write_long_bodied_skills(root)
     LiveIndex([root], CONFIG, MODELS, EmbeddingCache(tmp_path / "cache"))  # warms the cache
     monkeypatch.setattr(live_module, "PARSE_CHUNK", 20)
     cache = EmbeddingCache(tmp_path / "cache")
@@ -409,13 +414,7 @@ def test_an_index_with_bodies_on_disk_never_holds_every_body_either(
     from explorer.engine.inference.cache import EmbeddingCache
 
     root = tmp_path / "skills"
-    body = "A paragraph of steps that only the injected text needs.\n" * 500  # ~28 KB
-    for number in range(300):
-        write(
-            root / f"s{number:03}" / "SKILL.md",
-            skill_text(f"s{number:03}", f"tool {number} for task {number}") + body,
-        )
-    bodies = 300 * len(body)
+    bodies = write_long_bodied_skills(root)
     build_index([root], CONFIG, MODELS, EmbeddingCache(tmp_path / "cache"))  # warms the cache
     monkeypatch.setattr(skills_module, "PARSE_CHUNK", 20)
     cache = EmbeddingCache(tmp_path / "cache")
