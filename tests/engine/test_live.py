@@ -384,13 +384,13 @@ def test_a_warm_first_build_never_holds_every_body_at_once(
     at once was a peak of some 300 MB that the allocator kept as the explorer's size."""
     import tracemalloc
 
-    from explorer.engine.index import live as live_module
+    from explorer.engine.discovery import skills as skills_module
     from explorer.engine.inference.cache import EmbeddingCache
 
     root = tmp_path / "skills"
     bodies = write_long_bodied_skills(root)
     LiveIndex([root], CONFIG, MODELS, EmbeddingCache(tmp_path / "cache"))  # warms the cache
-    monkeypatch.setattr(live_module, "PARSE_CHUNK", 20)
+    monkeypatch.setattr(skills_module, "PARSE_CHUNK", 20)
     cache = EmbeddingCache(tmp_path / "cache")
     tracemalloc.start()
     try:

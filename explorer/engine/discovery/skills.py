@@ -205,15 +205,25 @@ def scan(
     memo: SkillMemo | None = None,
     keep: Callable[[Skill], Skill] | None = None,
 ) -> Scan:
-    """Every SKILL.md under the roots, loaded; `keep(skill)` is what is kept of each
+    """Every SKILL.md under the roots, loaded (`load_skills`)."""
+    linked: list[str] = []
+    paths, problems = find_skill_files(roots, linked)
+    results = load_skills(paths, memo, keep)
+    return Scan(results, tuple(problems), tuple(dict.fromkeys(linked)))
+
+
+def load_skills(
+    paths: Sequence[str],
+    memo: SkillMemo | None = None,
+    keep: Callable[[Skill], Skill] | None = None,
+) -> dict[str, Skill | Problem]:
+    """Each path's load result; `keep(skill)` is what is kept of each skill
     (bodies.body_on_disk: all but the body).
 
     In chunks of `PARSE_CHUNK` files, each skill kept as soon as it is read: at 26,000
     skills, holding every cached record and every body at once is a peak of some 300 MB,
     and what is kept would lie scattered among the freed records, in pages the allocator
     cannot give back."""
-    linked: list[str] = []
-    paths, problems = find_skill_files(roots, linked)
     results: dict[str, Skill | Problem] = {}
     for start in range(0, len(paths), PARSE_CHUNK):
         chunk = paths[start : start + PARSE_CHUNK]
@@ -222,7 +232,7 @@ def scan(
         for path in chunk:
             result = load_skill(path, memo)
             results[path] = keep(result) if keep and isinstance(result, Skill) else result
-    return Scan(results, tuple(problems), tuple(dict.fromkeys(linked)))
+    return results
 
 
 def assemble(

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk
 from explorer.engine.discovery.skills import (
-    PARSE_CHUNK,
     Discovery,
     Problem,
     Skill,
     assemble,
     find_skill_files,
     load_skill,
+    load_skills,
     path_order,
 )
 from explorer.engine.index.incremental import patch_index
@@ -443,15 +443,7 @@ class LiveIndex:
                 results[path] = known
             else:
                 to_read.append(path)
-        # In chunks, each skill's body dropped as soon as it is read: a first build at
-        # 26,000 skills otherwise holds every cached record and every body at once, a
-        # peak of some 300 MB that the allocator keeps as the process's size.
-        for start in range(0, len(to_read), PARSE_CHUNK):
-            chunk = to_read[start : start + PARSE_CHUNK]
-            memo.prepare(chunk)
-            for path in chunk:
-                result = load_skill(path, memo)
-                results[path] = body_on_disk(result) if isinstance(result, Skill) else result
+        results.update(load_skills(to_read, memo, keep=body_on_disk))
         self._file_stats = stats
         self._linked_files = linked_files
         self.rescans += 1
