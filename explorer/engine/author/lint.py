@@ -730,8 +730,12 @@ def near_duplicate_arrays(
         if other.any():
             keys.append(i * n + hits[other])
             values.append(scores[other])
+    # The per-query pieces go as soon as they are joined: at 26,000 skills each copy is
+    # tens of MB, and this pass is a re-lint's high-water mark.
     cross_keys = np.concatenate(keys) if keys else empty
+    del keys
     cross = np.concatenate(values) if values else np.zeros(0)
+    del values
 
     def lookup(query: np.ndarray, document: np.ndarray) -> np.ndarray:
         wanted = query * n + document
@@ -739,11 +743,12 @@ def near_duplicate_arrays(
         hit = cross_keys[at] == wanted if len(cross_keys) else np.zeros(len(wanted), bool)
         return np.where(hit, cross[at] if len(cross) else 0.0, 0.0)
 
-    # Keys are ascending already: queries in order, each one's documents ascending.
-    query, document = np.divmod(cross_keys, n)
-    forward = cross >= NEAR_DUPLICATE_BM25
-    lower = forward & (query < document)
+    # Keys are ascending already: queries in order, each one's documents ascending. Only
+    # the keys over the bar are split into (query, document).
+    query, document = np.divmod(cross_keys[cross >= NEAR_DUPLICATE_BM25], n)
+    lower = query < document
     lexical_i, lexical_j = query[lower], document[lower]
+    del query, document, lower
     both = lookup(lexical_j, lexical_i) >= NEAR_DUPLICATE_BM25
     first = np.concatenate([dense_i, lexical_i[both]])
     second = np.concatenate([dense_j, lexical_j[both]])
