@@ -95,3 +95,64 @@ def test_a_decision_whose_rows_were_read_is_freed_without_the_collector(bow_inde
     finally:
         gc.enable()
     assert kept[first.id] == first and kept[first.id].matches == first.matches
+
+
+def test_scores_of_another_decision_agree_with_the_lookup_by_id(bow_index, tmp_path) -> None:
+    """`scores_of` reads another decision's skills by position when both libraries are in
+    the same order (the explorer's deltas after a save), and by id when they are not; both
+    give what `scores(ids)` gives, NaN for a skill the scoring decision does not have."""
+    from explorer.engine.index.snapshot import build_index
+    from explorer.engine.inference.embed import BowEmbedder
+    from explorer.engine.inference.models import assemble_models
+    from tests.conftest import LIBRARY, write_skill
+
+    before = decide("merge two pdf files into one", bow_index, CONFIG).rows
+    now = decide("merge the pdf reports", bow_index, CONFIG).rows
+    by_position = before.scores_of(now)
+    assert np.array_equal(by_position, before.scores(now.ids))
+    assert sorted(by_position.tolist()) != sorted(now.column("score").tolist())  # another prompt
+    assert [now.id_at(row) for row in range(len(now))] == list(now.ids)
+
+    root = tmp_path / "grown"
+    for name, description in {**LIBRARY, "aaa-first": "Convert audio files."}.items():
+        write_skill(root, name, description)
+    grown = build_index([root], Config(), assemble_models(BowEmbedder()))
+    assert grown.ids != bow_index.ids  # another order: one more skill, sorted first
+    later = decide("merge two pdf files into one", grown, CONFIG).rows
+    by_id = before.scores_of(later)
+    assert np.array_equal(by_id, before.scores(later.ids), equal_nan=True)
+    assert np.isnan(by_id[later.index_of("aaa-first")])
+    assert by_id[later.index_of("pdf")] == before.by_id("pdf").score
+
+
+def test_a_rows_matches_are_made_for_that_row_alone(tmp_path) -> None:
+    """Each row's matches are found for its own skill when the row is made (`Hits.at`):
+    keywords by token (a name's word or a listed keyword), then phrases; none for a skill
+    without a hit. `by_position` lists the same for every skill with a hit."""
+    from explorer.engine.index.snapshot import build_index
+    from explorer.engine.inference.embed import BowEmbedder
+    from explorer.engine.inference.models import assemble_models
+    from tests.conftest import LIBRARY, write_skill
+
+    root = tmp_path / "skills"
+    for name, description in LIBRARY.items():
+        write_skill(root, name, description)
+    write_skill(root, "pdf-tools", 'PDF tools. Triggers: "merge the pdf".', keywords="pdf, merge")
+    index = build_index([root], Config(), assemble_models(BowEmbedder()))
+    decision = decide("pdf and xlsx: merge the pdf, then a spreadsheet", index, CONFIG)
+    labels = {row.id: [f"{m.label()} {m.added()}" for m in row.matches] for row in decision.rows}
+    assert labels == {
+        "pdf-tools": [
+            'kw: "merge" (keyword) +0.15',
+            'kw: "pdf" (name) +0.15',
+            'ph: "merge pdf" +0.20',
+        ],
+        "pdf": ['kw: "pdf" (name) +0.15'],
+        "xlsx": ['kw: "xlsx" (name) +0.15'],
+        "changelog-generator": [],
+        "docker-helper": [],
+        "git-commit-writer": [],
+    }
+    everything = decision.hits.by_position(index.ids)
+    assert {index.ids[position] for position in everything} == {"pdf-tools", "pdf", "xlsx"}
+    assert everything[index.positions["pdf-tools"]] == decision.row("pdf-tools").matches

@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "Reason": "reasons",
     "Row": "decision",
     "Rows": "decision",
+    "RowsById": "decision",
     "Session": "session",
     "excluded_query_terms": "relevance",
     "json_default": "decision",
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.decision import Gate as Gate
     from explorer.engine.route.decision import Row as Row
     from explorer.engine.route.decision import Rows as Rows
+    from explorer.engine.route.decision import RowsById as RowsById
     from explorer.engine.route.decision import json_default as json_default
     from explorer.engine.route.matches import Match as Match
     from explorer.engine.route.matches import MatchKind as MatchKind

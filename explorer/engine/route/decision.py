@@ -493,6 +493,16 @@ class Rows(Sequence[Row]):
         # and the explorer asks for this on the event loop at every repaint.
         return tuple(map(ids.__getitem__, self.order.tolist()))
 
+    @property
+    def library_ids(self) -> tuple[str, ...]:
+        """Every skill's id in the library's order (the index's own tuple, not a copy):
+        the same object for every decision on one snapshot."""
+        return self._channels.ids
+
+    def id_at(self, row: int) -> str:
+        """Row `row`'s skill id, without making `ids` (a tuple of every row's)."""
+        return self._channels.ids[int(self.order[row])]
+
     def index_of(self, skill_id: str) -> int | None:
         """The row number of `skill_id` in this order, or None."""
         position = self._positions().get(skill_id)
@@ -526,6 +536,18 @@ class Rows(Sequence[Row]):
         values = np.full(len(ids), np.nan)
         values[found] = score[at[found]]
         return values
+
+    def scores_of(self, rows: Rows) -> np.ndarray:
+        """This decision's hybrid score of each of `rows`' skills, in `rows`' order (NaN for
+        a skill this decision does not have). Two decisions on libraries in the same order
+        (two prompts on one snapshot, or a save that edited a skill in place) are compared
+        by position, with no lookup per skill: at 26,000 skills, on the event loop after
+        every save, a lookup per id cost about 10 ms."""
+        mine, theirs = self._channels, rows._channels
+        if mine.ids is theirs.ids or mine.ids == theirs.ids:
+            score: np.ndarray = np.asarray(mine.score, dtype=np.float64)[rows.order]
+            return score
+        return self.scores(rows.ids)
 
     def column(self, name: str) -> np.ndarray:
         """One numeric field for every row, in row order (without making rows).
@@ -590,7 +612,7 @@ class Rows(Sequence[Row]):
             verdict=self._verdicts.get(index, self._default_verdict),
             path=c.paths[index],
             bm25_fused=float(c.bm25_fused[index]),
-            matches=self.matches.get(index, ()),
+            matches=self._hits.at(index, c.ids[index]),
             relevance=self._relevance_at(index),
         )
 
@@ -602,11 +624,13 @@ class Rows(Sequence[Row]):
 
 
 class RowsById(Mapping[str, Row]):
-    """A decision's rows by skill id, made on lookup; `scores` compares whole columns."""
+    """A decision's rows by skill id, made on lookup; `scores` and `scores_of` compare
+    whole columns."""
 
     def __init__(self, rows: Rows) -> None:
         self._rows = rows
         self.scores = rows.scores
+        self.scores_of = rows.scores_of
 
     def __getitem__(self, skill_id: str) -> Row:
         return self._rows.by_id(skill_id)

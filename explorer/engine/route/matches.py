@@ -80,51 +80,82 @@ class Hits:
     files: list[tuple[str, str, int]] = field(default_factory=list)  # (file, family, position)
     projects: dict[int, str] = field(default_factory=dict)  # position -> ecosystem term
 
+    _by_skill: _HitsBySkill | None = field(default=None, init=False, repr=False, compare=False)
+
     def by_position(self, ids: tuple[str, ...]) -> dict[int, tuple[Match, ...]]:
         """Every skill with a hit, and its matches in channel order (keyword, phrase, file)."""
-        found: dict[int, list[Match]] = {}
-        name_tokens: dict[int, set[str]] = {}
+        return {
+            position: self.at(position, ids[position]) for position in sorted(self._skills().hit)
+        }
 
-        def source(position: int, token: str) -> str:
-            tokens = name_tokens.get(position)
-            if tokens is None:
-                tokens = name_tokens[position] = set(tokenize(ids[position]))
-            return KeywordSource.NAME if token in tokens else KeywordSource.KEYWORD
+    def at(self, position: int, skill_id: str) -> tuple[Match, ...]:
+        """The matches of the skill at `position`, in channel order (keyword, phrase, file,
+        project). Made for the rows that are read: a common keyword hits hundreds of
+        skills at 26,000, and making every one's matches (its name tokenised to tell a
+        name hit from a keyword) cost the explorer milliseconds at every repaint."""
+        skills = self._skills()
+        if position not in skills.hit:
+            return ()
+        found: list[Match] = []
+        name: set[str] | None = None
 
-        for token, postings in sorted(self.keywords.items()):
-            for position in postings.tolist():
+        def source(token: str) -> str:
+            nonlocal name
+            if name is None:
+                name = set(tokenize(skill_id))
+            return KeywordSource.NAME if token in name else KeywordSource.KEYWORD
+
+        for token, holders in skills.keywords:
+            if position in holders:
                 floored = position in self.floored
-                found.setdefault(position, []).append(
+                found.append(
                     Match(
                         MatchKind.KEYWORD,
                         token,
-                        source(position, token),
+                        source(token),
                         0.0 if floored else self.keyword_boost,
                         f"cos < {self.keyword_min_cosine:.3g}" if floored else "",
                     )
                 )
-        for token, postings in sorted(self.generic.items()):
-            for position in postings.tolist():
-                found.setdefault(position, []).append(
-                    Match(
-                        MatchKind.KEYWORD,
-                        token,
-                        source(position, token),
-                        0.0,
-                        "generic word",
-                    )
-                )
-        for position, tokens in sorted(self.phrases):  # the set order varies by run
-            phrase = " ".join(tokens)
-            found.setdefault(position, []).append(
-                Match(MatchKind.PHRASE, phrase, phrase, self.phrase_boost)
+        for token, holders in skills.generic:
+            if position in holders:
+                found.append(Match(MatchKind.KEYWORD, token, source(token), 0.0, "generic word"))
+        for phrase in skills.phrases.get(position, ()):
+            found.append(Match(MatchKind.PHRASE, phrase, phrase, self.phrase_boost))
+        for file_name, family in skills.files.get(position, ()):
+            found.append(Match(MatchKind.FILE, file_name, family, self.file_boost))
+        term = self.projects.get(position)
+        if term is not None:
+            found.append(Match(MatchKind.PROJECT, term, term, self.project_boost))
+        return tuple(found)
+
+    def _skills(self) -> _HitsBySkill:
+        """The hits regrouped by skill, once per decision (sets of positions, no Match)."""
+        if self._by_skill is None:
+            keywords = [(t, frozenset(p.tolist())) for t, p in sorted(self.keywords.items())]
+            generic = [(t, frozenset(p.tolist())) for t, p in sorted(self.generic.items())]
+            phrases: dict[int, list[str]] = {}
+            for position, tokens in sorted(self.phrases):  # the set order varies by run
+                phrases.setdefault(position, []).append(" ".join(tokens))
+            files: dict[int, list[tuple[str, str]]] = {}
+            for file_name, family, position in self.files:
+                files.setdefault(position, []).append((file_name, family))
+            hit = frozenset().union(
+                *(holders for _, holders in keywords + generic),
+                phrases,
+                files,
+                self.projects,
             )
-        for name, family, position in self.files:
-            found.setdefault(position, []).append(
-                Match(MatchKind.FILE, name, family, self.file_boost)
-            )
-        for position, term in self.projects.items():
-            found.setdefault(position, []).append(
-                Match(MatchKind.PROJECT, term, term, self.project_boost)
-            )
-        return {position: tuple(matches) for position, matches in found.items()}
+            self._by_skill = _HitsBySkill(keywords, generic, phrases, files, hit)
+        return self._by_skill
+
+
+@dataclass(frozen=True)
+class _HitsBySkill:
+    """`Hits` by skill: which positions each keyword holds, each skill's phrases and files."""
+
+    keywords: list[tuple[str, frozenset[int]]]
+    generic: list[tuple[str, frozenset[int]]]
+    phrases: dict[int, list[str]]
+    files: dict[int, list[tuple[str, str]]]
+    hit: frozenset[int]  # every position with a match

@@ -21,7 +21,7 @@ from textual.strip import Strip
 
 from explorer.engine import Decision, Verdict
 from explorer.engine.discovery import Problem
-from explorer.engine.route import FEATURE_LABELS, LOGIT, Reason, Row, Rows, reason
+from explorer.engine.route import FEATURE_LABELS, LOGIT, Reason, Row, Rows, RowsById, reason
 from explorer.terminal import one_line
 
 # (key, label): the order on screen. Widths come from the content (see _widths): the
@@ -222,6 +222,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._limits: Limits | None = None
         self._decision: Decision | None = None
         self._before: Mapping[str, Row] | None = None
+        self._longest: tuple[Sequence[str] | None, int] = (None, 0)  # (library ids, longest)
         self._moved: bool | None = None  # whether any row shows a delta: read once a show
         self._widths: dict[str, int] = {}
         self._kept: str | None = None  # the deciding column the layout was made to keep
@@ -295,11 +296,10 @@ class SkillsTable(ScrollView, can_focus=True):
         skill, else on the current one; with `top` (a new prompt, nothing followed) it goes
         to the first row."""
         keep = keep or self.followed or (None if top else self.current_id())
-        all_ids = self.ids()
         view = list(range(len(self.rows)))
         rejected = list(range(len(self.rejected)))
         if self.filter_text.strip():
-            query, descriptions = self.filter_text, self.descriptions
+            all_ids, query, descriptions = self.ids(), self.filter_text, self.descriptions
             view = [i for i in view if matches(query, all_ids[i], descriptions.get(all_ids[i], ""))]
             rejected = [i for i in rejected if matches(query, *_rejected_name(self.rejected[i]))]
         self.rejected_view = rejected
@@ -308,8 +308,8 @@ class SkillsTable(ScrollView, can_focus=True):
         elif self.sort_reverse:
             view.reverse()
         self.view = view
-        cursor = self._view_position(all_ids, keep)
-        self._relayout(all_ids[view[cursor]] if view else None)
+        cursor = self._view_position(keep)
+        self._relayout(self.id_at(view[cursor]) if view else None)
         if cursor == self.cursor:
             self.refresh()
         self.cursor = cursor
@@ -318,7 +318,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._scroll_to_cursor()
         self._announce()
 
-    def _view_position(self, all_ids: Sequence[str], keep: str | None) -> int:
+    def _view_position(self, keep: str | None) -> int:
         """Where `keep` is in the view (0 when it is not there). By the decision's own index
         when there is one: at 26,000 rows a list of the view's ids and a scan of it cost
         tens of milliseconds of the event loop at every repaint."""
@@ -331,6 +331,7 @@ class SkillsTable(ScrollView, can_focus=True):
             for position in (at, len(self.view) - 1 - at):  # the decision's order, reversed
                 if self.view[position] == at:
                     return position
+        all_ids = self.ids()
         try:
             return [all_ids[i] for i in self.view].index(keep)
         except ValueError:
@@ -341,6 +342,22 @@ class SkillsTable(ScrollView, can_focus=True):
         if isinstance(self.rows, Rows):
             return self.rows.ids
         return [row.id for row in self.rows]
+
+    def id_at(self, position: int) -> str:
+        """The skill id of row `position` in the decision's order. Not `ids()[position]`:
+        a repaint reads a few ids, and a tuple of every row's (26,000, new with every
+        decision) touched every id in memory, about 9 ms a repaint on the event loop."""
+        if isinstance(self.rows, Rows):
+            return self.rows.id_at(position)
+        return self.rows[position].id
+
+    def _longest_id(self) -> int:
+        """The longest skill id's length, measured once per library (per snapshot), not
+        per decision."""
+        library = self.rows.library_ids if isinstance(self.rows, Rows) else self.ids()
+        if library is not self._longest[0]:
+            self._longest = (library, max(map(len, library), default=0))
+        return self._longest[1]
 
     def column(self, name: str) -> np.ndarray:
         """One numeric field of every row, in the decision's order (NaN: no rerank)."""
@@ -428,7 +445,7 @@ class SkillsTable(ScrollView, can_focus=True):
         # From whole columns (numpy), so no row is made for a line that is never drawn.
         lo: dict[str, float] = {}
         hi: dict[str, float] = {}
-        name = max(map(len, self.ids()))  # map: no Python frame per row (26,000 rows)
+        name = self._longest_id()
         name = max([name, *(len(skill_id) + len(WARNED) for skill_id in self.warned)])
         name = max([name, *(len(_rejected_name(p)[0]) for p in self.rejected)])
         verdict_set = rows.verdicts() if isinstance(rows, Rows) else {r.verdict for r in rows}
@@ -503,10 +520,12 @@ class SkillsTable(ScrollView, can_focus=True):
         return self._moved
 
     def _compare_before(self) -> bool:
-        before = self._before or {}
-        scores = getattr(before, "scores", None)
-        if scores is not None:  # the previous decision's rows: compare whole columns
-            previous = scores(self.ids())
+        before, rows = self._before or {}, self.rows
+        if isinstance(before, RowsById):  # the previous decision's rows: whole columns
+            if isinstance(rows, Rows):
+                previous = before.scores_of(rows)
+            else:
+                previous = before.scores(self.ids())
             now = self.column("score")
             return bool(np.isnan(previous).any() or (np.abs(now - previous) >= DELTA_EPSILON).any())
         for row in self.rows:
@@ -559,7 +578,7 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def current_id(self) -> str | None:
         if 0 <= self.cursor < len(self.view):
-            return self.ids()[self.view[self.cursor]]
+            return self.id_at(self.view[self.cursor])
         return None
 
     def line_text(self, index: int) -> Text:
@@ -573,7 +592,7 @@ class SkillsTable(ScrollView, can_focus=True):
             cells = self._cells(position, self._limits, self._before)
             widths = [self._widths[key] for key, _ in self.columns]
             line = _join(cells, widths)
-            if self.stale and self.ids()[position] in self.stale:
+            if self.stale and self.id_at(position) in self.stale:
                 line.stylize("dim")  # greyed: the row is a version the file no longer has
             self._lines[index] = line
         return line
