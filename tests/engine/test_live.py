@@ -246,6 +246,28 @@ def test_reindex_now_and_versions(live: LiveIndex) -> None:
     assert change.full and change.added == change.removed == change.changed == ()
 
 
+def test_a_walk_that_finds_the_library_as_served_keeps_the_snapshot(library: Path) -> None:
+    """The watcher's own full walks (start's catch-up, a lost event, a poll) that find the
+    files as served swap in no new snapshot and tell no subscriber: a new one re-decides
+    the explorer's prompt and re-runs its lint for nothing. A walk that finds a change
+    swaps as ever, and "re-index now" always does."""
+    changes: list[IndexChange] = []
+    with LiveIndex([library], CONFIG, MODELS) as live:
+        live.subscribe(changes.append)
+        assert live.wait_for(lambda _: live.rescans >= 2, TIMEOUT)  # the catch-up walk
+        first = live.snapshot
+        assert (first.version, live.reindex_count, changes) == (1, 0, [])
+        live._work.put(None)  # what a lost event or a moved root asks for: a full walk
+        assert live.wait_for(lambda _: live.rescans >= 3, TIMEOUT)
+        assert live.snapshot is first and changes == []
+        write(library / "docx" / "SKILL.md", skill_text("docx", "Word documents."))
+        live._work.put(None)
+        assert live.wait_for(lambda snap: "docx" in ids(snap), TIMEOUT)
+        assert changes and changes[-1].added == ("docx",)
+    forced = live.reindex_now()
+    assert forced.version == live.snapshot.version and forced.added == ()
+
+
 def _operations(root: Path, rng: random.Random) -> Callable[[], None]:
     """One random edit of the kinds editors, tools and people make."""
     existing = sorted(path.parent for path in root.rglob("SKILL.md"))

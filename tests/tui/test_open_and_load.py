@@ -137,8 +137,7 @@ async def test_a_prompt_and_a_skill_given_at_start_open_on_the_skill(
 @pytest.mark.slow
 async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """At 26,000 skills one lint is ~40 s of CPU: the start lints the live snapshot once.
-    The watcher's first re-index (a full walk that finds nothing new) makes a new snapshot
-    of the same files; its findings would be the same, so they are reused."""
+    The watcher's catch-up walk finds nothing new and keeps the snapshot."""
     root = tmp_path / "skills"
     write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
     write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
@@ -157,7 +156,7 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
     usual_full = gc.get_threshold()[2]
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: ready(app) and app.live.reindex_count >= 1)  # type: ignore[union-attr]
+        await settle(pilot, lambda: ready(app) and app.live.rescans >= 2)  # type: ignore[union-attr]
         idle = lambda: all(worker.is_finished for worker in app.workers)  # noqa: E731
         await settle(pilot, lambda: bool(app.state.findings) and idle())
         assert linted == [2]

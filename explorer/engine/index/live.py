@@ -170,7 +170,9 @@ class LiveIndex:
         self.changing = False
         self.failures: list[str] = []  # the last few errors the watcher thread survived
         self._failure_listeners: list[Callable[[str], object]] = []
-        self.snapshot: Index = self._build(full=True, touched=(), version=1)[0]
+        first = self._build(full=True, touched=(), version=1)
+        assert first is not None  # only a walk that may keep the snapshot returns None
+        self.snapshot: Index = first[0]
 
     # -- reading and subscribing ---------------------------------------------------------
 
@@ -236,8 +238,11 @@ class LiveIndex:
         self.stop()
 
     def reindex_now(self) -> IndexChange:
-        """A full re-index, right now, in the caller's thread ("re-index now" in the UI)."""
-        return self._reindex(full=True, touched=())
+        """A full re-index, right now, in the caller's thread ("re-index now" in the UI):
+        a new snapshot, and a change for every subscriber, even when nothing changed."""
+        change = self._reindex(full=True, touched=())
+        assert change is not None
+        return change
 
     # -- the coalescing loop -------------------------------------------------------------
 
@@ -254,7 +259,12 @@ class LiveIndex:
             self.changing = True
             try:
                 touched, full = self._collect(first)
-                self._reindex(full=self._roots_moved() or full, touched=touched)
+                # A walk of the watcher's own (start's catch-up, a lost event, a root
+                # moved) that finds the library as served keeps the snapshot: at 26,000
+                # skills a new one re-decided the prompt and re-ran lint for nothing, and
+                # a keystroke's decision in flight was thrown away for it (about 1 s).
+                full = self._roots_moved() or full
+                self._reindex(full=full, touched=touched, keep_unchanged=full)
             except Exception as error:  # keep watching: the next event retries from disk
                 self._failed(f"re-index failed: {type(error).__name__}: {error}")
             finally:
@@ -291,15 +301,28 @@ class LiveIndex:
                 touched.add(item)
             quiet_until = time.monotonic() + debounce
 
-    def _reindex(self, *, full: bool, touched: Iterable[str]) -> IndexChange:
+    def _reindex(
+        self, *, full: bool, touched: Iterable[str], keep_unchanged: bool = False
+    ) -> IndexChange | None:
+        """Build and swap in a new snapshot, then tell the subscribers; None (nothing
+        swapped, nobody told) when `keep_unchanged` and a full walk found the library as
+        the snapshot serves it."""
         with self._build_lock:
             if full:
                 self._sync_watches()  # watch first, then walk: nothing slips between
-            index, change = self._build(
-                full=full, touched=touched, version=self.snapshot.version + 1
+            built = self._build(
+                full=full,
+                touched=touched,
+                version=self.snapshot.version + 1,
+                keep_unchanged=keep_unchanged,
             )
             if full and self._sync_watches():
                 self._work.put(None)  # a newly linked directory: walk it once it is watched
+            if built is None:
+                with self._version_changed:
+                    self._version_changed.notify_all()  # a walk ended: `wait_for` looks again
+                return None
+            index, change = built
             with self._version_changed:
                 self.snapshot = index  # the swap: one reference assignment
                 self.reindex_count += 1
@@ -314,14 +337,18 @@ class LiveIndex:
     # -- building ------------------------------------------------------------------------
 
     def _build(
-        self, *, full: bool, touched: Iterable[str], version: int
-    ) -> tuple[Index, IndexChange]:
+        self, *, full: bool, touched: Iterable[str], version: int, keep_unchanged: bool = False
+    ) -> tuple[Index, IndexChange] | None:
         started = time.perf_counter()
         previous: Index | None = getattr(self, "snapshot", None)
         touched_paths = list(touched)
         memo = _Memo(self._by_path, self.cache)
         if full or previous is None:
+            listed = self._problems, self._links
             results = self._scan_by_stat(memo)
+            if keep_unchanged and previous is not None and self._as_served(results, listed):
+                memo.flush()
+                return None
         else:
             results = dict(self._by_path)
             for path in touched_paths:
@@ -412,6 +439,24 @@ class LiveIndex:
             positions.append(at)
         self._by_path = results
         return Discovery(tuple(skills), previous.rejected, self._links), sorted(positions)
+
+    def _as_served(
+        self,
+        results: dict[str, Skill | Problem],
+        listed: tuple[tuple[Problem, ...], tuple[str, ...]],
+    ) -> bool:
+        """Whether a walk's `results` are what the snapshot was built from: the same paths,
+        each holding the very skill object served (its stat did not move, or its bytes
+        hash the same) or the same problem, and the walk listed the same problems and
+        links (`listed`: the previous walk's). Never with a stale skill served: whether
+        its last good version is still served is `_assemble`'s to decide."""
+        if self._stale or (self._problems, self._links) != listed:
+            return False
+        served = self._by_path
+        return results.keys() == served.keys() and all(
+            result is served[path] or (isinstance(result, Problem) and result == served[path])
+            for path, result in results.items()
+        )
 
     def _scan_by_stat(self, memo: _Memo) -> dict[str, Skill | Problem]:
         """A full walk in which a file whose stat did not move is not read again.
