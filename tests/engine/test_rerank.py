@@ -73,6 +73,44 @@ def test_a_packaged_logit_is_a_property_of_its_pair() -> None:
         assert logits[-1] == alone, (len(neighbours), logits[-1], alone)
 
 
+def test_pairs_on_several_threads_get_the_logits_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision's pairs run on a pool of `batch_workers` threads, each pair still alone:
+    the logits of one thread, whatever the shares; a single pair runs in the caller's
+    thread."""
+    import threading
+
+    from explorer.engine.base import threads
+    from explorer.engine.inference.models import PACKAGED_RERANKER_DIR
+
+    encoder = OnnxCrossEncoder(
+        PACKAGED_RERANKER_DIR / "model.onnx",
+        PACKAGED_RERANKER_DIR / "tokenizer.json",
+        name="packaged",
+        max_length=64,
+    )
+    prompt = "merge the quarterly pdf reports into one deck"
+    documents = [f"Merge {n} pdf reports, split decks and export slides {n * n}." for n in range(7)]
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "1")
+    one = encoder.score(prompt, documents)
+    seen: set[str] = set()
+    run = encoder._run
+
+    def spy(encodings: Sequence[object]) -> np.ndarray:
+        seen.add(threading.current_thread().name)
+        return run(encodings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(encoder, "_run", spy)
+    for workers in ("2", "3"):
+        monkeypatch.setenv(threads.THREADS_VARIABLE, workers)
+        seen.clear()
+        assert np.array_equal(encoder.score(prompt, documents), one)
+        # Pool threads (how many of them took a share is the scheduler's to say).
+        assert seen and all(name.startswith("rerank") for name in seen)
+    seen.clear()
+    assert encoder.score(prompt, documents[:1])[0] == one[0]
+    assert seen == {threading.current_thread().name}
+
+
 def test_models_without_token_type_ids_work(tmp_path: Path) -> None:
     with_types = _encoder(tmp_path / "a")
     without = _encoder(tmp_path / "b", with_token_type_ids=False)

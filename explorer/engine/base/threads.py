@@ -18,6 +18,8 @@ spinning BLAS workers slowed onnxruntime down.
   that same one-thread session at once (onnxruntime's `run` is thread-safe and releases
   the GIL), one per core. Batches share nothing, so this scales better than splitting
   each batch's operators over threads, and a single prompt still runs on one.
+* A decision's reranker pairs (`rerank.OnnxCrossEncoder.score`): spread over as many
+  threads the same way, each pair still run alone.
 
 ``SKILL_EXPLORER_THREADS=N`` sets how many cores batches use (N = 1: one at a time).
 """
