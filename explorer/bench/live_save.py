@@ -37,7 +37,7 @@ def bench_live_save(
     paths = sorted(root.rglob("SKILL.md"))
     samples: list[float] = []
     with LiveIndex([root], config, models, cache) as live:
-        live.wait_for(lambda snap: snap.version >= 2, 10.0)  # the start-up catch-up walk
+        live.wait_for(lambda _: live.rescans >= 2, 10.0)  # the start-up catch-up walk
         names = {skill.path: skill.id for skill in live.snapshot.skills}
         for number in range(saves):
             path = paths[(number * 7919) % len(paths)]

@@ -221,7 +221,7 @@ def bench_save(library: Path, config: Any, models: Any, cache: Any, size: int) -
 
     live = LiveIndex([library], config, models, cache).start()
     try:
-        live.wait_for(lambda snap: snap.version >= 2, 120.0)  # the catch-up walk
+        live.wait_for(lambda _: live.rescans >= 2, 120.0)  # the catch-up walk
         directories = sorted(path for path in library.iterdir() if path.is_dir())
         rng = random.Random(size)
         latencies: list[float] = []
