@@ -452,11 +452,14 @@ def decide_prompt(
 ) -> None:
     """The decision for the prompt typed, and for the pinned one."""
     cwd = app.options.cwd
-    with app.beat.foreground():  # lint and the replay wait while it runs (LoopBeat)
+    # Lint and the replay wait (LoopBeat) while the decision is made and while the event
+    # loop puts it on screen: each numpy call of the table's show releases the GIL, and a
+    # background thread that took it then held it for a switch interval every time.
+    with app.beat.foreground():
         decision = decide(prompt, snapshot, config, cwd=cwd)
         pinned_decision = decide(pinned, snapshot, config, cwd=cwd) if pinned is not None else None
-    if not get_current_worker().is_cancelled:
-        app.call_from_thread(app.show_decision, decision, pinned_decision, snapshot, config)
+        if not get_current_worker().is_cancelled:
+            app.call_from_thread(app.show_decision, decision, pinned_decision, snapshot, config)
 
 
 def compare_rankings(
