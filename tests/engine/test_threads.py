@@ -52,6 +52,13 @@ def test_a_session_runs_on_one_intra_op_thread(monkeypatch: pytest.MonkeyPatch) 
     assert session.get_session_options().intra_op_num_threads == 1
 
 
+def test_a_session_has_no_memory_arena() -> None:
+    """The arena keeps the largest footprint any run needed, and grew the explorer's memory
+    save after save (embed.py `onnx_session`)."""
+    model, _tokenizer = packaged_minilm()
+    assert not onnx_session(str(model), None, None).get_session_options().enable_cpu_mem_arena
+
+
 # Embeds twice; test_sessions_run_on_one_thread_and_batches_on_every_core holds the thread counts.
 @pytest.mark.slow
 def test_batches_on_several_threads_give_the_vectors_of_one(
