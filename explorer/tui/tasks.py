@@ -242,7 +242,10 @@ class IdleCollections:
     since the last (Python's own default threshold) and then only when no key has come
     for `QUIET` seconds, or, so that typing without a pause cannot keep garbage for
     good, once `OVERDUE` have passed; never while a background run goes on (those defer
-    them anyway, and one runs when the last of them ends: `after_background`).
+    them anyway, and one runs when the last of them ends: `after_background`). Until the
+    freeze, only once overdue: a full collection then walks every object of the library
+    being loaded, twice over while the live index is built beside the lexical copy (at
+    26,000 skills, five of them during the load took 55-143 ms each on the event loop).
 
     Once, the explorer also freezes what lives as long as the app (`freeze_when_quiet`),
     so that no later full collection walks the library. The freeze too waits for a quiet
@@ -294,7 +297,7 @@ class IdleCollections:
     def due(self) -> bool:
         pending = gc.get_count()[2]
         return (
-            pending >= self.OVERDUE or (pending >= self.DUE and self._quiet())
+            pending >= self.OVERDUE or (pending >= self.DUE and self._quiet() and self.frozen)
         ) and not self._busy()
 
     def look(self) -> None:
