@@ -56,6 +56,7 @@ from explorer.terminal import visible
 from explorer.tui.compare import DEPTH
 from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed
 from explorer.tui.state import SnapshotFacts
+from explorer.tui.strips import release_divided_strips
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
@@ -267,7 +268,9 @@ class IdleCollections:
         self.frozen = False
 
     def start(self, app: ExplorerApp) -> None:
-        """From the app's mount: full collections are this object's until `stop`."""
+        """From the app's mount: full collections are this object's until `stop`, and the
+        lines of each repaint do not wait for one (strips.py)."""
+        release_divided_strips()
         self._deferral.enter_context(full_collections_deferred())
         app.set_interval(self.PERIOD, self.look)
 
@@ -316,9 +319,10 @@ class IdleCollections:
             self.collections += 1
 
     def after_background(self) -> None:
-        """The last background run ended: what it left for the collector (~20 ms at 2,289
-        skills, ~45 ms at 26,000: docs/benchmarks.md, "Decisions as cycles"), unless the
-        freeze's collection, which waits for a quiet moment, is still to come."""
+        """The last background run ended: what it left for the collector (finished
+        workers; at 26,000 skills 12-22 ms over a soak of 100 saves: docs/benchmarks.md,
+        "How it scales"), unless the freeze's collection, which waits for a quiet moment,
+        is still to come."""
         if self._freeze is None:
             gc.collect()
             self.collections += 1
