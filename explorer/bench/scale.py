@@ -1,4 +1,4 @@
-"""scale: the issue-14 table, on real descriptions at 2,289 and 26,000 skills.
+"""scale: the scale table of docs/benchmarks.md, on real descriptions at 2,289 and 26,000 skills.
 
 Libraries come from a JSONL corpus (one `{"name", "description"}` a line): the repo's
 copy under `benchmarks/libraries/` when present, or `--corpus FILE`; without one, the

@@ -8,7 +8,7 @@ by a full collection. The explorer defers those while background work runs
 (`tasks.IdleCollections`), and an author who saves faster than a lint of 26,000 skills
 ends keeps it running: the lines of every repaint piled up until it stopped, and then
 one collection freed them on the event loop (43,522 objects in 88 ms after 100 saves;
-docs/benchmarks.md, "How it scales").
+docs/benchmarks.md, "Lines that hold themselves").
 
 `release_divided_strips` answers that trivial division without the cache, as Textual
 would without it: a one-element list of the strip itself, which is cheap to make again.

@@ -321,8 +321,8 @@ class IdleCollections:
     def after_background(self) -> None:
         """The last background run ended: what it left for the collector (finished
         workers; at 26,000 skills 12-22 ms over a soak of 100 saves: docs/benchmarks.md,
-        "How it scales"), unless the freeze's collection, which waits for a quiet moment,
-        is still to come."""
+        "Lines that hold themselves"), unless the freeze's collection, which waits for a
+        quiet moment, is still to come."""
         if self._freeze is None:
             gc.collect()
             self.collections += 1

@@ -315,8 +315,8 @@ def _holds_itself(start: object, depth: int = 5) -> bool:
 
 async def test_the_lines_of_a_repaint_are_not_left_for_the_collector(tmp_path: Path) -> None:
     """Keys typed into a running explorer leave no rendered strip that refers to itself
-    (docs/benchmarks.md, "How it scales": at 26,000 skills they piled up over saves and
-    one collection freed 43,522 objects in 88 ms on the event loop)."""
+    (docs/benchmarks.md, "Lines that hold themselves": at 26,000 skills they piled up
+    over saves and one collection freed 43,522 objects in 88 ms on the event loop)."""
     from textual.strip import Strip
 
     root = tmp_path / "skills"
