@@ -300,16 +300,16 @@ def test_a_strip_divided_at_its_end_does_not_hold_itself() -> None:
 def _holds_itself(start: object, depth: int = 5) -> bool:
     """Whether `start` is among what it refers to, `depth` references deep at most."""
     seen: set[int] = set()
-    frontier = list(gc.get_referents(start))
+    frontier = gc.get_referents(start)
     for _ in range(depth):
         if any(item is start for item in frontier):
             return True
-        frontier = [
-            nested
-            for item in frontier
-            if id(item) not in seen and not seen.add(id(item))  # type: ignore[func-returns-value]
-            for nested in gc.get_referents(item)
-        ]
+        following: list[object] = []
+        for item in frontier:
+            if id(item) not in seen:
+                seen.add(id(item))
+                following.extend(gc.get_referents(item))
+        frontier = following
     return False
 
 
