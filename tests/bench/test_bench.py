@@ -121,6 +121,50 @@ def test_each_row_shows_its_value_and_target_in_its_own_unit(
     assert "18664 ms" in row and "10000 ms" in row and "FAIL" in row
 
 
+def test_the_scale_bench_times_every_size_s_hook_against_one_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook at each size is one series with one floor, run before the saves edit the
+    libraries: two floors measured apart in one run differed by up to 15 %."""
+    from explorer.bench import bm25_26k, hook_cold, index_build, scale
+
+    calls: list[dict[int, tuple[Path, Path]]] = []
+    order: list[str] = []
+
+    def hook(libraries: dict[int, tuple[Path, Path]], work: Path, *, repeats: int) -> dict:
+        calls.append(dict(libraries))
+        order.append("hook")
+        floor = {"median_ms": 100.0}
+        return {
+            f"hook_cold@{size}": {"median_ms": 100.0 + size, "baseline": floor, "note": "n"}
+            for size in libraries
+        }
+
+    def save(*_args: object) -> dict:
+        order.append("save")
+        return {}
+
+    def row(*_args: object) -> dict:
+        return {}
+
+    monkeypatch.setattr(hook_cold, "bench_hook_cold", hook)
+    monkeypatch.setattr(index_build, "bench_index_build", row)
+    monkeypatch.setattr(bm25_26k, "bench_bm25", row)
+    monkeypatch.setattr(scale, "find_corpus", lambda: None)
+    monkeypatch.setattr(scale, "bench_cold_index", row)
+    monkeypatch.setattr(scale, "bench_save", save)
+    monkeypatch.setattr(scale, "bench_open", row)
+    monkeypatch.setattr(scale, "bench_soak", row)
+    monkeypatch.setattr(scale, "bench_ui", lambda *_args: {"keys": {}, "rss": {}})
+    monkeypatch.setattr(scale, "bench_lint", row)
+    config = Config(model="bow", reranker="off")
+    rows = scale.run_scale_bench(config, (6, 9), work_dir=tmp_path)
+    assert [sorted(libraries) for libraries in calls] == [[6, 9]]
+    assert order == ["hook", "save", "save"]
+    assert rows["scale_hook@6"]["pass"] and rows["scale_hook@9"]["pass"]
+    assert rows["scale_hook@9"]["ratio"] == pytest.approx(109 / (1.2 * 100))
+
+
 def test_the_soak_says_where_its_slowest_save_lost_its_time() -> None:
     from explorer.bench.scale import _slowest
 
