@@ -121,7 +121,7 @@ def test_each_row_shows_its_value_and_target_in_its_own_unit(
     assert "18664 ms" in row and "10000 ms" in row and "FAIL" in row
 
 
-def test_the_scale_bench_times_every_size_s_hook_against_one_floor(
+def test_the_scale_bench_times_the_hook_of_every_size_against_one_floor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The hook at each size is one series with one floor, run before the saves edit the
