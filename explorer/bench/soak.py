@@ -6,7 +6,8 @@ the scale bench's library and measures, in this order:
 * RSS once the live index is in (`open`);
 * the prompt typed key by key while the first lint runs, again and again until it ends:
   keystroke -> repainted table for each key, and the longest stall of the event loop
-  (an asyncio task that asks to wake every 5 ms and records how late it woke);
+  (an asyncio task that asks to wake every 5 ms and records how late it woke; the stacks
+  of every thread during a stall over 250 ms go to `soak-stalls-<library>.txt`);
 * RSS once the first lint has ended (`lint`);
 * `SAVES` saves, `SAVE_GAP_S` apart, each a new first line of a random skill's
   description: write -> the table repainted with the decision on the snapshot that holds
@@ -21,6 +22,7 @@ Every file the saves edited is written back as it was at the end.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import random
 import re
@@ -57,13 +59,21 @@ class LoopWatch:
 
     Also the most CPU the event loop's thread used between two wakes (`worst_cpu_ms`): on
     a shared machine a late wake can be the system's scheduler alone, while the loop's own
-    CPU in one stretch is its work, whatever the load."""
+    CPU in one stretch is its work, whatever the load.
 
-    def __init__(self) -> None:
+    With `dump`, a stall longer than `DUMP_AFTER_S` appends every thread's stack to that
+    file while it lasts (faulthandler's own thread writes it, needing no GIL), so a rare
+    long stall names whoever held the loop or the GIL instead of leaving a number."""
+
+    DUMP_AFTER_S = 0.25
+    REARM_S = 0.05  # re-arming starts a thread; a tick's worth would be 200 a second
+
+    def __init__(self, dump: Path | None = None) -> None:
         self.worst_ms = 0.0
         self.worst_cpu_ms = 0.0
         self.cpu_ms = 0.0  # worst_cpu_ms up to the last reset
         self._task: asyncio.Task[None] | None = None
+        self._dump = None if dump is None else dump.open("a", encoding="utf-8")
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -75,8 +85,12 @@ class LoopWatch:
         return worst
 
     async def _run(self) -> None:
+        armed = 0.0
         while True:
             asked, cpu = time.perf_counter(), time.thread_time()
+            if self._dump is not None and asked - armed >= self.REARM_S:
+                faulthandler.dump_traceback_later(self.DUMP_AFTER_S, file=self._dump)
+                armed = asked
             await asyncio.sleep(TICK_S)
             late = (time.perf_counter() - asked - TICK_S) * 1000
             self.worst_ms = max(self.worst_ms, late)
@@ -85,6 +99,22 @@ class LoopWatch:
     def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
+        if self._dump is not None:
+            faulthandler.cancel_dump_traceback_later()
+            self._dump.close()
+            self._dump = None
+
+
+def stall_file(work: Path, library: Path) -> Path:
+    """Where a soak of `library` writes the stacks of its long stalls (`LoopWatch`)."""
+    return work / f"soak-stalls-{library.name}.txt"
+
+
+def stall_dumps(path: Path) -> int:
+    """How many stalls over `LoopWatch.DUMP_AFTER_S` the file at `path` holds stacks of."""
+    if not path.is_file():
+        return 0
+    return path.read_text(encoding="utf-8", errors="replace").count("Timeout (")
 
 
 async def until(condition: Callable[[], bool], what: str, timeout_s: float = TIMEOUT_S) -> None:
@@ -120,7 +150,9 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
         cache_dir=job["cache"],
         history=PromptHistory(Path(job["work"]) / "soak-history.txt"),
     )
-    watch = LoopWatch()
+    dumps = stall_file(Path(job["work"]), library)
+    dumps.unlink(missing_ok=True)
+    watch = LoopWatch(dumps)
     report: dict[str, Any] = {
         "keys": [],
         "keys_in_lint": [],
@@ -186,7 +218,9 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
                 assert app.snapshot is not None
                 version = app.snapshot.version
                 written, written_wall = time.perf_counter(), time.time()
-                path.write_text(_edited(text, number, run), encoding="utf-8")
+                # The author's editor writes the file, not the explorer: a write the file
+                # system holds up must not count as the explorer's stall.
+                await asyncio.to_thread(path.write_text, _edited(text, number, run), "utf-8")
 
                 def painted(version: int = version, written: float = written) -> bool:
                     return (
@@ -212,6 +246,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
             report["peak_mb"] = measure.peak_mb()
             report["skills"] = len(app.snapshot) if app.snapshot is not None else 0
             watch.stop()
+            report["stall_dumps"] = stall_dumps(dumps)
     finally:
         for path, text in originals.items():
             path.write_text(text, encoding="utf-8")

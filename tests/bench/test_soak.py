@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from explorer.bench.scale import synthetic_records, write_library
-from explorer.bench.soak import LoopWatch, _edited, run_soak
+from explorer.bench.soak import LoopWatch, _edited, run_soak, stall_dumps
 from explorer.engine.base.config import Config
 
 
@@ -39,6 +39,40 @@ async def test_the_loop_watch_sees_a_blocked_event_loop() -> None:
     watch.stop()
     assert watch.reset() >= 100
     assert watch.cpu_ms < 100  # a sleep holds the loop but uses no CPU
+
+
+def _holds_the_loop(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+async def test_a_long_stall_leaves_every_threads_stack(tmp_path: Path) -> None:
+    """A stall past DUMP_AFTER_S is written down while it lasts, naming what held the loop;
+    short stalls write nothing."""
+    import asyncio
+
+    dumps = tmp_path / "stalls.txt"
+    watch = LoopWatch(dumps)
+    watch.start()
+    await asyncio.sleep(0.02)
+    _holds_the_loop(0.05)
+    await asyncio.sleep(0.1)
+    assert stall_dumps(dumps) == 0
+    _holds_the_loop(LoopWatch.DUMP_AFTER_S + 0.15)
+    await asyncio.sleep(0.02)
+    watch.stop()
+    assert stall_dumps(dumps) == 1
+    assert "_holds_the_loop" in dumps.read_text(encoding="utf-8")
+
+
+def test_the_stall_row_names_the_file_of_stacks(tmp_path: Path) -> None:
+    from explorer.bench.scale import _dumped
+
+    library = tmp_path / "lib-26000"
+    assert _dumped({"stall_dumps": 0}, tmp_path, library) == ""
+    note = _dumped({"stall_dumps": 2}, tmp_path, library)
+    assert note.startswith("; 2 stalls over 250 ms") and "soak-stalls-lib-26000.txt" in note
 
 
 async def test_the_loop_watch_counts_the_loops_own_cpu() -> None:
