@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from explorer.bench import measure
 
@@ -61,19 +61,23 @@ class LoopWatch:
     a shared machine a late wake can be the system's scheduler alone, while the loop's own
     CPU in one stretch is its work, whatever the load.
 
-    With `dump`, a stall longer than `DUMP_AFTER_S` appends every thread's stack to that
-    file while it lasts (faulthandler's own thread writes it, needing no GIL), so a rare
-    long stall names whoever held the loop or the GIL instead of leaving a number."""
+    After `keep_stacks(path)`, a stall longer than `DUMP_AFTER_S` appends every thread's
+    stack to that file while it lasts (faulthandler's own thread writes it, needing no
+    GIL), so a rare long stall names whoever held the loop or the GIL instead of leaving
+    a number."""
 
     DUMP_AFTER_S = 0.25
     REARM_S = 0.05  # re-arming starts a thread; a tick's worth would be 200 a second
 
-    def __init__(self, dump: Path | None = None) -> None:
+    def __init__(self) -> None:
         self.worst_ms = 0.0
         self.worst_cpu_ms = 0.0
         self.cpu_ms = 0.0  # worst_cpu_ms up to the last reset
         self._task: asyncio.Task[None] | None = None
-        self._dump = None if dump is None else dump.open("a", encoding="utf-8")
+        self._dump: TextIO | None = None
+
+    def keep_stacks(self, path: Path) -> None:
+        self._dump = path.open("w", encoding="utf-8")
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -151,8 +155,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
         history=PromptHistory(Path(job["work"]) / "soak-history.txt"),
     )
     dumps = stall_file(Path(job["work"]), library)
-    dumps.unlink(missing_ok=True)
-    watch = LoopWatch(dumps)
+    watch = LoopWatch()
     report: dict[str, Any] = {
         "keys": [],
         "keys_in_lint": [],
@@ -173,6 +176,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
             report["loaded_s"] = time.perf_counter() - started
             report["rss"]["open"] = rss_mb()
             watch.reset()
+            watch.keep_stacks(dumps)  # the stalls the rows count, from here on
             # Keystrokes while the first lint runs: the prompt, typed and erased in turn.
             typed = ""
             passes = 0
@@ -248,6 +252,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
             watch.stop()
             report["stall_dumps"] = stall_dumps(dumps)
     finally:
+        watch.stop()
         for path, text in originals.items():
             path.write_text(text, encoding="utf-8")
     return report

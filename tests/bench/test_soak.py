@@ -53,7 +53,8 @@ async def test_a_long_stall_leaves_every_threads_stack(tmp_path: Path) -> None:
     import asyncio
 
     dumps = tmp_path / "stalls.txt"
-    watch = LoopWatch(dumps)
+    watch = LoopWatch()
+    watch.keep_stacks(dumps)
     watch.start()
     await asyncio.sleep(0.02)
     _holds_the_loop(0.05)
