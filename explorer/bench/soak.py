@@ -61,10 +61,11 @@ class LoopWatch:
     a shared machine a late wake can be the system's scheduler alone, while the loop's own
     CPU in one stretch is its work, whatever the load.
 
-    After `keep_stacks(path)`, a stall longer than `DUMP_AFTER_S` appends every thread's
-    stack to that file while it lasts (faulthandler's own thread writes it, needing no
-    GIL), so a rare long stall names whoever held the loop or the GIL instead of leaving
-    a number."""
+    After `keep_stacks(path)`, a stall appends every thread's stack to that file while it
+    lasts (faulthandler's own thread writes it, needing no GIL), so a rare long stall
+    names whoever held the loop or the GIL instead of leaving a number. The watchdog is
+    re-armed every `REARM_S` for `DUMP_AFTER_S + REARM_S`: every stall it writes has
+    lasted `DUMP_AFTER_S` at least, and none that lasts `REARM_S` longer escapes it."""
 
     DUMP_AFTER_S = 0.25
     REARM_S = 0.05  # re-arming starts a thread; a tick's worth would be 200 a second
@@ -93,7 +94,8 @@ class LoopWatch:
         while True:
             asked, cpu = time.perf_counter(), time.thread_time()
             if self._dump is not None and asked - armed >= self.REARM_S:
-                faulthandler.dump_traceback_later(self.DUMP_AFTER_S, file=self._dump)
+                timeout = self.DUMP_AFTER_S + self.REARM_S
+                faulthandler.dump_traceback_later(timeout, file=self._dump)
                 armed = asked
             await asyncio.sleep(TICK_S)
             late = (time.perf_counter() - asked - TICK_S) * 1000
