@@ -505,7 +505,7 @@ def bench_soak(
                 f"the event loop's longest stall: {report['loop_lint_ms']:.0f} ms during the "
                 f"first lint, {report['loop_saves_ms']:.0f} ms over the saves; the most CPU "
                 f"its thread used in one stretch: {report.get('loop_lint_cpu_ms', 0):.0f} / "
-                f"{report.get('loop_saves_cpu_ms', 0):.0f} ms{_dumped(report, work, library)}"
+                f"{report.get('loop_saves_cpu_ms', 0):.0f} ms{_dumped(report)}"
             ),
         },
         "explorer_rss": {
@@ -520,17 +520,15 @@ def bench_soak(
     }
 
 
-def _dumped(report: dict[str, Any], work: Path, library: Path) -> str:
+def _dumped(report: dict[str, Any]) -> str:
     """Where to read the stacks of the soak's long stalls, if it had any."""
-    from explorer.bench.soak import LoopWatch, stall_file
+    from explorer.bench.soak import LoopWatch
 
     count = report.get("stall_dumps", 0)
     if not count:
         return ""
     over = LoopWatch.DUMP_AFTER_S * 1000
-    return (
-        f"; {count} stalls over {over:.0f} ms, every thread's stack in {stall_file(work, library)}"
-    )
+    return f"; {count} stalls over {over:.0f} ms, every thread's stack in {report['stall_file']}"
 
 
 def _slowest(report: dict[str, Any]) -> str:

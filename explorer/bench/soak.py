@@ -111,11 +111,6 @@ class LoopWatch:
             self._dump = None
 
 
-def stall_file(work: Path, library: Path) -> Path:
-    """Where a soak of `library` writes the stacks of its long stalls (`LoopWatch`)."""
-    return work / f"soak-stalls-{library.name}.txt"
-
-
 def stall_dumps(path: Path) -> int:
     """How many stalls over `LoopWatch.DUMP_AFTER_S` the file at `path` holds stacks of."""
     if not path.is_file():
@@ -156,7 +151,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
         cache_dir=job["cache"],
         history=PromptHistory(Path(job["work"]) / "soak-history.txt"),
     )
-    dumps = stall_file(Path(job["work"]), library)
+    dumps = Path(job["work"]) / f"soak-stalls-{library.name}.txt"  # LoopWatch.keep_stacks
     watch = LoopWatch()
     report: dict[str, Any] = {
         "keys": [],
@@ -253,6 +248,7 @@ async def _soak(job: dict[str, Any]) -> dict[str, Any]:
             report["skills"] = len(app.snapshot) if app.snapshot is not None else 0
             watch.stop()
             report["stall_dumps"] = stall_dumps(dumps)
+            report["stall_file"] = str(dumps)
     finally:
         watch.stop()
         for path, text in originals.items():

@@ -70,10 +70,10 @@ async def test_a_long_stall_leaves_every_threads_stack(tmp_path: Path) -> None:
 def test_the_stall_row_names_the_file_of_stacks(tmp_path: Path) -> None:
     from explorer.bench.scale import _dumped
 
-    library = tmp_path / "lib-26000"
-    assert _dumped({"stall_dumps": 0}, tmp_path, library) == ""
-    note = _dumped({"stall_dumps": 2}, tmp_path, library)
-    assert note.startswith("; 2 stalls over 250 ms") and "soak-stalls-lib-26000.txt" in note
+    stacks = str(tmp_path / "soak-stalls-lib-26000.txt")
+    assert _dumped({"stall_dumps": 0, "stall_file": stacks}) == ""
+    note = _dumped({"stall_dumps": 2, "stall_file": stacks})
+    assert note.startswith("; 2 stalls over 250 ms") and note.endswith(stacks)
 
 
 async def test_the_loop_watch_counts_the_loops_own_cpu() -> None:
