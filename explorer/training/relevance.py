@@ -115,6 +115,9 @@ MONOTONE = {
     "script_overlap": 1,
     "library_size": 0,
     "description_length": 0,
+    "multilingual": 1,
+    "multilingual_lead": 1,
+    "multilingual_rank": 1,
 }
 INNER_GROUPS = 3  # out-of-fold predictions for choosing thresholds: the folds in 3 groups
 # Thresholds are chosen per library size (§9.12 "One bar per library size"): up to 10

@@ -303,8 +303,10 @@ def test_hook_cold_runs_the_hook_and_the_bare_onnx_baseline(tmp_path: Path) -> N
     assert "error" not in row, row
     assert row["n"] == 1 and row["baseline"]["n"] == 1
     assert row["baseline"]["name"].startswith("explorer.bench.bare_onnx")
-    # The hook's default configuration loads the packaged cross-encoder: so does its floor.
+    # The hook's default configuration loads the packaged cross-encoder and the multilingual
+    # encoder: so does its floor.
     assert "the dense model and the cross-encoder" in row["baseline"]["name"]
+    assert "multilingual encoder" in row["baseline"]["name"]
 
 
 def test_the_hook_floor_runs_both_models_once(tmp_path: Path) -> None:
@@ -320,6 +322,14 @@ def test_the_hook_floor_runs_both_models_once(tmp_path: Path) -> None:
         [*args, *map(str, reranker)], input=stdin, capture_output=True, text=True, timeout=120
     )
     assert both.returncode == 0 and json.loads(both.stdout) == {"ok": True}, both.stderr
+    multilingual = subprocess.run(
+        [args[0], *args[1:3], "--multilingual", *args[3:], *map(str, reranker)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert multilingual.returncode == 0, multilingual.stderr
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not a model")
     failed = subprocess.run(

@@ -19,7 +19,14 @@ from explorer.engine.inference.models import assemble_models
 from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS
 
-MODELS = assemble_models(BowEmbedder())
+
+class _MultilingualBow(BowEmbedder):
+    """Stands in for the multilingual encoder (§9.14): what is tested is which rows move."""
+
+    identity = "bow-as-multilingual"
+
+
+MODELS = assemble_models(BowEmbedder(), multilingual=_MultilingualBow())
 PROMPTS = (
     "merge two report.pdf files into one",
     "my pod keeps crashing and kubectl logs shows nothing",
@@ -46,6 +53,11 @@ def _same(live: Index, fresh: Index, config: Config) -> None:
         assert _answer(live, prompt, config) == _answer(fresh, prompt, config), prompt
     assert live.vectors is not None and fresh.vectors is not None
     assert np.array_equal(live.vectors, fresh.vectors)
+    if fresh.multilingual is None:  # §9.14: another preset, or no multilingual encoder
+        assert live.multilingual is None
+    else:
+        assert live.multilingual is not None
+        assert np.array_equal(live.multilingual, fresh.multilingual)
     assert {k: list(v) for k, v in live.keyword_postings.items()} == {
         k: list(v) for k, v in fresh.keyword_postings.items()
     }

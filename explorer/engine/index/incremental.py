@@ -40,12 +40,16 @@ from explorer.engine.index.lexical import LexicalIndex, indexed_text_tokens
 from explorer.engine.index.rows import DenseRows
 from explorer.engine.index.snapshot import (
     Index,
+    builds_multilingual,
+    dense_text,
     ecosystem_keys,
     id_ranks,
     keyword_keys,
+    multilingual_text,
     phrase_tokens,
 )
 from explorer.engine.inference.cache import EmbeddingCache, embed_with_cache, text_hash
+from explorer.engine.inference.embed import Embedder
 from explorer.engine.inference.models import Models
 
 
@@ -71,6 +75,7 @@ class _Tables(NamedTuple):
     """What a patch recomputes: every part of an Index that follows from its skills."""
 
     vectors: DenseRows | None
+    multilingual: DenseRows | None  # §9.14
     lexical: LexicalIndex
     keyword_postings: dict[str, np.ndarray]
     phrase_table: dict[str, tuple[PhraseEntry, ...]]
@@ -96,6 +101,8 @@ def patch_index(
     positions may differ (a save), so no pass compares every skill."""
     if previous.dense_body_chars != dense_body_chars(config):
         return None  # §9.13: every vector reads a different text now
+    if builds_multilingual(config, models) != (previous.multilingual is not None):
+        return None  # §9.14: the multilingual vectors are wanted now, or no longer
     started = time.perf_counter()
     skills = found.skills
     if changed is not None and len(skills) == len(previous.skills):
@@ -121,6 +128,7 @@ def patch_index(
         skills=skills,
         rejected=found.rejected,
         vectors=tables.vectors,
+        multilingual=tables.multilingual,
         lexical=tables.lexical,
         keyword_postings=tables.keyword_postings,
         phrase_table=tables.phrase_table,
@@ -176,13 +184,25 @@ def _patch_in_place(
     started: float,
 ) -> _Tables:
     """The same paths in the same order, some changed: patch only the changed positions."""
-    vectors = previous.vectors
-    embedded = 0
-    old_texts = [previous.dense_text(previous.skills[i]) for i in changed]
-    new_texts = [previous.dense_text(skills[i]) for i in changed]
-    if models.embedder is not None and vectors is not None and new_texts != old_texts:
-        fresh, embedded = embed_with_cache(models.embedder, new_texts, cache)
-        vectors = DenseRows.of(vectors).replaced(changed, fresh)
+    body_chars = previous.dense_body_chars
+    vectors, embedded = _rows_in_place(
+        previous.vectors,
+        models.embedder,
+        lambda skill: dense_text(skill, body_chars),
+        previous.skills,
+        skills,
+        changed,
+        cache,
+    )
+    multilingual, _ = _rows_in_place(
+        previous.multilingual,
+        models.multilingual,
+        multilingual_text,
+        previous.skills,
+        skills,
+        changed,
+        cache,
+    )
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000
 
@@ -227,7 +247,57 @@ def _patch_in_place(
         id_rank = id_ranks(ids)
         by_id = {skill_id: position for position, skill_id in enumerate(ids)}
     timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
-    return _Tables(vectors, lexical, keywords, phrases, ecosystem, id_rank, by_id, embedded)
+    return _Tables(
+        vectors, multilingual, lexical, keywords, phrases, ecosystem, id_rank, by_id, embedded
+    )
+
+
+def _rows_in_place(
+    rows: DenseRows | None,
+    embedder: Embedder | None,
+    text_of: Callable[[Skill], str],
+    old: Sequence[Skill],
+    new: Sequence[Skill],
+    changed: Sequence[int],
+    cache: EmbeddingCache | None,
+) -> tuple[DenseRows | None, int]:
+    """One vector space's rows with the changed positions whose text changed embedded
+    again (only the blocks holding them are copied), and how many the model embedded."""
+    old_texts = [text_of(old[i]) for i in changed]
+    new_texts = [text_of(new[i]) for i in changed]
+    if embedder is None or rows is None or new_texts == old_texts:
+        return rows, 0
+    fresh, embedded = embed_with_cache(embedder, new_texts, cache)
+    return DenseRows.of(rows).replaced(changed, fresh), embedded
+
+
+def _rows_shifted(
+    rows: DenseRows | None,
+    embedder: Embedder | None,
+    text_of: Callable[[Skill], str],
+    old: Sequence[Skill],
+    new: Sequence[Skill],
+    old_to_new: np.ndarray,
+    fresh: Sequence[int],
+    cache: EmbeddingCache | None,
+) -> tuple[DenseRows | None, int]:
+    """One vector space's rows moved to the new positions, the `fresh` ones computed."""
+    if embedder is None or rows is None:
+        return None, 0
+    old_rows = DenseRows.of(rows)
+    computed = np.zeros((0, old_rows.shape[1]), dtype=old_rows.dtype)
+    embedded = 0
+    if fresh:
+        # Vectors of the skills that left or changed, by text: a moved or re-saved
+        # description is not embedded again.
+        known = {
+            text_hash(text_of(old[int(i)])): old_rows[int(i)]
+            for i in np.flatnonzero(old_to_new < 0)
+        }
+        computed, embedded = embed_with_cache(
+            embedder, [text_of(new[i]) for i in fresh], cache, known
+        )
+    return old_rows.remapped(old_to_new, len(new), list(fresh), computed), embedded
 
 
 def _correspondence(previous: Index, skills: Sequence[Skill]) -> tuple[np.ndarray, list[int]]:
@@ -291,23 +361,27 @@ def _patch_shifted(
 ) -> _Tables:
     """Skills added or removed (and any changed): move the rest, compute only the new."""
     old_to_new, fresh = _correspondence(previous, skills)
-    vectors: DenseRows | None = None
-    embedded = 0
-    if models.embedder is not None and previous.vectors is not None:
-        old_vectors = DenseRows.of(previous.vectors)
-        computed = np.zeros((0, old_vectors.shape[1]), dtype=old_vectors.dtype)
-        if fresh:
-            # Vectors of the skills that left or changed, by text: a moved or
-            # re-saved description is not embedded again.
-            dropped = np.flatnonzero(old_to_new < 0)
-            known = {
-                text_hash(previous.dense_text(previous.skills[int(i)])): old_vectors[int(i)]
-                for i in dropped
-            }
-            computed, embedded = embed_with_cache(
-                models.embedder, [previous.dense_text(skills[i]) for i in fresh], cache, known
-            )
-        vectors = old_vectors.remapped(old_to_new, len(skills), fresh, computed)
+    body_chars = previous.dense_body_chars
+    vectors, embedded = _rows_shifted(
+        previous.vectors,
+        models.embedder,
+        lambda skill: dense_text(skill, body_chars),
+        previous.skills,
+        skills,
+        old_to_new,
+        fresh,
+        cache,
+    )
+    multilingual, _ = _rows_shifted(
+        previous.multilingual,
+        models.multilingual,
+        multilingual_text,
+        previous.skills,
+        skills,
+        old_to_new,
+        fresh,
+        cache,
+    )
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000
 
@@ -346,4 +420,6 @@ def _patch_shifted(
     id_rank = id_ranks(ids)
     positions = {skill_id: position for position, skill_id in enumerate(ids)}
     timings["lexical"] = (time.perf_counter() - embedded_at) * 1000
-    return _Tables(vectors, lexical, keywords, phrases, ecosystem, id_rank, positions, embedded)
+    return _Tables(
+        vectors, multilingual, lexical, keywords, phrases, ecosystem, id_rank, positions, embedded
+    )

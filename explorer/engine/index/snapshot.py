@@ -62,6 +62,9 @@ class Index:
     # was rebuilt, descriptions left unembedded by the hook's time budget (hook.py).
     notes: tuple[str, ...] = ()
     dense_body_chars: int = 0  # §9.13: the body opening each vector reads (config's value)
+    # §9.14: [N, 512] multilingual vectors of multilingual_text, in blocks like `vectors`;
+    # None unless the learned preset built them
+    multilingual: DenseRows | None = None
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -80,6 +83,15 @@ class Index:
             return {}
         return {
             text_hash(self.dense_text(skill)): self.vectors[row]
+            for row, skill in enumerate(self.skills)
+        }
+
+    def multilingual_by_text(self) -> dict[str, np.ndarray]:
+        """The same for the multilingual vectors (§9.14)."""
+        if self.multilingual is None:
+            return {}
+        return {
+            text_hash(multilingual_text(skill)): self.multilingual[row]
             for row, skill in enumerate(self.skills)
         }
 
@@ -102,6 +114,17 @@ def dense_text(skill: Skill, body_chars: int) -> str:
         cut = head[:body_chars]
         head = cut.rsplit(" ", 1)[0] if " " in cut else cut
     return skill.description + "\n" + head
+
+
+def multilingual_text(skill: Skill) -> str:
+    """§9.14: what the multilingual encoder reads of a skill: its name and description."""
+    return f"{skill.name}: {skill.description}"
+
+
+def builds_multilingual(config: Config, models: Models) -> bool:
+    """§9.14: only the learned preset reads the multilingual cosine, so only it pays for
+    the vectors."""
+    return models.multilingual is not None and config.preset == "learned"
 
 
 BUDGET_NOTE = "time budget:"  # starts the note of an index cut short by its deadline
@@ -208,6 +231,25 @@ def index_skills(
             )
             models, notes = lexical_only(models, note), (note,)
             embedded = short.total - short.left
+    multilingual: DenseRows | None = None
+    if models.multilingual is not None and builds_multilingual(config, models):
+        try:
+            blocks, _ = embed_blocks_with_cache(
+                models.multilingual,
+                [multilingual_text(skill) for skill in skills],
+                cache,
+                previous.multilingual_by_text() if previous is not None else None,
+                None,
+                deadline,
+                block_rows=rows.BLOCK_ROWS,
+            )
+            multilingual = DenseRows.adopt(blocks)
+        except OutOfTime as short:
+            note = (
+                f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded "
+                "by the multilingual model yet; this answer uses the lexical channels alone"
+            )
+            models, notes = lexical_only(models, note), (note,)
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000
 
@@ -253,6 +295,7 @@ def index_skills(
         },
         notes=notes,
         dense_body_chars=body_chars,
+        multilingual=multilingual,
     )
 
 

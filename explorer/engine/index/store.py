@@ -73,7 +73,7 @@ from explorer.engine.discovery.skills import (
 )
 from explorer.engine.index.lexical import LexicalIndex
 from explorer.engine.index.rows import DenseRows
-from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.index.snapshot import Index, builds_multilingual, index_skills
 from explorer.engine.inference.cache import PARSER_VERSION, EmbeddingCache, Progress
 from explorer.engine.inference.models import Models
 
@@ -340,8 +340,13 @@ def store_path(cache: EmbeddingCache, roots: Sequence[str], config: Config) -> P
     return cache.directory / "index" / f"{_fingerprint(roots, config)}.idx"
 
 
-def _model_identity(models: Models) -> str | None:
-    return models.embedder.identity if models.embedder is not None else None
+def _model_identity(models: Models, multilingual: bool) -> str | None:
+    """The dense model's identity, and the multilingual model's when its vectors are kept."""
+    if models.embedder is None:
+        return None
+    if multilingual and models.multilingual is not None:
+        return f"{models.embedder.identity}+{models.multilingual.identity}"
+    return models.embedder.identity
 
 
 class _Writer:
@@ -644,10 +649,11 @@ def check_sections(reader: _Reader) -> None:
     need(reader.array("files.stat").shape == (files, 4), "files.stat", "one row per file")
     need(strings_count.get("files.hash") == files, "files.hash", "one hash per file")
     inside("id_rank", count)
-    if "vectors" in arrays:
-        vectors = reader.array("vectors")
-        need(vectors.ndim == 2 and len(vectors) == count, "vectors", "one row per skill")
-        finite("vectors")
+    for name in ("vectors", "multilingual"):
+        if name in arrays:
+            matrix = reader.array(name)
+            need(matrix.ndim == 2 and len(matrix) == count, name, "one row per skill")
+            finite(name)
     terms = strings_count.get("terms", -1)
     bounds = reader.array("terms.bounds")
     need(bounds.ndim == 1 and len(bounds) == terms + 1, "terms.bounds", "one span per term")
@@ -728,6 +734,8 @@ def save_store(
     writer.strings("files.hash", [digest for _, _, digest in files])
     if index.vectors is not None:
         writer.array("vectors", np.asarray(index.vectors, dtype=np.float32))
+    if index.multilingual is not None:
+        writer.array("multilingual", np.asarray(index.multilingual, dtype=np.float32))
     writer.array("id_rank", index.id_rank)
     writer.strings("ids", index.ids)
     writer.strings("paths", index.paths)
@@ -785,7 +793,7 @@ def save_store(
         "roots": list(index.roots),
         "missing_roots": list(missing_roots),
         "count": len(index),
-        "model": _model_identity(index.models),
+        "model": _model_identity(index.models, index.multilingual is not None),
         "bm25": {"n": lexical.n, "avgdl": lexical.avgdl, "k1": lexical.k1, "b": lexical.b},
         "rejected": [_problem(problem) for problem in index.rejected],
         "warnings": [_problem(problem) for problem in index.warnings],
@@ -905,6 +913,9 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
     vectors = None
     if "vectors" in header["arrays"] and models.embedder is not None:
         vectors = DenseRows.from_array(reader.array("vectors"), copy=False)
+    multilingual = None
+    if "multilingual" in header["arrays"] and builds_multilingual(config, models):
+        multilingual = DenseRows.from_array(reader.array("multilingual"), copy=False)
     warnings = tuple(Problem(**item) for item in header["warnings"])
     skills = StoredSkills(reader.records("records"), warnings)
     return Index(
@@ -932,6 +943,7 @@ def load_store(reader: _Reader, config: Config, models: Models) -> Index:
         positions={skill_id: position for position, skill_id in enumerate(ids)},
         paths=tuple(reader.strings("paths")),
         dense_body_chars=dense_body_chars(config),
+        multilingual=multilingual,
     )
 
 
@@ -1021,7 +1033,9 @@ def open_index(
             if reader is not None and checked is not None:
                 if not checked.valid:
                     reason = checked.reason
-                elif reader.header.get("model") != _model_identity(models):
+                elif reader.header.get("model") != _model_identity(
+                    models, builds_multilingual(config, models)
+                ):
                     reason = "store made with another model"
                 else:
                     return Opened(load_store(reader, config, models), "store", "", path, checked)

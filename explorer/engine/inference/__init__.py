@@ -14,12 +14,14 @@ from explorer.engine._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "Attribution": "rerank",
     "EmbeddingCache": "cache",
+    "MultilingualUnavailable": "multilingual",
     "ModelStatus": "models",
     "Models": "models",
     "assemble_models": "models",
     "cpu_count": "embed",
     "find_reranker": "models",
     "load_models": "models",
+    "load_multilingual": "multilingual",
     "packaged_minilm": "models",
     "rerank_document": "rerank",
     "sentence_attribution": "rerank",
@@ -34,6 +36,10 @@ if TYPE_CHECKING:
     from explorer.engine.inference.models import find_reranker as find_reranker
     from explorer.engine.inference.models import load_models as load_models
     from explorer.engine.inference.models import packaged_minilm as packaged_minilm
+    from explorer.engine.inference.multilingual import (
+        MultilingualUnavailable as MultilingualUnavailable,
+    )
+    from explorer.engine.inference.multilingual import load_multilingual as load_multilingual
     from explorer.engine.inference.rerank import Attribution as Attribution
     from explorer.engine.inference.rerank import rerank_document as rerank_document
     from explorer.engine.inference.rerank import sentence_attribution as sentence_attribution

@@ -15,6 +15,11 @@ from pathlib import Path
 from explorer.engine.base.config import Config
 from explorer.engine.inference.cache import EmbeddingCache, file_sha256
 from explorer.engine.inference.embed import BowEmbedder, Embedder, OnnxEmbedder
+from explorer.engine.inference.multilingual import (
+    MultilingualEmbedder,
+    MultilingualUnavailable,
+    load_multilingual,
+)
 from explorer.engine.inference.rerank import MAX_PAIR_TOKENS, OnnxCrossEncoder, Reranker
 
 DEFAULT_MODEL = "minilm"
@@ -149,6 +154,7 @@ class ModelStatus:
     reranker_note: str  # why there is none, with the places looked in; or where it came from
     calibration: Calibration
     rerank_calibration: RerankCalibration = REFERENCE_RERANK
+    multilingual: str | None = None  # §9.14's model name, or None when it is not loaded
 
 
 @dataclass
@@ -157,6 +163,8 @@ class Models:
     reranker: Reranker | None
     status: ModelStatus
     warnings: list[str] = field(default_factory=list)
+    # §9.14: the multilingual encoder whose cosine the relevance model reads
+    multilingual: Embedder | None = None
 
 
 def model_search_dirs(config: Config) -> list[Path]:
@@ -433,8 +441,20 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
         except Exception as error:  # ModelError, CrossEncoderError, or onnxruntime's own types
             note = f"cross-encoder {pair[0]} failed to load: {error}"
             warnings.append(note)
+    multilingual: MultilingualEmbedder | None = None
+    try:
+        multilingual = load_multilingual(cache)
+    except MultilingualUnavailable as error:
+        warnings.append(f"multilingual cosine off: {error}")
+    if multilingual is not None and config.preset == "learned":
+        multilingual.preload()  # §9.14: only the learned preset reads it
     return assemble_models(
-        embedder, reranker, dense_error=dense_error, reranker_note=note, warnings=warnings
+        embedder,
+        reranker,
+        dense_error=dense_error,
+        reranker_note=note,
+        warnings=warnings,
+        multilingual=multilingual,
     )
 
 
@@ -445,6 +465,7 @@ def assemble_models(
     dense_error: str | None = None,
     reranker_note: str = "",
     warnings: list[str] | None = None,
+    multilingual: Embedder | None = None,
 ) -> Models:
     """Models plus the status a person reads; also how tests pair any embedder and reranker."""
     dense_name = embedder.name if embedder else "none"
@@ -459,5 +480,6 @@ def assemble_models(
         rerank_calibration=RERANK_CALIBRATION.get(
             reranker.name if reranker else "", REFERENCE_RERANK
         ),
+        multilingual=multilingual.name if multilingual else None,
     )
-    return Models(embedder, reranker, status, warnings or [])
+    return Models(embedder, reranker, status, warnings or [], multilingual)

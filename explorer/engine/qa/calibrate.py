@@ -255,6 +255,7 @@ def memoised(index: Index) -> Index:
             reranker=reranker,
             status=models.status,
             warnings=models.warnings,
+            multilingual=models.multilingual,
         ),
     )
 

@@ -227,7 +227,7 @@ class Row:
     bm25_rank: int | None  # None: no query term in the description
     rerank: float | None  # raw logit, None when not reranked
     rerank_prob: float | None
-    pool: str | None  # why it was a rerank candidate: dense | bm25 | both (§9.1)
+    pool: str | None  # why it was a candidate: dense | bm25 | both (§9.1) | multilingual (§9.14)
     matched_terms: int
     query_terms: int
     jaccard: float

@@ -48,6 +48,7 @@ from explorer.engine.route.query import file_families as file_families
 from explorer.engine.route.query import invoked_names as invoked_names
 from explorer.engine.route.relevance import (
     BM25_POOL,
+    MULTILINGUAL_POOL,
     CandidateEvidence,
     features,
     load_relevance_model,
@@ -193,6 +194,8 @@ def _decision(
             "reranker_note": status.reranker_note,
             "calibration": tuning.source,
             "rerank_calibration": status.rerank_calibration.source,
+            # §9.14: the multilingual encoder, when this library's index has its vectors
+            "multilingual": status.multilingual if run.index.multilingual is not None else None,
         },
         thresholds={
             "min_similarity": tuning.min_similarity,
@@ -607,9 +610,10 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     pinned = run.config.relevance_threshold
     threshold, second_bar = model.thresholds_for(len(run.index))
     threshold = threshold if pinned is None else pinned
-    candidates = _relevance_pool(run, c)
+    multilingual = _multilingual_channel(run, prompt)
+    candidates = _relevance_pool(run, c, multilingual)
     _relevance_logits(run, c, prompt, candidates)
-    matrix = features(run.query, _evidence(run, c, candidates))
+    matrix = features(run.query, _evidence(run, c, candidates, multilingual))
     probabilities = model.probability(matrix)
     trace = RelevanceTrace(
         candidates=tuple(candidates),
@@ -646,13 +650,34 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     )
 
 
-def _relevance_pool(run: _Run, c: Channels) -> list[int]:
-    """§9.12's candidates: the hybrid top rerank_top_k and BM25's top BM25_POOL."""
+def _multilingual_channel(run: _Run, prompt: str) -> np.ndarray | None:
+    """§9.14: each skill's multilingual cosine to the prompt; None without the vectors."""
+    index = run.index
+    embedder = index.models.multilingual
+    if embedder is None or index.multilingual is None or not prompt.strip():
+        return None
+    started = time.perf_counter()
+    query = embedder.embed_query(prompt)
+    if query.shape[0] != index.multilingual.shape[1]:
+        return None
+    cosine = (index.multilingual @ query).astype(np.float64)
+    cosine[~np.isfinite(cosine)] = 0.0
+    run.timings["multilingual"] = (time.perf_counter() - started) * 1000
+    return cosine
+
+
+def _relevance_pool(run: _Run, c: Channels, multilingual: np.ndarray | None) -> list[int]:
+    """§9.12's candidates: the hybrid top rerank_top_k, BM25's top BM25_POOL, and the
+    multilingual cosine's top MULTILINGUAL_POOL (§9.14)."""
     for position in c.hybrid_order[: max(run.config.rerank_top_k, 1)]:
         run.pool[int(position)] = "dense"
     for position in c.bm25_order[:BM25_POOL]:
         if c.bm25[position] > 0:
             run.pool[int(position)] = "both" if int(position) in run.pool else "bm25"
+    if multilingual is not None:
+        order = np.lexsort((run.index.id_rank, -multilingual))
+        for position in order[:MULTILINGUAL_POOL]:
+            run.pool.setdefault(int(position), "multilingual")
     return list(run.pool)
 
 
@@ -774,7 +799,9 @@ def _route_tasks(
     return out
 
 
-def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidence:
+def _evidence(
+    run: _Run, c: Channels, candidates: list[int], multilingual: np.ndarray | None
+) -> CandidateEvidence:
     """What the channels measured for the candidates, as the relevance model reads it."""
     index, hits = run.index, run.hits
     at = np.asarray(candidates, dtype=np.int64)
@@ -808,6 +835,12 @@ def _evidence(run: _Run, c: Channels, candidates: list[int]) -> CandidateEvidenc
         query_terms=query_terms,
         idf={term: index.lexical.idf(term) for term in query_terms},
         library_size=len(index),
+        multilingual=None if multilingual is None else multilingual[at],
+        multilingual_rank=(
+            None
+            if multilingual is None
+            else np.array([1 + int(np.count_nonzero(multilingual > multilingual[i])) for i in at])
+        ),
     )
 
 

@@ -388,7 +388,7 @@ def relevance_mismatch(status: ModelStatus) -> str:
         model = load_relevance_model()
     except (OSError, ValueError):
         return ""
-    mismatch = model.mismatch(status.dense, status.reranker)
+    mismatch = model.mismatch(status.dense, status.reranker, status.multilingual)
     return f"relevance model off ({mismatch}): the calibrated gates decide" if mismatch else ""
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.engine.base.text import match_tokens
+from explorer.engine.inference.multilingual import MULTILINGUAL_MODEL
 from explorer.engine.route.presets import generic_word
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 RELEVANCE_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "relevance"
 RELEVANCE_MODEL = RELEVANCE_MODEL_DIR / "model.json"
 BM25_POOL = 4  # §9.12: the best BM25 skills join the candidates beside the hybrid top k
+MULTILINGUAL_POOL = 4  # §9.14: and the skills nearest by the multilingual cosine
 LOGIT_CLIP = 10.0
 
 # §9.12 exclusions: a description's clause that says what the skill is not for. The clause
@@ -163,6 +165,9 @@ FEATURES: tuple[str, ...] = (
     "script_overlap",  # share of the prompt's non-ASCII tokens the skill's text has
     "library_size",  # ln N
     "description_length",  # ln(1 + the description's match tokens)
+    "multilingual",  # the multilingual encoder's cosine (§9.14)
+    "multilingual_lead",  # that cosine - the best other candidate's
+    "multilingual_rank",  # 1 / rank by that cosine among all skills
 )
 FEATURE_LABELS: dict[str, str] = {
     "cosine": "cos",
@@ -185,6 +190,9 @@ FEATURE_LABELS: dict[str, str] = {
     "script_overlap": "script overlap",
     "library_size": "library size",
     "description_length": "description length",
+    "multilingual": "ml cos",
+    "multilingual_lead": "ml cos lead",
+    "multilingual_rank": "ml cos rank",
 }
 
 
@@ -207,6 +215,9 @@ class CandidateEvidence:
     query_terms: Sequence[str]
     idf: Mapping[str, float]
     library_size: int
+    # §9.14: the multilingual cosine and its 1-based rank among all skills; None without it
+    multilingual: np.ndarray | None = None
+    multilingual_rank: np.ndarray | None = None
 
 
 def _lead(values: np.ndarray) -> np.ndarray:
@@ -278,6 +289,11 @@ def features(query: Query, evidence: CandidateEvidence) -> np.ndarray:
             matrix[row, column["script_overlap"]] = len(found) / len(prompt_script)
         matrix[row, column["description_length"]] = math.log1p(len(description_terms(description)))
     matrix[:, column["library_size"]] = math.log(max(evidence.library_size, 1))
+    if evidence.multilingual is not None and evidence.multilingual_rank is not None:
+        multilingual = evidence.multilingual.astype(np.float64)
+        matrix[:, column["multilingual"]] = multilingual
+        matrix[:, column["multilingual_lead"]] = np.clip(_lead(multilingual), -0.5, 0.5)
+        matrix[:, column["multilingual_rank"]] = 1.0 / np.maximum(evidence.multilingual_rank, 1)
     return matrix
 
 
@@ -443,6 +459,7 @@ class RelevanceModel:
     # for the model that produced it (§4), so under others the §5 gates decide (§9.12).
     dense: str = "minilm"
     reranker: str | None = "skill-reranker-minilm-l3"
+    multilingual: str | None = MULTILINGUAL_MODEL  # §9.14; None: trained without it
     form: ModelForm = ModelForm.LOGISTIC
     trees: TreeEnsemble | None = None
     size_tiers: tuple[SizeTier, ...] = ()
@@ -454,12 +471,17 @@ class RelevanceModel:
                 return tier.threshold, tier.second_threshold
         return self.threshold, self.second_threshold
 
-    def mismatch(self, dense: str, reranker: str | None) -> str:
+    def mismatch(self, dense: str, reranker: str | None, multilingual: str | None) -> str:
         """Why this model cannot judge a library run with these models ('' if it can)."""
         if dense != self.dense:
             return f"trained on {self.dense}'s cosines, this library runs {dense}"
         if reranker != self.reranker:
             return f"trained with {self.reranker}'s logits, this library has {reranker or 'none'}"
+        if self.multilingual is not None and multilingual != self.multilingual:
+            return (
+                f"trained with {self.multilingual}'s cosines, this library has "
+                f"{multilingual or 'none'}"
+            )
         return ""
 
     def contributions(self, matrix: np.ndarray) -> np.ndarray:
@@ -492,6 +514,7 @@ class RelevanceModel:
                 "source": self.source,
                 "dense": self.dense,
                 "reranker": self.reranker,
+                "multilingual": self.multilingual,
                 "form": str(self.form),
             }
             | ({"trees": self.trees.to_dict()} if self.trees is not None else {})
@@ -539,6 +562,7 @@ class RelevanceModel:
             source=str(data.get("source", "")),
             dense=str(data.get("dense", RelevanceModel.dense)),
             reranker=None if data.get("reranker") is None else str(data["reranker"]),
+            multilingual=(None if data.get("multilingual") is None else str(data["multilingual"])),
             form=ModelForm(str(data.get("form", ModelForm.LOGISTIC))),
             trees=(
                 TreeEnsemble.from_dict(data["trees"], len(FEATURES))  # type: ignore[arg-type]

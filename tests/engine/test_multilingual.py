@@ -1,0 +1,120 @@
+"""The multilingual cosine (§9.14): the packaged encoder, its vectors, and the relevance pool."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import build_index, multilingual_text
+from explorer.engine.index.store import open_index
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.models import Models, assemble_models, load_models
+from explorer.engine.inference.multilingual import (
+    MultilingualEmbedder,
+    MultilingualUnavailable,
+    load_multilingual,
+)
+from explorer.engine.route.pipeline import decide
+from tests.conftest import write_skill
+
+
+@pytest.fixture(scope="module")
+def encoder() -> MultilingualEmbedder:
+    return load_multilingual()
+
+
+def test_a_prompt_in_chinese_is_nearest_the_skill_it_asks_for(
+    encoder: MultilingualEmbedder,
+) -> None:
+    """MiniLM reads English only; the multilingual encoder maps a Chinese request next to
+    the English description that serves it."""
+    descriptions = [
+        "Design posters, flyers and visual art for events.",
+        "Review pull requests for bugs and style problems.",
+        "Write SQL queries and optimise slow database reads.",
+    ]
+    vectors = encoder.embed_documents(descriptions)
+    query = encoder.embed_query("帮我做一张爵士之夜的海报")  # make a poster for our jazz night
+    assert vectors.shape == (3, 512) and query.shape == (512,)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert int(np.argmax(vectors @ query)) == 0
+
+
+def test_an_altered_weights_file_is_refused(tmp_path: Path, encoder: MultilingualEmbedder) -> None:
+    resources = tmp_path / "resources"
+    shutil.copytree(Path(encoder.model_path).parent, resources)
+    assert isinstance(load_multilingual(resources=resources), MultilingualEmbedder)
+    with open(resources / "weights.npz", "r+b") as handle:
+        handle.seek(100)
+        handle.write(b"\x00\x01\x02")
+    with pytest.raises(MultilingualUnavailable, match="sha256"):
+        load_multilingual(resources=resources)
+    shutil.copy(Path(encoder.model_path), resources / "weights.npz")
+    (resources / "sp.model").unlink()
+    with pytest.raises(MultilingualUnavailable, match="missing"):
+        load_multilingual(resources=resources)
+
+
+def _library(root: Path) -> Path:
+    write_skill(root, "poster-maker", "Design posters, flyers and visual art for events.")
+    write_skill(root, "pr-reviewer", "Review pull requests for bugs and style problems.")
+    write_skill(root, "sql-tuner", "Write SQL queries and optimise slow database reads.")
+    for number in range(20):
+        write_skill(root, f"filler-{number}", f"Handle internal task number {number} of the team.")
+    return root
+
+
+def test_only_the_learned_preset_builds_the_multilingual_vectors(
+    tmp_path: Path, encoder: MultilingualEmbedder
+) -> None:
+    root = _library(tmp_path / "skills")
+    models = assemble_models(BowEmbedder(), multilingual=encoder)
+    learned = build_index([root], Config(reranker="off"), models)
+    reference = build_index([root], Config(preset="reference", reranker="off"), models)
+    assert reference.multilingual is None
+    assert learned.multilingual is not None and learned.multilingual.shape == (len(learned), 512)
+    row = learned.positions["poster-maker"]
+    expected = encoder.embed_documents([multilingual_text(learned.skills[row])])[0]
+    assert np.allclose(learned.multilingual[row], expected, atol=1e-6)
+
+
+def test_the_skill_nearest_by_the_multilingual_cosine_joins_the_candidates(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """With the hybrid pool cut to one skill, a Chinese prompt's skill is still a candidate,
+    brought by the multilingual cosine, and the model reads that cosine as its feature."""
+    root = _library(tmp_path / "skills")
+    config = Config(rerank_top_k=1)
+    cache = EmbeddingCache(warm_cache_dir)
+    index = build_index([root], config, load_models(config, cache), cache)
+    decision = decide("帮我做一张爵士之夜的海报", index, config)
+    trace = decision.relevance
+    assert trace is not None
+    poster = index.positions["poster-maker"]
+    assert poster in trace.candidates
+    assert decision.row("poster-maker").pool == "multilingual"
+    column = trace.features.index("multilingual_rank")
+    assert trace.values[list(trace.candidates).index(poster), column] == 1.0
+    assert decision.timings_ms["multilingual"] >= 0
+
+
+def test_the_store_keeps_the_multilingual_vectors_and_refuses_a_store_without_them(
+    tmp_path: Path, encoder: MultilingualEmbedder
+) -> None:
+    root = _library(tmp_path / "skills")
+    cache = EmbeddingCache(tmp_path / "cache")
+    without: Models = assemble_models(BowEmbedder())
+    with_it = assemble_models(BowEmbedder(), multilingual=encoder)
+    config = Config(reranker="off")
+    assert open_index([root], config, without, cache).index.multilingual is None
+    rebuilt = open_index([root], config, with_it, cache)
+    assert rebuilt.source == "built" and "another model" in rebuilt.reason
+    stored = open_index([root], config, with_it, cache)
+    assert stored.source == "store"
+    assert stored.index.multilingual is not None and rebuilt.index.multilingual is not None
+    assert np.array_equal(stored.index.multilingual[:], rebuilt.index.multilingual[:])
