@@ -56,8 +56,8 @@ class Step:
 STEPS = (
     Step(
         "01-pdf.svg",
-        "Step 1: `pdf` injected at p 0.98; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.98 ≥ 0.55", ".49+.15+.00+.30"),
+        "Step 1: `pdf` injected at p 0.99; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "p 0.99 ≥ 0.50", ".49+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
@@ -66,8 +66,8 @@ STEPS = (
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss the default takes: `pdf` at p 0.73, over this library's bar of 0.55.",
-        ("when was the PDF format invented", "p 0.73 ≥ 0.55"),
+        "Step 3: a near miss the default takes: `pdf` at p 0.79, over this library's bar of 0.50.",
+        ("when was the PDF format invented", "p 0.79 ≥ 0.50"),
     ),
     Step(
         "04-compare.svg",
@@ -78,20 +78,20 @@ STEPS = (
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.11 < 0.55", "logit -4.47 on git-commit-writer", "-2.90"),
+        ("git-commit-writer: p 0.14 < 0.50", "logit -4.47 on git-commit-writer", "-2.90"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.420 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.95.",
-        ("plaintext-accounting", "p 0.95 ≥ 0.55", "12.76"),
+        "Step 5: a 0.420 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.98.",
+        ("plaintext-accounting", "p 0.98 ≥ 0.50", "12.76"),
     ),
     Step(
         "07-edit.svg",
         "After saving `xlsx/SKILL.md`: `xlsx` takes the case, and the Cases tab says why.",
         (
             "BROKE",
-            "plaintext-accounting lost it: relevance",
-            "xlsx took it",
+            "plaintext-accounting lost it: second_skill",
+            "xlsx took",
             "BROKE 1 recall",
         ),
     ),
