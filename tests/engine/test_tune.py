@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.engine.author.rewrite import read_skill_text
@@ -515,3 +516,24 @@ def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:
     shared = _evidence("Test plans.", team, [], team, lambda _term: 5.0).shared
     assert "团队" in shared and not any(phrase.startswith("们") for phrase in shared)
     assert "快门" not in _evidence("调快门。", wanted, [], wanted, lambda _term: 5.0).shared
+
+
+def test_a_skill_is_near_a_prompt_in_either_vector_space() -> None:
+    """§9.14: the multilingual encoder's nearest skills join the candidates, so a skill an
+    edit brings among them reaches the case as one MiniLM's cosine brings there does."""
+    from explorer.engine.author.tune import NEAR_MARGIN, _Nearest
+
+    class Fixed:
+        def embed_query(self, text: str) -> np.ndarray:
+            return np.eye(1, 16, 0, dtype=np.float32)[0]
+
+    skills = 2 + NEAR_MARGIN + 4
+    rows = np.zeros((skills, 16), dtype=np.float32)
+    rows[:, 0] = np.linspace(1.0, 0.0, skills)  # skill i's cosine falls with i
+    nearest = _Nearest.of("a prompt", Fixed(), rows, pool=2)
+    assert [nearest.near(i) for i in range(skills)] == [i < 2 + NEAR_MARGIN for i in range(skills)]
+    last = skills - 1
+    moved = rows.copy()
+    moved[last, 0] = 0.99
+    assert not nearest.reaches(rows, last) and nearest.reaches(moved, last)
+    assert not _Nearest.of("a prompt", None, rows, pool=2).reaches(moved, last)

@@ -62,7 +62,13 @@ from explorer.engine.qa.evaluate import passes
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import generic_word
-from explorer.engine.route.relevance import BM25_POOL, excluded_terms, script_tokens, unspaced
+from explorer.engine.route.relevance import (
+    BM25_POOL,
+    MULTILINGUAL_POOL,
+    excluded_terms,
+    script_tokens,
+    unspaced,
+)
 
 SCHEMA = "skill-explorer/tune@1"
 MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit on a description
@@ -501,7 +507,7 @@ class _RememberedQueries:
 
 
 def remembering(index: Index) -> Index:
-    """`index` with its cross-encoder (if any) remembering logits and its embedder
+    """`index` with its cross-encoder (if any) remembering logits and its embedders
     remembering query vectors, for one run; the models themselves are shared."""
     models = index.models
     reranker = models.reranker
@@ -510,6 +516,9 @@ def remembering(index: Index) -> Index:
     embedder = models.embedder
     if embedder is not None and not isinstance(embedder, _RememberedQueries):
         models = dataclasses.replace(models, embedder=_RememberedQueries(embedder))
+    multilingual = models.multilingual
+    if multilingual is not None and not isinstance(multilingual, _RememberedQueries):
+        models = dataclasses.replace(models, multilingual=_RememberedQueries(multilingual))
     if models is index.models:
         return index
     return dataclasses.replace(index, models=models)
@@ -987,32 +996,50 @@ class _Scored:
 class _Measured:
     """One prompt on the unedited library, for any skill's reach check."""
 
-    query: np.ndarray | None  # the prompt's vector
-    cosine: np.ndarray | None  # every skill's cosine
-    bar: float  # the cosine a skill needs to be among the prompt's nearest
+    dense: _Nearest
     bm25: np.ndarray  # every skill's BM25
     terms: frozenset[str]
     keywords: frozenset[str]
+    multilingual: _Nearest  # §9.14: its nearest skills join the candidates too
+
+
+@dataclass(frozen=True)
+class _Nearest:
+    """A prompt in one vector space: its vector, every skill's cosine, and the cosine a skill
+    needs to be among its `pool` nearest (and NEAR_MARGIN more); None without the space."""
+
+    query: np.ndarray | None = None
+    cosine: np.ndarray | None = None
+    bar: float = np.inf
+
+    @classmethod
+    def of(cls, prompt: str, embedder: Any, vectors: Any, pool: int) -> _Nearest:
+        if embedder is None or vectors is None or not prompt.strip():
+            return cls()
+        vector = embedder.embed_query(prompt)
+        if vector.shape[0] != vectors.shape[1]:
+            return cls()
+        cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
+        rank = min(len(cosine), pool + NEAR_MARGIN)
+        return cls(vector, cosine, float(np.sort(cosine)[-rank]) if rank else np.inf)
+
+    def near(self, position: int) -> bool:
+        return self.cosine is not None and float(self.cosine[position]) >= self.bar
+
+    def reaches(self, vectors: Any, position: int) -> bool:
+        """Whether a skill whose row of `vectors` changed is now among the nearest."""
+        if self.query is None or vectors is None:
+            return False
+        return float(vectors[position] @ self.query) >= self.bar
 
 
 def _measure(prompt: str, index: Index, config: Config) -> _Measured:
-    embedder, vectors = index.models.embedder, index.vectors
-    query = cosine = None
-    bar = np.inf
-    if embedder is not None and vectors is not None and prompt.strip():
-        vector = embedder.embed_query(prompt)
-        if vector.shape[0] == vectors.shape[1]:
-            query = vector
-            cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
-            rank = min(len(cosine), max(config.rerank_top_k, 1) + NEAR_MARGIN)
-            bar = float(np.sort(cosine)[-rank]) if rank else np.inf
     return _Measured(
-        query,
-        cosine,
-        bar,
+        _Nearest.of(prompt, index.models.embedder, index.vectors, max(config.rerank_top_k, 1)),
         index.lexical.score(prompt).raw,
         frozenset(index.lexical.query_terms(prompt)),
         frozenset(keyword_tokens(prompt)),
+        _Nearest.of(prompt, index.models.multilingual, index.multilingual, MULTILINGUAL_POOL),
     )
 
 
@@ -1028,13 +1055,13 @@ class TuneCache:
 
 @dataclass(frozen=True)
 class _Reach:
-    """An other case, measured once: the prompt's vector, the cosine a skill needs to be
-    among its nearest, its BM25 terms, and whether the skill is near it already."""
+    """An other case, measured once: the prompt in each vector space (with the cosine a skill
+    needs to be among its nearest), its BM25 terms, and whether the skill is near it already."""
 
-    query: np.ndarray | None
-    bar: float
+    dense: _Nearest
     terms: frozenset[str]
     near: bool
+    multilingual: _Nearest
 
 
 class _Tuner:
@@ -1063,8 +1090,7 @@ class _Tuner:
         if seen is None:
             seen = self.cache.prompts[case.prompt] = _measure(case.prompt, index, self.config)
         near = bool(case.context) or bool(case.cwd)
-        if seen.cosine is not None:
-            near = near or float(seen.cosine[position]) >= seen.bar
+        near = near or seen.dense.near(position) or seen.multilingual.near(position)
         raw = seen.bm25
         if raw[position] > 0:
             near = near or int(np.count_nonzero(raw > raw[position])) < BM25_POOL + NEAR_MARGIN
@@ -1077,7 +1103,7 @@ class _Tuner:
             postings = index.keyword_postings.get(token)
             if postings is not None and position in postings:
                 near = True  # a keyword boost can lift it into the candidates
-        return _Reach(seen.query, seen.bar, terms, near)
+        return _Reach(seen.dense, terms, near, seen.multilingual)
 
     def others(
         self,
@@ -1088,17 +1114,19 @@ class _Tuner:
     ) -> list[tuple[Probe, Probe] | None]:
         """(before, after) for each other case the edit can reach, else None. A case is
         reached when the skill was near it before (among the prompt's nearest skills by
-        cosine, or by BM25, or a keyword of it in the prompt), when its new cosine puts it
-        there, or when the prompt has a word the edit adds or removes (BM25, keywords and
+        either model's cosine, §9.14, or by BM25, or a keyword of it in the prompt), when a
+        new cosine puts it there, or when the prompt has a word the edit adds or removes (BM25, keywords and
         phrases, and every skill's idf for that word). Any other case keeps its decision:
         the skill stays out of its candidates and no table it reads changes
         (tests/engine/test_tune.py checks this against routing every case)."""
-        vectors = patched.vectors
         out: list[tuple[Probe, Probe] | None] = []
         for case, where in zip(cases, reach, strict=True):
-            near = where.near or bool(where.terms & changed)
-            if not near and where.query is not None and vectors is not None:
-                near = float(vectors[self.position] @ where.query) >= where.bar
+            near = (
+                where.near
+                or bool(where.terms & changed)
+                or where.dense.reaches(patched.vectors, self.position)
+                or where.multilingual.reaches(patched.multilingual, self.position)
+            )
             if not near:
                 out.append(None)
                 continue
@@ -1128,8 +1156,8 @@ class _Tuner:
     def lexical_held(self, patched: Index) -> Index:
         """The library with the lexical channels off for the edit: every table and feature
         that reads words (BM25, keywords, phrases, the relevance model's shared terms,
-        exclusions and length) sees the old description; only the two models read the new
-        one (the dense vector, and the document the cross-encoder reads)."""
+        exclusions and length) sees the old description; only the models read the new one
+        (the dense and multilingual vectors, and the document the cross-encoder reads)."""
         base = self.index
         models = base.models
         old_skill = base.skills[self.position]
@@ -1139,7 +1167,9 @@ class _Tuner:
             old_doc = rerank_document(old_skill.description, old_skill.body_head)
             new_doc = rerank_document(new_skill.description, new_skill.body_head)
             models = dataclasses.replace(models, reranker=_ReadsNewText(reranker, old_doc, new_doc))
-        return dataclasses.replace(base, vectors=patched.vectors, models=models)
+        return dataclasses.replace(
+            base, vectors=patched.vectors, multilingual=patched.multilingual, models=models
+        )
 
 
 def _margin(cases: Sequence[Case], before: Sequence[Probe], after: Sequence[Probe]) -> float:
