@@ -118,3 +118,12 @@ def test_the_store_keeps_the_multilingual_vectors_and_refuses_a_store_without_th
     assert stored.source == "store"
     assert stored.index.multilingual is not None and rebuilt.index.multilingual is not None
     assert np.array_equal(stored.index.multilingual[:], rebuilt.index.multilingual[:])
+
+
+def test_a_long_prompt_is_read_up_to_its_first_characters(encoder: MultilingualEmbedder) -> None:
+    """A 2 MB prompt must not be tokenised whole: the encoder reads MAX_CHARS of it."""
+    from explorer.engine.inference.multilingual import MAX_CHARS
+
+    head = "merge the pdf pages " * (MAX_CHARS // 20)
+    long = head + "and then something else entirely " * 60_000
+    assert np.array_equal(encoder.embed_query(long), encoder.embed_query(head[:MAX_CHARS]))

@@ -32,6 +32,10 @@ PINNED_SHA256 = {
     "sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
 }
 DIM = 512
+# The characters of a text the encoder reads. It averages over every token, so it has no
+# limit of its own, and a 2 MB prompt would be tokenised whole in pure Python; every
+# prompt and description the relevance model was trained on is shorter than this.
+MAX_CHARS = 2000
 
 
 class MultilingualUnavailable(RuntimeError):
@@ -72,7 +76,7 @@ class MultilingualEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        return l2_normalise(self._encoder().encode(list(texts)))
+        return l2_normalise(self._encoder().encode([text[:MAX_CHARS] for text in texts]))
 
     def embed_query(self, text: str) -> np.ndarray:
         vector: np.ndarray = self.embed_documents([text])[0]
