@@ -1115,10 +1115,10 @@ class _Tuner:
         """(before, after) for each other case the edit can reach, else None. A case is
         reached when the skill was near it before (among the prompt's nearest skills by
         either model's cosine, §9.14, or by BM25, or a keyword of it in the prompt), when a
-        new cosine puts it there, or when the prompt has a word the edit adds or removes (BM25, keywords and
-        phrases, and every skill's idf for that word). Any other case keeps its decision:
-        the skill stays out of its candidates and no table it reads changes
-        (tests/engine/test_tune.py checks this against routing every case)."""
+        new cosine puts it there, or when the prompt has a word the edit adds or removes
+        (BM25, keywords and phrases, and every skill's idf for that word). Any other case
+        keeps its decision: the skill stays out of its candidates and no table it reads
+        changes (tests/engine/test_tune.py checks this against routing every case)."""
         out: list[tuple[Probe, Probe] | None] = []
         for case, where in zip(cases, reach, strict=True):
             near = (
