@@ -446,8 +446,15 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
         multilingual = load_multilingual(cache)
     except MultilingualUnavailable as error:
         warnings.append(f"multilingual cosine off: {error}")
-    if multilingual is not None and config.preset == "learned":
-        multilingual.preload()  # §9.14: only the learned preset reads it
+    if (
+        multilingual is not None
+        and config.preset == "learned"
+        and embedder is not None
+        and embedder.name == DEFAULT_MODEL
+    ):
+        # §9.14: only the learned preset's relevance model reads it, and only beside MiniLM;
+        # elsewhere it loads when first asked, rather than taking the GIL from the hook.
+        multilingual.preload()
     return assemble_models(
         embedder,
         reranker,
