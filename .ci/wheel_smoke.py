@@ -67,7 +67,9 @@ def check_commands() -> None:
     assert len(scored) >= 12, scored
     assert all(0 <= row["rerank_prob"] <= 1 and 0 <= row["relevance"] <= 1 for row in scored)
     contributions = ambiguous["relevance"]["candidates"][scored[0]["id"]]["contributions"]
-    assert len(contributions) == 20, contributions
+    assert len(contributions) == 23, contributions
+    # The multilingual encoder comes from its package, verified, and reads the library.
+    assert ambiguous["models"]["multilingual"] == "use-multilingual-v3", ambiguous["models"]
     assert "pdf" in run("why", PROMPT, "--skills", str(SAMPLES))
     payload = json.dumps({"prompt": PROMPT, "session_id": "smoke", "cwd": str(SAMPLES)})
     hook = json.loads(run("hook", "--skills", str(SAMPLES), stdin=payload))
