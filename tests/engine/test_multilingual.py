@@ -58,6 +58,8 @@ REQUESTS = (
     "これらのスライドをPDFに変換して、チームにメールで送って",
     "ساعدني في كتابة اختبارات pytest لهذه الدالة",
     "café naïve ﬁle ｆｕｌｌ-width Ａ１ and e\u0301 combining",
+    # sentencepiece 0.2.1 and older split this run of dashes otherwise.
+    "fix the alignment of this table: |--------|------------------|---------|",
 )
 # "딱딱" is outside the vocabulary: one unknown token to the C++ library, two to the port.
 UNKNOWN_RUN = "이 보고서 초안 좀 다듬어줘. 너무 딱딱하게 느껴져"
