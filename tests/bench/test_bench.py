@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.bench.cold_open import bench_cold_open
@@ -23,6 +25,7 @@ from explorer.bench.synthetic import (
 )
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import discover
+from tests.conftest import write_skill
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -251,6 +254,34 @@ def test_run_bench_index_build_embeds_every_skill(tmp_path: Path) -> None:
     assert row["note"].startswith("24/24 embedded")
     again = run_bench(None, (24,), Config(model="bow"), include={"index_build"}, work_dir=tmp_path)
     assert again["metrics"]["index_build@24"]["note"].startswith("24/24 embedded")
+
+
+def test_the_build_floor_embeds_with_every_model_the_build_embeds_with(tmp_path: Path) -> None:
+    """Under the learned preset a build embeds each skill twice (MiniLM, the multilingual
+    encoder); a floor of MiniLM alone would charge the second model to the build."""
+    from explorer.bench.index_build import bench_index_build
+    from explorer.engine.inference.cache import EmbeddingCache
+    from explorer.engine.inference.embed import BowEmbedder
+    from explorer.engine.inference.models import assemble_models
+
+    class Counting(BowEmbedder):
+        texts = 0
+
+        def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+            Counting.texts += len(texts)
+            return super().embed_documents(texts)
+
+    library = tmp_path / "skills"
+    for number in range(12):
+        write_skill(library, f"skill-{number}", f"Handle task number {number} for the team.")
+    models = assemble_models(BowEmbedder(), multilingual=Counting())
+    cache = EmbeddingCache(tmp_path / "cache")
+    learned = bench_index_build(library, Config(preset="learned"), models, cache)
+    # 32 to load it; then the build and the floor each embed the 12 skills' texts.
+    assert Counting.texts == 32 + 12 + 12
+    assert "multilingual" in learned["baseline"]["name"]
+    other = bench_index_build(library, Config(preset="reference"), models, cache)
+    assert Counting.texts == 32 + 12 + 12 and "multilingual" not in other["baseline"]["name"]
 
 
 @pytest.mark.slow  # real saves or a child process: seconds
