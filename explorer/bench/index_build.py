@@ -16,8 +16,12 @@ from explorer.bench.synthetic import synthetic_descriptions
 from explorer.engine import Config
 from explorer.engine.base import dense_body_chars
 from explorer.engine.discovery import Discovery, Skill, discover
-from explorer.engine.index import dense_text, index_skills
-from explorer.engine.index.snapshot import builds_multilingual, multilingual_text
+from explorer.engine.index import (
+    builds_multilingual,
+    dense_text,
+    index_skills,
+    multilingual_text,
+)
 from explorer.engine.inference import EmbeddingCache, Models
 
 BUILD_CHUNKS = 4

@@ -169,36 +169,3 @@ def test_a_long_prompt_is_read_up_to_its_first_characters(encoder: MultilingualE
     head = "merge the pdf pages " * (MAX_CHARS // 20)
     long = head + "and then something else entirely " * 60_000
     assert np.array_equal(encoder.embed_query(long), encoder.embed_query(head[:MAX_CHARS]))
-
-
-# A daemon thread tokenises without pause, through the encoder's own tokenizer, while the
-# interpreter exits: it is inside sentencepiece almost all the time.
-TOKENISING_AT_EXIT = """
-import threading, time
-from explorer.engine.inference.multilingual import load_multilingual
-
-tokenizer = load_multilingual()._encoder().sp
-
-def tokenise_forever():
-    while True:
-        tokenizer.encode("merge these pdf files " * 500, out_type=int)
-
-threading.Thread(target=tokenise_forever, daemon=True).start()
-time.sleep(0.2)
-print("exiting", flush=True)
-"""
-
-
-def test_the_process_exits_cleanly_while_a_daemon_thread_is_tokenising() -> None:
-    """sentencepiece's C++ calls release the GIL; a thread that comes back from one while the
-    interpreter finalises aborts the process (exit 134) unless exit waits for the call.
-    The preload and the explorer's live index are such threads."""
-    import subprocess
-    import sys
-
-    for _ in range(3):
-        child = subprocess.run(
-            [sys.executable, "-c", TOKENISING_AT_EXIT], capture_output=True, text=True, timeout=60
-        )
-        assert child.returncode == 0, child.stderr[-500:]
-        assert child.stdout == "exiting\n"

