@@ -99,7 +99,8 @@ class Quality:
 
 
 class _Cancelled(Exception):
-    """A newer snapshot waits for the replay: this one stops between two prompts."""
+    """A background run stops between two steps: a newer snapshot waits for the replay,
+    or the explorer is closing and would otherwise wait for the run to end."""
 
 
 Start = Callable[[Handoff[Index], Config], "Worker[None] | None"]
@@ -386,29 +387,41 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     options, state = app.options, app.state
     previous, previous_run = state.cases_report, state.cases_run
     findings: dict[str, list[str]] = {}
+    worker = get_current_worker()
+
+    def give_way() -> None:
+        # Textual cancels its workers as the explorer closes, and the app's exit waits for
+        # a thread to end: at 26,000 skills this run would hold a quit up for half a minute.
+        if worker.is_cancelled:
+            raise _Cancelled
+        app.beat.pause()
+
     # Lint's and the cases' loops give way to the screen, and the objects they hold while
     # they run are never walked by a full collection on the screen's thread (memory.py).
-    with yielding(app.beat.pause), full_collections_deferred():
-        for finding in lint(options.roots, index=snapshot, config=config, memo=state.lint_memo):
-            findings.setdefault(finding.path, []).append(
-                f"{finding.severity} {finding.rule}: {finding.message}"
-            )
-        kept = {path: tuple(lines) for path, lines in findings.items()}
-        quality = Quality(kept, (snapshot, config))
-        if options.cases_path:
-            try:
-                cases = load_cases(options.cases_path, skill=options.cases_skill).cases
-                quality.report = evaluate(cases, snapshot, config, cwd=options.cwd)
-            except CaseError as error:
-                quality.problem = str(error)
-        if quality.report is not None and previous is not None and previous_run is not None:
-            quality.comparison = compare(previous, quality.report)
-            if quality.comparison.flipped:
-                quality.causes = flip_causes(
-                    previous, quality.report, previous_run, quality.run, cwd=options.cwd
+    try:
+        with yielding(give_way), full_collections_deferred():
+            for finding in lint(options.roots, index=snapshot, config=config, memo=state.lint_memo):
+                findings.setdefault(finding.path, []).append(
+                    f"{finding.severity} {finding.rule}: {finding.message}"
                 )
+            kept = {path: tuple(lines) for path, lines in findings.items()}
+            quality = Quality(kept, (snapshot, config))
+            if options.cases_path:
+                try:
+                    cases = load_cases(options.cases_path, skill=options.cases_skill).cases
+                    quality.report = evaluate(cases, snapshot, config, cwd=options.cwd)
+                except CaseError as error:
+                    quality.problem = str(error)
+            if quality.report is not None and previous is not None and previous_run is not None:
+                quality.comparison = compare(previous, quality.report)
+                if quality.comparison.flipped:
+                    quality.causes = flip_causes(
+                        previous, quality.report, previous_run, quality.run, cwd=options.cwd
+                    )
+    except _Cancelled:
+        return
     give_back()  # lint's transient tables, back to the system (engine/base/memory.py)
-    if not get_current_worker().is_cancelled:
+    if not worker.is_cancelled:
         app.call_from_thread(app.on_main, lambda: app.main.show_quality(quality))
 
 

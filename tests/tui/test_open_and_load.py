@@ -603,5 +603,10 @@ async def test_lint_runs_with_the_loop_beat_as_its_pause(
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(app) and bool(seen) and not app.background_busy)
-        assert seen[0] == (app.beat.pause, True)
+        pause, beat_running = seen[0]
+        assert beat_running and callable(pause)
+        paused: list[bool] = []
+        monkeypatch.setattr(app.beat, "pause", lambda: paused.append(True))
+        pause()  # lint's checkpoint: the beat's pause (its run was not cancelled)
+        assert paused == [True]
         await settle(pilot, lambda: not app.beat.running)  # idle: no beat
