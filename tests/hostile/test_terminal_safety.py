@@ -184,6 +184,9 @@ def test_watch_output_carries_no_control(library: Path, tmp_path: Path) -> None:
         [sys.executable, "-m", "explorer", "watch", str(library), "--set", "model=bow",
          "--cache-dir", str(tmp_path / "cache")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        # Ctrl+C as a terminal delivers it: a test run started in the background inherits
+        # SIGINT ignored, and Python keeps an ignored SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     streams: dict[str, list[bytes]] = {"out": [], "err": []}
     readers = [
