@@ -48,10 +48,11 @@ print("exiting", flush=True)
 
 @pytest.mark.parametrize("kind", ["tokenise", "embed", "rerank", "load"])
 def test_the_process_exits_cleanly_while_a_daemon_thread_is_in_a_native_call(kind: str) -> None:
-    """sentencepiece and onnxruntime give the GIL up inside their C++ calls; a thread that
-    comes back from one while the interpreter finalises aborts the process (exit 134)
-    unless exit waits for the call. The live index and the multilingual preload are such
-    threads."""
+    """sentencepiece, onnxruntime and tokenizers' batch encoding give the GIL up inside
+    their native calls; a thread that comes back from one while the interpreter finalises
+    aborts the process (exit 134) unless exit waits for the call (embed and rerank abort
+    in tokenizers 0.15's encode_batch without its guard). The live index and the
+    multilingual preload are such threads."""
     for _ in range(3):
         child = subprocess.run(
             [sys.executable, "-c", AT_EXIT, kind], capture_output=True, text=True, timeout=60

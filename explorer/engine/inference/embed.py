@@ -265,7 +265,8 @@ class OnnxEmbedder:
         makes, so are the vectors."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
+        with native_call():  # tokenizers gives the GIL up while it encodes a batch
+            encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
         result = np.empty((len(texts), self.dim), dtype=np.float32)
         batches: list[list[int]] = []

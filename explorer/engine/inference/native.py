@@ -1,11 +1,12 @@
 """Calls into the models' native libraries, and the interpreter's exit (architecture.md,
 "Threads").
 
-onnxruntime's `run` and sentencepiece's calls give the GIL up while they compute. When a
-daemon thread (the explorer's live index, the multilingual preload, a worker left running
-by a closing app) comes back from one after the interpreter has begun to finalise,
-CPython ends that thread by unwinding its stack, and the unwinding meets C++ frames that
-forbid it: the process aborts ("terminate called without an active exception", exit 134),
+onnxruntime's `run`, sentencepiece's calls and tokenizers' batch encoding give the GIL up
+while they compute. When a daemon thread (the explorer's live index, the multilingual
+preload, a worker left running by a closing app) comes back from one after the interpreter
+has begun to finalise, CPython ends that thread by unwinding its stack, and the unwinding
+meets native frames that forbid it: the process aborts ("terminate called without an
+active exception", or with tokenizers 0.15 "FATAL: exception not rethrown"; exit 134),
 after its work and its output are done. Every such call is therefore made inside
 `native_call()`, and at exit the interpreter waits for the calls in flight and parks any
 later one on a Python condition, where a daemon thread can be stopped safely.

@@ -80,7 +80,8 @@ class OnnxCrossEncoder:
         decision's reranking fell from 64-69 to 41 ms on 2 cores (one run, idle).
         """
         query, documents = query[: self.max_chars], [doc[: self.max_chars] for doc in documents]
-        encodings = self.tokenizer.encode_batch([(query, doc) for doc in documents])
+        with native_call():  # tokenizers gives the GIL up while it encodes a batch
+            encodings = self.tokenizer.encode_batch([(query, doc) for doc in documents])
         logits = np.empty(len(documents), dtype=np.float64)
 
         def run(positions: range) -> None:
