@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +19,9 @@ from explorer.engine.inference.cache import EmbeddingCache
 from explorer.engine.inference.embed import BowEmbedder, l2_normalise
 from explorer.engine.inference.models import Models, assemble_models, load_models
 from explorer.engine.inference.multilingual import (
+    TABLE_CHUNK_ROWS,
+    TABLE_CHUNKS,
+    TABLE_SHA256,
     MultilingualEmbedder,
     MultilingualUnavailable,
     load_multilingual,
@@ -169,3 +175,58 @@ def test_a_long_prompt_is_read_up_to_its_first_characters(encoder: MultilingualE
     head = "merge the pdf pages " * (MAX_CHARS // 20)
     long = head + "and then something else entirely " * 60_000
     assert np.array_equal(encoder.embed_query(long), encoder.embed_query(head[:MAX_CHARS]))
+
+
+def test_the_table_is_read_from_disk_and_embeds_as_the_package_does(
+    tmp_path: Path, encoder: MultilingualEmbedder
+) -> None:
+    """With a cache, the vocabulary table is written once beside it and read a row at a
+    time; the vectors are the package's own, whose table is in memory."""
+    texts = [*REQUESTS, UNKNOWN_RUN, "merge these pdf files", "x" * 3000]
+    cache = EmbeddingCache(tmp_path / "cache")
+    on_disk = load_multilingual(cache)
+    assert on_disk.table_path is not None and not on_disk.table_path.exists()
+    vectors = on_disk.embed_documents(texts)
+    assert on_disk.table_path.stat().st_size == TABLE_CHUNKS * TABLE_CHUNK_ROWS * 512
+    assert np.array_equal(vectors, encoder.embed_documents(texts))
+    assert np.array_equal(on_disk.embed_query(texts[0]), encoder.embed_query(texts[0]))
+
+
+def test_a_damaged_table_is_written_again(tmp_path: Path, encoder: MultilingualEmbedder) -> None:
+    cache = EmbeddingCache(tmp_path / "cache")
+    table = load_multilingual(cache).table_path
+    assert table is not None
+    load_multilingual(cache).embed_query("warm")
+    with open(table, "r+b") as handle:  # the row of a token every text has (its first)
+        handle.write(b"\xff" * 512)
+    prompt = "帮我做一张爵士之夜的海报"
+    assert np.array_equal(load_multilingual(cache).embed_query(prompt), encoder.embed_query(prompt))
+    assert hashlib.sha256(table.read_bytes()).hexdigest() == TABLE_SHA256
+
+
+def test_without_a_writable_cache_the_table_is_held_in_memory(
+    tmp_path: Path, encoder: MultilingualEmbedder
+) -> None:
+    cache = EmbeddingCache(tmp_path / "cache")
+    (cache.directory / "multilingual").write_text("a file where the table's folder would be")
+    prompt = "Проверь этот pull request на ошибки и стиль"
+    assert np.array_equal(load_multilingual(cache).embed_query(prompt), encoder.embed_query(prompt))
+
+
+def test_a_process_with_the_table_on_disk_holds_60_mb_less(tmp_path: Path) -> None:
+    """The point of the file: the package's loader keeps all 65 MB of the table resident."""
+    code = """
+import sys
+from explorer.engine.inference.cache import EmbeddingCache
+from explorer.engine.inference.multilingual import load_multilingual
+cache = EmbeddingCache(sys.argv[1]) if sys.argv[1] else None
+load_multilingual(cache).embed_documents(["merge these pdf files"] * 200 + ["帮我做一张海报"])
+print(int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]))
+"""
+    peaks = {}
+    for where in ("", str(tmp_path / "cache"), str(tmp_path / "cache")):  # memory, write, read
+        run = subprocess.run(
+            [sys.executable, "-c", code, where], capture_output=True, text=True, check=True
+        )
+        peaks[where or "memory"] = int(run.stdout)
+    assert peaks["memory"] - peaks[str(tmp_path / "cache")] > 60_000, peaks  # KB

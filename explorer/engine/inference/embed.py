@@ -173,11 +173,12 @@ def _new_session(onnxruntime: ModuleType, path: str, options: SessionOptions) ->
     return session
 
 
-_PARTIAL_RE = re.compile(r"^.+\.ort\.onnx\.(\d+)\.tmp$")
+_PARTIAL_RE = re.compile(r"^.+\.(\d+)\.tmp$")
 
 
 def remove_orphaned_partials(directory: Path) -> list[Path]:
-    """Delete `*.ort.onnx.<pid>.tmp` files whose writer is dead (killed mid-save).
+    """Delete `<name>.<pid>.tmp` files whose writer is dead (killed mid-save): the partial
+    copies of derived model files (an optimised graph, the multilingual table).
 
     A live pid keeps its file: that process may still be writing it. Returns what went.
     """
