@@ -55,10 +55,11 @@ def bench_index_build(
     n = len(skills)
     if not n:
         return measure.error_row("index_build", f"no skills under {root}")
-    embedder.embed_documents(synthetic_descriptions(32, seed + 5)[1])  # warm the session up
+    warm_up = synthetic_descriptions(32, seed + 5)[1]
+    embedder.embed_documents(warm_up)  # warm the session up
     multilingual = models.multilingual if builds_multilingual(config, models) else None
     if multilingual is not None:
-        multilingual.embed_documents(synthetic_descriptions(32, seed + 5)[1])  # loads it
+        multilingual.embed_documents(warm_up)  # loads it
     batch = int(getattr(embedder, "batch_size", 32))
     body_chars = dense_body_chars(config)
     build_ms = floor_ms = unsorted_ms = lexical_ms = 0.0
