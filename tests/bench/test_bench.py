@@ -342,7 +342,8 @@ def test_hook_cold_runs_the_hook_and_the_bare_onnx_baseline(tmp_path: Path) -> N
 
 def test_the_hook_floor_runs_both_models_once(tmp_path: Path) -> None:
     """The floor loads and runs what the hook loads: a pair that is not a model fails it."""
-    from explorer.engine.inference import find_reranker, packaged_minilm
+    from explorer.engine.inference import find_reranker, load_multilingual, packaged_minilm
+    from explorer.engine.inference.multilingual_table import write_table
 
     model, tokenizer = packaged_minilm()
     reranker, _note = find_reranker(Config())
@@ -353,8 +354,10 @@ def test_the_hook_floor_runs_both_models_once(tmp_path: Path) -> None:
         [*args, *map(str, reranker)], input=stdin, capture_output=True, text=True, timeout=120
     )
     assert both.returncode == 0 and json.loads(both.stdout) == {"ok": True}, both.stderr
+    table = tmp_path / "multilingual.table"
+    write_table(Path(load_multilingual().model_path), table)
     multilingual = subprocess.run(
-        [args[0], *args[1:3], "--multilingual", *args[3:], *map(str, reranker)],
+        [args[0], *args[1:3], "--multilingual", str(table), *args[3:], *map(str, reranker)],
         input=stdin,
         capture_output=True,
         text=True,

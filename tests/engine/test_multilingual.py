@@ -19,12 +19,14 @@ from explorer.engine.inference.cache import EmbeddingCache
 from explorer.engine.inference.embed import BowEmbedder, l2_normalise
 from explorer.engine.inference.models import Models, assemble_models, load_models
 from explorer.engine.inference.multilingual import (
-    TABLE_CHUNK_ROWS,
-    TABLE_CHUNKS,
-    TABLE_SHA256,
     MultilingualEmbedder,
     MultilingualUnavailable,
     load_multilingual,
+)
+from explorer.engine.inference.multilingual_table import (
+    TABLE_CHUNK_ROWS,
+    TABLE_CHUNKS,
+    TABLE_SHA256,
 )
 from explorer.engine.qa.cases import load_cases
 from explorer.engine.route.pipeline import decide

