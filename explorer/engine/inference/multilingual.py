@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.base.threads import batch_workers
-from explorer.engine.inference.cache import EmbeddingCache, pinned_file_problem
+from explorer.engine.inference.cache import EmbeddingCache, file_sha256, pinned_file_problem
 from explorer.engine.inference.embed import l2_normalise, remove_orphaned_partials
 from explorer.engine.inference.multilingual_table import (
     DIM,
@@ -137,8 +137,8 @@ class MultilingualEmbedder:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             remove_orphaned_partials(path.parent)
-            if not path.is_file() or pinned_file_problem(
-                path, TABLE_SHA256, self._cache, "multilingual table", PACKAGE
+            if not path.is_file() or (
+                file_sha256(path, self._cache, expected=TABLE_SHA256) != TABLE_SHA256
             ):
                 write_table(Path(self.model_path), path)
             return TableRows(path)
