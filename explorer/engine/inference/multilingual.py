@@ -89,26 +89,23 @@ class MultilingualEmbedder:
     dozen tokens; a batch of descriptions is spread over the cores instead, a task of
     `TEXTS_PER_TASK` texts per thread (numpy gives the GIL up in its matrix products).
 
-    `table_dir`: where the vocabulary table is kept on disk (beside the embedding cache);
-    without it, or when it cannot be written, the package's own loader holds it in memory.
+    The vocabulary table is kept on disk beside the embedding `cache`; without a usable
+    cache, or where the table cannot be written, the package's own loader holds it in
+    memory.
     """
 
     name = MULTILINGUAL_MODEL
     dim = DIM
 
-    def __init__(
-        self,
-        resources: Path,
-        table_dir: Path | None = None,
-        cache: EmbeddingCache | None = None,
-    ) -> None:
+    def __init__(self, resources: Path, cache: EmbeddingCache | None = None) -> None:
         self.model_path = str(resources / "weights.npz")
         self._tokenizer_path = str(resources / "sp.model")
         # The tokenizer is part of what a cached vector depends on.
-        self.identity = f"{MULTILINGUAL_MODEL}:{PINNED_SHA256['weights.npz'][:16]}:sentencepiece"
+        weights = PINNED_SHA256["weights.npz"][:16]
+        self.identity = f"{MULTILINGUAL_MODEL}:{weights}:sentencepiece"
         self.table_path = (
-            table_dir / f"{MULTILINGUAL_MODEL}-{PINNED_SHA256['weights.npz'][:16]}.table"
-            if table_dir is not None
+            cache.directory / "multilingual" / f"{MULTILINGUAL_MODEL}-{weights}.table"
+            if cache is not None and cache.available
             else None
         )
         self._cache = cache
@@ -190,5 +187,4 @@ def load_multilingual(
         )
         if problem:
             raise MultilingualUnavailable(problem)
-    table_dir = cache.directory / "multilingual" if cache is not None and cache.available else None
-    return MultilingualEmbedder(resources, table_dir, cache)
+    return MultilingualEmbedder(resources, cache)
