@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -50,3 +51,35 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True  # it exists, owned by another user
     return True
+
+
+_PARTIAL_RE = re.compile(r"^.+\.(\d+)\.tmp$")
+
+
+def partial_path(path: Path) -> Path:
+    """Where a process writes a copy of `path` before renaming it into place: named for
+    its pid, so that `remove_orphaned_partials` can tell a dead writer's leftovers."""
+    return path.with_name(f"{path.name}.{os.getpid()}.tmp")
+
+
+def remove_orphaned_partials(directory: Path) -> list[Path]:
+    """Delete `<name>.<pid>.tmp` files whose writer is dead (killed mid-save): the partial
+    copies of derived model files (an optimised graph, the multilingual table).
+
+    A live pid keeps its file: that process may still be writing it. Returns what went.
+    """
+    removed: list[Path] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _PARTIAL_RE.match(name)
+        if match and not pid_alive(int(match.group(1))):
+            path = directory / name
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+    return removed

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from explorer.engine.base.files import pid_alive
+from explorer.engine.base.files import partial_path, remove_orphaned_partials
 from explorer.engine.base.text import tokenize
 from explorer.engine.base.threads import batch_workers, onnx_threads
 from explorer.engine.base.threads import cpu_count as cpu_count  # re-exported for callers
@@ -145,7 +144,7 @@ def onnx_session(
         except Exception:  # a damaged copy: drop it and optimise afresh
             saved.unlink(missing_ok=True)
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    partial = saved.with_name(f"{saved.name}.{os.getpid()}.tmp")
+    partial = partial_path(saved)
     try:
         saved.parent.mkdir(parents=True, exist_ok=True)
         options.optimized_model_filepath = str(partial)
@@ -171,32 +170,6 @@ def _new_session(onnxruntime: ModuleType, path: str, options: SessionOptions) ->
             path, options, providers=["CPUExecutionProvider"]
         )
     return session
-
-
-_PARTIAL_RE = re.compile(r"^.+\.(\d+)\.tmp$")
-
-
-def remove_orphaned_partials(directory: Path) -> list[Path]:
-    """Delete `<name>.<pid>.tmp` files whose writer is dead (killed mid-save): the partial
-    copies of derived model files (an optimised graph, the multilingual table).
-
-    A live pid keeps its file: that process may still be writing it. Returns what went.
-    """
-    removed: list[Path] = []
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return removed
-    for name in names:
-        match = _PARTIAL_RE.match(name)
-        if match and not pid_alive(int(match.group(1))):
-            path = directory / name
-            try:
-                path.unlink()
-            except OSError:
-                continue
-            removed.append(path)
-    return removed
 
 
 class _QueryCache:

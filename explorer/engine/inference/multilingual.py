@@ -35,9 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from explorer.engine.base.files import remove_orphaned_partials
 from explorer.engine.base.threads import batch_workers
 from explorer.engine.inference.cache import EmbeddingCache, file_sha256, pinned_file_problem
-from explorer.engine.inference.embed import l2_normalise, remove_orphaned_partials
+from explorer.engine.inference.embed import l2_normalise
 from explorer.engine.inference.multilingual_table import (
     DIM,
     TABLE_SHA256,

@@ -4,7 +4,7 @@ The package behind the encoder loads its whole table (128,010 rows of 512 bytes,
 into every process that embeds, while a prompt reads a few dozen rows and a batch of
 descriptions a few hundred. Here the table is a file, in the package's chunked layout,
 read a row per distinct token of a batch, and the encoder is the package's forward pass
-over it. Only numpy is imported, so the hook's floor (bench/bare_onnx.py) loads the
+over it. It imports numpy and nothing heavier, so the hook's floor (bench/bare_onnx.py) loads the
 encoder exactly as the engine does, and no more.
 """
 
@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from explorer.engine.base.files import partial_path
 
 DIM = 512  # the encoder's width: a table row's bytes, a vector's floats
 # The vocabulary table as `TableRows` reads it: the package's 17 chunks of 7,530 uint8 rows
@@ -50,7 +52,7 @@ class TableRows:
 def write_table(weights: Path, path: Path) -> None:
     """The table's chunks from the weights, one after another, into `path` (atomically:
     a reader never sees half a file); one 3.9 MB chunk in memory at a time."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial = partial_path(path)
     try:
         with np.load(weights, allow_pickle=False) as arrays, open(partial, "wb") as out:
             for chunk in range(TABLE_CHUNKS):  # the weights are pinned: so are their shapes
