@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from explorer.engine.base.config import Config
+from explorer.engine.discovery.skills import Skill
 from explorer.engine.index.snapshot import build_index
 from explorer.engine.inference import cache as cache_module
 from explorer.engine.inference.cache import (
@@ -204,12 +205,12 @@ def test_nan_and_inf_vectors_are_rebuilt_with_a_warning(tmp_path: Path, make_lib
     models = assemble_models(BowEmbedder())
     first = build_index([root], Config(), models, EmbeddingCache(tmp_path / "c"))
     with sqlite3.connect(tmp_path / "c" / CACHE_FILE) as connection:
-        rows = connection.execute("SELECT model, text_hash, vector FROM embeddings").fetchall()
+        rows = connection.execute("SELECT model, text_hash, vector FROM vectors").fetchall()
         for (model, key, blob), bad in zip(rows, (np.nan, np.inf), strict=False):
             vector = np.frombuffer(blob, dtype=np.float32).copy()
             vector[3] = bad
             connection.execute(
-                "UPDATE embeddings SET vector = ? WHERE model = ? AND text_hash = ?",
+                "UPDATE vectors SET vector = ? WHERE model = ? AND text_hash = ?",
                 (vector.tobytes(), model, key),
             )
     cache = EmbeddingCache(tmp_path / "c")
@@ -276,3 +277,88 @@ def test_opening_an_existing_cache_writes_nothing_and_reads_one_page(
     fresh = EmbeddingCache(tmp_path / "new")  # a new file is still stamped
     assert [s for s in statements if "user_version=" in s.replace(" ", "")]
     fresh.close()
+
+
+def _schema_one_file(path: Path) -> None:
+    """A cache as the previous schema wrote it: vectors in a WITHOUT ROWID table, skill
+    records with their bodies."""
+    with sqlite3.connect(path) as connection:
+        connection.executescript(
+            """
+            CREATE TABLE embeddings (
+                model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL,
+                PRIMARY KEY (model, text_hash)) WITHOUT ROWID;
+            CREATE TABLE skills (
+                path TEXT PRIMARY KEY, hash TEXT NOT NULL, parser INTEGER NOT NULL,
+                record TEXT NOT NULL);
+            CREATE TABLE file_checks (
+                path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                sha256 TEXT NOT NULL);
+            PRAGMA user_version=1;
+            """
+        )
+        connection.execute(
+            "INSERT INTO embeddings VALUES (?, ?, ?)",
+            ("m", "h", np.arange(384, dtype=np.float32).tobytes()),
+        )
+
+
+def test_a_cache_of_the_previous_schema_keeps_its_vectors(tmp_path: Path) -> None:
+    _schema_one_file(tmp_path / CACHE_FILE)
+    cache = EmbeddingCache(tmp_path)
+    assert cache.available and not cache.warnings
+    found = cache.get_many("m", ["h"], 384)
+    assert np.array_equal(found["h"], np.arange(384, dtype=np.float32))
+    cache.close()
+    with sqlite3.connect(tmp_path / CACHE_FILE) as connection:
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        assert "embeddings" not in tables
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert EmbeddingCache(tmp_path).count("m") == 1  # and opens again as it is
+
+
+def test_skill_records_hold_no_body_and_recalled_skills_read_it(
+    tmp_path: Path, make_library
+) -> None:
+    """A body in the records was decoded for every skill of every load and then dropped
+    by the live index: at 26,000 skills two thirds of the records' 170 MB."""
+    from explorer.engine.discovery.bodies import BodyOnDisk
+    from explorer.engine.discovery.skills import load_skills
+    from explorer.engine.inference.cache import CachedSkills
+
+    root = make_library({"pdf": "Merge pdf files."})
+    path = str(root / "pdf" / "SKILL.md")
+    cache = EmbeddingCache(tmp_path / "c")
+    memo = CachedSkills(cache)
+    parsed = load_skills([path], memo)[path]
+    memo.flush()
+    ((_, record),) = cache.skill_records([path]).values()
+    assert '"body"' not in record and isinstance(parsed, Skill) and parsed.body
+    assert cache.skill_body(path, parsed.hash) == parsed.body  # kept for a stale version
+    assert cache.skill_body(path, "another hash") is None
+    recalled = load_skills([path], CachedSkills(cache))[path]
+    assert isinstance(recalled, BodyOnDisk) and recalled == parsed
+    assert recalled.body == parsed.body
+
+
+def test_skill_records_of_the_previous_schema_keep_their_bodies_apart(
+    tmp_path: Path, make_library
+) -> None:
+    from explorer.engine.discovery.skills import load_skills, skill_record
+    from explorer.engine.inference.cache import PARSER_VERSION, CachedSkills
+
+    root = make_library({"pdf": "Merge pdf files."})
+    path = str(root / "pdf" / "SKILL.md")
+    skill = load_skills([path])[path]
+    assert isinstance(skill, Skill)
+    _schema_one_file(tmp_path / CACHE_FILE)
+    with sqlite3.connect(tmp_path / CACHE_FILE) as connection:
+        connection.execute(
+            "INSERT INTO skills VALUES (?, ?, ?, ?)",
+            (path, skill.hash, PARSER_VERSION, skill_record(skill)),
+        )
+    cache = EmbeddingCache(tmp_path)
+    ((_, record),) = cache.skill_records([path]).values()
+    assert '"body"' not in record and cache.skill_body(path, skill.hash) == skill.body
+    recalled = load_skills([path], CachedSkills(cache))[path]
+    assert recalled == skill and isinstance(recalled, Skill) and recalled.body == skill.body

@@ -47,7 +47,7 @@ def test_a_cache_directory_that_cannot_be_made_is_bypassed(tmp_path: Path) -> No
     assert cache.remembered_checksum("x", 1, 1) is None
     assert cache.count() == 0
     cache.put_many("m", {"a": np.ones(4, dtype=np.float32)})
-    cache.store_skill_records([("x", "h", "{}")])
+    cache.store_skill_records([("x", "h", "{}", "body")])
     cache.remember_checksum("x", 1, 1, "s")
     vectors, computed = embed_with_cache(BowEmbedder(), ["pdf"], cache)
     assert computed == 1 and vectors.shape == (1, 256)
@@ -100,7 +100,7 @@ def test_failed_writes_are_warnings_and_the_cache_stays_open(tmp_path: Path) -> 
     real = cache._connection
     cache._connection = Failing(sqlite3.OperationalError("disk I/O error"))  # type: ignore[assignment]
     cache.put_many("m", {"a": np.ones(4, dtype=np.float32)})
-    cache.store_skill_records([("x", "h", "{}")])
+    cache.store_skill_records([("x", "h", "{}", "body")])
     cache.remember_checksum("x", 1, 1, "s")  # a checksum is only a shortcut: silent
     assert cache.remembered_checksum("x", 1, 1) is None
     assert cache.warnings == [
@@ -121,12 +121,14 @@ def test_a_read_that_fails_for_good_bypasses_the_cache(tmp_path: Path) -> None:
 
 def test_a_skill_record_from_another_build_is_parsed_again(tmp_path: Path) -> None:
     text = "---\nname: pdf\ndescription: Merge PDF files.\n---\nbody\n"
+    (tmp_path / "pdf").mkdir()
+    (tmp_path / "pdf" / "SKILL.md").write_text(text)  # a recalled skill reads its body here
     skill = parse_skill(str(tmp_path / "pdf" / "SKILL.md"), text.encode())
     cache = EmbeddingCache(tmp_path / "c")
     memo = CachedSkills(cache)
     memo.remember(skill)
     memo.flush()
-    cache.store_skill_records([("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}')])
+    cache.store_skill_records([("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}', "")])
     memo.prepare([skill.path, "/elsewhere/SKILL.md", "/never/stored"])
     assert memo.recall(skill.path, skill.hash) == skill
     assert memo.recall(skill.path, "another hash") is None  # the file changed

@@ -66,6 +66,13 @@ def _fields(skill: Skill) -> tuple[Any, ...]:
     return tuple(getattr(skill, f.name) for f in dataclasses.fields(Skill) if f.compare)
 
 
+def with_body(skill: Skill, body: str) -> Skill:
+    """A plain Skill holding `body`, from any Skill (a BodyOnDisk included)."""
+    values = {f.name: getattr(skill, f.name) for f in dataclasses.fields(Skill) if f.init}
+    values["body"] = body
+    return Skill(**values)
+
+
 def body_on_disk(skill: Skill) -> Skill:
     """`skill` without its body in memory. A stale skill (its file no longer parses)
     keeps its last good body, which is nowhere else."""

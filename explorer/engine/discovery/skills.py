@@ -670,15 +670,15 @@ def skill_from_record(record: str) -> Skill:
     return skill_from_data(json.loads(record))
 
 
-def skill_from_data(data: dict[str, Any]) -> Skill:
-    """A Skill from a decoded record (`record_fields` after a JSON round trip); takes
-    ownership of `data`."""
+def skill_from_data(data: dict[str, Any], kind: type[Skill] = Skill) -> Skill:
+    """A Skill (or a subclass: `kind`) from a decoded record (`record_fields` after a JSON
+    round trip); takes ownership of `data`."""
     data.pop("stale", None)  # staleness belongs to a live index, never to the file
     data["warnings"] = tuple(Problem(**problem) for problem in data["warnings"])
     data["trigger_phrases"] = tuple(data["trigger_phrases"])
     for key in ("keywords", "description_tokens"):
         data[key] = interned(data[key])
-    return Skill(**data)
+    return kind(**data)
 
 
 def interned(tokens: Iterable[str]) -> tuple[str, ...]:

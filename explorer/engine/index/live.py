@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from explorer.engine.base.config import Config
-from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk
+from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk, with_body
 from explorer.engine.discovery.skills import (
     Discovery,
     Problem,
@@ -556,9 +556,8 @@ class LiveIndex:
         longer holds it, and a stale skill serves its last good version whole."""
         if not isinstance(skill, BodyOnDisk) or self.cache is None:
             return skill
-        cached = CachedSkills(self.cache)
-        cached.prepare([skill.path])
-        return cached.recall(skill.path, skill.hash) or skill
+        body = self.cache.skill_body(skill.path, skill.hash)
+        return skill if body is None else with_body(skill, body)
 
     # -- watches -------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ crashes, because the cache only ever saves time.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -20,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.base import paths
-from explorer.engine.discovery.skills import Skill, skill_from_record, skill_record
+from explorer.engine.discovery.bodies import BodyOnDisk
+from explorer.engine.discovery.skills import Skill, skill_from_data, skill_record
 from explorer.engine.inference.embed import Embedder
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PARSER_VERSION = 2  # bump when parsing or derived fields change: old records are then ignored
 CACHE_FILE = "embeddings.sqlite3"
 LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
@@ -83,28 +85,30 @@ class EmbeddingCache:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
+            if version not in (0, 1, SCHEMA_VERSION):
                 raise _SchemaError(f"unknown cache schema version {version}")
             connection.executescript(
                 """
-                CREATE TABLE IF NOT EXISTS embeddings (
+                CREATE TABLE IF NOT EXISTS vectors (
                     model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL,
-                    PRIMARY KEY (model, text_hash)) WITHOUT ROWID;
+                    UNIQUE (model, text_hash));
                 CREATE TABLE IF NOT EXISTS skills (
                     path TEXT PRIMARY KEY, hash TEXT NOT NULL, parser INTEGER NOT NULL,
                     record TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS bodies (
+                    path TEXT PRIMARY KEY, hash TEXT NOT NULL, body TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS file_checks (
                     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                     sha256 TEXT NOT NULL);
                 """
             )
             if version != SCHEMA_VERSION:
-                # Only a new file is stamped: the write took 17-20 ms (a WAL commit) on
-                # every hook call, a tenth of loading the model.
-                connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                # Only a new or an older file is stamped: the write took 17-20 ms (a WAL
+                # commit) on every hook call, a tenth of loading the model.
+                _upgrade(connection)
             # One page read proves the file is a database; count(*) read every page (14 ms
             # warm, 0.4 s from a cold disk, at 26,000 vectors).
-            connection.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone()
+            connection.execute("SELECT 1 FROM vectors LIMIT 1").fetchone()
         except BaseException:
             connection.close()
             raise
@@ -134,7 +138,7 @@ class EmbeddingCache:
         if self._connection is None or not hashes:
             return found
         rows = self._select_in(
-            "SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN",
+            "SELECT text_hash, vector FROM vectors WHERE model = ? AND text_hash IN",
             model,
             hashes,
         )
@@ -185,7 +189,7 @@ class EmbeddingCache:
         try:
             with self._transaction():
                 self._connection.executemany(
-                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows
                 )
         except sqlite3.DatabaseError as error:
             self.warnings.append(f"embedding cache write failed ({error}); vectors not saved")
@@ -203,18 +207,39 @@ class EmbeddingCache:
         found.update((path, (digest, record)) for path, digest, record in rows)
         return found
 
-    def store_skill_records(self, records: Sequence[tuple[str, str, str]]) -> None:
-        """(path, hash, record) rows; one row per path, so edits never pile up."""
+    def store_skill_records(self, records: Sequence[tuple[str, str, str, str]]) -> None:
+        """(path, hash, record, body) rows; one row per path, so edits never pile up.
+
+        The body goes to a table of its own, which only `skill_body` reads: loading a
+        library never reads a body from the cache."""
         if self._connection is None or not records:
             return
         try:
             with self._transaction():
                 self._connection.executemany(
                     "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?)",
-                    [(path, digest, PARSER_VERSION, record) for path, digest, record in records],
+                    [(path, digest, PARSER_VERSION, record) for path, digest, record, _ in records],
+                )
+                self._connection.executemany(
+                    "INSERT OR REPLACE INTO bodies VALUES (?, ?, ?)",
+                    [(path, digest, body) for path, digest, _, body in records],
                 )
         except sqlite3.DatabaseError as error:
             self.warnings.append(f"skill cache write failed ({error}); not saved")
+
+    def skill_body(self, path: str, digest: str) -> str | None:
+        """The body of the skill parsed from `path` when its content hash was `digest`: a
+        live index serves it while the file no longer parses (its last good version)."""
+        if self._connection is None:
+            return None
+        with self._lock:
+            try:
+                row = self._connection.execute(
+                    "SELECT body FROM bodies WHERE path = ? AND hash = ?", (path, digest)
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                return None
+        return row[0] if row else None
 
     def remembered_checksum(self, path: str, size: int, mtime_ns: int) -> str | None:
         if self._connection is None:
@@ -245,9 +270,9 @@ class EmbeddingCache:
         if self._connection is None:
             return 0
         if model is None:
-            return int(self._connection.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+            return int(self._connection.execute("SELECT count(*) FROM vectors").fetchone()[0])
         row = self._connection.execute(
-            "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
+            "SELECT count(*) FROM vectors WHERE model = ?", (model,)
         ).fetchone()
         return int(row[0])
 
@@ -259,6 +284,46 @@ class EmbeddingCache:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def _upgrade(connection: sqlite3.Connection) -> None:
+    """Bring a file of schema 0 or 1 to SCHEMA_VERSION, keeping every vector.
+
+    Schema 1 kept vectors in a WITHOUT ROWID table. Its rows live in the primary key's
+    b-tree, where SQLite stores about 1 KB of a row in place and spills the rest of a
+    1.5-2 KB vector to an overflow page of its own: reading 52,000 vectors took 0.75-0.93 s,
+    against 0.25-0.38 s in an ordinary table with an index on the key (models.md, "The
+    cache"). Its skill records held each skill's body, which loading a library decoded
+    and dropped: the bodies move to a table of their own. One transaction, then a VACUUM
+    to give back the old table's pages; a process that finds another has already
+    upgraded the file does nothing.
+    """
+    with _Transaction(connection, threading.RLock()):  # not shared yet: a lock of its own
+        if connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+        old = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'"
+        ).fetchone()
+        if old is not None:
+            connection.execute(
+                "INSERT OR IGNORE INTO vectors SELECT model, text_hash, vector FROM embeddings"
+            )
+            connection.execute("DROP TABLE embeddings")
+            try:
+                connection.execute(
+                    "INSERT OR IGNORE INTO bodies SELECT path, hash, "
+                    "json_extract(record, '$.body') FROM skills "
+                    "WHERE json_extract(record, '$.body') IS NOT NULL"
+                )
+                connection.execute("UPDATE skills SET record = json_remove(record, '$.body')")
+            except sqlite3.OperationalError:  # an SQLite built without JSON: parse again
+                connection.execute("DELETE FROM skills")
+        connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    if old is not None:
+        try:  # the old table's pages, free now: about 40 % of the file at 26,000 skills
+            connection.execute("VACUUM")
+        except sqlite3.DatabaseError:
+            pass  # another process is reading: the free pages serve later writes instead
 
 
 class _SchemaError(sqlite3.DatabaseError):
@@ -306,12 +371,17 @@ class _Transaction:
 
 
 class CachedSkills:
-    """A SkillMemo over the cache: unchanged files come back without YAML or tokenising."""
+    """A SkillMemo over the cache: unchanged files come back without YAML or tokenising.
+
+    A record holds every field but the body, so a recalled skill is a `BodyOnDisk`: the
+    live index drops bodies anyway, and at 26,000 skills they were two thirds of the
+    records' 170 MB, all decoded while a library loads. The body is stored apart, for a
+    skill whose file stops parsing (`EmbeddingCache.skill_body`)."""
 
     def __init__(self, cache: EmbeddingCache) -> None:
         self._cache = cache
         self._known: dict[str, tuple[str, str]] = {}
-        self._new: list[tuple[str, str, str]] = []
+        self._new: list[tuple[str, str, str, str]] = []
 
     def prepare(self, paths: Sequence[str]) -> None:
         self._known = self._cache.skill_records(paths)
@@ -321,12 +391,14 @@ class CachedSkills:
         if known is None or known[0] != digest:
             return None
         try:
-            return skill_from_record(known[1])
+            data = json.loads(known[1])
+            data["body"] = ""  # recorded without it: a BodyOnDisk reads it from its file
+            return skill_from_data(data, BodyOnDisk)
         except (ValueError, TypeError, KeyError):
             return None  # a record from an incompatible build: parse the file again
 
     def remember(self, skill: Skill) -> None:
-        self._new.append((skill.path, skill.hash, skill_record(skill)))
+        self._new.append((skill.path, skill.hash, skill_record(skill, body=False), skill.body))
 
     def flush(self) -> None:
         self._cache.store_skill_records(self._new)
