@@ -17,6 +17,7 @@ from explorer.engine.inference.cache import (
     SCHEMA_VERSION,
     CachedSkills,
     EmbeddingCache,
+    SkillRow,
     embed_with_cache,
     file_sha256,
 )
@@ -47,7 +48,7 @@ def test_a_cache_directory_that_cannot_be_made_is_bypassed(tmp_path: Path) -> No
     assert cache.remembered_checksum("x", 1, 1) is None
     assert cache.count() == 0
     cache.put_many("m", {"a": np.ones(4, dtype=np.float32)})
-    cache.store_skill_records([("x", "h", "{}", "body")])
+    cache.store_skill_records([SkillRow("x", "h", "{}", "body", None)])
     cache.remember_checksum("x", 1, 1, "s")
     vectors, computed = embed_with_cache(BowEmbedder(), ["pdf"], cache)
     assert computed == 1 and vectors.shape == (1, 256)
@@ -100,7 +101,7 @@ def test_failed_writes_are_warnings_and_the_cache_stays_open(tmp_path: Path) -> 
     real = cache._connection
     cache._connection = Failing(sqlite3.OperationalError("disk I/O error"))  # type: ignore[assignment]
     cache.put_many("m", {"a": np.ones(4, dtype=np.float32)})
-    cache.store_skill_records([("x", "h", "{}", "body")])
+    cache.store_skill_records([SkillRow("x", "h", "{}", "body", None)])
     cache.remember_checksum("x", 1, 1, "s")  # a checksum is only a shortcut: silent
     assert cache.remembered_checksum("x", 1, 1) is None
     assert cache.warnings == [
@@ -126,14 +127,16 @@ def test_a_skill_record_from_another_build_is_parsed_again(tmp_path: Path) -> No
     skill = parse_skill(str(tmp_path / "pdf" / "SKILL.md"), text.encode())
     cache = EmbeddingCache(tmp_path / "c")
     memo = CachedSkills(cache)
-    memo.remember(skill)
+    memo.remember(skill, None)
     memo.flush()
-    cache.store_skill_records([("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}', "")])
+    cache.store_skill_records(
+        [SkillRow("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}', "", None)]
+    )
     memo.prepare([skill.path, "/elsewhere/SKILL.md", "/never/stored"])
-    assert memo.recall(skill.path, skill.hash) == skill
-    assert memo.recall(skill.path, "another hash") is None  # the file changed
-    assert memo.recall("/elsewhere/SKILL.md", "h1") is None  # an incompatible record
-    assert memo.recall("/never/stored", "h") is None
+    assert memo.recall(skill.path, skill.hash, None) == skill
+    assert memo.recall(skill.path, "another hash", None) is None  # the file changed
+    assert memo.recall("/elsewhere/SKILL.md", "h1", None) is None  # an incompatible record
+    assert memo.recall("/never/stored", "h", None) is None
 
 
 def test_file_sha256_without_a_cache_and_after_a_change(tmp_path: Path) -> None:

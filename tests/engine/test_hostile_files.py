@@ -164,5 +164,5 @@ def test_bounded_frontmatter_round_trips_through_the_parse_cache(tmp_path: Path)
     assert skill_from_record(record) == skill
     cache = EmbeddingCache(tmp_path / "cache")
     memo = CachedSkills(cache)
-    memo.remember(skill)
+    memo.remember(skill, None)
     memo.flush()

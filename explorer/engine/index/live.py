@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk, with_body
 from explorer.engine.discovery.skills import (
+    RACY_NS,
     Discovery,
     Problem,
     Skill,
@@ -45,7 +46,6 @@ from explorer.engine.inference.cache import CachedSkills, EmbeddingCache, Progre
 from explorer.engine.inference.models import Models
 
 HEALTH_CHECK_S = 0.25  # how often roots are checked for deletion and re-creation
-RACY_NS = 1_000_000_000  # a file this fresh is re-read even when its stat looks unchanged
 StatRow = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
 
 
@@ -93,15 +93,18 @@ class _Memo:
         if self._cached is not None:
             self._cached.prepare([path for path in paths if path not in self._by_path])
 
-    def recall(self, path: str, digest: str) -> Skill | None:
+    def recall_unchanged(self, path: str, stamp: str) -> Skill | None:
+        return self._cached.recall_unchanged(path, stamp) if self._cached is not None else None
+
+    def recall(self, path: str, digest: str, stamp: str | None) -> Skill | None:
         known = self._by_path.get(path)
         if isinstance(known, Skill) and known.hash == digest and known.stale is None:
             return known
-        return self._cached.recall(path, digest) if self._cached is not None else None
+        return self._cached.recall(path, digest, stamp) if self._cached is not None else None
 
-    def remember(self, skill: Skill) -> None:
+    def remember(self, skill: Skill, stamp: str | None) -> None:
         if self._cached is not None:
-            self._cached.remember(skill)
+            self._cached.remember(skill, stamp)
 
     def flush(self) -> None:
         if self._cached is not None:

@@ -8,6 +8,7 @@ crashes, because the cache only ever saves time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from explorer.engine.discovery.bodies import BodyOnDisk
 from explorer.engine.discovery.skills import Skill, skill_from_data, skill_record
 from explorer.engine.inference.embed import Embedder
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 PARSER_VERSION = 2  # bump when parsing or derived fields change: old records are then ignored
 CACHE_FILE = "embeddings.sqlite3"
 LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
@@ -37,6 +38,24 @@ def default_cache_dir() -> Path:
 
 def text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class KnownSkill(NamedTuple):
+    """A skill's row in the cache, as a memo reads it."""
+
+    hash: str  # content hash of the file it was parsed from
+    record: str  # skill_record without the body
+    stamp: str | None  # discovery.skills.file_stamp of that file; None: read it to tell
+
+
+class SkillRow(NamedTuple):
+    """A parsed skill as the cache stores it."""
+
+    path: str
+    hash: str
+    record: str
+    body: str
+    stamp: str | None
 
 
 class EmbeddingCache:
@@ -85,7 +104,7 @@ class EmbeddingCache:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, 1, SCHEMA_VERSION):
+            if version not in (0, 1, 2, SCHEMA_VERSION):
                 raise _SchemaError(f"unknown cache schema version {version}")
             connection.executescript(
                 """
@@ -94,7 +113,7 @@ class EmbeddingCache:
                     UNIQUE (model, text_hash));
                 CREATE TABLE IF NOT EXISTS skills (
                     path TEXT PRIMARY KEY, hash TEXT NOT NULL, parser INTEGER NOT NULL,
-                    record TEXT NOT NULL);
+                    record TEXT NOT NULL, stamp TEXT);
                 CREATE TABLE IF NOT EXISTS bodies (
                     path TEXT PRIMARY KEY, hash TEXT NOT NULL, body TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS file_checks (
@@ -194,35 +213,48 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as error:
             self.warnings.append(f"embedding cache write failed ({error}); vectors not saved")
 
-    def skill_records(self, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """path -> (content hash, JSON record) of skills parsed by this parser version."""
-        found: dict[str, tuple[str, str]] = {}
+    def skill_records(self, paths: Sequence[str]) -> dict[str, KnownSkill]:
+        """path -> what the cache knows of the skill there, parsed by this parser version."""
+        found: dict[str, KnownSkill] = {}
         if self._connection is None:
             return found
         rows = self._select_in(
-            "SELECT path, hash, record FROM skills WHERE parser = ? AND path IN",
+            "SELECT path, hash, record, stamp FROM skills WHERE parser = ? AND path IN",
             PARSER_VERSION,
             paths,
         )
-        found.update((path, (digest, record)) for path, digest, record in rows)
+        found.update((path, KnownSkill(*known)) for path, *known in rows)
         return found
 
-    def store_skill_records(self, records: Sequence[tuple[str, str, str, str]]) -> None:
-        """(path, hash, record, body) rows; one row per path, so edits never pile up.
+    def store_skill_records(self, rows: Sequence[SkillRow]) -> None:
+        """One row per path, so edits never pile up.
 
         The body goes to a table of its own, which only `skill_body` reads: loading a
         library never reads a body from the cache."""
-        if self._connection is None or not records:
+        if self._connection is None or not rows:
             return
         try:
             with self._transaction():
                 self._connection.executemany(
-                    "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?)",
-                    [(path, digest, PARSER_VERSION, record) for path, digest, record, _ in records],
+                    "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?)",
+                    [(row.path, row.hash, PARSER_VERSION, row.record, row.stamp) for row in rows],
                 )
                 self._connection.executemany(
                     "INSERT OR REPLACE INTO bodies VALUES (?, ?, ?)",
-                    [(path, digest, body) for path, digest, _, body in records],
+                    [(row.path, row.hash, row.body) for row in rows],
+                )
+        except sqlite3.DatabaseError as error:
+            self.warnings.append(f"skill cache write failed ({error}); not saved")
+
+    def restamp_skills(self, stamps: Sequence[tuple[str, str]]) -> None:
+        """(path, stamp) of files read again and found as parsed: next time, not read."""
+        if self._connection is None or not stamps:
+            return
+        try:
+            with self._transaction():
+                self._connection.executemany(
+                    "UPDATE skills SET stamp = ? WHERE path = ?",
+                    [(stamp, path) for path, stamp in stamps],
                 )
         except sqlite3.DatabaseError as error:
             self.warnings.append(f"skill cache write failed ({error}); not saved")
@@ -287,20 +319,24 @@ class EmbeddingCache:
 
 
 def _upgrade(connection: sqlite3.Connection) -> None:
-    """Bring a file of schema 0 or 1 to SCHEMA_VERSION, keeping every vector.
+    """Bring a file of an earlier schema to SCHEMA_VERSION, keeping every vector.
 
     Schema 1 kept vectors in a WITHOUT ROWID table. Its rows live in the primary key's
     b-tree, where SQLite stores about 1 KB of a row in place and spills the rest of a
     1.5-2 KB vector to an overflow page of its own: reading 52,000 vectors took 0.75-0.93 s,
     against 0.25-0.38 s in an ordinary table with an index on the key (models.md, "The
     cache"). Its skill records held each skill's body, which loading a library decoded
-    and dropped: the bodies move to a table of their own. One transaction, then a VACUUM
-    to give back the old table's pages; a process that finds another has already
-    upgraded the file does nothing.
+    and dropped: the bodies move to a table of their own. Skill rows gain the stamp of
+    the file they were parsed from (NULL until a load reads the file again). One
+    transaction, then a VACUUM to give back the old table's pages; a process that finds
+    another has already upgraded the file does nothing.
     """
     with _Transaction(connection, threading.RLock()):  # not shared yet: a lock of its own
         if connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(skills)")}
+        if "stamp" not in columns:
+            connection.execute("ALTER TABLE skills ADD COLUMN stamp TEXT")
         old = connection.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'"
         ).fetchone()
@@ -320,10 +356,10 @@ def _upgrade(connection: sqlite3.Connection) -> None:
                 connection.execute("DELETE FROM skills")
         connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     if old is not None:
-        try:  # the old table's pages, free now: about 40 % of the file at 26,000 skills
+        # The old table's pages, free now: about 40 % of the file at 26,000 skills. While
+        # another process reads, VACUUM fails, and the free pages serve later writes.
+        with contextlib.suppress(sqlite3.DatabaseError):
             connection.execute("VACUUM")
-        except sqlite3.DatabaseError:
-            pass  # another process is reading: the free pages serve later writes instead
 
 
 class _SchemaError(sqlite3.DatabaseError):
@@ -371,7 +407,8 @@ class _Transaction:
 
 
 class CachedSkills:
-    """A SkillMemo over the cache: unchanged files come back without YAML or tokenising.
+    """A SkillMemo over the cache: unchanged files come back without YAML or tokenising,
+    and files whose stamp is unchanged without being read.
 
     A record holds every field but the body, so a recalled skill is a `BodyOnDisk`: the
     live index drops bodies anyway, and at 26,000 skills they were two thirds of the
@@ -380,29 +417,45 @@ class CachedSkills:
 
     def __init__(self, cache: EmbeddingCache) -> None:
         self._cache = cache
-        self._known: dict[str, tuple[str, str]] = {}
-        self._new: list[tuple[str, str, str, str]] = []
+        self._known: dict[str, KnownSkill] = {}
+        self._new: list[SkillRow] = []
+        self._restamped: list[tuple[str, str]] = []
 
     def prepare(self, paths: Sequence[str]) -> None:
         self._known = self._cache.skill_records(paths)
 
-    def recall(self, path: str, digest: str) -> Skill | None:
+    def recall_unchanged(self, path: str, stamp: str) -> Skill | None:
         known = self._known.get(path)
-        if known is None or known[0] != digest:
+        if known is None or known.stamp != stamp:
             return None
-        try:
-            data = json.loads(known[1])
-            data["body"] = ""  # recorded without it: a BodyOnDisk reads it from its file
-            return skill_from_data(data, BodyOnDisk)
-        except (ValueError, TypeError, KeyError):
-            return None  # a record from an incompatible build: parse the file again
+        return _recorded_skill(known.record)
 
-    def remember(self, skill: Skill) -> None:
-        self._new.append((skill.path, skill.hash, skill_record(skill, body=False), skill.body))
+    def recall(self, path: str, digest: str, stamp: str | None) -> Skill | None:
+        known = self._known.get(path)
+        if known is None or known.hash != digest:
+            return None
+        skill = _recorded_skill(known.record)
+        if skill is not None and stamp is not None and stamp != known.stamp:
+            self._restamped.append((path, stamp))  # touched, or stamped too fresh before
+        return skill
+
+    def remember(self, skill: Skill, stamp: str | None) -> None:
+        record = skill_record(skill, body=False)
+        self._new.append(SkillRow(skill.path, skill.hash, record, skill.body, stamp))
 
     def flush(self) -> None:
         self._cache.store_skill_records(self._new)
-        self._new = []
+        self._cache.restamp_skills(self._restamped)
+        self._new, self._restamped = [], []
+
+
+def _recorded_skill(record: str) -> Skill | None:
+    try:
+        data = json.loads(record)
+        data["body"] = ""  # recorded without it: a BodyOnDisk reads it from its file
+        return skill_from_data(data, BodyOnDisk)
+    except (ValueError, TypeError, KeyError):
+        return None  # a record from an incompatible build: parse the file again
 
 
 def pinned_file_problem(
