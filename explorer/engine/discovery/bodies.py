@@ -66,11 +66,15 @@ def _fields(skill: Skill) -> tuple[Any, ...]:
     return tuple(getattr(skill, f.name) for f in dataclasses.fields(Skill) if f.compare)
 
 
-def with_body(skill: Skill, body: str) -> Skill:
-    """A plain Skill holding `body`, from any Skill (a BodyOnDisk included)."""
+def _rebuilt(skill: Skill, kind: type[Skill], body: str) -> Skill:
     values = {f.name: getattr(skill, f.name) for f in dataclasses.fields(Skill) if f.init}
     values["body"] = body
-    return Skill(**values)
+    return kind(**values)
+
+
+def with_body(skill: Skill, body: str) -> Skill:
+    """A plain Skill holding `body`, from any Skill (a BodyOnDisk included)."""
+    return _rebuilt(skill, Skill, body)
 
 
 def body_on_disk(skill: Skill) -> Skill:
@@ -78,6 +82,4 @@ def body_on_disk(skill: Skill) -> Skill:
     keeps its last good body, which is nowhere else."""
     if isinstance(skill, BodyOnDisk) or skill.stale is not None:
         return skill
-    values = {f.name: getattr(skill, f.name) for f in dataclasses.fields(Skill) if f.init}
-    values["body"] = ""
-    return BodyOnDisk(**values)
+    return _rebuilt(skill, BodyOnDisk, "")
