@@ -122,8 +122,8 @@ class EmbeddingCache:
                 """
             )
             if version != SCHEMA_VERSION:
-                # Only a new or an older file is stamped: the write took 17-20 ms (a WAL
-                # commit) on every hook call, a tenth of loading the model.
+                # Only a new or an older file has its version written: the write took
+                # 17-20 ms (a WAL commit) on every hook call, a tenth of loading the model.
                 _upgrade(connection)
             # One page read proves the file is a database; count(*) read every page (14 ms
             # warm, 0.4 s from a cold disk, at 26,000 vectors).
