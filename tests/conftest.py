@@ -136,7 +136,7 @@ def bow_index(make_library: Callable[[Mapping[str, str]], Path]) -> Index:
 def minilm_models(warm_cache_dir: Path) -> Models:
     """The packaged default model, loaded once per test process (its optimised graph from
     the run's warm cache)."""
-    models = load_models(Config(reranker="off"), EmbeddingCache(warm_cache_dir))
+    models = load_models(Config(model="minilm", reranker="off"), EmbeddingCache(warm_cache_dir))
     assert models.embedder is not None, models.status.dense_error
     return models
 

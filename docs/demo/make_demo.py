@@ -57,17 +57,17 @@ STEPS = (
     Step(
         "01-pdf.svg",
         "Step 1: `pdf` injected at p 0.99; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.99 ≥ 0.50", ".49+.15+.00+.30"),
+        ("merge two report.pdf files into one", "p 0.99 ≥ 0.49", ".46+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
         "Step 2: two quoted trigger phrases give `kubernetes-debugger` +0.40 (+0.20 each).",
-        ("kubernetes-debugger", ".79+.00+.40+.00", 'ph: "pod keeps crashing"'),
+        ("kubernetes-debugger", ".72+.00+.40+.00", 'ph: "pod keeps crashing"'),
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss the default takes: `pdf` at p 0.79, over this library's bar of 0.50.",
-        ("when was the PDF format invented", "p 0.79 ≥ 0.50"),
+        "Step 3: a near miss the default takes: `pdf` at p 0.75, over this library's bar of 0.49.",
+        ("when was the PDF format invented", "p 0.75 ≥ 0.49"),
     ),
     Step(
         "04-compare.svg",
@@ -78,19 +78,19 @@ STEPS = (
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.14 < 0.50", "logit -4.47 on git-commit-writer", "-2.90"),
+        ("git-commit-writer: p 0.09 < 0.49", "logit -4.47 on git-commit-writer", "-2.90"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.420 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.98.",
-        ("plaintext-accounting", "p 0.98 ≥ 0.50", "12.76"),
+        "Step 5: a 0.307 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.94.",
+        ("plaintext-accounting", "p 0.94 ≥ 0.49", "12.76"),
     ),
     Step(
         "07-edit.svg",
         "After saving `xlsx/SKILL.md`: `xlsx` takes the case, and the Cases tab says why.",
         (
             "BROKE",
-            "plaintext-accounting lost it: second_skill",
+            "plaintext-accounting lost it: relevance",
             "xlsx took",
             "BROKE 1 recall",
         ),

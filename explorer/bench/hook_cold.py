@@ -20,7 +20,7 @@ from explorer.engine.inference import (
     MultilingualUnavailable,
     find_reranker,
     load_multilingual,
-    packaged_minilm,
+    packaged_encoder,
     write_table,
 )
 
@@ -77,7 +77,7 @@ def bench_hook_cold(
     config_home.mkdir(parents=True, exist_ok=True)
     prompts = synthetic_prompts(repeats * (len(libraries) + 1) + 2, seed + 2)
     try:
-        model, tokenizer = packaged_minilm()
+        model, tokenizer = packaged_encoder()  # the default (learned) preset's dense model
     except Exception as error:  # ModelError: no packaged model, no baseline
         return {
             f"hook_cold@{size}": measure.error_row(

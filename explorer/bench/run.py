@@ -27,6 +27,7 @@ from explorer.bench.peak_rss import RSS_SIZE, bench_peak_rss
 from explorer.bench.synthetic import generate_library, synthetic_prompts, vocabulary_size
 from explorer.bench.whatif import bench_whatif
 from explorer.engine import Config, Index
+from explorer.engine.base import dense_model
 from explorer.engine.index import build_index
 from explorer.engine.inference import EmbeddingCache, Models, cpu_count, load_models
 
@@ -200,7 +201,7 @@ def run_bench(
         "onnxruntime": measure.package_version("onnxruntime"),
         "bm25s": measure.package_version("bm25s"),
         "rank_bm25": measure.package_version("rank_bm25"),
-        "model": models.status.dense if models else config.model,
+        "model": models.status.dense if models else dense_model(config),
         "sizes": list(sizes),
         "repeats": repeats,
         "seed": seed,

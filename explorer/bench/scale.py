@@ -584,7 +584,7 @@ def bench_cold_index(
 def scale_meta(config: Any, started: float) -> dict[str, Any]:
     import platform
 
-    from explorer.engine.base import cpu_count
+    from explorer.engine.base import cpu_count, dense_model
 
     try:
         load = os.getloadavg()
@@ -596,7 +596,7 @@ def scale_meta(config: Any, started: float) -> dict[str, Any]:
         "cpus": cpu_count(),
         "onnxruntime": measure.package_version("onnxruntime"),
         "bm25s": measure.package_version("bm25s"),
-        "model": config.model,
+        "model": dense_model(config),
         "load_average": list(load),
         "elapsed_s": time.perf_counter() - started,
     }

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from explorer.cli.base import EXIT_FAILED, EXIT_USAGE, say
 from explorer.cli.roots import command_roots
 from explorer.engine import Config, LoadedConfig
-from explorer.engine.base import MODEL_FIELDS
+from explorer.engine.base import model_key
 
 if TYPE_CHECKING:  # the engine loads lazily: parsing a command line never pays for it
     from explorer.engine import Index
@@ -96,7 +96,7 @@ class Engines:
         from explorer.engine import open_engine, open_library
         from explorer.engine.index import open_cache
 
-        key = tuple(getattr(config, name) for name in MODEL_FIELDS)
+        key = model_key(config)
         engine = self._engines.get(key)
         if engine is None:
             if self._cache is None:

@@ -46,12 +46,12 @@ from typing import Any
 
 import numpy as np
 
-from explorer.engine.base.config import Config, dense_body_chars
+from explorer.engine.base.config import Config, dense_body_chars, dense_model
 from explorer.engine.discovery.skills import Discovery, discover
 from explorer.engine.index.opening import open_engine
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.cache import EmbeddingCache
-from explorer.engine.inference.models import Models
+from explorer.engine.inference.models import Models, assemble_models, load_embedder
 from explorer.engine.inference.rerank import RememberedLogits
 from explorer.engine.qa.cases import Case, CaseError, load_cases
 from explorer.engine.route.decision import Decision
@@ -67,6 +67,7 @@ from explorer.engine.route.relevance import (
 
 SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it
+TRAINING = Config(preset="learned", reranker="packaged")  # what the samples are routed with
 WILD_FOLDS = 5
 FI_BUDGET = 0.05  # injections on prompts no skill serves, over the training folds
 MAX_SKILLS = Config().max_skills
@@ -279,6 +280,7 @@ class Router:
     config: Config
     cache: EmbeddingCache
     models: Models
+    baseline_models: Models  # BASELINE's: its own dense model (MiniLM), the same reranker
 
     @classmethod
     def open(cls, config: Config, cache_dir: str | None) -> Router:
@@ -286,7 +288,11 @@ class Router:
         models = engine.models
         if models.reranker is not None:
             models = dataclasses.replace(models, reranker=RememberedLogits(models.reranker))
-        return cls(config, engine.cache, models)
+        baseline = models
+        if dense_model(BASELINE) != dense_model(config):
+            embedder = load_embedder(BASELINE, engine.cache)
+            baseline = assemble_models(embedder, models.reranker, multilingual=models.multilingual)
+        return cls(config, engine.cache, models, baseline)
 
     def index(
         self, found: Discovery, roots: Sequence[str], keep: frozenset[str] | None = None
@@ -294,9 +300,12 @@ class Router:
         skills = Discovery(tuple(s for s in found.skills if keep is None or s.id in keep), ())
         models, cache = self.models, self.cache
         learned = index_skills(skills, roots, self.config, models, cache)
-        if dense_body_chars(BASELINE) == learned.dense_body_chars:
+        if (
+            dense_body_chars(BASELINE) == learned.dense_body_chars
+            and self.baseline_models is models
+        ):
             return Built(learned, learned)
-        return Built(learned, index_skills(skills, roots, BASELINE, models, cache))
+        return Built(learned, index_skills(skills, roots, BASELINE, self.baseline_models, cache))
 
 
 WILD_WHOLE = "wild-trigger-evals"
@@ -958,11 +967,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     log = partial(say, time.time())
 
-    config = Config(preset="learned", reranker="packaged")
     if args.reuse:
         samples = load_samples(args.samples)
     else:
-        samples = collect(args.wild, config, args.cache_dir, log, args.jobs)
+        samples = collect(args.wild, TRAINING, args.cache_dir, log, args.jobs)
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
     # The fits' OpenMP threads, one per job: importing explorer caps them at one for
@@ -984,6 +992,7 @@ def _fit_and_report(
     shipped = dataclasses.replace(
         shipped,
         source=f"python -m explorer.training.relevance (seed {SEED}), {len(samples)} prompts",
+        dense=dense_model(TRAINING),  # whose cosines it was fitted to (RelevanceModel.mismatch)
     )
     args.out.write_text(json.dumps(shipped.to_dict(), indent=1) + "\n", encoding="utf-8")
     log(f"shipped: {tier_text(shipped)} -> {args.out}")
@@ -1293,13 +1302,15 @@ def report(
         "(plain negatives and near-misses) for which something is injected. **Author's skill "
         "fired**: the share of an author's should-not-trigger prompts on which that author's "
         "skill is injected (another skill may rightly take them). **Before**: the previous "
-        'default (`preset = "calibrated"`), whose thresholds were calibrated on the '
+        'default (`preset = "calibrated"`, with MiniLM), whose thresholds were calibrated on the '
         "benchmark libraries' train splits: its figures on those four libraries are not blind.",
         f"* **The shipped learner**: {LEARNER}, its settings (`TREE_SETTINGS`) chosen among "
         "three on these same folds; everything else about it, and every threshold, is fitted "
         "without the fold it is scored on.",
-        "* The packaged reranker, one of the model's features, was trained on "
-        "`alirezarezvani-claude-skills` and `openclaw-large`: their rows are not blind for it.",
+        "* The packaged reranker and the skill encoder (the dense model, routing.md §9.15), "
+        "whose outputs are features of the model, were trained on "
+        "`alirezarezvani-claude-skills` and `openclaw-large`: their rows are not blind for "
+        "them.",
         "",
         "## By library size",
         "",

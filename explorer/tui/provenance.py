@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.engine import Config
-from explorer.engine.base import toml_value
+from explorer.engine.base import dense_model, toml_value
 from explorer.engine.inference import ModelStatus
 from explorer.engine.route import GUARD_KEYS, PRESETS, load_relevance_model, resolve
 from explorer.tui.health import _short_path
@@ -82,6 +82,8 @@ def field_source(
     if value is not None:
         return Source(_text(value), "default")
     preset = PRESETS[config.preset]
+    if name == "model":
+        return Source(dense_model(config), f"preset {preset.name!r}")
     if name == "relevance_threshold":
         relevance = load_relevance_model()
         tuning = resolve(config, status, max(skills, 1)) if status is not None else None

@@ -325,6 +325,7 @@ def test_set_bad_value_names_key_and_type(env: dict[str, Path]) -> None:
 
 def edited_config() -> Config:
     return Config().replace(
+        model="minilm",
         min_similarity=0.61,
         rerank_min=-1.25,
         clear_gap=0.1,

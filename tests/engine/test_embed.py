@@ -31,13 +31,28 @@ def test_minilm_identity_names_the_weights(minilm_models) -> None:
     assert minilm_models.embedder.identity.startswith("minilm:8199be6f699a395f")
 
 
-def test_checksum_mismatch_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(models_module, "MINILM_MODEL_SHA256", "0" * 64)
+@pytest.mark.parametrize(
+    ("pin", "model"),
+    [("MINILM_MODEL_SHA256", "minilm"), ("PACKAGED_ENCODER_SHA256", "skill-encoder")],
+)
+def test_checksum_mismatch_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, pin: str, model: str
+) -> None:
+    monkeypatch.setattr(models_module, pin, "0" * 64)
     with pytest.raises(ModelError, match=r"sha256 .* expected 0000"):
-        load_embedder(Config())
-    loaded = load_models(Config(reranker="off"))
+        load_embedder(Config(model=model))
+    loaded = load_models(Config(model=model, reranker="off"))
     assert loaded.embedder is None
     assert "sha256" in (loaded.status.dense_error or "")
+
+
+def test_each_preset_runs_its_own_dense_model() -> None:
+    assert load_embedder(Config()).name == "skill-encoder"
+    assert load_embedder(Config(preset="calibrated")).name == "minilm"
+    assert load_embedder(Config(preset="reference")).name == "minilm"
+    assert load_embedder(Config(preset="calibrated", model="skill-encoder")).name == (
+        "skill-encoder"
+    )
 
 
 def test_unknown_and_missing_models_say_where_they_looked(tmp_path: Path) -> None:

@@ -191,7 +191,7 @@ def test_the_packaged_network_as_a_users_own_onnx_model_gets_no_minilm_guards(
         ),
         cache,
     )
-    packaged = load_models(Config(reranker="off"), cache)
+    packaged = load_models(Config(model="minilm", reranker="off"), cache)
     assert custom.embedder is not None and packaged.embedder is not None
     assert custom.status.dense != "minilm" and custom.status.calibration.borrowed
     prompt = "history of the pdf format"

@@ -2,7 +2,7 @@
 
 The benchmark libraries and their hand-written prompts live in `benchmarks/` (see its
 README); `benchmarks/quality_baseline.json` holds the figures `skill-explorer bench --only
-quality` prints for the default config: the default preset, the packaged MiniLM and the
+quality` prints for the default config: the default preset, the packaged skill encoder and the
 packaged reranker (what `reranker = "auto"` loads on a machine without models of its own).
 This test routes the validation split again with that config, and fails when a library's
 recall falls more than 0.02 below its committed figure (or its false-inject rate rises

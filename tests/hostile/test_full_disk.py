@@ -25,7 +25,7 @@ from explorer.engine.host.hook import answer_hook
 from explorer.engine.index.snapshot import build_index
 from explorer.engine.inference import embed
 from explorer.engine.inference.cache import CACHE_FILE, EmbeddingCache, file_sha256
-from explorer.engine.inference.models import MINILM_MODEL_SHA256, load_models, packaged_minilm
+from explorer.engine.inference.models import PACKAGED_ENCODER_SHA256, load_models, packaged_encoder
 from explorer.engine.qa.cases import load_cases
 from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS, link_optimised_graphs
@@ -118,7 +118,7 @@ def test_a_wrong_remembered_checksum_does_not_disable_the_models(
     """A damaged row of the checksum table used to disable both models with 'reinstall'."""
     link_optimised_graphs(warm_cache_dir, tmp_path)
     cache = EmbeddingCache(tmp_path)
-    model, tokenizer = packaged_minilm(cache)
+    model, tokenizer = packaged_encoder(cache)
     for path in (model, tokenizer):
         info = os.stat(path)
         cache.remember_checksum(os.path.abspath(path), info.st_size, info.st_mtime_ns, "0" * 64)
@@ -128,8 +128,8 @@ def test_a_wrong_remembered_checksum_does_not_disable_the_models(
     assert not any("reinstall" in warning for warning in models.warnings)
     info = os.stat(model)
     remembered = cache.remembered_checksum(os.path.abspath(model), info.st_size, info.st_mtime_ns)
-    assert remembered == MINILM_MODEL_SHA256  # what the file holds, remembered again
-    assert file_sha256(model, cache) == MINILM_MODEL_SHA256
+    assert remembered == PACKAGED_ENCODER_SHA256  # what the file holds, remembered again
+    assert file_sha256(model, cache) == PACKAGED_ENCODER_SHA256
 
 
 def test_a_store_that_cannot_be_written_is_a_warning(

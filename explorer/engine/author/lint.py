@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from explorer.engine.base.config import Config
+from explorer.engine.base.config import PRESET_MODEL, Config, dense_model
 from explorer.engine.base.text import STOPWORDS, norm_token, tokenize
 from explorer.engine.base.turns import checkpoint
 from explorer.engine.discovery.skills import Problem, Skill, discover, read_skill_bytes
@@ -28,7 +28,6 @@ from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.cache import text_hash
 from explorer.engine.inference.models import (
     CALIBRATION,
-    DEFAULT_MODEL,
     UNCALIBRATED,
     assemble_models,
 )
@@ -140,8 +139,8 @@ def lint(
     if index.models.embedder is None and status.dense_error is None:
         # A lexical-only index for lint: the guards described are those of the dense model
         # the router will load, as they follow it (presets.resolve_guards).
-        dense = "custom" if config.model_path else config.model
-        dense = DEFAULT_MODEL if dense == "auto" else dense
+        dense = "custom" if config.model_path else dense_model(config)
+        dense = PRESET_MODEL[config.preset] if dense == "auto" else dense
         status = replace(status, dense=dense, calibration=CALIBRATION.get(dense, UNCALIBRATED))
     tuning = resolve(config, status, len(index))
     for problem in index.rejected:

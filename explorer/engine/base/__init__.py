@@ -20,10 +20,12 @@ _EXPORTS: dict[str, str] = {
     "coerce": "config",
     "cpu_count": "threads",
     "dense_body_chars": "config",
+    "dense_model": "config",
     "full_collections_deferred": "memory",
     "give_back": "memory",
     "hand_back_large_blocks": "memory",
     "match_tokens": "text",
+    "model_key": "config",
     "norm_token": "text",
     "parse_assignment": "config",
     "paths": "<module>",
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from explorer.engine.base.config import PROJECT_CONFIG_NAME as PROJECT_CONFIG_NAME
     from explorer.engine.base.config import coerce as coerce
     from explorer.engine.base.config import dense_body_chars as dense_body_chars
+    from explorer.engine.base.config import dense_model as dense_model
+    from explorer.engine.base.config import model_key as model_key
     from explorer.engine.base.config import parse_assignment as parse_assignment
     from explorer.engine.base.config import read_value as read_value
     from explorer.engine.base.config import toml_value as toml_value

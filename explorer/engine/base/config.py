@@ -94,7 +94,8 @@ class Config:
     None takes the preset's value (PRESET_DENSE_BODY_CHARS)."""
     lexical_min_cosine: float | None = None  # the fast path's winner needs this cosine
     # models (§6)
-    model: str = "minilm"
+    model: str | None = None
+    """The dense model; None takes the preset's (PRESET_MODEL)."""
     model_path: str = ""
     tokenizer_path: str = ""
     pooling: str = "mean"
@@ -147,6 +148,13 @@ PRESET_NAMES: tuple[str, ...] = ("reference", "calibrated", "learned")
 # §9.13: each preset's dense_body_chars. Here rather than in route/presets.py because the
 # index, below the router, embeds what it says.
 PRESET_DENSE_BODY_CHARS: dict[str, int] = {"reference": 0, "calibrated": 0, "learned": 300}
+# §6: each preset's dense model. The learned preset's relevance model was fitted to the
+# packaged skill encoder's cosines (§9.12); the others' thresholds are MiniLM's (§4).
+PRESET_MODEL: dict[str, str] = {
+    "reference": "minilm",
+    "calibrated": "minilm",
+    "learned": "skill-encoder",
+}
 CHOICES: dict[str, tuple[str, ...]] = {
     "inject_mode": ("directive", "body"),
     "directive_strength": ("auto", "soft", "hard"),
@@ -157,6 +165,20 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 _HINTS = get_type_hints(Config)
 FIELD_NAMES: tuple[str, ...] = tuple(item.name for item in fields(Config))
+
+
+def dense_model(config: Config) -> str:
+    """§6: the dense model this config runs."""
+    return config.model if config.model is not None else PRESET_MODEL[config.preset]
+
+
+def model_key(config: Config) -> tuple[str, ...]:
+    """What decides which models load, the dense model resolved: two configs with the same
+    key can share their models and their stored index."""
+    return tuple(
+        dense_model(config) if name == "model" else str(getattr(config, name))
+        for name in MODEL_FIELDS
+    )
 
 
 def dense_body_chars(config: Config) -> int:
@@ -192,6 +214,7 @@ def type_label(name: str) -> str:
         list[str]: "a list of strings",
         dict[str, str]: "a table of strings",
         float | None: "a number",
+        str | None: "a string",
         int | None: "an integer",
         bool | None: "true or false",
     }.get(hint, str(hint))

@@ -57,7 +57,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from explorer.engine.base.config import MODEL_FIELDS, Config, dense_body_chars
+from explorer.engine.base.config import Config, dense_body_chars, model_key
 from explorer.engine.discovery.bodies import read_body
 from explorer.engine.discovery.skills import (
     Discovery,
@@ -315,7 +315,7 @@ def _fingerprint(roots: Sequence[str], config: Config) -> str:
         "store": STORE_VERSION,
         "parser": PARSER_VERSION,
         "roots": list(roots),
-        "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
+        "model": list(model_key(config)),
         "dense": dense_body_chars(config),
         "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
         "code": code,
@@ -329,7 +329,7 @@ def _library_key(roots: Sequence[str], config: Config) -> str:
     will never be opened again."""
     parts = {
         "roots": list(roots),
-        "model": [str(getattr(config, name)) for name in MODEL_FIELDS],
+        "model": list(model_key(config)),
         "dense": dense_body_chars(config),
         "bm25": [config.bm25_index_name_keywords, config.bm25_k1, config.bm25_b],
     }

@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "load_models": "models",
     "load_multilingual": "multilingual",
     "numpy_encoder": "multilingual_table",
+    "packaged_encoder": "models",
     "packaged_minilm": "models",
     "rerank_document": "rerank",
     "sentence_attribution": "rerank",
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from explorer.engine.inference.models import assemble_models as assemble_models
     from explorer.engine.inference.models import find_reranker as find_reranker
     from explorer.engine.inference.models import load_models as load_models
+    from explorer.engine.inference.models import packaged_encoder as packaged_encoder
     from explorer.engine.inference.models import packaged_minilm as packaged_minilm
     from explorer.engine.inference.multilingual import (
         MultilingualUnavailable as MultilingualUnavailable,

@@ -1,4 +1,4 @@
-"""Where models come from (spec §4, §6): the packaged MiniLM, the reference's cache, paths.
+"""Where models come from (spec §4, §6): the packaged models, the reference's cache, paths.
 
 Nothing here reaches for the network. A model that cannot be found or loaded becomes a
 status message, and the cascade degrades to the channels that still work.
@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explorer.engine.base.config import Config
+from explorer.engine.base.config import PRESET_MODEL, Config, dense_model
 from explorer.engine.inference.cache import EmbeddingCache, file_sha256, pinned_file_problem
 from explorer.engine.inference.embed import BowEmbedder, Embedder, OnnxEmbedder
 from explorer.engine.inference.multilingual import (
@@ -22,11 +22,17 @@ from explorer.engine.inference.multilingual import (
 )
 from explorer.engine.inference.rerank import MAX_PAIR_TOKENS, OnnxCrossEncoder, Reranker
 
-DEFAULT_MODEL = "minilm"
+MINILM = "minilm"  # the calibrated and reference presets' dense model (PRESET_MODEL)
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 # The tokenizer ships inside this package (explorer/models/minilm: NOTICE, MODEL_CARD.md).
 MINILM_TOKENIZER = Path(__file__).resolve().parents[2] / "models" / "minilm" / "tokenizer.json"
+# The learned preset's dense model, shipped inside this package (explorer/models/encoder,
+# MODEL_CARD.md there): MiniLM fine-tuned for skill routing by
+# `python -m explorer.training.encoder`; it reads MiniLM's tokenizer.
+PACKAGED_ENCODER = PRESET_MODEL["learned"]
+PACKAGED_ENCODER_MODEL = Path(__file__).resolve().parents[2] / "models" / "encoder" / "model.onnx"
+PACKAGED_ENCODER_SHA256 = "9555d2cb059b8aa4fd64293561335d67c1ad658a4547a0a4f4e9e65f9219f1f0"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 
 
@@ -62,6 +68,11 @@ CALIBRATION: dict[str, Calibration] = {
     "bge-small-en-v1.5": Calibration(0.64, 0.12, "reference knee for bge-small (§4)"),
     "bge-base-en-v1.5": Calibration(
         0.64, 0.12, "reference value for its dense models (§4)", borrowed=True
+    ),
+    # Under the learned preset the relevance model decides (§9.12); the §5 gates see this
+    # model only when that one steps aside, and then with MiniLM's knee, not measured here.
+    PACKAGED_ENCODER: Calibration(
+        0.52, 0.12, "MiniLM's knee, not measured for the skill encoder (§9.12)", borrowed=True
     ),
     # The reference's default floor, the one its bag-of-words lane runs with.
     "bow": Calibration(0.30, 0.15, "reference value for bag-of-words (§4)"),
@@ -135,7 +146,7 @@ RERANK_CALIBRATION: dict[str, RerankCalibration] = {
     ),
 }
 REFERENCE_RERANK = RerankCalibration(-2.5, 2.0, "reference values (§5.4)")
-MODEL_CHOICES = (DEFAULT_MODEL, "auto", "bow", "custom", *REFERENCE_DENSE)
+MODEL_CHOICES = (MINILM, PACKAGED_ENCODER, "auto", "bow", "custom", *REFERENCE_DENSE)
 
 
 class ModelError(RuntimeError):
@@ -205,7 +216,7 @@ def onnx_pair_in(directory: Path, *, quantized: bool = False) -> tuple[Path, Pat
 
 def is_known_model(config: Config) -> bool:
     """Whether `model` names a model this engine can look for (else: bag of words, §6)."""
-    return bool(config.model_path) or config.model in MODEL_CHOICES
+    return bool(config.model_path) or dense_model(config) in MODEL_CHOICES
 
 
 def model_label(path: Path) -> str:
@@ -238,6 +249,19 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
     return model, MINILM_TOKENIZER
 
 
+def packaged_encoder(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
+    """The learned preset's dense model and MiniLM's tokenizer, both verified."""
+    pinned = (
+        (PACKAGED_ENCODER_MODEL, PACKAGED_ENCODER_SHA256),
+        (MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256),
+    )
+    for path, expected in pinned:
+        problem = pinned_file_problem(path, expected, cache, "skill encoder", "skill-explorer")
+        if problem:
+            raise ModelError(problem)
+    return PACKAGED_ENCODER_MODEL, MINILM_TOKENIZER
+
+
 def optimized_dir(cache: EmbeddingCache | None) -> Path | None:
     """Where optimised copies of ONNX graphs are kept: beside the embedding cache."""
     return cache.directory / "onnx" if cache is not None and cache.available else None
@@ -245,15 +269,15 @@ def optimized_dir(cache: EmbeddingCache | None) -> Path | None:
 
 def load_embedder(config: Config, cache: EmbeddingCache | None = None) -> Embedder:
     """The dense model the config asks for; raises ModelError with where it looked."""
-    name = "custom" if config.model_path else config.model
+    name = "custom" if config.model_path else dense_model(config)
     if name == "bow":
         return BowEmbedder()
     if name == "auto":
         found = find_hf_model(model_search_dirs(config), "bge-small-en-v1.5")
-        name = "bge-small-en-v1.5" if found else DEFAULT_MODEL
-    if name == DEFAULT_MODEL:
-        model, tokenizer = packaged_minilm(cache)
-        return _onnx_embedder(DEFAULT_MODEL, model, tokenizer, "mean", "", 256, cache)
+        name = "bge-small-en-v1.5" if found else PRESET_MODEL[config.preset]
+    if name in (MINILM, PACKAGED_ENCODER):
+        model, tokenizer = (packaged_minilm if name == MINILM else packaged_encoder)(cache)
+        return _onnx_embedder(name, model, tokenizer, "mean", "", 256, cache)
     if name == "custom":
         model = Path(os.path.expanduser(config.model_path))
         tokenizer = (
@@ -418,7 +442,7 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
     dense_error: str | None = None
     if not is_known_model(config):
         warnings.append(
-            f"unknown model {config.model!r}: using the bag-of-words lane, as the reference "
+            f"unknown model {dense_model(config)!r}: using the bag-of-words lane, as the reference "
             f"router does; known models: {', '.join(MODEL_CHOICES)}"
         )
     try:
@@ -443,9 +467,10 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
         multilingual is not None
         and config.preset == "learned"
         and embedder is not None
-        and embedder.name == DEFAULT_MODEL
+        and embedder.name == PACKAGED_ENCODER
     ):
-        # §9.14: only the learned preset's relevance model reads it, and only beside MiniLM;
+        # §9.14: only the learned preset's relevance model reads it, and only beside its own
+        # dense model;
         # elsewhere it loads when first asked, rather than taking the GIL from the hook.
         multilingual.preload()
     return assemble_models(

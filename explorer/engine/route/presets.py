@@ -45,7 +45,8 @@ from explorer.engine.base.config import PRESET_NAMES, Config
 from explorer.engine.base.text import STOPWORDS
 from explorer.engine.inference.models import (
     CALIBRATION,
-    DEFAULT_MODEL,
+    MINILM,
+    PACKAGED_ENCODER,
     Calibration,
     ModelStatus,
     RerankCalibration,
@@ -79,7 +80,7 @@ def generic_word(token: str) -> bool:
 
 GUARD_KEYS = ("keyword_min_cosine", "lexical_min_cosine", "floor_log_slope")
 # How a model is named where a guard value says whose it is: "(MiniLM's)".
-MODEL_LABELS = {DEFAULT_MODEL: "MiniLM"}
+MODEL_LABELS = {MINILM: "MiniLM", PACKAGED_ENCODER: "the skill encoder"}
 
 
 def model_label(name: str) -> str:
@@ -180,6 +181,12 @@ PRESETS: dict[str, Preset] = {
         knees={
             "minilm": Calibration(
                 0.44, 0.12, "calibrated on the benchmark libraries' train splits (README)"
+            ),
+            # Not measured for this model: the relevance model decides, and the knee reaches
+            # its features only through the project channel's gate (§3.5), with which the
+            # model was fitted; the §5 gates read it when that model steps aside.
+            PACKAGED_ENCODER: Calibration(
+                0.44, 0.12, "MiniLM's calibrated knee, kept for the skill encoder (§9.15)"
             ),
         },
     ),

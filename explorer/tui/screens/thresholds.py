@@ -209,7 +209,9 @@ class ThresholdEditor(ModalScreen[None]):
 
     def note(self, name: str) -> str:
         note = type_label(name)
-        if name in INDEX_FIELDS:
+        if name == "preset":
+            note += " (re-indexes; another preset's dense model loads at the next start)"
+        elif name in INDEX_FIELDS:
             note += " (re-indexes)"
         elif name in RESTART_FIELDS:
             note += " (next start)"
