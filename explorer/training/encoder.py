@@ -36,7 +36,6 @@ import logging
 import platform
 import random
 import shutil
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ from explorer.engine.qa.cases import Case, load_cases
 from explorer.engine.qa.libraries import library_roots, read_manifest
 from explorer.training.mining import HELD_BACK_LIBRARIES, TRAIN_LIBRARIES, HeldBack, held_back
 from explorer.training.pools import EXTRA_SUFFIX, extra_split
-from explorer.training.reranker import configure_determinism, fetch_base, sha256
+from explorer.training.reranker import configure_determinism, fetch_base, sha256, start_run_log
 
 if TYPE_CHECKING:
     import torch
@@ -381,15 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import transformers
 
     args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(message)s",
-        datefmt="%H:%M:%S",
-        handlers=[logging.FileHandler(args.out / "TRAINING.log"), logging.StreamHandler()],
-    )
-    log.info("command: python -m explorer.training.encoder %s", " ".join(sys.argv[1:]))
-    log.info("settings: %s", json.dumps({k: str(v) for k, v in vars(args).items()}))
+    start_run_log("explorer.training.encoder", args, argv)
     log.info(
         "python %s, torch %s, transformers %s, %s",
         platform.python_version(),

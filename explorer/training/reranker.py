@@ -513,8 +513,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def start_run_log(module: str, args: argparse.Namespace, argv: Sequence[str] | None) -> None:
+    """A training run's kept log: `<out>/TRAINING.log` and stderr, opening with the command
+    and every setting, so the log alone says how to run it again."""
     args.out.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(
         level=logging.INFO,
@@ -525,6 +526,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             logging.StreamHandler(sys.stderr),
         ],
     )
+    run = logging.getLogger(module.rsplit(".", 1)[-1])
+    run.info("command: python -m %s %s", module, " ".join(sys.argv[1:] if argv is None else argv))
+    run.info("settings: %s", json.dumps({k: str(v) for k, v in vars(args).items()}))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    start_run_log("explorer.training.reranker", args, argv)
     import numpy
     import tokenizers
     import torch
@@ -533,11 +542,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from explorer.engine.inference.embed import quiet_onnxruntime
 
     started = time.perf_counter()
-    log.info(
-        "command: python -m explorer.training.reranker %s",
-        " ".join(sys.argv[1:] if argv is None else argv),
-    )
-    log.info("settings: %s", json.dumps({k: str(v) for k, v in vars(args).items()}))
     log.info(
         "python %s, torch %s, transformers %s, tokenizers %s, onnxruntime %s, numpy %s, %s",
         platform.python_version(),
