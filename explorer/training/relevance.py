@@ -2,9 +2,7 @@
 
     python -m explorer.training.relevance --report docs/quality.md
 
-after `python -m explorer.training.encoder --out build/encoder`, whose model is the packaged
-skill encoder and whose fold encoders route the wild corpus's folds (FoldEncoders). One
-command, fixed seed, on numpy and scikit-learn (the test extra has both; the runtime
+One command, fixed seed, on numpy and scikit-learn (the test extra has both; the runtime
 reads the fitted trees with numpy alone). It routes every labelled prompt of every library
 through the real `decide()` under the learned preset, so the features it learns from are
 the ones the router computes, then:
@@ -53,13 +51,7 @@ from explorer.engine.discovery.skills import Discovery, discover
 from explorer.engine.index.opening import open_engine
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.cache import EmbeddingCache
-from explorer.engine.inference.models import (
-    PACKAGED_ENCODER_SHA256,
-    Models,
-    assemble_models,
-    encoder_weights,
-    load_embedder,
-)
+from explorer.engine.inference.models import Models, assemble_models, load_embedder
 from explorer.engine.inference.rerank import RememberedLogits
 from explorer.engine.qa.cases import Case, CaseError, load_cases
 from explorer.engine.route.decision import Decision
@@ -226,46 +218,12 @@ class Plan:
     draw: int = 0  # which draw of small libraries (SMALL_DRAWS) it belongs to
 
 
-ENCODER_FOLDS = "folds"  # in the encoder trainer's --out: folds/<wild fold>/model.onnx
-
-
-@dataclass(frozen=True)
-class FoldEncoders:
-    """The encoder trainer's run (`python -m explorer.training.encoder --out RUN`). The
-    packaged skill encoder came from it and was trained on every wild fold's prompts, so a
-    wild fold's features come from the run's encoder that never saw that fold
-    (`folds/<fold>/`); the benchmark libraries, which no encoder saw, from the packaged one
-    (docs/routing.md §9.15)."""
-
-    run: Path
-
-    def model(self, fold: str) -> Path:
-        return self.run / ENCODER_FOLDS / fold / "model.onnx"
-
-    @classmethod
-    def open(cls, run: Path) -> FoldEncoders:
-        """The run, checked: it made the packaged encoder and left every fold's own."""
-        again = f"python -m explorer.training.encoder --out {run}"
-        try:
-            made = json.loads((run / "training.json").read_text("utf-8")).get("model_sha256")
-        except (OSError, ValueError) as error:
-            raise SystemExit(f"{run}: no encoder training run ({error}); run {again}") from None
-        if made != PACKAGED_ENCODER_SHA256:
-            raise SystemExit(f"{run} did not make the packaged skill encoder; run {again}")
-        encoders = cls(run)
-        for number in range(WILD_FOLDS):
-            if not encoders.model(f"wild-{number}").is_file():
-                raise SystemExit(f"{encoders.model(f'wild-{number}')} is missing; run {again}")
-        return encoders
-
-
 @dataclass(frozen=True)
 class Unit:
     """The plans routed over one library's skills, in one process."""
 
     library: str  # a benchmark library's name, or WILD_WHOLE
     plans: tuple[Plan, ...]
-    fold_encoder: str | None = None  # the wild fold whose own encoder routes it (FoldEncoders)
 
 
 def _samples(built: Built, plan: Plan, config: Config) -> list[Sample]:
@@ -325,13 +283,9 @@ class Router:
     baseline_models: Models  # BASELINE's: its own dense model (MiniLM), the same reranker
 
     @classmethod
-    def open(cls, config: Config, cache_dir: str | None, dense: Path | None = None) -> Router:
-        """The config's models; `dense`: other weights in the skill encoder's place."""
+    def open(cls, config: Config, cache_dir: str | None) -> Router:
         engine = open_engine(config, cache_dir)
         models = engine.models
-        if dense is not None:
-            embedder = encoder_weights(dense, engine.cache)
-            models = assemble_models(embedder, models.reranker, multilingual=models.multilingual)
         if models.reranker is not None:
             models = dataclasses.replace(models, reranker=RememberedLogits(models.reranker))
         baseline = models
@@ -377,21 +331,13 @@ def collect(
     cache_dir: str | None,
     log: Callable[[str], None],
     jobs: int = 1,
-    fold_encoders: FoldEncoders | None = None,
 ) -> list[Sample]:
     """Every labelled prompt of every library, whole and in sampled small subsets. Every
     draw is made first, from one seeded generator (`plan_units`); then `jobs` units are
     routed at once, each in a process of its own, and their samples kept in the units'
     order. So the samples are the same for any number of jobs."""
     units = plan_units(wild, random.Random(SEED))
-    route = partial(
-        route_unit,
-        wild=wild,
-        config=config,
-        cache_dir=cache_dir,
-        log=log,
-        fold_encoders=fold_encoders,
-    )
+    route = partial(route_unit, wild=wild, config=config, cache_dir=cache_dir, log=log)
     if jobs <= 1:
         return [sample for unit in units for sample in route(unit)]
     spawn = multiprocessing.get_context("spawn")  # no onnxruntime session across a fork
@@ -409,13 +355,9 @@ def route_unit(
     config: Config,
     cache_dir: str | None,
     log: Callable[[str], None],
-    fold_encoders: FoldEncoders | None = None,
 ) -> list[Sample]:
     """One unit's plans, routed on models of its own."""
-    dense = None
-    if fold_encoders is not None and unit.fold_encoder is not None:
-        dense = fold_encoders.model(unit.fold_encoder)
-    router = Router.open(config, cache_dir, dense)
+    router = Router.open(config, cache_dir)
     started = time.perf_counter()
     samples: list[Sample] = []
     with _roots(unit.library, wild) as roots:
@@ -445,8 +387,7 @@ def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
 
     units = []
     # Each fold's library, skills, prompts and (a wild fold's) own skills, for the draws
-    # and (a wild fold's) own encoder
-    folds: list[tuple[str, Discovery, tuple[Labelled, ...], set[str] | None, str | None]] = []
+    folds: list[tuple[str, Discovery, tuple[Labelled, ...], set[str] | None]] = []
     for library in LIBRARIES.values():
         files = [library.cases_file("train"), library.cases_file("val")]
         extra = DATA_DIR / f"{library.name}.extra-train.tsv"
@@ -464,27 +405,23 @@ def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
             plans.append(Plan("anthropic-apache", apache, prompts))
         plans += small_libraries(found, prompts, library.name, rng)
         units.append(Unit(library.name, tuple(plans)))
-        folds.append((library.name, found, prompts, None, None))
+        folds.append((library.name, found, prompts, None))
     if wild is not None:
         prompts = wild_prompts(wild)
+        units.append(Unit(WILD_WHOLE, (Plan(WILD_WHOLE, None, prompts),)))
         found = discover([str(wild / "skills")])
         fold_of, _ = wild_folds(wild)
         for number in range(WILD_FOLDS):
             name = f"wild-{number}"
-            mine = tuple(labelled for labelled in prompts if labelled.fold == name)
-            whole = Plan(WILD_WHOLE, None, mine)  # the fold's prompts among all the skills
-            units.append(Unit(WILD_WHOLE, (whole,), name))
-        for number in range(WILD_FOLDS):
-            name = f"wild-{number}"
             pool = {skill for skill, fold in fold_of.items() if fold == name}
             mine = tuple(labelled for labelled in prompts if labelled.fold == name)
-            small = tuple(small_libraries(found, mine, WILD_WHOLE, rng, pool))
-            units.append(Unit(WILD_WHOLE, small, name))
-            folds.append((WILD_WHOLE, found, mine, pool, name))
+            units.append(
+                Unit(WILD_WHOLE, tuple(small_libraries(found, mine, WILD_WHOLE, rng, pool)))
+            )
+            folds.append((WILD_WHOLE, found, mine, pool))
     for draw in range(1, SMALL_DRAWS):
-        for name, skills, labelled, own, encoder in folds:
-            small = tuple(small_libraries(skills, labelled, name, rng, own, draw))
-            units.append(Unit(name, small, encoder))
+        for name, skills, labelled, own in folds:
+            units.append(Unit(name, tuple(small_libraries(skills, labelled, name, rng, own, draw))))
     return units
 
 
@@ -1021,12 +958,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cache-dir", default="build/relevance-cache")
     parser.add_argument(
-        "--encoder-run",
-        type=Path,
-        default=Path("build/encoder"),
-        help="the encoder trainer's --out, with its fold encoders (default: %(default)s)",
-    )
-    parser.add_argument(
         "--jobs",
         type=int,
         default=os.cpu_count() or 1,
@@ -1039,8 +970,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.reuse:
         samples = load_samples(args.samples)
     else:
-        encoders = FoldEncoders.open(args.encoder_run)
-        samples = collect(args.wild, TRAINING, args.cache_dir, log, args.jobs, encoders)
+        samples = collect(args.wild, TRAINING, args.cache_dir, log, args.jobs)
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
     # The fits' OpenMP threads, one per job: importing explorer caps them at one for
@@ -1380,9 +1310,7 @@ def report(
         "* The packaged reranker and the skill encoder (the dense model, routing.md §9.15), "
         "whose outputs are features of the model, were trained on "
         "`alirezarezvani-claude-skills` and `openclaw-large`: their rows are not blind for "
-        "them. The skill encoder was trained on the wild corpus's prompts too, so each wild "
-        "fold is routed by an encoder trained the same way without that fold: its cosines "
-        "are as blind as the model's other features.",
+        "them.",
         "",
         "## By library size",
         "",

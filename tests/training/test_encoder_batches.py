@@ -1,13 +1,11 @@
-"""The skill encoder's training data (explorer/training/encoder.py): every request's skill is
-a negative for the others in its batch, so no two requests of a batch may share a skill; and
-an encoder trained without a wild fold never sees that fold's prompts."""
+"""The skill encoder's batches (explorer/training/encoder.py): every request's skill is a
+negative for the others in its batch, so no two requests of a batch may share a skill."""
 
 from __future__ import annotations
 
 import random
 
-from explorer.engine.qa.cases import Case
-from explorer.training.encoder import WILD, Library, Pair, batches, wild_pairs
+from explorer.training.encoder import Pair, batches
 
 
 def test_each_pair_once_and_no_skill_twice_in_a_batch() -> None:
@@ -26,30 +24,3 @@ def test_the_order_follows_the_seed() -> None:
     again = [pair.query for batch in batches(pairs, 8, random.Random(13)) for pair in batch]
     other = [pair.query for batch in batches(pairs, 8, random.Random(14)) for pair in batch]
     assert first == again and first != other
-
-
-def test_a_fold_encoder_never_trains_on_its_folds_skills_or_prompts() -> None:
-    wild = Library(
-        WILD,
-        {"plot": "Plots charts.", "mail": "Writes emails.", "deploy": "Deploys services."},
-        (
-            Case("draw my sales as bars", ("plot",), "should-trigger"),
-            Case("email the team", ("mail",), "should-trigger"),
-            Case("ship it to prod", ("deploy",), "should-trigger"),
-            Case("tell me a joke", (), "negative"),  # nothing to pair it with
-            Case("graph this csv", ("plot",), "borderline"),  # observed, never scored
-        ),
-    )
-    fold_of = {"plot": "wild-0", "mail": "wild-1", "deploy": "wild-1"}
-    every = wild_pairs(wild, fold_of, None)
-    assert [pair.query for pair in every] == [
-        "draw my sales as bars",
-        "email the team",
-        "ship it to prod",
-    ]
-    assert every[0] == Pair("draw my sales as bars", f"{WILD}/plot", "Plots charts.", ())
-    assert [pair.skill for pair in wild_pairs(wild, fold_of, "wild-1")] == [f"{WILD}/plot"]
-    assert [pair.skill for pair in wild_pairs(wild, fold_of, "wild-0")] == [
-        f"{WILD}/mail",
-        f"{WILD}/deploy",
-    ]

@@ -265,14 +265,6 @@ def packaged_encoder(cache: EmbeddingCache | None = None) -> tuple[Path, Path]:
     return PACKAGED_ENCODER_MODEL, MINILM_TOKENIZER
 
 
-def encoder_weights(model: Path, cache: EmbeddingCache | None = None) -> Embedder:
-    """Other weights in the skill encoder's place: its name, tokenizer and pooling, so the
-    relevance model accepts its cosines. The relevance trainer routes each fold of the wild
-    corpus with the encoder trained without that fold (docs/routing.md §9.15)."""
-    _, tokenizer = packaged_encoder(cache)
-    return _onnx_embedder(PACKAGED_ENCODER, model, tokenizer, "mean", "", 256, cache)
-
-
 def optimized_dir(cache: EmbeddingCache | None) -> Path | None:
     """Where optimised copies of ONNX graphs are kept: beside the embedding cache."""
     return cache.directory / "onnx" if cache is not None and cache.available else None
