@@ -51,7 +51,13 @@ from explorer.engine.discovery.skills import Discovery, discover
 from explorer.engine.index.opening import open_engine
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.cache import EmbeddingCache
-from explorer.engine.inference.models import Models, assemble_models, load_embedder
+from explorer.engine.inference.models import (
+    PACKAGED_ENCODER,
+    PACKAGED_ENCODER_SHA256,
+    Models,
+    assemble_models,
+    load_embedder,
+)
 from explorer.engine.inference.rerank import RememberedLogits
 from explorer.engine.qa.cases import Case, CaseError, load_cases
 from explorer.engine.route.decision import Decision
@@ -993,6 +999,7 @@ def _fit_and_report(
         shipped,
         source=f"python -m explorer.training.relevance (seed {SEED}), {len(samples)} prompts",
         dense=dense_model(TRAINING),  # whose cosines it was fitted to (RelevanceModel.mismatch)
+        dense_sha256=PACKAGED_ENCODER_SHA256 if dense_model(TRAINING) == PACKAGED_ENCODER else "",
     )
     args.out.write_text(json.dumps(shipped.to_dict(), indent=1) + "\n", encoding="utf-8")
     log(f"shipped: {tier_text(shipped)} -> {args.out}")

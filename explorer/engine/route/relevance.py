@@ -458,6 +458,9 @@ class RelevanceModel:
     # The models whose features it was trained on: a cosine or a logit means something only
     # for the model that produced it (§4), so under others the §5 gates decide (§9.12).
     dense: str = "minilm"
+    # The dense model's weights (its file's sha256) when they were recorded: the name stays
+    # when the packaged encoder is retrained, its cosines do not (§9.15).
+    dense_sha256: str = ""
     reranker: str | None = "skill-reranker-minilm-l3"
     multilingual: str | None = MULTILINGUAL_MODEL  # §9.14; None: trained without it
     form: ModelForm = ModelForm.LOGISTIC
@@ -517,6 +520,7 @@ class RelevanceModel:
                 "multilingual": self.multilingual,
                 "form": str(self.form),
             }
+            | ({"dense_sha256": self.dense_sha256} if self.dense_sha256 else {})
             | ({"trees": self.trees.to_dict()} if self.trees is not None else {})
             | (
                 {"size_tiers": [tier.to_dict() for tier in self.size_tiers]}
@@ -561,6 +565,7 @@ class RelevanceModel:
             weights=vector("weights"),
             source=str(data.get("source", "")),
             dense=str(data.get("dense", RelevanceModel.dense)),
+            dense_sha256=str(data.get("dense_sha256", "")),
             reranker=None if data.get("reranker") is None else str(data["reranker"]),
             multilingual=(None if data.get("multilingual") is None else str(data["multilingual"])),
             form=ModelForm(str(data.get("form", ModelForm.LOGISTIC))),
