@@ -471,8 +471,8 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
         and embedder.name == PACKAGED_ENCODER
     ):
         # §9.14: only the learned preset's relevance model reads it, and only beside its own
-        # dense model;
-        # elsewhere it loads when first asked, rather than taking the GIL from the hook.
+        # dense model; elsewhere it loads when first asked, rather than taking the GIL from
+        # the hook.
         multilingual.preload()
     return assemble_models(
         embedder,
