@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -57,6 +57,7 @@ from explorer.engine.inference.models import (
     Models,
     assemble_models,
     load_embedder,
+    load_reranker,
 )
 from explorer.engine.inference.rerank import RememberedLogits
 from explorer.engine.qa.cases import Case, CaseError, load_cases
@@ -225,11 +226,36 @@ class Plan:
 
 
 @dataclass(frozen=True)
+class FoldRerankers:
+    """A reranker run whose cross-encoders learnt from the wild corpus's prompts, one
+    without each fold (`folds/<fold>/`) and one from all of them (`folds/all/`, the one
+    that would ship): a wild fold's prompts are routed by the one that never saw them, so
+    its logits are as blind as on a library no reranker saw; every other library's by the
+    one from all."""
+
+    ALL: ClassVar[str] = "all"
+    run: Path
+
+    def model(self, fold: str) -> Path:
+        return self.run / "folds" / fold
+
+    @classmethod
+    def open(cls, run: Path) -> FoldRerankers:
+        rerankers = cls(run)
+        for fold in [f"wild-{number}" for number in range(WILD_FOLDS)] + [cls.ALL]:
+            folder = rerankers.model(fold)
+            if not (folder / "model.onnx").is_file():
+                raise SystemExit(f"{folder / 'model.onnx'} is missing")
+        return rerankers
+
+
+@dataclass(frozen=True)
 class Unit:
     """The plans routed over one library's skills, in one process."""
 
     library: str  # a benchmark library's name, or WILD_WHOLE
     plans: tuple[Plan, ...]
+    wild_fold: str | None = None  # the wild fold its prompts belong to (FoldRerankers)
 
 
 def _samples(built: Built, plan: Plan, config: Config) -> list[Sample]:
@@ -289,7 +315,9 @@ class Router:
     baseline_models: Models  # BASELINE's: its own dense model (MiniLM), the same reranker
 
     @classmethod
-    def open(cls, config: Config, cache_dir: str | None) -> Router:
+    def open(cls, config: Config, cache_dir: str | None, reranker: Path | None = None) -> Router:
+        """The config's models; `reranker`: a directory whose cross-encoder stands in for
+        the packaged one under the learned preset (FoldRerankers); BASELINE keeps its own."""
         engine = open_engine(config, cache_dir)
         models = engine.models
         if models.reranker is not None:
@@ -298,6 +326,9 @@ class Router:
         if dense_model(BASELINE) != dense_model(config):
             embedder = load_embedder(BASELINE, engine.cache)
             baseline = assemble_models(embedder, models.reranker, multilingual=models.multilingual)
+        if reranker is not None:
+            own = load_reranker((reranker / "model.onnx", reranker / "tokenizer.json"))
+            models = dataclasses.replace(models, reranker=RememberedLogits(own))
         return cls(config, engine.cache, models, baseline)
 
     def index(
@@ -337,13 +368,21 @@ def collect(
     cache_dir: str | None,
     log: Callable[[str], None],
     jobs: int = 1,
+    fold_rerankers: FoldRerankers | None = None,
 ) -> list[Sample]:
     """Every labelled prompt of every library, whole and in sampled small subsets. Every
     draw is made first, from one seeded generator (`plan_units`); then `jobs` units are
     routed at once, each in a process of its own, and their samples kept in the units'
     order. So the samples are the same for any number of jobs."""
     units = plan_units(wild, random.Random(SEED))
-    route = partial(route_unit, wild=wild, config=config, cache_dir=cache_dir, log=log)
+    route = partial(
+        route_unit,
+        wild=wild,
+        config=config,
+        cache_dir=cache_dir,
+        log=log,
+        fold_rerankers=fold_rerankers,
+    )
     if jobs <= 1:
         return [sample for unit in units for sample in route(unit)]
     spawn = multiprocessing.get_context("spawn")  # no onnxruntime session across a fork
@@ -361,9 +400,13 @@ def route_unit(
     config: Config,
     cache_dir: str | None,
     log: Callable[[str], None],
+    fold_rerankers: FoldRerankers | None = None,
 ) -> list[Sample]:
     """One unit's plans, routed on models of its own."""
-    router = Router.open(config, cache_dir)
+    reranker = None
+    if fold_rerankers is not None:
+        reranker = fold_rerankers.model(unit.wild_fold or FoldRerankers.ALL)
+    router = Router.open(config, cache_dir, reranker)
     started = time.perf_counter()
     samples: list[Sample] = []
     with _roots(unit.library, wild) as roots:
@@ -393,7 +436,7 @@ def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
 
     units = []
     # Each fold's library, skills, prompts and (a wild fold's) own skills, for the draws
-    folds: list[tuple[str, Discovery, tuple[Labelled, ...], set[str] | None]] = []
+    folds: list[tuple[str, Discovery, tuple[Labelled, ...], set[str] | None, str | None]] = []
     for library in LIBRARIES.values():
         files = [library.cases_file("train"), library.cases_file("val")]
         extra = DATA_DIR / f"{library.name}.extra-train.tsv"
@@ -411,23 +454,26 @@ def plan_units(wild: Path | None, rng: random.Random) -> list[Unit]:
             plans.append(Plan("anthropic-apache", apache, prompts))
         plans += small_libraries(found, prompts, library.name, rng)
         units.append(Unit(library.name, tuple(plans)))
-        folds.append((library.name, found, prompts, None))
+        folds.append((library.name, found, prompts, None, None))
     if wild is not None:
         prompts = wild_prompts(wild)
-        units.append(Unit(WILD_WHOLE, (Plan(WILD_WHOLE, None, prompts),)))
         found = discover([str(wild / "skills")])
         fold_of, _ = wild_folds(wild)
+        for number in range(WILD_FOLDS):  # each fold's prompts among all the skills
+            name = f"wild-{number}"
+            mine = tuple(labelled for labelled in prompts if labelled.fold == name)
+            units.append(Unit(WILD_WHOLE, (Plan(WILD_WHOLE, None, mine),), name))
         for number in range(WILD_FOLDS):
             name = f"wild-{number}"
             pool = {skill for skill, fold in fold_of.items() if fold == name}
             mine = tuple(labelled for labelled in prompts if labelled.fold == name)
-            units.append(
-                Unit(WILD_WHOLE, tuple(small_libraries(found, mine, WILD_WHOLE, rng, pool)))
-            )
-            folds.append((WILD_WHOLE, found, mine, pool))
+            small = tuple(small_libraries(found, mine, WILD_WHOLE, rng, pool))
+            units.append(Unit(WILD_WHOLE, small, name))
+            folds.append((WILD_WHOLE, found, mine, pool, name))
     for draw in range(1, SMALL_DRAWS):
-        for name, skills, labelled, own in folds:
-            units.append(Unit(name, tuple(small_libraries(skills, labelled, name, rng, own, draw))))
+        for name, skills, labelled, own, wild_fold in folds:
+            small = tuple(small_libraries(skills, labelled, name, rng, own, draw))
+            units.append(Unit(name, small, wild_fold))
     return units
 
 
@@ -964,6 +1010,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cache-dir", default="build/relevance-cache")
     parser.add_argument(
+        "--reranker-run",
+        type=Path,
+        help="a reranker run with a cross-encoder per wild fold (<run>/folds/wild-<k>/), "
+        "each routing the fold it never saw (FoldRerankers)",
+    )
+    parser.add_argument(
         "--jobs",
         type=int,
         default=os.cpu_count() or 1,
@@ -976,7 +1028,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.reuse:
         samples = load_samples(args.samples)
     else:
-        samples = collect(args.wild, TRAINING, args.cache_dir, log, args.jobs)
+        rerankers = FoldRerankers.open(args.reranker_run) if args.reranker_run else None
+        samples = collect(args.wild, TRAINING, args.cache_dir, log, args.jobs, rerankers)
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
     # The fits' OpenMP threads, one per job: importing explorer caps them at one for

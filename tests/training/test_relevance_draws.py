@@ -15,6 +15,8 @@ from explorer.training.relevance import (
     SEED,
     SMALL_SUFFIX,
     WILD,
+    WILD_FOLDS,
+    WILD_WHOLE,
     Sample,
     Unit,
     plan_units,
@@ -54,6 +56,22 @@ def test_each_draw_samples_every_fold_anew(monkeypatch: pytest.MonkeyPatch) -> N
     )
     kept = {d: {plan.keep for plan in small if plan.draw == d} for d in range(3)}
     assert not kept[0] & kept[1] and not kept[1] & kept[2]
+
+
+@needs_wild
+def test_a_wild_units_prompts_are_all_of_the_fold_it_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    units = _plans(monkeypatch, 2)
+    wild = [unit for unit in units if unit.library == WILD_WHOLE]
+    assert all(unit.wild_fold is None for unit in units if unit not in wild)
+    assert {unit.wild_fold for unit in wild} == {f"wild-{n}" for n in range(WILD_FOLDS)}
+    for unit in wild:
+        # A fold's own reranker (FoldRerankers) never saw any prompt the unit routes.
+        folds = {labelled.fold for plan in unit.plans for labelled in plan.prompts}
+        assert folds == {unit.wild_fold}
+    whole = [unit for unit in wild if unit.plans[0].keep is None]
+    assert len(whole) == WILD_FOLDS  # the corpus whole, once a fold, among all its skills
 
 
 def test_the_draws_together_weigh_what_one_draw_would_in_the_fit() -> None:
