@@ -56,10 +56,14 @@ def check_commands() -> None:
     decision = json.loads(run("route", PROMPT, "--skills", str(SAMPLES), "--json"))
     assert [pick["id"] for pick in decision["injected"]][:1] == ["pdf"], decision["injected"]
     assert decision["models"], "no model reported"
-    # A fresh install reranks with the cross-encoder inside the wheel, and the relevance
-    # model inside it decides: every candidate (the hybrid top 12, and BM25's best) gets a
-    # logit and a probability made of named contributions.
-    assert decision["models"]["reranker"] == "skill-reranker-minilm-l3", decision["models"]
+    # A fresh install reranks with the learned preset's cross-encoder inside the wheel, and
+    # the relevance model inside it decides: every candidate (the hybrid top 12, and BM25's
+    # best) gets a logit and a probability made of named contributions.
+    reranker = decision["models"]["reranker"]
+    assert reranker == "skill-reranker-minilm-l3-wild", decision["models"]
+    calibrated = ("route", PROMPT, "--skills", str(SAMPLES), "--set", "preset=calibrated")
+    models = json.loads(run(*calibrated, "--json"))["models"]
+    assert models["reranker"] == "skill-reranker-minilm-l3", models  # the gates' own
     assert decision["stage"] == "relevance", decision["stage"]
     assert decision["relevance"]["model"] == "relevance-trees", decision["relevance"]["model"]
     ambiguous = json.loads(run("route", RERANKED, "--skills", str(SAMPLES), "--json"))

@@ -56,8 +56,8 @@ class Step:
 STEPS = (
     Step(
         "01-pdf.svg",
-        "Step 1: `pdf` injected at p 0.99; the file boost for report.pdf is +0.30.",
-        ("merge two report.pdf files into one", "p 0.99 ≥ 0.49", ".46+.15+.00+.30"),
+        "Step 1: `pdf` injected at p 0.98; the file boost for report.pdf is +0.30.",
+        ("merge two report.pdf files into one", "p 0.98 ≥ 0.48", ".46+.15+.00+.30"),
     ),
     Step(
         "02-phrases.svg",
@@ -66,8 +66,8 @@ STEPS = (
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss the default takes: `pdf` at p 0.75, over this library's bar of 0.49.",
-        ("when was the PDF format invented", "p 0.75 ≥ 0.49"),
+        "Step 3: a near miss the default takes: `pdf` at p 0.56, over this library's bar of 0.48.",
+        ("when was the PDF format invented", "p 0.56 ≥ 0.48"),
     ),
     Step(
         "04-compare.svg",
@@ -78,19 +78,19 @@ STEPS = (
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.09 < 0.49", "logit -4.47 on git-commit-writer", "-2.90"),
+        ("git-commit-writer: p 0.10 < 0.48", "logit +0.06 on git-commit-writer", "-1.79"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.307 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.94.",
-        ("plaintext-accounting", "p 0.94 ≥ 0.49", "12.76"),
+        "Step 5: a 0.307 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.98.",
+        ("plaintext-accounting", "p 0.98 ≥ 0.48", "12.76"),
     ),
     Step(
         "07-edit.svg",
         "After saving `xlsx/SKILL.md`: `xlsx` takes the case, and the Cases tab says why.",
         (
             "BROKE",
-            "plaintext-accounting lost it: relevance",
+            "plaintext-accounting lost it: second_skill",
             "xlsx took",
             "BROKE 1 recall",
         ),
@@ -110,8 +110,7 @@ PROMPTS = {
 # the end of xlsx's description.
 EDIT_ANCHOR = "needs to tidy columns before analysis."
 EDIT_ADDED = (
-    " Also answers bean-check questions about ambiguous lot matching and which booking method"
-    " to use."
+    " Use when bean-check reports ambiguous lot matching or asks which booking method to use."
 )
 
 

@@ -2,10 +2,12 @@
 
     python -m explorer.training.relevance --report docs/quality.md
 
-One command, fixed seed, on numpy and scikit-learn (the test extra has both; the runtime
-reads the fitted trees with numpy alone). It routes every labelled prompt of every library
-through the real `decide()` under the learned preset, so the features it learns from are
-the ones the router computes, then:
+after `python -m explorer.training.reranker --out build/reranker`, whose model is the learned
+preset's cross-encoder and whose fold models route the wild corpus's folds (FoldRerankers,
+`--reranker-run`). One command, fixed seed, on numpy and scikit-learn (the test extra has
+both; the runtime reads the fitted trees with numpy alone). It routes every labelled prompt
+of every library through the real `decide()` under the learned preset, so the features it
+learns from are the ones the router computes, then:
 
 1. **Leave-library-out.** The libraries are folds: the four benchmark libraries, and the
    wild trigger-eval corpus's repositories in five folds. For each fold a model is fitted
@@ -56,8 +58,10 @@ from explorer.engine.inference.models import (
     PACKAGED_ENCODER_SHA256,
     Models,
     assemble_models,
+    find_reranker,
     load_embedder,
     load_reranker,
+    packaged_reranker,
 )
 from explorer.engine.inference.rerank import RememberedLogits
 from explorer.engine.qa.cases import Case, CaseError, load_cases
@@ -245,7 +249,8 @@ class FoldRerankers:
         for fold in [f"wild-{number}" for number in range(WILD_FOLDS)] + [cls.ALL]:
             folder = rerankers.model(fold)
             if not (folder / "model.onnx").is_file():
-                raise SystemExit(f"{folder / 'model.onnx'} is missing")
+                again = f"python -m explorer.training.reranker --out {run}"
+                raise SystemExit(f"{folder / 'model.onnx'} is missing; run {again}")
         return rerankers
 
 
@@ -316,19 +321,24 @@ class Router:
 
     @classmethod
     def open(cls, config: Config, cache_dir: str | None, reranker: Path | None = None) -> Router:
-        """The config's models; `reranker`: a directory whose cross-encoder stands in for
-        the packaged one under the learned preset (FoldRerankers); BASELINE keeps its own."""
+        """The config's models, and BASELINE's: each preset its own dense model and its own
+        packaged cross-encoder. `reranker`: a directory whose cross-encoder stands in for
+        the config's (FoldRerankers)."""
         engine = open_engine(config, cache_dir)
         models = engine.models
         if models.reranker is not None:
             models = dataclasses.replace(models, reranker=RememberedLogits(models.reranker))
         baseline = models
-        if dense_model(BASELINE) != dense_model(config):
+        pair, same = find_reranker(BASELINE)[0], find_reranker(config)[0]
+        if dense_model(BASELINE) != dense_model(config) or pair != same:
             embedder = load_embedder(BASELINE, engine.cache)
-            baseline = assemble_models(embedder, models.reranker, multilingual=models.multilingual)
+            before = models.reranker
+            if pair != same:
+                before = RememberedLogits(load_reranker(pair, engine.cache)) if pair else None
+            baseline = assemble_models(embedder, before, multilingual=models.multilingual)
         if reranker is not None:
-            own = load_reranker((reranker / "model.onnx", reranker / "tokenizer.json"))
-            models = dataclasses.replace(models, reranker=RememberedLogits(own))
+            fold = load_reranker((reranker / "model.onnx", reranker / "tokenizer.json"))
+            models = dataclasses.replace(models, reranker=RememberedLogits(fold))
         return cls(config, engine.cache, models, baseline)
 
     def index(
@@ -699,7 +709,16 @@ def _fit(samples: Sequence[Sample], name: str, learner: Learner) -> RelevanceMod
         prompt_of = np.repeat(np.arange(len(samples)), [len(s.candidates) for s in samples])
         mean, scale, coefficients, bias = fit_choice(rows, labels, prompt_of, len(samples))
         return RelevanceModel(
-            name, FEATURES, mean, scale, coefficients, bias, 0.5, 0.9, "", form=ModelForm.CHOICE
+            name,
+            FEATURES,
+            mean,
+            scale,
+            coefficients,
+            bias,
+            0.5,
+            0.9,
+            "",
+            form=ModelForm.CHOICE,
         )
     trees, bias = fit_trees(rows, labels, row_weights(samples))
     width = len(FEATURES)
@@ -1012,8 +1031,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reranker-run",
         type=Path,
-        help="a reranker run with a cross-encoder per wild fold (<run>/folds/wild-<k>/), "
-        "each routing the fold it never saw (FoldRerankers)",
+        default=Path("build/reranker"),
+        help="the reranker trainer's --out, with a cross-encoder per wild fold "
+        "(<run>/folds/wild-<k>/), each routing the fold it never saw (default: %(default)s)",
     )
     parser.add_argument(
         "--jobs",
@@ -1028,7 +1048,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.reuse:
         samples = load_samples(args.samples)
     else:
-        rerankers = FoldRerankers.open(args.reranker_run) if args.reranker_run else None
+        rerankers = FoldRerankers.open(args.reranker_run)
         samples = collect(args.wild, TRAINING, args.cache_dir, log, args.jobs, rerankers)
         save_samples(samples, args.samples)
     log(f"{len(samples)} routed prompts")
@@ -1053,6 +1073,7 @@ def _fit_and_report(
         source=f"python -m explorer.training.relevance (seed {SEED}), {len(samples)} prompts",
         dense=dense_model(TRAINING),  # whose cosines it was fitted to (RelevanceModel.mismatch)
         dense_sha256=PACKAGED_ENCODER_SHA256 if dense_model(TRAINING) == PACKAGED_ENCODER else "",
+        reranker=packaged_reranker(TRAINING)[0],  # whose logits it was fitted to
     )
     args.out.write_text(json.dumps(shipped.to_dict(), indent=1) + "\n", encoding="utf-8")
     log(f"shipped: {tier_text(shipped)} -> {args.out}")
@@ -1367,10 +1388,12 @@ def report(
         f"* **The shipped learner**: {LEARNER}, its settings (`TREE_SETTINGS`) chosen among "
         "three on these same folds; everything else about it, and every threshold, is fitted "
         "without the fold it is scored on.",
-        "* The packaged reranker and the skill encoder (the dense model, routing.md §9.15), "
-        "whose outputs are features of the model, were trained on "
+        "* The learned preset's reranker (routing.md §9.16) and the skill encoder (the dense "
+        "model, §9.15), whose outputs are features of the model, were trained on "
         "`alirezarezvani-claude-skills` and `openclaw-large`: their rows are not blind for "
-        "them.",
+        "them. The reranker was trained on the wild corpus's prompts too, so each wild fold "
+        "is routed by a reranker trained the same way without that fold: its logits are as "
+        "blind as the model's other features.",
         "",
         "## By library size",
         "",

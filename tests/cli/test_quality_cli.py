@@ -147,7 +147,7 @@ def test_bench_quality_writes_json_and_checks_the_baseline(
 
 @pytest.mark.slow
 def test_calibrate_a_rerankers_gate(capsys: Capture, manifest: Path) -> None:
-    with_model = ["--set", "reranker=packaged"]
+    with_model = ["--set", "preset=calibrated", "--set", "reranker=packaged"]
     code, out, _ = run(capsys, "calibrate", "--manifest", str(manifest), "--reranker", *with_model)
     assert code == 0, out
     assert "Reranker `skill-reranker-minilm-l3`" in out and "**Recommended**" in out

@@ -1,6 +1,8 @@
-"""The cross-encoder shipped inside the package (explorer/models/reranker), through
-onnxruntime for real: it loads from the installed package, is the one released (sha256),
-scores finitely, ranks the obvious skill first, and `reranker = "auto"` falls back to it."""
+"""The cross-encoders shipped inside the package (explorer/models/reranker, the calibrated
+preset's, and explorer/models/reranker-wild, the learned preset's), through onnxruntime for
+real: each loads from the installed package, is the one released (sha256), scores
+finitely, ranks the obvious skill first, and `reranker = "auto"` falls back to the
+preset's own."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ from explorer.engine.inference.models import (
     PACKAGED_RERANKER_DIR,
     PACKAGED_RERANKER_SHA256,
     RERANK_CALIBRATION,
+    WILD_RERANKER,
+    WILD_RERANKER_DIR,
+    WILD_RERANKER_SHA256,
     assemble_models,
     find_reranker,
     load_models,
@@ -40,40 +45,58 @@ BREAD = rerank_document(
 )
 
 
+CALIBRATED = Config(preset="calibrated", model="bow", reranker="packaged")
+LEARNED = Config(preset="learned", model="bow", reranker="packaged")
+
+
 @pytest.fixture(scope="module")
 def packaged():
-    """The packaged model through the loader users get (`auto`, no models of their own)."""
-    models = load_models(Config(model="bow", reranker="packaged"))
+    """The calibrated preset's model through the loader users get."""
+    models = load_models(CALIBRATED)
     assert models.reranker is not None, models.status.reranker_note
     return models
 
 
-def test_the_package_ships_the_released_files() -> None:
+@pytest.mark.parametrize(
+    ("folder", "pins"),
+    [(PACKAGED_RERANKER_DIR, PACKAGED_RERANKER_SHA256), (WILD_RERANKER_DIR, WILD_RERANKER_SHA256)],
+)
+def test_the_package_ships_the_released_files(folder: Path, pins: dict[str, str]) -> None:
     import explorer
 
     # The model lives inside the installed package, not in a checkout-only folder.
     package = Path(explorer.__file__).resolve().parent
-    assert package / "models" / "reranker" == PACKAGED_RERANKER_DIR
-    for name, expected in PACKAGED_RERANKER_SHA256.items():
-        path = PACKAGED_RERANKER_DIR / name
+    assert folder.parent == package / "models"
+    for name, expected in pins.items():
+        path = folder / name
         assert path.is_file(), path
         assert len(expected) == 64
         assert models_module.file_sha256(path) == expected
-    assert (PACKAGED_RERANKER_DIR / "MODEL_CARD.md").is_file()
-    assert (PACKAGED_RERANKER_DIR / "model.onnx").stat().st_size <= 25 * 1024 * 1024
+    assert (folder / "MODEL_CARD.md").is_file()
+    assert (folder / "model.onnx").stat().st_size <= 25 * 1024 * 1024
 
 
+@pytest.mark.parametrize(
+    ("config", "name"), [(CALIBRATED, PACKAGED_RERANKER), (LEARNED, WILD_RERANKER)]
+)
+def test_each_preset_loads_its_own_packaged_reranker(config: Config, name: str) -> None:
+    models = load_models(config)
+    assert models.reranker is not None and models.reranker.name == name
+    assert models.status.rerank_calibration == RERANK_CALIBRATION[name]
+
+
+@pytest.mark.parametrize("config", [CALIBRATED, LEARNED])
 def test_packaged_reranker_gives_finite_logits_and_ranks_the_obvious_skill_first(
-    packaged,
+    config: Config,
 ) -> None:
-    encoder = packaged.reranker
-    assert encoder.name == PACKAGED_RERANKER
+    encoder = load_models(config).reranker
+    assert encoder is not None
     logits = encoder.score("merge these two pdf files into one document", [BREAD, PDF])
     assert logits.shape == (2,) and np.isfinite(logits).all()
     # Far apart and on either side of its own rerank_min: the agreement gate keeps the pdf
     # skill and rejects the bread one. A model exported with a broken graph or tokenizer, or
     # the undertrained first release (logits within a few tenths of 0), fails this.
-    own = RERANK_CALIBRATION[PACKAGED_RERANKER].rerank_min
+    own = RERANK_CALIBRATION[encoder.name].rerank_min
     assert logits[1] > own > logits[0] and logits[1] - logits[0] > 5.0
     # A request no skill serves: nothing passes its gate.
     assert (encoder.score("what is the capital of france", [BREAD, PDF]) < own).all()
@@ -89,9 +112,13 @@ def test_auto_falls_back_to_the_packaged_reranker_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(models_module, "PACKAGED_RERANKER_IN_AUTO", True)
-    pair, note = find_reranker(Config(ski_models_dir=str(tmp_path / "none")))
-    assert pair is not None and pair[0].parent == PACKAGED_RERANKER_DIR
-    assert "packaged" in note and PACKAGED_RERANKER in note and str(tmp_path) in note
+    for preset, folder, name in (
+        ("calibrated", PACKAGED_RERANKER_DIR, PACKAGED_RERANKER),
+        ("learned", WILD_RERANKER_DIR, WILD_RERANKER),
+    ):
+        pair, note = find_reranker(Config(preset=preset, ski_models_dir=str(tmp_path / "none")))
+        assert pair is not None and pair[0].parent == folder
+        assert "packaged" in note and name in note and str(tmp_path) in note
 
 
 def test_auto_under_the_reference_preset_takes_only_the_references_models(
@@ -128,7 +155,7 @@ def test_an_altered_packaged_model_is_refused_with_the_reason(
     data[-1] ^= 0xFF
     (copy / "model.onnx").write_bytes(bytes(data))
     monkeypatch.setattr(models_module, "PACKAGED_RERANKER_DIR", copy.resolve())
-    models = load_models(Config(model="bow", reranker="packaged"))
+    models = load_models(CALIBRATED)
     assert models.reranker is None
     assert "sha256" in models.status.reranker_note and "expected" in models.status.reranker_note
     assert any("sha256" in warning for warning in models.warnings)
@@ -147,7 +174,7 @@ def test_no_packaged_model_means_no_reranker_and_the_places_looked(
 ) -> None:
     monkeypatch.setattr(models_module, "PACKAGED_RERANKER_IN_AUTO", True)
     monkeypatch.setattr(models_module, "PACKAGED_RERANKER_DIR", tmp_path / "gone")
-    pair, note = find_reranker(Config(ski_models_dir=str(tmp_path)))
+    pair, note = find_reranker(Config(preset="calibrated", ski_models_dir=str(tmp_path)))
     assert pair is None and str(tmp_path / "gone") in note and str(tmp_path) in note
 
 

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from explorer.engine.base.config import dense_model
-from explorer.engine.inference.models import PACKAGED_RERANKER_DIR
+from explorer.engine.inference.models import (
+    PACKAGED_RERANKER,
+    WILD_RERANKER,
+    WILD_RERANKER_DIR,
+)
 from explorer.training.relevance import BASELINE, TRAINING, WILD_FOLDS, FoldRerankers, Router
 
 
@@ -18,7 +22,9 @@ def test_each_preset_is_routed_with_its_own_dense_model(tmp_path: Path) -> None:
     router = Router.open(TRAINING, str(tmp_path))
     assert router.models.status.dense == dense_model(TRAINING) == "skill-encoder"
     assert router.baseline_models.status.dense == dense_model(BASELINE) == "minilm"
-    assert router.baseline_models.reranker is router.models.reranker  # one set of logits
+    # ... and each its own packaged cross-encoder: the one its decisions were fitted on.
+    assert router.models.status.reranker == WILD_RERANKER
+    assert router.baseline_models.status.reranker == PACKAGED_RERANKER
 
 
 def test_a_fold_reranker_routes_the_learned_preset_and_before_keeps_the_packaged_one(
@@ -26,7 +32,7 @@ def test_a_fold_reranker_routes_the_learned_preset_and_before_keeps_the_packaged
 ) -> None:
     # The packaged files, copied out of the package, stand in for a fold's cross-encoder.
     fold = tmp_path / "folds" / "wild-2"
-    shutil.copytree(PACKAGED_RERANKER_DIR, fold)
+    shutil.copytree(WILD_RERANKER_DIR, fold)
     packaged = Router.open(TRAINING, str(tmp_path / "cache"))
     router = Router.open(TRAINING, str(tmp_path / "cache"), fold)
     assert router.models.reranker is not None and packaged.models.reranker is not None

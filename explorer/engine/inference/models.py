@@ -100,14 +100,45 @@ REFERENCE_DENSE = {
     "all-MiniLM-L6-v2-q": ReferenceModel("all-MiniLM-L6-v2", "mean", "", 256, quantized=True),
 }
 RERANKER_NAMES = ("jina-reranker-v1-turbo-en", "ms-marco-MiniLM-L-6-v2", "ms-marco-MiniLM-L-12-v2")
-# The cross-encoder shipped inside the package (explorer/models/reranker, MODEL_CARD.md there):
-# trained by `python -m explorer.training.reranker`, checked like the dense model.
+# The cross-encoders shipped inside the package (MODEL_CARD.md beside each), trained by
+# `python -m explorer.training.reranker` and checked like the dense model. The calibrated
+# preset's (explorer/models/reranker) learnt from two libraries' requests, and its gate was
+# calibrated on it; the learned preset's (explorer/models/reranker-wild) went on to learn
+# from authors' own trigger evals, and its relevance model was fitted on its logits
+# (docs/routing.md §9.11).
 PACKAGED_RERANKER = "skill-reranker-minilm-l3"
 PACKAGED_RERANKER_DIR = Path(__file__).resolve().parents[2] / "models" / "reranker"
+WILD_RERANKER = "skill-reranker-minilm-l3-wild"
+WILD_RERANKER_DIR = Path(__file__).resolve().parents[2] / "models" / "reranker-wild"
 PACKAGED_RERANKER_SHA256 = {
     "model.onnx": "bca5c1b0e2f3ccf4a5d939899e8bb1c384f08a231d8ad28630b1b3508cb92961",
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
+WILD_RERANKER_SHA256 = {
+    "model.onnx": "06d8aaea9c8d37dd42c50023a22ce68556d1b0aa3f8923af9fc346d26b0fb78b",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+
+
+def packaged_reranker(config: Config) -> tuple[str, Path]:
+    """The preset's own packaged cross-encoder (name, folder): the one its decisions were
+    fitted on."""
+    if config.preset == "learned":
+        return WILD_RERANKER, WILD_RERANKER_DIR
+    return PACKAGED_RERANKER, PACKAGED_RERANKER_DIR
+
+
+def packaged_reranker_pins(folder: Path) -> dict[str, str] | None:
+    """The released files' sha256 when `folder` holds a packaged cross-encoder."""
+    for directory, pins in (
+        (PACKAGED_RERANKER_DIR, PACKAGED_RERANKER_SHA256),
+        (WILD_RERANKER_DIR, WILD_RERANKER_SHA256),
+    ):
+        if folder.resolve() == directory:
+            return pins
+    return None
+
+
 # Whether `auto` falls back to the packaged model: only a model that raised recall at no
 # higher false-inject rate on the held-back libraries' validation prompts earns it; this one
 # did (docs/rerankers.md, "The packaged reranker").
@@ -142,6 +173,14 @@ RERANK_CALIBRATION: dict[str, RerankCalibration] = {
         1.25,
         2.0,
         "packaged reranker's gate, calibrated on the train splits (docs/rerankers.md)",
+        floor=0.2,
+    ),
+    # The learned preset's decides through the relevance model (§9.12); the gate stands in
+    # only where that model stands aside, and borrows the calibrated preset's values.
+    WILD_RERANKER: RerankCalibration(
+        1.25,
+        2.0,
+        "the calibrated preset's reranker's gate, borrowed (docs/rerankers.md)",
         floor=0.2,
     ),
 }
@@ -357,11 +396,12 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     choice = config.reranker.strip()
     if choice.lower() in ("off", "none", ""):
         return None, "off (reranker = 'off')"
+    packaged_name, directory = packaged_reranker(config)
     if choice.lower() == "packaged":
-        packaged = onnx_pair_in(PACKAGED_RERANKER_DIR)
+        packaged = onnx_pair_in(directory)
         if packaged is None:
-            return None, f"the packaged reranker is missing from {PACKAGED_RERANKER_DIR}"
-        return packaged, f"packaged {PACKAGED_RERANKER} (reranker = 'packaged')"
+            return None, f"the packaged reranker is missing from {directory}"
+        return packaged, f"packaged {packaged_name} (reranker = 'packaged')"
     if choice.lower() != "auto":
         path = Path(os.path.expanduser(choice))
         if path.is_dir():
@@ -386,15 +426,15 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
             f"no cross-encoder found (looked in {looked}); under preset = 'reference' auto "
             "takes only the reference's models: set reranker = 'packaged' for skill-explorer's"
         )
-    packaged = onnx_pair_in(PACKAGED_RERANKER_DIR) if PACKAGED_RERANKER_IN_AUTO else None
+    packaged = onnx_pair_in(directory) if PACKAGED_RERANKER_IN_AUTO else None
     if packaged is not None:
         return packaged, (
-            f"auto: packaged {PACKAGED_RERANKER} (none of {', '.join(RERANKER_NAMES)} "
+            f"auto: packaged {packaged_name} (none of {', '.join(RERANKER_NAMES)} "
             f"in {', '.join(str(path) for path in dirs)})"
         )
     looked = ", ".join(f"{path}/models--*--{name}" for path in dirs for name in RERANKER_NAMES[:1])
     if PACKAGED_RERANKER_IN_AUTO:
-        looked += f" and {PACKAGED_RERANKER_DIR}"
+        looked += f" and {directory}"
         hint = (
             "reinstall skill-explorer for its packaged one, or set reranker = '/path/to/model-dir'"
         )
@@ -404,11 +444,12 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
 
 
 def verify_packaged_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> None:
-    """The packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
-    unexpected = [path for path in pair if path.name not in PACKAGED_RERANKER_SHA256]
+    """A packaged cross-encoder's files must be the ones released: sha256 like the MiniLM."""
+    pins = packaged_reranker_pins(pair[0].parent) or {}
+    unexpected = [path for path in pair if path.name not in pins]
     if unexpected:
         raise ModelError(f"unexpected packaged reranker file {unexpected[0]}")
-    pinned = tuple((path, PACKAGED_RERANKER_SHA256[path.name]) for path in pair)
+    pinned = tuple((path, pins[path.name]) for path in pair)
     verify_pinned(pinned, cache, "packaged reranker", "skill-explorer")
 
 
@@ -428,7 +469,7 @@ def reranker_settings(model: Path) -> tuple[str, int]:
 
 def load_reranker(pair: tuple[Path, Path], cache: EmbeddingCache | None = None) -> Reranker:
     """Stage 2's cross-encoder from a (model, tokenizer) pair; the packaged one is verified."""
-    if pair[0].parent.resolve() == PACKAGED_RERANKER_DIR:
+    if packaged_reranker_pins(pair[0].parent) is not None:
         verify_packaged_reranker(pair, cache)
     name, max_length = reranker_settings(pair[0])
     return OnnxCrossEncoder(
