@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -75,6 +75,7 @@ from explorer.engine.route.relevance import (
     SizeTier,
     TreeEnsemble,
 )
+from explorer.training.reranker_wild import ALL, fold_dir
 
 SEED = 22
 BASELINE = Config(preset="calibrated")  # the default before §9.12, routed beside it
@@ -232,21 +233,20 @@ class Plan:
 @dataclass(frozen=True)
 class FoldRerankers:
     """A reranker run whose cross-encoders learnt from the wild corpus's prompts, one
-    without each fold (`folds/<fold>/`) and one from all of them (`folds/all/`, the one
-    that would ship): a wild fold's prompts are routed by the one that never saw them, so
-    its logits are as blind as on a library no reranker saw; every other library's by the
-    one from all."""
+    without each fold and one from all of them, the one that ships (`reranker_wild.py`): a
+    wild fold's prompts are routed by the one that never saw them, so its logits are as
+    blind as on a library no reranker saw; every other library's by the one from all."""
 
-    ALL: ClassVar[str] = "all"
     run: Path
 
-    def model(self, fold: str) -> Path:
-        return self.run / "folds" / fold
+    def model(self, fold: str | None) -> Path:
+        """The cross-encoder for a wild fold's prompts, or (None) for any other library's."""
+        return fold_dir(self.run, fold or ALL)
 
     @classmethod
     def open(cls, run: Path) -> FoldRerankers:
         rerankers = cls(run)
-        for fold in [f"wild-{number}" for number in range(WILD_FOLDS)] + [cls.ALL]:
+        for fold in [f"wild-{number}" for number in range(WILD_FOLDS)] + [None]:
             folder = rerankers.model(fold)
             if not (folder / "model.onnx").is_file():
                 again = f"python -m explorer.training.reranker --out {run}"
@@ -317,7 +317,7 @@ class Router:
     config: Config
     cache: EmbeddingCache
     models: Models
-    baseline_models: Models  # BASELINE's: its own dense model (MiniLM), the same reranker
+    baseline_models: Models  # BASELINE's: its own dense model (MiniLM) and reranker
 
     @classmethod
     def open(cls, config: Config, cache_dir: str | None, reranker: Path | None = None) -> Router:
@@ -415,7 +415,7 @@ def route_unit(
     """One unit's plans, routed on models of its own."""
     reranker = None
     if fold_rerankers is not None:
-        reranker = fold_rerankers.model(unit.wild_fold or FoldRerankers.ALL)
+        reranker = fold_rerankers.model(unit.wild_fold)
     router = Router.open(config, cache_dir, reranker)
     started = time.perf_counter()
     samples: list[Sample] = []

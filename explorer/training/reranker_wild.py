@@ -59,6 +59,11 @@ FIRST_STAGE = "first-stage"  # `<out>/first-stage/`: the first stage alone, expo
 log = logging.getLogger("reranker")
 
 
+def fold_dir(out: Path, fold: str) -> Path:
+    """Where a run (`--out`) keeps the second stage trained without `fold` (ALL: with all)."""
+    return out / "folds" / fold
+
+
 @dataclass(frozen=True)
 class WildSkill:
     name: str
@@ -211,10 +216,10 @@ def train_wild_stages(
         model = build_model(base, args.layers, args.seed)
         model.load_state_dict(first_stage)
         history = train(model, encoder, schedule, stage_args)
-        out = args.out / "folds" / fold
+        out = fold_dir(args.out, fold)
         out.mkdir(parents=True, exist_ok=True)
         made = export(model, encoder, out, base, args, WILD_RERANKER)
         exported[fold] = {"export": made, "history": history}
     for name in ("model.onnx", "tokenizer.json", "reranker.json"):
-        shutil.copyfile(args.out / "folds" / ALL / name, args.out / name)
+        shutil.copyfile(fold_dir(args.out, ALL) / name, args.out / name)
     return exported

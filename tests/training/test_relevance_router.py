@@ -55,3 +55,4 @@ def test_fold_rerankers_need_one_per_wild_fold_and_one_from_all(tmp_path: Path) 
     (tmp_path / "folds" / "all" / "model.onnx").write_bytes(b"")
     rerankers = FoldRerankers.open(tmp_path)
     assert rerankers.model("wild-3") == tmp_path / "folds" / "wild-3"
+    assert rerankers.model(None) == tmp_path / "folds" / "all"  # every other library's
