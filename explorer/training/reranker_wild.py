@@ -49,8 +49,8 @@ from explorer.training.reranker import (
 if TYPE_CHECKING:
     from explorer.training.mining import Group
     from explorer.training.pools import Pool
+    from explorer.training.relevance import Labelled
 
-WILD_BODY_CHARS = 300  # the learned preset's dense text (routing.md §9.13)
 NEAREST = 12  # the pool a should-trigger prompt's third negative is drawn from
 UNSERVED_LIST = 4  # the nearest skills a prompt no skill serves is listed with
 ALL = "all"  # the fold-less run: the shipped files
@@ -73,18 +73,9 @@ class WildSkill:
 
 
 @dataclass(frozen=True)
-class WildPrompt:
-    prompt: str
-    expect: tuple[str, ...]
-    reject: tuple[str, ...]
-    kind: str  # the relevance trainer's kinds: author, author-negative, negative
-    fold: str
-
-
-@dataclass(frozen=True)
 class WildCorpus:
     skills: tuple[WildSkill, ...]
-    prompts: tuple[WildPrompt, ...]
+    prompts: tuple[Labelled, ...]  # kinds: author, author-negative, negative
     cosines: np.ndarray  # prompts x skills, by the packaged skill encoder
 
     def position(self) -> dict[str, int]:
@@ -98,7 +89,7 @@ class WildCorpus:
 
 def read_wild(wild: Path, cache: Path) -> WildCorpus:
     """The corpus's skills, prompts (as the relevance trainer labels them) and cosines."""
-    from explorer.engine.base.config import Config
+    from explorer.engine.base.config import Config, dense_body_chars
     from explorer.engine.discovery.skills import discover
     from explorer.engine.index.opening import open_engine
     from explorer.engine.index.snapshot import dense_text
@@ -107,7 +98,8 @@ def read_wild(wild: Path, cache: Path) -> WildCorpus:
 
     found = discover([str(wild / "skills")]).skills
     fold_of, _ = wild_folds(wild)
-    embedder = open_engine(Config(preset="learned"), str(cache)).models.embedder
+    config = Config(preset="learned")
+    embedder = open_engine(config, str(cache)).models.embedder
     if embedder is None:
         raise SystemExit("the packaged skill encoder did not load")
     skills = tuple(
@@ -119,20 +111,12 @@ def read_wild(wild: Path, cache: Path) -> WildCorpus:
         )
         for skill in found
     )
-    prompts = tuple(
-        WildPrompt(
-            labelled.case.prompt,
-            tuple(labelled.case.expect),
-            tuple(labelled.case.reject),
-            labelled.kind,
-            labelled.fold,
-        )
-        for labelled in wild_prompts(wild)
-    )
+    prompts = wild_prompts(wild)
+    body_chars = dense_body_chars(config)
     vectors = np.asarray(
-        embedder.embed_documents([dense_text(skill, WILD_BODY_CHARS) for skill in found])
+        embedder.embed_documents([dense_text(skill, body_chars) for skill in found])
     )
-    queries = np.asarray([embedder.embed_query(prompt.prompt) for prompt in prompts])
+    queries = np.asarray([embedder.embed_query(labelled.case.prompt) for labelled in prompts])
     return WildCorpus(skills, prompts, queries @ vectors.T)
 
 
@@ -142,12 +126,13 @@ def wild_examples(corpus: WildCorpus, held_out: str | None, rng: random.Random) 
     allowed = np.array([skill.fold != held_out for skill in skills])
     allowed_rows = np.flatnonzero(allowed)
     examples: list[Example] = []
-    for number, prompt in enumerate(corpus.prompts):
-        if prompt.fold == held_out:
+    for number, labelled in enumerate(corpus.prompts):
+        if labelled.fold == held_out:
             continue
+        case = labelled.case
         nearest = [int(row) for row in np.argsort(-corpus.cosines[number]) if allowed[row]]
-        right = {where[name] for name in prompt.expect if name in where}
-        if prompt.kind == "author" and right:
+        right = {where[name] for name in case.expect if name in where}
+        if labelled.kind == "author" and right:
             others = [row for row in nearest if row not in right]
             listed = others[:2]
             rest = others[2:NEAREST]
@@ -158,16 +143,16 @@ def wild_examples(corpus: WildCorpus, held_out: str | None, rng: random.Random) 
                 easy = int(allowed_rows[rng.randrange(len(allowed_rows))])
             rows = [min(right), *listed, easy]
             labels = (1.0,) + (0.0,) * (len(rows) - 1)
-        elif prompt.reject and not prompt.expect:
-            rows = [where[name] for name in prompt.reject if name in where][:1]
+        elif case.reject and not case.expect:
+            rows = [where[name] for name in case.reject if name in where][:1]
             labels = (0.0,) * len(rows)
-        elif not prompt.expect:
+        elif not case.expect:
             rows = nearest[:UNSERVED_LIST]
             labels = (0.0,) * len(rows)
         else:
             continue
         if rows:
-            examples.append(Example(prompt.prompt, tuple(skills[r].document for r in rows), labels))
+            examples.append(Example(case.prompt, tuple(skills[r].document for r in rows), labels))
     return examples
 
 

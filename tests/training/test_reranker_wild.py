@@ -7,10 +7,11 @@ import random
 
 import numpy as np
 
+from explorer.engine.qa.cases import Case
+from explorer.training.relevance import Labelled
 from explorer.training.reranker_wild import (
     UNSERVED_LIST,
     WildCorpus,
-    WildPrompt,
     WildSkill,
     wild_examples,
 )
@@ -19,11 +20,20 @@ SKILLS = tuple(
     WildSkill(f"skill-{n}", f"skill-{n}", "wild-0" if n < 6 else "wild-1", f"document {n}")
     for n in range(9)
 )
+
+
+def _prompt(
+    text: str, expect: tuple[str, ...], reject: tuple[str, ...], kind: str, fold: str
+) -> Labelled:
+    case = Case(text, expect, "positive" if expect else "negative", reject=reject)
+    return Labelled(case, kind, fold)
+
+
 PROMPTS = (
-    WildPrompt("wanted of 2", ("skill-2",), (), "author", "wild-0"),
-    WildPrompt("not for 3", (), ("skill-3",), "author-negative", "wild-0"),
-    WildPrompt("nobody's", (), (), "negative", "wild-0"),
-    WildPrompt("wanted of 7", ("skill-7",), (), "author", "wild-1"),
+    _prompt("wanted of 2", ("skill-2",), (), "author", "wild-0"),
+    _prompt("not for 3", (), ("skill-3",), "author-negative", "wild-0"),
+    _prompt("nobody's", (), (), "negative", "wild-0"),
+    _prompt("wanted of 7", ("skill-7",), (), "author", "wild-1"),
 )
 
 
