@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 LIVE_SAVE_LIMIT_MS = 100.0  # at 1,000 skills
 LIVE_SAVES = 30
+STORM_MARGIN_S = 0.05  # beyond the watcher's max delay before the next save
 
 
 def bench_live_save(
@@ -28,7 +29,10 @@ def bench_live_save(
     """Save of one SKILL.md -> a snapshot that holds it, through real watchdog events.
 
     Each save gives a description never seen before, so every sample includes its one
-    embedding. The library is a copy: the other metrics keep theirs unchanged.
+    embedding. Saves are an author's, apart: each comes `watch_max_delay_ms` after the last
+    was served, since a save that soon after a re-index is read as a storm's and waits the
+    whole delay (docs/watch.md). The library is a copy: the other metrics keep theirs
+    unchanged.
     """
     from explorer.engine import LiveIndex
 
@@ -36,6 +40,7 @@ def bench_live_save(
     root = Path(shutil.copytree(library, work / library.name))
     paths = sorted(root.rglob("SKILL.md"))
     samples: list[float] = []
+    apart_s = config.watch_max_delay_ms / 1000 + STORM_MARGIN_S
     with LiveIndex([root], config, models, cache) as live:
         live.wait_for(lambda _: live.rescans >= 2, 10.0)  # the start-up catch-up walk
         names = {skill.path: skill.id for skill in live.snapshot.skills}
@@ -48,6 +53,7 @@ def bench_live_save(
             def saved(snap: Index, n: str = name, d: str = description) -> bool:
                 return snap.skills[snap.positions[n]].description == d
 
+            time.sleep(apart_s)
             started = time.perf_counter()
             path.write_text(text, encoding="utf-8")
             seen = live.wait_for(saved, 10.0)
@@ -65,7 +71,8 @@ def bench_live_save(
         "target": f"median <= {LIVE_SAVE_LIMIT_MS:g} ms at 1,000 skills",
         **measure.verdict(stats["median_ms"], LIVE_SAVE_LIMIT_MS),
         "note": (
-            f"{len(paths)} skills, {saves} saves, each a new description (one embedding); "
-            f"debounce {config.watch_debounce_ms:g} ms, max delay {config.watch_max_delay_ms:g} ms"
+            f"{len(paths)} skills, {saves} saves {apart_s * 1000:.0f} ms apart, each a new "
+            f"description (one embedding); debounce {config.watch_debounce_ms:g} ms, "
+            f"max delay {config.watch_max_delay_ms:g} ms"
         ),
     }
