@@ -329,12 +329,16 @@ class Router:
         if models.reranker is not None:
             models = dataclasses.replace(models, reranker=RememberedLogits(models.reranker))
         baseline = models
-        pair, same = find_reranker(BASELINE)[0], find_reranker(config)[0]
-        if dense_model(BASELINE) != dense_model(config) or pair != same:
+        baseline_pair, own_pair = find_reranker(BASELINE)[0], find_reranker(config)[0]
+        if dense_model(BASELINE) != dense_model(config) or baseline_pair != own_pair:
             embedder = load_embedder(BASELINE, engine.cache)
             before = models.reranker
-            if pair != same:
-                before = RememberedLogits(load_reranker(pair, engine.cache)) if pair else None
+            if baseline_pair != own_pair:
+                before = (
+                    RememberedLogits(load_reranker(baseline_pair, engine.cache))
+                    if baseline_pair
+                    else None
+                )
             baseline = assemble_models(embedder, before, multilingual=models.multilingual)
         if reranker is not None:
             fold = load_reranker((reranker / "model.onnx", reranker / "tokenizer.json"))
