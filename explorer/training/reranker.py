@@ -638,9 +638,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from explorer.training.reranker_wild import FIRST_STAGE, train_wild_stages
 
         first_stage = {name: value.clone() for name, value in model.state_dict().items()}
-        (args.out / FIRST_STAGE).mkdir(parents=True, exist_ok=True)
-        torch.save(first_stage, args.out / FIRST_STAGE / FIRST_STAGE_WEIGHTS)
         exported = export(model, encoder, args.out / FIRST_STAGE, base, args)
+        torch.save(first_stage, args.out / FIRST_STAGE / FIRST_STAGE_WEIGHTS)
         wild = train_wild_stages(first_stage, base, groups, pools, args)
     else:
         log.info("no wild stage (--wild %s is not a folder)", args.wild)
