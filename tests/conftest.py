@@ -187,14 +187,16 @@ def shared_warm_sessions() -> Iterator[None]:
     from explorer.engine.inference import embed, rerank
 
     real = embed.onnx_session
-    sessions: dict[tuple[str, int, str], Any] = {}
+    sessions: dict[tuple[str, int, str, bool], Any] = {}
 
-    def onnx_session(model_path: str, threads: int | None, optimized_dir: Any) -> Any:
+    def onnx_session(
+        model_path: str, threads: int | None, optimized_dir: Any, *, arena: bool = False
+    ) -> Any:
         if optimized_dir is None or WARM_CACHE not in Path(optimized_dir).parts:
-            return real(model_path, threads, optimized_dir)
-        key = (os.path.abspath(model_path), threads or onnx_threads(), str(optimized_dir))
+            return real(model_path, threads, optimized_dir, arena=arena)
+        key = (os.path.abspath(model_path), threads or onnx_threads(), str(optimized_dir), arena)
         if key not in sessions:
-            sessions[key] = real(model_path, threads, optimized_dir)
+            sessions[key] = real(model_path, threads, optimized_dir, arena=arena)
         return sessions[key]
 
     with pytest.MonkeyPatch.context() as patch:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +71,45 @@ def test_vectors_come_in_blocks_of_the_rows_asked_for(tmp_path: Path) -> None:
     assert [block.shape for block in empty] == [(0, 256)]
     with pytest.raises(ValueError, match="every block but the last"):
         DenseRows.adopt([blocks[2], blocks[0]])
+
+
+class BulkBow(BowEmbedder):
+    """A bag-of-words embedder that says whether each batch ran in a bulk session."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = 0
+        self.opened = 0
+        self.batches: list[tuple[int, bool]] = []
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        self.open += 1
+        self.opened += 1
+        try:
+            yield
+        finally:
+            self.open -= 1
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        self.batches.append((len(texts), self.open > 0))
+        return super().embed_documents(texts)
+
+
+def test_a_large_build_embeds_in_one_bulk_session(tmp_path: Path, monkeypatch) -> None:
+    """From BULK_TEXTS texts to embed, every chunk runs inside one bulk session (the
+    model's arena session, embed.py); fewer, such as a save's one description, never
+    open it."""
+    monkeypatch.setattr(cache_module, "BULK_TEXTS", 4)
+    monkeypatch.setattr(cache_module, "CHUNK_TEXTS", 2)
+    cache = EmbeddingCache(tmp_path)
+    few = BulkBow()
+    embed_with_cache(few, ["one", "two", "three"], cache)
+    assert (few.opened, few.batches) == (0, [(2, False), (1, False)])
+    many = BulkBow()
+    embed_with_cache(many, [f"text {i}" for i in range(5)], cache)
+    assert (many.opened, many.open) == (1, 0)
+    assert many.batches == [(2, True), (2, True), (1, True)]
 
 
 def test_a_corrupt_file_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:

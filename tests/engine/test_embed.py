@@ -157,3 +157,24 @@ def test_partial_graphs_of_dead_processes_are_cleaned(tmp_path: Path) -> None:
     assert not dead.exists()
     assert alive.exists() and unrelated.exists()  # another process may still be writing it
     assert len(list(saved_dir.glob("*.ort.onnx"))) == 1
+
+
+def test_a_bulk_session_has_the_arena_makes_the_same_vectors_and_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """A library's build runs on a session of its own with onnxruntime's memory arena
+    (embed.py, `OnnxEmbedder.bulk`); queries stay on the arena-less one, the vectors do
+    not change, and the bulk session lives exactly as long as its last user."""
+    embedder = _tiny(tmp_path, batch_size=2)
+    texts = ["banana", "merge pdf files split", "docker image", "query", "bread banana pdf"]
+    plain = embedder.embed_documents(texts)
+    assert embedder.session.get_session_options().enable_cpu_mem_arena is False
+    with embedder.bulk():
+        bulk = embedder._bulk_session
+        assert bulk is not None and bulk.get_session_options().enable_cpu_mem_arena is True
+        with embedder.bulk():  # a second user shares it
+            assert embedder._bulk_session is bulk
+        assert embedder._bulk_session is bulk  # still in use by the first
+        assert np.array_equal(embedder.embed_documents(texts), plain)
+    assert embedder._bulk_session is None
+    assert np.array_equal(embedder.embed_documents(texts), plain)

@@ -24,7 +24,7 @@ import numpy as np
 from explorer.engine.base import paths
 from explorer.engine.discovery.bodies import BodyOnDisk
 from explorer.engine.discovery.skills import Skill, skill_from_data, skill_record
-from explorer.engine.inference.embed import Embedder
+from explorer.engine.inference.embed import BulkEmbedder, Embedder
 
 SCHEMA_VERSION = 3
 PARSER_VERSION = 2  # bump when parsing or derived fields change: old records are then ignored
@@ -505,6 +505,10 @@ def file_sha256(
 Progress = Callable[[int, int], object]
 CHUNK_TEXTS = 256  # texts embedded between cache writes: an interrupted build keeps these
 FIRST_TIMED_CHUNK = 4  # under a deadline, the texts embedded before the rate is known
+# From this many texts to embed, the model's bulk session is opened for them (embed.py,
+# `OnnxEmbedder.bulk`): its load, about 55 ms (8 texts' embedding on two cores), is then
+# under 3 % of the work.
+BULK_TEXTS = 256
 
 
 class OutOfTime(Exception):
@@ -571,28 +575,34 @@ def embed_blocks_with_cache(
         if progress is not None:
             progress(0, len(missing))
         start, seconds_per_text = 0, 0.0
-        while start < len(missing):
-            size = CHUNK_TEXTS
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                size = (
-                    min(CHUNK_TEXTS, int(left / seconds_per_text))
-                    if seconds_per_text
-                    else FIRST_TIMED_CHUNK
-                )
-                if left <= 0 or size < 1:
-                    raise OutOfTime(len(missing) - start, len(missing))
-            chunk = missing[start : start + size]
-            began = time.monotonic()
-            computed = embedder.embed_documents([first_text[key] for key in chunk])
-            seconds_per_text = (time.monotonic() - began) / len(chunk)  # the latest pace
-            fresh = dict(zip(chunk, computed, strict=True))
-            found.update(fresh)
-            if cache:
-                cache.put_many(identity, fresh)
-            start += len(chunk)
-            if progress is not None:
-                progress(start, len(missing))
+        bulk = (
+            embedder.bulk()
+            if isinstance(embedder, BulkEmbedder) and len(missing) >= BULK_TEXTS
+            else contextlib.nullcontext()
+        )
+        with bulk:
+            while start < len(missing):
+                size = CHUNK_TEXTS
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    size = (
+                        min(CHUNK_TEXTS, int(left / seconds_per_text))
+                        if seconds_per_text
+                        else FIRST_TIMED_CHUNK
+                    )
+                    if left <= 0 or size < 1:
+                        raise OutOfTime(len(missing) - start, len(missing))
+                chunk = missing[start : start + size]
+                began = time.monotonic()
+                computed = embedder.embed_documents([first_text[key] for key in chunk])
+                seconds_per_text = (time.monotonic() - began) / len(chunk)  # the latest pace
+                fresh = dict(zip(chunk, computed, strict=True))
+                found.update(fresh)
+                if cache:
+                    cache.put_many(identity, fresh)
+                start += len(chunk)
+                if progress is not None:
+                    progress(start, len(missing))
     blocks = [
         np.array([found[key] for key in hashes[start : start + block_rows]], dtype=np.float32)
         for start in range(0, len(hashes), block_rows)
