@@ -448,58 +448,52 @@ class LexicalIndex:
 
     def _explain_terms(self, query: Sequence[str], skill_indices: Sequence[int]) -> list[Explain]:
         wanted = np.asarray(skill_indices, dtype=np.int64)
-        terms: list[tuple[str, int, float, np.ndarray]] = []
+        # A flat index's postings ascend (`postings`); a patched one's overlay comes last.
+        ascending = self._base_at is None and self._over is None
+        terms: list[tuple[str, int, float, list[int]]] = []
         for term in query:
-            tf = np.zeros(len(wanted), dtype=np.int64)
+            tf = [0] * len(wanted)
             found = self.postings(term)
             df = 0 if found is None else len(found[0])
             if found is not None and df and len(wanted):
                 docs, term_tf, _ = found
-                order = np.argsort(docs, kind="stable")
-                docs, term_tf = docs[order], term_tf[order]
+                if not ascending:
+                    order = np.argsort(docs, kind="stable")
+                    docs, term_tf = docs[order], term_tf[order]
                 at = np.minimum(np.searchsorted(docs, wanted), len(docs) - 1)
-                hit = docs[at] == wanted
-                tf[hit] = term_tf[at[hit]]
+                tf = np.where(docs[at] == wanted, term_tf[at], 0).tolist()
             terms.append((term, df, _idf(self.n, df), tf))
         idf_sum = sum(idf for _, _, idf, _ in terms)
         return [self._explain(terms, idf_sum, row, int(index)) for row, index in enumerate(wanted)]
 
     def _explain(
-        self, terms: list[tuple[str, int, float, np.ndarray]], idf_sum: float, row: int, index: int
+        self, terms: list[tuple[str, int, float, list[int]]], idf_sum: float, row: int, index: int
     ) -> Explain:
         dl = int(self.dl[index])
-        norm = self.k1 * (1.0 - self.b + self.b * dl / self.avgdl)
+        k1, b, n, avgdl = self.k1, self.b, self.n, self.avgdl
+        norm = k1 * (1.0 - b + b * dl / avgdl)
         rows: list[TermExplain] = []
+        matched: list[str] = []
+        missing: list[str] = []
         score = 0.0
         for term, df, idf, tfs in terms:
-            tf = int(tfs[row])
+            tf = tfs[row]
             contribution = 0.0
             if tf:
                 # The same float operations, in the same order, as the vectorised score.
-                contribution = idf * (tf * (self.k1 + 1.0) / (tf + norm))
+                contribution = idf * (tf * (k1 + 1.0) / (tf + norm))
                 score += contribution
-            rows.append(
-                TermExplain(
-                    term,
-                    tf > 0,
-                    tf,
-                    df,
-                    self.n,
-                    idf,
-                    dl,
-                    self.avgdl,
-                    self.k1,
-                    self.b,
-                    contribution,
-                )
-            )
+                matched.append(term)
+            else:
+                missing.append(term)
+            rows.append(TermExplain(term, tf > 0, tf, df, n, idf, dl, avgdl, k1, b, contribution))
         return Explain(
             skill_id=self.ids[index],
             terms=tuple(rows),
             score=score,
             normalised=score / idf_sum if idf_sum > 0 else 0.0,
-            matched=tuple(row.term for row in rows if row.matched),
-            missing=tuple(row.term for row in rows if not row.matched),
+            matched=tuple(matched),
+            missing=tuple(missing),
         )
 
 
