@@ -6,6 +6,7 @@ import contextlib
 import multiprocessing
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,7 +100,7 @@ class BulkBow(BowEmbedder):
 def test_a_large_build_embeds_in_one_bulk_session(tmp_path: Path, monkeypatch) -> None:
     """From BULK_TEXTS texts to embed, every chunk runs inside one bulk session (the
     model's arena session, embed.py); fewer, such as a save's one description, never
-    open it."""
+    open it, nor does the hook's build under its deadline."""
     monkeypatch.setattr(cache_module, "BULK_TEXTS", 4)
     monkeypatch.setattr(cache_module, "CHUNK_TEXTS", 2)
     cache = EmbeddingCache(tmp_path)
@@ -110,6 +111,9 @@ def test_a_large_build_embeds_in_one_bulk_session(tmp_path: Path, monkeypatch) -
     embed_with_cache(many, [f"text {i}" for i in range(5)], cache)
     assert (many.opened, many.open) == (1, 0)
     assert many.batches == [(2, True), (2, True), (1, True)]
+    hook = BulkBow()
+    embed_with_cache(hook, [f"new {i}" for i in range(5)], cache, deadline=time.monotonic() + 60)
+    assert hook.opened == 0 and all(not in_bulk for _, in_bulk in hook.batches)
 
 
 def test_a_corrupt_file_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:

@@ -575,9 +575,12 @@ def embed_blocks_with_cache(
         if progress is not None:
             progress(0, len(missing))
         start, seconds_per_text = 0, 0.0
+        # Under a deadline (the hook's) time is what counts: no session is opened for it.
         bulk = (
             embedder.bulk()
-            if isinstance(embedder, BulkEmbedder) and len(missing) >= BULK_TEXTS
+            if isinstance(embedder, BulkEmbedder)
+            and len(missing) >= BULK_TEXTS
+            and deadline is None
             else contextlib.nullcontext()
         )
         with bulk:

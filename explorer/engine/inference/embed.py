@@ -270,8 +270,9 @@ class OnnxEmbedder:
           against 295-306 MB.
         Dropped afterwards, the arena hands its memory back, where the heaps keep what
         they grew to (RSS after the command's build 306-434 MB against 262-266). A
-        query, a save's one description and a reranker's pairs stay on the arena-less
-        session (`onnx_session`), which is what a long-lived process needs."""
+        query, a save's one description, a reranker's pairs and the hook's build under
+        its time budget (`cache.BULK_TEXTS`) stay on the arena-less session
+        (`onnx_session`), which is what a long-lived process needs."""
         with self._bulk_lock:
             if self._bulk_users == 0:
                 self._bulk_session = onnx_session(
