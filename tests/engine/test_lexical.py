@@ -228,6 +228,7 @@ def test_explain_rows_by_hand(three: tuple[list[Skill], LexicalIndex]) -> None:
     assert slack.avgdl == pytest.approx(14 / 3)
     assert slack.contribution == pytest.approx(0.5981864372218454, rel=1e-12)
     assert (gif.term, gif.tf, gif.df, gif.contribution) == ("gif", 0, 1, 0.0)
+    assert type(slack.tf) is int and type(gif.tf) is int  # the Terms tab shows "2", not "2.0"
 
 
 def test_matched_terms_and_jaccard_per_doc(three: tuple[list[Skill], LexicalIndex]) -> None:

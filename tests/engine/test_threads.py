@@ -77,9 +77,9 @@ def test_batches_on_several_threads_give_the_vectors_of_one(
     seen: set[str] = set()
     run = embedder._run
 
-    def spy(encodings: Any) -> Any:
+    def spy(encodings: Any, session: Any) -> Any:
         seen.add(threading.current_thread().name)
-        return run(encodings)
+        return run(encodings, session)
 
     monkeypatch.setattr(embedder, "_run", spy)
     monkeypatch.setenv(threads.THREADS_VARIABLE, "3")

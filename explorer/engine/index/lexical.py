@@ -461,7 +461,7 @@ class LexicalIndex:
                     order = np.argsort(docs, kind="stable")
                     docs, term_tf = docs[order], term_tf[order]
                 at = np.minimum(np.searchsorted(docs, wanted), len(docs) - 1)
-                tf = np.where(docs[at] == wanted, term_tf[at], 0).tolist()
+                tf = np.where(docs[at] == wanted, term_tf[at], 0).astype(np.int64).tolist()
             terms.append((term, df, _idf(self.n, df), tf))
         idf_sum = sum(idf for _, _, idf, _ in terms)
         return [self._explain(terms, idf_sum, row, int(index)) for row, index in enumerate(wanted)]
