@@ -319,10 +319,15 @@ class LexicalIndex:
         )
         self._flat(vocabulary, spans, docs, tf, None)
 
+    @property
+    def _one_csr(self) -> bool:
+        """Base postings only, over positions: no patch since the last merge (`_merge`)."""
+        return self._base_at is None and self._over is None
+
     def compacted(self) -> LexicalIndex:
         """This index as one CSR over positions (itself when it is one already): for the
         readers that walk every posting (the store's writer, lint's cross-scores)."""
-        if self._base_at is None and self._over is None:
+        if self._one_csr:
             return self
         index = copy.copy(self)
         index._merge()
@@ -397,7 +402,7 @@ class LexicalIndex:
         return index
 
     def df(self, term: str) -> int:
-        if self._base_at is None and self._over is None:
+        if self._one_csr:
             start, end = self._spans.get(term, (0, 0))
             return int(end - start)
         found = self.postings(term)
@@ -448,8 +453,8 @@ class LexicalIndex:
 
     def _explain_terms(self, query: Sequence[str], skill_indices: Sequence[int]) -> list[Explain]:
         wanted = np.asarray(skill_indices, dtype=np.int64)
-        # A flat index's postings ascend (`postings`); a patched one's overlay comes last.
-        ascending = self._base_at is None and self._over is None
+        # One CSR's postings ascend (`postings`); a patched index's overlay comes last.
+        ascending = self._one_csr
         terms: list[tuple[str, int, float, list[int]]] = []
         for term in query:
             tf = [0] * len(wanted)

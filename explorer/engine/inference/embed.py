@@ -261,7 +261,7 @@ class OnnxEmbedder:
         two cores, a new process each time, an empty cache, interleaved:
         * a command (`index`, `route`): building 1,000 of the large corpus's skills
           peaked at 410-485 MB, in bulk 310-323 MB; the bench's 1,000 skills 331-342
-          against 292-293 MB. The price is time: `index` of 2,289 skills 20.5-21.6 s
+          against 289-293 MB. The price is time: `index` of 2,289 skills 20.5-21.6 s
           against 22.1-23.3 s. A session per embedding thread, each with its own arena,
           was as fast as the heaps but peaked at 364 MB (the weights twice more);
         * the explorer and `watch`, which fix glibc's mmap threshold for their long
