@@ -63,7 +63,7 @@ HELP_NOTES = (
     "columns, sort, compare with the pinned prompt, …).\nIn the editors (f2 thresholds, f7 "
     "what-if): f4 or ctrl+s saves, esc closes; ctrl+s takes a screenshot on the main "
     "screen only. The footer shows the keys that fit, most used first; this page lists "
-    'them all.\nRemap any key by id in the config: keymap = { reindex = "ctrl+r" }.\n\n'
+    'them all.\nRemap any key by id in the config: keymap = { reindex = "ctrl+b" }.\n\n'
     "Columns: hybrid = cos + kw + ph + file (§3); bm25 raw (normalised) #rank; rerank "
     "logit (sigmoid), — when not reranked, off without a model; overlap matched/query "
     "terms and Jaccard.\nVerdict: INJECT, or the gate that dropped the skill.\nWhile the "
@@ -94,6 +94,48 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("BROKE FIXED", "a case that fails, or passes, since the last re-index (Cases tab)"),
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
 )
+
+
+PALETTE_KEY = "ctrl+p"  # Textual's command palette: not in KEYS, but taken all the same
+
+
+def checked_keymap(keymap: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The config's remaps that can apply, and a sentence for each that cannot.
+
+    Textual applies a keymap silently: an unknown id does nothing, and a key that two
+    bindings share reaches only one of them, so a remap onto a taken key (`reindex =
+    "ctrl+r"`, which exports Markdown) would lose a command without a word. A remap is
+    kept only when its keys are nobody else's once every kept remap is in effect; two
+    bindings may swap keys."""
+    defaults = {id: key for key, _, _, _, id in KEYS}
+    problems = [
+        f"keymap: no key has the id {id!r} (F1 lists every id)"
+        for id in keymap
+        if id not in defaults
+    ]
+    kept = {id: key for id, key in keymap.items() if id in defaults}
+    while True:
+        holder = {PALETTE_KEY: "the command palette"}
+        unmoved = [(id, key) for id, key in defaults.items() if id not in kept]
+        for id, key in [*unmoved, *kept.items()]:
+            for one in key.split(","):
+                holder.setdefault(one.strip(), id)
+        clash = next(
+            (
+                (id, one.strip())
+                for id, key in kept.items()
+                for one in key.split(",")
+                if holder[one.strip()] != id
+            ),
+            None,
+        )
+        if clash is None:
+            return kept, problems
+        id, taken = clash
+        problems.append(
+            f"keymap: {id} = {kept.pop(id)!r} not applied: {taken} already belongs to "
+            f"{holder[taken]}; {id} stays on {defaults[id]}"
+        )
 
 
 def bindings_of(

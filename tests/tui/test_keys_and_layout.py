@@ -16,6 +16,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.route.decision import Row
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
+from explorer.tui.keys import bindings, checked_keymap
 from explorer.tui.screens import TextScreen, ThresholdEditor
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import (
@@ -388,6 +389,48 @@ async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_pat
         body = str(app.screen.query_one("#page-body").render())
         line = next(line for line in body.splitlines() if "id: reindex" in line)
         assert line.startswith("ctrl+b")
+
+
+def test_a_keymap_onto_a_taken_key_is_refused_and_said() -> None:
+    """Textual would apply it silently, and one of the two commands would be lost."""
+    kept, problems = checked_keymap({"reindex": "ctrl+r", "pin": "ctrl+b", "nope": "f12"})
+    assert kept == {"pin": "ctrl+b"}
+    assert problems == [
+        "keymap: no key has the id 'nope' (F1 lists every id)",
+        "keymap: reindex = 'ctrl+r' not applied: ctrl+r already belongs to export-markdown; "
+        "reindex stays on f5",
+    ]
+    # A key moved away may be taken; two bindings may swap; nothing takes the palette's.
+    assert checked_keymap({"export-markdown": "ctrl+b", "reindex": "ctrl+r"}) == (
+        {"export-markdown": "ctrl+b", "reindex": "ctrl+r"},
+        [],
+    )
+    assert checked_keymap({"help": "f2", "thresholds": "f1"})[1] == []
+    assert checked_keymap({"help": "f2"})[0] == {}
+    assert "the command palette" in checked_keymap({"quit": "ctrl+p"})[1][0]
+    # Two remaps onto one free key: the first keeps it.
+    kept, problems = checked_keymap({"reindex": "ctrl+b", "pin": "ctrl+b"})
+    assert kept == {"reindex": "ctrl+b"} and "belongs to reindex" in problems[0]
+
+
+@pytest.mark.slow
+async def test_a_clashing_keymap_leaves_both_commands_on_their_keys(
+    library: Path, tmp_path: Path
+) -> None:
+    config = CONFIG.replace(keymap={"reindex": "ctrl+r"})
+    app = ExplorerApp(
+        [str(library)],
+        config,
+        cache_dir=str(tmp_path / "c"),
+        history=PromptHistory(tmp_path / "h.txt"),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "reindex" not in app._keymap
+        said = [notification.message for notification in app._notifications]
+        assert any("reindex = 'ctrl+r' not applied" in message for message in said)
+        keys = {binding.id: binding.key for binding in bindings(app)}
+        assert keys["reindex"] == "f5" and keys["export-markdown"] == "ctrl+r"
 
 
 # -- finding a skill; typing and moving at once ---------------------------------------------
