@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from explorer.engine.author import SEVERITIES, Collision, CollisionMap, Finding
+from explorer.engine.base import counted
 from explorer.engine.qa import (
     HOST_VALUE_PENALTY,
     OBSERVE_ONLY,
@@ -58,7 +59,7 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
     r = report.rates
     lines: Blocks = [
         f"eval {source}: {r.cases} cases ({r.positives} positive, {r.negatives} negative) "
-        f"on {report.skills} skills [{report.label}]",
+        f"on {counted(report.skills, 'skill')} [{report.label}]",
         f"model {report.models['dense']}, reranker {report.models['reranker'] or 'none'}; "
         f"min_similarity {report.thresholds['min_similarity']:.2f}, "
         f"score_margin {report.thresholds['score_margin']:.2f}; "
@@ -307,9 +308,11 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> Blocks
 def lint_text(findings: Sequence[Finding], skills: int) -> str:
     lines = [str(finding) for finding in findings]
     counts = Counter(finding.severity for finding in findings)
-    labels = {"error": "errors", "warning": "warnings", "info": "info"}
-    summary = ", ".join(f"{counts.get(severity, 0)} {labels[severity]}" for severity in SEVERITIES)
-    lines += ["" if lines else "no findings", f"{summary} in {skills} skills"]
+    plurals = {"error": "errors", "warning": "warnings", "info": "info"}
+    summary = ", ".join(
+        counted(counts.get(severity, 0), severity, plurals[severity]) for severity in SEVERITIES
+    )
+    lines += ["" if lines else "no findings", f"{summary} in {counted(skills, 'skill')}"]
     return "\n".join(lines)
 
 
@@ -345,7 +348,7 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
 def collisions_text(found: CollisionMap, top: int) -> str:
     lines = [
         f"collisions: {found.prompts} prompts routed ({found.cases} cases, {found.sentences} "
-        f"sentences of the descriptions); {len(found.collisions)} pairs compete"
+        f"sentences of the descriptions); pairs that compete: {len(found.collisions)}"
     ]
     for number, collision in enumerate(found.collisions[:top], 1):
         lines += ["", *collision_lines(collision, number)]

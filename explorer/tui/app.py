@@ -37,7 +37,7 @@ from explorer.tui.commands import ExplorerCommands, SkillCommands
 from explorer.tui.editor import open_in_editor
 from explorer.tui.health import issues
 from explorer.tui.history import PromptHistory
-from explorer.tui.keys import HELP_NOTES, KEYS, bindings_of, checked_keymap, help_text
+from explorer.tui.keys import HELP_NOTES, KEYS, apply_keymap, bindings_of, help_text
 from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed
 from explorer.tui.screens import (
     INDEX_FIELDS,
@@ -139,10 +139,7 @@ class ExplorerApp(App[None]):
         self.collections.start(self)
         self.theme = palette.DARK  # ctrl+p, "theme": explorer-light
         if self.state.config.keymap:
-            keymap, problems = checked_keymap(self.state.config.keymap)
-            self.set_keymap(keymap)
-            for problem in problems:
-                self.notify(problem, severity="warning", timeout=10)
+            apply_keymap(self, self.state.config.keymap)
         self.call_after_refresh(self._first_paint)
 
     def _first_paint(self) -> None:

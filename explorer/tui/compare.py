@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 
 from explorer.engine import Verdict
 from explorer.engine.author import Channel, Entry, Move, RankingDiff
+from explorer.engine.base import counted
 from explorer.terminal import plain, visible
 
 DEPTH = 25  # the top of each ranking that is compared: a skill entering it is "new"
@@ -99,7 +100,7 @@ def header_text(diff: RankingDiff, base_label: str) -> Text:
     changed = sum(1 for entry in diff.entries if entry.verdict_changed)
     out.append(
         f"\n     top {diff.depth or len(diff.entries)}: {moved} moved, "
-        f"{changed} verdicts changed; f8 closes",
+        f"{counted(changed, 'verdict')} changed; f8 closes",
         style="dim",
     )
     return out

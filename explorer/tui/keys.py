@@ -175,3 +175,11 @@ def help_text(app: App[Any], notes: str) -> Text:
         out.append(f"  {symbol.strip():<12}", style="bold")
         out.append(f"{meaning}\n")
     return out
+
+
+def apply_keymap(app: App[Any], keymap: dict[str, str]) -> None:
+    """The config's keymap, as far as it can apply; a warning for each remap that cannot."""
+    kept, problems = checked_keymap(keymap)
+    app.set_keymap(kept)
+    for problem in problems:
+        app.notify(problem, severity="warning", timeout=10)

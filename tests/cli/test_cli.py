@@ -183,7 +183,7 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
     try:
         lines = _lines(process.stdout)
         first = _wait_for_line(lines, "watching", 60)
-        assert first.startswith("v1 1 skills, 0 errors")
+        assert first.startswith("v1 1 skill, 0 errors")
         (root / "csv").mkdir()
         (root / "csv" / "SKILL.md").write_text(
             "---\nname: csv\ndescription: Clean CSV files.\n---\nbody\n"

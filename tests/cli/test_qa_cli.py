@@ -282,7 +282,7 @@ def test_lint_exit_codes_and_output(capsys: Capture, tmp_path: Path, warm_cache_
     # The run's warm cache: the reranker's optimised graph is made once, not per command.
     cache = ["--set", "model=bow", "--cache-dir", str(warm_cache_dir)]
     code, out, _ = run(capsys, "lint", str(root), *cache)
-    assert code == 0 and "0 errors, 0 warnings, 1 info in 1 skills" in out
+    assert code == 0 and "0 errors, 0 warnings, 1 info in 1 skill" in out
     (root / "claude-helper").mkdir()
     (root / "claude-helper" / "SKILL.md").write_text(
         "---\nname: claude-helper\ndescription: Helps. Use when stuck.\nwhen_to_use: always\n---\n",

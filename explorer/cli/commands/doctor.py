@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, Command, add_common_options, say
 from explorer.engine import ConfigError, LoadedConfig, load_config
+from explorer.engine.base import counted
 from explorer.terminal import emit
 
 MARKS = {"ok": "✓", "info": "·", "warning": "!", "error": "✗"}
@@ -75,7 +76,8 @@ class DoctorCommand(Command):
             problems = report.problems
             if problems:
                 print(
-                    f"\n{len(report.errors)} errors, {len(problems) - len(report.errors)} warnings"
+                    f"\n{counted(len(report.errors), 'error')}, "
+                    f"{counted(len(problems) - len(report.errors), 'warning')}"
                 )
             else:
                 print("\nnothing wrong")

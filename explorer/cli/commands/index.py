@@ -11,6 +11,7 @@ from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_com
 from explorer.cli.library import engine_for, problem_lines
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
+from explorer.engine.base import counted
 from explorer.terminal import emit
 
 
@@ -73,9 +74,9 @@ class IndexCommand(Command):
             emit(line)
         cached = len(index) - index.embedded if index.vectors is not None else 0
         emit(
-            f"indexed {len(index)} skills from {', '.join(index.roots)}: "
+            f"indexed {counted(len(index), 'skill')} from {', '.join(index.roots)}: "
             f"{index.embedded} embedded, {cached} from cache, "
-            f"{len(index.rejected)} skipped, {len(index.warnings)} warnings "
+            f"{len(index.rejected)} skipped, {counted(len(index.warnings), 'warning')} "
             f"({engine.models.status.dense}, cache {engine.cache.path}) in {elapsed:.0f} ms"
         )
         if engine.models.embedder is None:

@@ -11,6 +11,7 @@ from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options
 from explorer.cli.library import engine_for
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
+from explorer.engine.base import counted
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ class WatchCommand(Command):
         give_back()  # what the first build decoded and dropped
         first = live.snapshot
         emit(
-            f"v{first.version} {len(first)} skills, {len(first.rejected)} errors "
+            f"v{first.version} {counted(len(first), 'skill')}, "
+            f"{counted(len(first.rejected), 'error')} "
             f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}"
         )
 

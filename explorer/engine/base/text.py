@@ -118,3 +118,8 @@ def trigger_phrases(description: str) -> list[str]:
             if phrase not in phrases:
                 phrases.append(phrase)
     return phrases
+
+
+def counted(number: int, noun: str, plural: str = "") -> str:
+    """'1 skill', '2 skills': a count a user reads (`plural` when not noun + 's')."""
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"

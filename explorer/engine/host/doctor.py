@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from explorer.engine.base.config import Config, LoadedConfig, ski_config_path, user_config_path
+from explorer.engine.base.text import counted
 from explorer.engine.discovery.roots import resolve_roots
 from explorer.engine.host.setup import hook_wired, missing_session_events, settings_path
 
@@ -145,13 +146,17 @@ def _skill_checks(
     report.add(
         "skills",
         OK if count else ERROR,
-        f"{count} skills found" if count else "no valid skill under the roots",
+        f"{counted(count, 'skill')} found" if count else "no valid skill under the roots",
     )
     for problem in discovery.rejected:
         report.add("skills", WARNING, f"skipped {problem}")
     warned = sum(1 for skill in discovery.skills if skill.warnings)
     if warned:
-        report.add("skills", INFO, f"{warned} skills route with parse warnings (lint shows them)")
+        report.add(
+            "skills",
+            INFO,
+            f"parse warnings in {counted(warned, 'skill')}, which still route (lint shows them)",
+        )
     return count
 
 

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Static
 
+from explorer.engine.base import counted
 from explorer.terminal import visible
 from explorer.tui.widgets import update_text
 
@@ -43,16 +44,16 @@ class StatusBar(Static):
         self.error_count, self.warning_count = errors, warnings
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(visible(f" {roots} "), style="bold")
-        text.append(f"{skills} skills", style="bold cyan")
+        text.append(counted(skills, "skill"), style="bold cyan")
         if loading:  # the models still loading, or the embedding's progress: before the cut
             text.append(" │ ")
             text.append(visible(loading), style="bold yellow")
         text.append(" │ ")
         # Errors (a file rejected, a stale skill, the watcher) and warnings (a file read
         # with a recovery) are counted apart: a recovered file still routes.
-        text.append(_count(errors, "error"), style="bold red" if errors else "dim")
+        text.append(counted(errors, "error"), style="bold red" if errors else "dim")
         if warnings:
-            text.append(f" {_count(warnings, 'warning')}", style="bold yellow")
+            text.append(f" {counted(warnings, 'warning')}", style="bold yellow")
         if errors or warnings:
             text.append(" (F3)", style="dim")
         if cases is not None and cases.plain:
@@ -70,7 +71,3 @@ class StatusBar(Static):
     def on_click(self) -> None:
         if self.error_count or self.warning_count:
             self.post_message(self.ErrorsClicked())
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'s' if number != 1 else ''}"
