@@ -14,7 +14,7 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from explorer.engine import Decision, Index, Verdict
-from explorer.engine.inference import sentence_attribution
+from explorer.engine.inference import Reading, sentence_attribution
 from explorer.engine.route import (
     GUARD_KEYS,
     Gate,
@@ -185,7 +185,14 @@ def attribution_lines(index: Index, prompt: str, skill_id: str) -> list[str]:
         f"reranker on {skill_id}: logit {found.logit:+.2f}; what each sentence of the "
         "description adds to it (the logit without the sentence, subtracted):"
     ]
-    lines += [f"  {delta:+6.2f}  {sentence}" for sentence, delta in found.sentences]
+    if found.read_chars is not None:
+        lines.append(f"  ({found.window_note()})")
+    for effect in found.sentences:
+        if effect.reading is Reading.NONE:
+            lines.append(f"  {'unread':>6}  {effect.text}")
+        else:
+            cut = "  (the window ends inside it)" if effect.reading is Reading.PART else ""
+            lines.append(f"  {effect.delta:+6.2f}  {effect.text}{cut}")
     return lines
 
 

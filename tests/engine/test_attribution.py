@@ -9,11 +9,20 @@ import numpy as np
 import pytest
 
 from explorer.engine.base.config import Config
-from explorer.engine.inference.rerank import rerank_document, sentence_attribution, sentences
+from explorer.engine.inference.rerank import (
+    OnnxCrossEncoder,
+    Reading,
+    RememberedLogits,
+    rerank_document,
+    sentence_attribution,
+    sentences,
+)
 from explorer.engine.route.relevance import missing_query_terms
 from explorer.report import why_report
 from explorer.terminal import render
-from tests.engine.test_rerank import _encoder, _index
+from explorer.tui.widgets.skill_panel import attribution_text
+from tests.engine.test_rerank import VOCAB, _encoder, _index
+from tests.support.onnx_builders import build_tiny_cross_encoder
 
 DESCRIPTION = "Merge pdf files. Extract tables from documents! Export csv data."
 
@@ -35,10 +44,37 @@ def test_each_sentence_s_share_is_the_logit_lost_without_it(tmp_path: Path) -> N
     assert found.logit == pytest.approx(float(whole))
     without_first = rerank_document("Extract tables from documents! Export csv data.", "body")
     first = float(whole - encoder.score("merge pdf files", [without_first])[0])
-    assert found.sentences[0] == ("Merge pdf files.", pytest.approx(first))
-    assert np.argmax([delta for _, delta in found.sentences]) == 0  # the matching one helps most
+    assert found.sentences[0].text == "Merge pdf files."
+    assert found.sentences[0].delta == pytest.approx(first)
+    assert np.argmax([effect.delta for effect in found.sentences]) == 0  # the matching one
+    assert found.read_chars is None  # a 512-piece window reads all of it
+    assert {effect.reading for effect in found.sentences} == {Reading.WHOLE}
     assert sentence_attribution(None, "merge pdf files", DESCRIPTION, "") is None
     assert sentence_attribution(encoder, "  ", DESCRIPTION, "") is None
+
+
+def test_a_sentence_past_the_cross_encoder_s_window_is_said_to_be_unread(tmp_path: Path) -> None:
+    """A pair is cut to the model's window: words added at a long description's end never
+    reach it, and leaving an earlier sentence out lets later text in, so the numbers need
+    the window beside them."""
+    model, tokenizer = build_tiny_cross_encoder(tmp_path, VOCAB)
+    narrow = OnnxCrossEncoder(model, tokenizer, name="tiny-ce", max_length=12)
+    found = sentence_attribution(narrow, "merge pdf files", DESCRIPTION, "body")
+    assert found is not None
+    readings = [effect.reading for effect in found.sentences]
+    assert readings == [Reading.WHOLE, Reading.PART, Reading.NONE]
+    assert found.read_chars == DESCRIPTION.index(" from")  # read up to "Extract tables"
+    assert found.sentences[2].delta == 0.0  # leaving out what is not read changes nothing
+    assert f"first {found.read_chars} of the description's {len(DESCRIPTION)}" in (
+        found.window_note()
+    )
+    # The run-wide memo a tuner or a trainer wraps it in says the same.
+    document = rerank_document(DESCRIPTION, "body")
+    remembered = RememberedLogits(narrow)
+    assert remembered.read_chars("merge pdf files", document) == found.read_chars
+    shown = attribution_text("pdf", found).plain
+    assert "unread  Export csv data." in shown
+    assert "Extract tables from documents!  (the window ends inside it)" in shown
 
 
 def test_why_skill_prints_the_attribution(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from explorer.engine._lazy import lazy_exports
 # public name -> the module of this package that defines it ("<module>": the module itself)
 _EXPORTS: dict[str, str] = {
     "Attribution": "rerank",
+    "Reading": "rerank",
     "EmbeddingCache": "cache",
     "MultilingualUnavailable": "multilingual",
     "ModelStatus": "models",
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from explorer.engine.inference.multilingual_table import numpy_encoder as numpy_encoder
     from explorer.engine.inference.multilingual_table import write_table as write_table
     from explorer.engine.inference.rerank import Attribution as Attribution
+    from explorer.engine.inference.rerank import Reading as Reading
     from explorer.engine.inference.rerank import rerank_document as rerank_document
     from explorer.engine.inference.rerank import sentence_attribution as sentence_attribution
 else:

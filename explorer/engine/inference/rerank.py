@@ -8,7 +8,8 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from enum import Enum
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,6 +33,15 @@ class Reranker(Protocol):
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
         """[len(documents)] float logits."""
+        ...
+
+
+@runtime_checkable
+class ReadWindow(Protocol):
+    """A reranker that can say how much of a document it reads beside a prompt."""
+
+    def read_chars(self, query: str, document: str) -> int | None:
+        """Characters of `document` the model reads beside `query` (None: not known)."""
         ...
 
 
@@ -59,6 +69,7 @@ class OnnxCrossEncoder:
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
+        self.max_length = max_length
         self.max_chars = readable_chars(max_length)
         self.session = onnx_session(self.model_path, threads, optimized_dir)
         self._inputs = {item.name for item in self.session.get_inputs()}
@@ -97,6 +108,14 @@ class OnnxCrossEncoder:
         else:
             run(range(len(encodings)))
         return logits
+
+    def read_chars(self, query: str, document: str) -> int:
+        """The pair is cut to `max_length` word pieces, the longer side first, so a long
+        description's end may never reach the model: where its last piece read ends."""
+        query, document = query[: self.max_chars], document[: self.max_chars]
+        encoding = self.tokenizer.encode(query, document)
+        pieces = zip(encoding.offsets, encoding.sequence_ids, strict=True)
+        return max((end for (_, end), side in pieces if side == 1), default=0)
 
     def _pool(self, workers: int) -> ThreadPoolExecutor:
         """Threads kept for every call's pairs (each keystroke's decision scores a dozen
@@ -159,6 +178,10 @@ class RememberedLogits:
             )
         return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
 
+    def read_chars(self, query: str, document: str) -> int | None:
+        inner = self._inner
+        return inner.read_chars(query, document) if isinstance(inner, ReadWindow) else None
+
 
 def rerank_document(description: str, body_head: str) -> str:
     """§5.4: what the cross-encoder reads for a skill."""
@@ -173,14 +196,54 @@ def sentences(description: str) -> list[str]:
     return [part.strip() for part in SENTENCE_END.split(description) if part.strip()]
 
 
+class Reading(Enum):
+    """How much of a sentence the cross-encoder reads beside the prompt."""
+
+    WHOLE = "whole"
+    PART = "part"  # the window ends inside it
+    NONE = "none"  # past the window: nothing it says reaches the model
+
+
+@dataclass(frozen=True)
+class SentenceEffect:
+    text: str
+    delta: float  # the logit lost when the sentence is left out
+    reading: Reading
+
+
 @dataclass(frozen=True)
 class Attribution:
     """What each sentence of a description does to the cross-encoder's logit for a prompt:
     `logit` with the whole description, and per sentence the logit lost when it is left
-    out (positive: the sentence helped the skill; negative: it held it back)."""
+    out (positive: the sentence helped the skill; negative: it held it back).
+
+    The pair is cut to the model's window, so a sentence past it changes nothing, and
+    leaving an earlier one out lets later text in: its number then carries what that text
+    does too. `read_chars` says where the window ends in the description (None: it reads
+    all of it, or the reranker cannot say), so an author adding words at the end learns
+    that the cross-encoder will not see them."""
 
     logit: float
-    sentences: tuple[tuple[str, float], ...]
+    sentences: tuple[SentenceEffect, ...]
+    description_chars: int
+    read_chars: int | None = None
+
+    def window_note(self) -> str:
+        """What an author needs to read the numbers right, when the window cuts."""
+        if self.read_chars is None:
+            return ""
+        return (
+            f"it reads the first {self.read_chars} of the description's "
+            f"{self.description_chars} characters beside this prompt, its window counting "
+            "the prompt's word pieces too; a sentence past it changes nothing, and leaving "
+            "an earlier one out lets later text in"
+        )
+
+
+def _reading(start: int, end: int, read: int | None) -> Reading:
+    if read is None or end <= read:
+        return Reading.WHOLE
+    return Reading.PART if start < read else Reading.NONE
 
 
 def sentence_attribution(
@@ -191,14 +254,22 @@ def sentence_attribution(
     if reranker is None or not prompt.strip():
         return None
     parts = sentences(description)
-    documents = [rerank_document(description, body_head)] + [
+    whole_document = rerank_document(description, body_head)
+    documents = [whole_document] + [
         rerank_document(" ".join(parts[:i] + parts[i + 1 :]), body_head) for i in range(len(parts))
     ]
     logits = reranker.score(prompt, documents)
     whole = float(logits[0])
-    return Attribution(
-        whole, tuple((part, whole - float(logits[i + 1])) for i, part in enumerate(parts))
-    )
+    read = reranker.read_chars(prompt, whole_document) if isinstance(reranker, ReadWindow) else None
+    if read is not None and read >= len(description.rstrip()):
+        read = None  # the whole description is read
+    effects, cursor = [], 0
+    for i, part in enumerate(parts):
+        start = max(description.find(part, cursor), cursor)
+        cursor = start + len(part)
+        reading = _reading(start, cursor, read)
+        effects.append(SentenceEffect(part, whole - float(logits[i + 1]), reading))
+    return Attribution(whole, tuple(effects), len(description), read)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.engine.discovery import Skill
-from explorer.engine.inference import Attribution
+from explorer.engine.inference import Attribution, Reading
 from explorer.terminal import plain, visible
 
 
@@ -68,10 +68,18 @@ def attribution_text(skill_id: str, found: Attribution | None, note: str = "") -
         return out
     out.append("reranker ", style="bold")
     out.append_text(plain(f"logit {found.logit:+.2f} on {skill_id}; each sentence adds:\n"))
-    for sentence, delta in found.sentences:
-        out.append(f"  {delta:+6.2f}  ", style="bold green" if delta > 0 else "bold red")
+    if found.read_chars is not None:
+        out.append_text(plain(f"  ({found.window_note()})\n", "dim"))
+    for effect in found.sentences:
+        sentence = effect.text
+        if effect.reading is Reading.NONE:
+            out.append(f"  {'unread':>6}  ", style="dim")
+        else:
+            style = "bold green" if effect.delta > 0 else "bold red"
+            out.append(f"  {effect.delta:+6.2f}  ", style=style)
         shown = sentence if len(sentence) <= SENTENCE_LIMIT else sentence[: SENTENCE_LIMIT - 1]
-        out.append_text(plain(shown + ("…" if shown != sentence else "") + "\n"))
+        cut = "  (the window ends inside it)" if effect.reading is Reading.PART else ""
+        out.append_text(plain(shown + ("…" if shown != sentence else "") + cut + "\n"))
     return out
 
 
