@@ -54,19 +54,34 @@ def issues(
                 stale = skill.stale
                 found.append(Issue(STALE, stale.path, stale.message, stale.line))
         found += [Issue(WARNING, p.path, p.message, p.line) for p in snapshot.warnings]
-    lint: list[Issue] = []
-    for path, lines in (findings or {}).items():
-        for line in lines:
-            # "severity rule: message", as the explorer keeps lint findings
-            head, _, message = line.partition(": ")
-            severity, _, rule = head.partition(" ")
-            if rule.startswith("parse/"):
-                continue  # the rejected files and parse warnings above, said once
-            lint.append(Issue(f"lint {severity}: {rule}", path, message))
+    lint = [
+        Issue(f"lint {severity}: {rule}", path, message)
+        for path, severity, rule, message in _lint_findings(findings or {})
+    ]
     order = {kind: place for place, kind in enumerate(KIND_ORDER)}
     found.sort(key=lambda issue: order[issue.kind])
     lint.sort(key=lambda issue: (not issue.kind.startswith("lint error"), issue.kind, issue.path))
     return found + lint
+
+
+def _lint_findings(findings: Mapping[str, Sequence[str]]) -> list[tuple[str, str, str, str]]:
+    """(path, severity, rule, message) of each lint finding F3 lists: the explorer keeps
+    them as "severity rule: message"; the parse rules are the rejected files and parse
+    warnings, listed (and counted) once, above."""
+    out = []
+    for path, lines in findings.items():
+        for line in lines:
+            head, _, message = line.partition(": ")
+            severity, _, rule = head.partition(" ")
+            if not rule.startswith("parse/"):
+                out.append((path, severity, rule, message))
+    return out
+
+
+def lint_errors(findings: Mapping[str, Sequence[str]]) -> int:
+    """The lint errors F3 lists (the status bar counts them apart from the files that
+    failed to parse: those are not lint's to count twice)."""
+    return sum(severity == "error" for _, severity, _, _ in _lint_findings(findings))
 
 
 def stale_reasons(snapshot: Index) -> dict[str, str]:

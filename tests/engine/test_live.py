@@ -356,6 +356,22 @@ def test_a_stale_copy_steps_aside_when_a_valid_one_appears(tmp_path: Path) -> No
     assert [problem.path for problem in live.snapshot.rejected] == [str(a)]
 
 
+def test_a_stale_skill_carries_its_file_s_reason_not_its_last_version_s_warnings(
+    tmp_path: Path,
+) -> None:
+    """Invalid YAML the line reader recovered, then an empty description: the file's one
+    problem is the second; the first described a version no longer on disk."""
+    path = tmp_path / "skills" / "a" / "SKILL.md"
+    write(path, "---\nname: a\ndescription: Merge PDF files: split them too\n---\nbody\n")
+    live = LiveIndex([tmp_path / "skills"], CONFIG, MODELS)
+    assert [problem.path for problem in live.snapshot.warnings] == [str(path)]
+    path.write_text("---\nname: a\ndescription: ''\n---\nbody\n", encoding="utf-8")
+    live._reindex(full=False, touched=[str(path)])
+    (skill,) = live.snapshot.skills
+    assert skill.stale is not None and "description" in skill.stale.message
+    assert skill.warnings == () and live.snapshot.warnings == ()
+
+
 def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
     tmp_path: Path,
 ) -> None:

@@ -12,7 +12,7 @@ from textual.widgets import OptionList, TabbedContent
 
 from explorer.engine.base.config import Config, LoadedConfig
 from explorer.tui.app import ExplorerApp
-from explorer.tui.health import layers_text
+from explorer.tui.health import layers_text, lint_errors
 from explorer.tui.screens import ProblemsScreen, ThresholdEditor
 from explorer.tui.state import UIState, load_state, state_path
 from explorer.tui.widgets.cases_panel import CasesPanel
@@ -20,7 +20,7 @@ from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.footer import KeyCell, QuietFooter
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
-from explorer.tui.widgets.status_bar import StatusBar
+from explorer.tui.widgets.status_bar import Status, StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 from tests.conftest import write_skill
 from tests.tui.test_app import SIZE, burst, enter, make_app, ready, settle, shown_for
@@ -160,6 +160,23 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
         assert opened[-1] == str(library / "broken-two" / "SKILL.md")
         await pilot.press("escape")
         assert not isinstance(app.screen, ProblemsScreen)
+
+
+def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None:
+    """F3 lists both; a bar that said "0 errors" beside two lint errors read as a lie."""
+    findings = {
+        "/s/a/SKILL.md": (
+            "error spec/description-length: the description has 1100 characters",
+            "warning retrieval/no-trigger-language: no 'use when' sentence",
+            "error parse/invalid-yaml: recovered by line reader",  # a parse warning: counted once
+        ),
+        "/s/b/SKILL.md": ("error spec/reserved-word: 'claude' in the name",),
+        "/s/c/SKILL.md": ("info claude-code/listing-budget: 99 characters",),
+    }
+    assert lint_errors(findings) == 2  # warnings are F3's alone: most libraries have many
+    shown = Status("skills", 1, "d", "r", last="", errors=0, lint_errors=2).text().plain
+    assert "1 skill │ 0 errors · lint 2 errors (F3)" in shown
+    assert "3 skills │ 0 errors │" in Status("skills", 3, "d", "r", last="", errors=0).text().plain
 
 
 def test_the_config_layers_are_named_lowest_first(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -549,7 +549,11 @@ class LiveIndex:
             last = self._by_path.get(path)
             if isinstance(result, Problem) and isinstance(last, Skill):
                 if last.id not in valid_ids:
-                    kept[path] = dataclasses.replace(self._with_body(last), stale=result)
+                    # What reading the last good version warned of is not what the file
+                    # on disk says now: the stale reason is, alone.
+                    kept[path] = dataclasses.replace(
+                        self._with_body(last), stale=result, warnings=()
+                    )
             elif isinstance(result, Skill) and result.stale and result.id in valid_ids:
                 kept[path] = result.stale  # kept from before; a valid copy has appeared
         return kept

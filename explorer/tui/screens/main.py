@@ -32,6 +32,7 @@ from explorer.tui import tasks
 from explorer.tui.collisions import CollisionsScreen
 from explorer.tui.compare import CompareView
 from explorer.tui.exports import still_loading
+from explorer.tui.health import lint_errors
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens.thresholds import ThresholdEditor
 from explorer.tui.state import (
@@ -52,7 +53,7 @@ from explorer.tui.widgets.history_panel import HistoryPanel
 from explorer.tui.widgets.prompt_bar import FilterBar, PromptBar
 from explorer.tui.widgets.skill_panel import SkillPanel
 from explorer.tui.widgets.skills_table import SORT_KEYS, Limits, SkillsTable
-from explorer.tui.widgets.status_bar import StatusBar
+from explorer.tui.widgets.status_bar import Status, StatusBar
 from explorer.tui.widgets.terms_panel import TermsPanel
 
 if TYPE_CHECKING:
@@ -275,17 +276,20 @@ class MainScreen(Screen[None]):
         else:
             dense = f"dense {status.dense}"
         self.status.show(
-            roots=", ".join(_readable(root) for root in snapshot.roots),
-            skills=len(snapshot),
-            dense=dense,
-            reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
-            last=state.last_change + _watch_note(state.live),
-            errors=len(self.explorer.problems()) - len(warnings),
-            warnings=len(warnings),
-            config=self.options.config_layers,
-            edits=", ".join(_edited(state)),
-            loading=state.loading,
-            cases=cases_status(state.cases_report, state.comparison),
+            Status(
+                roots=", ".join(_readable(root) for root in snapshot.roots),
+                skills=len(snapshot),
+                dense=dense,
+                reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
+                last=state.last_change + _watch_note(state.live),
+                errors=len(self.explorer.problems()) - len(warnings),
+                warnings=len(warnings),
+                lint_errors=lint_errors(state.findings),
+                config=self.options.config_layers,
+                edits=", ".join(_edited(state)),
+                loading=state.loading,
+                cases=cases_status(state.cases_report, state.comparison),
+            )
         )
 
     # -- the decision ----------------------------------------------------------------------
@@ -486,7 +490,7 @@ class MainScreen(Screen[None]):
             # say) keeps the last change on screen rather than hiding it.
             source = self.options.cases_path or ""
             panel.show(quality.report, state.comparison, source, state.flip_causes)
-            self.refresh_status()  # the flips and recall, mirrored where a presenter looks
+        self.refresh_status()  # lint's counts; the flips and recall, where a presenter looks
         self.show_skill(state.highlighted)
 
     def show_history(

@@ -1,7 +1,9 @@
-"""One line: roots and count, models, the last re-index, and the parse errors."""
+"""One line: roots and count, the errors and warnings (F3), the cases, the last re-index,
+the config layers and the models."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -11,6 +13,57 @@ from textual.widgets import Static
 from explorer.engine.base import counted
 from explorer.terminal import visible
 from explorer.tui.widgets import update_text
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the bar says, in the order a narrow terminal keeps it."""
+
+    roots: str
+    skills: int
+    dense: str
+    reranker: str
+    last: str
+    errors: int
+    warnings: int = 0
+    lint_errors: int = 0  # lint's errors (F3 lists them, and its warnings, too)
+    config: str = ""
+    loading: str = ""
+    cases: Text | None = None
+    edits: str = ""
+
+    def text(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(visible(f" {self.roots} "), style="bold")
+        text.append(counted(self.skills, "skill"), style="bold cyan")
+        if self.loading:  # the models still loading, or the embedding's progress
+            text.append(" │ ")
+            text.append(visible(self.loading), style="bold yellow")
+        text.append(" │ ")
+        # Errors (a file rejected, a stale skill, the watcher) and warnings (a file read
+        # with a recovery) are counted apart: a recovered file still routes. Lint's errors
+        # apart again: a file that fails to parse and a description over a lint rule's
+        # limit are not the same trouble. Lint's warnings, most libraries' commonest
+        # finding, are left to F3.
+        text.append(counted(self.errors, "error"), style="bold red" if self.errors else "dim")
+        if self.warnings:
+            text.append(f" {counted(self.warnings, 'warning')}", style="bold yellow")
+        if self.lint_errors:
+            text.append(" · lint ", style="dim")
+            text.append(counted(self.lint_errors, "error"), style="red")
+        if self.errors or self.warnings or self.lint_errors:
+            text.append(" (F3)", style="dim")
+        if self.cases is not None and self.cases.plain:
+            text.append(" │ ")
+            text.append_text(self.cases)
+        if self.edits:  # F2's live edits: the numbers on screen are not the files' alone
+            text.append(" │ ")
+            text.append(visible(f"F2: {self.edits}"), style="bold yellow")
+        text.append(visible(f" │ {self.last}"), style="")
+        if self.config:  # the layers in effect: which files this screen's numbers come from
+            text.append(f" │ {visible(self.config)}", style="dim")
+        text.append(visible(f" │ {self.dense} │ {self.reranker}"), style="")
+        return text
 
 
 class StatusBar(Static):
@@ -26,47 +79,10 @@ class StatusBar(Static):
         self.error_count = 0
         self.warning_count = 0
 
-    def show(
-        self,
-        *,
-        roots: str,
-        skills: int,
-        dense: str,
-        reranker: str,
-        last: str,
-        errors: int,
-        warnings: int = 0,
-        config: str = "",
-        loading: str = "",
-        cases: Text | None = None,
-        edits: str = "",
-    ) -> None:
-        self.error_count, self.warning_count = errors, warnings
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(visible(f" {roots} "), style="bold")
-        text.append(counted(skills, "skill"), style="bold cyan")
-        if loading:  # the models still loading, or the embedding's progress: before the cut
-            text.append(" │ ")
-            text.append(visible(loading), style="bold yellow")
-        text.append(" │ ")
-        # Errors (a file rejected, a stale skill, the watcher) and warnings (a file read
-        # with a recovery) are counted apart: a recovered file still routes.
-        text.append(counted(errors, "error"), style="bold red" if errors else "dim")
-        if warnings:
-            text.append(f" {counted(warnings, 'warning')}", style="bold yellow")
-        if errors or warnings:
-            text.append(" (F3)", style="dim")
-        if cases is not None and cases.plain:
-            text.append(" │ ")
-            text.append_text(cases)
-        if edits:  # F2's live edits: the numbers on screen are not the files' alone
-            text.append(" │ ")
-            text.append(visible(f"F2: {edits}"), style="bold yellow")
-        text.append(visible(f" │ {last}"), style="")
-        if config:  # the layers in effect: which files this screen's numbers come from
-            text.append(f" │ {visible(config)}", style="dim")
-        text.append(visible(f" │ {dense} │ {reranker}"), style="")
-        update_text(self, text, layout=False)  # one line, always (explorer.tcss)
+    def show(self, status: Status) -> None:
+        self.error_count = status.errors
+        self.warning_count = status.warnings + status.lint_errors
+        update_text(self, status.text(), layout=False)  # one line, always (explorer.tcss)
 
     def on_click(self) -> None:
         if self.error_count or self.warning_count:
