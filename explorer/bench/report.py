@@ -27,6 +27,11 @@ def _baseline_text(row: dict[str, Any]) -> str:
     return _fmt(baseline.get("value"), row.get("unit", "ms"))
 
 
+def _verdict(passed: bool | None) -> str:
+    """None: nothing to judge against (an optional baseline package is not installed)."""
+    return "NOT JUDGED" if passed is None else ("PASS" if passed else "FAIL")
+
+
 def format_report(result: dict[str, Any]) -> str:
     """A plain-text table (one row per metric and size) followed by each row's note."""
     header = ("metric", "median", "p95", "baseline", "target", "ratio", "verdict")
@@ -41,7 +46,7 @@ def format_report(result: dict[str, Any]) -> str:
         target_value = row.get("target_value")
         target = _fmt(target_value, unit) if target_value is not None else "-"
         ratio = row.get("ratio")
-        verdict = "ERROR" if "error" in row else ("PASS" if row.get("pass") else "FAIL")
+        verdict = "ERROR" if "error" in row else _verdict(row.get("pass"))
         rows.append(
             (
                 key,

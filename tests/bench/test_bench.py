@@ -241,10 +241,14 @@ def test_format_report_names_every_metric() -> None:
             "pass": True,
         },
     }
+    metrics["bm25_26k_alone"] = {"metric": "bm25_26k", "median_ms": 0.5, "pass": None}
     report = format_report({"meta": {"python": "3.11"}, "metrics": metrics})
     for name in METRICS:
         assert name in report
     assert "PASS" in report and "FAIL" in report and "ERROR" in report
+    # Without its optional baseline a row is not judged, neither passed nor failed.
+    (alone,) = [line for line in report.splitlines() if line.startswith("bm25_26k_alone ")]
+    assert alone.rstrip().endswith("NOT JUDGED")
 
 
 def test_run_bench_index_build_embeds_every_skill(tmp_path: Path) -> None:
