@@ -77,9 +77,10 @@ class WatchCommand(Command):
             choice = live.watcher_choice
             emit(f"watcher: {choice.backend} ({choice.reason})")
             notes()
-            try:
-                while not stop.wait(3600):
-                    pass
-            except KeyboardInterrupt:
+            # Watching, Ctrl-C stops it as SIGTERM does: a second one while the watcher
+            # shuts down (a terminal's key held, `timeout -s INT` signalling the process
+            # and its group) is not a traceback. Until here it interrupts the first build.
+            signal.signal(signal.SIGINT, lambda *_: stop.set())
+            while not stop.wait(3600):
                 pass
         return EXIT_OK
