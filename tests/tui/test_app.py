@@ -185,6 +185,9 @@ async def test_editing_a_threshold_changes_the_decision(
         await pilot.pause(0.1)
         assert app.config.min_similarity == 0.99
         assert "min_similarity" in editor.errors
+        # The reason comes right after the field's name: a narrow help line cuts its end.
+        help_line = str(editor.query_one("#field-help").render())
+        assert help_line.startswith(f"min_similarity  {editor.errors['min_similarity']}")
         assert (tmp_path / "skill-explorer.toml").read_text() == WRITTEN_BY_HAND
         await pilot.press("f4")
         saved = (tmp_path / "skill-explorer.toml").read_text()

@@ -263,15 +263,15 @@ class ThresholdEditor(ModalScreen[None]):
         name = self.current
         help_line = Text(no_wrap=True, overflow="ellipsis")
         help_line.append(name, style="bold")
+        if name in self.errors:  # first: the one line that must not be cut off
+            help_line.append("  ")
+            help_line.append_text(plain(self.errors[name], style="bold red"))
         help_line.append_text(plain(f"  {self.note(name)}; {self.placeholder(name)}", "dim"))
         source = self.source(name)
         if self.texts[name]:
             help_line.append_text(plain(f"; now {source.label}", style="dim"))
         if source.note:
             help_line.append_text(plain(f"; {source.note}", style="dim"))
-        if name in self.errors:
-            help_line.append("  ")
-            help_line.append_text(plain(self.errors[name], style="bold red"))
         self.query_one("#field-help", Static).update(help_line)
 
     # -- choosing and editing ----------------------------------------------------------
