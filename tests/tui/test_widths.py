@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from explorer.tui.widgets.footer import KeyCell, QuietFooter, fitting, key_width
-from explorer.tui.widgets.skills_table import GAP, WHY_MIN, SkillsTable
+from explorer.tui.widgets.skills_table import GAP, P_WIDTH, WHY_MIN, SkillsTable
 from tests.tui.test_app import enter, library, make_app, settle
 
 __all__ = ["library"]  # the fixture, shared with test_app
@@ -76,8 +76,16 @@ def test_the_deciding_column_stays_at_every_width() -> None:
         for room in (78, 118, 198):
             widths = SkillsTable._fit(content, room, score=6, keep=keep)
             assert keep in widths, (keep, room)
-            assert widths[keep] == content[keep]  # whole: numbers are never cut
+            if keep == "p":  # the probability whole; what moved it may fold away
+                assert widths[keep] in (content[keep], P_WIDTH)
+            else:
+                assert widths[keep] == content[keep]  # whole: numbers are never cut
             assert sum(width + GAP for width in widths.values()) <= room
+    # At 80 columns p's "moved most" folds away before "why" is starved: p decided, and
+    # the reason says by how much (a cut to 8 cells read "p 1.00 ≥…").
+    narrow = SkillsTable._fit(content, 78, score=6, keep="p")
+    assert narrow["p"] == P_WIDTH and narrow["why"] >= WHY_MIN
+    assert SkillsTable._fit(content, 118, score=6, keep="p")["p"] == content["p"]
     hidden_why = {key: value for key, value in CONTENT.items() if key != "why"}
     # "why" hidden: its room goes to the columns; only what cannot fit goes (4 cells: cos).
     assert SkillsTable._fit(hidden_why, 122, score=6) == hidden_why

@@ -43,18 +43,29 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 # cells (the decision panel gives the highlighted row's reason whole, and a cut reason
 # ends in an ellipsis). Then these go (they repeat, or add little to, what the others
 # show) until "why" has WHY_MIN: cos, rerank, overlap, bm25, "delta" (Δ inject: the why
-# cell's numbers and the decision panel say what is missing), p, then "breakdown" folds
-# the hybrid column to its score; names longer than NAME_KEEP are cut to it before any of
-# these, and after them to MIN_NAME. The rank, skill, verdict and hybrid score always
-# stay, and "why" takes the room that is left, up to WHY_MAX.
+# cell's numbers and the decision panel say what is missing), then "drivers" folds the p
+# column to the probability (the decision panel names what moved it), p, then
+# "breakdown" folds the hybrid column to its score; names longer than NAME_KEEP are cut
+# to it before any of these, and after them to MIN_NAME. The rank, skill, verdict and
+# hybrid score always stay, and "why" takes the room that is left, up to WHY_MAX.
 #
 # The column that holds the number the highlighted row's gate compared (its deciding
 # column: p under the relevance model, rerank for rerank_min, bm25 for the fast path, the
 # hybrid score for the floor; engine/route/reasons.py) is never dropped: "why" shortens first.
-DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "p", "breakdown")
+DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "drivers", "p", "breakdown")
 # While the dense model loads (Limits.loading) the lexical columns are the only real
 # numbers: the breakdown, whose cosine is pending, goes before them.
-LOADING_DROP_ORDER = ("cosine", "rerank", "p", "breakdown", "delta", "overlap", "bm25")
+LOADING_DROP_ORDER = (
+    "cosine",
+    "rerank",
+    "drivers",
+    "p",
+    "breakdown",
+    "delta",
+    "overlap",
+    "bm25",
+)
+P_WIDTH = len("0.95")  # the p column folded to the probability (the "drivers" step)
 WHY_MIN, WHY_MAX = 24, 80
 WHY_SHORTEST = 6  # below this, "why" goes: the decision panel says the highlighted row's
 WHY_SAMPLE = 50  # "why" is as wide as the longest reason of the first rows shown
@@ -228,6 +239,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._kept: str | None = None  # the deciding column the layout was made to keep
         self._reasons: dict[str, Reason] = {}  # skill id -> its reason, for self._decision
         self.breakdown = True  # the hybrid column shows cos+kw+ph+file (False: too narrow)
+        self.drivers = True  # the p column names what moved p most (False: too narrow)
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
         self._strips: dict[tuple[int, int, int, Style], Strip] = {}  # drawn lines, reused
 
@@ -420,6 +432,7 @@ class SkillsTable(ScrollView, can_focus=True):
         room = self.size.width or 120
         self._widths = self._fit(content, room, self._score_width(), drop, keep=self._kept)
         self.breakdown = self._widths.get("hybrid", 0) >= content.get("hybrid", 0)
+        self.drivers = self._widths.get("p", 0) >= content.get("p", 0)
         self._lines.clear()
         self._strips.clear()
         width = sum(w + GAP for w in self._widths.values())
@@ -544,7 +557,8 @@ class SkillsTable(ScrollView, can_focus=True):
         keep: str | None = None,
     ) -> dict[str, int]:
         """ "why" shortens first, to WHY_MIN cells; then the least telling columns go (in
-        `drop`'s order; the "breakdown" step folds the hybrid column to `score` cells) and
+        `drop`'s order; the "breakdown" step folds the hybrid column to `score` cells, the
+        "drivers" step the p column to P_WIDTH) and
         names are cut until it has them; "why" takes what is left, up to its content.
         Numbers are never cut, and `keep` (the deciding column) is never dropped: "why"
         shortens below WHY_MIN instead, and goes when not even WHY_SHORTEST are left."""
@@ -564,6 +578,9 @@ class SkillsTable(ScrollView, can_focus=True):
             if key == "breakdown":
                 if "hybrid" in widths and score:
                     widths["hybrid"] = min(widths["hybrid"], score)
+            elif key == "drivers":
+                if "p" in widths:
+                    widths["p"] = min(widths["p"], P_WIDTH)
             elif key != keep:
                 widths.pop(key, None)
         if why is not None and "skill" in widths:
@@ -619,6 +636,8 @@ class SkillsTable(ScrollView, can_focus=True):
         for key, label in self.columns:
             if key == "hybrid" and not self.breakdown:
                 label = "hybrid"
+            if key == "p" and not self.drivers:
+                label = "p"
             if key == self.sort_key:
                 label += " ▲" if self.sort_reverse else " ▼"
             elif key == "skill" and self.sort_key not in ("decision", *self._widths):
@@ -769,7 +788,8 @@ class SkillsTable(ScrollView, can_focus=True):
         p, driver = self._p_text(at).split(" ", 1)
         over = float(p) >= trace.second_threshold
         cell = Text().append(p, style="bold green" if injected else ("yellow" if over else ""))
-        cell.append(f" {driver}", style="dim")
+        if self.drivers:
+            cell.append(f" {driver}", style="dim")
         return cell
 
     def _cells(self, position: int, limits: Limits, before: Mapping[str, Row] | None) -> list[Text]:
