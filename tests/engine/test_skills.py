@@ -525,7 +525,7 @@ def test_root_that_is_a_plain_file_is_reported(tmp_path: Path) -> None:
     plain.write_text("hello")
     discovery = discover([plain])
     assert discovery.skills == ()
-    assert "not a directory" in discovery.rejected[0].message
+    assert "is a file, not a directory" in discovery.rejected[0].message
 
 
 def test_empty_root_list() -> None:

@@ -126,10 +126,17 @@ def find_skill_files(
             found.append(root_path)
             continue
         if not os.path.isdir(root_path):
-            problems.append(Problem(root_path, "skills root does not exist or is not a directory"))
+            problems.append(Problem(root_path, _not_a_root(root_path)))
             continue
         found.extend(_walk_root(root_path, problems, linked, visited))
     return sorted(dict.fromkeys(found), key=path_order), problems
+
+
+def _not_a_root(path: str) -> str:
+    """Why a root cannot be walked, in the words that fix it."""
+    if os.path.isfile(path):
+        return f"skills root is a file, not a directory (a root holds folders with a {SKILL_FILE})"
+    return "skills root does not exist or is not a directory"
 
 
 def _walk_root(

@@ -124,7 +124,11 @@ class CasesPanel(VerticalScroll, can_focus=False):
         self.failures: list[CaseResult] = []
 
     def compose(self) -> ComposeResult:
-        yield Static("No cases file: start with --cases FILE (TOML or TSV).", id="cases-body")
+        yield Static(
+            "No cases: add cases.toml to the library, or start with --cases FILE (TOML, TSV or "
+            "skill-creator evals JSON).",
+            id="cases-body",
+        )
         yield OptionList(id="cases-failures")
 
     def show(
