@@ -58,7 +58,8 @@ def headline(rates: Rates) -> list[str]:
 def eval_text(report: EvalReport, source: str) -> Blocks:
     r = report.rates
     lines: Blocks = [
-        f"eval {source}: {r.cases} cases ({r.positives} positive, {r.negatives} negative) "
+        f"eval {source}: {counted(r.cases, 'case')} "
+        f"({r.positives} positive, {r.negatives} negative) "
         f"on {counted(report.skills, 'skill')} [{report.label}]",
         f"model {report.models['dense']}, reranker {report.models['reranker'] or 'none'}; "
         f"min_similarity {report.thresholds['min_similarity']:.2f}, "
@@ -347,8 +348,9 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
 
 def collisions_text(found: CollisionMap, top: int) -> str:
     lines = [
-        f"collisions: {found.prompts} prompts routed ({found.cases} cases, {found.sentences} "
-        f"sentences of the descriptions); pairs that compete: {len(found.collisions)}"
+        f"collisions: {counted(found.prompts, 'prompt')} routed ({counted(found.cases, 'case')}, "
+        f"{counted(found.sentences, 'sentence')} of the descriptions); pairs that compete: "
+        f"{len(found.collisions)}"
     ]
     for number, collision in enumerate(found.collisions[:top], 1):
         lines += ["", *collision_lines(collision, number)]

@@ -14,7 +14,7 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from explorer.engine import Decision, Index, Verdict
-from explorer.engine.inference import Reading, sentence_attribution
+from explorer.engine.inference import sentence_attribution
 from explorer.engine.route import (
     GUARD_KEYS,
     Gate,
@@ -187,12 +187,7 @@ def attribution_lines(index: Index, prompt: str, skill_id: str) -> list[str]:
     ]
     if found.read_chars is not None:
         lines.append(f"  ({found.window_note()})")
-    for effect in found.sentences:
-        if effect.reading is Reading.NONE:
-            lines.append(f"  {'unread':>6}  {effect.text}")
-        else:
-            cut = "  (the window ends inside it)" if effect.reading is Reading.PART else ""
-            lines.append(f"  {effect.delta:+6.2f}  {effect.text}{cut}")
+    lines += [f"  {e.number():>6}  {e.text}{e.remark()}" for e in found.sentences]
     return lines
 
 

@@ -46,7 +46,7 @@ def format_report(result: dict[str, Any]) -> str:
         target_value = row.get("target_value")
         target = _fmt(target_value, unit) if target_value is not None else "-"
         ratio = row.get("ratio")
-        verdict = "ERROR" if "error" in row else _verdict(row.get("pass"))
+        verdict = "ERROR" if "error" in row else _verdict(row.get("pass", False))
         rows.append(
             (
                 key,

@@ -41,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     try:
         return create_command(args.command).main(args)
+    except KeyboardInterrupt:  # Ctrl-C: stopped as asked, not a traceback (128 + SIGINT)
+        print("skill-explorer: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         from explorer.engine.index import StoreDamaged
 

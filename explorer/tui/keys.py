@@ -9,6 +9,7 @@ tests/tui/test_keys_and_layout.py presses every one of these from every focusabl
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from typing import Any
 
 from rich.text import Text
@@ -102,38 +103,56 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
 )
 
 
-PALETTE_KEY = "ctrl+p"  # Textual's command palette: not in KEYS, but taken all the same
+def _reserved() -> dict[str, str]:
+    """Keys a remap must not take, and whose they are: the command palette's, focus moves,
+    and the prompt's own (an Input, focused while typing, binds them before the app)."""
+    from textual.widgets import Input
+
+    taken = {App.COMMAND_PALETTE_BINDING: "the command palette"}
+    taken |= {"tab": "focus moves", "shift+tab": "focus moves", "ctrl+c": "copy"}
+    for binding in Input.BINDINGS:
+        if isinstance(binding, Binding):
+            for key in binding.key.split(","):
+                taken.setdefault(key.strip(), f"the prompt ({binding.description.lower()})")
+    return taken
 
 
-def checked_keymap(keymap: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+def _keys(value: str) -> list[str]:
+    """A keymap value's keys as Textual compares them: comma-separated, lower case."""
+    return [key.strip().lower() for key in value.split(",") if key.strip()]
+
+
+def checked_keymap(
+    keymap: dict[str, str], elsewhere: Collection[str] = ()
+) -> tuple[dict[str, str], list[str]]:
     """The config's remaps that can apply, and a sentence for each that cannot.
 
     Textual applies a keymap silently: an unknown id does nothing, and a key that two
     bindings share reaches only one of them, so a remap onto a taken key (`reindex =
-    "ctrl+r"`, which exports Markdown) would lose a command without a word. A remap is
-    kept only when its keys are nobody else's once every kept remap is in effect; two
-    bindings may swap keys."""
+    "ctrl+r"`, which exports Markdown) would lose a command without a word. A remap of
+    the main screen's keys (KEYS) is kept only when its keys are nobody else's once every
+    kept remap is in effect; two bindings may swap keys. The ids of other screens'
+    bindings (`elsewhere`: the editors', the pages') are passed on as they are."""
     defaults = {id: key for key, _, _, _, id in KEYS}
-    problems = [
-        f"keymap: no key has the id {id!r} (F1 lists every id)"
-        for id in keymap
-        if id not in defaults
-    ]
-    kept = {id: key for id, key in keymap.items() if id in defaults}
+    problems: list[str] = []
+    kept: dict[str, str] = {}
+    for id, value in keymap.items():
+        if id not in defaults and id not in elsewhere:
+            problems.append(f"keymap: no key has the id {id!r} (F1 lists the main screen's)")
+        elif not _keys(value):
+            problems.append(f"keymap: {id} = {value!r} names no key")
+        else:
+            kept[id] = ",".join(_keys(value))
+    reserved = _reserved()
     while True:
-        holder = {PALETTE_KEY: "the command palette"}
+        holder = dict(reserved)
         unmoved = [(id, key) for id, key in defaults.items() if id not in kept]
-        for id, key in [*unmoved, *kept.items()]:
-            for one in key.split(","):
-                holder.setdefault(one.strip(), id)
+        moved = [(id, key) for id, key in kept.items() if id in defaults]
+        for id, key in [*unmoved, *moved]:
+            for one in _keys(key):
+                holder.setdefault(one, id)
         clash = next(
-            (
-                (id, one.strip())
-                for id, key in kept.items()
-                for one in key.split(",")
-                if holder[one.strip()] != id
-            ),
-            None,
+            ((id, one) for id, key in moved for one in _keys(key) if holder[one] != id), None
         )
         if clash is None:
             return kept, problems
@@ -142,6 +161,22 @@ def checked_keymap(keymap: dict[str, str]) -> tuple[dict[str, str], list[str]]:
             f"keymap: {id} = {kept.pop(id)!r} not applied: {taken} already belongs to "
             f"{holder[taken]}; {id} stays on {defaults[id]}"
         )
+
+
+def binding_ids(module_prefix: str = "explorer.tui") -> set[str]:
+    """The ids of every binding the explorer's screens and widgets declare (a keymap may
+    remap any of them), read from the classes loaded under `module_prefix`."""
+    from textual.dom import DOMNode
+
+    found: set[str] = set()
+    classes: list[type] = [DOMNode]
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        if cls.__module__.startswith(module_prefix):
+            declared = cls.__dict__.get("BINDINGS", ())
+            found |= {b.id for b in declared if isinstance(b, Binding) and b.id}
+    return found
 
 
 def bindings_of(
@@ -185,7 +220,7 @@ def help_text(app: App[Any], notes: str) -> Text:
 
 def apply_keymap(app: App[Any], keymap: dict[str, str]) -> None:
     """The config's keymap, as far as it can apply; a warning for each remap that cannot."""
-    kept, problems = checked_keymap(keymap)
+    kept, problems = checked_keymap(keymap, binding_ids())
     app.set_keymap(kept)
     for problem in problems:
         app.notify(problem, severity="warning", timeout=10)

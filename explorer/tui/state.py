@@ -170,6 +170,7 @@ class ExplorerState:
     comparing: bool = False  # F8: the ranking diff in place of the table
     last_change: str = "not yet re-indexed"
     findings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SKILL.md -> lint's
+    lint_errors: int = 0  # among the findings: the status bar's count (tasks.Quality)
     cases_report: EvalReport | None = None
     cases_run: tuple[Index, Config] | None = None  # the snapshot and config it was run on
     comparison: Comparison | None = None  # the last re-run against the one before

@@ -28,6 +28,19 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def test_ctrl_c_ends_a_command_with_130_and_no_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from explorer.cli.commands.route import RouteCommand
+
+    def interrupted(*_: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RouteCommand, "run", interrupted)
+    code, out, err = run(capsys, "route", "merge pdf", "--skills", SAMPLES)
+    assert (code, out, err) == (130, "", "skill-explorer: interrupted\n")
+
+
 def test_route_json_has_the_documented_keys(capsys) -> None:
     code, out, _ = run(capsys, "route", "merge two report.pdf files", "--skills", SAMPLES, "--json")
     assert code == 0

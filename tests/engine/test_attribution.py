@@ -12,7 +12,6 @@ from explorer.engine.base.config import Config
 from explorer.engine.inference.rerank import (
     OnnxCrossEncoder,
     Reading,
-    RememberedLogits,
     rerank_document,
     sentence_attribution,
     sentences,
@@ -62,16 +61,14 @@ def test_a_sentence_past_the_cross_encoder_s_window_is_said_to_be_unread(tmp_pat
     found = sentence_attribution(narrow, "merge pdf files", DESCRIPTION, "body")
     assert found is not None
     readings = [effect.reading for effect in found.sentences]
-    assert readings == [Reading.WHOLE, Reading.PART, Reading.NONE]
+    assert readings == [Reading.WHOLE, Reading.PART, Reading.UNREAD]
     assert found.read_chars == DESCRIPTION.index(" from")  # read up to "Extract tables"
     assert found.sentences[2].delta == 0.0  # leaving out what is not read changes nothing
     assert f"first {found.read_chars} of the description's {len(DESCRIPTION)}" in (
         found.window_note()
     )
-    # The run-wide memo a tuner or a trainer wraps it in says the same.
-    document = rerank_document(DESCRIPTION, "body")
-    remembered = RememberedLogits(narrow)
-    assert remembered.read_chars("merge pdf files", document) == found.read_chars
+    # Nothing cut, nothing said: a character the tokenizer drops is not a cut.
+    assert narrow.read_chars("pdf", "Merge pdf.\u200b") is None
     shown = attribution_text("pdf", found).plain
     assert "unread  Export csv data." in shown
     assert "Extract tables from documents!  (the window ends inside it)" in shown

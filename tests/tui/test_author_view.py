@@ -163,7 +163,7 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
 
 
 def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None:
-    """F3 lists both; a bar that said "0 errors" beside two lint errors read as a lie."""
+    """F3 lists both, so the bar counts both: a broken file and a lint error apart."""
     findings = {
         "/s/a/SKILL.md": (
             "error spec/description-length: the description has 1100 characters",

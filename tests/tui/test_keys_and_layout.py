@@ -16,7 +16,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.route.decision import Row
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
-from explorer.tui.keys import bindings, checked_keymap
+from explorer.tui.keys import binding_ids, bindings, checked_keymap
 from explorer.tui.screens import TextScreen, ThresholdEditor
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import (
@@ -396,7 +396,7 @@ def test_a_keymap_onto_a_taken_key_is_refused_and_said() -> None:
     kept, problems = checked_keymap({"reindex": "ctrl+r", "pin": "ctrl+b", "nope": "f12"})
     assert kept == {"pin": "ctrl+b"}
     assert problems == [
-        "keymap: no key has the id 'nope' (F1 lists every id)",
+        "keymap: no key has the id 'nope' (F1 lists the main screen's)",
         "keymap: reindex = 'ctrl+r' not applied: ctrl+r already belongs to export-markdown; "
         "reindex stays on f5",
     ]
@@ -411,6 +411,12 @@ def test_a_keymap_onto_a_taken_key_is_refused_and_said() -> None:
     # Two remaps onto one free key: the first keeps it.
     kept, problems = checked_keymap({"reindex": "ctrl+b", "pin": "ctrl+b"})
     assert kept == {"reindex": "ctrl+b"} and "belongs to reindex" in problems[0]
+    # The prompt binds its editing keys before the app: a remap there is lost while typing.
+    assert "belongs to the prompt (go to end)" in checked_keymap({"reindex": "ctrl+e"})[1][0]
+    # Keys as Textual compares them; an empty one is said; other screens' ids pass on.
+    assert checked_keymap({"reindex": " Ctrl+B "}) == ({"reindex": "ctrl+b"}, [])
+    assert checked_keymap({"reindex": ""})[1] == ["keymap: reindex = '' names no key"]
+    assert checked_keymap({"editor-save": "f6"}, binding_ids())[0] == {"editor-save": "f6"}
 
 
 @pytest.mark.slow

@@ -82,7 +82,7 @@ def test_the_deciding_column_stays_at_every_width() -> None:
                 assert widths[keep] == content[keep]  # whole: numbers are never cut
             assert sum(width + GAP for width in widths.values()) <= room
     # At 80 columns p's "moved most" folds away before "why" is starved: p decided, and
-    # the reason says by how much (a cut to 8 cells read "p 1.00 ≥…").
+    # the reason says by how much, and needs WHY_MIN cells to say it.
     narrow = SkillsTable._fit(content, 78, score=6, keep="p")
     assert narrow["p"] == P_WIDTH and narrow["why"] >= WHY_MIN
     assert SkillsTable._fit(content, 118, score=6, keep="p")["p"] == content["p"]

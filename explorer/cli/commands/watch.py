@@ -72,15 +72,20 @@ class WatchCommand(Command):
             emit(change_line(change), *(f"  error {problem}" for problem in change.errors))
             notes()
 
+        def interrupted(*_: object) -> None:
+            # Ctrl-C stops it as SIGTERM does, and another while it shuts down (a key held,
+            # `timeout -s INT` signalling the process and its group) is no traceback; the
+            # one after that ends a shutdown that hangs.
+            if stop.is_set():
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+            stop.set()
+
         live.subscribe(report)
+        signal.signal(signal.SIGINT, interrupted)  # until here it interrupts the first build
         with live:
             choice = live.watcher_choice
             emit(f"watcher: {choice.backend} ({choice.reason})")
             notes()
-            # Watching, Ctrl-C stops it as SIGTERM does: a second one while the watcher
-            # shuts down (a terminal's key held, `timeout -s INT` signalling the process
-            # and its group) is not a traceback. Until here it interrupts the first build.
-            signal.signal(signal.SIGINT, lambda *_: stop.set())
-            while not stop.wait(3600):
+            while not stop.wait(1.0):  # a short wait: a signal handler runs between two
                 pass
         return EXIT_OK

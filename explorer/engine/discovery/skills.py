@@ -135,7 +135,7 @@ def find_skill_files(
 def _not_a_root(path: str) -> str:
     """Why a root cannot be walked, in the words that fix it."""
     if os.path.isfile(path):
-        return f"skills root is a file, not a directory (a root holds folders with a {SKILL_FILE})"
+        return f"skills root is a file, not a directory (nor a {SKILL_FILE})"
     return "skills root does not exist or is not a directory"
 
 

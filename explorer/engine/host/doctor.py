@@ -155,7 +155,7 @@ def _skill_checks(
         report.add(
             "skills",
             INFO,
-            f"parse warnings in {counted(warned, 'skill')}, which still route (lint shows them)",
+            f"routed with parse warnings: {counted(warned, 'skill')} (lint shows them)",
         )
     return count
 

@@ -69,7 +69,6 @@ class OnnxCrossEncoder:
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
-        self.max_length = max_length
         self.max_chars = readable_chars(max_length)
         self.session = onnx_session(self.model_path, threads, optimized_dir)
         self._inputs = {item.name for item in self.session.get_inputs()}
@@ -109,11 +108,14 @@ class OnnxCrossEncoder:
             run(range(len(encodings)))
         return logits
 
-    def read_chars(self, query: str, document: str) -> int:
+    def read_chars(self, query: str, document: str) -> int | None:
         """The pair is cut to `max_length` word pieces, the longer side first, so a long
-        description's end may never reach the model: where its last piece read ends."""
+        description's end may never reach the model: where its last piece read ends (None:
+        nothing was cut; a trailing character the tokenizer drops is not a cut)."""
         query, document = query[: self.max_chars], document[: self.max_chars]
         encoding = self.tokenizer.encode(query, document)
+        if not encoding.overflowing:
+            return None
         pieces = zip(encoding.offsets, encoding.sequence_ids, strict=True)
         return max((end for (_, end), side in pieces if side == 1), default=0)
 
@@ -178,10 +180,6 @@ class RememberedLogits:
             )
         return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
 
-    def read_chars(self, query: str, document: str) -> int | None:
-        inner = self._inner
-        return inner.read_chars(query, document) if isinstance(inner, ReadWindow) else None
-
 
 def rerank_document(description: str, body_head: str) -> str:
     """§5.4: what the cross-encoder reads for a skill."""
@@ -201,7 +199,7 @@ class Reading(Enum):
 
     WHOLE = "whole"
     PART = "part"  # the window ends inside it
-    NONE = "none"  # past the window: nothing it says reaches the model
+    UNREAD = "unread"  # past the window: nothing it says reaches the model
 
 
 @dataclass(frozen=True)
@@ -209,6 +207,14 @@ class SentenceEffect:
     text: str
     delta: float  # the logit lost when the sentence is left out
     reading: Reading
+
+    def number(self) -> str:
+        """Its column: the delta, or `unread` (leaving it out changes nothing)."""
+        return "unread" if self.reading is Reading.UNREAD else f"{self.delta:+6.2f}"
+
+    def remark(self) -> str:
+        """After the sentence: where the window ends inside it."""
+        return "  (the window ends inside it)" if self.reading is Reading.PART else ""
 
 
 @dataclass(frozen=True)
@@ -243,7 +249,7 @@ class Attribution:
 def _reading(start: int, end: int, read: int | None) -> Reading:
     if read is None or end <= read:
         return Reading.WHOLE
-    return Reading.PART if start < read else Reading.NONE
+    return Reading.PART if start < read else Reading.UNREAD
 
 
 def sentence_attribution(

@@ -32,7 +32,6 @@ from explorer.tui import tasks
 from explorer.tui.collisions import CollisionsScreen
 from explorer.tui.compare import CompareView
 from explorer.tui.exports import still_loading
-from explorer.tui.health import lint_errors
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens.thresholds import ThresholdEditor
 from explorer.tui.state import (
@@ -199,7 +198,7 @@ class MainScreen(Screen[None]):
         self.remember()
 
     def next_tab(self) -> None:
-        """ctrl+n: the next of the tabs below the table (Terms, Skill, Cases, History),
+        """ctrl+n: the next of the tabs below the table (Terms, Skill, Cases; History with a log),
         from the keyboard; a bottom panel showing only the decision shows the tabs."""
         if self.query_one("#bottom").has_class("only-decision"):
             self.state.ui.bottom = "auto" if self.app.has_class("narrow") else "tabs"
@@ -284,7 +283,7 @@ class MainScreen(Screen[None]):
                 last=state.last_change + _watch_note(state.live),
                 errors=len(self.explorer.problems()) - len(warnings),
                 warnings=len(warnings),
-                lint_errors=lint_errors(state.findings),
+                lint_errors=state.lint_errors,
                 config=self.options.config_layers,
                 edits=", ".join(_edited(state)),
                 loading=state.loading,
@@ -479,6 +478,7 @@ class MainScreen(Screen[None]):
     def show_quality(self, quality: Quality) -> None:
         panel, state = self.query_one(CasesPanel), self.state
         state.findings = quality.findings
+        state.lint_errors = quality.lint_errors
         if quality.problem is not None:
             panel.message(quality.problem)
         elif quality.report is not None:

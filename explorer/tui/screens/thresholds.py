@@ -263,7 +263,7 @@ class ThresholdEditor(ModalScreen[None]):
         name = self.current
         help_line = Text(no_wrap=True, overflow="ellipsis")
         help_line.append(name, style="bold")
-        if name in self.errors:  # first: the one line that must not be cut off
+        if name in self.errors:  # first: the reason a narrow help line must not cut off
             help_line.append("  ")
             help_line.append_text(plain(self.errors[name], style="bold red"))
         help_line.append_text(plain(f"  {self.note(name)}; {self.placeholder(name)}", "dim"))

@@ -72,14 +72,13 @@ def attribution_text(skill_id: str, found: Attribution | None, note: str = "") -
         out.append_text(plain(f"  ({found.window_note()})\n", "dim"))
     for effect in found.sentences:
         sentence = effect.text
-        if effect.reading is Reading.NONE:
-            out.append(f"  {'unread':>6}  ", style="dim")
+        if effect.reading is Reading.UNREAD:
+            style = "dim"
         else:
             style = "bold green" if effect.delta > 0 else "bold red"
-            out.append(f"  {effect.delta:+6.2f}  ", style=style)
+        out.append(f"  {effect.number():>6}  ", style=style)
         shown = sentence if len(sentence) <= SENTENCE_LIMIT else sentence[: SENTENCE_LIMIT - 1]
-        cut = "  (the window ends inside it)" if effect.reading is Reading.PART else ""
-        out.append_text(plain(shown + ("…" if shown != sentence else "") + cut + "\n"))
+        out.append_text(plain(shown + ("…" if shown != sentence else "") + effect.remark() + "\n"))
     return out
 
 

@@ -558,8 +558,8 @@ class SkillsTable(ScrollView, can_focus=True):
     ) -> dict[str, int]:
         """ "why" shortens first, to WHY_MIN cells; then the least telling columns go (in
         `drop`'s order; the "breakdown" step folds the hybrid column to `score` cells, the
-        "drivers" step the p column to P_WIDTH) and
-        names are cut until it has them; "why" takes what is left, up to its content.
+        "drivers" step the p column to P_WIDTH) and names are cut until it has them; "why"
+        takes what is left, up to its content.
         Numbers are never cut, and `keep` (the deciding column) is never dropped: "why"
         shortens below WHY_MIN instead, and goes when not even WHY_SHORTEST are left."""
         widths = dict(widths)

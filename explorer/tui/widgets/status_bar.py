@@ -17,7 +17,7 @@ from explorer.tui.widgets import update_text
 
 @dataclass(frozen=True)
 class Status:
-    """What the bar says, in the order a narrow terminal keeps it."""
+    """What the bar says (`text` lays it out in the order a narrow terminal keeps it)."""
 
     roots: str
     skills: int
@@ -77,13 +77,13 @@ class StatusBar(Static):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("starting…", **kwargs)
         self.error_count = 0
-        self.warning_count = 0
+        self.f3_has_more = False  # warnings or lint errors: a click opens F3 for them too
 
     def show(self, status: Status) -> None:
         self.error_count = status.errors
-        self.warning_count = status.warnings + status.lint_errors
+        self.f3_has_more = bool(status.warnings or status.lint_errors)
         update_text(self, status.text(), layout=False)  # one line, always (explorer.tcss)
 
     def on_click(self) -> None:
-        if self.error_count or self.warning_count:
+        if self.error_count or self.f3_has_more:
             self.post_message(self.ErrorsClicked())
