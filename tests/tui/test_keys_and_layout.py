@@ -374,15 +374,18 @@ def test_a_decision_made_while_the_dense_model_loads_shows_no_cosine_floor_or_ve
         assert cells["bm25"] == "8.18 .88 #1" and cells["overlap"] == "2/3 0.00"
 
 
-@pytest.mark.slow  # test_structure.py's palette and help check keeps F1's page in the default run
-async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_path: Path) -> None:
-    config = CONFIG.replace(keymap={"reindex": "ctrl+b"})
-    app = ExplorerApp(
+def _with_keymap(library: Path, tmp_path: Path, keymap: dict[str, str]) -> ExplorerApp:
+    return ExplorerApp(
         [str(library)],
-        config,
+        CONFIG.replace(keymap=keymap),
         cache_dir=str(tmp_path / "c"),
         history=PromptHistory(tmp_path / "h.txt"),
     )
+
+
+@pytest.mark.slow  # test_structure.py's palette and help check keeps F1's page in the default run
+async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_path: Path) -> None:
+    app = _with_keymap(library, tmp_path, {"reindex": "ctrl+b"})
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f1")
         await settle(pilot, lambda: isinstance(app.screen, TextScreen))
@@ -423,13 +426,7 @@ def test_a_keymap_onto_a_taken_key_is_refused_and_said() -> None:
 async def test_a_clashing_keymap_leaves_both_commands_on_their_keys(
     library: Path, tmp_path: Path
 ) -> None:
-    config = CONFIG.replace(keymap={"reindex": "ctrl+r"})
-    app = ExplorerApp(
-        [str(library)],
-        config,
-        cache_dir=str(tmp_path / "c"),
-        history=PromptHistory(tmp_path / "h.txt"),
-    )
+    app = _with_keymap(library, tmp_path, {"reindex": "ctrl+r"})
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert "reindex" not in app._keymap
