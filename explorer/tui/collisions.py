@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from explorer.engine import Config, Index
 from explorer.engine.author import Collision, CollisionMap, collision_map
-from explorer.terminal import plain
+from explorer.terminal import one_line, plain
 from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def detail_text(collision: Collision) -> Text:
     out.append(f"cases that flip between them ({len(flips)})\n", style="bold")
     for contest in flips:
         out.append("  FLIP ", style="bold red")
-        out.append_text(plain(contest.prompt.replace("\n", " ")[:PROMPT_WIDTH]))
+        out.append_text(one_line(contest.prompt, PROMPT_WIDTH))
         out.append_text(
             plain(f"\n       expects {contest.expected}, {contest.rival} took it", style="dim")
         )
@@ -66,7 +66,7 @@ def detail_text(collision: Collision) -> Text:
         out.append(f"other prompts they competed for ({len(others)})\n", style="bold")
     for contest in others:
         out.append(f"  {contest.kind:<5} ", style="yellow")
-        out.append_text(plain(contest.prompt.replace("\n", " ")[:PROMPT_WIDTH]))
+        out.append_text(one_line(contest.prompt, PROMPT_WIDTH))
         source = "case" if contest.source == "case" else f"a sentence of {contest.expected}"
         out.append_text(plain(f"\n        {source}; rival {contest.rival}", style="dim"))
         out.append("\n")

@@ -64,3 +64,18 @@ async def test_ctrl_l_ranks_the_pairs_and_shows_one(library: Path, tmp_path: Pat
         assert isinstance(app.screen, CollisionsScreen) and listing.display
         await pilot.press("escape")
         await settle(pilot, lambda: not isinstance(app.screen, CollisionsScreen))
+
+
+def test_a_long_prompt_in_a_pair_s_detail_ends_in_an_ellipsis() -> None:
+    """Cut mid-word with no mark, it read as the prompt itself."""
+    from explorer.engine.author.collisions import Collision, Contest
+    from explorer.tui.collisions import PROMPT_WIDTH, detail_text
+
+    prompt = "rather than copying existing artists' work, design an original poster " * 3
+    contests = [
+        Contest(prompt, "case", "canvas-design", "brand-guidelines", "take"),
+        Contest(prompt, "sentence", "canvas-design", "brand-guidelines", "near"),
+    ]
+    shown = detail_text(Collision("canvas-design", "brand-guidelines", contests)).plain
+    cut = prompt[: PROMPT_WIDTH - 1] + "…"
+    assert shown.count(cut) == 2 and prompt.strip() not in shown
