@@ -41,7 +41,8 @@ class ReadWindow(Protocol):
     """A reranker that can say how much of a document it reads beside a prompt."""
 
     def read_chars(self, query: str, document: str) -> int | None:
-        """Characters of `document` the model reads beside `query` (None: not known)."""
+        """Characters of `document` the model reads beside `query` (None: all of them, as
+        nothing was cut)."""
         ...
 
 
