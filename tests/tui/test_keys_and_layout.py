@@ -546,3 +546,9 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
         assert table.view == list(range(len(table.rows)))
         await pilot.press("f6")
         assert table.sort_key != "decision"
+        # At 80 columns the column sorted by stays on screen, as the deciding one does.
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot, lambda: table.size.width <= 80)
+        app.sort_table("bm25")
+        await pilot.pause()
+        assert "bm25" in table._widths and "bm25" in table.header_text().plain

@@ -74,7 +74,7 @@ def test_the_deciding_column_stays_at_every_width() -> None:
     content = {**CONTENT, "p": 18}
     for keep in ("rerank", "bm25", "cosine", "p", "delta"):
         for room in (78, 118, 198):
-            widths = SkillsTable._fit(content, room, score=6, keep=keep)
+            widths = SkillsTable._fit(content, room, score=6, keep=(keep,))
             assert keep in widths, (keep, room)
             if keep == "p":  # the probability whole; what moved it may fold away
                 assert widths[keep] in (content[keep], P_WIDTH)
@@ -83,9 +83,12 @@ def test_the_deciding_column_stays_at_every_width() -> None:
             assert sum(width + GAP for width in widths.values()) <= room
     # At 80 columns p's "moved most" folds away before "why" is starved: p decided, and
     # the reason says by how much, and needs WHY_MIN cells to say it.
-    narrow = SkillsTable._fit(content, 78, score=6, keep="p")
+    narrow = SkillsTable._fit(content, 78, score=6, keep=("p",))
     assert narrow["p"] == P_WIDTH and narrow["why"] >= WHY_MIN
-    assert SkillsTable._fit(content, 118, score=6, keep="p")["p"] == content["p"]
+    assert SkillsTable._fit(content, 118, score=6, keep=("p",))["p"] == content["p"]
+    # The sort column is kept beside the deciding one: the order is read in it.
+    both = SkillsTable._fit(content, 78, score=6, keep=("p", "bm25"))
+    assert both["bm25"] == content["bm25"] and "p" in both
     hidden_why = {key: value for key, value in CONTENT.items() if key != "why"}
     # "why" hidden: its room goes to the columns; only what cannot fit goes (4 cells: cos).
     assert SkillsTable._fit(hidden_why, 122, score=6) == hidden_why

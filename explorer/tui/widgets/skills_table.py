@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,7 +51,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 #
 # The column that holds the number the highlighted row's gate compared (its deciding
 # column: p under the relevance model, rerank for rerank_min, bm25 for the fast path, the
-# hybrid score for the floor; engine/route/reasons.py) is never dropped: "why" shortens first.
+# hybrid score for the floor; engine/route/reasons.py) is never dropped, nor is the column the
+# table is sorted by: "why" shortens first.
 DROP_ORDER = ("cosine", "rerank", "overlap", "bm25", "delta", "drivers", "p", "breakdown")
 # While the dense model loads (Limits.loading) the lexical columns are the only real
 # numbers: the breakdown, whose cosine is pending, goes before them.
@@ -430,7 +431,9 @@ class SkillsTable(ScrollView, can_focus=True):
         drop = LOADING_DROP_ORDER if loading else DROP_ORDER
         self._kept = self.deciding(skill_id)
         room = self.size.width or 120
-        self._widths = self._fit(content, room, self._score_width(), drop, keep=self._kept)
+        # The sort column stays on screen as the deciding one does: the order is read in it.
+        keep = (self._kept, self.sort_key)
+        self._widths = self._fit(content, room, self._score_width(), drop, keep=keep)
         self.breakdown = self._widths.get("hybrid", 0) >= content.get("hybrid", 0)
         self.drivers = self._widths.get("p", 0) >= content.get("p", 0)
         self._lines.clear()
@@ -554,14 +557,14 @@ class SkillsTable(ScrollView, can_focus=True):
         score: int = 0,
         drop: tuple[str, ...] = DROP_ORDER,
         *,
-        keep: str | None = None,
+        keep: Collection[str | None] = (),
     ) -> dict[str, int]:
         """ "why" shortens first, to WHY_MIN cells; then the least telling columns go (in
         `drop`'s order; the "breakdown" step folds the hybrid column to `score` cells, the
         "drivers" step the p column to P_WIDTH) and names are cut until it has them; "why"
-        takes what is left, up to its content.
-        Numbers are never cut, and `keep` (the deciding column) is never dropped: "why"
-        shortens below WHY_MIN instead, and goes when not even WHY_SHORTEST are left."""
+        takes what is left, up to its content. Numbers are never cut, and `keep` (the
+        deciding column, the sort column) is never dropped: "why" shortens below WHY_MIN
+        instead, and goes when not even WHY_SHORTEST are left."""
         widths = dict(widths)
         why = widths.pop("why", None)
 
@@ -581,7 +584,7 @@ class SkillsTable(ScrollView, can_focus=True):
             elif key == "drivers":
                 if "p" in widths:
                     widths["p"] = min(widths["p"], P_WIDTH)
-            elif key != keep:
+            elif key not in keep:
                 widths.pop(key, None)
         if why is not None and "skill" in widths:
             short = total() + min(why, WHY_MIN) + GAP - room
