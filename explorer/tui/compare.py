@@ -10,6 +10,7 @@ only lays them out, in fewer columns when the terminal is narrow.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
@@ -119,10 +120,19 @@ class CompareView(Vertical):
         super().__init__(id=id)
         self.diff: RankingDiff | None = None  # what is shown (tests read it)
         self.base_label = ""
+        self.highlighted: str | None = None
+        self.laid_out_for = 0  # the width the table's columns were chosen for
 
     def compose(self) -> ComposeResult:
         yield Static(NOTHING_YET, id="compare-header")
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Another width chooses the columns anew (every channel from WIDE, the skill's
+        room below it): the diff is not re-made, only laid out."""
+        width = self.app.size.width
+        if self.diff is not None and width != self.laid_out_for:
+            self.show(self.diff, self.base_label, width, self.highlighted)
 
     def nothing(self, message: str = NOTHING_YET) -> None:
         self.diff = None
@@ -132,7 +142,8 @@ class CompareView(Vertical):
     def show(
         self, diff: RankingDiff, base_label: str, width: int, highlighted: str | None = None
     ) -> None:
-        self.diff, self.base_label = diff, base_label
+        self.diff, self.base_label, self.highlighted = diff, base_label, highlighted
+        self.laid_out_for = width
         self.query_one("#compare-header", Static).update(header_text(diff, base_label))
         table = self.query_one(DataTable)
         table.clear(columns=True)

@@ -72,6 +72,9 @@ def test_a_sentence_past_the_cross_encoder_s_window_is_said_to_be_unread(tmp_pat
     shown = attribution_text("pdf", found).plain
     assert "unread  Export csv data." in shown
     assert "Extract tables from documents!  (the window ends inside it)" in shown
+    assert "not a candidate" not in shown
+    # A skill the decision did not rerank: the logit is what it would get, and says so.
+    assert "not a candidate for this prompt" in attribution_text("pdf", found, reranked=False).plain
 
 
 def test_why_skill_prints_the_attribution(tmp_path: Path) -> None:

@@ -237,6 +237,14 @@ async def test_f8_diffs_the_pinned_prompt_against_the_current_one(
         assert first[1].startswith("↑") and first[2] == "xlsx"
         header = view.query_one("#compare-header", Static).render().plain
         assert "pinned 'merge pdf'" in header
+        # A narrower terminal lays the same diff out anew, and a wider one back.
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot, lambda: view.laid_out_for == 80)
+        narrow = [str(column.label) for column in table.columns.values()]
+        assert "Δcos" not in narrow and narrow[-1] == "verdict" and view.diff is diff
+        await pilot.resize_terminal(*SIZE)
+        await settle(pilot, lambda: view.laid_out_for == SIZE[0])
+        assert [str(column.label) for column in table.columns.values()] == labels
         # The diff follows the prompt as it changes.
         await enter(pilot, app, "docker images")
         await settle(pilot, lambda: view.diff is not None and view.diff.prompt == "docker images")

@@ -398,7 +398,11 @@ class MainScreen(Screen[None]):
         if skill_id != self.state.highlighted or decision is None or decision.prompt != prompt:
             return
         note = "" if prompt.strip() else "type a prompt to see what each sentence adds"
-        self.query_one(SkillPanel).show_attribution(skill_id, found, note)
+        try:
+            reranked = decision.row(skill_id).rerank is not None
+        except KeyError:  # gone from the library since the worker started
+            return
+        self.query_one(SkillPanel).show_attribution(skill_id, found, note, reranked=reranked)
 
     def show_compare(self, diff: RankingDiff | None, label: str, decision: Decision) -> None:
         if decision is not self.state.decision or not self.state.comparing:
