@@ -7,6 +7,7 @@ which makes skill text visible-safe and fits tables to the terminal.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -174,19 +175,20 @@ def terms_table(index: Index, query_terms: Sequence[str], skill_id: str) -> Bloc
     return lines
 
 
-def attribution_lines(index: Index, prompt: str, skill_id: str) -> list[str]:
+def attribution_lines(decision: Decision, index: Index, skill_id: str) -> list[str]:
     """What each sentence of the skill's description adds to the reranker's logit for the
-    prompt: the logit whole, less the logit with that sentence left out."""
+    decision's prompt: the logit whole, less the logit with that sentence left out."""
     skill = index.skills[index.positions[skill_id]]
-    found = sentence_attribution(index.models.reranker, prompt, skill.description, skill.body_head)
+    reranker = index.models.reranker
+    found = sentence_attribution(reranker, decision.prompt, skill.description, skill.body_head)
     if found is None:
         return []
+    found = dataclasses.replace(found, reranked=decision.row(skill_id).rerank is not None)
     lines = [
         f"reranker on {skill_id}: logit {found.logit:+.2f}; what each sentence of the "
         "description adds to it (the logit without the sentence, subtracted):"
     ]
-    if found.read_chars is not None:
-        lines.append(f"  ({found.window_note()})")
+    lines += [f"  ({note})" for note in found.notes()]
     lines += [f"  {e.number():>6}  {e.text}{e.remark()}" for e in found.sentences]
     return lines
 
@@ -306,7 +308,7 @@ def why_report(
     for skill_id in explained:
         lines += ["", *terms_table(index, decision.query_terms, skill_id)]
     if skill:
-        attribution = attribution_lines(index, decision.prompt, skill)
+        attribution = attribution_lines(decision, index, skill)
         lines += ["", *attribution] if attribution else []
     if decision.text:
         lines += ["", "hook would inject:", decision.text]
@@ -382,7 +384,7 @@ def markdown_report(
         lines += ["", f"## BM25 terms of {code(explained)}", "", "```"]
         lines += [render(block) for block in terms_table(index, decision.query_terms, explained)]
         lines += ["```"]
-        attribution = attribution_lines(index, decision.prompt, explained)
+        attribution = attribution_lines(decision, index, explained)
         if attribution:
             lines += ["", f"## The reranker on {code(explained)}", "", "```", *attribution, "```"]
     lines += ["", "## The hook would inject", "", "```", decision.text or "(nothing)", "```", ""]

@@ -3,6 +3,7 @@ missing terms: what an author can act on in the Skill tab, the Terms tab and `wh
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -64,9 +65,8 @@ def test_a_sentence_past_the_cross_encoder_s_window_is_said_to_be_unread(tmp_pat
     assert readings == [Reading.WHOLE, Reading.PART, Reading.UNREAD]
     assert found.read_chars == DESCRIPTION.index(" from")  # read up to "Extract tables"
     assert found.sentences[2].delta == 0.0  # leaving out what is not read changes nothing
-    assert f"first {found.read_chars} of the description's {len(DESCRIPTION)}" in (
-        found.window_note()
-    )
+    assert found.reranked and len(found.notes()) == 1
+    assert f"first {found.read_chars} of the description's {len(DESCRIPTION)}" in found.notes()[0]
     # Nothing cut, nothing said: a character the tokenizer drops is not a cut.
     assert narrow.read_chars("pdf", "Merge pdf.\u200b") is None
     shown = attribution_text("pdf", found).plain
@@ -74,7 +74,8 @@ def test_a_sentence_past_the_cross_encoder_s_window_is_said_to_be_unread(tmp_pat
     assert "Extract tables from documents!  (the window ends inside it)" in shown
     assert "not a candidate" not in shown
     # A skill the decision did not rerank: the logit is what it would get, and says so.
-    assert "not a candidate for this prompt" in attribution_text("pdf", found, reranked=False).plain
+    unranked = dataclasses.replace(found, reranked=False)
+    assert "not a candidate for this prompt" in attribution_text("pdf", unranked).plain
 
 
 def test_why_skill_prints_the_attribution(tmp_path: Path) -> None:
@@ -86,6 +87,13 @@ def test_why_skill_prints_the_attribution(tmp_path: Path) -> None:
     text = "\n".join(render(block) for block in why_report(decision, index, skill="xlsx"))
     assert "reranker on xlsx: logit" in text
     assert "Spreadsheet formulas, clean csv data and workbook report." in text
+    assert decision.row("xlsx").rerank is not None and "not a candidate" not in text
+    # As the Skill tab says it: a skill the decision did not rerank shows the logit it
+    # would get, and says so.
+    aside = decide("docker images", index, config)
+    assert aside.row("xlsx").rerank is None
+    text = "\n".join(render(block) for block in why_report(aside, index, skill="xlsx"))
+    assert "(not a candidate for this prompt: the logit it would get)" in text
 
 
 def test_missing_terms_are_the_telling_ones_rarest_first(bow_index) -> None:  # type: ignore[no-untyped-def]

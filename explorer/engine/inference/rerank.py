@@ -234,17 +234,22 @@ class Attribution:
     sentences: tuple[SentenceEffect, ...]
     description_chars: int
     read_chars: int | None = None
+    # False: the decision did not rerank this skill (not one of its candidates), so the
+    # logit is the one it would get; the caller who holds the decision says so.
+    reranked: bool = True
 
-    def window_note(self) -> str:
-        """What an author needs to read the numbers right, when the window cuts."""
-        if self.read_chars is None:
-            return ""
-        return (
-            f"it reads the first {self.read_chars} of the description's "
-            f"{self.description_chars} characters beside this prompt, its window counting "
-            "the prompt's word pieces too; a sentence past it changes nothing, and leaving "
-            "an earlier one out lets later text in"
-        )
+    def notes(self) -> list[str]:
+        """What an author needs to read the numbers right: whether the decision reranked
+        the skill at all, and where the window ends when it cuts the description."""
+        notes = [] if self.reranked else ["not a candidate for this prompt: the logit it would get"]
+        if self.read_chars is not None:
+            notes.append(
+                f"it reads the first {self.read_chars} of the description's "
+                f"{self.description_chars} characters beside this prompt, its window "
+                "counting the prompt's word pieces too; a sentence past it changes nothing, "
+                "and leaving an earlier one out lets later text in"
+            )
+        return notes
 
 
 def _reading(start: int, end: int, read: int | None) -> Reading:

@@ -8,6 +8,7 @@ app's own query searches only the screen on top). Everything here runs on the UI
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -398,11 +399,13 @@ class MainScreen(Screen[None]):
         if skill_id != self.state.highlighted or decision is None or decision.prompt != prompt:
             return
         note = "" if prompt.strip() else "type a prompt to see what each sentence adds"
-        try:
-            reranked = decision.row(skill_id).rerank is not None
-        except KeyError:  # gone from the library since the worker started
-            return
-        self.query_one(SkillPanel).show_attribution(skill_id, found, note, reranked=reranked)
+        if found is not None:
+            try:
+                reranked = decision.row(skill_id).rerank is not None
+            except KeyError:  # gone from the library since the worker started
+                return
+            found = dataclasses.replace(found, reranked=reranked)
+        self.query_one(SkillPanel).show_attribution(skill_id, found, note)
 
     def show_compare(self, diff: RankingDiff | None, label: str, decision: Decision) -> None:
         if decision is not self.state.decision or not self.state.comparing:

@@ -59,25 +59,17 @@ def skill_text(skill: Skill, indexed_at: float, findings: Sequence[str] | None =
 SENTENCE_LIMIT = 160  # a longer sentence is cut here, with an ellipsis
 
 
-def attribution_text(
-    skill_id: str, found: Attribution | None, note: str = "", *, reranked: bool = True
-) -> Text:
+def attribution_text(skill_id: str, found: Attribution | None, note: str = "") -> Text:
     """The reranker's logit for the prompt, and what each sentence of the description adds
-    to it (the logit with the sentence left out, subtracted): what to keep, what to cut.
-    `reranked`: whether the decision scored this skill with the cross-encoder at all (a
-    skill outside its candidates shows the logit it would have had)."""
+    to it (the logit with the sentence left out, subtracted): what to keep, what to cut."""
     out = Text()
     if found is None:
         out.append_text(plain(note or "no cross-encoder loaded: no sentence attribution", "dim"))
         return out
     out.append("reranker ", style="bold")
     out.append_text(plain(f"logit {found.logit:+.2f} on {skill_id}; each sentence adds:\n"))
-    if not reranked:
-        out.append_text(
-            plain("  (not a candidate for this prompt: the logit it would get)\n", "dim")
-        )
-    if found.read_chars is not None:
-        out.append_text(plain(f"  ({found.window_note()})\n", "dim"))
+    for line in found.notes():
+        out.append_text(plain(f"  ({line})\n", "dim"))
     for effect in found.sentences:
         sentence = effect.text
         if effect.reading is Reading.UNREAD:
@@ -98,8 +90,5 @@ class SkillPanel(VerticalScroll):
     def show(self, skill: Skill, indexed_at: float, findings: Sequence[str] | None = None) -> None:
         self.query_one("#skill-body", Static).update(skill_text(skill, indexed_at, findings))
 
-    def show_attribution(
-        self, skill_id: str, found: Attribution | None, note: str = "", *, reranked: bool = True
-    ) -> None:
-        shown = attribution_text(skill_id, found, note, reranked=reranked)
-        self.query_one("#skill-attribution", Static).update(shown)
+    def show_attribution(self, skill_id: str, found: Attribution | None, note: str = "") -> None:
+        self.query_one("#skill-attribution", Static).update(attribution_text(skill_id, found, note))
