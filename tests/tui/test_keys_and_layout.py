@@ -509,6 +509,27 @@ async def test_up_down_move_the_table_while_typing_and_the_row_gives_the_engines
         assert app.focused is app.query_one(PromptBar)
 
 
+async def test_one_row_is_marked_followed_as_the_cursor_moves(
+    library: Path, tmp_path: Path
+) -> None:
+    """▸ marks the skill the cursor follows, and only it: each row's line is kept once
+    drawn, so a move redraws the rows the mark leaves and reaches."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge two pdf files")
+        table = app.query_one(SkillsTable)
+        table.focus()
+
+        def marked() -> list[str]:
+            drawn = ["".join(s.text for s in table.render_line(y)) for y in range(1, 12)]
+            return [line.split()[1] for line in drawn if line.lstrip().startswith("▸")]
+
+        for keys in (("down", "down"), ("pagedown",), ("pageup",), ("up",)):
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert marked() == [table.current_id()], keys
+
+
 @pytest.mark.slow  # the command palette's search settles in fixed pauses: seconds
 async def test_go_to_skill_jumps_and_follows(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)
@@ -538,9 +559,10 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
         app.sort_table("skill")
         await pilot.pause()
         ids = [table.rows[i].id for i in table.view]
-        assert ids == sorted(ids)
+        assert ids == sorted(ids) and "skill A→Z" in table.header_text().plain
         app.sort_table("skill")  # again: reversed
         assert [table.rows[i].id for i in table.view] == sorted(ids, reverse=True)
+        assert "skill Z→A" in table.header_text().plain
         await pilot.click(SkillsTable, offset=(1, 0))  # the # header: the decision's order
         assert table.sort_key == "decision"
         assert table.view == list(range(len(table.rows)))

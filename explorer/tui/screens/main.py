@@ -242,7 +242,7 @@ class MainScreen(Screen[None]):
     def cycle_sort(self) -> None:
         table, keys = self.table, list(SORT_KEYS)
         self.sort_table(keys[(keys.index(table.sort_key) + 1) % len(keys)])
-        self.notify(f"sorted by {table.sort_key}", timeout=2)
+        self.notify(f"sorted by {table.sort_key} {table.sort_mark()}".rstrip(), timeout=2)
 
     # -- the library and its health --------------------------------------------------------
 

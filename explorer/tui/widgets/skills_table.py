@@ -222,7 +222,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self.descriptions: Mapping[str, str] = {}  # id -> description, for the filter
         self.sort_key = "decision"
         self.sort_reverse = False
-        self.followed: str | None = None  # the skill the user put the cursor on
+        self._followed: str | None = None  # the skill the user put the cursor on
         # Health: files that did not parse, listed greyed after every scored row, and skills
         # served from their last good version (their file is broken now), greyed in place.
         self.rejected: tuple[Problem, ...] = ()
@@ -331,24 +331,48 @@ class SkillsTable(ScrollView, can_focus=True):
         self._scroll_to_cursor()
         self._announce()
 
+    @property
+    def followed(self) -> str | None:
+        """The skill the user put the cursor on, which it stays on from prompt to prompt."""
+        return self._followed
+
+    @followed.setter
+    def followed(self, skill_id: str | None) -> None:
+        if skill_id == self._followed:
+            return
+        # Its ▸ moves: the lines kept for the old and the new one are drawn again.
+        for was in (self._followed, skill_id):
+            position = self._find(was)
+            if position is not None:
+                self._lines.pop(position, None)
+                for key in [key for key in self._strips if key[0] == position]:
+                    del self._strips[key]
+        self._followed = skill_id
+        self.refresh()
+
     def _view_position(self, keep: str | None) -> int:
-        """Where `keep` is in the view (0 when it is not there). By the decision's own index
-        when there is one: at 26,000 rows a list of the view's ids and a scan of it cost
-        tens of milliseconds of the event loop at every repaint."""
-        if keep is None or not self.view:
-            return 0
+        """Where `keep` is in the view (0 when it is not there)."""
+        found = self._find(keep)
+        return 0 if found is None else found
+
+    def _find(self, skill_id: str | None) -> int | None:
+        """Where `skill_id` is in the view, or None. By the decision's own index when
+        there is one: at 26,000 rows a list of the view's ids and a scan of it cost tens
+        of milliseconds of the event loop at every repaint."""
+        if skill_id is None or not self.view:
+            return None
         if isinstance(self.rows, Rows) and len(self.view) == len(self.rows):
-            at = self.rows.index_of(keep)
+            at = self.rows.index_of(skill_id)
             if at is None:
-                return 0
+                return None
             for position in (at, len(self.view) - 1 - at):  # the decision's order, reversed
                 if self.view[position] == at:
                     return position
         all_ids = self.ids()
         try:
-            return [all_ids[i] for i in self.view].index(keep)
+            return [all_ids[i] for i in self.view].index(skill_id)
         except ValueError:
-            return 0
+            return None
 
     def ids(self) -> Sequence[str]:
         """Every row's skill id, in the decision's order, without making rows."""
@@ -642,12 +666,22 @@ class SkillsTable(ScrollView, can_focus=True):
             if key == "p" and not self.drivers:
                 label = "p"
             if key == self.sort_key:
-                label += " ▲" if self.sort_reverse else " ▼"
+                label += f" {self.sort_mark()}"
             elif key == "skill" and self.sort_key not in ("decision", *self._widths):
                 # Sorted by a column not on screen: said where the eye looks first.
-                label += f" · by {self.sort_key} {'▲' if self.sort_reverse else '▼'}"
+                label += f" · by {self.sort_key} {self.sort_mark()}"
             labels.append(Text(label))
         return _join(labels, [self._widths[key] for key, _ in self.columns])
+
+    def sort_mark(self) -> str:
+        """The direction of the sort: ▼ best first for numbers (▲ reversed); names say
+        A→Z or Z→A, since an arrow reads as "descending" there as often as not; the
+        decision's own order has no direction to give."""
+        if self.sort_key == "decision":
+            return ""
+        if self.sort_key == "skill":
+            return "Z→A" if self.sort_reverse else "A→Z"
+        return "▲" if self.sort_reverse else "▼"
 
     def cell_text(self, skill_id: str, key: str) -> str:
         """The plain text of one cell, by skill id and column key."""
