@@ -94,8 +94,7 @@ class ExplorerApp(App[None]):
             config_layers=config_layers,
             config_sources=dict(config_sources or {}),
         )
-        for theme in (palette.DARK_THEME, palette.LIGHT_THEME):
-            self.register_theme(theme)
+        palette.use_measured_themes(self)
         self.state = ExplorerState(config, config, initial_skill=initial_skill)
         self.state.ui = load_state(self.options.state_file)
         self._main = MainScreen(self.state, self.options, history or PromptHistory())
@@ -137,7 +136,6 @@ class ExplorerApp(App[None]):
 
     def on_mount(self) -> None:
         self.collections.start(self)
-        self.theme = palette.DARK  # ctrl+p, "theme": explorer-light
         if self.state.config.keymap:
             apply_keymap(self, self.state.config.keymap)
         self.call_after_refresh(self._first_paint)

@@ -14,13 +14,13 @@ background they meet.
 from __future__ import annotations
 
 from rich.terminal_theme import TerminalTheme
+from textual.app import App
 from textual.color import Color
 from textual.theme import Theme
 
 DARK, LIGHT = "explorer-dark", "explorer-light"
 
-# Variables both themes set, so the stylesheet may use them under any theme: a Textual
-# theme the user picks from the palette generates them too.
+# Variables both themes set, which the stylesheet uses.
 DARK_THEME = Theme(
     name=DARK,
     primary="#0178D4",
@@ -91,3 +91,13 @@ ANSI_LIGHT = _terminal(
         "#f0f0f0",
     ],
 )
+
+
+def use_measured_themes(app: App[None]) -> None:
+    """Give `app` the two themes whose every colour pair is measured, dark first, and
+    none of Textual's others: the command palette's theme picker then offers only these."""
+    for theme in (DARK_THEME, LIGHT_THEME):
+        app.register_theme(theme)
+    app.theme = DARK
+    for name in set(app.available_themes) - {DARK, LIGHT}:
+        app.unregister_theme(name)

@@ -169,6 +169,8 @@ async def test_the_main_screen_reads_at_4_5_to_1(
             bad += below_aa(app, f"{theme}: table focused, cases")
         assert drawn[DARK].isdisjoint(drawn[LIGHT])  # each theme was drawn, not the first twice
         assert not bad, "\n".join(bad)
+        # The palette's theme picker offers these two, none of Textual's unmeasured ones.
+        assert set(app.available_themes) == {DARK, LIGHT}
 
 
 @pytest.mark.slow  # every screen in both themes at two sizes: 20-40 s
