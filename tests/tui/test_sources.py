@@ -107,6 +107,14 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         editor.edit("lexical_min", "5")
         await pilot.pause()
         assert "edited here" in line("lexical_min")
+        # A wide terminal shows every source whole, the type note still beside it.
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        longest = max(FIELD_NAMES, key=lambda name: len(editor.source(name).label))
+        assert len(editor.source(longest).label) > 31  # wider than the narrowest column
+        assert f"{editor.source(longest).label}  {editor.note(longest)}" in line(longest)
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
 
         editor.edit("max_skills", "3")
         await pilot.pause()

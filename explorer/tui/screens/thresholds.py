@@ -51,7 +51,9 @@ def field_text(value: Any) -> str:
 
 
 DEFAULTS = Config()
-SOURCE_WIDTH = 31  # the "where it comes from" column of the F2 list
+SOURCE_WIDTH = 31  # the "where it comes from" column of the F2 list, at its narrowest
+NOTE_ROOM = 40  # what a wide list keeps for the type note after a widened source column
+NAME_WIDTH, VALUE_WIDTH = 26, 19  # the field's name (after "* ") and its value
 
 
 class FieldList(ScrollView):
@@ -90,13 +92,26 @@ class FieldList(ScrollView):
         name_style = (
             self.get_component_rich_style("field-list--changed") if editor.changed(name) else ""
         )
-        line.append(f"{'*' if editor.changed(name) else ' '} {name:<26}", style=name_style)
+        line.append(
+            f"{'*' if editor.changed(name) else ' '} {name:<{NAME_WIDTH}}", style=name_style
+        )
         source = editor.source(name)
         value = editor.texts[name] or source.value or "—"
-        line.append_text(plain(f"{value[:18]:<19}", style="" if editor.texts[name] else "dim"))
+        line.append_text(
+            plain(
+                f"{value[: VALUE_WIDTH - 1]:<{VALUE_WIDTH}}",
+                style="" if editor.texts[name] else "dim",
+            )
+        )
         # The source before the type: a narrow editor (80 columns) gives it the rest of
-        # the line and leaves the type to the help line under the list.
-        room = SOURCE_WIDTH if width >= 100 else max(12, width - len(line) - 1)
+        # the line and leaves the type to the help line under the list; a wide one makes
+        # it as wide as the longest source while NOTE_ROOM cells are left for the type.
+        if width >= 100:
+            room = max(
+                SOURCE_WIDTH, min(editor.longest_source() + 2, width - len(line) - NOTE_ROOM)
+            )
+        else:
+            room = max(12, width - len(line) - 1)
         label = source.label if len(source.label) < room else source.label[: room - 2] + "…"
         line.append_text(plain(f"{label:<{room}}", style="italic dim"))
         if error:
@@ -166,6 +181,7 @@ class ThresholdEditor(ModalScreen[None]):
         self.sources, self.status, self.skills = sources or {}, status, skills
         self._sources: dict[str, Source] = {}  # for self._sources_for
         self._sources_for: Config | None = None
+        self._longest_source = 0  # the longest of self._sources's labels (0: not measured)
         self.config = config
         self.baseline = baseline  # what the app started with: edits are marked against it
         self.opened = config  # what this screen started with: only edits made here are saved
@@ -184,7 +200,7 @@ class ThresholdEditor(ModalScreen[None]):
         """The value in force and where it comes from (provenance.py), kept until the
         config changes: the list asks for every line it draws."""
         if self._sources_for is not self.config:
-            self._sources, self._sources_for = {}, self.config
+            self._sources, self._sources_for, self._longest_source = {}, self.config, 0
         found = self._sources.get(name)
         if found is None:
             found = self._sources[name] = field_source(
@@ -196,6 +212,14 @@ class ThresholdEditor(ModalScreen[None]):
                 skills=self.skills,
             )
         return found
+
+    def longest_source(self) -> int:
+        """The longest source label of any field, for the list's source column (kept with
+        the sources until the config changes)."""
+        self.source(FIELD_NAMES[0])  # forgets what was kept if the config changed
+        if not self._longest_source:
+            self._longest_source = max(len(self.source(name).label) for name in FIELD_NAMES)
+        return self._longest_source
 
     def placeholder(self, name: str) -> str:
         """What a blank field means: the default, or what a None default follows."""
