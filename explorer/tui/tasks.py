@@ -54,7 +54,7 @@ from explorer.engine.qa import (
 from explorer.engine.route import Session
 from explorer.terminal import visible
 from explorer.tui.compare import DEPTH
-from explorer.tui.health import lint_errors
+from explorer.tui.health import kept_finding, lint_errors
 from explorer.tui.messages import EmbeddingProgress, IndexChanged, LiveReady, WatcherFailed
 from explorer.tui.state import SnapshotFacts
 from explorer.tui.strips import release_divided_strips
@@ -404,7 +404,7 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
         with yielding(give_way), full_collections_deferred():
             for finding in lint(options.roots, index=snapshot, config=config, memo=state.lint_memo):
                 findings.setdefault(finding.path, []).append(
-                    f"{finding.severity} {finding.rule}: {finding.message}"
+                    kept_finding(finding.severity, finding.rule, finding.message, finding.line)
                 )
             kept = {path: tuple(lines) for path, lines in findings.items()}
             # Counted here, off the event loop: 170,000 findings at 26,000 skills take

@@ -12,7 +12,7 @@ from textual.widgets import OptionList, TabbedContent
 
 from explorer.engine.base.config import Config, LoadedConfig
 from explorer.tui.app import ExplorerApp
-from explorer.tui.health import layers_text, lint_errors
+from explorer.tui.health import issues, kept_finding, layers_text, lint_errors
 from explorer.tui.screens import ProblemsScreen, ThresholdEditor
 from explorer.tui.state import UIState, load_state, state_path
 from explorer.tui.widgets.cases_panel import CasesPanel
@@ -177,6 +177,23 @@ def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None
     shown = Status("skills", 1, "d", "r", last="", errors=0, lint_errors=2).text().plain
     assert "1 skill │ 0 errors · lint 2 errors (F3)" in shown
     assert "3 skills │ 0 errors │" in Status("skills", 3, "d", "r", last="", errors=0).text().plain
+
+
+def test_f3_opens_a_lint_finding_at_its_line() -> None:
+    """A finding lint places (a frontmatter key's line) keeps its line through the
+    explorer's strings, so F3's enter opens the editor there, not at line 1."""
+    findings = {
+        "/s/a/SKILL.md": (
+            kept_finding("warning", "retrieval/no-trigger-language", "no 'use when': add one", 3),
+            kept_finding("error", "spec/listing-budget", "(line 9) is not a line", None),
+        )
+    }
+    found = {issue.kind: issue for issue in issues(None, findings=findings)}
+    placed = found["lint warning: retrieval/no-trigger-language"]
+    assert (placed.line, placed.message) == (3, "no 'use when': add one")
+    assert placed.text() == "/s/a/SKILL.md:3: no 'use when': add one"
+    assert found["lint error: spec/listing-budget"].line is None
+    assert lint_errors(findings) == 1
 
 
 def test_the_config_layers_are_named_lowest_first(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
