@@ -612,7 +612,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     threshold = threshold if pinned is None else pinned
     multilingual = _multilingual_channel(run, prompt)
     candidates = _relevance_pool(run, c, multilingual)
-    _relevance_logits(run, c, prompt, candidates)
+    _relevance_logits(run, c, prompt, candidates, multilingual=multilingual is not None)
     matrix = features(run.query, _evidence(run, c, candidates, multilingual))
     probabilities = model.probability(matrix)
     trace = RelevanceTrace(
@@ -681,9 +681,12 @@ def _relevance_pool(run: _Run, c: Channels, multilingual: np.ndarray | None) -> 
     return list(run.pool)
 
 
-def _relevance_logits(run: _Run, c: Channels, prompt: str, candidates: list[int]) -> None:
+def _relevance_logits(
+    run: _Run, c: Channels, prompt: str, candidates: list[int], *, multilingual: bool
+) -> None:
     """The reranker's logits, a feature of the relevance model; a reranker that fails
-    leaves the model to decide without them, and its gate says why."""
+    leaves the model to decide without them, and its gate says why. The gate names the
+    pools the candidates came from (the multilingual one only when its encoder ran)."""
     reranker = run.index.models.reranker
     if reranker is None:
         return
@@ -701,7 +704,11 @@ def _relevance_logits(run: _Run, c: Channels, prompt: str, candidates: list[int]
             section="5.4",
             passed=not failure,
             inputs={"candidates": [c.ids[i] for i in candidates], "model": reranker.name},
-            thresholds={"rerank_top_k": run.config.rerank_top_k, "bm25_pool": BM25_POOL},
+            thresholds={
+                "rerank_top_k": run.config.rerank_top_k,
+                "bm25_pool": BM25_POOL,
+                **({"multilingual_pool": MULTILINGUAL_POOL} if multilingual else {}),
+            },
             note=failure,
         )
     )
