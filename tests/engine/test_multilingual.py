@@ -32,6 +32,7 @@ from explorer.engine.inference.multilingual_table import (
     numpy_encoder,
 )
 from explorer.engine.qa.cases import load_cases
+from explorer.engine.route.decision import GateName
 from explorer.engine.route.pipeline import decide
 from tests.conftest import SAMPLE_SKILLS, write_skill
 
@@ -154,6 +155,9 @@ def test_the_skill_nearest_by_the_multilingual_cosine_joins_the_candidates(
     column = trace.features.index("multilingual_rank")
     assert trace.values[list(trace.candidates).index(poster), column] == 1.0
     assert decision.timings_ms["multilingual"] >= 0
+    # The gate that lists the candidates names the pools they came from, this one too.
+    gate = next(g for g in decision.gates if g.name is GateName.RERANKER)
+    assert gate.thresholds == {"rerank_top_k": 1, "bm25_pool": 4, "multilingual_pool": 4}
 
 
 def test_the_store_keeps_the_multilingual_vectors_and_refuses_a_store_without_them(
