@@ -9,8 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from explorer.engine.base.config import Config
+from explorer.tui.app import ExplorerApp
+from explorer.tui.history import PromptHistory
 from explorer.tui.widgets.footer import KeyCell, QuietFooter, fitting, key_width
 from explorer.tui.widgets.skills_table import GAP, P_WIDTH, WHY_MIN, SkillsTable
+from tests.conftest import SAMPLE_SKILLS
 from tests.tui.test_app import enter, library, make_app, settle
 
 __all__ = ["library"]  # the fixture, shared with test_app
@@ -136,3 +140,27 @@ async def test_the_table_and_the_footer_fit_80_120_and_200_columns(
             shown[width] = [key.description for key in keys]
     assert all("Help" in names for names in shown.values())
     assert len(shown[80]) < len(shown[120]) < len(shown[200])
+
+
+@pytest.mark.slow  # the default preset's models: a cosine can be negative only there
+async def test_a_negative_score_keeps_the_decimal_points_in_line(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """A hybrid score or a cosine below zero prints its minus sign where the others print a
+    space, so the column's decimal points line up; a channel that rounds to zero shows no
+    minus in the breakdown."""
+    app = ExplorerApp(
+        [str(SAMPLE_SKILLS)],
+        Config(),
+        cache_dir=str(warm_cache_dir),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    async with app.run_test(size=(200, 50)) as pilot:
+        await enter(pilot, app, "make a poster for our jazz night")
+        table = app.query_one(SkillsTable)
+        scores = [table.rows[i].score for i in table.view]
+        assert min(scores) < 0 < max(scores)  # the prompt the test is about
+        for key in ("hybrid", "cosine"):
+            cells = [table.cell_text(table.ids()[i], key) for i in table.view]
+            assert len({cell.index(".") for cell in cells}) == 1, (key, cells)
+            assert all(" -.00" not in cell and "+-.00" not in cell for cell in cells), cells

@@ -117,8 +117,11 @@ def _join(cells: list[Text], widths: list[int]) -> Text:
 
 
 def _short(value: float, digits: int = 2) -> str:
-    """0.47 as .47: the breakdown columns stay narrow enough for 120 columns."""
+    """0.47 as .47: the breakdown columns stay narrow enough for 120 columns; -0.001 as
+    .00 (a minus before zero says nothing)."""
     text = f"{value:.{digits}f}"
+    if round(value, digits) == 0:
+        text = text.removeprefix("-")
     if text.startswith("0."):
         return text[1:]
     return "-" + text[2:] if text.startswith("-0.") else text
@@ -240,6 +243,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self._kept: str | None = None  # the deciding column the layout was made to keep
         self._reasons: dict[str, Reason] = {}  # skill id -> its reason, for self._decision
         self.breakdown = True  # the hybrid column shows cos+kw+ph+file (False: too narrow)
+        self._signed: set[str] = set()  # the numeric columns that print a minus sign
         self.drivers = True  # the p column names what moved p most (False: too narrow)
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
         self._strips: dict[tuple[int, int, int, Style], Strip] = {}  # drawn lines, reused
@@ -498,6 +502,9 @@ class SkillsTable(ScrollView, can_focus=True):
             values = self.column(key)
             lo[key], hi[key] = _bounds(values)
         lo["bm25_fused"], hi["bm25_fused"] = _bounds(self.column("bm25_fused"))
+        # A column that prints a minus sign somewhere prints a space where it has none,
+        # so its decimal points stay in one line.
+        self._signed = {key for key in ("score", "cosine") if format(lo[key], ".3f")[0] == "-"}
         logits = self.column("rerank")
         reranked = bool(np.isfinite(logits).any())
         logit = float(np.nanmax(np.abs(logits))) if reranked else 0.0
@@ -505,7 +512,7 @@ class SkillsTable(ScrollView, can_focus=True):
         parts = sum(_short_span(lo.get(k, 0.0), hi.get(k, 0.0)) for k in channels)
         if lo.get("bm25_fused") or hi.get("bm25_fused"):  # "+.12": the §9 fused channel
             parts += 1 + _short_span(lo.get("bm25_fused", 0.0), hi.get("bm25_fused", 0.0))
-        hybrid = _span(lo.get("score", 0.0), hi.get("score", 0.0), ".3f") + 1 + parts + 3
+        hybrid = _span(lo["score"], hi["score"], self._number_format("score")) + 1 + parts + 3
         if self._before is not None and self._any_delta():
             hybrid += 7  # " ▲0.123": a delta is never cut
         queries = len(str(rows[0].query_terms))
@@ -516,7 +523,7 @@ class SkillsTable(ScrollView, can_focus=True):
             "skill": name,
             "verdict": verdict,
             "hybrid": hybrid,
-            "cosine": _span(lo.get("cosine", 0.0), hi.get("cosine", 0.0), ".3f"),
+            "cosine": _span(lo["cosine"], hi["cosine"], self._number_format("cosine")),
             "bm25": len(format(hi.get("bm25", 0.0), ".2f"))
             + 1
             + _short_span(0.0, hi.get("bm25_norm", 0.0))
@@ -541,12 +548,17 @@ class SkillsTable(ScrollView, can_focus=True):
         longest = max((len(self.reason_of(rows[i]).text) for i in self.view[:shown]), default=0)
         return max(len("why"), min(WHY_MAX, longest))
 
+    def _number_format(self, key: str) -> str:
+        """How the score or cosine column prints: with a space for the sign when another
+        row of it prints a minus, so its decimal points stay in one line."""
+        return " .3f" if key in self._signed else ".3f"
+
     def _score_width(self) -> int:
         """The hybrid column without its breakdown: the score, and a delta when one shows."""
         if not self.rows:
             return len("hybrid")
         low, high = _bounds(self.column("score"))
-        width = _span(low, high, ".3f")
+        width = _span(low, high, self._number_format("score"))
         if self._before is not None and self._any_delta():
             width += 7
         return max(len("hybrid"), width)
@@ -846,12 +858,14 @@ class SkillsTable(ScrollView, can_focus=True):
             verdict = Text("INJECT", style="bold reverse green")
         else:
             verdict = Text(row.verdict, style="red" if over_floor else "dim")
-        score = PENDING.ljust(len(f"{row.score:.3f}")) if pending else f"{row.score:.3f}"
-        hybrid = _coloured(injected, over_floor or near, score)
+        score = format(row.score, self._number_format("score"))
+        hybrid = _coloured(
+            injected, over_floor or near, PENDING.ljust(len(score)) if pending else score
+        )
         cosine = _coloured(
             injected,
             row.cosine >= limits.min_similarity - limits.score_margin and not pending,
-            PENDING if pending else f"{row.cosine:.3f}",
+            PENDING if pending else format(row.cosine, self._number_format("cosine")),
         )
         channels: tuple[float, ...] = (row.cosine, row.keyword, row.phrase, row.file)
         if row.project:  # §3.5, when a working directory (--cwd) implies the skill's ecosystem
