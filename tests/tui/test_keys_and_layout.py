@@ -530,6 +530,25 @@ async def test_one_row_is_marked_followed_as_the_cursor_moves(
             assert marked() == [table.current_id()], keys
 
 
+async def test_the_cursor_row_is_always_on_screen(tmp_path: Path) -> None:
+    """The columns fit beside the vertical scrollbar, so no horizontal one takes a row
+    and hides the cursor's line under it; End, page moves and arrows keep it in view."""
+    root = tmp_path / "skills"
+    for number in range(40):
+        write_skill(root, f"skill-{number:02d}", f"Handle task {number} of merging PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf files")
+        table = app.query_one(SkillsTable)
+        table.focus()
+        for key in ("end", "pageup", "pagedown", "home", *["down"] * 30):
+            await pilot.press(key)
+            await pilot.pause()
+            assert not table.show_horizontal_scrollbar
+            top, rows = table.scroll_offset.y, table.scrollable_content_region.height - 1
+            assert top <= table.cursor < top + rows, (key, table.cursor, top, rows)
+
+
 @pytest.mark.slow  # the command palette's search settles in fixed pauses: seconds
 async def test_go_to_skill_jumps_and_follows(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)

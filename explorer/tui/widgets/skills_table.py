@@ -458,7 +458,9 @@ class SkillsTable(ScrollView, can_focus=True):
         loading = self._limits is not None and self._limits.loading
         drop = LOADING_DROP_ORDER if loading else DROP_ORDER
         self._kept = self.deciding(skill_id)
-        room = self.size.width or 120
+        # The width beside the vertical scrollbar: columns over it made a horizontal
+        # scrollbar appear, which took a row and hid the cursor's line behind it.
+        room = self.scrollable_content_region.width or self.size.width or 120
         # The sort column stays on screen as the deciding one does: the order is read in it.
         keep = (self._kept, self.sort_key)
         self._widths = self._fit(content, room, self._score_width(), drop, keep=keep)
@@ -745,11 +747,17 @@ class SkillsTable(ScrollView, can_focus=True):
         if self.view:
             # Keep the cursor's row in view (line 0 is the header).
             top = self.scroll_offset.y
-            visible = max(1, self.size.height - 1)
+            visible = self._rows_shown()
             if self.cursor < top:
                 self.scroll_to(y=self.cursor, animate=False)
             elif self.cursor >= top + visible:
                 self.scroll_to(y=self.cursor - visible + 1, animate=False)
+
+    def _rows_shown(self) -> int:
+        """How many rows the table shows: its height less the header, and less the
+        horizontal scrollbar when the columns are wider than the screen (the cursor was
+        kept on the line under it, out of sight)."""
+        return max(1, self.scrollable_content_region.height - 1)
 
     def _announce(self) -> None:
         skill_id = self.current_id()
@@ -779,7 +787,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self.move(step)
 
     def action_page(self, direction: int) -> None:
-        self.move(direction * max(1, self.size.height - 2))
+        self.move(direction * max(1, self._rows_shown() - 1))
 
     def action_cursor_to(self, index: int) -> None:
         if self.view:
