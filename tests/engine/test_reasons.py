@@ -26,6 +26,19 @@ def test_below_the_floor_names_score_and_floor(bow_index) -> None:
     assert why.delta_text() == f"+{0.3 - row.score:.3f}"
 
 
+def test_a_comparison_never_prints_two_equal_numbers(bow_index) -> None:
+    """A floor a hair above the score: "0.128 < 0.128" would read as false, so the reason
+    takes the decimals it needs for the two numbers to differ."""
+    prompt = "merge two pdf files into one"
+    scores = decide(prompt, bow_index, Config(min_similarity=0.3, preset="reference")).rows
+    below = next(row for row in scores if 0.01 < row.score < 0.3)
+    floor = below.score + 0.0002
+    decision = decide(prompt, bow_index, Config(min_similarity=floor, preset="reference"))
+    why = reason(decision, decision.row(below.id))
+    value, bar = (float(n) for n in re.findall(NUMBER, why.text))
+    assert value < bar and why.text.startswith(f"{below.score:.4f} < floor")
+
+
 def test_score_margin_names_the_cut_off_and_how_it_is_made(bow_index) -> None:
     config = Config(min_similarity=0.05, score_margin=0.01, max_skills=5, preset="reference")
     decision = decide("git commit history release notes", bow_index, config)

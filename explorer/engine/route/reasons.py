@@ -75,6 +75,17 @@ def _num(value: float, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def _pair(value: float, bar: float, digits: int = 3) -> tuple[str, str]:
+    """`value` and `bar` printed with `digits` decimals, or with as many more (up to three)
+    as it takes for them to differ: "0.128 < 0.128" reads as false; "0.1277 < 0.1283"
+    does not."""
+    for places in range(digits, digits + 4):
+        shown = _num(value, places), _num(bar, places)
+        if shown[0] != shown[1] or value == bar:
+            break
+    return shown
+
+
 def _gap(
     verdict: str, text: str, value: float | None, bar: float, unit: str = SCORE, needs: str = ""
 ) -> Reason:
@@ -120,27 +131,32 @@ def reason(decision: Decision, row: Row) -> Reason:
                 PROBABILITY,
             )
         label = "second skill's bar " if second else ""
-        text = f"p {p:.2f} < {label}{bar:.2f}: {_drivers(decision, row)}"
+        shown, bar_shown = _pair(p, bar, 2)
+        text = f"p {shown} < {label}{bar_shown}: {_drivers(decision, row)}"
         return _gap(verdict, text, p, bar, PROBABILITY)
     if verdict is Verdict.MIN_SIMILARITY:
-        return _gap(verdict, f"{_num(row.score)} < floor {_num(floor)}", row.score, floor)
+        shown, bar_shown = _pair(row.score, floor)
+        return _gap(verdict, f"{shown} < floor {bar_shown}", row.score, floor)
     if verdict is Verdict.SCORE_MARGIN:
         gate = gates.get(GateName.SCORE_MARGIN)
         margin = float(decision.thresholds.get("score_margin", 0.0))
         top = float(gate.inputs.get("top_score", 0.0)) if gate else row.score
         cutoff = float(gate.thresholds.get("cutoff", top - margin)) if gate else top - margin
-        text = f"{_num(row.score)} < cut-off {_num(cutoff)} = top {_num(top)} - {_num(margin)}"
+        shown, bar_shown = _pair(row.score, cutoff)
+        text = f"{shown} < cut-off {bar_shown} = top {_num(top)} - {_num(margin)}"
         return _gap(verdict, text, row.score, cutoff)
     if verdict is Verdict.AGREEMENT_FLOOR:
         gate = gates.get(GateName.AGREEMENT_FLOOR)
         bar = float(gate.thresholds.get("floor", floor)) if gate else floor
-        text = f"{_num(row.score)} < agreement floor {_num(bar)}"
+        shown, bar_shown = _pair(row.score, bar)
+        text = f"{shown} < agreement floor {bar_shown}"
         return _gap(verdict, text, row.score, bar)
     if verdict is Verdict.RERANK_MIN:
         gate = gates.get(GateName.RERANK_MIN)
         bar = float(gate.thresholds.get("rerank_min", 0.0)) if gate else 0.0
         logit = row.rerank if row.rerank is not None else float("nan")
-        text = f"logit {_num(logit, 2)} < rerank_min {_num(bar, 2)}"
+        shown, bar_shown = _pair(logit, bar, 2)
+        text = f"logit {shown} < rerank_min {bar_shown}"
         return _gap(verdict, text, logit, bar, LOGIT)
     if verdict is Verdict.RERANK_MARGIN:
         gate = gates.get(GateName.RERANK_MARGIN)
@@ -148,10 +164,8 @@ def reason(decision: Decision, row: Row) -> Reason:
         margin = float(gate.thresholds.get("rerank_margin", 0.0)) if gate else 0.0
         logit = row.rerank if row.rerank is not None else float("nan")
         cutoff = best - margin
-        text = (
-            f"logit {_num(logit, 2)} < cut-off {_num(cutoff, 2)} = best {_num(best, 2)} - "
-            f"{_num(margin, 2)}"
-        )
+        shown, bar_shown = _pair(logit, cutoff, 2)
+        text = f"logit {shown} < cut-off {bar_shown} = best {_num(best, 2)} - {_num(margin, 2)}"
         return _gap(verdict, text, logit, cutoff, LOGIT)
     if verdict is Verdict.RERANK_TOP_K:
         return _not_reranked(decision, row)
@@ -160,7 +174,8 @@ def reason(decision: Decision, row: Row) -> Reason:
         winner = gate.inputs.get("top") if gate else None
         bm25 = float(gate.inputs.get("top_bm25") or 0.0) if gate else 0.0
         # This skill's number first, as in every other reason: a narrow column keeps it.
-        text = f"bm25 {row.bm25:.2f} < {bm25:.2f}: lexical fast path took {winner}"
+        shown, bar_shown = _pair(row.bm25, bm25, 2)
+        text = f"bm25 {shown} < {bar_shown}: lexical fast path took {winner}"
         return _gap(verdict, text, row.bm25, bm25, BM25, "or the fast path off (lexical_min = 0)")
     if verdict is Verdict.MAX_SKILLS:
         gate = gates.get(GateName.MAX_SKILLS)
@@ -234,7 +249,7 @@ def _not_reranked(decision: Decision, row: Row) -> Reason:
     if hybrid_bar is None:
         return Reason(verdict, f"not among the rerank_top_k = {k} candidates")
     text = (
-        f"{_num(row.score)} < {_num(hybrid_bar)}, the lowest hybrid score among the "
+        f"{' < '.join(_pair(row.score, hybrid_bar))}, the lowest hybrid score among the "
         f"candidates (rerank_top_k = {k})"
     )
     needs = f"or BM25 ≥ {bm25_bar:.2f} (the top {pool} by BM25 join too)" if bm25_bar else ""
