@@ -582,6 +582,11 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
         app.sort_table("skill")  # again: reversed
         assert [table.rows[i].id for i in table.view] == sorted(ids, reverse=True)
         assert "skill Z→A" in table.header_text().plain
+        for key in ("p", "hybrid", "cosine", "bm25", "overlap"):  # the mark is never cut
+            app.sort_table(key)
+            await pilot.pause()
+            header = table.header_text().plain
+            assert " ▼" in header or f"by {key} ▼" in header, (key, header)
         await pilot.click(SkillsTable, offset=(1, 0))  # the # header: the decision's order
         assert table.sort_key == "decision"
         assert table.view == list(range(len(table.rows)))

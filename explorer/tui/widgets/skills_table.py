@@ -679,8 +679,11 @@ class SkillsTable(ScrollView, can_focus=True):
                 label = "hybrid"
             if key == "p" and not self.drivers:
                 label = "p"
-            if key == self.sort_key:
-                label += f" {self.sort_mark()}"
+            if key == self.sort_key:  # the mark stays whole: a narrow column cuts the label
+                mark, width = f" {self.sort_mark()}", self._widths[key]
+                if len(label) + len(mark) > width:
+                    label = label[: max(width - len(mark) - 1, 0)] + "…"
+                label += mark
             elif key == "skill" and self.sort_key not in ("decision", *self._widths):
                 # Sorted by a column not on screen: said where the eye looks first.
                 label += f" · by {self.sort_key} {self.sort_mark()}"
