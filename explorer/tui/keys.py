@@ -99,7 +99,7 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("✗ rejected", "a SKILL.md that did not parse: F3 says why"),
     ("⚠", "before a name: its SKILL.md has a warning yet routes (invalid YAML the line"),
     ("", "reader recovered, say): F3 and the Skill tab say what"),
-    ("BROKE FIXED", "a case that fails, or passes, since the last re-index (Cases tab)"),
+    ("BROKE FIXED", "a case that fails, or passes, since the cases last ran (Cases tab)"),
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
 )
 

@@ -273,6 +273,27 @@ def _route(prompt: str, root: Path, engine: Engine):  # type: ignore[no-untyped-
     return decide(prompt, open_library([root], config, engine=engine), config)
 
 
+@pytest.mark.slow  # the default models on a real library
+def test_a_flip_made_by_an_edited_threshold_says_the_bar_moved(
+    apache: Path, engine: Engine
+) -> None:
+    """An F2 edit of relevance_threshold flips a case without moving p: the cause says
+    the bar moved ("p 0.05 → 0.05 (bar 0.48 → 0.01)"), not a bar the decision no longer
+    used."""
+    from explorer.engine.qa.flips import flip_cause
+
+    prompt, config = "make a poster for our jazz night", Config()
+    index = open_library([apache], config, engine=engine)
+    before = decide(prompt, index, config)
+    after = decide(prompt, index, config.replace(relevance_threshold=0.01))
+    assert before.injected_ids == () and after.injected_ids[:1] == ("canvas-design",)
+    (took,) = [s for s in flip_cause(before, after).shifts if s.skill == "canvas-design"]
+    p = before.row("canvas-design").relevance
+    assert p is not None
+    bar = before.relevance.threshold if before.relevance else None
+    assert f"p {p:.2f} → {p:.2f} (bar {bar:.2f} → 0.01)" in took.text()
+
+
 # Two cases the routing work was asked to fix. The relevance model does not yet: measured
 # leave-library-out it trades them for far fewer injections where nothing fits
 # (docs/quality.md). Strict, so the day a model injects them these markers must go.

@@ -20,7 +20,7 @@ from explorer.engine.index.snapshot import Index
 from explorer.engine.qa.evaluate import EvalReport, pair_results
 from explorer.engine.route.decision import Decision, Row, Verdict
 from explorer.engine.route.pipeline import decide
-from explorer.engine.route.reasons import BM25, LOGIT, PROBABILITY, Reason, reason
+from explorer.engine.route.reasons import BM25, LOGIT, PROBABILITY, reason
 from explorer.engine.route.relevance import FEATURE_LABELS
 
 TOOK, LOST, MOVED = "took", "lost", "moved"
@@ -41,16 +41,26 @@ class Shift:
     after: float | None
     bar: float | None
     moved: str = ""  # the relevance contribution that changed most: "bm25 lead +1.15 → -0.24"
+    # The bar on each side: they differ when a threshold was edited between the two, and
+    # then the number may not have moved at all; the bar did.
+    bars: tuple[float | None, float | None] = (None, None)
 
     def numbers(self) -> str:
-        """`p 0.85 → 0.45 (bar 0.57)`: the deciding number on both sides."""
+        """`p 0.85 → 0.45 (bar 0.57)`: the deciding number on both sides; `p 0.25 → 0.25
+        (bar 0.48 → 0.05)` when the bar moved instead."""
         label = LABEL.get(self.unit, "hybrid")
         digits = 3 if label == "hybrid" else 2
         if self.before is None or self.after is None:
             side = "new in the library" if self.before is None else "gone from the library"
             return side if self.verdict_before is None or self.verdict_after is None else ""
         text = f"{label} {self.before:.{digits}f} → {self.after:.{digits}f}"
-        return f"{text} (bar {self.bar:.{digits}f})" if self.bar is not None else text
+        if self.bar is None:
+            return text
+        bar = f"{self.bar:.{digits}f}"
+        was, now = (f"{b:.{digits}f}" if b is not None else None for b in self.bars)
+        if was is not None and now is not None and was != now:
+            bar = f"{was} → {now}"
+        return f"{text} (bar {bar})"
 
     def text(self) -> str:
         """`plaintext-accounting lost it: relevance, p 0.85 → 0.45 (bar 0.57); bm25 lead …`"""
@@ -112,14 +122,11 @@ def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> S
     """`skill` between `before` and `after`: measured by the gate of the side where it
     was not injected (after, unless it is injected only there)."""
     old, new = _row(before, skill), _row(after, skill)
-    deciding: Reason | None = None
-    if new is not None and new.verdict is not Verdict.INJECT:
-        deciding = reason(after, new)
-    elif old is not None:
-        deciding = reason(before, old)
-    elif new is not None:
-        deciding = reason(after, new)
+    was = reason(before, old) if old is not None else None
+    now = reason(after, new) if new is not None else None
+    deciding = now if new is not None and new.verdict is not Verdict.INJECT else (was or now)
     unit = deciding.unit if deciding is not None else PROBABILITY
+    bars = [side.bar if side is not None and side.unit == unit else None for side in (was, now)]
     return Shift(
         skill=skill,
         role=role,
@@ -131,6 +138,7 @@ def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> S
         after=_value(new, unit),
         bar=deciding.bar if deciding is not None else None,
         moved=_moved_most(before, after, skill),
+        bars=(bars[0], bars[1]),
     )
 
 

@@ -79,7 +79,7 @@ def cases_text(
         f"host value {_rate(rates.host_value)}\n"
     )
     if comparison is not None:
-        out.append("\nsince the last re-index: ", style="bold")
+        out.append("\nsince the cases last ran (a re-index or an edit): ", style="bold")
         if not comparison.flipped:
             out.append("no case changed outcome\n", style="dim")
         else:
