@@ -225,6 +225,8 @@ class ExplorerApp(App[None]):
         self.state.quality_for = (key, config)
         self.turns.run("quality", snapshot, config)
         self.beat.start()
+        self.state.quality_running = True  # the status bar's recall is the last run's
+        self.main.refresh_status()
 
     def replay(self, snapshot: Index, config: Config) -> None:
         """Replay the telemetry log on this snapshot, unless the last replay had the same

@@ -177,6 +177,7 @@ class ExplorerState:
     flip_causes: Mapping[str, FlipCause] = field(default_factory=dict)  # prompt -> its cause
     history_replay: Replay | None = None
     quality_for: tuple[tuple[object, ...], Config] | None = None  # the last lint's input
+    quality_running: bool = False  # lint and the cases run for a newer snapshot or config
     history_for: tuple[tuple[object, ...], Config] | None = None  # the last replay's input
     # What the next lint takes from the last: each unchanged file's findings, the dense
     # near-duplicate pairs already found. Used by one lint at a time (tasks.InTurn).

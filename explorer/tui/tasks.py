@@ -390,11 +390,15 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
     previous, previous_run = state.cases_report, state.cases_run
     findings: dict[str, list[str]] = {}
     worker = get_current_worker()
+    linted = False
 
     def give_way() -> None:
         # Textual cancels its workers as the explorer closes, and the app's exit waits for
         # a thread to end: at 26,000 skills this run would hold a quit up for half a minute.
-        if worker.is_cancelled:
+        # Once lint is done (its memo must see a whole run), a run for a newer snapshot or
+        # config that waits (`InTurn`) stops the cases: their answer would be replaced as
+        # it is shown (an F2 value typed digit by digit asks for a run at each).
+        if worker.is_cancelled or (linted and app.turns.waits("quality")):
             raise _Cancelled
         app.beat.pause()
 
@@ -406,6 +410,7 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
                 findings.setdefault(finding.path, []).append(
                     kept_finding(finding.severity, finding.rule, finding.message, finding.line)
                 )
+            linted = True
             kept = {path: tuple(lines) for path, lines in findings.items()}
             # Counted here, off the event loop: 170,000 findings at 26,000 skills take
             # tens of milliseconds to walk.

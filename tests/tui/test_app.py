@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual import events
@@ -290,6 +292,45 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
             pilot,
             lambda: "lint" in app.query_one(SkillPanel).query_one("#skill-body").render().plain,
         )
+
+
+async def test_the_status_bar_says_while_the_cases_run_again_after_an_edit(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An F2 edit decides at once; the cases follow, and until they have, the recall
+    the status bar shows is marked as the last run's."""
+    from explorer.tui import tasks
+
+    (library / "cases.toml").write_text(
+        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n',
+        encoding="utf-8",
+    )
+    go_on = threading.Event()
+    go_on.set()
+    evaluate = tasks.evaluate
+
+    def held(*args: Any, **kwargs: Any) -> Any:  # the cases wait until the test has looked
+        go_on.wait(30)
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "evaluate", held)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        status = app.query_one(StatusBar)
+        assert "recall 1.000" in status.render().plain
+        assert "running" not in status.render().plain
+        go_on.clear()
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        editor.edit("min_similarity", "0.99")
+        await settle(pilot, lambda: shown_for(app, "") and app.config.min_similarity == 0.99)
+        await pilot.pause()
+        assert "recall 1.000 (running…)" in status.render().plain
+        go_on.set()
+        await settle(pilot, lambda: "recall 0.000" in status.render().plain)
+        assert "running" not in status.render().plain
 
 
 async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: Path) -> None:

@@ -289,6 +289,7 @@ class MainScreen(Screen[None]):
                 edits=", ".join(_edited(state)),
                 loading=state.loading,
                 cases=cases_status(state.cases_report, state.comparison),
+                cases_running=state.quality_running,
             )
         )
 
@@ -484,6 +485,7 @@ class MainScreen(Screen[None]):
 
     def show_quality(self, quality: Quality) -> None:
         panel, state = self.query_one(CasesPanel), self.state
+        state.quality_running = self.explorer.turns.waits("quality")  # a newer run is next
         state.findings = quality.findings
         state.lint_errors = quality.lint_errors
         if quality.problem is not None:

@@ -30,6 +30,7 @@ class Status:
     config: str = ""
     loading: str = ""
     cases: Text | None = None
+    cases_running: bool = False  # `cases` is the last run's; a run for what is on screen goes on
     edits: str = ""
 
     def text(self) -> Text:
@@ -56,6 +57,8 @@ class Status:
         if self.cases is not None and self.cases.plain:
             text.append(" │ ")
             text.append_text(self.cases)
+            if self.cases_running:
+                text.append(" (running…)", style="dim")
         if self.edits:  # F2's live edits: the numbers on screen are not the files' alone
             text.append(" │ ")
             text.append(visible(f"F2: {self.edits}"), style="bold yellow")
