@@ -113,6 +113,15 @@ def scores_text(result: WhatIf) -> Text:
                 _delta(before.rerank, after.rerank, 2),
             )
         )
+    if before.relevance is not None or after.relevance is not None:  # §9.12: what decides
+        rows.append(
+            (
+                "p",
+                _num(before.relevance, 2),
+                _num(after.relevance, 2),
+                _delta(before.relevance, after.relevance, 2),
+            )
+        )
     rows.append(("Δ to inject", before.missing_text or "—", after.missing_text or "—", Text("")))
     for label, now, edited, change in rows:
         out.append(f"{label:<12}", style="dim")

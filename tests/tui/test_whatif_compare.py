@@ -336,3 +336,54 @@ async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Pat
         await settle(pilot, lambda: screen.result is not None and screen.cases_done)
         text = _text(screen, "#whatif-cases")
         assert "cases.toml have not run yet" in text and "--cases" not in text
+
+
+@pytest.mark.slow  # the default preset's models, where p is what decides
+def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) -> None:
+    """docs/explorer.md's F7 walk: appending a sentence to productivity-helper moves p
+    over the bar for its prompt, and the preview says so, p row included; the same
+    sentence makes it take a trip-planning prompt no skill should, which the cases name."""
+    from explorer.engine.author.rewrite import read_skill_text
+    from explorer.engine.author.whatif import what_if
+    from explorer.engine.base.config import Config
+    from explorer.engine.index.opening import open_engine, open_library
+    from explorer.engine.qa.cases import load_cases
+    from explorer.tui.whatif import scores_text
+    from tests.conftest import SAMPLE_SKILLS
+
+    config = Config()
+    index = open_library([SAMPLE_SKILLS], config, engine=open_engine(config, warm_cache_dir))
+    skill = index.skills[index.positions["productivity-helper"]]
+    added = "Turns a pile of to-dos into a prioritised plan for the week."
+    result = what_if(
+        index,
+        config,
+        skill.id,
+        f"{skill.description} {added}",
+        "help me prioritise my to-do list for this week",
+        original=read_skill_text(skill.path),
+        cases=load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases,
+    )
+    shown = scores_text(result).plain
+    assert result.before is not None and result.after is not None
+    before, after = result.before.relevance, result.after.relevance
+    assert before is not None and after is not None
+    p_row = ["p", f"{before:.2f}", f"{after:.2f}", f"{after - before:+.2f}"]
+    assert p_row in [line.split() for line in shown.splitlines()], shown
+    assert result.after.injected and not result.before.injected
+    assert result.comparison is not None
+    assert [flip.prompt for flip in result.comparison.flipped] == [
+        "help me plan a 3 day trip to rome"
+    ]
+    # The walk's second try: the same gain without the word "plan", and no flip.
+    tasks = what_if(
+        index,
+        config,
+        skill.id,
+        f"{skill.description} Turns a pile of to-dos into a prioritised list of tasks.",
+        "help me prioritise my to-do list for this week",
+        original=read_skill_text(skill.path),
+        cases=load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases,
+    )
+    assert tasks.after is not None and tasks.after.injected and tasks.comparison is not None
+    assert f"{tasks.after.relevance:.2f}" == "0.99" and not tasks.comparison.flipped

@@ -43,6 +43,7 @@ class Standing:
     boosts: float  # keyword + phrase + file + project
     hybrid: float
     rerank: float | None  # the logit, None when not reranked
+    relevance: float | None  # §9.12's p, None when the relevance model did not see it
     verdict: Verdict
     reason: str  # the deciding comparison, as in the table's why column
     missing: float | None  # the Δ to inject, in `unit`; None: no number (or injected)
@@ -71,6 +72,7 @@ def standing(decision: Decision, skill_id: str) -> Standing | None:
         boosts=row.keyword + row.phrase + row.file + row.project,
         hybrid=row.score,
         rerank=row.rerank,
+        relevance=row.relevance,
         verdict=row.verdict,
         reason=why.text,
         missing=why.missing,
