@@ -414,6 +414,25 @@ def test_invalid_yaml_is_recovered_with_a_warning_on_the_right_line() -> None:
     assert str(warning) == f"/virtual/SKILL.md:4: {warning.message}"
 
 
+@pytest.mark.parametrize(
+    ("line", "opened"),
+    [
+        ('description: "Handle the task.', "a quote"),
+        ("keywords: [alpha, beta", "a [list] or {mapping}"),
+    ],
+)
+def test_a_quote_or_list_left_open_is_placed_where_it_opens(line: str, opened: str) -> None:
+    """YAML notices an unclosed quote or list only where the frontmatter ends; the
+    warning points at the line that opened it, and says so."""
+    rest = "name: open-skill\nlicense: MIT\n"
+    if not line.startswith("description"):
+        rest += "description: Handle the task.\n"
+    text = f"---\n{line}\n{rest}---\nBody\n"
+    (warning,) = parse_ok(text).warnings
+    assert warning.line == 2
+    assert f"{opened} opened on this line is not closed" in warning.message
+
+
 def test_invalid_yaml_line_counts_the_file_with_bom_and_crlf() -> None:
     text = "\ufeff---\r\nname: x\r\n\r\ndescription: a: b\r\n---\r\n"
     skill = parse_ok(text.encode("utf-8"))

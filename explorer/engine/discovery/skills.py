@@ -577,6 +577,10 @@ def _yaml_frontmatter(
     except yaml.YAMLError as error:
         error_line = _yaml_error_line(error)
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        context = getattr(error, "context", None) or ""
+        opened = next((n for c, n in _OPENED_CONTEXTS.items() if context.startswith(c)), None)
+        if opened is not None:
+            reason = f"{opened} opened on this line is not closed: {reason}"
         warnings.append(
             Problem(
                 path, f"invalid YAML frontmatter ({reason}); recovered by line reader", error_line
@@ -729,8 +733,19 @@ def interned(tokens: Iterable[str]) -> tuple[str, ...]:
     return tuple(map(sys.intern, tokens))
 
 
+# The contexts of a construct left open, and what an author calls it: YAML notices only
+# where it ends, often the frontmatter's last line; the author's slip is where it began.
+_OPENED_CONTEXTS = {
+    "while scanning a quoted scalar": "a quote",
+    "while parsing a flow": "a [list] or {mapping}",
+}
+
+
 def _yaml_error_line(error: Exception) -> int | None:
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    context = getattr(error, "context", None) or ""
+    mark = getattr(error, "problem_mark", None)
+    if context.startswith(tuple(_OPENED_CONTEXTS)) or mark is None:
+        mark = getattr(error, "context_mark", None) or mark
     # +2: the frontmatter starts on the file's second line, and marks count from 0.
     return mark.line + 2 if mark is not None else None
 
