@@ -23,7 +23,7 @@ from explorer.terminal import visible
 KEYS: tuple[tuple[str, str, str, str, str], ...] = (
     ("f1", "help", "Help", "every key and symbol explained", "help"),
     ("f2", "thresholds", "Thresholds", "every config field, applied as you type", "thresholds"),
-    ("f3", "errors", "Errors", "rejected files, stale skills, warnings, lint", "errors"),
+    ("f3", "errors", "Problems", "rejected files, stale skills, warnings, lint", "errors"),
     ("f4", "panels", "Panels", "the tabs, the decision, or both below the table", "panels"),
     (
         "ctrl+n",
@@ -205,11 +205,14 @@ def help_text(app: App[Any], notes: str) -> Text:
     """F1: every key, from the bindings, then `notes` (what no binding says)."""
     out = Text()
     out.append("Type a prompt; every skill is scored as you type.\n\n")
-    for binding in bindings(app):
+    listed = bindings(app)
+    width = max((len(b.id or "") for b in listed), default=0) + 2
+    out.append(f"{'key':<10}{'command':<16}{'id (keymap)':<{width}}what it does\n", style="dim")
+    for binding in listed:  # the id before the prose, so a wrapped line wraps prose only
         out.append(visible(f"{binding.key:<10}"), style="bold")
         out.append(f"{binding.description:<16}")
-        out.append(f" {binding.tooltip}" if binding.tooltip else "")
-        out.append(f"  id: {binding.id}\n", style="dim")
+        out.append(f"{binding.id or '':<{width}}", style="dim")
+        out.append(f"{binding.tooltip or ''}\n")
     out.append("\n")
     out.append(notes)
     out.append("\nSymbols\n", style="bold")

@@ -390,8 +390,11 @@ async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_pat
         await pilot.press("f1")
         await settle(pilot, lambda: isinstance(app.screen, TextScreen))
         body = str(app.screen.query_one("#page-body").render())
-        line = next(line for line in body.splitlines() if "id: reindex" in line)
-        assert line.startswith("ctrl+b")
+        line = next(line for line in body.splitlines() if " reindex " in line)
+        assert line.split()[:3] == ["ctrl+b", "Re-index", "reindex"]
+        # The id stands before the prose, so a long description wraps prose only.
+        tab = next(line for line in body.splitlines() if line.startswith("ctrl+n"))
+        assert tab.split()[:4] == ["ctrl+n", "Next", "tab", "next-tab"]
 
 
 def test_a_keymap_onto_a_taken_key_is_refused_and_said() -> None:
@@ -598,3 +601,10 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
         app.sort_table("bm25")
         await pilot.pause()
         assert "bm25" in table._widths and "bm25" in table.header_text().plain
+        # A column toggled on that the width leaves off says so, not nothing at all.
+        app.toggle_column("cosine")
+        assert table.column_state("cosine") == "hidden"
+        app.toggle_column("cosine")
+        await pilot.pause()
+        assert table.column_state("cosine") == "on, but this terminal is too narrow for it"
+        assert any("too narrow" in n.message for n in app._notifications)

@@ -234,6 +234,7 @@ class MainScreen(Screen[None]):
     def toggle_column(self, key: str) -> None:
         self.table.toggle_column(key)
         self.remember()
+        self.notify(f"column {key}: {self.table.column_state(key)}", timeout=3)
 
     def sort_table(self, key: str) -> None:
         self.table.sort_by(key)

@@ -189,7 +189,7 @@ class SkillsTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
         Binding("home", "cursor_to(0)", "First", show=False, id="table-first"),
         Binding("end", "cursor_to(-1)", "Last", show=False, id="table-last"),
-        Binding("slash", "screen.filter", "Filter", id="table-filter"),
+        Binding("slash", "screen.filter", "Filter", show=False, id="table-filter"),
         Binding("escape", "screen.focus_prompt", "Prompt", show=False, id="table-prompt"),
     ]
     COMPONENT_CLASSES = {
@@ -254,6 +254,17 @@ class SkillsTable(ScrollView, can_focus=True):
     def columns(self) -> list[tuple[str, str]]:
         """The columns on screen: not hidden by the user, not dropped for width."""
         return [column for column in COLUMNS if column[0] in self._widths]
+
+    def column_state(self, key: str) -> str:
+        """What became of a column the user toggled: a column asked for may still be off
+        screen, and the palette's toggle would otherwise seem to do nothing."""
+        if key in self.hidden:
+            return "hidden"
+        if key in self._widths:
+            return "shown"
+        if key in self._content_widths():
+            return "on, but this terminal is too narrow for it"
+        return "on, but this decision has no numbers for it"
 
     def toggle_column(self, key: str) -> None:
         self.hidden ^= {key}
