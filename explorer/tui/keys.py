@@ -118,6 +118,20 @@ def _reserved() -> dict[str, str]:
     return taken
 
 
+def prompt_editing_keys() -> dict[str, str]:
+    """The prompt's editing keys and their actions (backspace, ctrl+u, ctrl+w, …): typed
+    while the table or a panel has the focus, they edit the prompt as letters type into
+    it. Not enter (a submit), nor copy (the focused widget's selection)."""
+    from textual.widgets import Input
+
+    keys: dict[str, str] = {}
+    for binding in Input.BINDINGS:
+        if isinstance(binding, Binding) and binding.action not in ("submit", "copy"):
+            for key in binding.key.split(","):
+                keys[key.strip()] = binding.action
+    return keys
+
+
 def _keys(value: str) -> list[str]:
     """A keymap value's keys as Textual compares them: comma-separated, lower case."""
     return [key.strip().lower() for key in value.split(",") if key.strip()]

@@ -508,6 +508,13 @@ async def test_up_down_move_the_table_while_typing_and_the_row_gives_the_engines
         await pilot.press("x")  # typing in the table goes to the prompt
         assert app.focused is app.query_one(PromptBar)
         assert app.query_one(PromptBar).value.endswith("nowx")
+        # So do the prompt's editing keys the table does not bind (end stays the table's).
+        await pilot.press("tab", "backspace")
+        assert app.focused is app.query_one(PromptBar)
+        assert app.query_one(PromptBar).value.endswith("now")
+        await pilot.press("tab", "end", "ctrl+u")
+        assert table.cursor == len(table.view) - 1
+        assert app.focused is app.query_one(PromptBar) and app.query_one(PromptBar).value == ""
         await pilot.press("tab", "escape")
         assert app.focused is app.query_one(PromptBar)
 

@@ -34,6 +34,7 @@ from explorer.tui.collisions import CollisionsScreen
 from explorer.tui.compare import CompareView
 from explorer.tui.exports import still_loading
 from explorer.tui.history import PromptHistory
+from explorer.tui.keys import prompt_editing_keys
 from explorer.tui.screens.thresholds import ThresholdEditor
 from explorer.tui.state import (
     BOTTOM_VIEWS,
@@ -58,6 +59,8 @@ from explorer.tui.widgets.terms_panel import TermsPanel
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
+
+PROMPT_EDITING_KEYS = prompt_editing_keys()
 
 PANELS_DELAY_S = 0.08  # the decision, terms and skill panels catch up when typing pauses
 NARROW_WIDTH = 110
@@ -529,12 +532,15 @@ class MainScreen(Screen[None]):
         elif event.input.id == "filter":
             self.table.focus()  # the filter stays; Esc in the table: the prompt
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         """A printable key that reached the screen unhandled belongs to the prompt: typed
-        there, and the prompt takes the focus. The focused widget (the table, a tab, a
-        panel) had it first, and a binding anywhere in the focus chain (space in the
-        decision panel, / in the table, the app's keys) keeps it."""
-        if not (event.is_printable and event.character):
+        there, and the prompt takes the focus; so does one of the prompt's editing keys
+        (backspace, ctrl+u, …), which edits it there. The focused widget (the table, a
+        tab, a panel) had it first, and a binding anywhere in the focus chain (space in
+        the decision panel, / and end in the table, the app's keys) keeps it."""
+        printable = event.is_printable and event.character
+        editing = None if printable else PROMPT_EDITING_KEYS.get(event.key)
+        if not printable and editing is None:
             return
         if isinstance(self.focused, Input | TextArea) or event.key in self.active_bindings:
             return
@@ -542,7 +548,10 @@ class MainScreen(Screen[None]):
         event.stop()
         prompt = self.prompt
         prompt.focus()
-        prompt.insert_text_at_cursor(event.character)
+        if editing is not None:
+            await prompt.run_action(editing)
+        elif event.character:
+            prompt.insert_text_at_cursor(event.character)
 
     def on_cases_panel_case_chosen(self, event: CasesPanel.CaseChosen) -> None:
         """A failing case into the prompt: the table shows at once why it fails."""
