@@ -106,8 +106,15 @@ def skill_line(text: str) -> str:
     return " ".join(visible(text).split())
 
 
+ABOUT_CHARS = 72  # a description's share of a hit: one line at 80 columns
+
+
 def listing(name: Content, description: str) -> Content:
-    """The id, and the description dimmed under it: what the palette's `help` would show,
-    without reading the description as markup."""
+    """The id, and the start of the description dimmed under it, on one line: whole, a
+    1,000-character description made one skill a screenful and a list of them unscannable.
+    Not read as markup, as the palette's `help` would be."""
     about = skill_line(description)
+    if len(about) > ABOUT_CHARS:  # cut at a word's end
+        cut = about.rfind(" ", 0, ABOUT_CHARS)
+        about = about[: cut if cut > 0 else ABOUT_CHARS].rstrip(" ,;:.") + "…"
     return name + Content("\n") + Content(about).stylize("dim") if about else name

@@ -49,3 +49,16 @@ async def test_every_key_is_in_the_palette_and_in_help(library: Path, tmp_path: 
             assert description in names
             assert description in page and tooltip in page
         assert len(ExplorerApp.BINDINGS) == len(KEYS)
+
+
+def test_go_to_lists_each_skill_on_two_lines_whatever_its_description() -> None:
+    """ctrl+g: a 1,000-character description is cut at a word to one line under the id,
+    so a library's skills can be scanned; a short one is shown whole."""
+    from textual.content import Content
+
+    from explorer.tui.commands import ABOUT_CHARS, listing
+
+    long = listing(Content("auditor"), "Audits web pages for accessibility problems. " * 20)
+    name, about = long.plain.split("\n")
+    assert name == "auditor" and len(about) <= ABOUT_CHARS + 1 and about.endswith("for…")
+    assert listing(Content("pdf"), "Merge PDFs.").plain == "pdf\nMerge PDFs."
