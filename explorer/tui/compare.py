@@ -69,7 +69,7 @@ def _verdicts(entry: Entry, short: bool) -> Text:
     out.append("→" if short else " → ")
     out.append(now, style=style or "yellow")
     change = entry.shift
-    if change is not None and change.before is not None and change.after is not None:
+    if change is not None and (change.before is not None or change.after is not None):
         # The cause: the deciding number on both sides (p, hybrid, logit or BM25).
         numbers = (
             f"{_compact(change.before)}→{_compact(change.after)}" if short else change.numbers()
@@ -78,8 +78,10 @@ def _verdicts(entry: Entry, short: bool) -> Text:
     return out
 
 
-def _compact(value: float) -> str:
-    """0.49 as .49, -0.5 as -.50: a number a narrow column can hold."""
+def _compact(value: float | None) -> str:
+    """0.49 as .49, -0.5 as -.50: a number a narrow column can hold; — for none."""
+    if value is None:
+        return "—"
     text = f"{value:.2f}"
     return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text
 

@@ -294,6 +294,30 @@ def test_a_flip_made_by_an_edited_threshold_says_the_bar_moved(
     assert f"p {p:.2f} → {p:.2f} (bar {bar:.2f} → 0.01)" in took.text()
 
 
+@pytest.mark.slow  # the default models on sample_skills
+def test_a_change_of_verdict_names_what_decided_each_side(engine: Engine) -> None:
+    """F8's cause for "rerank_top_k → INJECT": the hybrid score that made the skill a
+    candidate, then the p that injected it; "rerank_top_k → relevance": p, which the
+    skill did not have as no candidate ("—")."""
+    from explorer.engine.qa.flips import shift
+    from tests.conftest import SAMPLE_SKILLS
+
+    config = Config()
+    index = open_library([SAMPLE_SKILLS], config, engine=engine)
+    base = decide("make a poster for our jazz night", index, config)
+    now = decide("write release notes from the last 20 commits", index, config)
+    took = shift("changelog-generator", base, now)
+    p, trace = now.row("changelog-generator").relevance, now.relevance
+    assert p is not None and trace is not None and took.unit == "score"
+    assert took.numbers().endswith(f"; now INJECT at p {p:.2f} ≥ {trace.threshold:.2f}")
+    joined = next(
+        s
+        for s in now.rows.ids
+        if base.row(s).verdict is Verdict.RERANK_TOP_K and now.row(s).verdict is Verdict.RELEVANCE
+    )
+    assert shift(joined, base, now).numbers().startswith("p — → ")
+
+
 # Two cases the routing work was asked to fix. The relevance model does not yet: measured
 # leave-library-out it trades them for far fewer injections where nothing fits
 # (docs/quality.md). Strict, so the day a model injects them these markers must go.

@@ -44,23 +44,31 @@ class Shift:
     # The bar on each side: they differ when a threshold was edited between the two, and
     # then the number may not have moved at all; the bar did.
     bars: tuple[float | None, float | None] = (None, None)
+    # What decided the injection on the other side when it is another number: "rerank_top_k
+    # → INJECT" passed the candidates' hybrid bar, and then p decided ("now p 1.00 ≥ 0.48").
+    injected_by: str = ""
 
     def numbers(self) -> str:
         """`p 0.85 → 0.45 (bar 0.57)`: the deciding number on both sides; `p 0.25 → 0.25
-        (bar 0.48 → 0.05)` when the bar moved instead."""
+        (bar 0.48 → 0.05)` when the bar moved instead; `p — → 0.12` for a side that did not
+        have the number (not a candidate there)."""
         label = LABEL.get(self.unit, "hybrid")
         digits = 3 if label == "hybrid" else 2
-        if self.before is None or self.after is None:
-            side = "new in the library" if self.before is None else "gone from the library"
-            return side if self.verdict_before is None or self.verdict_after is None else ""
-        text = f"{label} {self.before:.{digits}f} → {self.after:.{digits}f}"
-        if self.bar is None:
-            return text
+        if self.verdict_before is None or self.verdict_after is None:
+            return "new in the library" if self.verdict_before is None else "gone from the library"
+        if self.before is None and self.after is None:
+            return ""
+        was, now = (f"{v:.{digits}f}" if v is not None else "—" for v in (self.before, self.after))
+        text = f"{label} {was} → {now}"
+        if self.bar is not None:
+            text += f" (bar {self._bar(digits)})"
+        return f"{text}; {self.injected_by}" if self.injected_by else text
+
+    def _bar(self, digits: int) -> str:
+        assert self.bar is not None
         bar = f"{self.bar:.{digits}f}"
         was, now = (f"{b:.{digits}f}" if b is not None else None for b in self.bars)
-        if was is not None and now is not None and was != now:
-            bar = f"{was} → {now}"
-        return f"{text} (bar {bar})"
+        return f"{was} → {now}" if was is not None and now is not None and was != now else bar
 
     def text(self) -> str:
         """`plaintext-accounting lost it: relevance, p 0.85 → 0.45 (bar 0.57); bm25 lead …`"""
@@ -127,6 +135,14 @@ def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> S
     deciding = now if new is not None and new.verdict is not Verdict.INJECT else (was or now)
     unit = deciding.unit if deciding is not None else PROBABILITY
     bars = [side.bar if side is not None and side.unit == unit else None for side in (was, now)]
+    injected_by = ""
+    for word, side, row in (("was", was, old), ("now", now, new)):
+        injected = row is not None and row.verdict is Verdict.INJECT
+        if injected and side is not None and side.unit != unit and side.value is not None:
+            label = LABEL.get(side.unit, "hybrid")
+            digits = 3 if label == "hybrid" else 2
+            bar = f" ≥ {side.bar:.{digits}f}" if side.bar is not None else ""
+            injected_by = f"{word} INJECT at {label} {side.value:.{digits}f}{bar}"
     return Shift(
         skill=skill,
         role=role,
@@ -139,6 +155,7 @@ def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> S
         bar=deciding.bar if deciding is not None else None,
         moved=_moved_most(before, after, skill),
         bars=(bars[0], bars[1]),
+        injected_by=injected_by,
     )
 
 
