@@ -55,15 +55,23 @@ def issues(
             if skill.stale is not None:
                 stale = skill.stale
                 found.append(Issue(STALE, stale.path, stale.message, stale.line))
-        found += [Issue(WARNING, p.path, p.message, p.line) for p in snapshot.warnings]
+        found += [Issue(WARNING, p.path, _warning(p.message), p.line) for p in snapshot.warnings]
     lint = [
         Issue(f"lint {severity}: {rule}", path, message, line)
-        for path, severity, rule, message, line in _lint_findings(findings or {})
+        for path, severity, rule, message, line in _kept_findings(findings or {})
     ]
     order = {kind: place for place, kind in enumerate(KIND_ORDER)}
     found.sort(key=lambda issue: order[issue.kind])
     lint.sort(key=lambda issue: (not issue.kind.startswith("lint error"), issue.kind, issue.path))
     return found + lint
+
+
+def _warning(message: str) -> str:
+    """A parse warning as F3 lists it: invalid YAML routes here, yet lint counts it an
+    error (as `skill-explorer lint` does, and the status bar's lint count with it)."""
+    if "invalid YAML" in message:
+        return f"{message}; a lint error: other hosts' parsers reject the file"
+    return message
 
 
 def kept_finding(severity: str, rule: str, message: str, line: int | None) -> str:
@@ -74,12 +82,12 @@ def kept_finding(severity: str, rule: str, message: str, line: int | None) -> st
     return f"{severity} {rule}{where}: {message}"
 
 
-def _lint_findings(
-    findings: Mapping[str, Sequence[str]],
+def _kept_findings(
+    findings: Mapping[str, Sequence[str]], *, parse_rules: bool = False
 ) -> list[tuple[str, str, str, str, int | None]]:
-    """(path, severity, rule, message, line) of each lint finding F3 lists (kept_finding's
-    strings); the parse rules are the rejected files and parse warnings, listed (and
-    counted) once, above."""
+    """(path, severity, rule, message, line) of each of kept_finding's strings. Without
+    `parse_rules`, as F3 lists them: the parse rules are the rejected files and parse
+    warnings, listed once, above."""
     out = []
     for path, kept in findings.items():
         for finding in kept:
@@ -88,15 +96,19 @@ def _lint_findings(
             at = _LINE.match(rule)
             line = int(at.group(2)) if at else None
             rule = at.group(1) if at else rule
-            if not rule.startswith("parse/"):
+            if parse_rules or not rule.startswith("parse/"):
                 out.append((path, severity, rule, message, line))
     return out
 
 
 def lint_errors(findings: Mapping[str, Sequence[str]]) -> int:
-    """The lint errors F3 lists (the status bar counts them apart from the files that
-    failed to parse: those are not lint's to count twice)."""
-    return sum(severity == "error" for _, severity, *_ in _lint_findings(findings))
+    """Lint's errors, as `skill-explorer lint` counts them, but for the files that failed
+    to parse (the status bar counts those as its errors: not lint's to count twice).
+    Invalid YAML a recovery read is one: it routes here, and other hosts reject it."""
+    return sum(
+        severity == "error" and rule != "parse/rejected"
+        for _, severity, rule, _, _ in _kept_findings(findings, parse_rules=True)
+    )
 
 
 def stale_reasons(snapshot: Index) -> dict[str, str]:

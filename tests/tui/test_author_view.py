@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.widgets import OptionList, TabbedContent
 
 from explorer.engine.base.config import Config, LoadedConfig
+from explorer.engine.discovery import Problem
 from explorer.tui.app import ExplorerApp
 from explorer.tui.health import issues, kept_finding, layers_text, lint_errors
 from explorer.tui.screens import ProblemsScreen, ThresholdEditor
@@ -163,17 +165,25 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
 
 
 def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None:
-    """F3 lists both, so the bar counts both: a broken file and a lint error apart."""
+    """F3 lists both, so the bar counts both: a broken file and a lint error apart. Its
+    lint count is `skill-explorer lint`'s but for the rejected files (the bar's errors):
+    invalid YAML that routes here is a lint error, as other hosts reject the file."""
     findings = {
         "/s/a/SKILL.md": (
             "error spec/description-length: the description has 1100 characters",
             "warning retrieval/no-trigger-language: no 'use when' sentence",
-            "error parse/invalid-yaml: recovered by line reader",  # a parse warning: counted once
+            "error parse/invalid-yaml (line 3): recovered by line reader",
         ),
         "/s/b/SKILL.md": ("error spec/reserved-word: 'claude' in the name",),
         "/s/c/SKILL.md": ("info claude-code/listing-budget: 99 characters",),
+        "/s/d/SKILL.md": ("error parse/rejected: no frontmatter",),  # the bar's own error
     }
-    assert lint_errors(findings) == 2  # warnings are F3's alone: most libraries have many
+    assert lint_errors(findings) == 3  # warnings are F3's alone: most libraries have many
+    # F3 lists the invalid YAML once, as a parse warning, and says that lint counts it.
+    warned = Problem("/s/a/SKILL.md", "invalid YAML frontmatter (x); recovered", 3)
+    snapshot = SimpleNamespace(rejected=(), skills=(), warnings=(warned,))
+    (listed,) = [i for i in issues(snapshot, findings={}) if i.kind == "parse warning"]  # type: ignore[arg-type]
+    assert listed.message.endswith("a lint error: other hosts' parsers reject the file")
     shown = Status("skills", 1, "d", "r", last="", errors=0, lint_errors=2).text().plain
     assert "1 skill │ 0 errors · lint 2 errors (F3)" in shown
     assert "3 skills │ 0 errors │" in Status("skills", 3, "d", "r", last="", errors=0).text().plain
