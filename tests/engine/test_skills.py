@@ -415,22 +415,23 @@ def test_invalid_yaml_is_recovered_with_a_warning_on_the_right_line() -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "opened"),
+    ("lines", "line", "said"),
     [
-        ('description: "Handle the task.', "a quote"),
-        ("keywords: [alpha, beta", "a [list] or {mapping}"),
+        # YAML notices an open quote only where the frontmatter ends: the line that
+        # opened it is the one to fix.
+        (['description: "Handle the task.', "name: open-skill"], 2, "a quote opened on this"),
+        # An open [list] is noticed on the next line, and said to be in the list.
+        (["keywords: [alpha, beta", "name: open-skill"], 3, "in the [list] opened on line 2"),
+        # A closed list with a bad item: its own line, and no word of an unclosed list.
+        (['keywords: [alpha, "b" c]', "name: open-skill"], 2, "expected ',' or ']'"),
     ],
 )
-def test_a_quote_or_list_left_open_is_placed_where_it_opens(line: str, opened: str) -> None:
-    """YAML notices an unclosed quote or list only where the frontmatter ends; the
-    warning points at the line that opened it, and says so."""
-    rest = "name: open-skill\nlicense: MIT\n"
-    if not line.startswith("description"):
-        rest += "description: Handle the task.\n"
-    text = f"---\n{line}\n{rest}---\nBody\n"
+def test_a_yaml_slip_is_placed_on_the_line_to_fix(lines: list[str], line: int, said: str) -> None:
+    rest = "" if lines[0].startswith("description") else "description: Handle the task.\n"
+    text = "---\n" + "\n".join(lines) + f"\n{rest}license: MIT\n---\nBody\n"
     (warning,) = parse_ok(text).warnings
-    assert warning.line == 2
-    assert f"{opened} opened on this line is not closed" in warning.message
+    assert warning.line == line and said in warning.message, warning
+    assert "not closed" not in warning.message or "quote" in said
 
 
 def test_invalid_yaml_line_counts_the_file_with_bom_and_crlf() -> None:

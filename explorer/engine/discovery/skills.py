@@ -575,12 +575,7 @@ def _yaml_frontmatter(
         warnings.append(Problem(path, "frontmatter nested too deeply; recovered by line reader"))
         return lenient_frontmatter(frontmatter_text), None, False
     except yaml.YAMLError as error:
-        error_line = _yaml_error_line(error)
-        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
-        context = getattr(error, "context", None) or ""
-        opened = next((n for c, n in _OPENED_CONTEXTS.items() if context.startswith(c)), None)
-        if opened is not None:
-            reason = f"{opened} opened on this line is not closed: {reason}"
+        error_line, reason = _yaml_error_line(error), _yaml_reason(error)
         warnings.append(
             Problem(
                 path, f"invalid YAML frontmatter ({reason}); recovered by line reader", error_line
@@ -733,21 +728,36 @@ def interned(tokens: Iterable[str]) -> tuple[str, ...]:
     return tuple(map(sys.intern, tokens))
 
 
-# The contexts of a construct left open, and what an author calls it: YAML notices only
-# where it ends, often the frontmatter's last line; the author's slip is where it began.
-_OPENED_CONTEXTS = {
-    "while scanning a quoted scalar": "a quote",
-    "while parsing a flow": "a [list] or {mapping}",
-}
-
-
 def _yaml_error_line(error: Exception) -> int | None:
-    context = getattr(error, "context", None) or ""
+    """The file's line of a YAML error: where YAML noticed it, except for a quote left
+    open, which it notices only where the frontmatter ends (often its last line) and
+    whose slip is the line that opened it."""
     mark = getattr(error, "problem_mark", None)
-    if context.startswith(tuple(_OPENED_CONTEXTS)) or mark is None:
+    if _unclosed_quote(error) or mark is None:
         mark = getattr(error, "context_mark", None) or mark
     # +2: the frontmatter starts on the file's second line, and marks count from 0.
     return mark.line + 2 if mark is not None else None
+
+
+def _unclosed_quote(error: Exception) -> bool:
+    problem = getattr(error, "problem", None) or ""
+    context = getattr(error, "context", None) or ""
+    return context == "while scanning a quoted scalar" and "end of stream" in problem
+
+
+def _yaml_reason(error: Exception) -> str:
+    """YAML's problem, and where the construct it was in began when that is elsewhere: a
+    [list] or {mapping} left open (or with a bad item) is noticed lines later."""
+    reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None) or ""
+    opened = getattr(error, "context_mark", None)
+    if _unclosed_quote(error):
+        return f"a quote opened on this line is not closed: {reason}"
+    kind = {"while parsing a flow sequence": "[list]", "while parsing a flow mapping": "{mapping}"}
+    mark = getattr(error, "problem_mark", None)
+    if context in kind and opened is not None and mark is not None and mark.line != opened.line:
+        return f"{reason}, in the {kind[context]} opened on line {opened.line + 2}"
+    return reason
 
 
 def _scalar_text(value: Any) -> str | None:
