@@ -95,7 +95,8 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("J", "Jaccard overlap of the prompt's and the description's terms"),
     ("#", "a row's place in the decision's order; in bm25, its BM25 rank"),
     ("—", "not reranked, or no candidate of the relevance model; off: no reranker"),
-    ("…", "pending while the dense model loads, or a text cut here (F9 shows it whole)"),
+    ("…", "pending: the dense model loading, the cases running again (after recall in"),
+    ("", "the status bar); or a text cut here (F9 shows it whole)"),
     ("✗ rejected", "a SKILL.md that did not parse: F3 says why"),
     ("⚠", "before a name: its SKILL.md has a warning yet routes (invalid YAML the line"),
     ("", "reader recovered, say): F3 and the Skill tab say what"),
@@ -119,14 +120,15 @@ def _reserved() -> dict[str, str]:
 
 
 def prompt_editing_keys() -> dict[str, str]:
-    """The prompt's editing keys and their actions (backspace, ctrl+u, ctrl+w, …): typed
+    """The prompt's deleting keys and their actions (backspace, ctrl+u, ctrl+w, …): typed
     while the table or a panel has the focus, they edit the prompt as letters type into
-    it. Not enter (a submit), nor copy (the focused widget's selection)."""
+    it. Only these: cut, paste, select-all and cursor moves belong to where the focus is
+    (a cut of nothing would empty the clipboard)."""
     from textual.widgets import Input
 
     keys: dict[str, str] = {}
     for binding in Input.BINDINGS:
-        if isinstance(binding, Binding) and binding.action not in ("submit", "copy"):
+        if isinstance(binding, Binding) and binding.action.startswith("delete_"):
             for key in binding.key.split(","):
                 keys[key.strip()] = binding.action
     return keys

@@ -534,7 +534,7 @@ class MainScreen(Screen[None]):
 
     async def on_key(self, event: events.Key) -> None:
         """A printable key that reached the screen unhandled belongs to the prompt: typed
-        there, and the prompt takes the focus; so does one of the prompt's editing keys
+        there, and the prompt takes the focus; so does one of the prompt's deleting keys
         (backspace, ctrl+u, …), which edits it there. The focused widget (the table, a
         tab, a panel) had it first, and a binding anywhere in the focus chain (space in
         the decision panel, / and end in the table, the app's keys) keeps it."""
