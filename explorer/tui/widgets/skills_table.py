@@ -246,7 +246,9 @@ class SkillsTable(ScrollView, can_focus=True):
         self._signed: set[str] = set()  # the numeric columns that print a minus sign
         self.drivers = True  # the p column names what moved p most (False: too narrow)
         self._lines: dict[int, Text] = {}  # view index -> its line, built when first drawn
-        self._strips: dict[tuple[int, int, int, Style], Strip] = {}  # drawn lines, reused
+        # Drawn lines, reused: view index -> (scroll_x, width, style) -> its strip.
+        self._strips: dict[int, dict[tuple[int, int, Style], Strip]] = {}
+        self._marked: int | None = None  # the view index whose kept line has the ▸
 
     # -- content -------------------------------------------------------------------------
 
@@ -355,39 +357,35 @@ class SkillsTable(ScrollView, can_focus=True):
     def followed(self, skill_id: str | None) -> None:
         if skill_id == self._followed:
             return
-        # Its ▸ moves: the lines kept for the old and the new one are drawn again.
-        for was in (self._followed, skill_id):
-            position = self._find(was)
+        # Its ▸ moves: the line that has it and the new one's are drawn again. The new
+        # one is the cursor's (a jump elsewhere lays the table out anew); no search of
+        # the view, which at 26,000 rows in a sorted table cost milliseconds a key.
+        self._followed = skill_id
+        for position in (self._marked, self.cursor if self.current_id() == skill_id else None):
             if position is not None:
                 self._lines.pop(position, None)
-                for key in [key for key in self._strips if key[0] == position]:
-                    del self._strips[key]
-        self._followed = skill_id
+                self._strips.pop(position, None)
+        self._marked = None
         self.refresh()
 
     def _view_position(self, keep: str | None) -> int:
-        """Where `keep` is in the view (0 when it is not there)."""
-        found = self._find(keep)
-        return 0 if found is None else found
-
-    def _find(self, skill_id: str | None) -> int | None:
-        """Where `skill_id` is in the view, or None. By the decision's own index when
-        there is one: at 26,000 rows a list of the view's ids and a scan of it cost tens
-        of milliseconds of the event loop at every repaint."""
-        if skill_id is None or not self.view:
-            return None
+        """Where `keep` is in the view (0 when it is not there). By the decision's own index
+        when there is one: at 26,000 rows a list of the view's ids and a scan of it cost
+        tens of milliseconds of the event loop at every repaint."""
+        if keep is None or not self.view:
+            return 0
         if isinstance(self.rows, Rows) and len(self.view) == len(self.rows):
-            at = self.rows.index_of(skill_id)
+            at = self.rows.index_of(keep)
             if at is None:
-                return None
+                return 0
             for position in (at, len(self.view) - 1 - at):  # the decision's order, reversed
                 if self.view[position] == at:
                     return position
         all_ids = self.ids()
         try:
-            return [all_ids[i] for i in self.view].index(skill_id)
+            return [all_ids[i] for i in self.view].index(keep)
         except ValueError:
-            return None
+            return 0
 
     def ids(self) -> Sequence[str]:
         """Every row's skill id, in the decision's order, without making rows."""
@@ -479,6 +477,7 @@ class SkillsTable(ScrollView, can_focus=True):
         self.drivers = self._widths.get("p", 0) >= content.get("p", 0)
         self._lines.clear()
         self._strips.clear()
+        self._marked = None
         width = sum(w + GAP for w in self._widths.values())
         # + the header line, + the rejected files after the scored rows
         self.virtual_size = Size(width, len(self.view) + len(self.rejected_view) + 1)
@@ -661,8 +660,11 @@ class SkillsTable(ScrollView, can_focus=True):
             cells = self._cells(position, self._limits, self._before)
             widths = [self._widths[key] for key, _ in self.columns]
             line = _join(cells, widths)
-            if self.stale and self.id_at(position) in self.stale:
+            skill_id = self.id_at(position)
+            if self.stale and skill_id in self.stale:
                 line.stylize("dim")  # greyed: the row is a version the file no longer has
+            if skill_id == self._followed:
+                self._marked = index
             self._lines[index] = line
         return line
 
@@ -735,10 +737,11 @@ class SkillsTable(ScrollView, can_focus=True):
             style = self.get_component_rich_style("skills-table--odd")
         else:
             style = self.rich_style
-        key = (index, scroll_x, width, style)
-        strip = self._strips.get(key)
+        kept = self._strips.setdefault(index, {})
+        strip = kept.get((scroll_x, width, style))
         if strip is None:
-            strip = self._strips[key] = self._strip(self.line_text(index), scroll_x, width, style)
+            strip = self._strip(self.line_text(index), scroll_x, width, style)
+            kept[(scroll_x, width, style)] = strip
         return strip
 
     def _strip(self, text: Text, scroll_x: int, width: int, style: Style) -> Strip:
