@@ -318,8 +318,7 @@ async def test_the_status_bar_says_while_the_cases_run_again_after_an_edit(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         status = app.query_one(StatusBar)
-        assert "recall 1.000" in status.render().plain
-        assert "running" not in status.render().plain
+        assert "recall 1.000 │" in status.render().plain
         go_on.clear()
         await pilot.press("f2")
         editor = app.screen
@@ -327,10 +326,50 @@ async def test_the_status_bar_says_while_the_cases_run_again_after_an_edit(
         editor.edit("min_similarity", "0.99")
         await settle(pilot, lambda: shown_for(app, "") and app.config.min_similarity == 0.99)
         await pilot.pause()
-        assert "recall 1.000 (running…)" in status.render().plain
+        assert "recall 1.000 … │ F2: min_similarity" in status.render().plain
         go_on.set()
         await settle(pilot, lambda: "recall 0.000" in status.render().plain)
-        assert "running" not in status.render().plain
+        assert "recall 0.000 │" in status.render().plain
+
+
+async def test_a_cases_run_a_newer_one_waits_behind_stops(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two F2 values in a row: the cases of the first stop once the second waits (lint
+    has finished by then), and only the second's report is shown."""
+    from explorer.tui import tasks
+
+    (library / "cases.toml").write_text(
+        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n',
+        encoding="utf-8",
+    )
+    go_on, finished = threading.Event(), []
+    go_on.set()
+    evaluate = tasks.evaluate
+
+    def held(cases: Any, snapshot: Any, config: Config, **kwargs: Any) -> Any:
+        go_on.wait(30)
+        report = evaluate(cases, snapshot, config, **kwargs)
+        finished.append(config.min_similarity)
+        return report
+
+    monkeypatch.setattr(tasks, "evaluate", held)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        finished.clear()
+        go_on.clear()
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        editor.edit("min_similarity", "0.99")
+        await settle(pilot, lambda: app.turns.busy)
+        editor.edit("min_similarity", "0.98")
+        await settle(pilot, lambda: app.turns.waits("quality"))
+        go_on.set()
+        await settle(pilot, lambda: not app.turns.busy and not app.state.quality_running)
+        assert finished == [0.98]
+        assert app.state.cases_run is not None and app.state.cases_run[1].min_similarity == 0.98
 
 
 async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: Path) -> None:

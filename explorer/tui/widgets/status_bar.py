@@ -57,8 +57,8 @@ class Status:
         if self.cases is not None and self.cases.plain:
             text.append(" │ ")
             text.append_text(self.cases)
-            if self.cases_running:
-                text.append(" (running…)", style="dim")
+            if self.cases_running:  # short: the F2 edits after it must fit at 80 columns
+                text.append(" …", style="dim")
         if self.edits:  # F2's live edits: the numbers on screen are not the files' alone
             text.append(" │ ")
             text.append(visible(f"F2: {self.edits}"), style="bold yellow")
