@@ -69,6 +69,8 @@ def _verdicts(entry: Entry, short: bool) -> Text:
     out.append("→" if short else " → ")
     out.append(now, style=style or "yellow")
     change = entry.shift
+    if short and change is not None and None in (change.verdict_before, change.verdict_after):
+        change = None  # new in, or gone from, the library: the move column says it
     if change is not None and (change.before is not None or change.after is not None):
         # The cause: the deciding number on both sides (p, hybrid, logit or BM25).
         numbers = (

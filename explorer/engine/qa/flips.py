@@ -41,8 +41,9 @@ class Shift:
     after: float | None
     bar: float | None
     moved: str = ""  # the relevance contribution that changed most: "bm25 lead +1.15 → -0.24"
-    # The bar on each side: they differ when a threshold was edited between the two, and
-    # then the number may not have moved at all; the bar did.
+    # The bar on each side. They differ when a threshold was edited between the two (the
+    # number may not have moved at all; the bar did), or when the skill was measured
+    # against the first skill's bar on one side and the second skill's on the other.
     bars: tuple[float | None, float | None] = (None, None)
     # What decided the injection on the other side when it is another number: "rerank_top_k
     # → INJECT" passed the candidates' hybrid bar, and then p decided ("now p 1.00 ≥ 0.48").
