@@ -521,7 +521,7 @@ def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:
 def test_a_skill_is_near_a_prompt_in_either_vector_space() -> None:
     """§9.14: the multilingual encoder's nearest skills join the candidates, so a skill an
     edit brings among them reaches the case as one MiniLM's cosine brings there does."""
-    from explorer.engine.author.tune import NEAR_MARGIN, _Nearest
+    from explorer.engine.author.reach import NEAR_MARGIN, Nearest
 
     class Fixed:
         def embed_query(self, text: str) -> np.ndarray:
@@ -530,10 +530,10 @@ def test_a_skill_is_near_a_prompt_in_either_vector_space() -> None:
     skills = 2 + NEAR_MARGIN + 4
     rows = np.zeros((skills, 16), dtype=np.float32)
     rows[:, 0] = np.linspace(1.0, 0.0, skills)  # skill i's cosine falls with i
-    nearest = _Nearest.of("a prompt", Fixed(), rows, pool=2)
+    nearest = Nearest.of("a prompt", Fixed(), rows, pool=2)
     assert [nearest.near(i) for i in range(skills)] == [i < 2 + NEAR_MARGIN for i in range(skills)]
     last = skills - 1
     moved = rows.copy()
     moved[last, 0] = 0.99
     assert not nearest.reaches(rows, last) and nearest.reaches(moved, last)
-    assert not _Nearest.of("a prompt", None, rows, pool=2).reaches(moved, last)
+    assert not Nearest.of("a prompt", None, rows, pool=2).reaches(moved, last)

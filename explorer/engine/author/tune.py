@@ -51,10 +51,11 @@ from explorer.engine.author.languages import (
     UNSPACED_FUNCTION_PHRASES,
     says_not_for,
 )
+from explorer.engine.author.reach import Measured, Reach, changed_terms, measure, reach
 from explorer.engine.author.rewrite import Edit, edit_description, save
 from explorer.engine.author.whatif import patched_index
 from explorer.engine.base.config import Config
-from explorer.engine.base.text import STOPWORDS, keyword_tokens, match_tokens, norm_token
+from explorer.engine.base.text import STOPWORDS, match_tokens, norm_token
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.rerank import RememberedLogits, rerank_document
 from explorer.engine.qa.cases import Case, CaseSet, load_cases
@@ -63,8 +64,6 @@ from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import generic_word
 from explorer.engine.route.relevance import (
-    BM25_POOL,
-    MULTILINGUAL_POOL,
     excluded_terms,
     script_tokens,
     unspaced,
@@ -167,9 +166,6 @@ class Probe:
     relevance: float | None
     terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
     stage: str  # the cascade stage that decided (decision.Stage's value)
-
-
-NEAR_MARGIN = 3  # skills beyond the reranked top k that still count as near a prompt
 
 
 def _probe(
@@ -992,57 +988,6 @@ class _Scored:
     margin: float = 0.0  # how far the relevance model moved toward the right side (_margin)
 
 
-@dataclass(frozen=True)
-class _Measured:
-    """One prompt on the unedited library, for any skill's reach check."""
-
-    dense: _Nearest
-    bm25: np.ndarray  # every skill's BM25
-    terms: frozenset[str]
-    keywords: frozenset[str]
-    multilingual: _Nearest  # §9.14: its nearest skills join the candidates too
-
-
-@dataclass(frozen=True)
-class _Nearest:
-    """A prompt in one vector space: its vector, every skill's cosine, and the cosine a skill
-    needs to be among its `pool` nearest (and NEAR_MARGIN more); None without the space."""
-
-    query: np.ndarray | None = None
-    cosine: np.ndarray | None = None
-    bar: float = np.inf
-
-    @classmethod
-    def of(cls, prompt: str, embedder: Any, vectors: Any, pool: int) -> _Nearest:
-        if embedder is None or vectors is None or not prompt.strip():
-            return cls()
-        vector = embedder.embed_query(prompt)
-        if vector.shape[0] != vectors.shape[1]:
-            return cls()
-        cosine = np.nan_to_num(vectors @ vector, nan=-np.inf)
-        rank = min(len(cosine), pool + NEAR_MARGIN)
-        return cls(vector, cosine, float(np.sort(cosine)[-rank]) if rank else np.inf)
-
-    def near(self, position: int) -> bool:
-        return self.cosine is not None and float(self.cosine[position]) >= self.bar
-
-    def reaches(self, vectors: Any, position: int) -> bool:
-        """Whether a skill whose row of `vectors` changed is now among the nearest."""
-        if self.query is None or vectors is None:
-            return False
-        return float(vectors[position] @ self.query) >= self.bar
-
-
-def _measure(prompt: str, index: Index, config: Config) -> _Measured:
-    return _Measured(
-        _Nearest.of(prompt, index.models.embedder, index.vectors, max(config.rerank_top_k, 1)),
-        index.lexical.score(prompt).raw,
-        frozenset(index.lexical.query_terms(prompt)),
-        frozenset(keyword_tokens(prompt)),
-        _Nearest.of(prompt, index.models.multilingual, index.multilingual, MULTILINGUAL_POOL),
-    )
-
-
 @dataclass
 class TuneCache:
     """What tuning runs on one unedited library (the same index and config) share: each
@@ -1050,18 +995,7 @@ class TuneCache:
     A caller tuning many skills of one library passes the same cache to every run."""
 
     decisions: dict[str, Decision] = field(default_factory=dict)
-    prompts: dict[str, _Measured] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Reach:
-    """An other case, measured once: the prompt in each vector space (with the cosine a skill
-    needs to be among its nearest), its BM25 terms, and whether the skill is near it already."""
-
-    dense: _Nearest
-    terms: frozenset[str]
-    near: bool
-    multilingual: _Nearest
+    prompts: dict[str, Measured] = field(default_factory=dict)
 
 
 class _Tuner:
@@ -1083,51 +1017,25 @@ class _Tuner:
     def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
         return [_probe(case, index, self.config, self.skill_id) for case in cases]
 
-    def reach(self, case: Case) -> _Reach:
+    def reach(self, case: Case) -> Reach:
         """What it takes for an edit to reach `case`, measured without routing it."""
-        index, position = self.index, self.position
         seen = self.cache.prompts.get(case.prompt)
         if seen is None:
-            seen = self.cache.prompts[case.prompt] = _measure(case.prompt, index, self.config)
-        near = bool(case.context) or bool(case.cwd)
-        near = near or seen.dense.near(position) or seen.multilingual.near(position)
-        raw = seen.bm25
-        if raw[position] > 0:
-            near = near or int(np.count_nonzero(raw > raw[position])) < BM25_POOL + NEAR_MARGIN
-        terms = seen.terms
-        for token in terms:
-            for owner, tokens in index.phrase_table.get(token, ()):
-                if owner == position and all(part in terms for part in tokens):
-                    near = True  # a trigger phrase's boost, likewise
-        for token in seen.keywords:
-            postings = index.keyword_postings.get(token)
-            if postings is not None and position in postings:
-                near = True  # a keyword boost can lift it into the candidates
-        return _Reach(seen.dense, terms, near, seen.multilingual)
+            seen = self.cache.prompts[case.prompt] = measure(case.prompt, self.index, self.config)
+        return reach(case, self.index, self.position, seen)
 
     def others(
         self,
         cases: Sequence[Case],
-        reach: Sequence[_Reach],
+        reaches: Sequence[Reach],
         changed: frozenset[str],
         patched: Index,
     ) -> list[tuple[Probe, Probe] | None]:
-        """(before, after) for each other case the edit can reach, else None. A case is
-        reached when the skill was near it before (among the prompt's nearest skills by
-        either model's cosine, §9.14, or by BM25, or a keyword of it in the prompt), when a
-        new cosine puts it there, or when the prompt has a word the edit adds or removes
-        (BM25, keywords and phrases, and every skill's idf for that word). Any other case
-        keeps its decision: the skill stays out of its candidates and no table it reads
-        changes (tests/engine/test_tune.py checks this against routing every case)."""
+        """(before, after) for each other case the edit can reach (reach.py), else None:
+        any other case keeps its decision."""
         out: list[tuple[Probe, Probe] | None] = []
-        for case, where in zip(cases, reach, strict=True):
-            near = (
-                where.near
-                or bool(where.terms & changed)
-                or where.dense.reaches(patched.vectors, self.position)
-                or where.multilingual.reaches(patched.multilingual, self.position)
-            )
-            if not near:
+        for case, where in zip(cases, reaches, strict=True):
+            if not where.reached(changed, patched, self.position):
                 out.append(None)
                 continue
             after = _probe(case, patched, self.config, self.skill_id)
@@ -1279,8 +1187,8 @@ def tune(
     tell("routing the cases before any edit", 0, 1)
     base_tuning = [tuner.before(case) for case in split.tuning]
     base_held = [tuner.before(case) for case in split.held_out]
-    reach = [tuner.reach(case) for case in split.others]
-    base_others = [tuner.before(c) for c, r in zip(split.others, reach, strict=True) if r.near]
+    reaches = [tuner.reach(case) for case in split.others]
+    base_others = [tuner.before(c) for c, r in zip(split.others, reaches, strict=True) if r.near]
     timings["before"] = time.perf_counter() - started
 
     # Beam search on the tuning part.
@@ -1364,7 +1272,7 @@ def tune(
     candidates = []
     for number, item in enumerate(finalists):
         tell("checking the best edits on the held-out part and other cases", number, len(finalists))
-        candidates.append(_finalise(tuner, item, original, base_tuning, base_held, reach))
+        candidates.append(_finalise(tuner, item, original, base_tuning, base_held, reaches))
     candidates = [candidate for candidate in candidates if candidate.fixes > 0]
     candidates.sort(key=rank_key)
     recommended = next(
@@ -1404,13 +1312,13 @@ def _finalise(
     original: str,
     base_tuning: Sequence[Probe],
     base_held: Sequence[Probe],
-    reach: Sequence[_Reach],
+    reaches: Sequence[Reach],
 ) -> Candidate:
     split, skill_id = tuner.split, tuner.skill_id
     assert item.edit.skill is not None
     patched = patched_index(tuner.index, item.edit.skill, tuner.config)
     held = tuner.probes(split.held_out, patched)
-    changed = frozenset(match_tokens(original)) ^ frozenset(match_tokens(item.description))
+    changed = changed_terms(original, item.description)
     pairs: list[tuple[Part, Case, Probe, Probe]] = [
         (part, case, old, new)
         for part, cases, before, after in (
@@ -1420,7 +1328,7 @@ def _finalise(
         for case, old, new in zip(cases, before, after, strict=True)
     ]
     for case, both in zip(
-        split.others, tuner.others(split.others, reach, changed, patched), strict=True
+        split.others, tuner.others(split.others, reaches, changed, patched), strict=True
     ):
         if both is not None:
             pairs.append((Part.OTHER, case, *both))
