@@ -132,6 +132,26 @@ def test_the_cases_that_would_flip_are_named(index: Index, library: Path) -> Non
     assert same.comparison is not None and same.comparison.flipped == ()
 
 
+def test_the_cases_an_edit_cannot_reach_keep_their_result(index: Index, library: Path) -> None:
+    """With the run before it, the edited library decides again only the cases the edit
+    reaches (reach.py); the rest keep their result, and the report is the one routing
+    every case gives."""
+    from explorer.engine.qa.evaluate import evaluate
+
+    cases = load_cases(library / "cases.toml").cases
+    before = evaluate(cases, index, CONFIG)
+    original = read_skill_text(str(library / SKILL / "SKILL.md"))
+    result = what_if(
+        index, CONFIG, SKILL, BETTER, PROMPT, original=original, cases=cases, cases_before=before
+    )
+    assert result.cases_after is not None and result.patched is not None
+    kept = [a is b for a, b in zip(result.cases_after.results, before.results, strict=True)]
+    assert 0 < sum(kept) < len(cases)  # some decided again, some kept
+    every = evaluate(cases, result.patched, CONFIG)
+    assert [r.injected for r in result.cases_after.results] == [r.injected for r in every.results]
+    assert result.cases_after.rates == every.rates
+
+
 def test_an_edit_that_cannot_be_saved_scores_nothing(index: Index, library: Path) -> None:
     original = read_skill_text(str(library / SKILL / "SKILL.md"))
     result = what_if(index, CONFIG, SKILL, "   ", PROMPT, original=original)

@@ -9,7 +9,9 @@ and runs the one cascade, `decide()`, on it. So the numbers the editor shows are
 numbers the explorer will show once the file is saved; the live index is never touched.
 
 One description is one embedding (about 10 ms with the default model); the cases file
-costs one `decide()` per case, with the case prompts' embeddings cached by the embedder.
+costs one `decide()` per case on the unedited library (the explorer has that run already)
+and one per case the edit can reach on the edited copy (reach.py), with the case
+prompts' embeddings cached by the embedder.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from explorer.engine.author.reach import changed_terms, measure, reach
 from explorer.engine.author.rewrite import Edit, edit_description
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import Discovery, Skill
 from explorer.engine.index.incremental import patch_index
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.qa.cases import Case
-from explorer.engine.qa.evaluate import Comparison, EvalReport, compare, evaluate
+from explorer.engine.qa.evaluate import CaseResult, Comparison, EvalReport, compare, evaluate
 from explorer.engine.qa.flips import FlipCause, flip_causes
 from explorer.engine.route.decision import Decision, Verdict
 from explorer.engine.route.pipeline import decide
@@ -175,7 +178,8 @@ def with_cases(
         return result
     if cases_before is None:
         cases_before = evaluate(cases, index, config, cwd=cwd)
-    cases_after = evaluate(cases, result.patched, config, cwd=cwd)
+    kept = _unreached(result, index, config, cases, cases_before, cwd)
+    cases_after = evaluate(cases, result.patched, config, cwd=cwd, kept=kept)
     runs = (index, config), (result.patched, config)
     return dataclasses.replace(
         result,
@@ -184,3 +188,36 @@ def with_cases(
         comparison=compare(cases_before, cases_after),
         causes=flip_causes(cases_before, cases_after, *runs, cwd=cwd),
     )
+
+
+def _unreached(
+    result: WhatIf,
+    index: Index,
+    config: Config,
+    cases: Sequence[Case],
+    before: EvalReport,
+    cwd: str | None,
+) -> list[CaseResult | None]:
+    """Each case's result before the edit where the edit cannot reach it (reach.py), so it
+    stands after; None where it must be decided again. All None when the run before is of
+    other cases, the skill moved, or a session directory could bring a project boost."""
+    patched = result.patched
+    position = index.positions[result.skill_id]
+    olds = before.results
+    if (
+        patched is None
+        or cwd
+        or patched.positions.get(result.skill_id) != position
+        or len(olds) != len(cases)
+        or any(old.case != case for old, case in zip(olds, cases, strict=True))
+    ):
+        return [None] * len(cases)
+    changed = changed_terms(
+        index.skills[position].description, patched.skills[position].description
+    )
+    kept: list[CaseResult | None] = []
+    for case, old in zip(cases, olds, strict=True):
+        seen = measure(case.prompt, index, config)
+        reached = reach(case, index, position, seen).reached(changed, patched, position)
+        kept.append(None if reached else old)
+    return kept

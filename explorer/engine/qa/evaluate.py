@@ -276,14 +276,21 @@ def evaluate(
     *,
     label: str = "",
     cwd: str | None = None,
+    kept: Sequence[CaseResult | None] = (),
 ) -> EvalReport:
     """`decide()` every case (§5, the one cascade) and gather metrics and failures.
 
-    A case's own cwd (the TSV's 5th column) wins over `cwd`, the session's directory."""
+    A case's own cwd (the TSV's 5th column) wins over `cwd`, the session's directory.
+    `kept` (one per case, when given) holds results known to stand on `index` without
+    deciding again (the what-if's cases an edit cannot reach); None decides that case."""
     case_list = list(cases)
     results: list[CaseResult] = []
-    for case in case_list:
+    for number, case in enumerate(case_list):
         checkpoint()
+        known = kept[number] if kept else None
+        if known is not None:
+            results.append(known)
+            continue
         started = time.perf_counter()
         decision = decide(case.prompt, index, config, context=case.context, cwd=case.cwd or cwd)
         elapsed = (time.perf_counter() - started) * 1000
