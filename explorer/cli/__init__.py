@@ -38,7 +38,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         arguments = ["explore", *arguments]  # skill-explorer [DIR] opens the explorer
     parser = build_parser(arguments[0] if arguments[0] in REGISTRY else None)
-    args = parser.parse_args(arguments)
+    try:
+        args = parser.parse_args(arguments)
+    except SystemExit as stop:
+        # The hook never blocks a prompt, even when its own command line in the host's
+        # settings is wrong: argparse has said why on stderr, and a host reads exit 2
+        # from a UserPromptSubmit hook as "block this prompt".
+        if arguments[0] == "hook" and stop.code not in (0, None):
+            return 0
+        raise
     try:
         return create_command(args.command).main(args)
     except KeyboardInterrupt:  # Ctrl-C: stopped as asked, not a traceback (128 + SIGINT)

@@ -41,6 +41,19 @@ def test_ctrl_c_ends_a_command_with_130_and_no_traceback(
     assert (code, out, err) == (130, "", "skill-explorer: interrupted\n")
 
 
+@pytest.mark.parametrize("wrong", [["--cache-dir"], ["--event", "Bogus"], ["--no-such-flag"]])
+def test_a_hook_command_line_that_is_wrong_never_blocks_the_prompt(
+    capsys: pytest.CaptureFixture[str], wrong: list[str]
+) -> None:
+    """A host reads exit 2 from a UserPromptSubmit hook as "block this prompt": a typo in
+    the hook's own command line is said on stderr and exits 0, with nothing on stdout."""
+    code, out, err = run(capsys, "hook", *wrong)
+    assert (code, out) == (0, "") and "error:" in err
+    with pytest.raises(SystemExit) as usage:  # any other command: bad usage is exit 2
+        main(["route", "--no-such-flag"])
+    assert usage.value.code == 2
+
+
 def test_route_json_has_the_documented_keys(capsys) -> None:
     code, out, _ = run(capsys, "route", "merge two report.pdf files", "--skills", SAMPLES, "--json")
     assert code == 0
