@@ -97,6 +97,21 @@ def test_an_unchanged_library_is_validated_by_stat_alone(
     assert again.validation.stat_checks > len(again.index)
 
 
+@pytest.mark.parametrize("root", ["empty", "missing"])
+def test_a_library_of_no_skills_is_stored_and_read_back_whole(
+    tmp_path: Path, bow: Models, root: str
+) -> None:
+    """No file (an empty folder, a root that is not there) is still a table of stat rows:
+    the second open reads the store instead of calling it damaged and building again."""
+    library = tmp_path / root
+    if root == "empty":
+        library.mkdir()
+    cache = EmbeddingCache(tmp_path / "cache")
+    assert _open(library, cache, bow).source == "built"
+    again = _open(library, cache, bow)
+    assert (again.source, len(again.index)) == ("store", 0), again.reason
+
+
 def test_a_touched_file_is_hashed_once_and_still_valid(
     library: Path, tmp_path: Path, bow: Models
 ) -> None:

@@ -728,9 +728,13 @@ def save_store(
     """Write `index` and the stats that validate it; atomically replaces any older store."""
     writer = _Writer()
     writer.strings("dirs", [path for path, _ in dirs])
-    writer.array("dirs.stat", np.array([_stat_row(info) for _, info in dirs], dtype=np.int64))
+    # reshape: no rows at all (an empty root) is still a table of 4 columns, which the
+    # reader checks.
+    dir_rows = np.array([_stat_row(info) for _, info in dirs], dtype=np.int64).reshape(-1, 4)
+    writer.array("dirs.stat", dir_rows)
     writer.strings("files", [path for path, _, _ in files])
-    writer.array("files.stat", np.array([_stat_row(info) for _, info, _ in files], dtype=np.int64))
+    file_rows = np.array([_stat_row(info) for _, info, _ in files], dtype=np.int64)
+    writer.array("files.stat", file_rows.reshape(-1, 4))
     writer.strings("files.hash", [digest for _, _, digest in files])
     if index.vectors is not None:
         writer.array("vectors", np.asarray(index.vectors, dtype=np.float32))
