@@ -190,6 +190,8 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
     (root / "pdf" / "SKILL.md").write_text(
         "---\nname: pdf\ndescription: Merge PDF files.\n---\nbody\n"
     )
+    (root / "broken").mkdir()
+    (root / "broken" / "SKILL.md").write_text("no frontmatter\n")  # named on stderr
     process = subprocess.Popen(
         [
             sys.executable,
@@ -210,7 +212,7 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
     try:
         lines = _lines(process.stdout)
         first = _wait_for_line(lines, "watching", 60)
-        assert first.startswith("v1 1 skill, 0 errors")
+        assert first.startswith("v1 1 skill, 1 error")
         (root / "csv").mkdir()
         (root / "csv" / "SKILL.md").write_text(
             "---\nname: csv\ndescription: Clean CSV files.\n---\nbody\n"
@@ -225,7 +227,9 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
             time.sleep(0.002)
         # (-2: one came as the interpreter exited, past any handler: still no traceback)
         assert process.wait(10) in (0, -signal.SIGINT)
-        assert "Traceback" not in process.stderr.read()
+        err = process.stderr.read()
+        assert "Traceback" not in err
+        assert f"skipped {root / 'broken' / 'SKILL.md'}: no frontmatter" in err
     finally:
         if process.poll() is None:
             process.terminate()

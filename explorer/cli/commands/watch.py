@@ -7,8 +7,8 @@ import signal
 import threading
 from typing import TYPE_CHECKING
 
-from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options
-from explorer.cli.library import engine_for
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
+from explorer.cli.library import engine_for, problem_lines
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
 from explorer.engine.base import counted
@@ -59,6 +59,8 @@ class WatchCommand(Command):
             f"{counted(len(first.rejected), 'error')} "
             f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}"
         )
+        for line in problem_lines(first, verbose=bool(args.verbose)):  # what the errors are
+            say(line)
 
         said: set[str] = set()
 
