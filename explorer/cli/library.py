@@ -143,3 +143,16 @@ def run_label(roots: Sequence[str], config_file: str | None) -> str:
     """How a run is named in eval's report: its roots and config file."""
     label = f"skills {', '.join(roots)}"
     return label + (f", config {config_file}" if config_file else "")
+
+
+def unknown_skill(index: Index, skill_id: str | None) -> bool:
+    """Whether `--skill` names no skill of the library, after saying so with the nearest
+    ids: the command then exits 2, rather than routing cases that can never pass."""
+    if skill_id is None or skill_id in index.positions:
+        return False
+    from difflib import get_close_matches
+
+    close = get_close_matches(skill_id, list(index.ids), n=3)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    say(f"no skill {skill_id!r} in {', '.join(index.roots)}{hint}")
+    return True

@@ -97,9 +97,16 @@ def test_why_explains_a_losing_skill(capsys) -> None:
     assert f"… {SAMPLE_COUNT - 3} more skills" in out
 
 
-def test_why_unknown_skill_is_a_usage_error(capsys) -> None:
-    code, _, err = run(capsys, "why", "x", "--skills", SAMPLES, "--skill", "nope")
-    assert code == 2 and "no skill with id 'nope'" in err
+def test_an_unknown_skill_is_a_usage_error_in_every_command_that_takes_one(capsys) -> None:
+    """why, eval and lint --collisions say it with the nearest ids and exit 2, as tune
+    does (eval routed cases that could never pass, and lint dropped them, exit 0)."""
+    for argv in (
+        ["why", "x", "--skills", SAMPLES, "--skill", "pdff"],
+        ["eval", "--skills", SAMPLES, "--skill", "pdff"],  # the skills' own trigger evals
+        ["lint", "--collisions", SAMPLES, "--skill", "pdff"],
+    ):
+        code, _, err = run(capsys, *argv, "--no-ski-config")
+        assert code == 2 and "no skill 'pdff'" in err and "did you mean pdf" in err, argv
 
 
 def test_bad_set_value_names_key_and_type(capsys) -> None:

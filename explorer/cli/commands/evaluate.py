@@ -16,7 +16,7 @@ from explorer.cli.base import (
     number,
     say,
 )
-from explorer.cli.library import Engines, roots_and_cases, run_label
+from explorer.cli.library import Engines, roots_and_cases, run_label, unknown_skill
 from explorer.cli.quality import add_library_options, run_eval_by_library, wants_libraries
 from explorer.cli.roots import command_roots
 from explorer.engine import Config, ConfigError, LoadedConfig, load_config
@@ -170,6 +170,8 @@ class EvalCommand(Command):
         if not len(index):
             say(f"no valid skills under {', '.join(index.roots)}")
             return EXIT_FAILED
+        if unknown_skill(index, args.skill):
+            return EXIT_USAGE
         if cases is None:
             cases = own_cases(index, args.skill)
             if cases is None:

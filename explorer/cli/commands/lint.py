@@ -121,11 +121,13 @@ class LintCommand(Command):
         return EXIT_FAILED if has_errors(findings) else EXIT_OK
 
     def _collisions(self, args: argparse.Namespace, loaded: LoadedConfig, index: Index) -> int:
-        from explorer.cli.library import load_case_set
+        from explorer.cli.library import load_case_set, unknown_skill
         from explorer.engine.author import collision_map
         from explorer.qa_report import collisions_text
 
         cases: tuple[Case, ...] = ()
+        if unknown_skill(index, args.skill):
+            return EXIT_USAGE
         if args.cases:
             case_set = load_case_set(args.cases, args.skill)
             if case_set is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from difflib import get_close_matches
 from typing import TYPE_CHECKING
 
 from explorer.cli.base import (
@@ -16,7 +15,7 @@ from explorer.cli.base import (
     positive_int,
     say,
 )
-from explorer.cli.library import Engines
+from explorer.cli.library import Engines, unknown_skill
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
 from explorer.engine.route import json_default
@@ -199,12 +198,9 @@ class TuneCommand(Command):
         if not len(index):
             say(f"no valid skills under {', '.join(index.roots)}")
             return EXIT_FAILED
-        position = index.positions.get(args.skill_id)
-        if position is None:
-            close = get_close_matches(args.skill_id, list(index.ids), n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            say(f"no skill {args.skill_id!r} in {', '.join(index.roots)}{hint}")
+        if unknown_skill(index, args.skill_id):
             return EXIT_USAGE
+        position = index.positions[args.skill_id]
         try:
             original = read_skill_text(index.skills[position].path)
         except SaveError as error:

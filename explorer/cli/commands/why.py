@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option, say
-from explorer.cli.library import library_index
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option
+from explorer.cli.library import library_index, unknown_skill
 from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
@@ -37,8 +37,7 @@ class WhyCommand(Command):
         index = library_index(args, loaded)
         if isinstance(index, int):
             return index
-        if args.skill and args.skill not in index.positions:
-            say(f"no skill with id {args.skill!r}")
+        if unknown_skill(index, args.skill):
             return EXIT_USAGE
         decision = decide(args.prompt, index, loaded.config, cwd=args.cwd)
         if args.json:
