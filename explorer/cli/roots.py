@@ -16,9 +16,11 @@ def command_roots(args: argparse.Namespace, loaded: LoadedConfig) -> list[str] |
     found = resolve_roots(named, loaded.config.roots)
     if not found.roots:
         looked = ", ".join(found.looked)
+        positional = " (or DIR)" if hasattr(args, "dirs") else ""
         print(
-            "skill-explorer: no skills root: pass --skills DIR (or DIR), set roots in the "
-            f"config or $SKI_ROOTS; none of the default roots exists ({looked})",
+            f"skill-explorer: no skills root: pass --skills DIR{positional}, set roots in the "
+            "config, $SKILL_EXPLORER_ROOTS or $SKI_ROOTS; none of the default roots exists "
+            f"({looked})",
             file=sys.stderr,
         )
         return None

@@ -172,7 +172,8 @@ def test_eval_usage_errors(capsys: Capture, library: Library, tmp_path: Path) ->
     code, _, err = run(capsys, "eval", str(tmp_path / "none.toml"), *common)
     assert code == 2 and "cannot read cases file" in err
     code, _, err = run(capsys, "eval", str(cases), "--set", "model=bow")
-    assert code == 2 and "no skills root" in err
+    assert code == 2 and "no skills root: pass --skills DIR, set roots" in err  # no DIR here
+    assert "$SKILL_EXPLORER_ROOTS" in err
     code, _, err = run(capsys, "eval", str(cases), *common, "--compare-config", str(tmp_path / "x"))
     assert code == 2 and "cannot read config file" in err
     empty = tmp_path / "empty"
