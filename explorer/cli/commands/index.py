@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TextIO
 
-from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options
+from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options, say
 from explorer.cli.library import engine_for, problem_lines
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
@@ -71,7 +71,7 @@ class IndexCommand(Command):
         )
         elapsed = (time.perf_counter() - started) * 1000
         for line in problem_lines(index, verbose=args.verbose):
-            emit(line)
+            say(line)  # stderr, as every command names them: stdout is the result
         cached = len(index) - index.embedded if index.vectors is not None else 0
         emit(
             f"indexed {counted(len(index), 'skill')} from {', '.join(index.roots)}: "
