@@ -700,6 +700,12 @@ def _stat_row(info: os.stat_result) -> list[int]:
     return list(_STAT_FIELDS(info))
 
 
+def _stat_table(infos: Sequence[os.stat_result]) -> np.ndarray:
+    """One row of the four _STAT_FIELDS per path; no path at all (an empty root) is still
+    a table of four columns, which the reader checks."""
+    return np.array([_stat_row(info) for info in infos], dtype=np.int64).reshape(-1, 4)
+
+
 def _sorted_csr(
     table: Mapping[str, Sequence[int]] | Mapping[str, np.ndarray],
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -728,13 +734,9 @@ def save_store(
     """Write `index` and the stats that validate it; atomically replaces any older store."""
     writer = _Writer()
     writer.strings("dirs", [path for path, _ in dirs])
-    # reshape: no rows at all (an empty root) is still a table of 4 columns, which the
-    # reader checks.
-    dir_rows = np.array([_stat_row(info) for _, info in dirs], dtype=np.int64).reshape(-1, 4)
-    writer.array("dirs.stat", dir_rows)
+    writer.array("dirs.stat", _stat_table([info for _, info in dirs]))
     writer.strings("files", [path for path, _, _ in files])
-    file_rows = np.array([_stat_row(info) for _, info, _ in files], dtype=np.int64)
-    writer.array("files.stat", file_rows.reshape(-1, 4))
+    writer.array("files.stat", _stat_table([info for _, info, _ in files]))
     writer.strings("files.hash", [digest for _, _, digest in files])
     if index.vectors is not None:
         writer.array("vectors", np.asarray(index.vectors, dtype=np.float32))
