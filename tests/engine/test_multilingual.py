@@ -186,6 +186,19 @@ def test_a_long_prompt_is_read_up_to_its_first_characters(encoder: MultilingualE
     assert np.array_equal(encoder.embed_query(long), encoder.embed_query(head[:MAX_CHARS]))
 
 
+def test_a_prompt_is_embedded_once(encoder: MultilingualEmbedder, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The explorer decides the same prompts again after every save and edit (the cases,
+    a what-if): the second time, the vector is the one kept, the model not run."""
+    first = encoder.embed_query("merge these two pdf files, please")
+    assert np.allclose(first, encoder.embed_documents(["merge these two pdf files, please"])[0])
+
+    def not_again(texts):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"embedded again: {texts}")
+
+    monkeypatch.setattr(encoder, "embed_documents", not_again)
+    assert encoder.embed_query("merge these two pdf files, please") is first
+
+
 def test_the_table_is_read_from_disk_and_embeds_as_the_package_does(
     tmp_path: Path, encoder: MultilingualEmbedder
 ) -> None:

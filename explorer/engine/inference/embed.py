@@ -187,8 +187,9 @@ def _new_session(onnxruntime: ModuleType, path: str, options: SessionOptions) ->
     return session
 
 
-class _QueryCache:
-    """A small LRU of query vectors: the explorer re-asks for the same prompt as you type."""
+class QueryCache:
+    """A small LRU of query vectors: the explorer re-asks for the same prompt as you type,
+    and decides the cases' prompts again after every save and edit."""
 
     def __init__(self, size: int = 256) -> None:
         self._size = size
@@ -246,7 +247,7 @@ class OnnxEmbedder:
             (item.name for item in outputs if item.name == "sentence_embedding"), outputs[0].name
         )
         self.dim = int(outputs[0].shape[-1]) if isinstance(outputs[0].shape[-1], int) else 0
-        self._queries = _QueryCache()
+        self._queries = QueryCache()
         if not self.dim:
             self.dim = int(self._run([self.tokenizer.encode("probe")], self.session).shape[-1])
 

@@ -39,7 +39,7 @@ import numpy as np
 from explorer.engine.base.files import remove_orphaned_partials
 from explorer.engine.base.threads import batch_workers
 from explorer.engine.inference.cache import EmbeddingCache, file_sha256, pinned_file_problem
-from explorer.engine.inference.embed import l2_normalise
+from explorer.engine.inference.embed import QueryCache, l2_normalise
 from explorer.engine.inference.multilingual_table import (
     DIM,
     TABLE_SHA256,
@@ -100,6 +100,7 @@ class MultilingualEmbedder:
     dim = DIM
 
     def __init__(self, resources: Path, cache: EmbeddingCache | None = None) -> None:
+        self._queries = QueryCache()  # a prompt is embedded once, as the dense model's are
         self.model_path = str(resources / "weights.npz")
         self._tokenizer_path = str(resources / "sp.model")
         # The tokenizer is part of what a cached vector depends on.
@@ -164,7 +165,11 @@ class MultilingualEmbedder:
         return l2_normalise(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self.embed_documents([text])[0]
+        head = text[:MAX_CHARS]  # what the model reads
+        vector = self._queries.get(head)
+        if vector is None:
+            vector = self.embed_documents([head])[0]
+            self._queries.put(head, vector)
         return vector
 
 
