@@ -25,7 +25,7 @@ from explorer.bench.index_build import bench_index_build
 from explorer.bench.live_save import bench_live_save
 from explorer.bench.peak_rss import RSS_SIZE, bench_peak_rss
 from explorer.bench.synthetic import generate_library, synthetic_prompts, vocabulary_size
-from explorer.bench.whatif import bench_whatif
+from explorer.bench.whatif import bench_whatif, bench_whatif_cases
 from explorer.engine import Config, Index
 from explorer.engine.base import dense_model
 from explorer.engine.index import build_index
@@ -187,6 +187,7 @@ def run_bench(
                     indexes[size] = build_index([library(size)], quiet, models, cache)
                     cache.close()
                 metrics[f"whatif@{size}"] = bench_whatif(indexes[size], quiet)
+                metrics[f"whatif_cases@{size}"] = bench_whatif_cases(indexes[size], quiet)
             sections["whatif"] = time.perf_counter() - clock
 
         if "cold_open" in chosen:

@@ -307,6 +307,11 @@ def test_whatif_times_edits_on_the_generated_library(tmp_path: Path) -> None:
     assert "error" not in row, row
     assert row["n"] == 30 and 0 < row["median_ms"] <= row["p95_ms"] and row["size"] == 20
     assert "whatif@20" in format_report(result)
+    # The flips: the cases the edit reaches, beside deciding every case.
+    cases = result["metrics"]["whatif_cases@20"]
+    assert "error" not in cases, cases
+    assert cases["n"] == 3 and cases["all_cases_median_ms"] > 0 and "20 cases" in cases["note"]
+    assert "whatif_cases@20" in format_report(result)
 
 
 # The children are real modules run with `python -m`: each must start, measure and report.
