@@ -218,8 +218,7 @@ class ExplorerApp(App[None]):
         """Lint and the cases for a new snapshot or config, unless the last run had the same
         files and config: "re-index now" makes a new snapshot of the same files, and
         linting it again cost ~40 s of CPU at 26,000 skills."""
-        content = self.state.facts_of(snapshot).content
-        key = (*content, tasks.stat_key(self.options.cases_path))
+        key = tasks.quality_key(self, snapshot)
         if self.state.quality_for == (key, config):
             return
         self.state.quality_for = (key, config)

@@ -519,6 +519,12 @@ def default_cases(roots: Sequence[str]) -> str | None:
     return None
 
 
+def quality_key(app: ExplorerApp, snapshot: Index) -> tuple[object, ...]:
+    """What lint and the cases read of a snapshot: two with the same files and the same
+    cases file give the same findings and report."""
+    return (*app.state.facts_of(snapshot).content, stat_key(app.options.cases_path))
+
+
 def stat_key(path: str | None) -> tuple[int, int] | None:
     """A file's size and mtime: an edited cases file re-runs the cases (F5)."""
     try:

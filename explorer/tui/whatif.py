@@ -214,6 +214,7 @@ class WhatIfScreen(ModalScreen[None]):
         *,
         cases: list[Case] | None = None,
         cases_report: EvalReport | None = None,
+        cases_current: bool = False,
         cases_source: str = "",
         cwd: str | None = None,
     ) -> None:
@@ -226,6 +227,7 @@ class WhatIfScreen(ModalScreen[None]):
         # the editor never sends it to the terminal (a save writes the picture).
         self.start = visible(initial_text(skill.frontmatter.get("description"), skill.description))
         self.cases, self.cases_report, self.cases_source = cases, cases_report, cases_source
+        self.cases_current = cases_current  # the report is of this snapshot and config
         self.cwd = cwd
         self.result: WhatIf | None = None  # the latest computed what-if (tests read it)
         self.cases_done = False
@@ -312,9 +314,8 @@ class WhatIfScreen(ModalScreen[None]):
             return
         if generation != self._generation:
             return  # typed on: the cases run for the newer text only
-        full = with_cases(
-            result, self.snapshot, self.config, self.cases, self.cases_report, cwd=self.cwd
-        )
+        before = self.cases_report if self.cases_current else None  # else: run again
+        full = with_cases(result, self.snapshot, self.config, self.cases, before, cwd=self.cwd)
         self.app.call_from_thread(self._show, generation, full, True)
 
     def _failed(self, generation: int, message: str) -> None:

@@ -134,6 +134,28 @@ async def test_f7_shows_the_edited_scores_and_flips_before_saving_and_f4_saves(
 
 
 @pytest.mark.slow  # escape is one key on the F7 screen the test above opens and edits
+async def test_f7_reuses_the_cases_run_of_the_same_files_even_after_a_reindex(
+    library: Path, tmp_path: Path
+) -> None:
+    """F5 with nothing changed makes a new snapshot of the same files, and the cases do not
+    run again: their report is still this library's, so F7 takes it (and decides again
+    only what the edit reaches); after a save whose cases still run, it does not."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        version = app.snapshot.version
+        await pilot.press("f5")
+        await settle(pilot, lambda: app.snapshot.version > version)
+        await pilot.pause()
+        screen = await _open_whatif(pilot, app, "docker", PROMPT)
+        assert screen.cases_current and screen.cases_report is app.state.cases_report
+        await pilot.press("escape")
+        await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
+        app.state.quality_running = True  # as while the cases run for a save
+        screen = await _open_whatif(pilot, app, "docker", PROMPT)
+        assert not screen.cases_current
+
+
 async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
     path = library / "pdf" / "SKILL.md"
     original = path.read_bytes()

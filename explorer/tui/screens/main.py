@@ -464,7 +464,6 @@ class MainScreen(Screen[None]):
         """F7: edit the highlighted skill's description and see its scores before saving."""
         state = self.state
         snapshot, decision, report = state.snapshot, state.decision, state.cases_report
-        run = state.cases_run
         if snapshot is None or state.highlighted not in snapshot.positions:
             self.notify("highlight a skill first (up/down, or ctrl+g)", severity="warning")
             return
@@ -477,13 +476,11 @@ class MainScreen(Screen[None]):
                 state.highlighted,
                 decision.prompt if decision is not None else "",
                 cases=[result.case for result in report.results] if report else None,
-                # The run before the edit, when it is of this snapshot and config: the
-                # edited copy then decides only the cases the edit can reach (reach.py).
-                cases_report=(
-                    report
-                    if run is not None and run[0] is snapshot and run[1] == state.config
-                    else None
-                ),
+                cases_report=report,
+                # Of these files and config (no run goes on for newer ones): the edited
+                # copy then decides only the cases the edit can reach (reach.py).
+                cases_current=not state.quality_running
+                and state.quality_for == (tasks.quality_key(self.explorer, snapshot), state.config),
                 cases_source=os.path.basename(self.options.cases_path or ""),
                 cwd=self.options.cwd,
             )
