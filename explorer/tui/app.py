@@ -60,7 +60,7 @@ class ExplorerApp(App[None]):
     ansi_theme_light = Reactive(palette.ANSI_LIGHT, init=False)
     ALLOW_IN_MAXIMIZED_VIEW = "QuietFooter, StatusBar, PromptBar"  # keep typing while maximised
     TITLE = "Skill Explorer"
-    COMMANDS = App.COMMANDS | {ExplorerCommands}
+    COMMANDS = {ExplorerCommands}  # commands.py: the app's, and no system commands
     BINDINGS = bindings_of(KEYS)
 
     def __init__(

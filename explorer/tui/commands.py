@@ -1,5 +1,7 @@
 """Command palette entries (ctrl+p): every key of the app (explorer/tui/keys.py), the columns
-to toggle, the sorts, and every skill to go to (ctrl+g)."""
+to toggle, the sorts, the theme, and every skill to go to (ctrl+g). Textual's own system
+commands are not offered: its Quit and Screenshot doubled the app's (its Screenshot
+failed), and its Keys and Maximize panels contradicted F1 and hid the table."""
 
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ class ExplorerCommands(Provider):
                     partial(app.sort_table, key),
                 )
             )
+        commands.append(("Theme", "explorer-dark or explorer-light", app.action_change_theme))
         return commands
 
     async def discover(self) -> Hits:

@@ -49,6 +49,10 @@ async def test_every_key_is_in_the_palette_and_in_help(library: Path, tmp_path: 
             assert description in names
             assert description in page and tooltip in page
         assert len(ExplorerApp.BINDINGS) == len(KEYS)
+        # The app's own commands alone: Textual's Quit and Screenshot doubled the app's, and
+        # its Keys and Maximize panels hid the table; the theme stays, as the app's.
+        assert ExplorerApp.COMMANDS == {ExplorerCommands} and "Theme" in names
+        assert len(names) == len(set(names))
 
 
 def test_go_to_lists_each_skill_on_two_lines_whatever_its_description() -> None:
