@@ -166,8 +166,8 @@ class CompareView(Vertical):
                 columns += ["Δrerank"]
             columns += ["was #"]
         columns += ["verdict (was → now)" if wide else "verdict"]
-        table.add_columns(*columns)
         skill_width = 28 if wide else max(10, width - NARROW_ROOM)
+        rows: list[tuple[list[Text | str], str]] = []
         for entry in diff.entries:
             name = visible(entry.skill_id)
             if len(name) > skill_width:
@@ -189,7 +189,14 @@ class CompareView(Vertical):
                     cells.append(_delta(entry.rerank, 2))
                 cells.append("—" if entry.base_rank is None else str(entry.base_rank))
             cells.append(_verdicts(entry, short=not wide))
-            table.add_row(*cells, key=entry.skill_id)
+            rows.append((cells, entry.skill_id))
+        # Each column as wide as its widest cell, said to the table: a table rebuilt at a
+        # resize measured nothing and kept its headers' widths (names cut to 5 cells).
+        for number, label in enumerate(columns):
+            cells_width = (Text(str(cells[number])).cell_len for cells, _ in rows)
+            table.add_column(label, width=max([len(label), *cells_width]))
+        for cells, key in rows:
+            table.add_row(*cells, key=key)
         self.follow(highlighted)
 
     def follow(self, skill_id: str | None) -> None:

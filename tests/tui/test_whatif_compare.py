@@ -314,6 +314,14 @@ async def test_compare_fits_80_columns_and_follows_the_resize(
         assert verdicts.endswith("→INJECT") and "→" in numbers  # the change, then its numbers
         await pilot.resize_terminal(120, 40)
         await settle(pilot, lambda: "was #" in [str(c.label) for c in table.columns.values()])
+        # Laid out anew at each width, each column holds its widest cell: names and
+        # numbers whole (a real terminal going 120 -> 200 kept the headers' widths).
+        for size in ((200, 50), (120, 40)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            for number, column in enumerate(table.columns.values()):
+                cells = [str(table.get_row_at(i)[number]) for i in range(table.row_count)]
+                assert column.get_render_width(table) >= max(map(len, cells)), column.label
         await pilot.resize_terminal(80, 24)
         await settle(pilot, lambda: "was #" not in [str(c.label) for c in table.columns.values()])
 
