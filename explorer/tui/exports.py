@@ -20,6 +20,8 @@ COPY_LIMIT = 100_000  # bytes: above this, a copy through the terminal is droppe
 NO_CLIPBOARD_TERMS = frozenset({"", "dumb", "linux"})
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from textual.app import App
 
     from explorer.tui.app import ExplorerApp
@@ -110,9 +112,15 @@ def export_markdown(app: ExplorerApp) -> None:
 
 
 def screenshot(app: App[None], filename: str | None = None, path: str | None = None) -> None:
-    """Textual's screenshot, but into the working directory, with a notice."""
+    """Textual's screenshot, into the working directory, named as the other exports are
+    (skill-explorer-screenshot-<time>.svg, never over a file), with a notice."""
     try:
-        saved = app.save_screenshot(filename, path=path or os.getcwd())
+        if filename is None and path is None:
+            saved: str | Path = write_new_file(
+                "skill-explorer-screenshot", ".svg", app.export_screenshot()
+            )
+        else:
+            saved = app.save_screenshot(filename, path=path or os.getcwd())
     except OSError as error:
         app.notify(visible(f"cannot save a screenshot: {error}"), severity="error", markup=False)
         return

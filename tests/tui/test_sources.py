@@ -128,5 +128,6 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         await pilot.press("escape")
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert len(list(tmp_path.glob("*.svg"))) == 1
+        (shot,) = tmp_path.glob("*.svg")  # named as the other exports are
+        assert shot.name.startswith("skill-explorer-screenshot-") and "<svg" in shot.read_text()
         assert "f4 or ctrl+s saves" in help_text(app, HELP_NOTES).plain
