@@ -40,7 +40,7 @@ class Shift:
     before: float | None
     after: float | None
     bar: float | None
-    moved: str = ""  # the relevance contribution that changed most: "bm25 lead +1.15 → -0.24"
+    moved: str = ""  # the relevance contribution that changed most: "p moved by bm25 lead …"
     # The bar on each side. They differ when a threshold was edited between the two (the
     # number may not have moved at all; the bar did), or when the skill was measured
     # against the first skill's bar on one side and the second skill's on the other.
@@ -124,7 +124,9 @@ def _moved_most(before: Decision, after: Decision, skill: str) -> str:
     if abs(new[name] - old.get(name, 0.0)) < 0.005:
         return ""
     label = FEATURE_LABELS.get(name, name)
-    return f"{label} {old.get(name, 0.0):+.2f} → {new[name]:+.2f}"
+    # "p moved by": a contribution to p in log-odds, not the channel's own number (the
+    # reranker's logit beside it in the what-if is another scale).
+    return f"p moved by {label} {old.get(name, 0.0):+.2f} → {new[name]:+.2f}"
 
 
 def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> Shift:
