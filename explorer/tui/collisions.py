@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from explorer.engine.qa import Case
 
 SHOWN = 50  # pairs listed
-PROMPT_WIDTH = 70
+PROMPT_WIDTH = 70  # a prompt's cells in a pair's detail when the width is not known
+PROMPT_FRAME = 20  # what the frame, the indent and "FLIP " take of the screen's width
 
 
 def pair_text(number: int, collision: Collision) -> Text:
@@ -46,7 +47,10 @@ def pair_text(number: int, collision: Collision) -> Text:
     return out
 
 
-def detail_text(collision: Collision) -> Text:
+def detail_text(collision: Collision, width: int = 0) -> Text:
+    """A pair's flips and every other prompt the two competed for, each prompt on one line
+    of the `width` the screen gives."""
+    room = max(30, width - PROMPT_FRAME) if width else PROMPT_WIDTH
     out = Text()
     out.append_text(plain(f"{collision.a} <> {collision.b}\n", style="bold"))
     out.append("shared words: ", style="dim")
@@ -56,7 +60,7 @@ def detail_text(collision: Collision) -> Text:
     out.append(f"cases that flip between them ({len(flips)})\n", style="bold")
     for contest in flips:
         out.append("  FLIP ", style="bold red")
-        out.append_text(one_line(contest.prompt, PROMPT_WIDTH))
+        out.append_text(one_line(contest.prompt, room))
         out.append_text(
             plain(f"\n       expects {contest.expected}, {contest.rival} took it", style="dim")
         )
@@ -66,9 +70,10 @@ def detail_text(collision: Collision) -> Text:
         out.append(f"other prompts they competed for ({len(others)})\n", style="bold")
     for contest in others:
         out.append(f"  {contest.kind:<5} ", style="yellow")
-        out.append_text(one_line(contest.prompt, PROMPT_WIDTH))
-        source = "case" if contest.source == "case" else f"a sentence of {contest.expected}"
-        out.append_text(plain(f"\n        {source}; rival {contest.rival}", style="dim"))
+        out.append_text(one_line(contest.prompt, room))
+        source = "a case" if contest.source == "case" else "a sentence of its own"
+        said = f"{source} for {contest.expected}; rival {contest.rival}"
+        out.append_text(plain(f"\n        {said}", style="dim"))
         out.append("\n")
     return out
 
@@ -155,7 +160,8 @@ class CollisionsScreen(ModalScreen[None]):
         if self.found is None or event.option.id is None:
             return
         collision = self.found.collisions[int(event.option.id)]
-        self.query_one("#collisions-detail-text", Static).update(detail_text(collision))
+        shown = detail_text(collision, self.app.size.width)
+        self.query_one("#collisions-detail-text", Static).update(shown)
         self.query_one("#collisions-detail").add_class("open")
         self.query_one("#collisions-list").display = False
         self.query_one("#collisions-detail").focus()

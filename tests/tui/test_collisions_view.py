@@ -79,3 +79,7 @@ def test_a_long_prompt_in_a_pair_s_detail_ends_in_an_ellipsis() -> None:
     shown = detail_text(Collision("canvas-design", "brand-guidelines", contests)).plain
     cut = prompt[: PROMPT_WIDTH - 1] + "…"
     assert shown.count(cut) == 2 and prompt.strip() not in shown
+    # Another prompt they competed for names the skill that should have won it.
+    assert "a sentence of its own for canvas-design; rival brand-guidelines" in shown
+    # A wide screen shows more of a prompt; never less than 30 cells.
+    assert prompt[:179] + "…" in detail_text(Collision("a", "b", contests), 200).plain
