@@ -17,6 +17,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.engine.author import Candidate, Effect, Part, TuneResult
+from explorer.engine.base import counted
 from explorer.terminal import plain
 from explorer.tui.widgets.footer import QuietFooter
 
@@ -86,7 +87,7 @@ def summary_text(result: TuneResult) -> Text:
         f"{len(result.split.others)} about other skills; before: tuning "
         f"{result.tuning.passed}/{result.tuning.total}, held-out "
         f"{result.held_out.passed}/{result.held_out.total}; "
-        f"{result.evaluated} descriptions scored in {result.seconds:.1f} s\n",
+        f"{counted(result.evaluated, 'description')} scored in {result.seconds:.1f} s\n",
         style="dim",
     )
     for note in result.notes:

@@ -1279,7 +1279,8 @@ def tune(
         (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
     )
     if scored and not candidates:
-        notes.append(f"none of the {len(scored)} edits scored fixed a case of the tuning part")
+        tried = "the one edit" if len(scored) == 1 else f"the {len(scored)} edits"
+        notes.append(f"none of {tried} scored fixed a case of the tuning part")
     elif candidates and recommended is None:
         notes.append(
             "no candidate gains on the held-out part without a steal or by more than word "
