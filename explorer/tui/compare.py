@@ -89,18 +89,22 @@ def _compact(value: float | None) -> str:
 
 
 def header_text(diff: RankingDiff, base_label: str) -> Text:
+    """What is compared with what; one prompt said once when both sides decided it (the
+    previous snapshot against this one), where it took two lines of an 80x24 screen."""
     out = Text()
     out.append("compare ", style="bold")
     out.append(f"{base_label} ", style="dim")
-    out.append_text(plain(repr(diff.base_prompt)))
-    out.append_text(
-        plain(f" ({diff.base_stage}, inject {', '.join(diff.base_injected) or '—'})", style="dim")
-    )
-    out.append("\n     → now ", style="dim")
-    out.append_text(plain(repr(diff.prompt)))
-    out.append_text(
-        plain(f" ({diff.stage}, inject {', '.join(diff.injected) or '—'})", style="dim")
-    )
+    was = f"{diff.base_stage}, inject {', '.join(diff.base_injected) or '—'}"
+    now = f"{diff.stage}, inject {', '.join(diff.injected) or '—'}"
+    if diff.base_prompt == diff.prompt:
+        out.append_text(plain(repr(diff.prompt)))
+        out.append_text(plain(f" ({was} → now {now})", style="dim"))
+    else:
+        out.append_text(plain(repr(diff.base_prompt)))
+        out.append_text(plain(f" ({was})", style="dim"))
+        out.append("\n     → now ", style="dim")
+        out.append_text(plain(repr(diff.prompt)))
+        out.append_text(plain(f" ({now})", style="dim"))
     moved = sum(1 for entry in diff.entries if entry.move is not Move.SAME)
     changed = sum(1 for entry in diff.entries if entry.verdict_changed)
     out.append(

@@ -290,7 +290,9 @@ async def test_without_a_pin_f8_diffs_the_previous_snapshot(library: Path, tmp_p
             lambda: app.snapshot.version > version and view.diff is not None,  # type: ignore[union-attr]
         )
         assert view.diff is not None
-        assert "previous snapshot" in header.render().plain
+        shown = header.render().plain
+        assert "previous snapshot" in shown
+        assert shown.count("'bake bread'") == 1 and " → now " in shown  # one prompt, once
         docker = next(entry for entry in view.diff.entries if entry.skill_id == "docker")
         assert docker.cosine.delta is not None and docker.cosine.delta > 0
         assert docker.move is Move.UP or docker.base_rank == 1
