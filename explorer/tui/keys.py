@@ -29,7 +29,7 @@ KEYS: tuple[tuple[str, str, str, str, str], ...] = (
         "ctrl+n",
         "next_tab",
         "Next tab",
-        "Terms, Skill, Cases (and History, with a telemetry log) in turn",
+        "Terms, Skill, Cases, then History (with a telemetry log)",
         "next-tab",
     ),
     ("f5", "reindex", "Re-index", "walk the roots again and rebuild the snapshot", "reindex"),
