@@ -255,6 +255,8 @@ async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
         assert "tidy my spreadsheet columns" in prompts
         listing = panel.query_one("#cases-failures", OptionList)
         listing.focus()
+        await pilot.pause()
+        assert listing.highlighted == 0  # enter at once loads a case, without a down first
         listing.highlighted = prompts.index("tidy my spreadsheet columns")
         await pilot.pause()
         await pilot.press("enter")

@@ -152,6 +152,8 @@ class CasesPanel(VerticalScroll, can_focus=False):
         prompts = [result.case.prompt for result in self.failures]
         if kept in prompts:  # a re-index keeps the highlighted case under the cursor
             listing.highlighted = prompts.index(kept)
+        elif prompts:  # enter on the list, once it has the focus, loads the first
+            listing.highlighted = 0
 
     def message(self, text: str) -> None:
         self.query_one("#cases-body", Static).update(plain(text))
