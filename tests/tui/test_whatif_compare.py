@@ -386,16 +386,15 @@ def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) 
     config = Config()
     index = open_library([SAMPLE_SKILLS], config, engine=open_engine(config, warm_cache_dir))
     skill = index.skills[index.positions["productivity-helper"]]
-    added = "Turns a pile of to-dos into a prioritised plan for the week."
-    result = what_if(
-        index,
-        config,
-        skill.id,
-        f"{skill.description} {added}",
-        "help me prioritise my to-do list for this week",
-        original=read_skill_text(skill.path),
-        cases=load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases,
-    )
+    cases = load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases
+
+    def appending(sentence: str):  # type: ignore[no-untyped-def]
+        description = f"{skill.description} {sentence}"
+        prompt = "help me prioritise my to-do list for this week"
+        original = read_skill_text(skill.path)
+        return what_if(index, config, skill.id, description, prompt, original=original, cases=cases)
+
+    result = appending("Turns a pile of to-dos into a prioritised plan for the week.")
     shown = scores_text(result).plain
     assert result.before is not None and result.after is not None
     before, after = result.before.relevance, result.after.relevance
@@ -408,14 +407,6 @@ def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) 
         "help me plan a 3 day trip to rome"
     ]
     # The walk's second try: the same gain without the word "plan", and no flip.
-    tasks = what_if(
-        index,
-        config,
-        skill.id,
-        f"{skill.description} Turns a pile of to-dos into a prioritised list of tasks.",
-        "help me prioritise my to-do list for this week",
-        original=read_skill_text(skill.path),
-        cases=load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases,
-    )
+    tasks = appending("Turns a pile of to-dos into a prioritised list of tasks.")
     assert tasks.after is not None and tasks.after.injected and tasks.comparison is not None
     assert f"{tasks.after.relevance:.2f}" == "0.99" and not tasks.comparison.flipped
