@@ -8,6 +8,7 @@ configuration. `hook` always exits 0.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import ClassVar
 
@@ -52,11 +53,20 @@ class Command:
         raise NotImplementedError
 
 
+def existing_directory(value: str) -> str:
+    """An argparse type: a directory that exists, else a usage error that names it (a
+    mistyped --cwd would otherwise read no manifests and say nothing)."""
+    if not os.path.isdir(value):
+        raise argparse.ArgumentTypeError(f"{value}: not a directory")
+    return value
+
+
 def add_cwd_option(parser: argparse.ArgumentParser) -> None:
     """--cwd, as route, why and the explorer take it: the hook's cwd, given by hand."""
     parser.add_argument(
         "--cwd",
         metavar="DIR",
+        type=existing_directory,
         help="the working directory whose manifests feed the project channel "
         "(as the hook's cwd does; default: none)",
     )

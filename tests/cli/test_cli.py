@@ -54,6 +54,32 @@ def test_a_hook_command_line_that_is_wrong_never_blocks_the_prompt(
     assert usage.value.code == 2
 
 
+def test_a_cwd_that_is_no_directory_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A mistyped --cwd would feed the project channel nothing and say nothing."""
+    for command in ("route", "why"):
+        with pytest.raises(SystemExit) as usage:
+            main([command, "merge pdf", "--skills", SAMPLES, "--cwd", str(tmp_path / "nope")])
+        assert usage.value.code == 2
+        assert f"--cwd: {tmp_path / 'nope'}: not a directory" in capsys.readouterr().err
+
+
+def test_watch_on_roots_none_of_which_exists_stops_with_a_usage_error(tmp_path: Path) -> None:
+    """Watching a path that is not there would wait forever on nothing (a subprocess, so
+    that a watch that keeps running fails here instead of hanging the run)."""
+    missing = tmp_path / "nope"
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", "watch", str(missing), "--set", "model=bow"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"skill-explorer: nothing to watch: no such directory: {missing}\n"
+
+
 def test_route_json_has_the_documented_keys(capsys) -> None:
     code, out, _ = run(capsys, "route", "merge two report.pdf files", "--skills", SAMPLES, "--json")
     assert code == 0

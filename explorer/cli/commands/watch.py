@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import threading
 from typing import TYPE_CHECKING
@@ -48,6 +49,10 @@ class WatchCommand(Command):
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         roots = command_roots(args, loaded)
         if roots is None:
+            return EXIT_USAGE
+        if not any(os.path.isdir(root) for root in roots):
+            # Nothing exists to watch: a directory made later would never be seen.
+            say(f"nothing to watch: no such directory: {', '.join(roots)}")
             return EXIT_USAGE
         config = loaded.config
         engine = engine_for(args, config)
