@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import ProgressBar, Static, TextArea
@@ -176,6 +178,30 @@ def cases_text(
     return out
 
 
+class DescriptionArea(TextArea):
+    """The what-if editor. Its page keys page the scores and flips below it whenever the
+    description fits in the editor (the usual case: there is nothing of it to page), so
+    at 80x24, where the flips start below the fold, they are a key away."""
+
+    @dataclass
+    class Paged(Message):
+        down: bool
+
+    def _page(self, down: bool) -> bool:
+        if self.max_scroll_y > 0:
+            return False
+        self.post_message(self.Paged(down))
+        return True
+
+    def action_cursor_page_down(self) -> None:
+        if not self._page(down=True):
+            super().action_cursor_page_down()
+
+    def action_cursor_page_up(self) -> None:
+        if not self._page(down=False):
+            super().action_cursor_page_up()
+
+
 class WhatIfScreen(ModalScreen[None]):
     """A side editor over the main screen: the description, the scores, the flips."""
 
@@ -188,7 +214,7 @@ class WhatIfScreen(ModalScreen[None]):
     }
     .narrow #whatif { width: 100%; border-left: none; }
     #whatif-title { height: auto; }
-    #whatif-text { height: 7; }
+    #whatif-text { height: auto; min-height: 3; max-height: 9; }
     #whatif-status { height: auto; }
     #whatif-results { height: 1fr; }
     #whatif-progress { display: none; height: 1; }
@@ -249,12 +275,13 @@ class WhatIfScreen(ModalScreen[None]):
                 ("esc", "discard"),
                 ("ctrl+o", "$EDITOR"),
                 ("ctrl+t", "suggest edits"),
+                ("pgdn/pgup", "scroll the scores and flips"),
             )
             for key, what in keys:
                 title.append(key, style="bold")
                 title.append(f" {what}  ", style="dim")
             yield Static(title, id="whatif-title")
-            yield TextArea(self.start, soft_wrap=True, id="whatif-text")
+            yield DescriptionArea(self.start, soft_wrap=True, id="whatif-text")
             yield Static(id="whatif-status")
             yield ProgressBar(id="whatif-progress", show_eta=False)
             with VerticalScroll(id="whatif-results"):
@@ -271,6 +298,13 @@ class WhatIfScreen(ModalScreen[None]):
     @property
     def text(self) -> str:
         return self.query_one(TextArea).text
+
+    def on_description_area_paged(self, event: DescriptionArea.Paged) -> None:
+        results = self.query_one("#whatif-results", VerticalScroll)
+        if event.down:
+            results.scroll_page_down()
+        else:
+            results.scroll_page_up()
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()

@@ -171,6 +171,26 @@ async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
         assert isinstance(app.focused, PromptBar)
 
 
+async def test_at_80x24_the_page_keys_bring_the_flips_into_view(
+    library: Path, tmp_path: Path
+) -> None:
+    """The editor is as tall as its text, and its page keys page the results below while
+    the text fits: at 80x24 the flips start below the fold, and the editor has the focus."""
+    from textual.containers import VerticalScroll
+
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
+        editor, results = screen.query_one(TextArea), screen.query_one("#whatif-results")
+        assert isinstance(results, VerticalScroll) and results.max_scroll_y > 0
+        assert editor.outer_size.height == 3  # a one-line description: one line and a border
+        await pilot.press("pagedown")
+        await settle(pilot, lambda: results.scroll_y > 0)
+        assert editor.has_focus and editor.cursor_location == editor.document.end
+        await pilot.press("pageup")
+        await settle(pilot, lambda: results.scroll_y == 0)
+
+
 @pytest.mark.slow  # test_rewrite.py holds the refusal to rewrite bad YAML
 async def test_a_file_with_bad_yaml_is_reported_and_never_written(
     library: Path, tmp_path: Path
