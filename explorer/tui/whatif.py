@@ -187,6 +187,11 @@ class DescriptionArea(TextArea):
     class Paged(Message):
         down: bool
 
+    def on_resize(self) -> None:
+        # TextArea re-wraps on a resize but can keep painting the old wrap's lines until
+        # the next key (a narrowing window showed a clause twice, or lost one).
+        self.refresh()
+
     def _page(self, down: bool) -> bool:
         if self.max_scroll_y > 0:
             return False

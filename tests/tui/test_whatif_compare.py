@@ -6,6 +6,7 @@ verdict's gate and numbers."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import stat
 from pathlib import Path
 
@@ -189,6 +190,38 @@ async def test_at_80x24_the_page_keys_bring_the_flips_into_view(
         assert editor.has_focus and editor.cursor_location == editor.document.end
         await pilot.press("pageup")
         await settle(pilot, lambda: results.scroll_y == 0)
+
+
+async def test_the_editor_shows_its_text_rewrapped_after_a_resize(
+    library: Path, tmp_path: Path
+) -> None:
+    """Widening the editor (the window narrowed to 80 columns: the side editor takes the
+    whole width) rewraps the description on screen at once, not at the next key; the old
+    wrap's lines stayed drawn and showed a clause twice, or lost one."""
+    import io
+
+    from rich.console import Console
+
+    def drawn_lines(screen: WhatIfScreen) -> list[str]:
+        console = Console(width=80, file=io.StringIO(), record=True, legacy_windows=False)
+        console.print(screen._compositor.render_update(full=True, screen_stack=[]))
+        framed = [line for line in console.export_text().splitlines() if "▊" in line]
+        inside = [line.strip(" ▊▎") for line in framed]  # the editor's lines, no border
+        return [line for line in inside if line and not set(line) <= set("▔▁")]
+
+    text = " ".join(["Merge, split and extract the tables of many PDF files."] * 4)
+    write_skill(library, "pdf", text)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot, lambda: screen.query_one(TextArea).size.width > 72)
+        await pilot.pause()
+        width = screen.query_one(TextArea).wrap_width
+        lines = drawn_lines(screen)
+        assert " ".join(lines) == text
+        for line, after in itertools.pairwise(lines):  # each line as full as fits
+            assert len(line) + 1 + len(after.split()[0]) >= width, (line, after)
 
 
 @pytest.mark.slow  # test_rewrite.py holds the refusal to rewrite bad YAML
