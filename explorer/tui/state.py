@@ -152,6 +152,7 @@ class ExplorerState:
 
     config: Config
     baseline: Config  # what the app started with: F2 marks edits against it
+    saved_config: Config | None = None  # the config F2 last wrote to the project file
     initial_skill: str | None = None  # --skill: the row to open focused on, until shown
     loading: str = "starting…"  # what is loading now; "" once the live index is in
     snapshot: Index | None = None

@@ -203,6 +203,21 @@ async def test_editing_a_threshold_changes_the_decision(
         )
         await pilot.press("escape")
         assert not isinstance(app.screen, ThresholdEditor)
+        # An edit left unsaved in one visit is saved by F4 in the next, with that visit's.
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        editor.edit("max_skills", "3")
+        await pilot.press("escape")
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        editor.edit("lexical_min", "5")
+        await pilot.press("f4")
+        saved = (tmp_path / "skill-explorer.toml").read_text()
+        assert "max_skills = 3" in saved and "lexical_min = 5" in saved
+        assert "min_similarity = 0.99" in saved
+        await pilot.press("escape")
 
 
 async def test_markup_and_escapes_in_skills_are_shown_literally(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 
-from explorer.engine import Decision, Index
+from explorer.engine import Config, Decision, Index
 from explorer.engine.author import RankingDiff, SaveError
 from explorer.engine.base import FIELD_NAMES, PROJECT_CONFIG_NAME, give_back
 from explorer.engine.host import Replay, UsageReport
@@ -442,11 +442,16 @@ class MainScreen(Screen[None]):
             self.state.config,
             self.state.baseline,
             Path(PROJECT_CONFIG_NAME),
+            saved=self.state.saved_config,
+            on_saved=self._thresholds_saved,
             sources=self.options.config_sources,
             status=snapshot.models.status if loaded and snapshot is not None else None,
             skills=len(snapshot) if snapshot is not None else 0,
         )
         self.app.push_screen(editor)
+
+    def _thresholds_saved(self, config: Config) -> None:
+        self.state.saved_config = config
 
     def open_collisions(self) -> None:
         """ctrl+l: the pairs of skills that compete for the same prompts (tui/collisions.py)."""

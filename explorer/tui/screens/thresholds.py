@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +171,8 @@ class ThresholdEditor(ModalScreen[None]):
         baseline: Config,
         save_path: Path,
         *,
+        saved: Config | None = None,
+        on_saved: Callable[[Config], None] | None = None,
         sources: Mapping[str, str] | None = None,
         status: ModelStatus | None = None,
         skills: int = 0,
@@ -184,7 +186,11 @@ class ThresholdEditor(ModalScreen[None]):
         self._longest_source = 0  # the longest of self._sources's labels (0: not measured)
         self.config = config
         self.baseline = baseline  # what the app started with: edits are marked against it
-        self.opened = config  # what this screen started with: only edits made here are saved
+        # What the project file holds of the F2 edits: the config it last saved, in this
+        # visit or an earlier one, else what the app started with. F4 writes every field
+        # that differs from it, so an edit made in an earlier visit is not lost.
+        self.saved = saved or baseline
+        self.on_saved = on_saved
         self.save_path = save_path
         self.texts = {name: field_text(getattr(config, name)) for name in FIELD_NAMES}
         self.errors: dict[str, str] = {}
@@ -368,7 +374,7 @@ class ThresholdEditor(ModalScreen[None]):
         edited = {
             name: getattr(self.config, name)
             for name in FIELD_NAMES
-            if getattr(self.config, name) != getattr(self.opened, name)
+            if getattr(self.config, name) != getattr(self.saved, name)
         }
         if not edited:
             self.notify("nothing edited here: nothing saved", severity="warning")
@@ -380,7 +386,9 @@ class ThresholdEditor(ModalScreen[None]):
         except ConfigError as error:
             self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
             return
-        self.opened = self.config
+        self.saved = self.config
+        if self.on_saved is not None:
+            self.on_saved(self.config)
         self.notify(
             visible(f"wrote {'; '.join(written)} to {self.save_path.resolve()}"),
             markup=False,
