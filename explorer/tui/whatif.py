@@ -390,9 +390,13 @@ class WhatIfScreen(ModalScreen[None]):
         self.query_one("#whatif-scores", Static).update(scores_text(result))
         report = self.cases_report if self.cases is not None else None
         pending = self.cases is not None and not with_flips and result.patched is not None
-        self.query_one("#whatif-cases", Static).update(
-            cases_text(result.comparison, report, pending, self.cases_source, result.causes)
-        )
+        if self.cases is not None and result.patched is None:  # nothing to run them on
+            cases = plain(
+                f"cases in {self.cases_source}: not run while the edit cannot be saved", "dim"
+            )
+        else:
+            cases = cases_text(result.comparison, report, pending, self.cases_source, result.causes)
+        self.query_one("#whatif-cases", Static).update(cases)
         if with_flips:
             self.cases_done = True
 

@@ -172,6 +172,22 @@ async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
         assert isinstance(app.focused, PromptBar)
 
 
+async def test_an_emptied_description_says_the_cases_are_not_run(
+    library: Path, tmp_path: Path
+) -> None:
+    """An edit that cannot be saved has no index to run the cases on: F7 says so (it
+    said "running…" until the next key)."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
+        screen.query_one(TextArea).load_text("")
+        await settle(pilot, lambda: "not saveable" in _text(screen, "#whatif-status"))
+        await settle(pilot, lambda: screen.cases_done)
+        assert _text(screen, "#whatif-cases") == (
+            "cases in cases.toml: not run while the edit cannot be saved"
+        )
+
+
 async def test_at_80x24_the_page_keys_bring_the_flips_into_view(
     library: Path, tmp_path: Path
 ) -> None:
