@@ -242,7 +242,8 @@ async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
     (library / "cases.toml").write_text(
         '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
         '[[case]]\nprompt = "tidy my spreadsheet columns"\nexpect = ["kubernetes-debugger"]\n'
-        'kind = "direct"\n',
+        'kind = "direct"\n[[case]]\nprompt = "merge these pdf files"\nexpect = []\n'
+        'kind = "negative"\n',
         encoding="utf-8",
     )
     app = make_app(library, tmp_path)
@@ -258,10 +259,20 @@ async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
         await pilot.pause()
         assert listing.highlighted == 0  # enter at once loads a case, without a down first
         listing.highlighted = prompts.index("tidy my spreadsheet columns")
+        app.go_to_skill("pdf")  # the cursor rested on another skill before
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot, lambda: shown_for(app, "tidy my spreadsheet columns"))
         assert app.focused is app.query_one(PromptBar)
+        # The table follows the skill the case expects, not the one the cursor was on.
+        table = app.query_one(SkillsTable)
+        assert table.followed == table.current_id() == "kubernetes-debugger"
+        # A prompt that should get nothing: the skill it wrongly injects.
+        listing.focus()
+        listing.highlighted = prompts.index("merge these pdf files")
+        await pilot.press("enter")
+        await settle(pilot, lambda: shown_for(app, "merge these pdf files"))
+        assert table.followed == table.current_id() == "pdf"
 
 
 @pytest.mark.slow  # two explorers in turn; the state file tests below are fast

@@ -563,11 +563,15 @@ class MainScreen(Screen[None]):
             prompt.insert_text_at_cursor(event.character)
 
     def on_cases_panel_case_chosen(self, event: CasesPanel.CaseChosen) -> None:
-        """A failing case into the prompt: the table shows at once why it fails."""
+        """A failing case into the prompt: the table shows at once why it fails, on the
+        row of the skill it is about (not one the cursor last rested on)."""
         prompt = self.prompt
         prompt.value = event.prompt
         prompt.cursor_position = len(event.prompt)
         prompt.focus()
+        snapshot = self.state.snapshot
+        if event.skill is not None and snapshot is not None and event.skill in snapshot.positions:
+            self.go_to_skill(event.skill)
 
     def on_tabbed_content_tab_activated(self) -> None:
         self.show_skill(self.state.highlighted)

@@ -113,11 +113,14 @@ class CasesPanel(VerticalScroll, can_focus=False):
     """
 
     class CaseChosen(Message):
-        """Enter (or a click) on a failing case: its prompt goes into the prompt bar."""
+        """Enter (or a click) on a failing case: its prompt goes into the prompt bar, and
+        the table follows the skill to look at: the one it expects, else the one it
+        should not have injected."""
 
-        def __init__(self, prompt: str) -> None:
+        def __init__(self, prompt: str, skill: str | None) -> None:
             super().__init__()
             self.prompt = prompt
+            self.skill = skill
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -166,4 +169,6 @@ class CasesPanel(VerticalScroll, can_focus=False):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id is not None:
-            self.post_message(self.CaseChosen(self.failures[int(event.option.id)].case.prompt))
+            failure = self.failures[int(event.option.id)]
+            wanted = failure.case.expect or failure.injected
+            self.post_message(self.CaseChosen(failure.case.prompt, wanted[0] if wanted else None))
