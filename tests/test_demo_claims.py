@@ -133,6 +133,20 @@ def test_the_edit_breaks_the_case_the_readme_says(engine: Engine, tmp_path: Path
     assert f"`{cause}`" in walk, cause
 
 
+def test_the_walk_quotes_the_reasons_the_table_shows(engine: Engine) -> None:
+    """docs/explorer.md quotes the why cell of step 1's winner and of step 4's runner-up."""
+    from explorer.engine.route.reasons import reason
+
+    config = Config()
+    index = open_library([str(SAMPLE_SKILLS)], config, engine=engine)
+    walk = " ".join((REPO / "docs" / "explorer.md").read_text(encoding="utf-8").split())
+    steps = claims()
+    for step, skill in ((steps[0], "pdf"), (steps[3], "git-commit-writer")):
+        decision = decide(step.prompt, index, config)
+        said = reason(decision, decision.row(skill)).text
+        assert f"`{said}`" in walk, (step.step, said)
+
+
 @pytest.mark.slow  # a process per prompt, each loading the models: 15-30 s
 def test_route_says_it_too(tmp_path: Path) -> None:
     library = ["--skills", str(SAMPLE_SKILLS), "--cache-dir", str(tmp_path / "cache")]
