@@ -189,6 +189,29 @@ def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None
     assert "3 skills │ 0 errors │" in Status("skills", 3, "d", "r", last="", errors=0).text().plain
 
 
+def test_a_narrow_status_bar_names_the_roots_by_their_last_names() -> None:
+    """At 80 columns a long root took the room of the cases' recall: the roots shorten
+    first, and only when the line does not fit."""
+    from rich.text import Text
+
+    status = Status(
+        "/home/someone/projects/team/skills",
+        25,
+        "dense skill-encoder",
+        "reranker r",
+        last="not yet re-indexed",
+        errors=0,
+        warnings=1,
+        lint_errors=2,
+        cases=Text("recall 0.889"),
+        short_roots="skills",
+    )
+    narrow = status.text(80)
+    assert narrow.plain.startswith(" skills 25 skills │") and narrow.cell_len > 80
+    assert "recall 0.889" in narrow.plain[:80]
+    assert status.text(300).plain.startswith(" /home/someone/projects/team/skills 25 skills")
+
+
 def test_f3_opens_a_lint_finding_at_its_line() -> None:
     """A finding lint places (a frontmatter key's line) keeps its line through the
     explorer's strings, so F3's enter opens the editor there, not at line 1."""

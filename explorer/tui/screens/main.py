@@ -282,6 +282,7 @@ class MainScreen(Screen[None]):
         self.status.show(
             Status(
                 roots=", ".join(_readable(root) for root in snapshot.roots),
+                short_roots=", ".join(os.path.basename(root) or root for root in snapshot.roots),
                 skills=len(snapshot),
                 dense=dense,
                 reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,

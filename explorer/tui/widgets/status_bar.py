@@ -32,10 +32,19 @@ class Status:
     cases: Text | None = None
     cases_running: bool = False  # `cases` is the last run's; a run for what is on screen goes on
     edits: str = ""
+    short_roots: str = ""  # each root by its last name, for a bar too narrow for `roots`
 
-    def text(self) -> Text:
+    def text(self, width: int = 0) -> Text:
+        """The line; when it is wider than `width`, with the roots by their last names, so
+        at 80 columns the counts and the cases' recall still show."""
+        text = self._text(self.roots)
+        if width and text.cell_len > width and self.short_roots:
+            return self._text(self.short_roots)
+        return text
+
+    def _text(self, roots: str) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(visible(f" {self.roots} "), style="bold")
+        text.append(visible(f" {roots} "), style="bold")
         text.append(counted(self.skills, "skill"), style="bold cyan")
         if self.loading:  # the models still loading, or the embedding's progress
             text.append(" │ ")
@@ -79,13 +88,20 @@ class StatusBar(Static):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("starting…", **kwargs)
+        self.shown: Status | None = None  # laid out again on a resize
         self.error_count = 0
         self.f3_has_more = False  # warnings or lint errors: a click opens F3 for them too
 
     def show(self, status: Status) -> None:
+        self.shown = status
         self.error_count = status.errors
         self.f3_has_more = bool(status.warnings or status.lint_errors)
-        update_text(self, status.text(), layout=False)  # one line, always (explorer.tcss)
+        # One line, always (explorer.tcss), laid out for the bar's width.
+        update_text(self, status.text(self.size.width), layout=False)
+
+    def on_resize(self) -> None:
+        if self.shown is not None:
+            self.show(self.shown)
 
     def on_click(self) -> None:
         if self.error_count or self.f3_has_more:
