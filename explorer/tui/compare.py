@@ -88,6 +88,61 @@ def _compact(value: float | None) -> str:
     return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text
 
 
+def _columns(diff: RankingDiff, *, wide: bool, room: int) -> dict[str, list[Text]]:
+    """The diff's columns, each a header and its cells, for a table of `room` cells."""
+    entries = diff.entries
+    reranked = any(
+        entry.rerank.base is not None or entry.rerank.current is not None for entry in entries
+    )
+    # Narrow (80 columns): the verdict change in whole words with its numbers needs the
+    # room of the hybrid score and Δcos, which the Δhybrid beside it stands for.
+    skill_width = 28 if wide else max(10, room + 2 - NARROW_ROOM)
+    names = []
+    for entry in entries:
+        name = visible(entry.skill_id)
+        if len(name) > skill_width:
+            name = name[: skill_width - 1] + "…"
+        names.append(Text(name, style="strike dim" if entry.move is Move.GONE else ""))
+    columns: dict[str, list[Text]] = {
+        "#": [Text("" if entry.rank is None else str(entry.rank)) for entry in entries],
+        "move": [_move(entry) for entry in entries],
+        "skill": names,
+    }
+    if wide:
+        columns["hybrid"] = [
+            Text("—" if e.hybrid.current is None else f"{e.hybrid.current:.3f}") for e in entries
+        ]
+    columns["Δhybrid"] = [_delta(entry.hybrid) for entry in entries]
+    if wide:
+        columns["Δcos"] = [_delta(entry.cosine) for entry in entries]
+    columns["Δbm25"] = [_delta(entry.bm25, 2) for entry in entries]
+    if wide:
+        columns["Δboost"] = [_delta(entry.boosts) for entry in entries]
+        if reranked:
+            columns["Δrerank"] = [_delta(entry.rerank, 2) for entry in entries]
+        columns["was #"] = [Text("—" if e.base_rank is None else str(e.base_rank)) for e in entries]
+    columns["verdict (was → now)" if wide else "verdict"] = [
+        _verdicts(entry, short=not wide) for entry in entries
+    ]
+    # Wide but not wide enough for all of them: the columns the others stand for go
+    # first, so the verdict change keeps its numbers: the old rank (the move says it),
+    # the boosts, the hybrid score (Δhybrid stays) and Δcos.
+    for label in ("was #", "Δboost", "hybrid", "Δcos"):
+        if _width(columns) <= room:
+            break
+        columns.pop(label, None)
+    return columns
+
+
+def _column_width(label: str, cells: list[Text]) -> int:
+    return max([len(label), *(cell.cell_len for cell in cells)])
+
+
+def _width(columns: dict[str, list[Text]]) -> int:
+    """The cells a table of these columns takes, with its padding of one cell each side."""
+    return sum(_column_width(label, cells) + 2 for label, cells in columns.items())
+
+
 def header_text(diff: RankingDiff, base_label: str) -> Text:
     """What is compared with what; one prompt said once when both sides decided it (the
     previous snapshot against this one), where it took two lines of an 80x24 screen."""
@@ -155,53 +210,21 @@ class CompareView(Vertical):
         self.query_one("#compare-header", Static).update(header_text(diff, base_label))
         table = self.query_one(DataTable)
         table.clear(columns=True)
-        wide = width >= WIDE
-        reranked = any(
-            entry.rerank.base is not None or entry.rerank.current is not None
-            for entry in diff.entries
-        )
-        # Narrow (80 columns): the verdict change in whole words with its numbers needs
-        # the room of the hybrid score and Δcos, which the Δhybrid beside it stands for.
-        columns = ["#", "move", "skill"]
-        columns += ["hybrid", "Δhybrid", "Δcos", "Δbm25"] if wide else ["Δhybrid", "Δbm25"]
-        if wide:
-            columns += ["Δboost"]
-            if reranked:
-                columns += ["Δrerank"]
-            columns += ["was #"]
-        columns += ["verdict (was → now)" if wide else "verdict"]
-        skill_width = 28 if wide else max(10, width - NARROW_ROOM)
-        rows: list[tuple[list[Text | str], str]] = []
-        for entry in diff.entries:
-            name = visible(entry.skill_id)
-            if len(name) > skill_width:
-                name = name[: skill_width - 1] + "…"
-            cells: list[Text | str] = [
-                "" if entry.rank is None else str(entry.rank),
-                _move(entry),
-                Text(name, style="strike dim" if entry.move is Move.GONE else ""),
-            ]
-            if wide:
-                cells.append("—" if entry.hybrid.current is None else f"{entry.hybrid.current:.3f}")
-            cells.append(_delta(entry.hybrid))
-            if wide:
-                cells.append(_delta(entry.cosine))
-            cells.append(_delta(entry.bm25, 2))
-            if wide:
-                cells.append(_delta(entry.boosts))
-                if reranked:
-                    cells.append(_delta(entry.rerank, 2))
-                cells.append("—" if entry.base_rank is None else str(entry.base_rank))
-            cells.append(_verdicts(entry, short=not wide))
-            rows.append((cells, entry.skill_id))
-        # Each column as wide as its widest cell, said to the table: a table rebuilt at a
-        # resize measured nothing and kept its headers' widths (names cut to 5 cells).
-        for number, label in enumerate(columns):
-            cells_width = (Text(str(cells[number])).cell_len for cells, _ in rows)
-            table.add_column(label, width=max([len(label), *cells_width]))
-        for cells, key in rows:
-            table.add_row(*cells, key=key)
+        room = width - 2  # the vertical scrollbar
+        columns = _columns(diff, wide=width >= WIDE, room=room)
+        if _width(columns) > room:  # even without the columns it can spare: the narrow one
+            columns = _columns(diff, wide=False, room=room)
+        for label, cells in columns.items():
+            # Each column as wide as its widest cell, said to the table: a table rebuilt at
+            # a resize measured nothing and kept its headers' widths (names cut to 5 cells).
+            table.add_column(label, width=_column_width(label, cells))
+        for row, entry in enumerate(diff.entries):
+            table.add_row(*(cells[row] for cells in columns.values()), key=entry.skill_id)
         self.follow(highlighted)
+
+    def rows_shown(self) -> int:
+        """The diff table's height: a page of the prompt's page keys while it shows."""
+        return self.query_one(DataTable).size.height
 
     def follow(self, skill_id: str | None) -> None:
         """Put the cursor on the skill the app has highlighted (up/down in the prompt move

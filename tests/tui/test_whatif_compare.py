@@ -383,16 +383,21 @@ async def test_compare_fits_80_columns_and_follows_the_resize(
         cells = {str(table.get_row_at(i)[2]): str(table.get_row_at(i)[-1]) for i in range(3)}
         verdicts, _, numbers = cells["xlsx"].partition(" ")  # "floor→INJECT .00→.53"
         assert verdicts.endswith("→INJECT") and "→" in numbers  # the change, then its numbers
-        await pilot.resize_terminal(120, 40)
+        await pilot.resize_terminal(200, 50)
         await settle(pilot, lambda: "was #" in [str(c.label) for c in table.columns.values()])
         # Laid out anew at each width, each column holds its widest cell: names and
-        # numbers whole (a real terminal going 120 -> 200 kept the headers' widths).
-        for size in ((200, 50), (120, 40)):
+        # numbers whole (a real terminal going 120 -> 200 kept the headers' widths). At
+        # 120 the old rank gives its room to the verdict change, which stays whole.
+        for size in ((120, 40), (200, 50)):
             await pilot.resize_terminal(*size)
             await pilot.pause()
             for number, column in enumerate(table.columns.values()):
                 cells = [str(table.get_row_at(i)[number]) for i in range(table.row_count)]
                 assert column.get_render_width(table) >= max(map(len, cells)), column.label
+            widths = [column.get_render_width(table) for column in table.columns.values()]
+            assert sum(widths) <= size[0] - 2  # beside the scrollbar: nothing scrolls
+            labels = [str(column.label) for column in table.columns.values()]
+            assert labels[-1] == "verdict (was → now)" and ("was #" in labels) == (size[0] == 200)
         await pilot.resize_terminal(80, 24)
         await settle(pilot, lambda: "was #" not in [str(c.label) for c in table.columns.values()])
 
@@ -420,6 +425,12 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
         await pilot.press("down")  # in the diff itself: that skill is highlighted everywhere
         third = view.diff.entries[2].skill_id
         await settle(pilot, lambda: app.state.highlighted == third)
+        # The prompt's page keys page the diff (a page of the hidden table was one row).
+        app.query_one(PromptBar).focus()
+        await pilot.press("pageup")
+        await settle(pilot, lambda: table.cursor_row == 0)
+        await pilot.press("pagedown")
+        await settle(pilot, lambda: table.cursor_row == table.row_count - 1 > 1)
 
 
 @pytest.mark.slow  # a timing edge of F7 (the cases still running)

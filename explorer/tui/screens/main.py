@@ -612,7 +612,10 @@ class MainScreen(Screen[None]):
         self.table.move(step)
 
     def action_table_page(self, direction: int) -> None:
-        self.table.move(direction * max(1, self.table.size.height - 2))
+        # While F8 shows the diff in the table's place, a page is the diff's: the hidden
+        # table has no height, and a page of it was one row.
+        rows = self.compare_view.rows_shown() if self.state.comparing else self.table.size.height
+        self.table.move(direction * max(1, rows - 2))
 
     def go_to_skill(self, skill_id: str) -> None:
         """Put the cursor on a skill and keep it there as the prompt changes."""
