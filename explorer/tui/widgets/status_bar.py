@@ -35,14 +35,15 @@ class Status:
     short_roots: str = ""  # each root by its last name, for a bar too narrow for `roots`
 
     def text(self, width: int = 0) -> Text:
-        """The line; when it is wider than `width`, with the roots by their last names, so
-        at 80 columns the counts and the cases' recall still show."""
-        text = self._text(self.roots)
-        if width and text.cell_len > width and self.short_roots:
-            return self._text(self.short_roots)
+        """The line; when its first part (through the cases and F2's edits) is wider than
+        `width`, with the roots by their last names, so at 80 columns the counts and the
+        cases' recall still show."""
+        text, first_part = self._text(self.roots)
+        if width and first_part > width and self.short_roots:
+            return self._text(self.short_roots)[0]
         return text
 
-    def _text(self, roots: str) -> Text:
+    def _text(self, roots: str) -> tuple[Text, int]:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(visible(f" {roots} "), style="bold")
         text.append(counted(self.skills, "skill"), style="bold cyan")
@@ -71,11 +72,12 @@ class Status:
         if self.edits:  # F2's live edits: the numbers on screen are not the files' alone
             text.append(" │ ")
             text.append(visible(f"F2: {self.edits}"), style="bold yellow")
+        first_part = text.cell_len
         text.append(visible(f" │ {self.last}"), style="")
         if self.config:  # the layers in effect: which files this screen's numbers come from
             text.append(f" │ {visible(self.config)}", style="dim")
         text.append(visible(f" │ {self.dense} │ {self.reranker}"), style="")
-        return text
+        return text, first_part
 
 
 class StatusBar(Static):
