@@ -21,13 +21,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skill-explorer",
         description="See why an agent skill triggers, or why it does not.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in REGISTRY if only is None else (only,):
         command = create_command(name)
-        sub = subparsers.add_parser(name, help=command.help, description=command.description)
+        # No abbreviations: `--skill` on a command without it would be read as `--skills`.
+        sub = subparsers.add_parser(
+            name, help=command.help, description=command.description, allow_abbrev=False
+        )
         command.add_arguments(sub)
+        sub.set_defaults(command_parser=sub)  # its usage, for an argument it does not know
     return parser
 
 
@@ -39,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         arguments = ["explore", *arguments]  # skill-explorer [DIR] opens the explorer
     parser = build_parser(arguments[0] if arguments[0] in REGISTRY else None)
     try:
-        args = parser.parse_args(arguments)
+        args, unknown = parser.parse_known_args(arguments)
+        if unknown:  # said with the command's usage, not the top level's
+            args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as stop:
         # The hook never blocks a prompt, even when its own command line in the host's
         # settings is wrong: argparse has said why on stderr, and a host reads exit 2

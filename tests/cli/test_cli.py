@@ -54,6 +54,22 @@ def test_a_hook_command_line_that_is_wrong_never_blocks_the_prompt(
     assert usage.value.code == 2
 
 
+def test_an_option_a_command_lacks_is_never_read_as_a_longer_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`route --skill pdf` is an error with route's usage, not a second `--skills` root
+    (argparse's abbreviations); `why --top 0` is refused."""
+    for argv, said in (
+        (["route", "merge pdf", "--skills", SAMPLES, "--skill", "pdf"], "unrecognized"),
+        (["why", "merge pdf", "--skills", SAMPLES, "--top", "0"], "--top: 0 must be above 0"),
+    ):
+        with pytest.raises(SystemExit) as usage:
+            main(argv)
+        err = capsys.readouterr().err
+        assert usage.value.code == 2 and said in err, err
+        assert err.startswith(f"usage: skill-explorer {argv[0]} ")
+
+
 def test_a_cwd_that_is_no_directory_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

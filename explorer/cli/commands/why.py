@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option
+from explorer.cli.base import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_common_options,
+    add_cwd_option,
+    positive_int,
+)
 from explorer.cli.library import library_index, unknown_skill
 from explorer.engine import LoadedConfig
 from explorer.terminal import emit
@@ -21,7 +28,7 @@ class WhyCommand(Command):
             "--skill", metavar="ID", help="explain this skill's terms, even if it lost"
         )
         parser.add_argument(
-            "--top", type=int, default=8, metavar="N", help="rows to show (default 8)"
+            "--top", type=positive_int, default=8, metavar="N", help="rows to show (default 8)"
         )
         parser.add_argument(
             "--json",
