@@ -440,6 +440,14 @@ def test_set_refuses_what_the_editor_refuses(
     with pytest.raises(ConfigError) as edited:  # F2 reads a typed value the same way
         coerce(name, value, "editor")
     assert str(edited.value) == message.replace("--set", "editor")
+    # The hook: that --set is skipped with a warning and the others still apply, so a
+    # typo in the hook's settings line never silences the router.
+    loaded = load_config(
+        assignments=[assignment, "max_length=64", "nokey=1"], use_ski_config=False, strict=False
+    )
+    assert loaded.config == Config(max_length=64)
+    assert loaded.warnings[0] == f"{message}; this --set is ignored"
+    assert loaded.warnings[1].startswith("--set: unknown key 'nokey'")
 
 
 def test_rerank_top_k_zero_is_usable(env: dict[str, Path]) -> None:

@@ -426,9 +426,10 @@ def load_config(
 
     The reference router's `config.toml` is the lowest layer when it exists (turn it off
     with use_ski_config=False, `--no-ski-config` on the command line). With strict=False
-    (the hook) one of our own files that cannot be used is a warning and is skipped, so a
-    typo never silences the router. With `trust` (the hook: explorer.engine.host.trust), the
-    project's skill-explorer.toml is read only when trust(its directory) is true.
+    (the hook) one of our own files, or a --set, that cannot be used is a warning and is
+    skipped, so a typo never silences the router. With `trust` (the hook:
+    explorer.engine.host.trust), the project's skill-explorer.toml is read only when
+    trust(its directory) is true.
     """
     config = Config()
     sources: dict[str, str] = {}
@@ -466,10 +467,17 @@ def load_config(
         sources.update(changed)
         files.append(str(path))
     for assignment in assignments:
-        key, value = parse_assignment(assignment)
-        if key not in _HINTS:
-            raise ConfigError(f"--set: unknown key {key!r}; known keys: {', '.join(FIELD_NAMES)}")
-        config, changed = apply(config, {key: value}, "--set", warnings)
+        try:
+            key, value = parse_assignment(assignment)
+            if key not in _HINTS:
+                known = ", ".join(FIELD_NAMES)
+                raise ConfigError(f"--set: unknown key {key!r}; known keys: {known}")
+            config, changed = apply(config, {key: value}, "--set", warnings)
+        except ConfigError as error:
+            if strict:
+                raise
+            warnings.append(f"{error}; this --set is ignored")  # the hook routes on
+            continue
         sources.update(changed)
     return LoadedConfig(config, sources, tuple(warnings), tuple(files), tuple(notes))
 
