@@ -108,3 +108,8 @@ def test_the_explorer_opens_the_skills_roots(
     assert opened["roots"] == [str(library)]
     main(["explore", "elsewhere", "--skills", str(library), "--no-ski-config"])
     assert opened["roots"] == ["elsewhere", str(library)]
+    # No DIR: the roots every command reads ($SKILL_EXPLORER_ROOTS first), as `doctor`
+    # names them, not the working directory.
+    monkeypatch.setenv("SKILL_EXPLORER_ROOTS", str(library))
+    main(["--no-ski-config"])
+    assert opened["roots"] == [str(library)]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 
-from explorer.cli.base import EXIT_OK, Command, add_common_options, add_cwd_option
+from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option
+from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
 
 
@@ -15,7 +15,10 @@ class ExploreCommand(Command):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "dirs", nargs="*", metavar="DIR", help="skills roots (as --skills; default: .)"
+            "dirs",
+            nargs="*",
+            metavar="DIR",
+            help="skills roots (as --skills; default: the roots every command reads)",
         )
         parser.add_argument("--prompt", default="", help="start with this prompt typed")
         add_cwd_option(parser)
@@ -46,8 +49,9 @@ class ExploreCommand(Command):
         from explorer.tui.app import ExplorerApp
         from explorer.tui.health import layers_text
 
-        named = [*args.dirs, *args.skills]
-        roots = named or [os.path.expanduser(r) for r in loaded.config.roots] or ["."]
+        roots = command_roots(args, loaded)  # the order every command reads them in
+        if roots is None:
+            return EXIT_USAGE
         history_log = args.history or (str(default_log()) if default_log().is_file() else None)
         app = ExplorerApp(
             roots,
