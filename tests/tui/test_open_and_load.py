@@ -20,7 +20,9 @@ from explorer.tui.compare import CompareView
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.skills_table import SkillsTable
 from tests.conftest import write_skill
-from tests.tui.test_app import make_app, ready, settle, shown_for
+from tests.tui.test_app import SIZE, library, make_app, ready, settle, shown_for
+
+__all__ = ["library"]  # the fixture, shared with test_app
 
 PROMPT = "merge tables from documents"
 FILLERS = 12
@@ -131,6 +133,19 @@ async def test_a_prompt_and_a_skill_given_at_start_open_on_the_skill(
     table = await _open_with_a_prompt(app, go, first="filler-07")
     assert table.current_id() == "filler-07"
     assert app.state.highlighted == "filler-07"
+
+
+async def test_a_skill_given_at_start_that_is_not_there_is_said(
+    library: Path, tmp_path: Path
+) -> None:
+    """--skill with an id the library lacks: a warning once the library is in, as `why
+    --skill` says it (it opened on the top row and said nothing)."""
+    app = make_app(library, tmp_path, initial_prompt="merge pdf", initial_skill="nope")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.decision is not None)
+        await settle(pilot, lambda: any("--skill 'nope'" in n.message for n in app._notifications))
+        (said,) = [n.message for n in app._notifications if "--skill" in n.message]
+        assert said == f"--skill 'nope': no such skill in {library}"
 
 
 # Waits for a lint; test_lint_runs_with_the_loop_beat_as_its_pause keeps it in the default run.

@@ -319,8 +319,13 @@ class MainScreen(Screen[None]):
             and state.decision.prompt == decision.prompt
             and not (state.provisional() and snapshot is not state.loading_snapshot)
         )
-        if state.initial_skill is not None and state.initial_skill in snapshot.positions:
-            table.followed, state.initial_skill = state.initial_skill, None
+        wanted = state.initial_skill
+        if wanted is not None and wanted in snapshot.positions:
+            table.followed, state.initial_skill = wanted, None
+        elif wanted is not None and snapshot is not state.loading_snapshot:
+            state.initial_skill = None  # the whole library is in, and it is not there
+            message = visible(f"--skill {wanted!r}: no such skill in {', '.join(snapshot.roots)}")
+            self.notify(message, severity="warning", markup=False, timeout=10)
         table.show(decision, limits, state.delta_base, keep_cursor=same_prompt)
         state.decision, state.decided_on = decision, snapshot
         if state.loading_snapshot is not None and snapshot is not state.loading_snapshot:
