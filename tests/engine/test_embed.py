@@ -58,6 +58,13 @@ def test_each_preset_runs_its_own_dense_model() -> None:
 def test_unknown_and_missing_models_say_where_they_looked(tmp_path: Path) -> None:
     assert load_embedder(Config(model="nope")).name == "bow"  # as the reference does
     assert any("unknown model 'nope'" in w for w in load_models(Config(model="nope")).warnings)
+    # A reranker named by path that is not there is a warning every command prints (the
+    # decision changes mode without it); "auto" finding none is not.
+    missing = tmp_path / "no-reranker"
+    warned = load_models(Config(model="bow", reranker=str(missing))).warnings
+    assert f"reranker {missing} is not an ONNX file with a tokenizer.json beside it" in warned
+    quiet = load_models(Config(model="bow", reranker="auto", ski_models_dir=str(tmp_path)))
+    assert not any("reranker" in w for w in quiet.warnings)
     with pytest.raises(ModelError, match=str(tmp_path)):
         load_embedder(Config(model="bge-small-en-v1.5", ski_models_dir=str(tmp_path)))
 

@@ -36,23 +36,14 @@ class DoctorCommand(Command):
         return self.run(args, loaded)
 
     def _lenient(self, args: argparse.Namespace) -> LoadedConfig:
-        """The config as the hook reads it (a bad file skipped), with every usable --set."""
-        usable: list[str] = []
-        for assignment in args.assignments:
-            try:
-                load_config(args.config, [*usable, assignment], use_ski_config=False, strict=False)
-            except ConfigError as error:
-                self.config_errors.append(str(error))
-                continue
-            usable.append(assignment)
-        loaded = load_config(args.config, usable, use_ski_config=args.ski_config, strict=False)
-        ignored = "; this file is ignored"
-        files = [
-            warning.removesuffix(ignored)
-            for warning in loaded.warnings
-            if warning.endswith(ignored)
-        ]
-        self.config_errors[:0] = files
+        """The config as the hook reads it: a bad file or --set skipped, and named."""
+        loaded = load_config(
+            args.config, args.assignments, use_ski_config=args.ski_config, strict=False
+        )
+        for warning in loaded.warnings:
+            for ignored in ("; this file is ignored", "; this --set is ignored"):
+                if warning.endswith(ignored):
+                    self.config_errors.append(warning.removesuffix(ignored))
         return loaded
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:

@@ -494,6 +494,8 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
         warnings.append(f"dense model unavailable, cosine channel off: {error}")
     reranker: Reranker | None = None
     pair, note = find_reranker(config)
+    if pair is None and config.reranker.strip().lower() not in ("off", "none", "", "auto"):
+        warnings.append(note)  # one was named (a path, "packaged") and is not there
     if pair is not None:
         try:
             reranker = load_reranker(pair, cache)
