@@ -135,3 +135,16 @@ def test_the_readme_quotes_the_generated_quality_table() -> None:
     assert len(rows) >= 3, "the README's table of routing figures"
     quality = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
     assert [row for row in rows if row not in quality] == []
+
+
+def test_the_configuration_table_has_every_key() -> None:
+    """docs/configuration.md is "every key with its default" (the README says so)."""
+    from explorer.engine.base.config import FIELD_NAMES
+
+    table = [
+        line.split("|")[1]
+        for line in (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `")
+    ]
+    documented = {key for cell in table for key in re.findall(r"`(\w+)`", cell)}
+    assert set(FIELD_NAMES) - documented == set()
