@@ -338,12 +338,18 @@ def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one(
         "Create invoices for clients. Do not use for payroll. Bill customers for hours. "
         "A long sentence about nothing in particular that anyone asks."
     )
-    trimmed = _trimmed(text, len(text) - 10, worth)
+    first = "Create invoices for clients."
+    trimmed = _trimmed(text, len(text) - 10, worth, first)
     assert trimmed is not None
     kept, gone = trimmed
     assert kept.startswith("Create invoices for clients.") and "Do not use for payroll." in kept
     assert "nothing in particular" not in kept and gone.startswith("A long sentence")
-    assert _trimmed("One sentence only.", 5, worth) is None
+    assert _trimmed("One sentence only.", 5, worth, "One sentence only.") is None
+    # An edit that put a sentence before the author's first: the author's still stays.
+    led = "Use it for bills. Create invoices for clients. A dull line nobody asks about."
+    kept, gone = _trimmed(led, len(led) - 5, worth, first) or ("", "")
+    assert kept == "Use it for bills. Create invoices for clients." and gone.startswith("A dull")
+    assert _trimmed("Use it for bills. Create invoices for clients.", 20, worth, first) is None
     leads = _leads("A tagline. Bill customers for hours.", {"bill": 2.0, "hour": 1.0})
     assert leads == [
         ('lead with "Bill customers for hours."', "Bill customers for hours. A tagline.")
@@ -366,7 +372,13 @@ def test_an_addition_past_the_limit_drops_the_least_useful_sentence() -> None:
     description = "Create invoices for clients. " + filler + "Bill customers for hours."
     words = ["retainer", "subscription"]
     assert len(description) < MAX_DESCRIPTION < len(_covering(description, words))
-    step, text = _fitted(description, "add", partial(_covering, words=words), {"bill": 2.0})
+    step, text = _fitted(
+        description,
+        "add",
+        partial(_covering, words=words),
+        {"bill": 2.0},
+        "Create invoices for clients.",
+    )
     assert step.startswith('add (dropping "Words nobody asks about fill')
     assert len(text) <= MAX_DESCRIPTION and text.endswith("Use it for retainer and subscription.")
     assert text.startswith("Create invoices for clients.") and "Bill customers" in text
@@ -479,7 +491,7 @@ def test_another_languages_exclusion_is_never_trimmed() -> None:
     worth = {"plot": 3.0}
     for exclusion in ("勿用于：非生信图表、只要表格不要图。", "Não use para tabelas simples."):
         text = f"Draw plots. {exclusion} Plot styles for papers and plots for talks."
-        trimmed = _trimmed(text, len(text) - 10, worth)
+        trimmed = _trimmed(text, len(text) - 10, worth, "Draw plots.")
         assert trimmed is not None and exclusion in trimmed[0], exclusion
 
 

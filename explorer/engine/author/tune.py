@@ -833,14 +833,17 @@ def _leads(description: str, worth: dict[str, float], count: int = 2) -> list[tu
     return out
 
 
-def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[str, str] | None:
+def _trimmed(
+    description: str, length: int, worth: dict[str, float], authors_first: str
+) -> tuple[str, str] | None:
     """The description at most `length` characters long, by dropping its least useful
     sentences (those whose words the wanted prompts use least, per character), never the
-    first nor an exclusion; and the first words of what was dropped. None when that cannot
-    fit."""
+    first, the author's first (an edit may have put another before it) nor an exclusion;
+    and the first words of what was dropped. None when that cannot fit."""
     parts = _sentences(description)
     if len(parts) < 2:
         return None
+    kept_first = " ".join(authors_first.split())
 
     def value(sentence: str) -> float:
         return _worth(sentence, worth) / len(sentence)
@@ -851,7 +854,9 @@ def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[st
         (
             i
             for i in range(1, len(parts))
-            if not excluded_terms(parts[i]) and not says_not_for(parts[i])
+            if not excluded_terms(parts[i])
+            and not says_not_for(parts[i])
+            and " ".join(parts[i].split()) != kept_first
         ),
         key=lambda i: (value(parts[i]), -len(parts[i]), -i),
     )
@@ -870,7 +875,11 @@ def _trimmed(description: str, length: int, worth: dict[str, float]) -> tuple[st
 
 
 def _fitted(
-    description: str, step: str, add: Callable[[str], str], worth: dict[str, float]
+    description: str,
+    step: str,
+    add: Callable[[str], str],
+    worth: dict[str, float],
+    authors_first: str,
 ) -> tuple[str, str]:
     """`add(description)`, with room made for it when it would pass the spec's limit."""
     added = add(description)
@@ -878,7 +887,7 @@ def _fitted(
         return step, added
     need = len(description) - (len(added) - MAX_DESCRIPTION)
     for _ in range(3):  # an extended COVERING sentence grows a little less than a new one
-        trimmed = _trimmed(description, need, worth)
+        trimmed = _trimmed(description, need, worth, authors_first)
         if trimmed is None:
             return step, added  # refused by the spec check
         text, gone = trimmed
@@ -889,15 +898,18 @@ def _fitted(
     return step, added
 
 
-def _proposals(description: str, evidence: _Evidence, options: Options) -> list[tuple[str, str]]:
-    """(step, new description) for one description, from its evidence. Each addition is
-    tried at the end and, where the cross-encoder reads it, at the start; one that would
-    pass the spec's 1,024 characters drops the description's least useful sentences."""
+def _proposals(
+    description: str, evidence: _Evidence, options: Options, authors_first: str
+) -> list[tuple[str, str]]:
+    """(step, new description) for one description (the author's, or an edit of it whose
+    first sentence is `authors_first`), from its evidence. Each addition is tried at the
+    end and, where the cross-encoder reads it, at the start; one that would pass the
+    spec's 1,024 characters drops the description's least useful sentences."""
     worth = evidence.worth
     proposals: list[tuple[str, str]] = []
 
     def add(step: str, change: Callable[[str], str]) -> None:
-        proposals.append(_fitted(description, step, change, worth))
+        proposals.append(_fitted(description, step, change, worth, authors_first))
 
     top = [surface for _, surface in evidence.terms[: options.max_terms]]
     for surface in top:
@@ -941,7 +953,7 @@ def _proposals(description: str, evidence: _Evidence, options: Options) -> list[
     parts = _sentences(description)
     length = MAX_DESCRIPTION if len(description) > MAX_DESCRIPTION else len(description) - 1
     if len(parts) >= 3 or len(description) > MAX_DESCRIPTION:
-        trimmed = _trimmed(description, length, worth)
+        trimmed = _trimmed(description, length, worth, authors_first)
         if trimmed is not None:
             proposals.append((f'drop "{trimmed[1]}"', trimmed[0]))
     return proposals
@@ -1197,6 +1209,7 @@ def tune(
     refusals: dict[str, None] = {}  # why an edit could not be written, in order, once each
     scored: list[_Scored] = []
     original_terms = frozenset(match_tokens(original))
+    authors_first = (_sentences(original) or [""])[0]  # never dropped by a trim
     support: dict[str, int] = {}  # match token -> the tuning part's positives that have it
     for case in split.tuning:
         if case.positive:
@@ -1209,7 +1222,7 @@ def tune(
         for description, steps, probes in beam:
             missed, wrong, wanted = _failing(split.tuning, probes, skill_id)
             evidence = _evidence(description, missed, wrong, wanted, index.lexical.idf)
-            proposals = _proposals(description, evidence, options)
+            proposals = _proposals(description, evidence, options, authors_first)
             if not steps and split.tuning:
                 if not missed and not wrong:
                     notes.append("every case of the tuning part passes: nothing to learn from")
