@@ -68,6 +68,7 @@ def test_apply_writes_only_the_description(capsys: Capture, tmp_path: Path) -> N
     code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), "--apply", "1", *common)
     assert code == 0, err
     assert f"wrote candidate 1 into {path}" in out
+    assert "--apply N" not in out  # done: no hint to do it
     after = path.read_bytes()
     old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
     changed = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b]

@@ -91,7 +91,7 @@ def _channels(candidate: Candidate) -> str:
     return ", ".join(parts)
 
 
-def tune_text(result: TuneResult) -> list[str]:
+def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
     from explorer.engine.author import SPLIT_SEED, Part
 
     split = result.split
@@ -140,7 +140,7 @@ def tune_text(result: TuneResult) -> list[str]:
             + (f", {candidate.dense_steals} steals" if candidate.dense_steals else ""),
         ]
         lines += [_flip_line(flip) for flip in candidate.flips]
-    if result.candidates:
+    if result.candidates and not applied:
         lines += [
             "",
             "Write one with --apply N (only the description changes; the file is replaced "
@@ -223,7 +223,7 @@ class TuneCommand(Command):
             data["applied"] = None if applied is None else {"number": args.apply, "path": applied}
             print(json.dumps(data, indent=2, default=json_default, ensure_ascii=True))
         else:
-            emit(*tune_text(result))
+            emit(*tune_text(result, applied=applied is not None))
             if applied is not None:
                 print()
                 emit(f"wrote candidate {args.apply} into {applied} (only the description changed)")
