@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +153,13 @@ def unknown_skill(index: Index, skill_id: str | None) -> bool:
         return False
     from difflib import get_close_matches
 
-    close = get_close_matches(skill_id, list(index.ids), n=3)
-    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    # Compared as folded: `awp-wallet` finds the skill named "AWP Wallet", `PDF` finds `pdf`.
+    ids = {_folded(known): known for known in index.ids}
+    close = [ids[key] for key in get_close_matches(_folded(skill_id), list(ids), n=3)]
+    hint = f" (did you mean {', '.join(repr(known) for known in close)}?)" if close else ""
     say(f"no skill {skill_id!r} in {', '.join(index.roots)}{hint}")
     return True
+
+
+def _folded(skill_id: str) -> str:
+    return "-".join(re.findall(r"[^\W_]+", skill_id.lower()))

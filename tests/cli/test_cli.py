@@ -148,7 +148,10 @@ def test_an_unknown_skill_is_a_usage_error_in_every_command_that_takes_one(capsy
         ["lint", "--collisions", SAMPLES, "--skill", "pdff"],
     ):
         code, _, err = run(capsys, *argv, "--no-ski-config")
-        assert code == 2 and "no skill 'pdff'" in err and "did you mean pdf" in err, argv
+        assert code == 2 and "no skill 'pdff'" in err and "did you mean 'pdf'" in err, argv
+    # Compared folded: another case, or the name's spaces written as dashes.
+    code, _, err = run(capsys, "why", "x", "--skills", SAMPLES, "--skill", "KUBERNETES DEBUGGER")
+    assert code == 2 and "did you mean 'kubernetes-debugger'" in err
 
 
 def test_bad_set_value_names_key_and_type(capsys) -> None:

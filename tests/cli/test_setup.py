@@ -95,6 +95,7 @@ def test_init_never_rewrites_a_file_it_cannot_merge(
     path.write_text(text)
     code, _, err = run(capsys, "init")
     assert code == 2 and reason in err and str(path) in err
+    assert err.rstrip().endswith("; nothing was written")
     assert path.read_text() == text
     assert not list(path.parent.glob("*.bak*"))
 

@@ -84,7 +84,7 @@ def test_apply_writes_only_the_description(capsys: Capture, tmp_path: Path) -> N
 def test_bad_input_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
     _, evals, common = _library(tmp_path)
     code, _, err = _run(capsys, "tune", "invoice-makr", "--cases", str(evals), *common)
-    assert code == 2 and "did you mean invoice-maker" in err
+    assert code == 2 and "did you mean 'invoice-maker'" in err
     code, _, err = _run(capsys, "tune", SKILL, "--cases", str(evals), "--apply", "99", *common)
     assert code == 2 and "no candidate 99" in err
     code, _, err = _run(capsys, "tune", SKILL, "--cases", str(tmp_path / "none.json"), *common)

@@ -48,7 +48,7 @@ class InitCommand(Command):
         try:
             installed, text = install_hook(path, hook_command(args.skills), dry_run=args.dry_run)
         except SetupError as error:
-            say(str(error))
+            say(f"{error}; nothing was written")
             return EXIT_USAGE
         except OSError as error:
             say(f"{path}: cannot write: {error.strerror or error}")

@@ -122,8 +122,7 @@ def install_hook(path: Path, command: str, *, dry_run: bool = False) -> tuple[In
             existing = json.loads(raw) if raw.strip() else {}
         except json.JSONDecodeError as error:
             raise SetupError(
-                f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix it first, "
-                "nothing was written"
+                f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix it first"
             ) from error
     merge = merge_hook(existing, command, str(path))
     text = json.dumps(merge.settings, indent=2, ensure_ascii=False) + "\n"

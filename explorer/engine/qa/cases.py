@@ -274,7 +274,10 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise CaseError(f"{source}:{error.lineno}: invalid JSON ({error.msg})") from error
+        # "Invalid control character at": the position is the line and column before it.
+        reason = error.msg.removesuffix(" at")
+        where = f"{source}:{error.lineno}:{error.colno}"
+        raise CaseError(f"{where}: invalid JSON ({reason})") from error
     wanted = skill  # --skill: in a set over several skills, only this one's items
     if isinstance(data, dict) and not skill:
         skill = _skill_named(data)
