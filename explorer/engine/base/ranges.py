@@ -60,6 +60,7 @@ def range_error(name: str, value: Any) -> str | None:
     low, high = bounds
     if low <= value <= high:
         return None
+    value = _show(value)  # 700000, not 700000.0, for a whole number typed into a float field
     if high == INF:
         return f"{name} = {value} is out of range: at least {_show(low)}"
     if low == -INF:
