@@ -694,9 +694,15 @@ class SkillsTable(ScrollView, can_focus=True):
                 label = "p"
             if key == self.sort_key:  # the mark stays whole: a narrow column cuts the label
                 mark, width = f" {self.sort_mark()}", self._widths[key]
-                if len(label) + len(mark) > width:
-                    label = label[: max(width - len(mark) - 1, 0)] + "…"
-                label += mark
+                # Beside the sorted number's own name ("hybrid ▼  cos+kw+ph+file", "p ▼
+                # moved most"), not after the parts that follow it.
+                head, gap, rest = label.partition("  ")
+                if len(head) + len(mark) > width:
+                    head = head[: max(width - len(mark) - 1, 0)] + "…"
+                label = f"{head}{mark}{gap}{rest}"
+                if len(label) > width:  # the parts after the name give way first
+                    fits = width - 1 >= len(head) + len(mark)
+                    label = label[: width - 1] + "…" if fits else head + mark
             elif key == "skill" and self.sort_key not in ("decision", *self._widths):
                 # Sorted by a column not on screen: said where the eye looks first.
                 label += f" · by {self.sort_key} {self.sort_mark()}"
