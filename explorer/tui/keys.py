@@ -62,7 +62,8 @@ KEYS: tuple[tuple[str, str, str, str, str], ...] = (
 )
 HELP_NOTES = (
     "In the prompt: up/down and page up/down move the table's cursor while you type; "
-    "alt+up/alt+down (or ctrl+up/ctrl+down) walk the prompt history.\nIn the table: / "
+    "alt+up/alt+down (or ctrl+up/ctrl+down) walk the prompt history (prompts sent with "
+    "enter, or cleared after standing two seconds).\nIn the table: / "
     "filters, esc returns to the prompt, home follows the top row again; click a header to "
     "sort.\nTyping in the table, the tabs or a panel goes to the prompt (a panel's own "
     "keys, such as space in the decision panel, stay its own).\nThe highlighted skill "

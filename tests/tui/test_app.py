@@ -272,6 +272,24 @@ async def test_history_walks_with_alt_up_and_down_and_keeps_the_draft(
     assert PromptHistory(tmp_path / "history.txt").entries == ["first prompt", "second prompt"]
 
 
+async def test_a_prompt_that_stood_a_while_is_kept_in_the_history_when_cleared(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explorer routes as you type: most prompts are never sent with enter. One that
+    stood a while and was then cleared is kept; one cleared at once (a typo) is not."""
+    monkeypatch.setattr("explorer.tui.screens.main.PROMPT_SETTLED_S", 0.2)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await pilot.press(*"merge pdf files")
+        await pilot.pause(0.4)
+        await pilot.press("ctrl+u")
+        await pilot.press(*"oops")
+        await pilot.press("ctrl+u")
+        await pilot.pause(0.4)
+    assert PromptHistory(tmp_path / "history.txt").entries == ["merge pdf files"]
+
+
 @pytest.mark.slow  # a save, a re-index, a re-run; the Cases tab itself is tested below
 async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
     library: Path, tmp_path: Path

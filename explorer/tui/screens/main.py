@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 PROMPT_EDITING_KEYS = prompt_editing_keys()
 
 PANELS_DELAY_S = 0.08  # the decision, terms and skill panels catch up when typing pauses
+PROMPT_SETTLED_S = 2.0  # a prompt that stood this long is kept in the history once cleared
 NARROW_WIDTH = 110
 RERANKER_HINT = "no reranker: set reranker = DIR"
 
@@ -75,6 +76,8 @@ class MainScreen(Screen[None]):
         self.state, self.options, self.history = state, options, history
         self._panels_timer: Timer | None = None
         self._skill_timer: Timer | None = None
+        self._settle_timer: Timer | None = None
+        self._settled = ""  # the last prompt that stood a while: kept when the prompt is cleared
 
     @property
     def explorer(self) -> ExplorerApp:
@@ -540,6 +543,24 @@ class MainScreen(Screen[None]):
             self.state.delta_base = None  # deltas compare snapshots for the same prompt only
             self.state.typing = True
             self.explorer.schedule_decide()
+            self._keep_in_history(event.value)
+
+    def _keep_in_history(self, value: str) -> None:
+        """The prompt history gets what was sent with enter, and also a prompt that stood
+        a while (PROMPT_SETTLED_S) and was then cleared: the explorer routes as you type,
+        so most prompts are never sent, and the history looked empty."""
+        if self._settle_timer is not None:
+            self._settle_timer.stop()
+        if not value.strip():
+            if self._settled:
+                self.history.add(self._settled)
+            self._settled = ""
+            return
+
+        def settled() -> None:
+            self._settled = value
+
+        self._settle_timer = self.set_timer(PROMPT_SETTLED_S, settled)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "prompt":
