@@ -19,7 +19,7 @@ from explorer.engine.route.decision import Verdict
 from explorer.engine.route.pipeline import decide
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
-from explorer.tui.screens import ThresholdEditor
+from explorer.tui.screens import FieldList, ThresholdEditor
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
@@ -173,6 +173,13 @@ async def test_editing_a_threshold_changes_the_decision(
         await pilot.press("f2")
         editor = app.screen
         assert isinstance(editor, ThresholdEditor)
+        # Each line fits beside the list's scrollbar, so a cut one shows its "…".
+        listing = editor.query_one(FieldList)
+        shown = listing.scrollable_content_region.width
+        assert shown < listing.size.width  # the scrollbar's cells
+        for y in range(listing.size.height):
+            line = "".join(segment.text for segment in listing.render_line(y))
+            assert len(line) == shown and (not line.rstrip() or line.rstrip()[-1] != " ")
         editor.edit("min_similarity", "0.99")
         await settle(
             pilot,

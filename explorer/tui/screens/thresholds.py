@@ -82,7 +82,7 @@ class FieldList(ScrollView):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width  # beside the scrollbar: … stays on screen
         if index >= len(FIELD_NAMES):
             return Strip.blank(width, self.rich_style)
         name = FIELD_NAMES[index]
