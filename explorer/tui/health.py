@@ -35,8 +35,16 @@ class Issue:
     message: str
     line: int | None = None
 
-    def text(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
+    def text(self, roots: Sequence[str] = ()) -> str:
+        """The line; with `roots`, a path under one of them is given from that root, so a
+        narrow screen wraps the message rather than the root's long path."""
+        path = self.path
+        for root in roots:
+            base = root.rstrip(os.sep) + os.sep
+            if path.startswith(base):
+                path = path[len(base) :]
+                break
+        where = f"{path}:{self.line}" if self.line else path
         return f"{where}: {self.message}"
 
 

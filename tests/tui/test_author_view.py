@@ -151,6 +151,10 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
             if listing.get_option_at_index(i).disabled
         ]
         assert headings[:2] == ["rejected: broken SKILL.md (2)", "rejected: duplicate name (1)"]
+        # Paths from the library's root, which the title names: a long root wrapped them.
+        lines = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        assert any(line.startswith("  zz-copy/SKILL.md: ") for line in lines), lines
+        assert f"paths from {library}" in str(screen.query_one("#problems-title").render())
         await burst(pilot, *"duplicate")  # the filter narrows as you type
         await pilot.pause()
         assert [issue.path for issue in screen.shown] == [str(duplicate)]

@@ -3,7 +3,7 @@ filter that narrows the list as you type; Enter or ctrl+o opens the file."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -28,8 +28,14 @@ class ProblemsScreen(ModalScreen[None]):
         Binding("up", "list_move(-1)", "Up", show=False, id="problems-up"),
     ]
 
-    def __init__(self, found: Iterable[Issue], open_file: Callable[[str, int | None], None]):
+    def __init__(
+        self,
+        found: Iterable[Issue],
+        open_file: Callable[[str, int | None], None],
+        roots: Sequence[str] = (),
+    ):
         super().__init__()
+        self.roots = tuple(roots)  # a file under one is shown from it (the title names them)
         self.all = list(found)
         self.shown: list[Issue] = []
         self.open_file = open_file
@@ -58,7 +64,7 @@ class ProblemsScreen(ModalScreen[None]):
         self.shown = [
             issue
             for issue in self.all
-            if all(w in f"{issue.kind} {issue.text()}".lower() for w in words)
+            if all(w in f"{issue.kind} {issue.text(self.roots)}".lower() for w in words)
         ]
         options: list[Option | None] = []
         counts: dict[str, int] = {}
@@ -70,7 +76,7 @@ class ProblemsScreen(ModalScreen[None]):
                 kind = issue.kind
                 heading = plain(f"{kind} ({counts[kind]})", style="bold")
                 options.append(Option(heading, disabled=True))
-            options.append(Option(plain(f"  {issue.text()}"), id=str(number)))
+            options.append(Option(plain(f"  {issue.text(self.roots)}"), id=str(number)))
         listing = self.query_one("#problems-list", OptionList)
         listing.clear_options()
         listing.add_options(options)
@@ -84,6 +90,8 @@ class ProblemsScreen(ModalScreen[None]):
             "enter or ctrl+o opens the file in $EDITOR; esc closes",
             style="dim",
         )
+        if self.roots:
+            title.append_text(plain(f"\npaths from {', '.join(self.roots)}", style="dim"))
         if not self.all:
             title.append("\nNo problems: every SKILL.md parses.", style="green")
         self.query_one("#problems-title", Static).update(title)
