@@ -267,6 +267,9 @@ async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: P
 # -- layout ------------------------------------------------------------------------------
 
 
+LONG_PROMPT = "keep rebuilding " + "the whole image from scratch every time " * 6
+
+
 @pytest.mark.slow  # tests/engine/test_evaluate.py holds the failing cases the tab lists
 async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
     library: Path, tmp_path: Path
@@ -275,7 +278,8 @@ async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
         '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
         '[[case]]\nprompt = "tidy my spreadsheet columns"\nexpect = ["kubernetes-debugger"]\n'
         'kind = "direct"\n[[case]]\nprompt = "merge these pdf files"\nexpect = []\n'
-        'kind = "negative"\n',
+        f'kind = "negative"\n[[case]]\nprompt = "{LONG_PROMPT}"\nexpect = ["docker"]\n'
+        'kind = "direct"\n',
         encoding="utf-8",
     )
     app = make_app(library, tmp_path)
@@ -290,6 +294,13 @@ async def test_enter_on_a_failing_case_loads_it_into_the_prompt(
         listing.focus()
         await pilot.pause()
         assert listing.highlighted == 0  # enter at once loads a case, without a down first
+        # A prompt wider than the list is cut with …, not wrapped back under the ✗.
+        drawn = [
+            "".join(segment.text for segment in listing.render_line(y)).rstrip()
+            for y in range(listing.size.height)
+        ]
+        assert not any(line and line[0] not in "✗ " for line in drawn), drawn
+        assert any(line.startswith("✗ keep rebuilding") and line.endswith("…") for line in drawn)
         listing.highlighted = prompts.index("tidy my spreadsheet columns")
         app.go_to_skill("pdf")  # the cursor rested on another skill before
         await pilot.pause()

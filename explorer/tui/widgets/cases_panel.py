@@ -109,7 +109,10 @@ class CasesPanel(VerticalScroll, can_focus=False):
     """Rates and flips, then the failing cases as a list: enter loads one into the prompt."""
 
     DEFAULT_CSS = """
-    CasesPanel > OptionList { height: auto; max-height: 100%; border: none; padding: 0; }
+    CasesPanel > OptionList {
+        height: auto; max-height: 100%; border: none; padding: 0;
+        text-wrap: nowrap; text-overflow: ellipsis;  /* a wrapped prompt ran under the ✗ */
+    }
     """
 
     class CaseChosen(Message):
