@@ -81,6 +81,17 @@ def test_a_cwd_that_is_no_directory_is_a_usage_error(
         assert f"--cwd: {tmp_path / 'nope'}: not a directory" in capsys.readouterr().err
 
 
+def test_watch_takes_a_directory_or_one_skill_md_as_a_root(tmp_path: Path) -> None:
+    from explorer.cli.commands.watch import watchable
+
+    skill = tmp_path / "pdf" / "SKILL.md"
+    skill.parent.mkdir()
+    skill.write_text("---\nname: pdf\ndescription: Merge PDF files.\n---\n")
+    assert watchable([str(skill)]) and watchable([str(tmp_path)])
+    assert watchable([str(tmp_path / "nope"), str(tmp_path)])
+    assert not watchable([str(tmp_path / "nope")])
+
+
 def test_watch_on_roots_none_of_which_exists_stops_with_a_usage_error(tmp_path: Path) -> None:
     """Watching a path that is not there would wait forever on nothing (a subprocess, so
     that a watch that keeps running fails here instead of hanging the run)."""
@@ -93,7 +104,8 @@ def test_watch_on_roots_none_of_which_exists_stops_with_a_usage_error(tmp_path: 
         timeout=60,
     )
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"skill-explorer: nothing to watch: no such directory: {missing}\n"
+    said = f"skill-explorer: nothing to watch: no such file or directory: {missing}\n"
+    assert done.stderr == said
 
 
 def test_route_json_has_the_documented_keys(capsys) -> None:

@@ -31,6 +31,12 @@ def change_line(change: IndexChange) -> str:
     return f"{change.summary}  {names}".rstrip()
 
 
+def watchable(roots: list[str]) -> bool:
+    """Whether any root exists (a directory, or one SKILL.md): when none does there is
+    nothing to watch, and a root made later would never be seen."""
+    return any(os.path.exists(root) for root in roots)
+
+
 class WatchCommand(Command):
     name = "watch"
     help = "re-index live as files change; one line per re-index (Ctrl-C stops)"
@@ -50,9 +56,8 @@ class WatchCommand(Command):
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
-        if not any(os.path.isdir(root) for root in roots):
-            # Nothing exists to watch: a directory made later would never be seen.
-            say(f"nothing to watch: no such directory: {', '.join(roots)}")
+        if not watchable(roots):
+            say(f"nothing to watch: no such file or directory: {', '.join(roots)}")
             return EXIT_USAGE
         config = loaded.config
         engine = engine_for(args, config)
