@@ -233,8 +233,14 @@ def test_doctor_diagnoses_an_invalid_config_instead_of_stopping(project: Path, c
     assert f"✗ {bad}: max_skills = 0 is out of range: 1 to 100" in marked[0], marked
     assert any("--set: bm25_b = nan is not a finite number" in line for line in marked)
     assert any("--set: unknown key 'nope'" in line for line in marked)
+    # Each said once, as the error it is: not again as a warning, nor on stderr.
+    assert out.count("bm25_b = nan is not a finite number") == 1
+    assert out.count("unknown key 'nope'") == 1 and "nope" not in err
     assert "dense model bow" in out  # the valid --set still applies
     assert run(capsys, "route", "x", *common)[0] == 2  # a usage error for the others
+    missing = project / "no-reranker"
+    out = run(capsys, "doctor", *common, "--set", f"reranker={missing}")[1]
+    assert out.count(f"reranker {missing} is not an ONNX file") == 1  # under reranker: only
 
 
 def test_init_writes_through_a_symlinked_settings_file(project: Path, capsys) -> None:

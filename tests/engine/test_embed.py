@@ -63,8 +63,11 @@ def test_unknown_and_missing_models_say_where_they_looked(tmp_path: Path) -> Non
     missing = tmp_path / "no-reranker"
     warned = load_models(Config(model="bow", reranker=str(missing))).warnings
     assert f"reranker {missing} is not an ONNX file with a tokenizer.json beside it" in warned
-    quiet = load_models(Config(model="bow", reranker="auto", ski_models_dir=str(tmp_path)))
-    assert not any("reranker" in w for w in quiet.warnings)
+    nothing_found = Config(  # the reference preset's auto takes no packaged model
+        model="bow", reranker="auto", preset="reference", ski_models_dir=str(tmp_path)
+    )
+    quiet = load_models(nothing_found)
+    assert quiet.reranker is None and not any("reranker" in w for w in quiet.warnings)
     with pytest.raises(ModelError, match=str(tmp_path)):
         load_embedder(Config(model="bge-small-en-v1.5", ski_models_dir=str(tmp_path)))
 

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, Command, add_common_options, say
 from explorer.engine import ConfigError, LoadedConfig, load_config
 from explorer.engine.base import counted
+from explorer.engine.base.config import skipped_error
 from explorer.terminal import emit
 
 MARKS = {"ok": "✓", "info": "·", "warning": "!", "error": "✗"}
@@ -32,7 +33,8 @@ class DoctorCommand(Command):
         except ConfigError:
             loaded = self._lenient(args)
         for warning in loaded.warnings:
-            say(f"warning: {warning}")
+            if skipped_error(warning) is None:  # a skipped file or --set: the report's error
+                say(f"warning: {warning}")
         return self.run(args, loaded)
 
     def _lenient(self, args: argparse.Namespace) -> LoadedConfig:
@@ -40,10 +42,8 @@ class DoctorCommand(Command):
         loaded = load_config(
             args.config, args.assignments, use_ski_config=args.ski_config, strict=False
         )
-        for warning in loaded.warnings:
-            for ignored in ("; this file is ignored", "; this --set is ignored"):
-                if warning.endswith(ignored):
-                    self.config_errors.append(warning.removesuffix(ignored))
+        skipped = (skipped_error(warning) for warning in loaded.warnings)
+        self.config_errors += [error for error in skipped if error is not None]
         return loaded
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:

@@ -413,6 +413,19 @@ def read_ski_config(
     return values
 
 
+# What a lenient load (strict=False) appends to the error of a file or --set it skips.
+FILE_IGNORED = "; this file is ignored"
+SET_IGNORED = "; this --set is ignored"
+
+
+def skipped_error(warning: str) -> str | None:
+    """The error behind a warning of a lenient load that skipped a file or a --set."""
+    for suffix in (FILE_IGNORED, SET_IGNORED):
+        if warning.endswith(suffix):
+            return warning.removesuffix(suffix)
+    return None
+
+
 def load_config(
     config_file: str | os.PathLike[str] | None = None,
     assignments: Iterable[str] = (),
@@ -462,7 +475,7 @@ def load_config(
         except ConfigError as error:
             if strict:
                 raise
-            warnings.append(f"{error}; this file is ignored")
+            warnings.append(f"{error}{FILE_IGNORED}")
             continue
         sources.update(changed)
         files.append(str(path))
@@ -476,7 +489,7 @@ def load_config(
         except ConfigError as error:
             if strict:
                 raise
-            warnings.append(f"{error}; this --set is ignored")  # the hook routes on
+            warnings.append(f"{error}{SET_IGNORED}")  # the hook routes on
             continue
         sources.update(changed)
     return LoadedConfig(config, sources, tuple(warnings), tuple(files), tuple(notes))

@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explorer.engine.base.config import Config, LoadedConfig, ski_config_path, user_config_path
+from explorer.engine.base.config import (
+    Config,
+    LoadedConfig,
+    ski_config_path,
+    skipped_error,
+    user_config_path,
+)
 from explorer.engine.base.text import counted
 from explorer.engine.discovery.roots import resolve_roots
 from explorer.engine.host.setup import hook_wired, missing_session_events, settings_path
@@ -113,9 +119,8 @@ def _config_checks(
         report.add("config", INFO, f"{name} = {getattr(config, name)!r} from {source}")
     for error in config_errors:
         report.add("config", ERROR, f"{error} (route, why and the explorer stop on it)")
-    refused = {f"{error}; this file is ignored" for error in config_errors}
     for warning in loaded.warnings:
-        if warning not in refused:  # said above, as the error it is for every other command
+        if skipped_error(warning) not in config_errors:  # said above, as the error it is
             report.add("config", WARNING, warning)
     for note in loaded.notes:
         report.add("config", INFO, note)
@@ -163,7 +168,7 @@ def _skill_checks(
 def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_count: int) -> None:
     """The cache, the models, and the thresholds they give this library."""
     from explorer.engine.inference.cache import EmbeddingCache
-    from explorer.engine.inference.models import load_models
+    from explorer.engine.inference.models import load_models, reranker_off
     from explorer.engine.route.presets import guards_summary, resolve
 
     cache = EmbeddingCache(cache_dir or config.cache_dir or None)
@@ -180,6 +185,8 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
         where = f" ({model_status.dense_path})" if model_status.dense_path else ""
         report.add("model", OK, f"dense model {model_status.dense}{where}")
     for warning in models.warnings:
+        if warning == model_status.reranker_note:
+            continue  # the reranker's section says it
         if models.embedder is not None or "dense model" not in warning:
             report.add("model", WARNING, warning)
     # The floor and margin in force are the preset's for this model and library size
@@ -202,8 +209,8 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
     )
     report.add("model", INFO, f"preset {config.preset}: {guards_summary(tuning)}")
     if models.reranker is None:
-        off = config.reranker.strip().lower() in ("off", "none", "")
-        report.add("reranker", INFO if off else WARNING, model_status.reranker_note)
+        severity = INFO if reranker_off(config) else WARNING
+        report.add("reranker", severity, model_status.reranker_note)
     else:
         report.add("reranker", OK, f"{model_status.reranker} ({model_status.reranker_path})")
 

@@ -385,6 +385,11 @@ def _onnx_embedder(
         raise ModelError(f"cannot load {name} from {model}: {error}") from error
 
 
+def reranker_off(config: Config) -> bool:
+    """`reranker = "off"` (or "none", or empty): stage 2 asked away."""
+    return config.reranker.strip().lower() in ("off", "none", "")
+
+
 def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     """§5.4: the cross-encoder to load, and a note saying which and why.
 
@@ -394,7 +399,7 @@ def find_reranker(config: Config) -> tuple[tuple[Path, Path] | None, str]:
     `packaged` always takes that one; a path takes that path.
     """
     choice = config.reranker.strip()
-    if choice.lower() in ("off", "none", ""):
+    if reranker_off(config):
         return None, "off (reranker = 'off')"
     packaged_name, directory = packaged_reranker(config)
     if choice.lower() == "packaged":
@@ -494,7 +499,7 @@ def load_models(config: Config, cache: EmbeddingCache | None = None) -> Models:
         warnings.append(f"dense model unavailable, cosine channel off: {error}")
     reranker: Reranker | None = None
     pair, note = find_reranker(config)
-    if pair is None and config.reranker.strip().lower() not in ("off", "none", "", "auto"):
+    if pair is None and not reranker_off(config) and config.reranker.strip().lower() != "auto":
         warnings.append(note)  # one was named (a path, "packaged") and is not there
     if pair is not None:
         try:
