@@ -267,6 +267,23 @@ async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: P
 # -- layout ------------------------------------------------------------------------------
 
 
+def test_a_failing_case_shows_the_skill_it_is_about() -> None:
+    """A should-not-trigger case (skill-creator's `should_trigger: false`) is about the
+    skill it rejects, not another one it rightly took."""
+    from explorer.engine.qa.cases import Case
+    from explorer.engine.qa.evaluate import CaseResult
+    from explorer.engine.route.decision import Stage
+    from explorer.tui.widgets.cases_panel import _skill_to_show
+
+    def failed(case: Case, injected: tuple[str, ...]) -> CaseResult:
+        return CaseResult(case, injected, False, Stage.RELEVANCE, None, None, (), None, 0.0)
+
+    rejected = Case("merge pdf", (), "negative", reject=("pdf",))
+    assert _skill_to_show(failed(rejected, ("docx", "pdf"))) == "pdf"
+    assert _skill_to_show(failed(Case("merge pdf", (), "negative"), ("docx",))) == "docx"
+    assert _skill_to_show(failed(Case("x", ("a", "b"), "direct"), ())) == "a"
+
+
 LONG_PROMPT = "keep rebuilding " + "the whole image from scratch every time " * 6
 
 

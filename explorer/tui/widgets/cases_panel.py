@@ -105,6 +105,18 @@ def failure_text(result: CaseResult) -> Text:
     return out
 
 
+def _skill_to_show(result: CaseResult) -> str | None:
+    """The skill a failing case is about: the expected one it ranked best, else the first
+    it should not have taken (one it rejects by name, else any it took)."""
+    failure, case = result.failure, result.case
+    if failure is not None and failure.expected is not None:
+        return failure.expected
+    if case.expect:
+        return case.expect[0]
+    wrong = [skill for skill in result.injected if skill in case.reject] or result.injected
+    return wrong[0] if wrong else None
+
+
 class CasesPanel(VerticalScroll, can_focus=False):
     """Rates and flips, then the failing cases as a list: enter loads one into the prompt."""
 
@@ -172,6 +184,5 @@ class CasesPanel(VerticalScroll, can_focus=False):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id is not None:
-            failure = self.failures[int(event.option.id)]
-            wanted = failure.case.expect or failure.injected
-            self.post_message(self.CaseChosen(failure.case.prompt, wanted[0] if wanted else None))
+            result = self.failures[int(event.option.id)]
+            self.post_message(self.CaseChosen(result.case.prompt, _skill_to_show(result)))
