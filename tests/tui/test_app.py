@@ -297,7 +297,18 @@ async def test_a_prompt_that_stood_a_while_is_kept_in_the_history_when_cleared(
         await pilot.press(*"oops")
         await pilot.press("ctrl+u")
         await pilot.pause(0.4)
-    assert PromptHistory(tmp_path / "history.txt").entries == ["merge pdf files"]
+        assert app.main.history.entries == ["merge pdf files"]
+        await pilot.press(*"fix my flexbox layout", "enter", "ctrl+u")
+        # Reading an older entry a while, then walking back to the empty draft, keeps the
+        # order: a walk is not typing.
+        await pilot.press("alt+up", "alt+up")
+        await pilot.pause(0.4)
+        await pilot.press("alt+down", "alt+down")
+        await pilot.pause(0.4)
+    assert PromptHistory(tmp_path / "history.txt").entries == [
+        "merge pdf files",
+        "fix my flexbox layout",
+    ]
 
 
 @pytest.mark.slow  # a save, a re-index, a re-run; the Cases tab itself is tested below

@@ -543,14 +543,20 @@ class MainScreen(Screen[None]):
             self.state.delta_base = None  # deltas compare snapshots for the same prompt only
             self.state.typing = True
             self.explorer.schedule_decide()
-            self._keep_in_history(event.value)
+            walked = self.prompt.walked_to == event.value
+            self.prompt.walked_to = None
+            self._keep_in_history(event.value, walked)
 
-    def _keep_in_history(self, value: str) -> None:
+    def _keep_in_history(self, value: str, walked: bool) -> None:
         """The prompt history gets what was sent with enter, and also a prompt that stood
         a while (PROMPT_SETTLED_S) and was then cleared: the explorer routes as you type,
-        so most prompts are never sent, and the history looked empty."""
+        so most prompts are never sent with enter. A value the history walk set is read,
+        not typed: it is not kept again, and neither is one cleared by walking."""
         if self._settle_timer is not None:
             self._settle_timer.stop()
+        if walked:
+            self._settled = ""
+            return
         if not value.strip():
             if self._settled:
                 self.history.add(self._settled)

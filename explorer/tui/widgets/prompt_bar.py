@@ -35,6 +35,7 @@ class PromptBar(Input):
             **kwargs,
         )
         self.history = history
+        self.walked_to: str | None = None  # the value a history walk set (not typed)
 
     def validate_value(self, value: str) -> str:
         """A pasted or remembered prompt is shown, never sent: a control character becomes
@@ -43,14 +44,14 @@ class PromptBar(Input):
         return visible(value)
 
     def action_history_older(self) -> None:
-        entry = self.history.older(self.value)
-        if entry is not None:
-            self.value = entry
-            self.cursor_position = len(entry)
+        self._walk_to(self.history.older(self.value))
 
     def action_history_newer(self) -> None:
-        entry = self.history.newer()
+        self._walk_to(self.history.newer())
+
+    def _walk_to(self, entry: str | None) -> None:
         if entry is not None:
+            self.walked_to = entry
             self.value = entry
             self.cursor_position = len(entry)
 
