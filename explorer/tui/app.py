@@ -375,8 +375,8 @@ class ExplorerApp(App[None]):
     def action_errors(self) -> None:
         failures = self.state.live.failures if self.state.live is not None else ()
         found = issues(self.state.snapshot, failures, self.state.findings)
-        roots = self.state.snapshot.roots if self.state.snapshot is not None else ()
-        self.push_screen(ProblemsScreen(found, self.edit_file, roots))
+        snapshot = self.state.snapshot
+        self.push_screen(ProblemsScreen(found, self.edit_file, snapshot.roots if snapshot else ()))
 
     def action_whatif(self) -> None:
         self.main.open_whatif()

@@ -221,6 +221,14 @@ def test_a_narrow_status_bar_names_the_roots_by_their_last_names() -> None:
     assert "recall 0.889" in status.text(120).plain[:120]
 
 
+def test_short_roots_tell_roots_of_the_same_last_name_apart() -> None:
+    from explorer.tui.screens.main import _short_roots
+
+    assert _short_roots(["/tmp/team-skills/"]) == "team-skills"
+    both = _short_roots(["/home/me/.claude/skills", "/work/app/.claude/skills"])
+    assert both == "me/.claude/skills, app/.claude/skills"
+
+
 def test_f3_opens_a_lint_finding_at_its_line() -> None:
     """A finding lint places (a frontmatter key's line) keeps its line through the
     explorer's strings, so F3's enter opens the editor there, not at line 1."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -285,7 +285,7 @@ class MainScreen(Screen[None]):
         self.status.show(
             Status(
                 roots=", ".join(_readable(root) for root in snapshot.roots),
-                short_roots=", ".join(os.path.basename(root) or root for root in snapshot.roots),
+                short_roots=_short_roots(snapshot.roots),
                 skills=len(snapshot),
                 dense=dense,
                 reranker=f"reranker {status.reranker}" if status.reranker else RERANKER_HINT,
@@ -697,6 +697,17 @@ def _edited(state: ExplorerState) -> list[str]:
     return [
         name for name in FIELD_NAMES if getattr(state.config, name) != getattr(state.baseline, name)
     ]
+
+
+def _short_roots(roots: Sequence[str]) -> str:
+    """The roots by their last names, for a narrow status bar; by as many more of their
+    parts as it takes to tell them apart (/home/me/.claude/skills, /work/.claude/skills)."""
+    parts = [Path(root).parts or (root,) for root in roots]
+    for keep in range(1, max((len(p) for p in parts), default=1) + 1):
+        names = [os.path.join(*p[-keep:]) for p in parts]
+        if len(set(names)) == len(names):
+            break
+    return ", ".join(names)
 
 
 def _readable(path: str) -> str:

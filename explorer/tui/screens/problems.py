@@ -35,7 +35,9 @@ class ProblemsScreen(ModalScreen[None]):
         roots: Sequence[str] = (),
     ):
         super().__init__()
-        self.roots = tuple(roots)  # a file under one is shown from it (the title names them)
+        # One root: each file is shown from it (the title names it). Several: whole paths,
+        # since two of them may hold the same relative path.
+        self.roots = tuple(roots) if len(roots) == 1 else ()
         self.all = list(found)
         self.shown: list[Issue] = []
         self.open_file = open_file
@@ -91,7 +93,7 @@ class ProblemsScreen(ModalScreen[None]):
             style="dim",
         )
         if self.roots:
-            title.append_text(plain(f"\npaths from {', '.join(self.roots)}", style="dim"))
+            title.append_text(plain(f"\npaths from {self.roots[0]}", style="dim"))
         if not self.all:
             title.append("\nNo problems: every SKILL.md parses.", style="green")
         self.query_one("#problems-title", Static).update(title)
