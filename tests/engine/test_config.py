@@ -407,6 +407,7 @@ def test_config_is_frozen() -> None:
         ("project_boost = -inf", "project_boost = -inf is not a finite number"),  # no range
         ("max_skills = 0", "max_skills = 0 is out of range: 1 to 100"),
         ("[routing]\nbm25_b = 5", "bm25_b = 5 is out of range: 0 to 1"),
+        ("[routing]\nbm25_b = 1e300", "bm25_b = 1e+300 is out of range: 0 to 1"),
     ],
 )
 def test_a_config_file_refuses_unusable_numbers_naming_key_and_file(

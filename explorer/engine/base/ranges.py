@@ -60,13 +60,16 @@ def range_error(name: str, value: Any) -> str | None:
     low, high = bounds
     if low <= value <= high:
         return None
-    value = _show(value)  # 700000, not 700000.0, for a whole number typed into a float field
+    shown = _show(value)  # 700000, not 700000.0, for a whole number typed into a float field
     if high == INF:
-        return f"{name} = {value} is out of range: at least {_show(low)}"
+        return f"{name} = {shown} is out of range: at least {_show(low)}"
     if low == -INF:
-        return f"{name} = {value} is out of range: at most {_show(high)}"
-    return f"{name} = {value} is out of range: {_show(low)} to {_show(high)}"
+        return f"{name} = {shown} is out of range: at most {_show(high)}"
+    return f"{name} = {shown} is out of range: {_show(low)} to {_show(high)}"
 
 
-def _show(bound: float) -> str:
-    return str(int(bound)) if float(bound).is_integer() else str(bound)
+def _show(number: float) -> str:
+    """A whole number without its ".0", a huge one in exponent form (1e+300)."""
+    if float(number).is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return f"{number:g}" if abs(number) >= 1e15 else str(number)
