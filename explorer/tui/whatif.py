@@ -189,7 +189,7 @@ class DescriptionArea(TextArea):
 
     def on_resize(self) -> None:
         # TextArea re-wraps on a resize but can keep painting the old wrap's lines until
-        # the next key (a narrowing window showed a clause twice, or lost one).
+        # the next key: a clause shown twice, or none.
         self.refresh()
 
     def _page(self, down: bool) -> bool:

@@ -139,7 +139,7 @@ async def test_a_skill_given_at_start_that_is_not_there_is_said(
     library: Path, tmp_path: Path
 ) -> None:
     """--skill with an id the library lacks: a warning once the library is in, as `why
-    --skill` says it (it opened on the top row and said nothing)."""
+    --skill` says it, rather than opening on the top row in silence."""
     app = make_app(library, tmp_path, initial_prompt="merge pdf", initial_skill="nope")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.decision is not None)

@@ -175,8 +175,8 @@ async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
 async def test_an_emptied_description_says_the_cases_are_not_run(
     library: Path, tmp_path: Path
 ) -> None:
-    """An edit that cannot be saved has no index to run the cases on: F7 says so (it
-    said "running…" until the next key)."""
+    """An edit that cannot be saved has no index to run the cases on: F7 says so, rather
+    than "running…" for ever."""
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
@@ -213,8 +213,8 @@ async def test_the_editor_shows_its_text_rewrapped_after_a_resize(
     library: Path, tmp_path: Path
 ) -> None:
     """Widening the editor (the window narrowed to 80 columns: the side editor takes the
-    whole width) rewraps the description on screen at once, not at the next key; the old
-    wrap's lines stayed drawn and showed a clause twice, or lost one."""
+    whole width) rewraps the description on screen at once, not at the next key: lines of
+    the old wrap left drawn show a clause twice, or none."""
     import io
 
     from rich.console import Console
@@ -426,7 +426,7 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
         await pilot.press("down")  # in the diff itself: that skill is highlighted everywhere
         third = view.diff.entries[2].skill_id
         await settle(pilot, lambda: app.state.highlighted == third)
-        # The prompt's page keys page the diff (a page of the hidden table was one row).
+        # The prompt's page keys page the diff, by the diff's height.
         app.query_one(PromptBar).focus()
         await pilot.press("pageup")
         await settle(pilot, lambda: table.cursor_row == 0)

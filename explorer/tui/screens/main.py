@@ -645,7 +645,7 @@ class MainScreen(Screen[None]):
 
     def action_table_page(self, direction: int) -> None:
         # While F8 shows the diff in the table's place, a page is the diff's: the hidden
-        # table has no height, and a page of it was one row.
+        # table has no height of its own to page by.
         rows = self.compare_view.rows_shown() if self.state.comparing else self.table.size.height
         self.table.move(direction * max(1, rows - 2))
 

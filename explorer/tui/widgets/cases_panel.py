@@ -123,7 +123,7 @@ class CasesPanel(VerticalScroll, can_focus=False):
     DEFAULT_CSS = """
     CasesPanel > OptionList {
         height: auto; max-height: 100%; border: none; padding: 0;
-        text-wrap: nowrap; text-overflow: ellipsis;  /* a wrapped prompt ran under the ✗ */
+        text-wrap: nowrap; text-overflow: ellipsis;  /* a prompt on its line, after its ✗ */
     }
     """
 
