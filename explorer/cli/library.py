@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from explorer.cli.base import EXIT_FAILED, EXIT_USAGE, say
 from explorer.cli.roots import command_roots
 from explorer.engine import Config, LoadedConfig
-from explorer.engine.base import model_key
+from explorer.engine.base import did_you_mean, model_key
 
 if TYPE_CHECKING:  # the engine loads lazily: parsing a command line never pays for it
     from explorer.engine import Index
@@ -151,15 +150,6 @@ def unknown_skill(index: Index, skill_id: str | None) -> bool:
     ids: the command then exits 2, rather than routing cases that can never pass."""
     if skill_id is None or skill_id in index.positions:
         return False
-    from difflib import get_close_matches
-
-    # Compared as folded: `awp-wallet` finds the skill named "AWP Wallet", `PDF` finds `pdf`.
-    ids = {_folded(known): known for known in index.ids}
-    close = [ids[key] for key in get_close_matches(_folded(skill_id), list(ids), n=3)]
-    hint = f" (did you mean {', '.join(repr(known) for known in close)}?)" if close else ""
+    hint = did_you_mean(skill_id, index.ids)
     say(f"no skill {skill_id!r} in {', '.join(index.roots)}{hint}")
     return True
-
-
-def _folded(skill_id: str) -> str:
-    return "-".join(re.findall(r"[^\W_]+", skill_id.lower()))

@@ -140,12 +140,12 @@ async def test_a_skill_given_at_start_that_is_not_there_is_said(
 ) -> None:
     """--skill with an id the library lacks: a warning once the library is in, as `why
     --skill` says it, rather than opening on the top row in silence."""
-    app = make_app(library, tmp_path, initial_prompt="merge pdf", initial_skill="nope")
+    app = make_app(library, tmp_path, initial_prompt="merge pdf", initial_skill="PDFF")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.decision is not None)
-        await settle(pilot, lambda: any("--skill 'nope'" in n.message for n in app._notifications))
+        await settle(pilot, lambda: any("--skill 'PDFF'" in n.message for n in app._notifications))
         (said,) = [n.message for n in app._notifications if "--skill" in n.message]
-        assert said == f"--skill 'nope': no such skill in {library}"
+        assert said == f"--skill 'PDFF': no such skill in {library} (did you mean 'pdf'?)"
 
 
 # Waits for a lint; test_lint_runs_with_the_loop_beat_as_its_pause keeps it in the default run.

@@ -9,8 +9,7 @@ from dataclasses import asdict
 
 from explorer.cli.base import EXIT_FAILED, EXIT_OK, Command, add_common_options, say
 from explorer.engine import ConfigError, LoadedConfig, load_config
-from explorer.engine.base import counted
-from explorer.engine.base.config import skipped_error
+from explorer.engine.base import counted, skipped_error
 from explorer.terminal import emit
 
 MARKS = {"ok": "✓", "info": "·", "warning": "!", "error": "✗"}

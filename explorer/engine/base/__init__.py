@@ -28,7 +28,9 @@ _EXPORTS: dict[str, str] = {
     "match_tokens": "text",
     "model_key": "config",
     "norm_token": "text",
+    "did_you_mean": "text",
     "parse_assignment": "config",
+    "skipped_error": "config",
     "paths": "<module>",
     "read_value": "config",
     "state_dir": "paths",
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from explorer.engine.base.config import model_key as model_key
     from explorer.engine.base.config import parse_assignment as parse_assignment
     from explorer.engine.base.config import read_value as read_value
+    from explorer.engine.base.config import skipped_error as skipped_error
     from explorer.engine.base.config import toml_value as toml_value
     from explorer.engine.base.config import type_label as type_label
     from explorer.engine.base.config import user_state_dir as user_state_dir
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
     from explorer.engine.base.paths import state_dir as state_dir
     from explorer.engine.base.text import STOPWORDS as STOPWORDS
     from explorer.engine.base.text import counted as counted
+    from explorer.engine.base.text import did_you_mean as did_you_mean
     from explorer.engine.base.text import match_tokens as match_tokens
     from explorer.engine.base.text import norm_token as norm_token
     from explorer.engine.base.threads import batch_workers as batch_workers

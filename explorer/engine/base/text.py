@@ -123,3 +123,17 @@ def trigger_phrases(description: str) -> list[str]:
 def counted(number: int, noun: str, plural: str = "") -> str:
     """'1 skill', '2 skills': a count a user reads (`plural` when not noun + 's')."""
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+
+
+def did_you_mean(wanted: str, names: Iterable[str], count: int = 3) -> str:
+    """ " (did you mean 'x', 'y'?)" with the names nearest a mistyped one, or "". They are
+    compared folded (case, and any run of spaces, dashes or underscores alike), so
+    `KUBERNETES DEBUGGER` finds `kubernetes-debugger` and `awp-wallet` "AWP Wallet"."""
+    from difflib import get_close_matches
+
+    def folded(name: str) -> str:
+        return "-".join(re.findall(r"[^\W_]+", name.lower()))
+
+    by_fold = {folded(name): name for name in names}
+    close = [by_fold[key] for key in get_close_matches(folded(wanted), list(by_fold), n=count)]
+    return f" (did you mean {', '.join(repr(name) for name in close)}?)" if close else ""

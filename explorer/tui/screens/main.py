@@ -25,7 +25,7 @@ from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 
 from explorer.engine import Config, Decision, Index
 from explorer.engine.author import RankingDiff, SaveError
-from explorer.engine.base import FIELD_NAMES, PROJECT_CONFIG_NAME, give_back
+from explorer.engine.base import FIELD_NAMES, PROJECT_CONFIG_NAME, did_you_mean, give_back
 from explorer.engine.host import Replay, UsageReport
 from explorer.engine.inference import Attribution
 from explorer.terminal import plain, visible
@@ -327,7 +327,9 @@ class MainScreen(Screen[None]):
             table.followed, state.initial_skill = wanted, None
         elif wanted is not None and snapshot is not state.loading_snapshot:
             state.initial_skill = None  # the whole library is in, and it is not there
-            message = visible(f"--skill {wanted!r}: no such skill in {', '.join(snapshot.roots)}")
+            hint = did_you_mean(wanted, snapshot.ids)
+            roots = ", ".join(snapshot.roots)
+            message = visible(f"--skill {wanted!r}: no such skill in {roots}{hint}")
             self.notify(message, severity="warning", markup=False, timeout=10)
         table.show(decision, limits, state.delta_base, keep_cursor=same_prompt)
         state.decision, state.decided_on = decision, snapshot
