@@ -604,7 +604,9 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
             if key in ("p", "hybrid"):  # beside the number's name, not after its parts
                 assert f" {key} ▼ " in header, header
         await pilot.click(SkillsTable, offset=(1, 0))  # the # header: the decision's order
+        await pilot.pause()
         assert table.sort_key == "decision"
+        assert app.main.state.ui.sort_key == "decision"  # remembered, as F6's sort is
         assert table.view == list(range(len(table.rows)))
         await pilot.press("f6")
         assert table.sort_key != "decision"

@@ -246,6 +246,9 @@ class MainScreen(Screen[None]):
         self.table.sort_by(key)
         self.remember()
 
+    def on_skills_table_sort_chosen(self, event: SkillsTable.SortChosen) -> None:
+        self.sort_table(event.key)
+
     def cycle_sort(self) -> None:
         table, keys = self.table, list(SORT_KEYS)
         self.sort_table(keys[(keys.index(table.sort_key) + 1) % len(keys)])

@@ -213,6 +213,13 @@ class SkillsTable(ScrollView, can_focus=True):
             super().__init__()
             self.skill_id = skill_id
 
+    class SortChosen(Message):
+        """A click on a header: the screen sorts, and remembers it as F6's sort is."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.hidden: set[str] = set()  # columns the user turned off
@@ -833,7 +840,7 @@ class SkillsTable(ScrollView, can_focus=True):
         for key, _ in self.columns:
             right = left + self._widths[key] + GAP
             if left <= x < right:
-                self.sort_by("decision" if key == "rank" else key)
+                self.post_message(self.SortChosen("decision" if key == "rank" else key))
                 return
             left = right
 
