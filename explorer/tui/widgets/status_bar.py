@@ -36,14 +36,16 @@ class Status:
 
     def text(self, width: int = 0) -> Text:
         """The line; when its first part (through the cases and F2's edits) is wider than
-        `width`, with the roots by their last names, so at 80 columns the counts and the
-        cases' recall still show."""
+        `width`, with the roots by their last names, then the counts in short ("1 warning
+        · lint 2"), so at 80 columns the counts and the cases' recall still show."""
         text, first_part = self._text(self.roots)
-        if width and first_part > width and self.short_roots:
-            return self._text(self.short_roots)[0]
-        return text
+        if not width or first_part <= width:
+            return text
+        roots = self.short_roots or self.roots
+        shorter, first_part = self._text(roots)
+        return shorter if first_part <= width else self._text(roots, short=True)[0]
 
-    def _text(self, roots: str) -> tuple[Text, int]:
+    def _text(self, roots: str, *, short: bool = False) -> tuple[Text, int]:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(visible(f" {roots} "), style="bold")
         text.append(counted(self.skills, "skill"), style="bold cyan")
@@ -56,12 +58,17 @@ class Status:
         # apart again: a file that fails to parse and a description over a lint rule's
         # limit are not the same trouble. Lint's warnings, most libraries' commonest
         # finding, are left to F3.
-        text.append(counted(self.errors, "error"), style="bold red" if self.errors else "dim")
+        # Short: "0 errors" left out beside other counts, "lint 2" for "lint 2 errors".
+        said_errors = bool(self.errors or not short or not (self.warnings or self.lint_errors))
+        if said_errors:
+            text.append(counted(self.errors, "error"), style="bold red" if self.errors else "dim")
         if self.warnings:
-            text.append(f" {counted(self.warnings, 'warning')}", style="bold yellow")
+            space = " " if said_errors else ""
+            text.append(f"{space}{counted(self.warnings, 'warning')}", style="bold yellow")
         if self.lint_errors:
             text.append(" · lint ", style="dim")
-            text.append(counted(self.lint_errors, "error"), style="red")
+            lint = str(self.lint_errors) if short else counted(self.lint_errors, "error")
+            text.append(lint, style="red")
         if self.errors or self.warnings or self.lint_errors:
             text.append(" (F3)", style="dim")
         if self.cases is not None and self.cases.plain:
