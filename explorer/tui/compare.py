@@ -9,6 +9,8 @@ only lays them out, in fewer columns when the terminal is narrow.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -23,6 +25,7 @@ from explorer.terminal import plain, visible
 DEPTH = 25  # the top of each ranking that is compared: a skill entering it is "new"
 WIDE = 100  # from this many columns, every channel has its own column
 NARROW_ROOM = 64  # narrow: every column but the skill's, the verdict change at its widest
+NAME_MIN = 14  # the narrowest skill column the wide layout cuts names to
 
 NOTHING_YET = (
     "Nothing to compare with yet. Pin a prompt with ctrl+t (then type another), or save a "
@@ -96,17 +99,10 @@ def _columns(diff: RankingDiff, *, wide: bool, room: int) -> dict[str, list[Text
     )
     # Narrow (80 columns): the verdict change in whole words with its numbers needs the
     # room of the hybrid score and Δcos, which the Δhybrid beside it stands for.
-    skill_width = 28 if wide else max(10, room + 2 - NARROW_ROOM)
-    names = []
-    for entry in entries:
-        name = visible(entry.skill_id)
-        if len(name) > skill_width:
-            name = name[: skill_width - 1] + "…"
-        names.append(Text(name, style="strike dim" if entry.move is Move.GONE else ""))
     columns: dict[str, list[Text]] = {
         "#": [Text("" if entry.rank is None else str(entry.rank)) for entry in entries],
         "move": [_move(entry) for entry in entries],
-        "skill": names,
+        "skill": _names(entries, 28 if wide else max(10, room + 2 - NARROW_ROOM)),
     }
     if wide:
         columns["hybrid"] = [
@@ -131,7 +127,24 @@ def _columns(diff: RankingDiff, *, wide: bool, room: int) -> dict[str, list[Text
         if _width(columns) <= room:
             break
         columns.pop(label, None)
+    # Then the names give way, down to NAME_MIN cells, before the narrow layout's
+    # shorter verdicts are needed.
+    over = _width(columns) - room
+    names_width = _column_width("skill", columns["skill"])
+    if wide and over > 0 and names_width - over >= NAME_MIN:
+        columns["skill"] = _names(entries, names_width - over)
     return columns
+
+
+def _names(entries: Sequence[Entry], width: int) -> list[Text]:
+    """Each skill's id, cut to `width` cells with …; struck through when it left."""
+    names = []
+    for entry in entries:
+        name = visible(entry.skill_id)
+        if len(name) > width:
+            name = name[: width - 1] + "…"
+        names.append(Text(name, style="strike dim" if entry.move is Move.GONE else ""))
+    return names
 
 
 def _column_width(label: str, cells: list[Text]) -> int:

@@ -222,9 +222,8 @@ def test_a_narrow_status_bar_names_the_roots_by_their_last_names() -> None:
     assert "recall 0.889" in status.text(120).plain[:120]
     # After a save that broke a case the cases say more: the counts go short too.
     broke = dataclasses.replace(status, cases=Text("BROKE 1 recall 0.875"))
-    assert broke.text(80).plain[:80].startswith(
-        " skills 25 skills │ 1 warning · lint 2 (F3) │ BROKE 1 recall 0.875 │"
-    )
+    shown = broke.text(80).plain[:80]
+    assert shown.startswith(" skills 25 skills │ 1 warning · lint 2 (F3) │ BROKE 1 recall 0.875 │")
 
 
 def test_short_roots_tell_roots_of_the_same_last_name_apart() -> None:

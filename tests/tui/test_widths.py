@@ -164,3 +164,29 @@ async def test_a_negative_score_keeps_the_decimal_points_in_line(
             cells = [table.cell_text(table.ids()[i], key) for i in table.view]
             assert len({cell.index(".") for cell in cells}) == 1, (key, cells)
             assert all(" -.00" not in cell and "+-.00" not in cell for cell in cells), cells
+
+
+def test_the_diff_gives_way_column_by_column_then_names_before_going_narrow() -> None:
+    """F8 between its layouts: the spare columns go, then the skill names are cut (to
+    NAME_MIN), and only then the short verdicts of the narrow layout."""
+    from explorer.engine.author.compare import ranking_diff
+    from explorer.engine.index.opening import open_library
+    from explorer.engine.route.pipeline import decide
+    from explorer.tui import compare
+
+    config = Config(model="bow", reranker="off")
+    index = open_library([str(SAMPLE_SKILLS)], config)
+    diff = ranking_diff(
+        decide("fix the formulas in my spreadsheet", index, config),
+        decide("write release notes from the last 20 commits", index, config),
+    )
+    roomy = compare._columns(diff, wide=True, room=10_000)
+    spare = ("was #", "Δboost", "hybrid", "Δcos")
+    kept = {label: cells for label, cells in roomy.items() if label not in spare}
+    names = compare._column_width("skill", roomy["skill"])
+    room = compare._width(kept) - 5  # five cells short of the wide layout's essentials
+    cut = compare._columns(diff, wide=True, room=room)
+    assert list(cut) == list(kept) and compare._width(cut) == room
+    assert compare._column_width("skill", cut["skill"]) == names - 5
+    tight = compare._width(kept) - (names - compare.NAME_MIN) - 1  # past NAME_MIN
+    assert compare._width(compare._columns(diff, wide=True, room=tight)) > tight
