@@ -603,6 +603,8 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
             assert " ▼" in header or f"by {key} ▼" in header, (key, header)
             if key in ("p", "hybrid"):  # beside the number's name, not after its parts
                 assert f" {key} ▼ " in header, header
+            if key == "hybrid":  # the column widens for its mark: the breakdown stays whole
+                assert "hybrid ▼  cos+kw+ph+file" in header, header
         await pilot.click(SkillsTable, offset=(1, 0))  # the # header: the decision's order
         await pilot.pause()
         assert table.sort_key == "decision"

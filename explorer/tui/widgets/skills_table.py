@@ -554,7 +554,9 @@ class SkillsTable(ScrollView, can_focus=True):
             if trace is not None
             else 1,
         }
-        return {key: max(len(labels[key]), content[key]) for key in wanted}
+        # The sorted column's header holds its mark too ("hybrid ▼  cos+kw+ph+file").
+        marked = {self.sort_key: len(self.sort_mark()) + 1} if self.sort_key in wanted else {}
+        return {key: max(len(labels[key]) + marked.get(key, 0), content[key]) for key in wanted}
 
     def _why_width(self) -> int:
         """The longest reason among the first rows of the view (as many as the table shows,
