@@ -211,6 +211,10 @@ async def test_editing_a_threshold_changes_the_decision(
             pilot,
             lambda: any("wrote min_similarity = 0.99" in n.message for n in app._notifications),
         )
+        # Saved: from the project file now, no longer an edit (F2's mark, the status bar).
+        assert not editor.changed("min_similarity")
+        assert editor.source("min_similarity").label == "./skill-explorer.toml"
+        assert "F2:" not in str(app.query_one(StatusBar).render())
         await pilot.press("escape")
         assert not isinstance(app.screen, ThresholdEditor)
         # An edit left unsaved in one visit is saved by F4 in the next, with that visit's.

@@ -454,18 +454,19 @@ class MainScreen(Screen[None]):
         loaded = snapshot is not None and snapshot is not self.state.loading_snapshot
         editor = ThresholdEditor(
             self.state.config,
-            self.state.baseline,
+            self.state.saved_config or self.state.baseline,
             Path(PROJECT_CONFIG_NAME),
-            saved=self.state.saved_config,
             on_saved=self._thresholds_saved,
-            sources=self.options.config_sources,
+            sources={**self.options.config_sources, **self.state.saved_sources},
             status=snapshot.models.status if loaded and snapshot is not None else None,
             skills=len(snapshot) if snapshot is not None else 0,
         )
         self.app.push_screen(editor)
 
-    def _thresholds_saved(self, config: Config) -> None:
+    def _thresholds_saved(self, config: Config, sources: dict[str, str]) -> None:
         self.state.saved_config = config
+        self.state.saved_sources.update(sources)
+        self.refresh_status()  # the saved fields are no longer live edits
 
     def open_collisions(self) -> None:
         """ctrl+l: the pairs of skills that compete for the same prompts (tui/collisions.py)."""
@@ -698,10 +699,10 @@ def _library_message(snapshot: Index) -> str:
 
 
 def _edited(state: ExplorerState) -> list[str]:
-    """The config fields F2 changed in this run: the numbers on screen come from them."""
-    return [
-        name for name in FIELD_NAMES if getattr(state.config, name) != getattr(state.baseline, name)
-    ]
+    """The config fields F2 changed and did not save: the numbers on screen come from them
+    as well as from the files."""
+    saved = state.saved_config or state.baseline
+    return [name for name in FIELD_NAMES if getattr(state.config, name) != getattr(saved, name)]
 
 
 def _short_roots(roots: Sequence[str]) -> str:

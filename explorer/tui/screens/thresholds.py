@@ -171,8 +171,7 @@ class ThresholdEditor(ModalScreen[None]):
         baseline: Config,
         save_path: Path,
         *,
-        saved: Config | None = None,
-        on_saved: Callable[[Config], None] | None = None,
+        on_saved: Callable[[Config, dict[str, str]], None] | None = None,
         sources: Mapping[str, str] | None = None,
         status: ModelStatus | None = None,
         skills: int = 0,
@@ -185,11 +184,10 @@ class ThresholdEditor(ModalScreen[None]):
         self._sources_for: Config | None = None
         self._longest_source = 0  # the longest of self._sources's labels (0: not measured)
         self.config = config
-        self.baseline = baseline  # what the app started with: edits are marked against it
-        # What the project file holds of the F2 edits: the config it last saved, in this
-        # visit or an earlier one, else what the app started with. F4 writes every field
-        # that differs from it, so an edit made in an earlier visit is not lost.
-        self.saved = saved or baseline
+        # What the files hold: the config the app started with, or the one F2 last saved
+        # (in this visit or an earlier one). Edits are marked against it, and F4 writes
+        # every field that differs from it.
+        self.baseline = baseline
         self.on_saved = on_saved
         self.save_path = save_path
         self.texts = {name: field_text(getattr(config, name)) for name in FIELD_NAMES}
@@ -374,7 +372,7 @@ class ThresholdEditor(ModalScreen[None]):
         edited = {
             name: getattr(self.config, name)
             for name in FIELD_NAMES
-            if getattr(self.config, name) != getattr(self.saved, name)
+            if getattr(self.config, name) != getattr(self.baseline, name)
         }
         if not edited:
             self.notify("nothing edited here: nothing saved", severity="warning")
@@ -386,9 +384,13 @@ class ThresholdEditor(ModalScreen[None]):
         except ConfigError as error:
             self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
             return
-        self.saved = self.config
+        # The saved fields now come from the project file, and are no longer edits.
+        saved_to = {name: str(self.save_path.resolve()) for name in edited}
+        self.baseline, self.sources = self.config, {**self.sources, **saved_to}
+        self._sources_for = None  # each field's source again, against the new baseline
+        self.query_one(FieldList).refresh()
         if self.on_saved is not None:
-            self.on_saved(self.config)
+            self.on_saved(self.config, saved_to)
         self.notify(
             visible(f"wrote {'; '.join(written)} to {self.save_path.resolve()}"),
             markup=False,
