@@ -135,6 +135,28 @@ async def test_a_prompt_and_a_skill_given_at_start_open_on_the_skill(
     assert app.state.highlighted == "filler-07"
 
 
+async def test_a_new_prompt_shows_the_top_rows_when_the_followed_skill_is_among_them(
+    long_library: Path, tmp_path: Path
+) -> None:
+    """The table scrolled down; a new prompt that ranks the followed skill on the first
+    page opens at the top, the winner in view beside it."""
+    app = make_app(long_library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await pilot.press(*"bake bread")
+        await settle(pilot, lambda: shown_for(app, "bake bread"))
+        table = app.query_one(SkillsTable)
+        app.go_to_skill("filler-00")
+        down = table.max_scroll_y  # scrolled, as following F8's cursor leaves it
+        table.scroll_to(y=down, animate=False)
+        await settle(pilot, lambda: table.scroll_offset.y == down > 2)
+        await pilot.press("ctrl+u", *"merge tables from pdf documents")
+        await settle(pilot, lambda: shown_for(app, "merge tables from pdf documents"))
+        await pilot.pause()
+        assert table.current_id() == "filler-00" and 0 < table.cursor < down
+        assert table.scroll_offset.y == 0  # row 1, zz-combine, in view
+
+
 async def test_a_skill_given_at_start_that_is_not_there_is_said(
     library: Path, tmp_path: Path
 ) -> None:

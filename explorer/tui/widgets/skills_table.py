@@ -318,7 +318,9 @@ class SkillsTable(ScrollView, can_focus=True):
         """Replace the rows; `before` (the previous snapshot's rows) adds deltas.
 
         The cursor stays on the followed skill; with none, a new prompt starts at the top
-        and a re-index or a threshold edit for the same prompt keeps the current skill.
+        and a re-index or a threshold edit for the same prompt keeps the current skill. A
+        new prompt shows the top rows when the followed skill is among them, so the winner
+        is in view with it.
         """
         keep = self.followed or (self.current_id() if keep_cursor else None)
         self.rows = decision.rows
@@ -327,6 +329,8 @@ class SkillsTable(ScrollView, can_focus=True):
         self._limits, self._before = limits, before
         self._moved = None
         self._rebuild_view(keep, top=not keep_cursor and self.followed is None)
+        if not keep_cursor and self.cursor < self._rows_shown():
+            self.scroll_to(y=0, animate=False)
 
     def _rebuild_view(self, keep: str | None = None, *, top: bool = False) -> None:
         """Filter and sort the rows again. The cursor stays on `keep`, else on the followed
