@@ -201,6 +201,14 @@ async def test_editing_a_threshold_changes_the_decision(
         help_line = str(editor.query_one("#field-help").render())
         assert help_line.startswith(f"min_similarity  {editor.errors['min_similarity']}")
         assert (tmp_path / "skill-explorer.toml").read_text() == WRITTEN_BY_HAND
+        # A field that shows a value: typing replaces it, as in a form; end then edits it.
+        editor.choose("phrase_boost")
+        await pilot.press(*"0.25")
+        assert editor.texts["phrase_boost"] == "0.25" and app.config.phrase_boost == 0.25
+        await pilot.press("end", "5")
+        assert editor.texts["phrase_boost"] == "0.255"
+        editor.edit("phrase_boost", "")  # back to the default: not saved below
+        await pilot.pause()
         await pilot.press("f4")
         saved = (tmp_path / "skill-explorer.toml").read_text()
         # Only the field edited here; comments, sections and unknown keys byte for byte;

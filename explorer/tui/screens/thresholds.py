@@ -257,8 +257,8 @@ class ThresholdEditor(ModalScreen[None]):
                 Text.assemble(
                     ("Thresholds and settings", "bold"),
                     (
-                        "  up/down choose a field, type to edit (applied as you type; blank = "
-                        "the default); ",
+                        "  up/down choose a field, type to replace its value (right or end "
+                        "to edit it; applied as you type; blank = the default); ",
                         "dim",
                     ),
                     ("f4", "bold"),
@@ -312,7 +312,7 @@ class ThresholdEditor(ModalScreen[None]):
         field = self.query_one("#field-input", Input)
         field.placeholder = self.placeholder(name)
         field.value = self.texts[name]
-        field.cursor_position = len(field.value)
+        field.select_all()  # typing replaces the value, as in a form; right or end edits it
         self._describe()
 
     def edit(self, name: str, text: str) -> None:
