@@ -110,7 +110,7 @@ class CollisionsScreen(ModalScreen[None]):
         yield QuietFooter()
 
     def _title(self) -> Text:
-        out = Text("Collisions ", style="bold")
+        out = Text("Collisions  ", style="bold")
         what = f"the cases of {self.source} and " if self.cases else ""
         out.append_text(
             plain(

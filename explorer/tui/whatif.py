@@ -88,9 +88,8 @@ def scores_text(result: WhatIf) -> Text:
     out.append_text(plain(repr(result.prompt) if result.prompt else "(blank: type one first)"))
     out.append("\n\n")
     before, after = result.before, result.after
-    if after is None or before is None:
-        out.append("not saveable: ", style="bold red")
-        out.append_text(plain(result.edit.problem or "the skill is not in the snapshot"))
+    if after is None or before is None:  # the reason is on the status line above
+        out.append_text(plain(_unscored(result), style="dim"))
         out.append("\n")
         return out
     out.append(f"{'':<12}{'now':>10}{'edited':>10}\n", style="bold")
@@ -140,6 +139,12 @@ def scores_text(result: WhatIf) -> Text:
     out.append("edited  ", style="dim")
     out.append_text(plain(after.reason + "\n", style="green" if after.injected else "yellow"))
     return out
+
+
+def _unscored(result: WhatIf) -> str:
+    if result.edit.problem:
+        return "no scores while the edit cannot be saved"
+    return "no scores: the skill is not in the snapshot"
 
 
 def cases_text(

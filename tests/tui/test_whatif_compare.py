@@ -256,7 +256,7 @@ async def test_a_file_with_bad_yaml_is_reported_and_never_written(
         await settle(pilot, lambda: "today" in (screen.result.edit.description or ""))  # type: ignore[union-attr]
         status = _text(screen, "#whatif-status")
         assert "not saveable" in status and "not valid YAML" in status
-        assert "not saveable" in _text(screen, "#whatif-scores")
+        assert "no scores while the edit cannot be saved" in _text(screen, "#whatif-scores")
         await pilot.press("f4")
         await pilot.pause()
         assert isinstance(app.screen, WhatIfScreen)  # stays open: the edit is not lost
