@@ -151,9 +151,10 @@ class ExplorerState:
     with call_from_thread first)."""
 
     config: Config
-    baseline: Config  # what the app started with: F2 marks edits against it until it saves
-    saved_config: Config | None = None  # the config F2 last wrote to the project file
-    saved_sources: dict[str, str] = field(default_factory=dict)  # its fields -> that file
+    # What the files hold: the config the app started with, or the one F2 last saved. F2
+    # marks edits against it, and saves the fields that differ from it.
+    baseline: Config
+    saved_sources: dict[str, str] = field(default_factory=dict)  # field F2 saved -> its file
     initial_skill: str | None = None  # --skill: the row to open focused on, until shown
     loading: str = "starting…"  # what is loading now; "" once the live index is in
     snapshot: Index | None = None

@@ -454,7 +454,7 @@ class MainScreen(Screen[None]):
         loaded = snapshot is not None and snapshot is not self.state.loading_snapshot
         editor = ThresholdEditor(
             self.state.config,
-            self.state.saved_config or self.state.baseline,
+            self.state.baseline,
             Path(PROJECT_CONFIG_NAME),
             on_saved=self._thresholds_saved,
             sources={**self.options.config_sources, **self.state.saved_sources},
@@ -464,7 +464,7 @@ class MainScreen(Screen[None]):
         self.app.push_screen(editor)
 
     def _thresholds_saved(self, config: Config, sources: dict[str, str]) -> None:
-        self.state.saved_config = config
+        self.state.baseline = config
         self.state.saved_sources.update(sources)
         self.refresh_status()  # the saved fields are no longer live edits
 
@@ -701,8 +701,8 @@ def _library_message(snapshot: Index) -> str:
 def _edited(state: ExplorerState) -> list[str]:
     """The config fields F2 changed and did not save: the numbers on screen come from them
     as well as from the files."""
-    saved = state.saved_config or state.baseline
-    return [name for name in FIELD_NAMES if getattr(state.config, name) != getattr(saved, name)]
+    baseline = state.baseline
+    return [name for name in FIELD_NAMES if getattr(state.config, name) != getattr(baseline, name)]
 
 
 def _short_roots(roots: Sequence[str]) -> str:
