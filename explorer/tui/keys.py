@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Collection
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
@@ -80,6 +82,7 @@ HELP_NOTES = (
     "the highlighted row (p, rerank, bm25 or hybrid) always stays on screen; why shortens "
     "first, and the decision panel gives the whole sentence.\n"
 )
+HELP_HEADERS = ("key", "command", "id (keymap)", "what it does")
 # Every symbol the explorer draws, and what it means (tests/tui/test_explanations.py
 # checks that the table's symbols are all here).
 SYMBOLS: tuple[tuple[str, str], ...] = (
@@ -88,19 +91,28 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("moved most", "the contribution (log-odds) that moved p most, e.g. bm25 lead+1.5"),
     ("Δ inject", "what the deciding number lacks to pass its gate: +0.041 (hybrid)"),
     ("ℓ", "a reranker logit, in Δ inject: +0.60ℓ; p and bm25 gaps say their unit"),
-    ("▲ ▼", "in hybrid: up or down since the last re-index (new: not there before);"),
-    ("", "after a header: the sort column, ▼ best first, ▲ reversed"),
+    (
+        "▲ ▼",
+        "in hybrid: up or down since the last re-index (new: not there before); after a "
+        "header: the sort column, ▼ best first, ▲ reversed",
+    ),
     ("A→Z Z→A", "after skill: the table sorted by name, and which way"),
     ("▸", "before the rank: the skill the cursor follows from prompt to prompt"),
     ("σ", "the sigmoid of the reranker's logit (rerank column)"),
     ("J", "Jaccard overlap of the prompt's and the description's terms"),
     ("#", "a row's place in the decision's order; in bm25, its BM25 rank"),
     ("—", "not reranked, or no candidate of the relevance model; off: no reranker"),
-    ("…", "pending: the dense model loading, the cases running again (after recall in"),
-    ("", "the status bar); or a text cut here (F9 shows it whole)"),
+    (
+        "…",
+        "pending: the dense model loading, the cases running again (after recall in the "
+        "status bar); or a text cut here (F9 shows it whole)",
+    ),
     ("✗ rejected", "a SKILL.md that did not parse: F3 says why"),
-    ("⚠", "before a name: its SKILL.md has a warning yet routes (invalid YAML the line"),
-    ("", "reader recovered, say): F3 and the Skill tab say what"),
+    (
+        "⚠",
+        "before a name: its SKILL.md has a warning yet routes (invalid YAML the line reader "
+        "recovered, say): F3 and the Skill tab say what",
+    ),
     ("BROKE FIXED", "a case that fails, or passes, since the cases last ran (Cases tab)"),
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
 )
@@ -218,25 +230,29 @@ def bindings(app: App[Any]) -> list[Binding]:
     return found
 
 
-def help_text(app: App[Any], notes: str) -> Text:
-    """F1: every key, from the bindings, then `notes` (what no binding says)."""
-    out = Text()
-    out.append("Type a prompt; every skill is scored as you type.\n\n")
-    listed = bindings(app)
-    width = max((len(b.id or "") for b in listed), default=0) + 2
-    out.append(f"{'key':<10}{'command':<16}{'id (keymap)':<{width}}what it does\n", style="dim")
-    for binding in listed:  # the id before the prose, so a wrapped line wraps prose only
-        out.append(visible(f"{binding.key:<10}"), style="bold")
-        out.append(f"{binding.description:<16}")
-        out.append(f"{binding.id or '':<{width}}", style="dim")
-        out.append(f"{binding.tooltip or ''}\n")
-    out.append("\n")
-    out.append(notes)
-    out.append("\nSymbols\n", style="bold")
+def help_text(app: App[Any], notes: str) -> Group:
+    """F1: every key, from the bindings, then `notes` (what no binding says), then every
+    symbol. Tables, so a description that wraps on a narrow screen stays in its column."""
+    keys = Table.grid(padding=(0, 2))
+    for style in ("bold", "", "dim"):  # key, command, id (keymap): never wrapped
+        keys.add_column(style=style, no_wrap=True)
+    keys.add_column(ratio=1)  # what it does: wraps under itself
+    keys.add_row(*(Text(label, style="dim") for label in HELP_HEADERS))
+    for binding in bindings(app):
+        cells = (visible(binding.key), binding.description, binding.id or "", binding.tooltip)
+        keys.add_row(*(Text(cell or "") for cell in cells))
+    symbols = Table.grid(padding=(0, 2), pad_edge=True)
+    symbols.add_column(style="bold", no_wrap=True)
+    symbols.add_column(ratio=1)
     for symbol, meaning in SYMBOLS:
-        out.append(f"  {symbol.strip():<12}", style="bold")
-        out.append(f"{meaning}\n")
-    return out
+        symbols.add_row(Text(symbol), Text(meaning))
+    return Group(
+        Text("Type a prompt; every skill is scored as you type.\n"),
+        keys,
+        Text(f"\n{notes}"),
+        Text("Symbols", style="bold"),
+        symbols,
+    )
 
 
 def apply_keymap(app: App[Any], keymap: dict[str, str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import time
@@ -38,6 +39,15 @@ unknown_future_key = "kept"   # a newer version's key
 min_similarity = 0.4  # tuned on our cases
 """
 SIZE = (120, 40)
+
+
+def page_text(page: object, width: int = 200) -> str:
+    """A page (F1's Group of tables) as the plain text a terminal `width` wide shows."""
+    from rich.console import Console
+
+    console = Console(width=width, file=io.StringIO(), record=True, legacy_windows=False)
+    console.print(page)
+    return console.export_text()
 
 
 def make_app(root: Path, tmp_path: Path, **kwargs: object) -> ExplorerApp:

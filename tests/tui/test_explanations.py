@@ -13,7 +13,7 @@ from textual.widgets import Static
 from explorer.engine.route.pipeline import decide
 from explorer.tui.widgets.cases_panel import CasesPanel
 from tests.conftest import write_skill
-from tests.tui.test_app import enter, make_app, ready, settle
+from tests.tui.test_app import enter, make_app, page_text, ready, settle
 from tests.tui.test_whatif_compare import library  # noqa: F401
 
 SIZE = (120, 40)
@@ -122,12 +122,32 @@ def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Pat
     from explorer.tui.keys import HELP_NOTES, help_text
     from explorer.tui.widgets import skills_table
 
-    page = help_text(make_app(library, tmp_path), HELP_NOTES).plain
+    page = page_text(help_text(make_app(library, tmp_path), HELP_NOTES))
     source = Path(skills_table.__file__).read_text(encoding="utf-8")
     drawn = set(re.findall(r"[^\x00-\x7f]", source)) - set("§αβ·’“”–")
     words = {"INJECT", "p  moved most", "Δ inject", "rerank σ", "overlap J", "✗", "ℓ"}
     assert drawn and not [symbol for symbol in drawn if symbol not in page], drawn
     assert all(word.split()[-1] in page for word in words)
+
+
+def test_help_at_80_columns_wraps_each_description_in_its_own_column(
+    library: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """F1 on an 80x24 screen: a long description wraps under itself, not back under the
+    key column; a symbol's meaning, under its meaning."""
+    from explorer.tui.keys import HELP_NOTES, KEYS, SYMBOLS, help_text
+
+    lines = page_text(help_text(make_app(library, tmp_path), HELP_NOTES), width=80).splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("key "))
+    table = lines[header + 1 : lines.index("", header)]
+    column = lines[header].index("what it does")
+    wrapped = [line for line in table if line.split()[0] not in {key for key, *_ in KEYS}]
+    assert wrapped and all(line[:column].strip() == "" for line in wrapped), wrapped
+    symbols = {symbol for symbol, _ in SYMBOLS}
+    width = max(map(len, symbols)) + 4  # two cells of edge and two between the columns
+    rows = [line for line in lines[lines.index("Symbols") + 1 :] if line.strip()]
+    assert all(line[:width].strip() in symbols | {""} for line in rows), rows
 
 
 @pytest.mark.slow  # tests/engine/test_attribution.py holds the sentence attribution the tab shows

@@ -28,7 +28,17 @@ from explorer.tui.widgets.skills_table import (
 )
 from explorer.tui.widgets.status_bar import StatusBar
 from tests.conftest import write_skill
-from tests.tui.test_app import CONFIG, SIZE, burst, enter, make_app, ready, settle, shown_for
+from tests.tui.test_app import (
+    CONFIG,
+    SIZE,
+    burst,
+    enter,
+    make_app,
+    page_text,
+    ready,
+    settle,
+    shown_for,
+)
 
 LONG_NAME = "a-very-long-skill-name-for-kubernetes-operators"
 
@@ -389,10 +399,10 @@ async def test_f1_shows_the_keys_in_effect_after_a_keymap(library: Path, tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f1")
         await settle(pilot, lambda: isinstance(app.screen, TextScreen))
-        body = str(app.screen.query_one("#page-body").render())
+        body = page_text(app.screen.body, width=SIZE[0])
         line = next(line for line in body.splitlines() if " reindex " in line)
         assert line.split()[:3] == ["ctrl+b", "Re-index", "reindex"]
-        # The id stands before the prose, so a long description wraps prose only.
+        # The id stands before the prose, in a column of its own.
         tab = next(line for line in body.splitlines() if line.startswith("ctrl+n"))
         assert tab.split()[:4] == ["ctrl+n", "Next", "tab", "next-tab"]
 

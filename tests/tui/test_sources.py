@@ -14,7 +14,7 @@ from explorer.engine.route.relevance import load_relevance_model
 from explorer.tui.keys import HELP_NOTES, help_text
 from explorer.tui.provenance import field_source
 from explorer.tui.screens import FieldList, ThresholdEditor
-from tests.tui.test_app import SIZE, enter, library, make_app
+from tests.tui.test_app import SIZE, enter, library, make_app, page_text
 from tests.tui.test_typing_and_saving import _footer_keys
 
 __all__ = ["library"]  # the fixture, shared with test_app
@@ -130,4 +130,4 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         await pilot.pause()
         (shot,) = tmp_path.glob("*.svg")  # named as the other exports are
         assert shot.name.startswith("skill-explorer-screenshot-") and "<svg" in shot.read_text()
-        assert "f4 or ctrl+s saves" in help_text(app, HELP_NOTES).plain
+        assert "f4 or ctrl+s saves" in page_text(help_text(app, HELP_NOTES))

@@ -12,7 +12,7 @@ from explorer.tui.commands import ExplorerCommands
 from explorer.tui.keys import HELP_NOTES, KEYS, help_text
 from explorer.tui.messages import EmbeddingProgress, IndexChanged
 from explorer.tui.screens import MainScreen
-from tests.tui.test_app import SIZE, library, make_app, ready, settle  # noqa: F401
+from tests.tui.test_app import SIZE, library, make_app, page_text, ready, settle  # noqa: F401
 
 TUI = Path(__file__).resolve().parents[2] / "explorer" / "tui"
 
@@ -44,7 +44,7 @@ async def test_every_key_is_in_the_palette_and_in_help(library: Path, tmp_path: 
         await settle(pilot, lambda: ready(app))
         assert isinstance(app.main, MainScreen) and app.main is app.screen
         names = [name for name, _, _ in ExplorerCommands(app.screen)._commands()]
-        page = help_text(app, HELP_NOTES).plain
+        page = page_text(help_text(app, HELP_NOTES))
         for _key, _action, description, tooltip, _id in KEYS:
             assert description in names
             assert description in page and tooltip in page

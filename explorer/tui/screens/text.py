@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,7 +22,7 @@ class TextScreen(ModalScreen[None]):
         Binding("escape,q,enter", "close", "Close", id="page-close"),
     ]
 
-    def __init__(self, title: str, body: Text) -> None:
+    def __init__(self, title: str, body: RenderableType) -> None:
         super().__init__()
         self.title_text, self.body = title, body
 
