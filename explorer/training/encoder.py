@@ -16,8 +16,8 @@
    `--scale` times the cosine, mean pooling as the router pools; documents are cut at
    `--train-length` tokens in training (the router reads 256);
 4. export the encoder to ONNX (`last_hidden_state`: the router mean-pools it), quantise the
-   weights to int8, one scale per output channel, and check the pooled vectors against
-   torch;
+   weights to int8, one scale per output channel, drop the work the exporter adds and no
+   output needs (`onnx_graph.simplify`), and check the pooled vectors against torch;
 5. report, through the router's own loader, where each labelled prompt's right skill ranks
    by cosine (first, top five, mean reciprocal rank) for the packaged MiniLM and for the
    new file, on libraries the encoder never saw (the held-back benchmark libraries and the
@@ -50,6 +50,7 @@ from explorer.engine.index.snapshot import dense_text
 from explorer.engine.qa.cases import Case, load_cases
 from explorer.engine.qa.libraries import library_roots, read_manifest
 from explorer.training.mining import HELD_BACK_LIBRARIES, TRAIN_LIBRARIES, HeldBack, held_back
+from explorer.training.onnx_graph import simplify
 from explorer.training.pools import EXTRA_SUFFIX, extra_split
 from explorer.training.reranker import configure_determinism, fetch_base, sha256, start_run_log
 
@@ -296,6 +297,9 @@ def export(encoder: Encoder, out: Path, tokenizer: Path) -> dict[str, object]:
         reduce_range=True,
     )
     fp32.unlink()
+    # The exporter's per-softmax NaN guards and per-layer mask copies: the same vectors,
+    # bit for bit, about 20 % sooner (onnx_graph.py).
+    log.info("graph simplified: %d nodes fewer", simplify(quantized))
     shutil.copyfile(tokenizer, out / "tokenizer.json")
     check = ["plot my csv as a bar chart", "deploy to kubernetes", "A much longer text " * 30]
     with torch.no_grad():

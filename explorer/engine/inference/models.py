@@ -32,7 +32,7 @@ MINILM_TOKENIZER = Path(__file__).resolve().parents[2] / "models" / "minilm" / "
 # `python -m explorer.training.encoder`; it reads MiniLM's tokenizer.
 PACKAGED_ENCODER = PRESET_MODEL["learned"]
 PACKAGED_ENCODER_MODEL = Path(__file__).resolve().parents[2] / "models" / "encoder" / "model.onnx"
-PACKAGED_ENCODER_SHA256 = "9555d2cb059b8aa4fd64293561335d67c1ad658a4547a0a4f4e9e65f9219f1f0"
+PACKAGED_ENCODER_SHA256 = "70f4bd04206e4072f1cb533fcdf10a7c0a2518c143f9de8b2a1561e9297bd83e"
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 
 
