@@ -170,6 +170,31 @@ def matches(query: str, skill_id: str, description: str) -> bool:
     return True
 
 
+def sort_view(
+    view: Sequence[int], ranks: np.ndarray, values: np.ndarray | None, *, reverse: bool
+) -> list[int]:
+    """The rows of `view` by `values`, highest first (NaN last), ties by `ranks` (each
+    row's id's alphabetical place); by `ranks` alone without values; `reverse` turns it
+    round."""
+    at = np.asarray(view, dtype=np.int64)
+    if values is None:
+        order = np.argsort(ranks[at], kind="stable")
+    else:
+        highest_first = -np.nan_to_num(values[at], nan=float("-inf"))
+        order = np.lexsort((ranks[at], highest_first))
+    if reverse:
+        order = order[::-1]
+    result: list[int] = at[order].tolist()
+    return result
+
+
+def alphabetical_ranks(ids: Sequence[str]) -> np.ndarray:
+    """Each id's place among `ids` in alphabetical order."""
+    ranks = np.empty(len(ids), dtype=np.int64)
+    ranks[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+    return ranks
+
+
 class SkillsTable(ScrollView, can_focus=True):
     """Rows in decision order; ▲/▼ against the previous snapshot for the same prompt.
 
@@ -245,6 +270,8 @@ class SkillsTable(ScrollView, can_focus=True):
         self._decision: Decision | None = None
         self._before: Mapping[str, Row] | None = None
         self._longest: tuple[Sequence[str] | None, int] = (None, 0)  # (library ids, longest)
+        # (library ids, each one's place in alphabetical order): the sorts' tie-break.
+        self._alphabetical: tuple[Sequence[str] | None, np.ndarray] = (None, np.zeros(0))
         self._moved: bool | None = None  # whether any row shows a delta: read once a show
         self._widths: dict[str, int] = {}
         self._kept: str | None = None  # the deciding column the layout was made to keep
@@ -452,15 +479,28 @@ class SkillsTable(ScrollView, can_focus=True):
         return next((row for row in self.rows if row.id == skill_id), None)
 
     def _sorted(self, view: list[int]) -> list[int]:
-        """`view` by the sort column, best first, ties by id (a stable order)."""
-        ids = self.ids()
-        if self.sort_key == "skill":
-            return sorted(view, key=lambda i: ids[i], reverse=self.sort_reverse)
-        name = {"hybrid": "score", "overlap": "jaccard", "p": "relevance"}.get(
-            self.sort_key, self.sort_key
-        )
-        values = np.nan_to_num(self.column(name), nan=float("-inf"))
-        return sorted(view, key=lambda i: (-float(values[i]), ids[i]), reverse=self.sort_reverse)
+        """`view` by the sort column, best first, ties by id (a stable order).
+
+        In numpy: at 26,000 rows Python's sort by (value, id) cost about 45 ms of the
+        event loop at every keystroke of a sorted table."""
+        values = None
+        if self.sort_key != "skill":
+            name = {"hybrid": "score", "overlap": "jaccard", "p": "relevance"}.get(
+                self.sort_key, self.sort_key
+            )
+            values = self.column(name)
+        return sort_view(view, self._alphabetical_ranks(), values, reverse=self.sort_reverse)
+
+    def _alphabetical_ranks(self) -> np.ndarray:
+        """Each row's id's place in alphabetical order, in the decision's order: ranked
+        once per library (snapshot), only reordered for each decision."""
+        if not isinstance(self.rows, Rows):
+            return alphabetical_ranks(self.ids())
+        library = self.rows.library_ids
+        if library is not self._alphabetical[0]:
+            self._alphabetical = (library, alphabetical_ranks(library))
+        ranks: np.ndarray = self._alphabetical[1][self.rows.order]
+        return ranks
 
     def on_resize(self) -> None:
         self._relayout()
