@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.bench import measure
 from explorer.bench.scale import corpus_records, find_corpus, write_library
 from explorer.bench.soak import until
 from explorer.bench.synthetic import generate_library
@@ -168,7 +169,8 @@ def run_ui_bench(
         work = work_dir or Path(name)
         for size in sizes:
             root, kind = _library(work, size, source)
-            result = asyncio.run(_session(root, config, work / f"run-{size}"))
+            with measure.own_state(work / "xdg-state"):
+                result = asyncio.run(_session(root, config, work / f"run-{size}"))
             first_paints.append(result["first_paint"])
             where = f"{size} {kind}, no reranker, Pilot at 120x40; {_load()}"
             rows[f"ui_keystroke@{size}"] = _row(

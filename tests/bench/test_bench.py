@@ -407,3 +407,26 @@ def test_children_run_from_compiled_bytecode_outside_the_tree(
     )
     assert done.stdout.strip() == "False"
     assert list(prefix.rglob("text*.pyc"))
+
+
+def test_an_explorer_in_a_bench_starts_from_the_default_layout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The user's saved layout (a column sorted by, panels) is no part of what a bench
+    times: children get a state directory of their own, and so does an explorer made in
+    the bench's own process while it runs."""
+    from explorer.bench import measure
+    from explorer.tui.state import load_state, save_state, state_path
+
+    user = tmp_path / "user-state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(user))
+    saved = load_state()
+    saved.sort_key = "bm25"
+    save_state(saved)
+    assert load_state().sort_key == "bm25"
+    env = measure.child_env(tmp_path / "bench" / "xdg-cache", tmp_path / "bench" / "xdg-config")
+    assert env["XDG_STATE_HOME"] == str(tmp_path / "bench" / "xdg-state")
+    with measure.own_state(tmp_path / "bench" / "xdg-state"):
+        assert load_state().sort_key == "decision"
+        assert not state_path().is_relative_to(user)
+    assert load_state().sort_key == "bm25"
