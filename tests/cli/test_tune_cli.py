@@ -85,8 +85,11 @@ def test_bad_input_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
     _, evals, common = _library(tmp_path)
     code, _, err = _run(capsys, "tune", "invoice-makr", "--cases", str(evals), *common)
     assert code == 2 and "did you mean 'invoice-maker'" in err
-    code, _, err = _run(capsys, "tune", SKILL, "--cases", str(evals), "--apply", "99", *common)
-    assert code == 2 and "no candidate 99" in err
+    before = (tmp_path / "skills" / SKILL / "SKILL.md").read_bytes()
+    code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), "--apply", "99", *common)
+    # The search is not thrown away: its candidates are shown, and nothing is written.
+    assert code == 2 and "no candidate 99" in err and "nothing was written" in err
+    assert "#1" in out and (tmp_path / "skills" / SKILL / "SKILL.md").read_bytes() == before
     code, _, err = _run(capsys, "tune", SKILL, "--cases", str(tmp_path / "none.json"), *common)
     assert code == 2 and "cannot read" in err
 

@@ -208,10 +208,8 @@ class TuneCommand(Command):
             return EXIT_FAILED
         result = tune(index, loaded.config, args.skill_id, cases.cases, original)
         applied: str | None = None
-        if args.apply is not None:
-            if args.apply > len(result.candidates):
-                say(f"no candidate {args.apply}: there are {len(result.candidates)}")
-                return EXIT_USAGE
+        missing = args.apply is not None and args.apply > len(result.candidates)
+        if args.apply is not None and not missing:
             try:
                 edit = apply(result, args.apply)
             except SaveError as error:
@@ -227,4 +225,9 @@ class TuneCommand(Command):
             if applied is not None:
                 print()
                 emit(f"wrote candidate {args.apply} into {applied} (only the description changed)")
+        if missing:
+            # After the report, so that the search it took is not lost.
+            count = len(result.candidates)
+            say(f"no candidate {args.apply}: there are {count}; nothing was written")
+            return EXIT_USAGE
         return EXIT_OK
