@@ -75,9 +75,11 @@ def _verdicts(entry: Entry, short: bool) -> Text:
     if short and change is not None and None in (change.verdict_before, change.verdict_after):
         change = None  # new in, or gone from, the library: the move column says it
     if change is not None and (change.before is not None or change.after is not None):
-        # The cause: the deciding number on both sides (p, hybrid, logit or BM25).
+        # The cause: the deciding number on both sides, named (p, hybrid, logit or BM25).
         numbers = (
-            f"{_compact(change.before)}→{_compact(change.after)}" if short else change.numbers()
+            f"{change.label} {_compact(change.before)}→{_compact(change.after)}"
+            if short
+            else change.numbers()
         )
         out.append(f" {numbers}", style="dim")
     return out

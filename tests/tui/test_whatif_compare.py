@@ -382,8 +382,10 @@ async def test_compare_fits_80_columns_and_follows_the_resize(
         assert "was #" not in narrow and narrow[-1] == "verdict"
         assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
         cells = {str(table.get_row_at(i)[2]): str(table.get_row_at(i)[-1]) for i in range(3)}
-        verdicts, _, numbers = cells["xlsx"].partition(" ")  # "floor→INJECT .00→.53"
-        assert verdicts.endswith("→INJECT") and "→" in numbers  # the change, then its numbers
+        verdicts, _, numbers = cells["xlsx"].partition(" ")  # "floor→INJECT p .00→.53"
+        # The change, then its numbers with their name.
+        assert verdicts.endswith("→INJECT") and "→" in numbers
+        assert numbers.split(" ")[0] in ("p", "hybrid", "logit", "BM25")
         await pilot.resize_terminal(200, 50)
         await settle(pilot, lambda: "was #" in [str(c.label) for c in table.columns.values()])
         # Laid out anew at each width, each column holds its widest cell: names and

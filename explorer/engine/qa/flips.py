@@ -49,11 +49,16 @@ class Shift:
     # → INJECT" passed the candidates' hybrid bar, and then p decided ("now p 1.00 ≥ 0.48").
     injected_by: str = ""
 
+    @property
+    def label(self) -> str:
+        """The deciding number's name: p, logit, BM25 or hybrid."""
+        return LABEL.get(self.unit, "hybrid")
+
     def numbers(self) -> str:
         """`p 0.85 → 0.45 (bar 0.57)`: the deciding number on both sides; `p 0.25 → 0.25
         (bar 0.48 → 0.05)` when the bar moved instead; `p — → 0.12` for a side that did not
         have the number (not a candidate there)."""
-        label = LABEL.get(self.unit, "hybrid")
+        label = self.label
         digits = 3 if label == "hybrid" else 2
         if self.verdict_before is None or self.verdict_after is None:
             return "new in the library" if self.verdict_before is None else "gone from the library"
