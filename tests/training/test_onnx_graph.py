@@ -57,7 +57,11 @@ def _attention_like() -> onnx.ModelProto:
         ],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3, 4])],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    opset = helper.make_opsetid("", 17)
+    # The lowest IR version the opset allows: the oldest onnxruntime we support reads it.
+    model = helper.make_model(
+        graph, opset_imports=[opset], ir_version=helper.find_min_ir_version_for([opset])
+    )
     onnx.checker.check_model(model)
     return model
 
