@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -46,7 +46,7 @@ from explorer.tui.screens import (
     TextScreen,
     ThresholdEditor,
 )
-from explorer.tui.state import ExplorerState, Options, SnapshotFacts, load_state
+from explorer.tui.state import ConfigLayers, ExplorerState, Options, SnapshotFacts, load_state
 
 DEBOUNCE_S = 0.01  # keystrokes during a running decision coalesce over this window
 
@@ -77,8 +77,7 @@ class ExplorerApp(App[None]):
         cases_skill: str | None = None,
         history_log: str | None = None,
         initial_skill: str | None = None,
-        config_layers: str = "",
-        config_sources: Mapping[str, str] | None = None,
+        layers: ConfigLayers | None = None,
     ) -> None:
         super().__init__()
         roots = tuple(os.path.abspath(root) for root in roots)
@@ -91,8 +90,7 @@ class ExplorerApp(App[None]):
             cases_skill=cases_skill,
             cwd=cwd,
             history_log=history_log,
-            config_layers=config_layers,
-            config_sources=dict(config_sources or {}),
+            layers=layers or ConfigLayers(),
         )
         palette.use_measured_themes(self)
         self.state = ExplorerState(config, config, initial_skill=initial_skill)

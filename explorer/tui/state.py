@@ -20,7 +20,7 @@ from explorer.engine.base import state_dir, write_atomically
 from explorer.tui.health import stale_reasons, warned_reasons
 
 if TYPE_CHECKING:
-    from explorer.engine import Config, Decision, Index, LiveIndex
+    from explorer.engine import Config, Decision, Index, LiveIndex, LoadedConfig
     from explorer.engine.discovery import Problem
     from explorer.engine.host import Replay
     from explorer.engine.qa import Comparison, EvalReport, FlipCause
@@ -82,6 +82,17 @@ def save_state(state: UIState, path: Path | None = None) -> None:
 
 
 @dataclass(frozen=True)
+class ConfigLayers:
+    """Where the config in force came from: the status bar names the layers, F2 each
+    field's."""
+
+    text: str = ""  # "config: defaults < ./skill-explorer.toml"
+    sources: Mapping[str, str] = field(default_factory=dict)  # field -> its layer
+    # Every layer but the project file F2 saves to: what a field cleared there takes.
+    without_project_file: LoadedConfig | None = None
+
+
+@dataclass(frozen=True)
 class Options:
     """How the explorer was started (the command line): fixed for the app's life."""
 
@@ -93,8 +104,7 @@ class Options:
     cases_skill: str | None = None  # the skill a skill-creator trigger eval set is about
     cwd: str | None = None  # the working directory of the project channel (§3.5)
     history_log: str | None = None  # a telemetry log to replay (§10); None: no History tab
-    config_layers: str = ""  # "config: defaults < ./skill-explorer.toml", shown
-    config_sources: Mapping[str, str] = field(default_factory=dict)  # field -> its layer (F2)
+    layers: ConfigLayers = field(default_factory=lambda: ConfigLayers())
     # Where the layout is read and written, fixed at start: a save as the app closes goes
     # where the start read from, whatever the environment says by then.
     state_file: Path = field(default_factory=state_path)
@@ -154,7 +164,8 @@ class ExplorerState:
     # What the files hold: the config the app started with, or the one F2 last saved. F2
     # marks edits against it, and saves the fields that differ from it.
     baseline: Config
-    saved_sources: dict[str, str] = field(default_factory=dict)  # field F2 saved -> its file
+    # Each field's layer as F2 last saved them (None: as the app started, Options)
+    saved_sources: dict[str, str] | None = None
     initial_skill: str | None = None  # --skill: the row to open focused on, until shown
     loading: str = "starting…"  # what is loading now; "" once the live index is in
     snapshot: Index | None = None

@@ -140,6 +140,13 @@ def test_layering_order(env: dict[str, Path]) -> None:
     }
     assert loaded.files == (str(user), str(project), str(explicit))
     assert loaded.pinned("clear_gap") and not loaded.pinned("char_budget")
+    # Without the project file (what the explorer's F2 gives a field it clears there): the
+    # layers under it and over it, as if the file held none of its lines.
+    below = load_config(explicit, ["file_boost=0.8"], cwd=env["project"], project=False)
+    assert below.config.clear_gap == 0.2 and below.config.phrase_boost == Config().phrase_boost
+    assert below.config.rerank_top_k == 40 and below.config.file_boost == 0.8
+    assert below.sources["clear_gap"] == str(user) and "phrase_boost" not in below.sources
+    assert below.files == (str(user), str(explicit))
 
 
 def test_project_file_is_read_from_cwd_argument(env: dict[str, Path]) -> None:

@@ -47,6 +47,17 @@ def test_none_removes_a_field_follow_the_model(tmp_path: Path) -> None:
     assert "min_similarity" not in text and "# tuned by hand" in text and "two at most" in text
 
 
+def test_removing_only_absent_fields_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(WRITTEN, encoding="utf-8")
+    before = path.stat().st_mtime_ns
+    assert update_toml(path, {"rerank_min": None, "char_budget": None}) == []
+    assert path.read_text(encoding="utf-8") == WRITTEN and path.stat().st_mtime_ns == before
+    missing = tmp_path / "missing.toml"
+    assert update_toml(missing, {"max_skills": None}, header="# h\n") == []
+    assert not missing.exists()
+
+
 def test_a_new_file_is_created(tmp_path: Path) -> None:
     path = tmp_path / "new.toml"
     update_toml(path, {"deny": ["pdf", 'quote"d'], "keymap": {"quit": "ctrl+c"}}, header="# h\n")

@@ -17,7 +17,7 @@ from explorer.engine.discovery import Problem
 from explorer.tui.app import ExplorerApp
 from explorer.tui.health import issues, kept_finding, layers_text, lint_errors
 from explorer.tui.screens import ProblemsScreen, ThresholdEditor
-from explorer.tui.state import UIState, load_state, state_path
+from explorer.tui.state import ConfigLayers, UIState, load_state, state_path
 from explorer.tui.widgets.cases_panel import CasesPanel
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.footer import KeyCell, QuietFooter
@@ -270,7 +270,9 @@ def test_the_config_layers_are_named_lowest_first(tmp_path: Path, monkeypatch) -
 
 @pytest.mark.slow  # layers_text on screen; the test above is its fast check
 async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: Path) -> None:
-    app = make_app(library, tmp_path, config_layers="config: defaults < ./skill-explorer.toml")
+    app = make_app(
+        library, tmp_path, layers=ConfigLayers("config: defaults < ./skill-explorer.toml")
+    )
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot, lambda: ready(app))
         status = str(app.query_one(StatusBar).render())

@@ -14,6 +14,7 @@ from explorer.engine.route.relevance import load_relevance_model
 from explorer.tui.keys import HELP_NOTES, help_text
 from explorer.tui.provenance import field_source
 from explorer.tui.screens import FieldList, ThresholdEditor
+from explorer.tui.state import ConfigLayers
 from tests.tui.test_app import SIZE, enter, library, make_app, page_text
 from tests.tui.test_typing_and_saving import _footer_keys
 
@@ -85,7 +86,7 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
     does (its footer says both keys save); on the main screen ctrl+s stays the screenshot,
     as F1 says. One app: the F2 editor (every config field) is the slow part to open."""
     monkeypatch.chdir(tmp_path)  # the editor writes ./skill-explorer.toml; a screenshot, *.svg
-    app = make_app(library, tmp_path, config_sources={"min_similarity": "--set"})
+    app = make_app(library, tmp_path, layers=ConfigLayers(sources={"min_similarity": "--set"}))
     async with app.run_test(size=SIZE) as pilot:
         await enter(pilot, app, "merge pdf")
         await pilot.press("f2")
@@ -131,3 +132,50 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         (shot,) = tmp_path.glob("*.svg")  # named as the other exports are
         assert shot.name.startswith("skill-explorer-screenshot-") and "<svg" in shot.read_text()
         assert "f4 or ctrl+s saves" in page_text(help_text(app, HELP_NOTES))
+
+
+async def test_a_field_cleared_in_f2_takes_the_layers_under_the_file_and_leaves_it(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's config says max_skills 3, the project file 4. Cleared in F2, max_skills
+    is 3 at once (not the built-in 2) and the editor says where that comes from; saving
+    takes the line out of the project file, every other byte kept, rather than pinning
+    today's default in it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user = tmp_path / "xdg" / "skill-explorer" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("max_skills = 3\n", encoding="utf-8")
+    project = tmp_path / "skill-explorer.toml"
+    project.write_text("# ours\nmax_skills = 4   # four\nclear_gap = 0.3\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    loaded = load_config(
+        assignments=["model=bow", "reranker=off", "preset=reference"], use_ski_config=False
+    )
+    below = load_config(
+        assignments=["model=bow", "reranker=off", "preset=reference"],
+        use_ski_config=False,
+        project=False,
+    )
+    layers = ConfigLayers(sources=loaded.sources, without_project_file=below)
+    app = make_app(library, tmp_path, layers=layers)
+    app.state.config = app.state.baseline = loaded.config
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge pdf")
+        await pilot.press("f2")
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor)
+        assert app.config.max_skills == 4
+        editor.edit("max_skills", "")
+        await pilot.pause()
+        assert app.config.max_skills == 3
+        assert editor.placeholder("max_skills") == "blank = xdg/skill-explorer/config.toml 3"
+        assert editor.placeholder("clear_gap") == f"blank = default {Config().clear_gap:g}"
+        await pilot.press("f4")
+        await pilot.pause()
+        assert project.read_text(encoding="utf-8") == "# ours\nclear_gap = 0.3\n"
+        assert editor.source("max_skills").label == "xdg/skill-explorer/config.toml"
+        assert app.state.saved_sources is not None and "max_skills" in app.state.saved_sources
+        # Nothing cleared or edited since: nothing to save, and the file is left alone.
+        await pilot.press("f4")
+        await pilot.pause()
+        assert project.read_text(encoding="utf-8") == "# ours\nclear_gap = 0.3\n"

@@ -6,7 +6,7 @@ import argparse
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option
 from explorer.cli.roots import command_roots
-from explorer.engine import LoadedConfig
+from explorer.engine import LoadedConfig, load_config
 
 
 class ExploreCommand(Command):
@@ -48,6 +48,7 @@ class ExploreCommand(Command):
         from explorer.cli.commands.history import default_log
         from explorer.tui.app import ExplorerApp
         from explorer.tui.health import layers_text
+        from explorer.tui.state import ConfigLayers
 
         roots = command_roots(args, loaded)  # the order every command reads them in
         if roots is None:
@@ -63,8 +64,13 @@ class ExploreCommand(Command):
             cases_skill=args.skill,
             history_log=history_log,
             initial_skill=args.skill,
-            config_layers=layers_text(loaded),
-            config_sources=loaded.sources,
+            layers=ConfigLayers(
+                layers_text(loaded),
+                loaded.sources,
+                load_config(
+                    args.config, args.assignments, use_ski_config=args.ski_config, project=False
+                ),
+            ),
         )
         app.run()
         return EXIT_OK

@@ -434,6 +434,7 @@ def load_config(
     cwd: str | os.PathLike[str] | None = None,
     strict: bool = True,
     trust: Callable[[Path], bool] | None = None,
+    project: bool = True,
 ) -> LoadedConfig:
     """Build the effective config from every source, lowest precedence first.
 
@@ -442,7 +443,8 @@ def load_config(
     (the hook) one of our own files, or a --set, that cannot be used is a warning and is
     skipped, so a typo never silences the router. With `trust` (the hook:
     explorer.engine.host.trust), the project's skill-explorer.toml is read only when
-    trust(its directory) is true.
+    trust(its directory) is true. With project=False the project file is not read: what
+    every other layer gives, which is what a field takes when its line leaves that file.
     """
     config = Config()
     sources: dict[str, str] = {}
@@ -457,14 +459,16 @@ def load_config(
                 config, changed = apply(config, values, str(ski), warnings)
                 sources.update(changed)
                 files.append(str(ski))
-    layers = [user_config_path(), Path(cwd or os.getcwd()) / PROJECT_CONFIG_NAME]
+    layers = [user_config_path()]
+    if project:
+        layers.append(Path(cwd or os.getcwd()) / PROJECT_CONFIG_NAME)
     if config_file is not None:
         layers.append(Path(config_file))
     for position, path in enumerate(layers):
         explicit = config_file is not None and position == len(layers) - 1
         if not explicit and not path.is_file():
             continue
-        if position == 1 and trust is not None and not trust(path.parent):
+        if project and position == 1 and trust is not None and not trust(path.parent):
             warnings.append(
                 f"{path}: project config not trusted, ignored; if you trust this repository, "
                 f"run: skill-explorer trust {shlex.quote(str(path.parent))}"

@@ -29,7 +29,8 @@ def update_toml(
 ) -> list[str]:
     """Set each field (None: remove it) in the file; returns what was written, as text.
 
-    `header` starts a file that did not exist (a comment saying where it came from).
+    `header` starts a file that did not exist (a comment saying where it came from). When
+    nothing changes (every field to remove is absent) the file is not written, nor made.
     """
     target = Path(path)
     try:
@@ -52,6 +53,8 @@ def update_toml(
             continue
         (holder if holder is not None else document)[name] = toml_item(value)
         written.append(f"{name} = {toml_value(value)}")
+    if not written:
+        return written
     text = tomlkit.dumps(document)
     if not original and header:
         text = header + text

@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
-from explorer.engine import Config, ConfigError
+from explorer.engine import Config, ConfigError, LoadedConfig
 from explorer.engine.base import (
     FIELD_NAMES,
     MODEL_FIELDS,
@@ -175,11 +175,16 @@ class ThresholdEditor(ModalScreen[None]):
         sources: Mapping[str, str] | None = None,
         status: ModelStatus | None = None,
         skills: int = 0,
+        without_file: LoadedConfig | None = None,
     ) -> None:
         super().__init__()
         # Where each value comes from: the layers that set fields (load_config's sources),
         # and the models and library size that None fields follow.
         self.sources, self.status, self.skills = sources or {}, status, skills
+        # Every layer but `save_path`: what a cleared field takes, its line leaving the file
+        # on save (without it, the defaults).
+        self.blank = without_file.config if without_file is not None else DEFAULTS
+        self.blank_sources = without_file.sources if without_file is not None else {}
         self._sources: dict[str, Source] = {}  # for self._sources_for
         self._sources_for: Config | None = None
         self._longest_source = 0  # the longest of self._sources's labels (0: not measured)
@@ -226,14 +231,20 @@ class ThresholdEditor(ModalScreen[None]):
         return self._longest_source
 
     def placeholder(self, name: str) -> str:
-        """What a blank field means: the default, or what a None default follows."""
-        if getattr(DEFAULTS, name) is None:
-            blank = field_source(
-                name, self.config.replace(**{name: None}), status=self.status, skills=self.skills
-            )
-            value = f" {blank.value}" if blank.value else ""
-            return visible(f"blank = {blank.label}{value}")
-        return f"blank = default {field_text(getattr(DEFAULTS, name)) or 'empty'}"
+        """What a blank field takes: the value the other layers give it (a file's, a
+        --set's, the default, or what a None default follows)."""
+        value = getattr(self.blank, name)
+        if value is not None and name not in self.blank_sources:
+            return f"blank = default {field_text(value) or 'empty'}"
+        blank = field_source(
+            name,
+            self.config.replace(**{name: value}),
+            sources=self.blank_sources,
+            status=self.status,
+            skills=self.skills,
+        )
+        shown = f" {blank.value}" if blank.value else ""
+        return visible(f"blank = {blank.label}{shown}")
 
     def note(self, name: str) -> str:
         note = type_label(name)
@@ -258,7 +269,8 @@ class ThresholdEditor(ModalScreen[None]):
                     ("Thresholds and settings", "bold"),
                     (
                         "  up/down choose a field, type to replace its value (right or end "
-                        "to edit it; applied as you type; blank = the default); ",
+                        "to edit it; applied as you type; blank = what the other layers "
+                        "give); ",
                         "dim",
                     ),
                     ("f4", "bold"),
@@ -339,7 +351,7 @@ class ThresholdEditor(ModalScreen[None]):
         raw = text.strip()
         try:
             if not raw:
-                value: Any = getattr(DEFAULTS, name)  # a cleared field is the default
+                value: Any = getattr(self.blank, name)  # as if its line were not in the file
             else:
                 value = coerce(name, read_value(name, raw), "editor")
         except ConfigError as error:  # the type or the range, as a file or --set says it
@@ -364,33 +376,48 @@ class ThresholdEditor(ModalScreen[None]):
         self._describe()
 
     def action_save(self) -> None:
-        """Write only the fields edited in this screen; the rest of the file stays as it is.
+        """Write only the fields edited in this screen, and take the cleared ones out of
+        the file; the rest of the file stays as it is.
 
         Values from --set, the user's config or the reference's config are not edits made
-        here, so they never leak into the project file.
+        here, so they never leak into the project file. A cleared field's line is removed
+        rather than set to today's default: the field then follows the other layers.
         """
-        edited = {
-            name: getattr(self.config, name)
-            for name in FIELD_NAMES
-            if getattr(self.config, name) != getattr(self.baseline, name)
-        }
-        if not edited:
+        edited: dict[str, Any] = {}
+        for name in FIELD_NAMES:
+            if not self.texts[name].strip():
+                edited[name] = None  # removed if the file has it; nothing otherwise
+            elif getattr(self.config, name) != getattr(self.baseline, name):
+                edited[name] = getattr(self.config, name)
+        written: list[str] = []
+        if any(value is not None for value in edited.values()) or self.save_path.is_file():
+            try:
+                written = update_toml(
+                    self.save_path,
+                    edited,
+                    header="# skill-explorer settings (saved by the explorer)\n",
+                )
+            except ConfigError as error:
+                self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
+                return
+        if not written:
             self.notify("nothing edited here: nothing saved", severity="warning")
             return
-        try:
-            written = update_toml(
-                self.save_path, edited, header="# skill-explorer settings (saved by the explorer)\n"
-            )
-        except ConfigError as error:
-            self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
-            return
-        # The saved fields now come from the project file, and are no longer edits.
-        saved_to = {name: str(self.save_path.resolve()) for name in edited}
-        self.baseline, self.sources = self.config, {**self.sources, **saved_to}
+        # The saved fields now come from the project file, the removed ones from the
+        # layers under it, and none of them is an edit any more.
+        sources = dict(self.sources)
+        for name, value in edited.items():
+            if value is not None:
+                sources[name] = str(self.save_path.resolve())
+            elif name in self.blank_sources:
+                sources[name] = self.blank_sources[name]
+            else:
+                sources.pop(name, None)
+        self.baseline, self.sources = self.config, sources
         self._sources_for = None  # each field's source again, against the new baseline
         self.query_one(FieldList).refresh()
         if self.on_saved is not None:
-            self.on_saved(self.config, saved_to)
+            self.on_saved(self.config, sources)
         self.notify(
             visible(f"wrote {'; '.join(written)} to {self.save_path.resolve()}"),
             markup=False,
