@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import RenderableType
-from rich.table import Table
 
 from explorer.engine import Decision, Index, Verdict
 from explorer.engine.inference import sentence_attribution
@@ -24,7 +23,7 @@ from explorer.engine.route import (
     missing_query_terms,
     reason,
 )
-from explorer.terminal import plain, render, table, visible
+from explorer.terminal import FittedTable, plain, render, table, visible
 
 Blocks = list[str | RenderableType]
 
@@ -60,7 +59,13 @@ def decision_summary(decision: Decision) -> str:
     return "\n".join(lines)
 
 
-def channel_table(rows: tuple[Row, ...]) -> Table:
+# The channel table's columns in the order they give way on a narrow terminal (the rank,
+# the skill, cos, bm25, rerank and p always stay): first any that hold one value in every
+# row (kw 0.00 when no keyword matched, p "—" without the relevance model), then these.
+NARROW_DROPS = ("jacc", "proj", "file", "ph", "fused", "#", "norm", "kw", "score", "overlap")
+
+
+def channel_table(rows: tuple[Row, ...]) -> FittedTable:
     headers = [
         "rank",
         "skill",
@@ -102,7 +107,7 @@ def channel_table(rows: tuple[Row, ...]) -> Table:
         ]
         for row in rows
     ]
-    return table(headers, body, right={0, *range(3, 17)})
+    return FittedTable(headers, body, right={0, *range(3, 17)}, droppable=NARROW_DROPS)
 
 
 def reason_line(decision: Decision, row: Row) -> str:

@@ -24,11 +24,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich loads on first use: `say` in the hook's process never pays for it
-    from rich.console import Console, RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType
     from rich.table import Table
     from rich.text import Text
 
@@ -107,6 +107,70 @@ def table(
     for row in rows:
         grid.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in row))
     return grid
+
+
+class FittedTable:
+    """A `table` that fits the width it is drawn at by leaving columns out, whole, rather
+    than cutting every cell to "0.…": first those of `droppable` that say nothing in these
+    rows (one value in every row), then the rest of `droppable` in its order, until the
+    table fits. A dim line under it names what was left out. At a width the whole table
+    fits in (a wide terminal, a pipe, an export) it is `table` itself."""
+
+    def __init__(
+        self,
+        headers: Sequence[str],
+        rows: Iterable[Sequence[str | Text]],
+        right: Iterable[int] = (),
+        *,
+        droppable: Sequence[str] = (),
+    ) -> None:
+        self.headers = list(headers)
+        self.rows = [list(row) for row in rows]
+        self.texts = [
+            [cell if isinstance(cell, str) else cell.plain for cell in row] for row in self.rows
+        ]
+        self.right = set(right)
+        self.droppable = [self.headers.index(name) for name in droppable]
+
+    def _same(self, column: int) -> bool:
+        """Whether the column holds one value in every row: it tells rows nothing apart."""
+        return len({row[column] for row in self.texts}) <= 1
+
+    def left_out(self, width: int) -> list[int]:
+        """The columns left out at `width`, in the order they go."""
+        from rich.cells import cell_len
+
+        natural = [
+            max([cell_len(header), *(cell_len(row[column]) for row in self.texts)])
+            for column, header in enumerate(self.headers)
+        ]
+        order = sorted(self.droppable, key=lambda column: not self._same(column))  # stable
+        out: list[int] = []
+        for column in order:
+            kept = [c for c in range(len(self.headers)) if c not in out]
+            if sum(natural[c] for c in kept) + 2 * (len(kept) - 1) <= width:
+                break
+            out.append(column)
+        return out
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
+        out = self.left_out(options.max_width)
+        kept = [c for c in range(len(self.headers)) if c not in out]
+        yield table(
+            [self.headers[c] for c in kept],
+            ([row[c] for c in kept] for row in self.rows),
+            right=[position for position, c in enumerate(kept) if c in self.right],
+        )
+        if out:
+            # The columns of one value, grouped by it ("kw, ph (all 0.00)"), then the rest.
+            same: dict[str, list[str]] = {}
+            for column in out:
+                if self._same(column) and self.texts:
+                    same.setdefault(self.texts[0][column], []).append(self.headers[column])
+            groups = [f"{', '.join(names)} (all {value})" for value, names in same.items()]
+            rest = [self.headers[c] for c in out if not (self._same(c) and self.texts)]
+            named = "; ".join([*groups, *([", ".join(rest)] if rest else [])])
+            yield plain(f"left out to fit {options.max_width} columns: {named}", style="dim")
 
 
 def console(file: IO[str] | None = None) -> Console:

@@ -151,6 +151,35 @@ def test_why_explains_a_losing_skill(capsys) -> None:
     assert f"… {SAMPLE_COUNT - 3} more skills" in out
 
 
+def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
+    capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns every cell used to be cut to "0.…". Now whole columns give way, those
+    of one value first, and a line says which; a wide page keeps them all."""
+    prompt = "make a poster for our jazz night"
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
+    lines = out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
+    end = next(n for n, line in enumerate(lines) if line.startswith("left out"))
+    assert code == 0 and all(len(line) <= 80 for line in lines[start : end + 2])
+    assert lines[start].split() == [
+        "rank",
+        "skill",
+        "verdict",
+        "cos",
+        "bm25",
+        "rerank",
+        "p",
+        "overlap",
+    ]
+    assert not any("…" in line for line in lines[start:end])  # no cell is cut
+    assert "left out to fit 80 columns: proj, file, ph, fused, kw (all 0.00); jacc," in out
+    monkeypatch.setenv("COLUMNS", "200")
+    _, wide, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
+    assert "left out" not in wide and " kw " in wide and " jacc" in wide
+
+
 def test_an_unknown_skill_is_a_usage_error_in_every_command_that_takes_one(capsys) -> None:
     """why, eval and lint --collisions say it with the nearest ids and exit 2, as tune
     does (eval routed cases that could never pass, and lint dropped them, exit 0)."""
