@@ -125,6 +125,34 @@ async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
         assert table.view == [] and len(table.rejected_view) == 1
 
 
+async def test_the_keyboard_scrolls_to_rejected_files_under_the_scored_rows(
+    library: Path, tmp_path: Path
+) -> None:
+    """The cursor rests on skills only, so a down past the last scored row, or End,
+    scrolls the rejected files under it into view (they were out of reach)."""
+    for number in range(12):
+        broken = library / f"broken-{number:02}" / "SKILL.md"
+        broken.parent.mkdir()
+        broken.write_text(f"---\nname: broken-{number:02}\n---\nbody\n", encoding="utf-8")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await enter(pilot, app, "merge pdf")
+        table = app.query_one(SkillsTable)
+        await settle(pilot, lambda: len(table.rejected_view) == 12)
+        table.focus()
+        assert table.max_scroll_y > 0 and table.scroll_offset.y == 0
+        await pilot.press(*["down"] * 4)  # two to the last skill, then two past it
+        await pilot.pause()
+        assert table.cursor == len(table.view) - 1 and table.scroll_offset.y == 2
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.scroll_offset.y == table.max_scroll_y
+        assert "broken-11" in table.line_text(len(table.view) + 11).plain
+        await pilot.press("home")
+        await pilot.pause()
+        assert table.cursor == 0 and table.scroll_offset.y == 0
+
+
 @pytest.mark.slow  # tests/engine/test_lint.py holds the findings F3 groups
 async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

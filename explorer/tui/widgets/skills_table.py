@@ -842,10 +842,17 @@ class SkillsTable(ScrollView, can_focus=True):
             self.post_message(self.Highlighted(skill_id))
 
     def move(self, step: int) -> None:
-        """Move the cursor by `step` rows (from the prompt too); the skill is then followed."""
+        """Move the cursor by `step` rows (from the prompt too); the skill is then followed.
+
+        The rejected files under the scored rows are not skills the cursor can rest on:
+        a step past the last row scrolls them into view instead, as a pager would."""
         if self.view:
+            beyond = self.cursor + step - (len(self.view) - 1)
             self.cursor = min(max(self.cursor + step, 0), len(self.view) - 1)
             self.followed = self.current_id()
+            if beyond > 0 and self.rejected_view:
+                y = min(self.scroll_offset.y + beyond, self.max_scroll_y)
+                self.scroll_to(y=y, animate=False)
             self.refresh()
 
     def go_to(self, skill_id: str) -> bool:
@@ -870,6 +877,8 @@ class SkillsTable(ScrollView, can_focus=True):
             self.cursor = index % len(self.view)
             # Home: follow the top row again, whatever skill that is for the next prompt.
             self.followed = None if index == 0 else self.current_id()
+            if index < 0 and self.rejected_view:  # End: the rejected files under it too
+                self.scroll_to(y=self.max_scroll_y, animate=False)
             self.refresh()
 
     def on_click(self, event: events.Click) -> None:
