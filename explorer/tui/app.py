@@ -90,10 +90,11 @@ class ExplorerApp(App[None]):
             cases_skill=cases_skill,
             cwd=cwd,
             history_log=history_log,
-            layers=layers or ConfigLayers(),
         )
         palette.use_measured_themes(self)
-        self.state = ExplorerState(config, config, initial_skill=initial_skill)
+        self.state = ExplorerState(
+            config, config, layers=layers or ConfigLayers(), initial_skill=initial_skill
+        )
         self.state.ui = load_state(self.options.state_file)
         self._main = MainScreen(self.state, self.options, history or PromptHistory())
         self._debounce: Timer | None = None

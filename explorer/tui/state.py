@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.engine.author import LintMemo
 from explorer.engine.base import state_dir, write_atomically
-from explorer.tui.health import stale_reasons, warned_reasons
+from explorer.engine.base.config import Config, LoadedConfig, ski_config_path, user_config_path
+from explorer.tui.health import layers_text, stale_reasons, warned_reasons
 
 if TYPE_CHECKING:
-    from explorer.engine import Config, Decision, Index, LiveIndex, LoadedConfig
+    from explorer.engine import Decision, Index, LiveIndex
     from explorer.engine.discovery import Problem
     from explorer.engine.host import Replay
     from explorer.engine.qa import Comparison, EvalReport, FlipCause
@@ -84,12 +85,34 @@ def save_state(state: UIState, path: Path | None = None) -> None:
 @dataclass(frozen=True)
 class ConfigLayers:
     """Where the config in force came from: the status bar names the layers, F2 each
-    field's."""
+    field's. An F2 save replaces it (`saved`)."""
 
-    text: str = ""  # "config: defaults < ./skill-explorer.toml"
-    sources: Mapping[str, str] = field(default_factory=dict)  # field -> its layer
+    loaded: LoadedConfig | None = None  # every layer, as the command line loaded them
     # Every layer but the project file F2 saves to: what a field cleared there takes.
     without_project_file: LoadedConfig | None = None
+
+    @property
+    def text(self) -> str:
+        """`config: defaults < ./skill-explorer.toml`, lowest first ("" when not known)."""
+        return layers_text(self.loaded) if self.loaded is not None else ""
+
+    @property
+    def sources(self) -> Mapping[str, str]:
+        """Each field's layer (load_config's sources): the fields no layer sets are absent."""
+        return self.loaded.sources if self.loaded is not None else {}
+
+    def saved(self, path: Path, sources: Mapping[str, str]) -> ConfigLayers:
+        """After F2 wrote `path` (the project file, which a save may create): it is a
+        layer now, above the user's and the reference's files, and each field comes from
+        `sources`."""
+        loaded = self.loaded or LoadedConfig(Config(), {}, (), ())
+        written = str(path.resolve())
+        files = loaded.files
+        if written not in (str(Path(file).resolve()) for file in files):
+            lower = {str(user_config_path().resolve()), str(ski_config_path().resolve())}
+            at = sum(1 for file in files if str(Path(file).resolve()) in lower)
+            files = (*files[:at], written, *files[at:])
+        return replace(self, loaded=replace(loaded, files=files, sources=dict(sources)))
 
 
 @dataclass(frozen=True)
@@ -104,7 +127,6 @@ class Options:
     cases_skill: str | None = None  # the skill a skill-creator trigger eval set is about
     cwd: str | None = None  # the working directory of the project channel (§3.5)
     history_log: str | None = None  # a telemetry log to replay (§10); None: no History tab
-    layers: ConfigLayers = field(default_factory=lambda: ConfigLayers())
     # Where the layout is read and written, fixed at start: a save as the app closes goes
     # where the start read from, whatever the environment says by then.
     state_file: Path = field(default_factory=state_path)
@@ -164,8 +186,7 @@ class ExplorerState:
     # What the files hold: the config the app started with, or the one F2 last saved. F2
     # marks edits against it, and saves the fields that differ from it.
     baseline: Config
-    # Each field's layer as F2 last saved them (None: as the app started, Options)
-    saved_sources: dict[str, str] | None = None
+    layers: ConfigLayers = field(default_factory=ConfigLayers)  # where each value comes from
     initial_skill: str | None = None  # --skill: the row to open focused on, until shown
     loading: str = "starting…"  # what is loading now; "" once the live index is in
     snapshot: Index | None = None

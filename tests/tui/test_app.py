@@ -227,7 +227,7 @@ async def test_editing_a_threshold_changes_the_decision(
         assert not list(tmp_path.glob(".skill-explorer.toml.*"))  # the temporary is gone
         await settle(
             pilot,
-            lambda: any("wrote min_similarity = 0.99" in n.message for n in app._notifications),
+            lambda: any("set min_similarity = 0.99 in" in n.message for n in app._notifications),
         )
         # Saved: from the project file now, no longer an edit (F2's mark, the status bar).
         assert not editor.changed("min_similarity")

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from textual.widgets import OptionList, TabbedContent
 
-from explorer.engine.base.config import Config, LoadedConfig
+from explorer.engine.base.config import PROJECT_CONFIG_NAME, Config, LoadedConfig
 from explorer.engine.discovery import Problem
 from explorer.tui.app import ExplorerApp
 from explorer.tui.health import issues, kept_finding, layers_text, lint_errors
@@ -299,7 +300,11 @@ def test_the_config_layers_are_named_lowest_first(tmp_path: Path, monkeypatch) -
 @pytest.mark.slow  # layers_text on screen; the test above is its fast check
 async def test_the_status_bar_names_the_config_layers(library: Path, tmp_path: Path) -> None:
     app = make_app(
-        library, tmp_path, layers=ConfigLayers("config: defaults < ./skill-explorer.toml")
+        library,
+        tmp_path,
+        layers=ConfigLayers(
+            LoadedConfig(Config(), {}, (), (os.path.abspath(PROJECT_CONFIG_NAME),))
+        ),
     )
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot, lambda: ready(app))

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from explorer.engine.base.config import FIELD_NAMES, Config, load_config
+from explorer.engine.base.config import FIELD_NAMES, Config, LoadedConfig, load_config
 from explorer.engine.inference.models import CALIBRATION, assemble_models
 from explorer.engine.route.relevance import load_relevance_model
 from explorer.tui.keys import HELP_NOTES, help_text
 from explorer.tui.provenance import field_source
 from explorer.tui.screens import FieldList, ThresholdEditor
+from explorer.tui.screens.thresholds import saved_text
 from explorer.tui.state import ConfigLayers
 from tests.tui.test_app import SIZE, enter, library, make_app, page_text
 from tests.tui.test_typing_and_saving import _footer_keys
@@ -86,7 +87,8 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
     does (its footer says both keys save); on the main screen ctrl+s stays the screenshot,
     as F1 says. One app: the F2 editor (every config field) is the slow part to open."""
     monkeypatch.chdir(tmp_path)  # the editor writes ./skill-explorer.toml; a screenshot, *.svg
-    app = make_app(library, tmp_path, layers=ConfigLayers(sources={"min_similarity": "--set"}))
+    layers = ConfigLayers(LoadedConfig(Config(), {"min_similarity": "--set"}, (), ()))
+    app = make_app(library, tmp_path, layers=layers)
     async with app.run_test(size=SIZE) as pilot:
         await enter(pilot, app, "merge pdf")
         await pilot.press("f2")
@@ -123,6 +125,8 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         await pilot.pause()
         saved = (tmp_path / "skill-explorer.toml").read_text(encoding="utf-8")
         assert "max_skills = 3" in saved
+        # The save made the project file: the status bar's layers name it at once.
+        assert app.state.layers.text == "config: defaults < ./skill-explorer.toml < --set"
         assert list(tmp_path.glob("*.svg")) == []
         assert "f4/^s" in _footer_keys(editor)  # the footer says both keys save
         # On the main screen ctrl+s stays the screenshot, as F1 says.
@@ -156,7 +160,7 @@ async def test_a_field_cleared_in_f2_takes_the_layers_under_the_file_and_leaves_
         use_ski_config=False,
         project=False,
     )
-    layers = ConfigLayers(sources=loaded.sources, without_project_file=below)
+    layers = ConfigLayers(loaded, below)
     app = make_app(library, tmp_path, layers=layers)
     app.state.config = app.state.baseline = loaded.config
     async with app.run_test(size=SIZE) as pilot:
@@ -174,8 +178,18 @@ async def test_a_field_cleared_in_f2_takes_the_layers_under_the_file_and_leaves_
         await pilot.pause()
         assert project.read_text(encoding="utf-8") == "# ours\nclear_gap = 0.3\n"
         assert editor.source("max_skills").label == "xdg/skill-explorer/config.toml"
-        assert app.state.saved_sources is not None and "max_skills" in app.state.saved_sources
+        assert app.state.layers.sources["max_skills"] == str(user)
         # Nothing cleared or edited since: nothing to save, and the file is left alone.
         await pilot.press("f4")
         await pilot.pause()
         assert project.read_text(encoding="utf-8") == "# ours\nclear_gap = 0.3\n"
+
+
+def test_the_save_notice_says_what_was_set_removed_and_refused(tmp_path: Path) -> None:
+    path = tmp_path / "skill-explorer.toml"
+    written = ["max_skills = 3", "min_similarity removed"]
+    assert saved_text(written, path, {"score_margin": "not a number"}) == (
+        f"set max_skills = 3 and removed min_similarity (the other layers decide it now) "
+        f"in {path}; not saved, not valid: score_margin"
+    )
+    assert saved_text(["max_skills = 3"], path, {}) == f"set max_skills = 3 in {path}"

@@ -47,7 +47,6 @@ class ExploreCommand(Command):
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.cli.commands.history import default_log
         from explorer.tui.app import ExplorerApp
-        from explorer.tui.health import layers_text
         from explorer.tui.state import ConfigLayers
 
         roots = command_roots(args, loaded)  # the order every command reads them in
@@ -65,8 +64,7 @@ class ExploreCommand(Command):
             history_log=history_log,
             initial_skill=args.skill,
             layers=ConfigLayers(
-                layers_text(loaded),
-                loaded.sources,
+                loaded,
                 load_config(
                     args.config, args.assignments, use_ski_config=args.ski_config, project=False
                 ),

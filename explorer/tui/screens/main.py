@@ -296,7 +296,7 @@ class MainScreen(Screen[None]):
                 errors=len(self.explorer.problems()) - len(warnings),
                 warnings=len(warnings),
                 lint_errors=state.lint_errors,
-                config=self.options.layers.text,
+                config=self.state.layers.text,
                 edits=", ".join(_edited(state)),
                 loading=state.loading,
                 cases=cases_status(state.cases_report, state.comparison),
@@ -450,23 +450,23 @@ class MainScreen(Screen[None]):
 
     def open_thresholds(self) -> None:
         """F2: every config field, its value in force and where it comes from."""
-        snapshot, saved = self.state.snapshot, self.state.saved_sources
+        snapshot = self.state.snapshot
         loaded = snapshot is not None and snapshot is not self.state.loading_snapshot
         editor = ThresholdEditor(
             self.state.config,
             self.state.baseline,
             Path(PROJECT_CONFIG_NAME),
             on_saved=self._thresholds_saved,
-            sources=self.options.layers.sources if saved is None else saved,
+            sources=self.state.layers.sources,
             status=snapshot.models.status if loaded and snapshot is not None else None,
             skills=len(snapshot) if snapshot is not None else 0,
-            without_file=self.options.layers.without_project_file,
+            without_file=self.state.layers.without_project_file,
         )
         self.app.push_screen(editor)
 
     def _thresholds_saved(self, config: Config, sources: dict[str, str]) -> None:
         self.state.baseline = config
-        self.state.saved_sources = sources
+        self.state.layers = self.state.layers.saved(Path(PROJECT_CONFIG_NAME), sources)
         self.refresh_status()  # the saved fields are no longer live edits
 
     def open_collisions(self) -> None:

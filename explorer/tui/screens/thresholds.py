@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,20 @@ class FieldList(ScrollView):
         index = self.scroll_offset.y + event.y
         if 0 <= index < len(FIELD_NAMES):
             self.post_message(self.Chosen(index))
+
+
+def saved_text(written: Sequence[str], path: Path, refused: Mapping[str, str]) -> str:
+    """The notice after a save: what was set, what was taken out, and the fields whose
+    text was not valid, which kept their value and were not saved."""
+    removed = [item.removesuffix(" removed") for item in written if item.endswith(" removed")]
+    changed = [item for item in written if not item.endswith(" removed")]
+    parts = [f"set {'; '.join(changed)}"] if changed else []
+    if removed:
+        parts.append(f"removed {', '.join(removed)} (the other layers decide it now)")
+    text = f"{' and '.join(parts)} in {path.resolve()}"
+    if refused:
+        text += f"; not saved, not valid: {', '.join(refused)}"
+    return text
 
 
 class ThresholdEditor(ModalScreen[None]):
@@ -419,9 +433,7 @@ class ThresholdEditor(ModalScreen[None]):
         if self.on_saved is not None:
             self.on_saved(self.config, sources)
         self.notify(
-            visible(f"wrote {'; '.join(written)} to {self.save_path.resolve()}"),
-            markup=False,
-            timeout=8,
+            visible(saved_text(written, self.save_path, self.errors)), markup=False, timeout=8
         )
 
     def action_close(self) -> None:
