@@ -66,6 +66,9 @@ NARROW_DROPS = ("jacc", "proj", "file", "ph", "fused", "#", "norm", "kw", "score
 
 
 def channel_table(rows: tuple[Row, ...]) -> FittedTable:
+    """The rows in the decision's order, numbered as the explorer numbers them (the
+    cascade's order: under the relevance model, by p; `--json`'s `rank` is the hybrid
+    score's)."""
     headers = [
         "rank",
         "skill",
@@ -87,7 +90,7 @@ def channel_table(rows: tuple[Row, ...]) -> FittedTable:
     ]
     body = [
         [
-            str(row.rank),
+            str(position),
             plain(row.id),
             plain("INJECT", style="bold green") if row.verdict is Verdict.INJECT else row.verdict,
             f"{row.score:.3f}",
@@ -105,7 +108,7 @@ def channel_table(rows: tuple[Row, ...]) -> FittedTable:
             f"{row.matched_terms}/{row.query_terms}",
             f"{row.jaccard:.2f}",
         ]
-        for row in rows
+        for position, row in enumerate(rows, 1)
     ]
     return FittedTable(headers, body, right={0, *range(3, 17)}, droppable=NARROW_DROPS)
 

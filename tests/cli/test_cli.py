@@ -180,6 +180,21 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     assert "left out" not in wide and " kw " in wide and " jacc" in wide
 
 
+def test_the_channel_table_numbers_rows_in_the_decisions_order(capsys) -> None:
+    """As the explorer does: the injected skill first is 1, though git-commit-writer has
+    the best hybrid score (the relevance model orders by p; --json keeps that rank)."""
+    prompt = "write release notes from the last 20 commits"
+    code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES, "--top", "3")
+    lines = out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
+    rows = [line.split()[:2] for line in lines[start + 1 : start + 4]]
+    assert code == 0 and [number for number, _ in rows] == ["1", "2", "3"]
+    assert rows[0][1] == "changelog-generator" and rows[1][1] == "git-commit-writer"
+    _, decision, _ = run(capsys, "route", prompt, "--skills", SAMPLES, "--json")
+    ranks = {row["id"]: row["rank"] for row in json.loads(decision)["skills"]}
+    assert ranks["git-commit-writer"] == 1 and ranks["changelog-generator"] == 2
+
+
 def test_an_unknown_skill_is_a_usage_error_in_every_command_that_takes_one(capsys) -> None:
     """why, eval and lint --collisions say it with the nearest ids and exit 2, as tune
     does (eval routed cases that could never pass, and lint dropped them, exit 0)."""
