@@ -163,7 +163,7 @@ def failure_table(failures: Sequence[CaseResult]) -> Table:
             "score",
             "stage",
             "gate / injected",
-            "runner-up",
+            "best rival",
             "prompt",
         ],
         rows,

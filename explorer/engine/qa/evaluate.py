@@ -2,7 +2,8 @@
 
 Every number comes from the one cascade (`pipeline.decide`): nothing here scores a skill.
 A failure is reported with the stage that decided, the gate that dropped the expected
-skill (its row verdict) or the skills injected by mistake, and the runner-up.
+skill (its row verdict) or the skills injected by mistake, and the best rival: the best-ranked
+skill that is neither expected nor injected, which may rank above the expected one.
 """
 
 from __future__ import annotations
