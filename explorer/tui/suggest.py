@@ -86,7 +86,8 @@ def summary_text(result: TuneResult) -> Text:
         f"\ncases: {len(result.split.tuning)} tuning, {len(result.split.held_out)} held out, "
         f"{len(result.split.others)} about other skills; before: tuning "
         f"{result.tuning.passed}/{result.tuning.total}, held-out "
-        f"{result.held_out.passed}/{result.held_out.total}; "
+        f"{result.held_out.passed}/{result.held_out.total}, other cases near the skill "
+        f"{result.others.passed}/{result.others.total}\n"
         f"{counted(result.evaluated, 'description')} scored in {result.seconds:.1f} s\n",
         style="dim",
     )

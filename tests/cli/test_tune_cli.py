@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
-from tests.conftest import write_skill
+from tests.conftest import SAMPLE_SKILLS, write_skill
 from tests.engine.test_tune import LIBRARY, OWN, SKILL
 
 Capture = pytest.CaptureFixture[str]
@@ -111,3 +111,17 @@ def test_control_characters_in_prompts_and_descriptions_are_shown_not_sent(
     code, out, err = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
     assert code == 0 and "not scored:" in out
     assert "\x1b" not in out + err and "\x07" not in out + err
+
+
+def test_counts_and_notes_read_as_sentences(capsys: Capture) -> None:
+    """One edit is 'scored 1 description' and 'the one edit scored fixed no case', and a
+    tuning part that passes whole says what is still tried (the sample library's own
+    cases, where git-commit-writer's two tuning cases pass and one held-out case fails)."""
+    cases, skills = SAMPLE_SKILLS / "cases.toml", str(SAMPLE_SKILLS)
+    code, out, _ = _run(
+        capsys, "tune", "git-commit-writer", "--cases", str(cases), "--skills", skills
+    )
+    assert code == 0 and "before: tuning 2/2, held-out 1/2" in out
+    assert "scored 1 description in" in out
+    assert "note: the one edit scored fixed no case of the tuning part" in out
+    assert "passes already, so no missed prompt offers words; edits that raise" in out

@@ -18,6 +18,7 @@ from explorer.cli.base import (
 from explorer.cli.library import Engines, unknown_skill
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
+from explorer.engine.base import counted
 from explorer.engine.route import json_default
 from explorer.terminal import emit
 
@@ -108,7 +109,7 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
         f"{len(split.others)} about other skills",
         f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
         f"held-out {result.held_out.passed}/{result.held_out.total}; {others}",
-        f"scored {result.evaluated} descriptions in {result.seconds:.1f} s",
+        f"scored {counted(result.evaluated, 'description')} in {result.seconds:.1f} s",
     ]
     lines += [f"note: {note}" for note in result.notes]
     for number, candidate in enumerate(result.candidates, 1):

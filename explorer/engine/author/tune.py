@@ -1225,7 +1225,10 @@ def tune(
             proposals = _proposals(description, evidence, options, authors_first)
             if not steps and split.tuning:
                 if not missed and not wrong:
-                    notes.append("every case of the tuning part passes: nothing to learn from")
+                    notes.append(
+                        "every case of the tuning part passes already, so no missed prompt "
+                        "offers words; edits that raise the margin are still tried"
+                    )
                 elif not proposals:
                     notes.append(
                         "the failing prompts of the tuning part offer no word to add or "
@@ -1292,8 +1295,11 @@ def tune(
         (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
     )
     if scored and not candidates:
-        tried = "the one edit" if len(scored) == 1 else f"the {len(scored)} edits"
-        notes.append(f"none of {tried} scored fixed a case of the tuning part")
+        notes.append(
+            "the one edit scored fixed no case of the tuning part"
+            if len(scored) == 1
+            else f"none of the {len(scored)} edits scored fixed a case of the tuning part"
+        )
     elif candidates and recommended is None:
         notes.append(
             "no candidate gains on the held-out part without a steal or by more than word "
