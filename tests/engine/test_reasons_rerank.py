@@ -62,7 +62,7 @@ def test_under_the_rerank_margin_names_the_best_logit(tmp_path: Path) -> None:
     assert why.missing == pytest.approx(cutoff - row.rerank)
 
 
-def test_not_among_the_reranked_names_the_lowest_candidate(tmp_path: Path) -> None:
+def test_not_among_the_reranked_names_where_the_top_k_end(tmp_path: Path) -> None:
     decision = _decide(tmp_path, RERANKED.replace(rerank_top_k=1))
     (sent,) = decision.injected_ids
     bar = decision.row(sent).score
@@ -71,8 +71,7 @@ def test_not_among_the_reranked_names_the_lowest_candidate(tmp_path: Path) -> No
     for row in left:
         why = reason(decision, row)
         assert why.text == (
-            f"{row.score:.3f} < {bar:.3f}, the lowest hybrid score among the candidates "
-            "(rerank_top_k = 1)"
+            f"{row.score:.3f} < {bar:.3f}, where the top 1 by hybrid score end (rerank_top_k)"
         )
         assert why.missing == pytest.approx(bar - row.score)
 

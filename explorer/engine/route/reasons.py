@@ -216,8 +216,9 @@ def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
 
 @lru_cache(maxsize=2)
 def _candidate_bars(decision: Decision) -> tuple[object, float | None, int, float | None]:
-    """rerank_top_k; the lowest hybrid score among the candidates that entered by it; the
-    BM25 pool's size and its lowest BM25 (§9.1, §9.12). Once per decision: the table asks
+    """rerank_top_k; the hybrid score its top k end at (the lowest among the candidates
+    that entered by it: one that entered by BM25 may score lower); the BM25 pool's size
+    and its lowest BM25 (§9.1, §9.12). Once per decision: the table asks
     for one row at a time. Two: the decision on screen and the pinned one; each holds
     arrays of every skill (at 26,000, megabytes), kept alive here."""
     gate = next((g for g in decision.gates if g.name is GateName.RERANKER), None)
@@ -249,8 +250,8 @@ def _not_reranked(decision: Decision, row: Row) -> Reason:
     if hybrid_bar is None:
         return Reason(verdict, f"not among the rerank_top_k = {k} candidates")
     text = (
-        f"{' < '.join(_pair(row.score, hybrid_bar))}, the lowest hybrid score among the "
-        f"candidates (rerank_top_k = {k})"
+        f"{' < '.join(_pair(row.score, hybrid_bar))}, where the top {k} by hybrid score end "
+        f"(rerank_top_k)"
     )
     needs = f"or BM25 ≥ {bm25_bar:.2f} (the top {pool} by BM25 join too)" if bm25_bar else ""
     return _gap(verdict, text, row.score, hybrid_bar, SCORE, needs)
