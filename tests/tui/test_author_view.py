@@ -473,3 +473,32 @@ async def test_the_footer_is_not_rebuilt_under_f2_and_is_on_return(
         await pilot.pause()
         shown = [(cell.key, cell.description) for cell in footer.query(KeyCell)]
         assert shown == [(cell.key, cell.description) for cell in footer._cells()]
+
+
+async def test_the_cases_summary_comes_back_when_the_failing_list_is_left(
+    library: Path, tmp_path: Path
+) -> None:
+    """Focusing the failing cases scrolls the tab down to them; the tab cannot take the
+    focus itself, so leaving the list scrolls the summary (recall, the flips) back."""
+    cases = "".join(
+        f'[[case]]\nprompt = "tidy spreadsheet number {n}"\nexpect = ["docker"]\nkind = "direct"\n'
+        for n in range(12)
+    )
+    (library / "cases.toml").write_text(cases, encoding="utf-8")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        app.query_one(TabbedContent).active = "cases-tab"
+        panel = app.query_one(CasesPanel)
+        await settle(pilot, lambda: len(panel.failures) == 12)
+        listing = panel.query_one("#cases-failures", OptionList)
+        for _ in range(8):  # as a user gets there: tab by tab
+            if app.focused is listing:
+                break
+            await pilot.press("tab")
+        await pilot.press(*["down"] * 11)
+        await pilot.pause()
+        assert panel.scroll_offset.y > 0  # the list is in view, the summary above it not
+        app.query_one(PromptBar).focus()
+        await pilot.pause()
+        assert panel.scroll_offset.y == 0

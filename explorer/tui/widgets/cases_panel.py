@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -180,6 +181,12 @@ class CasesPanel(VerticalScroll, can_focus=False):
 
     def on_mount(self) -> None:
         self.query_one("#cases-failures", OptionList).display = False
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """The tab cannot take the focus, so a scroll that showed the failing cases to the
+        focused list stayed, hiding the summary and the flips above them: leaving the list
+        (for the prompt, the table, another tab) brings them back."""
+        self.scroll_home(animate=False)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
