@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from explorer.report import markdown_report
 from explorer.terminal import visible
+from explorer.tui.health import short_path
 from explorer.tui.history import write_new_file
 
 COPY_LIMIT = 100_000  # bytes: above this, a copy through the terminal is dropped
@@ -95,7 +96,9 @@ def copy_decision(app: ExplorerApp) -> None:
     except OSError as error:
         app.notify(visible(f"cannot copy or write: {error}"), severity="error", markup=False)
         return
-    app.notify(visible(f"{reason}: decision JSON written to {path}"), markup=False, timeout=10)
+    app.notify(
+        visible(f"{reason}: decision JSON written to {short_path(path)}"), markup=False, timeout=10
+    )
 
 
 def export_markdown(app: ExplorerApp) -> None:
@@ -108,7 +111,7 @@ def export_markdown(app: ExplorerApp) -> None:
     except OSError as error:
         app.notify(visible(f"cannot export: {error}"), severity="error", markup=False)
         return
-    app.notify(visible(f"explanation written to {path}"), markup=False)
+    app.notify(visible(f"explanation written to {short_path(path)}"), markup=False)
 
 
 def screenshot(app: App[None], filename: str | None = None, path: str | None = None) -> None:
@@ -124,4 +127,4 @@ def screenshot(app: App[None], filename: str | None = None, path: str | None = N
     except OSError as error:
         app.notify(visible(f"cannot save a screenshot: {error}"), severity="error", markup=False)
         return
-    app.notify(visible(f"screenshot saved to {saved}"), markup=False)
+    app.notify(visible(f"screenshot saved to {short_path(saved)}"), markup=False)

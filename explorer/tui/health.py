@@ -142,13 +142,15 @@ def warned_reasons(snapshot: Index, warnings: Sequence[Problem]) -> dict[str, st
 def layers_text(loaded: LoadedConfig, cwd: str | None = None) -> str:
     """`config: defaults < ~/.config/skill-explorer/config.toml < skill-explorer.toml < --set`:
     the layers that set something, lowest first, as the user would type their paths."""
-    parts = ["defaults", *(_short_path(path, cwd) for path in loaded.files)]
+    parts = ["defaults", *(short_path(path, cwd) for path in loaded.files)]
     if any(source == "--set" for source in loaded.sources.values()):
         parts.append("--set")
     return "config: " + " < ".join(parts)
 
 
-def _short_path(path: str, cwd: str | None = None) -> str:
+def short_path(path: str | os.PathLike[str], cwd: str | None = None) -> str:
+    """A path as the user would type it: `./x` under the working directory, `~/x` under
+    the home, else whole (a notice's toast wraps a long path inside its words)."""
     absolute = os.path.abspath(path)
     relative = os.path.relpath(absolute, cwd or os.getcwd())
     if not relative.startswith(".."):

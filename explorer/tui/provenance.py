@@ -18,7 +18,7 @@ from explorer.engine import Config
 from explorer.engine.base import dense_model, toml_value
 from explorer.engine.inference import ModelStatus
 from explorer.engine.route import GUARD_KEYS, PRESETS, load_relevance_model, resolve
-from explorer.tui.health import _short_path
+from explorer.tui.health import short_path
 
 DEFAULTS = Config()
 # The §9 departures a preset sets when the field is None (engine/route/presets.py); the
@@ -58,7 +58,7 @@ def layer_label(source: str, cwd: str | None = None) -> str:
     """A config layer as the status bar names it: `--set`, `./skill-explorer.toml`, `~/…`."""
     if source == "--set" or not source:
         return source
-    return _short_path(source, cwd)
+    return short_path(source, cwd)
 
 
 def field_source(

@@ -39,6 +39,7 @@ from explorer.engine.author import (
 from explorer.engine.qa import Comparison
 from explorer.terminal import is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
+from explorer.tui.health import short_path
 from explorer.tui.suggest import SuggestScreen
 from explorer.tui.widgets.cases_panel import flips_text
 from explorer.tui.widgets.footer import QuietFooter
@@ -421,7 +422,7 @@ class WhatIfScreen(ModalScreen[None]):
         except SaveError as error:
             self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
             return
-        self.notify(visible(f"saved {self.path}: re-indexing"), markup=False)
+        self.notify(visible(f"saved {short_path(self.path)}: re-indexing"), markup=False)
         self.dismiss()
 
     # -- suggestions (suggest.py) ---------------------------------------------------------

@@ -484,6 +484,10 @@ async def test_exports_never_overwrite_and_an_unwritable_place_is_said(
             await pilot.press("ctrl+r")  # export works from the prompt too
         await pilot.pause(0.1)
         assert len(list(out.glob("skill-explorer-why-*.md"))) == 3
+        # The notice names the file as the user would type it: a toast wraps a long
+        # absolute path inside its words.
+        written = [n.message for n in app._notifications if "explanation written" in n.message]
+        assert written and all(m.startswith("explanation written to ./skill") for m in written)
         # /proc refuses new files even to root (a read-only mount does too, but needs setup)
         monkeypatch.chdir("/proc")
         await pilot.press("ctrl+r")
