@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -41,7 +42,7 @@ from explorer.terminal import is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
 from explorer.tui.health import short_path
 from explorer.tui.suggest import SuggestScreen
-from explorer.tui.widgets.cases_panel import flips_text
+from explorer.tui.widgets.cases_panel import with_flips
 from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def cases_text(
     pending: bool,
     source: str,
     causes: Mapping[str, FlipCause] | None = None,
-) -> Text:
+) -> RenderableType:
     out = Text()
     if report is None and not pending:
         if source:  # the Cases tab has not run them yet (the library is still loading)
@@ -177,11 +178,11 @@ def cases_text(
         out.append("no case would flip\n", style="dim")
     else:
         out.append(f"{len(comparison.flipped)} would flip\n", style="bold")
-    out.append_text(flips_text(comparison.flipped, causes or {}))
     recall = comparison.metrics.get("recall", {})
+    tail = Text()
     if recall.get("a") is not None and recall.get("b") is not None:
-        out.append(f"recall {recall['a']:.3f} → {recall['b']:.3f}\n", style="dim")
-    return out
+        tail.append(f"recall {recall['a']:.3f} → {recall['b']:.3f}\n", style="dim")
+    return with_flips(out, comparison.flipped, causes or {}, tail)
 
 
 class DescriptionArea(TextArea):
@@ -396,6 +397,7 @@ class WhatIfScreen(ModalScreen[None]):
         self.query_one("#whatif-scores", Static).update(scores_text(result))
         report = self.cases_report if self.cases is not None else None
         pending = self.cases is not None and not with_flips and result.patched is not None
+        cases: RenderableType
         if self.cases is not None and result.patched is None:  # nothing to run them on
             cases = plain(
                 f"cases in {self.cases_source}: not run while the edit cannot be saved", "dim"

@@ -18,6 +18,7 @@ from textual.widgets import TabbedContent
 from explorer.engine.base.config import Config
 from explorer.engine.route.decision import Verdict
 from explorer.engine.route.pipeline import decide
+from explorer.terminal import render
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.screens import FieldList, ThresholdEditor
@@ -346,7 +347,7 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         cases = app.query_one(CasesPanel).query_one("#cases-body")
-        assert "2 cases" in cases.render().plain
+        assert "2 cases" in render(cases.content)
         assert app.state.cases_report.rates.recall == 1.0
         version = app.snapshot.version
         write_skill(library, "pdf", "Bake bread and banana cakes at home.")  # breaks case 1
@@ -358,7 +359,7 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
                 and app.state.cases_report.rates.recall == 0.0
             ),
         )
-        shown = cases.render().plain
+        shown = render(cases.content)
         assert "BROKE" in shown and "merge two pdf files" in shown
         await enter(pilot, app, "bread")
         await settle(pilot, lambda: shown_for(app, "bread"))
@@ -464,7 +465,7 @@ async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: P
         await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         assert app.state.cases_report is not None
         assert set(app.state.cases_report.by_kind) == {"should-trigger", "should-not-trigger"}
-        assert "2 cases" in app.query_one(CasesPanel).query_one("#cases-body").render().plain
+        assert "2 cases" in render(app.query_one(CasesPanel).query_one("#cases-body").content)
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")

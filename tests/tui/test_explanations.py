@@ -8,10 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from textual.widgets import Static
 
+from explorer.engine.qa import Flip, FlipCause
+from explorer.engine.qa.flips import Shift
 from explorer.engine.route.pipeline import decide
-from explorer.tui.widgets.cases_panel import CasesPanel
+from explorer.terminal import render
+from explorer.tui.widgets.cases_panel import CasesPanel, with_flips
 from tests.conftest import write_skill
 from tests.tui.test_app import enter, make_app, page_text, ready, settle
 from tests.tui.test_whatif_compare import library  # noqa: F401
@@ -36,7 +40,7 @@ async def test_the_cases_tab_says_who_lost_a_broken_case_and_by_how_much(
         assert app.state.cases_report.rates.recall == 1.0  # type: ignore[union-attr]
         write_skill(library, "pdf", "Bake bread and banana cakes at home.")
         await settle(pilot, lambda: bool(app.state.flip_causes), timeout=90)
-        body = app.query_one(CasesPanel).query_one("#cases-body", Static).render().plain
+        body = render(app.query_one(CasesPanel).query_one("#cases-body", Static).content)
         flat = " ".join(body.split())
         assert f"BROKE {long_prompt.strip()} (direct)" in flat  # the whole prompt, uncut
         (cause,) = app.state.flip_causes.values()
@@ -300,7 +304,8 @@ async def test_exports_have_no_escape_codes_and_copy_falls_back_to_a_file(
                 assert app.clipboard == ""  # nothing claimed copied that never arrives
                 said = [notice.message for notice in app._notifications]
                 assert any(
-                    reason in message and f"written to {written}" in message for message in said
+                    reason in message and f"written to ./{written.name}" in message
+                    for message in said
                 ), (why, said)
 
 
@@ -340,3 +345,23 @@ async def test_at_80x24_one_panel_at_a_time_and_f4_switches(
         assert (
             again.query_one("#details").region.area and again.query_one(DecisionPanel).region.area
         )
+
+
+def test_a_flip_and_its_cause_wrap_under_themselves_not_under_the_marks() -> None:
+    """At 60 columns a long prompt and a long cause wrap with a hanging indent, so each
+    continuation reads as part of its flip (it used to start at the panel's edge)."""
+    prompt = "merge these two quarterly report files into one document for the board"
+    flip = Flip(prompt, "direct", "validation", True, False, ("pdf",), ())
+    shift = Shift(
+        "plaintext-accounting", "took", "relevance", "inject", "relevance", "probability",
+        0.25, 0.81, 0.48, moved="p moved by bm25 lead +1.26 → +1.92",
+    )  # fmt: skip
+    lines = render(
+        with_flips(Text("head\n"), [flip], {prompt: FlipCause((shift,))}, Text("\ntail")),
+        width=60,
+    ).splitlines()
+    assert lines[0] == "head" and lines[-2:] == ["", "tail"]
+    assert lines[1].startswith("  BROKE  merge these two")
+    body = lines[2:-2]
+    assert len(body) >= 3 and all(line.startswith(" " * 9) and line[9] != " " for line in body)
+    assert with_flips(Text("head\n"), [], {}, Text("tail")).plain == "head\ntail"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList, ProgressBar, Static, TextArea
 
+from explorer.terminal import render
 from explorer.tui.app import ExplorerApp
 from explorer.tui.suggest import SuggestScreen
 from explorer.tui.whatif import WhatIfScreen
@@ -45,7 +46,7 @@ def library(tmp_path: Path) -> Path:
 
 
 def _text(screen: WhatIfScreen, selector: str) -> str:
-    return screen.query_one(selector, Static).render().plain  # type: ignore[union-attr]
+    return render(screen.query_one(selector, Static).content)
 
 
 async def _whatif(pilot, app: ExplorerApp) -> WhatIfScreen:  # type: ignore[no-untyped-def]
@@ -119,8 +120,8 @@ async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
             ),
         )
         body = app.query_one(CasesPanel).query_one("#cases-body", Static)
-        await settle(pilot, lambda: "FIXED" in body.render().plain)  # type: ignore[union-attr]
-        assert PROMPT in body.render().plain  # type: ignore[union-attr]
+        await settle(pilot, lambda: "FIXED" in render(body.content))
+        assert PROMPT in render(body.content)
 
 
 async def test_suggest_without_cases_says_what_to_do(tmp_path: Path) -> None:

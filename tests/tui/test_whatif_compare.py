@@ -17,6 +17,7 @@ from explorer.engine.author.compare import Move
 from explorer.engine.qa.flips import flip_cause
 from explorer.engine.route.decision import Verdict
 from explorer.engine.route.pipeline import decide
+from explorer.terminal import render
 from explorer.tui.app import ExplorerApp
 from explorer.tui.compare import CompareView
 from explorer.tui.whatif import WhatIfScreen
@@ -56,7 +57,7 @@ async def _open_whatif(pilot, app: ExplorerApp, skill: str, prompt: str) -> What
 
 
 def _text(screen: WhatIfScreen, selector: str) -> str:
-    return screen.query_one(selector, Static).render().plain  # type: ignore[union-attr]
+    return render(screen.query_one(selector, Static).content)
 
 
 @pytest.mark.slow  # tests/engine/test_whatif.py holds the scores and flips the screen shows

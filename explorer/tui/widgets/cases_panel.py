@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -30,23 +32,32 @@ def clip(text: str, limit: int = PROMPT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def flips_text(flips: Sequence[Flip], causes: Mapping[str, FlipCause]) -> Text:
-    """Each flipped case: BROKE or FIXED, its whole prompt, and under it its cause: the
-    skill that took or lost it, the gate, and the number before → after."""
-    out = Text()
+def with_flips(
+    before: Text, flips: Sequence[Flip], causes: Mapping[str, FlipCause], after: Text
+) -> RenderableType:
+    """`before`, then each flipped case: BROKE or FIXED, its whole prompt, and under it its
+    cause (the skill that took or lost it, the gate, the number before → after), then
+    `after`. The flips are a grid, so a prompt or a cause too long for the line wraps under
+    itself, not under the marks at the left; with no flip it is all one Text."""
+    if not flips:
+        return Text.assemble(before, after)
+    grid = Table.grid()
+    grid.add_column(width=len("  FIXED  "), no_wrap=True)
+    grid.add_column(ratio=1)
     for flip in flips:
         fixed = flip.passed_b and not flip.passed_a
-        out.append(
+        mark = Text(
             "  FIXED  " if fixed else "  BROKE  ", style="bold green" if fixed else "bold red"
         )
-        out.append_text(plain(f"{clip(flip.prompt)}  ({flip.kind})"))
-        out.append("\n")
+        grid.add_row(mark, plain(f"{clip(flip.prompt)}  ({flip.kind})"))
         cause = causes.get(flip.prompt)
         if cause is not None:
-            out.append("         ")
-            out.append_text(plain(cause.text(), style="italic"))
-            out.append("\n")
-    return out
+            grid.add_row("", plain(cause.text(), style="italic"))
+    before = before.copy()
+    before.rstrip()  # a Text that ends in a newline would leave a blank line in the group
+    after = after.copy()
+    after.rstrip()
+    return Group(before, grid, *([after] if after else []))
 
 
 def cases_status(report: EvalReport | None, comparison: Comparison | None) -> Text:
@@ -69,7 +80,7 @@ def cases_text(
     comparison: Comparison | None,
     source: str,
     causes: Mapping[str, FlipCause] | None = None,
-) -> Text:
+) -> RenderableType:
     rates = report.rates
     out = Text()
     out.append(f"{len(report.results)} cases", style="bold")
@@ -85,12 +96,12 @@ def cases_text(
             out.append("no case changed outcome\n", style="dim")
         else:
             out.append("\n")
-        out.append_text(flips_text(comparison.flipped, causes or {}))
     failures = report.failures
-    out.append(f"\nfailing ({len(failures)})", style="bold")
+    tail = Text()
+    tail.append(f"\nfailing ({len(failures)})", style="bold")
     if failures:
-        out.append("  enter on one loads it into the prompt", style="dim")
-    return out
+        tail.append("  enter on one loads it into the prompt", style="dim")
+    return with_flips(out, comparison.flipped if comparison else (), causes or {}, tail)
 
 
 def failure_text(result: CaseResult) -> Text:
