@@ -48,13 +48,20 @@ class Issue:
         return f"{where}: {self.message}"
 
 
+# Before a stale skill's lint findings: they are about the version it still routes.
+STALE_FINDING = "in the last good version, which the router still uses: "
+
+
 def issues(
     snapshot: Index | None,
     failures: Sequence[str] = (),
     findings: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Issue]:
-    """Every problem, in group order; lint findings last, grouped by rule."""
+    """Every problem, in group order; lint findings last, grouped by rule. A stale skill's
+    findings are about the version it still routes, not the broken file on disk: they say
+    so."""
     found = [Issue(WATCHER, "(watcher)", failure) for failure in failures]
+    stale_paths: set[str] = set()
     if snapshot is not None:
         for problem in snapshot.rejected:
             kind = DUPLICATE if DUPLICATE_MARK in problem.message else BROKEN
@@ -62,10 +69,16 @@ def issues(
         for skill in snapshot.skills:
             if skill.stale is not None:
                 stale = skill.stale
+                stale_paths.add(stale.path)
                 found.append(Issue(STALE, stale.path, stale.message, stale.line))
         found += [Issue(WARNING, p.path, _warning(p.message), p.line) for p in snapshot.warnings]
     lint = [
-        Issue(f"lint {severity}: {rule}", path, message, line)
+        Issue(
+            f"lint {severity}: {rule}",
+            path,
+            f"{STALE_FINDING}{message}" if path in stale_paths else message,
+            line,
+        )
         for path, severity, rule, message, line in _kept_findings(findings or {})
     ]
     order = {kind: place for place, kind in enumerate(KIND_ORDER)}

@@ -218,6 +218,14 @@ def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None
     snapshot = SimpleNamespace(rejected=(), skills=(), warnings=(warned,))
     (listed,) = [i for i in issues(snapshot, findings={}) if i.kind == "parse warning"]  # type: ignore[arg-type]
     assert listed.message.endswith("a lint error: other hosts' parsers reject the file")
+    # A stale skill's findings are about the version it still routes: they say so.
+    stale = SimpleNamespace(stale=Problem("/s/b/SKILL.md", "empty description", None))
+    snapshot = SimpleNamespace(rejected=(), skills=(stale,), warnings=())
+    listed = {i.path: i.message for i in issues(snapshot, findings=findings) if "lint" in i.kind}  # type: ignore[arg-type]
+    assert listed["/s/b/SKILL.md"] == (
+        "in the last good version, which the router still uses: 'claude' in the name"
+    )
+    assert listed["/s/c/SKILL.md"] == "99 characters"
     shown = Status("skills", 1, "d", "r", last="", errors=0, lint_errors=2).text().plain
     assert "1 skill │ 0 errors · lint 2 errors (F3)" in shown
     assert "3 skills │ 0 errors │" in Status("skills", 3, "d", "r", last="", errors=0).text().plain
