@@ -109,6 +109,24 @@ def table(
     return grid
 
 
+class Hanging:
+    """Text wrapped with a hanging indent: its first line `first` cells in, the lines it
+    wraps onto `rest` cells in, so a wrapped item of a list reads as one item (rich wraps
+    a Text back to the left edge)."""
+
+    def __init__(self, text: Text, first: int = 2, rest: int = 4) -> None:
+        self.text, self.first, self.rest = text, first, rest
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
+        from rich.segment import Segment
+
+        lines = self.text.wrap(console, max(1, options.max_width - self.rest))
+        for number, line in enumerate(lines):
+            yield Segment(" " * (self.rest if number else self.first))
+            yield from line.render(console)
+            yield Segment.line()
+
+
 class FittedTable:
     """A `table` that fits the width it is drawn at by leaving columns out, whole, rather
     than cutting every cell to "0.…": first those of `droppable` that say nothing in these

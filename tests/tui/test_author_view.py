@@ -15,6 +15,7 @@ from textual.widgets import OptionList, TabbedContent
 
 from explorer.engine.base.config import PROJECT_CONFIG_NAME, Config, LoadedConfig
 from explorer.engine.discovery import Problem
+from explorer.terminal import render
 from explorer.tui.app import ExplorerApp
 from explorer.tui.health import issues, kept_finding, layers_text, lint_errors
 from explorer.tui.screens import ProblemsScreen, ThresholdEditor
@@ -182,7 +183,7 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
         ]
         assert headings[:2] == ["rejected: broken SKILL.md (2)", "rejected: duplicate name (1)"]
         # Paths from the library's root, which the title names: a long root wrapped them.
-        lines = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        lines = [render(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
         assert any(line.startswith("  zz-copy/SKILL.md: ") for line in lines), lines
         assert f"paths from {library}" in str(screen.query_one("#problems-title").render())
         await burst(pilot, *"duplicate")  # the filter narrows as you type

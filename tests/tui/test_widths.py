@@ -8,8 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 
 from explorer.engine.base.config import Config
+from explorer.terminal import Hanging, render
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.widgets.footer import KeyCell, QuietFooter, fitting, key_width
@@ -190,3 +192,14 @@ def test_the_diff_gives_way_column_by_column_then_names_before_going_narrow() ->
     assert compare._column_width("skill", cut["skill"]) == names - 5
     tight = compare._width(kept) - (names - compare.NAME_MIN) - 1  # past NAME_MIN
     assert compare._width(compare._columns(diff, wide=True, room=tight)) > tight
+
+
+def test_a_problem_that_wraps_hangs_under_its_first_line() -> None:
+    """F3 lists each problem as one option; one longer than the list wraps four cells in,
+    under its own first line (two in), not back at the edge where the next one starts."""
+    message = "pdf/SKILL.md:3: invalid YAML frontmatter (mapping values are not allowed here)"
+    lines = render(Hanging(Text(message)), width=40).splitlines()
+    assert lines[0].startswith("  pdf/SKILL.md:3:") and len(lines) >= 3
+    assert all(line.startswith("    ") and line[4] != " " for line in lines[1:])
+    assert " ".join(" ".join(lines).split()) == message
+    assert render(Hanging(Text("short")), width=40) == "  short"

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from explorer.terminal import plain
+from explorer.terminal import Hanging, plain
 from explorer.tui.health import Issue
 from explorer.tui.widgets.footer import QuietFooter
 
@@ -78,7 +78,7 @@ class ProblemsScreen(ModalScreen[None]):
                 kind = issue.kind
                 heading = plain(f"{kind} ({counts[kind]})", style="bold")
                 options.append(Option(heading, disabled=True))
-            options.append(Option(plain(f"  {issue.text(self.roots)}"), id=str(number)))
+            options.append(Option(Hanging(plain(issue.text(self.roots))), id=str(number)))
         listing = self.query_one("#problems-list", OptionList)
         listing.clear_options()
         listing.add_options(options)
