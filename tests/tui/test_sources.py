@@ -107,6 +107,11 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         assert "preset 'reference'" in line("lexical_min")
         assert "(the model's)" not in line("lexical_min")
         assert "the model's calibration (bow)" in line("score_margin")
+        # At 120 columns a source of up to 43 cells is whole: the type note gives way.
+        labels = {name: editor.source(name).label for name in FIELD_NAMES}
+        assert any(29 < len(label) <= 43 for label in labels.values())
+        cut = [(name, line(name)) for name, label in labels.items() if label not in line(name)]
+        assert all(len(labels[name]) > 43 for name, _ in cut), cut
         editor.edit("lexical_min", "5")
         await pilot.pause()
         assert "edited here" in line("lexical_min")

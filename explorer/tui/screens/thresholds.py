@@ -52,7 +52,10 @@ def field_text(value: Any) -> str:
 
 DEFAULTS = Config()
 SOURCE_WIDTH = 31  # the "where it comes from" column of the F2 list, at its narrowest
-NOTE_ROOM = 40  # what a wide list keeps for the type note after a widened source column
+# What a wide list keeps for the type note after a widened source column ("a number"):
+# where they compete the source wins, since the help line under the list gives the
+# highlighted field's note whole.
+NOTE_ROOM = 12
 NAME_WIDTH, VALUE_WIDTH = 26, 19  # the field's name (after "* ") and its value
 
 
