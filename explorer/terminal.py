@@ -127,6 +127,28 @@ class Hanging:
             yield Segment.line()
 
 
+class Phrases:
+    """Short texts on one line, two cells apart, wrapped between them and never inside one
+    ("ctrl+o $EDITOR" stays whole) unless one alone is wider than the line."""
+
+    def __init__(self, phrases: Sequence[Text]) -> None:
+        self.phrases = list(phrases)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
+        from rich.text import Text
+
+        width, line = options.max_width, Text()
+        for phrase in self.phrases:
+            if line and line.cell_len + 2 + phrase.cell_len > width:
+                yield line
+                line = Text()
+            if line:
+                line.append("  ")
+            line.append_text(phrase)
+        if line:
+            yield line
+
+
 class FittedTable:
     """A `table` that fits the width it is drawn at by leaving columns out, whole, rather
     than cutting every cell to "0.…": first those of `droppable` that say nothing in these

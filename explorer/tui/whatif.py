@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -38,7 +38,7 @@ from explorer.engine.author import (
     with_cases,
 )
 from explorer.engine.qa import Comparison
-from explorer.terminal import is_safe, plain, visible
+from explorer.terminal import Phrases, is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
 from explorer.tui.health import short_path
 from explorer.tui.suggest import SuggestScreen
@@ -280,8 +280,7 @@ class WhatIfScreen(ModalScreen[None]):
             title = Text()
             title.append("What-if ", style="bold")
             title.append_text(plain(self.skill_id, style="bold cyan"))
-            title.append_text(plain(f"  {self.path}\n", style="dim"))
-            title.append("edit the description; ", style="dim")
+            title.append_text(plain(f"  {self.path}", style="dim"))
             keys = (
                 ("f4/ctrl+s", "save to SKILL.md"),
                 ("esc", "discard"),
@@ -289,10 +288,11 @@ class WhatIfScreen(ModalScreen[None]):
                 ("ctrl+t", "suggest edits"),
                 ("pgdn/pgup", "scroll the scores and flips"),
             )
-            for key, what in keys:
-                title.append(key, style="bold")
-                title.append(f" {what}  ", style="dim")
-            yield Static(title, id="whatif-title")
+            # A narrow line wraps between keys, never between a key and what it does.
+            phrases = [Text("edit the description;", style="dim")] + [
+                Text.assemble((key, "bold"), (f" {what}", "dim")) for key, what in keys
+            ]
+            yield Static(Group(title, Phrases(phrases)), id="whatif-title")
             yield DescriptionArea(self.start, soft_wrap=True, id="whatif-text")
             yield Static(id="whatif-status")
             yield ProgressBar(id="whatif-progress", show_eta=False)

@@ -11,7 +11,7 @@ import pytest
 from rich.text import Text
 
 from explorer.engine.base.config import Config
-from explorer.terminal import Hanging, render
+from explorer.terminal import Hanging, Phrases, render
 from explorer.tui.app import ExplorerApp
 from explorer.tui.history import PromptHistory
 from explorer.tui.widgets.footer import KeyCell, QuietFooter, fitting, key_width
@@ -203,3 +203,16 @@ def test_a_problem_that_wraps_hangs_under_its_first_line() -> None:
     assert all(line.startswith("    ") and line[4] != " " for line in lines[1:])
     assert " ".join(" ".join(lines).split()) == message
     assert render(Hanging(Text("short")), width=40) == "  short"
+
+
+def test_key_phrases_wrap_between_keys_never_inside_one() -> None:
+    """The what-if title's keys: at 60 columns "esc" stays beside "discard" (it wrapped
+    between them at 120 with the path's line above)."""
+    keys = [("f4/ctrl+s", "save to SKILL.md"), ("esc", "discard"), ("ctrl+o", "$EDITOR")]
+    phrases = [Text("edit the description;")] + [Text(f"{k} {w}") for k, w in keys]
+    lines = render(Phrases(phrases), width=60).splitlines()
+    assert lines == [
+        "edit the description;  f4/ctrl+s save to SKILL.md",
+        "esc discard  ctrl+o $EDITOR",
+    ]
+    assert render(Phrases(phrases), width=200).count("\n") == 0
