@@ -190,11 +190,14 @@ async def test_a_field_cleared_in_f2_takes_the_layers_under_the_file_and_leaves_
         assert project.read_text(encoding="utf-8") == "# ours\nclear_gap = 0.3\n"
 
 
-def test_the_save_notice_says_what_was_set_removed_and_refused(tmp_path: Path) -> None:
-    path = tmp_path / "skill-explorer.toml"
+def test_the_save_notice_says_what_was_set_removed_and_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = Path("skill-explorer.toml")
     written = ["max_skills = 3", "min_similarity removed"]
     assert saved_text(written, path, {"score_margin": "not a number"}) == (
-        f"set max_skills = 3 and removed min_similarity (the other layers decide it now) "
-        f"in {path}; not saved, not valid: score_margin"
+        "set max_skills = 3 and removed min_similarity (the other layers decide it now) "
+        "in ./skill-explorer.toml; not saved, not valid: score_margin"
     )
-    assert saved_text(["max_skills = 3"], path, {}) == f"set max_skills = 3 in {path}"
+    assert saved_text(["max_skills = 3"], path, {}) == "set max_skills = 3 in ./skill-explorer.toml"

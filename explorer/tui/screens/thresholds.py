@@ -32,6 +32,7 @@ from explorer.engine.base import (
 )
 from explorer.engine.inference import ModelStatus
 from explorer.terminal import plain, visible
+from explorer.tui.health import short_path
 from explorer.tui.provenance import Source, field_source
 from explorer.tui.widgets.footer import QuietFooter
 
@@ -151,7 +152,7 @@ def saved_text(written: Sequence[str], path: Path, refused: Mapping[str, str]) -
     parts = [f"set {'; '.join(changed)}"] if changed else []
     if removed:
         parts.append(f"removed {', '.join(removed)} (the other layers decide it now)")
-    text = f"{' and '.join(parts)} in {path.resolve()}"
+    text = f"{' and '.join(parts)} in {short_path(path)}"
     if refused:
         text += f"; not saved, not valid: {', '.join(refused)}"
     return text
