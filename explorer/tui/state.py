@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from explorer.engine import Config, LoadedConfig
 from explorer.engine.author import LintMemo
-from explorer.engine.base import state_dir, write_atomically
-from explorer.engine.base.config import Config, LoadedConfig, ski_config_path, user_config_path
+from explorer.engine.base import ski_config_path, state_dir, user_config_path, write_atomically
 from explorer.tui.health import layers_text, stale_reasons, warned_reasons
 
 if TYPE_CHECKING:

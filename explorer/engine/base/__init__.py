@@ -31,12 +31,14 @@ _EXPORTS: dict[str, str] = {
     "did_you_mean": "text",
     "parse_assignment": "config",
     "skipped_error": "config",
+    "ski_config_path": "config",
     "paths": "<module>",
     "read_value": "config",
     "state_dir": "paths",
     "toml_value": "config",
     "type_label": "config",
     "update_toml": "tomlfile",
+    "user_config_path": "config",
     "user_state_dir": "config",
     "write_atomically": "files",
     "yielding": "turns",
@@ -53,9 +55,11 @@ if TYPE_CHECKING:
     from explorer.engine.base.config import model_key as model_key
     from explorer.engine.base.config import parse_assignment as parse_assignment
     from explorer.engine.base.config import read_value as read_value
+    from explorer.engine.base.config import ski_config_path as ski_config_path
     from explorer.engine.base.config import skipped_error as skipped_error
     from explorer.engine.base.config import toml_value as toml_value
     from explorer.engine.base.config import type_label as type_label
+    from explorer.engine.base.config import user_config_path as user_config_path
     from explorer.engine.base.config import user_state_dir as user_state_dir
     from explorer.engine.base.files import write_atomically as write_atomically
     from explorer.engine.base.memory import full_collections_deferred as full_collections_deferred
