@@ -60,9 +60,13 @@ def decision_summary(decision: Decision) -> str:
 
 
 # The channel table's columns in the order they give way on a narrow terminal (the rank,
-# the skill, cos, bm25, rerank and p always stay): first any that hold one value in every
-# row (kw 0.00 when no keyword matched, p "—" without the relevance model), then these.
-NARROW_DROPS = ("jacc", "proj", "file", "ph", "fused", "#", "norm", "kw", "score", "overlap")
+# the skill, the verdict, cos and bm25 always stay): first any of these that hold one value
+# in every row (kw 0.00 when no keyword matched, p "—" without the relevance model), then
+# the rest in this order.
+NARROW_DROPS = (
+    *("jacc", "proj", "file", "ph", "fused", "#", "norm", "kw", "score", "overlap"),
+    *("rerank", "p"),
+)
 
 
 def channel_table(rows: tuple[Row, ...]) -> FittedTable:

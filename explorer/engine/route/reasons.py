@@ -218,9 +218,9 @@ def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
 def _candidate_bars(decision: Decision) -> tuple[object, float | None, int, float | None]:
     """rerank_top_k; the hybrid score its top k end at (the lowest among the candidates
     that entered by it: one that entered by BM25 may score lower); the BM25 pool's size
-    and its lowest BM25 (§9.1, §9.12). Once per decision: the table asks
-    for one row at a time. Two: the decision on screen and the pinned one; each holds
-    arrays of every skill (at 26,000, megabytes), kept alive here."""
+    and its lowest BM25 (§9.1, §9.12). Once per decision: the table asks for one row at a
+    time. Two: the decision on screen and the pinned one; each holds arrays of every skill
+    (at 26,000, megabytes), kept alive here."""
     gate = next((g for g in decision.gates if g.name is GateName.RERANKER), None)
     relevance = decision.relevance
     if gate is not None:
