@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.widgets import Input, TextArea
 
 from explorer.tui.app import ExplorerApp
@@ -90,3 +91,23 @@ async def test_ctrl_s_in_the_whatif_editor_saves_like_f4(
             encoding="utf-8"
         )
         assert list(tmp_path.glob("*.svg")) == []
+
+
+async def test_keys_that_arrive_in_one_burst_act_in_their_order(
+    library: Path, tmp_path: Path
+) -> None:
+    """A terminal hands a paste, a script's keys or a fast typist's as one read: the
+    prompt's own editing keys act when they arrive, not after the keys behind them
+    (ctrl+u then "abc" cleared the "abc"; "ab", left, "c" gave "abc")."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "merge pdf files")
+        bar = app.query_one(PromptBar)
+        bar.focus()
+        for burst, expected in (
+            ([("ctrl+u", None), ("a", "a"), ("b", "b"), ("c", "c")], "abc"),
+            ([("ctrl+u", None), ("a", "a"), ("b", "b"), ("left", None), ("c", "c")], "acb"),
+        ):
+            for key, character in burst:  # queued at once, as one read of the terminal
+                app.post_message(events.Key(key, character))
+            await settle(pilot, lambda: bar.value == expected, timeout=5)  # noqa: B023

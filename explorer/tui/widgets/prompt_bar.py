@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import events
 from textual.binding import Binding
 from textual.widgets import Input
 
@@ -11,7 +12,23 @@ from explorer.terminal import visible
 from explorer.tui.history import PromptHistory
 
 
-class PromptBar(Input):
+class EagerInput(Input):
+    """An input whose own key bindings act when the key arrives. Textual runs a widget's
+    bindings once the key has bubbled up to the app, and the keys behind it in the same
+    burst (a paste, a script, a fast typist while a decision runs) reach the input first:
+    ctrl+u then "abc" in one write cleared the "abc", and "ab", left, "c" gave "abc"."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        bindings = self._bindings.key_to_bindings.get(event.key)
+        if bindings:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(bindings[0].action)
+            return
+        await super()._on_key(event)
+
+
+class PromptBar(EagerInput):
     """The prompt keeps the focus while the user moves through the table: up/down and
     page up/down move the table's cursor, so typing and looking at a row go together."""
 
@@ -56,7 +73,7 @@ class PromptBar(Input):
             self.cursor_position = len(entry)
 
 
-class FilterBar(Input):
+class FilterBar(EagerInput):
     """The `/` filter over the table (fuzzy over id and description); the ranking stays."""
 
     BINDINGS = [
