@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from explorer.terminal import Hanging, plain
 from explorer.tui.health import Issue
+from explorer.tui.widgets.eager_input import EagerInput
 from explorer.tui.widgets.footer import QuietFooter
 
 
@@ -45,7 +46,7 @@ class ProblemsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="problems"):
             yield Static(id="problems-title")
-            yield Input(placeholder="filter: kind, path or message", id="problems-filter")
+            yield EagerInput(placeholder="filter: kind, path or message", id="problems-filter")
             yield OptionList(id="problems-list")
         yield QuietFooter()  # this screen's keys: the app's are not active over a modal
 

@@ -34,6 +34,7 @@ from explorer.engine.inference import ModelStatus
 from explorer.terminal import plain, visible
 from explorer.tui.health import short_path
 from explorer.tui.provenance import Source, field_source
+from explorer.tui.widgets.eager_input import EagerInput
 from explorer.tui.widgets.footer import QuietFooter
 
 # Fields read when the index is built: editing them re-indexes instead of just re-deciding.
@@ -302,7 +303,7 @@ class ThresholdEditor(ModalScreen[None]):
             )
             yield FieldList(self, id="field-list")
             yield Static(id="field-help")
-            yield Input(
+            yield EagerInput(
                 self.texts[self.current],
                 placeholder=self.placeholder(self.current),
                 id="field-input",
