@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import RenderableType
 
 from explorer.engine import Decision, Index, Verdict
+from explorer.engine.base import counted
 from explorer.engine.inference import sentence_attribution
 from explorer.engine.route import (
     GUARD_KEYS,
@@ -201,7 +202,9 @@ def attribution_lines(decision: Decision, index: Index, skill_id: str) -> list[s
         "description adds to it (the logit without the sentence, subtracted):"
     ]
     lines += [f"  ({note})" for note in found.notes()]
-    lines += [f"  {e.number():>6}  {e.text}{e.remark()}" for e in found.sentences]
+    lines += [f"  {e.number():>6}  {e.text}{e.remark()}" for e in found.listed]
+    if found.unlisted:
+        lines.append(f"  {'unread':>6}  … {counted(found.unlisted, 'more sentence')} past it")
     return lines
 
 

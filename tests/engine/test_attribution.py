@@ -78,6 +78,28 @@ def test_a_sentence_past_the_cross_encoder_s_window_is_said_to_be_unread(tmp_pat
     assert "not a candidate for this prompt" in attribution_text("pdf", unranked).plain
 
 
+def test_sentences_past_the_window_are_neither_scored_nor_listed_one_by_one(
+    tmp_path: Path,
+) -> None:
+    """A 126,000-character description of 6,000 sentences cost 6,000 pairs (34 s) and as
+    many lines in `why --skill`: only the sentences the model reads are scored, and three
+    past the window are listed, the rest counted."""
+    model, tokenizer = build_tiny_cross_encoder(tmp_path, VOCAB)
+    narrow = OnnxCrossEncoder(model, tokenizer, name="tiny-ce", max_length=12)
+    long = DESCRIPTION + " Export csv data." * 500
+    pairs: list[int] = []
+    score = narrow.score
+    narrow.score = lambda prompt, documents: (
+        pairs.append(len(documents)) or score(prompt, documents)
+    )  # type: ignore[method-assign]
+    found = sentence_attribution(narrow, "merge pdf files", long, "body")
+    assert found is not None and len(found.sentences) == 503
+    assert pairs == [3]  # the whole, and the two sentences the window reaches
+    assert [e.reading for e in found.listed] == [Reading.WHOLE, Reading.PART, *[Reading.UNREAD] * 3]
+    assert found.unlisted == 498
+    assert attribution_text("pdf", found).plain.endswith("unread  … 498 more sentences past it\n")
+
+
 def test_why_skill_prints_the_attribution(tmp_path: Path) -> None:
     from explorer.engine.route.pipeline import decide
 

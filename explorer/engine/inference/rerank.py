@@ -218,6 +218,9 @@ class SentenceEffect:
         return "  (the window ends inside it)" if self.reading is Reading.PART else ""
 
 
+UNREAD_LISTED = 3  # sentences past the window listed by name; the rest are counted
+
+
 @dataclass(frozen=True)
 class Attribution:
     """What each sentence of a description does to the cross-encoder's logit for a prompt:
@@ -237,6 +240,19 @@ class Attribution:
     # False: the decision did not rerank this skill (not one of its candidates), so the
     # logit is the one it would get; the caller who holds the decision says so.
     reranked: bool = True
+
+    @property
+    def listed(self) -> tuple[SentenceEffect, ...]:
+        """The sentences worth a line: every one the model reads, and the first
+        UNREAD_LISTED past the window, which show where it ends; `unlisted` counts the rest
+        (a description of thousands of sentences is not thousands of lines)."""
+        unread = [e for e in self.sentences if e.reading is Reading.UNREAD]
+        read = [e for e in self.sentences if e.reading is not Reading.UNREAD]
+        return (*read, *unread[:UNREAD_LISTED])
+
+    @property
+    def unlisted(self) -> int:
+        return len(self.sentences) - len(self.listed)
 
     def notes(self) -> list[str]:
         """What an author needs to read the numbers right: whether the decision reranked
@@ -261,27 +277,35 @@ def _reading(start: int, end: int, read: int | None) -> Reading:
 def sentence_attribution(
     reranker: Reranker | None, prompt: str, description: str, body_head: str
 ) -> Attribution | None:
-    """Score the description whole and once without each sentence (one pair each, as the
-    cascade scores them: rerank_document). None without a reranker, or a prompt."""
+    """Score the description whole and once without each sentence the model reads (one
+    pair each, as the cascade scores them: rerank_document). A sentence past the window is
+    not scored: the model reads the same text without it, so it changes nothing, and a
+    description of thousands of sentences costs a pair per sentence in the window only.
+    None without a reranker, or a prompt."""
     if reranker is None or not prompt.strip():
         return None
     parts = sentences(description)
     whole_document = rerank_document(description, body_head)
-    documents = [whole_document] + [
-        rerank_document(" ".join(parts[:i] + parts[i + 1 :]), body_head) for i in range(len(parts))
-    ]
-    logits = reranker.score(prompt, documents)
-    whole = float(logits[0])
     read = reranker.read_chars(prompt, whole_document) if isinstance(reranker, ReadWindow) else None
     if read is not None and read >= len(description.rstrip()):
         read = None  # the whole description is read
-    effects, cursor = [], 0
-    for i, part in enumerate(parts):
+    readings, cursor = [], 0
+    for part in parts:
         start = max(description.find(part, cursor), cursor)
         cursor = start + len(part)
-        reading = _reading(start, cursor, read)
-        effects.append(SentenceEffect(part, whole - float(logits[i + 1]), reading))
-    return Attribution(whole, tuple(effects), len(description), read)
+        readings.append(_reading(start, cursor, read))
+    scored = [i for i, reading in enumerate(readings) if reading is not Reading.UNREAD]
+    documents = [whole_document] + [
+        rerank_document(" ".join(parts[:i] + parts[i + 1 :]), body_head) for i in scored
+    ]
+    logits = reranker.score(prompt, documents)
+    whole = float(logits[0])
+    without = dict(zip(scored, map(float, logits[1:]), strict=True))
+    effects = tuple(
+        SentenceEffect(part, whole - without.get(i, whole), reading)
+        for i, (part, reading) in enumerate(zip(parts, readings, strict=True))
+    )
+    return Attribution(whole, effects, len(description), read)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from explorer.engine.base import counted
 from explorer.engine.discovery import Skill
 from explorer.engine.inference import Attribution, Reading
 from explorer.terminal import plain, visible
@@ -70,7 +71,7 @@ def attribution_text(skill_id: str, found: Attribution | None, note: str = "") -
     out.append_text(plain(f"logit {found.logit:+.2f} on {skill_id}; each sentence adds:\n"))
     for line in found.notes():
         out.append_text(plain(f"  ({line})\n", "dim"))
-    for effect in found.sentences:
+    for effect in found.listed:
         sentence = effect.text
         if effect.reading is Reading.UNREAD:
             style = "dim"
@@ -79,6 +80,10 @@ def attribution_text(skill_id: str, found: Attribution | None, note: str = "") -
         out.append(f"  {effect.number():>6}  ", style=style)
         shown = sentence if len(sentence) <= SENTENCE_LIMIT else sentence[: SENTENCE_LIMIT - 1]
         out.append_text(plain(shown + ("…" if shown != sentence else "") + effect.remark() + "\n"))
+    if found.unlisted:
+        out.append(
+            f"  {'unread':>6}  … {counted(found.unlisted, 'more sentence')} past it\n", "dim"
+        )
     return out
 
 
