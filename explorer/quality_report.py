@@ -225,8 +225,9 @@ def toml_values(report: MultiCalibration) -> str:
     return "\n".join(lines) + "\n"
 
 
-def quality_text(data: dict[str, Any]) -> str:
-    """The per-library table, then the baseline's verdict."""
+def quality_text(data: dict[str, Any], *, benchmarks: bool = False) -> str:
+    """The per-library table, then the baseline's verdict; `benchmarks`: the libraries are
+    the benchmark manifest's, which the learned preset's model was trained on."""
     headers = ["library", "N", "split", *RATES_HEADERS]
     rows = []
     for entry in data["libraries"]:
@@ -255,7 +256,7 @@ def quality_text(data: dict[str, Any]) -> str:
         verdict = "PASS" if not found else "FAIL"
         lines.append(f"baseline {baseline['path']}: {verdict}")
         lines += [f"  {problem}" for problem in found]
-    if data["preset"] == "learned":
+    if data["preset"] == "learned" and benchmarks:
         # The relevance model was trained on every benchmark prompt: these figures pin it
         # against regressions; what it does on libraries it never saw is measured apart.
         lines.append(

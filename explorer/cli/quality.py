@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from explorer.engine.qa import LibrarySpec, RerankerCalibration
 
 
-def add_library_options(parser: argparse.ArgumentParser) -> None:
-    """--library / --manifest: the libraries a multi-library command runs over."""
+def add_library_options(parser: argparse.ArgumentParser, default_manifest: str = "") -> None:
+    """--library / --manifest: the libraries a multi-library command runs over;
+    `default_manifest` says when the benchmark manifest is read without either."""
     parser.add_argument(
         "--library",
         action="append",
@@ -36,8 +37,8 @@ def add_library_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--manifest",
         metavar="FILE",
-        help="a TOML list of libraries ([[library]] name, skills, train, validation); "
-        "default with --by-library: benchmarks/libraries.toml",
+        help="a TOML list of libraries ([[library]] name, skills, train, validation)"
+        + (f"; {default_manifest}" if default_manifest else ""),
     )
 
 
@@ -193,7 +194,9 @@ def run_eval_by_library(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     if args.json:
         print(json.dumps(quality_dict(results, loaded.config), indent=2, default=json_default))
     else:
-        print(quality_text(quality_dict(results, loaded.config)))
+        # The benchmark manifest's libraries are the ones the learned preset was trained on.
+        benchmarks = not args.library and args.manifest is None
+        print(quality_text(quality_dict(results, loaded.config), benchmarks=benchmarks))
     failed = False
     for result in results:
         recall, fir = result.rates.recall, result.rates.false_inject_rate

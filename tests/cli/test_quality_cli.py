@@ -105,6 +105,13 @@ def test_eval_by_library_uses_the_default_manifest(capsys: Capture, manifest: Pa
     assert code == 0, out
     assert "library" in out and "false-inject" in out and "recall@k" in out
     assert out.count("validation") == 2
+    # The benchmark libraries are the learned preset's training data, and it says so;
+    # a library of the user's own is not.
+    assert "the learned preset's model was trained on these libraries" in out
+    bench = manifest.parent
+    mine = f"mine:{bench}/libraries/small={bench}/data/small.train.tsv,{bench}/data/small.val.tsv"
+    code, out, _ = run(capsys, "eval", "--by-library", "--library", mine, *COMMON)
+    assert code == 0 and "mine" in out and "trained on these libraries" not in out
     code, out, _ = run(capsys, "eval", "--by-library", "--split", "both", "--json", *COMMON)
     rows = json.loads(out)["libraries"]
     assert {(row["library"], row["split"]) for row in rows} == {

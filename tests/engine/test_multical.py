@@ -214,6 +214,9 @@ def test_library_argument_and_split_files(tmp_path: Path) -> None:
     assert [case.split for case in loaded.validation] == ["validation"]
     named = parse_library_arg(f"mine:{tmp_path}/skills={train}")
     assert named.name == "mine" and named.cases == str(train)
+    # A one-letter name is a name: only Windows has drive letters (C:\\skills=...).
+    short = parse_library_arg(f"s:{tmp_path}/skills={train}")
+    assert short.name == "s" and short.roots == (f"{tmp_path}/skills",)
     with pytest.raises(LibraryError, match="expected DIR=CASES"):
         parse_library_arg("just-a-dir")
 

@@ -154,7 +154,7 @@ class BenchCommand(Command):
         text = json.dumps(data, indent=2)
         with open(args.quality_json, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")
-        print(text if args.json else quality_text(data))
+        print(text if args.json else quality_text(data, benchmarks=args.manifest is None))
         if not args.json:
             print(f"wrote {args.quality_json}")
         regressions = data.get("baseline", {}).get("regressions")

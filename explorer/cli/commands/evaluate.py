@@ -98,7 +98,7 @@ class EvalCommand(Command):
             help="recall, false-inject rate, top-1 and recall@k per library of --manifest "
             "(default benchmarks/libraries.toml) or --library",
         )
-        add_library_options(parser)
+        add_library_options(parser, "default with --by-library: benchmarks/libraries.toml")
         parser.add_argument(
             "--split",
             choices=("train", "validation", "both"),

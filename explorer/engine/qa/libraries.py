@@ -125,8 +125,9 @@ def parse_library_arg(text: str) -> LibrarySpec:
     if not sep or not target or not files:
         raise LibraryError(f"--library {text!r}: expected DIR=CASES or DIR=TRAIN,VALIDATION")
     name, colon, directory = target.partition(":")
-    if not colon or os.sep in name or (len(name) == 1 and name.isalpha()):
-        name, directory = Path(target.rstrip("/\\")).name, target  # no NAME: (or C:\ on Windows)
+    drive = os.name == "nt" and len(name) == 1 and name.isalpha()  # C:\ is no name
+    if not colon or os.sep in name or drive:
+        name, directory = Path(target.rstrip("/\\")).name, target
     parts = [part for part in files.split(",") if part]
     if len(parts) == 1:
         spec = LibrarySpec(name, (directory,), cases=parts[0])
