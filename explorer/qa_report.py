@@ -267,6 +267,7 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> Blocks
         "",
         f"recommended: {_values(report.recommended)}",
         f"current:     {_values(report.current)}",
+        *(f"caution: {caution}" for caution in report.cautions),
         "",
     ]
     outcome_rows = []

@@ -16,6 +16,7 @@ from explorer.engine.inference.models import assemble_models
 from explorer.engine.inference.rerank import OnnxCrossEncoder
 from explorer.engine.qa.calibrate import (
     Grid,
+    _cautions,
     calibrate,
     default_grid,
     memoised,
@@ -23,6 +24,7 @@ from explorer.engine.qa.calibrate import (
     split_cases,
 )
 from explorer.engine.qa.cases import Case
+from explorer.engine.qa.evaluate import Rates
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.relevance import load_relevance_model
 from tests.conftest import write_skill
@@ -330,3 +332,23 @@ def test_under_the_relevance_model_its_threshold_is_what_is_swept(
     decision = decide(cases[0].prompt, index, report.recommended_config(Config()))
     assert decision.relevance is not None
     assert decision.relevance.threshold == report.recommended["relevance_threshold"]
+
+
+def test_the_report_cautions_where_the_recommendation_is_weak() -> None:
+    """On the sample library no point kept 5 % train false injections, and the pick did
+    worse on validation than the current threshold, and the report said neither."""
+
+    def rates(positives: int, hits: int, negatives: int, false: int) -> Rates:
+        recall, rate = hits / positives, false / negatives
+        return Rates(positives + negatives, positives, hits, negatives, false, recall, rate,
+                     recall - 0.15 * rate)  # fmt: skip
+
+    train = rates(48, 38, 22, 2)  # 0.091 false injections, over the 0.05 budget
+    better_now, worse = rates(24, 21, 11, 0), rates(24, 19, 11, 0)
+    cautions = _cautions(train, worse, better_now, 0.05)
+    assert len(cautions) == 2
+    assert "no point keeps the train false-inject rate within 0.05" in cautions[0]
+    assert "(0.091)" in cautions[0] and "host value 0.792 against 0.875" in cautions[1]
+    (few,) = _cautions(rates(4, 4, 2, 0), None, None, None)
+    assert few.startswith("the train split has 4 positives and 2 negatives: too few")
+    assert _cautions(rates(48, 40, 22, 1), better_now, worse, 0.05) == ()

@@ -25,6 +25,7 @@ from typing import Any, cast
 import numpy as np
 
 from explorer.engine.base.config import Config, to_toml
+from explorer.engine.base.text import counted
 from explorer.engine.index.lexical import LexicalIndex, LexicalScores
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.embed import Embedder
@@ -288,6 +289,9 @@ class CalibrationReport:
     validation_current: Rates | None
     tie_break: str = GATES_TIE_BREAK
     swept: tuple[str, ...] = field(default=PARAMETERS[:4])
+    # What to weigh before taking the recommendation (few cases, a broken budget, worse on
+    # validation): `calibrate` says each under it; it writes the point all the same.
+    cautions: tuple[str, ...] = ()
 
     @property
     def ranking(self) -> str:
@@ -473,6 +477,12 @@ def calibrate(
     validation_recommended = route(validation, best) if validation else None
     validation_current = route(validation, current) if validation else None
     distributions = knee(split.train, fast, config)
+    cautions = _cautions(
+        points[0].train,
+        validation_recommended,
+        validation_current,
+        budget if grid.relevance_threshold else None,
+    )
     return CalibrationReport(
         split_note=split.note,
         train_cases=len(split.train),
@@ -492,4 +502,40 @@ def calibrate(
         validation_current=validation_current,
         swept=swept,
         tie_break=relevance_order(budget) if grid.relevance_threshold else GATES_TIE_BREAK,
+        cautions=cautions,
     )
+
+
+FEW_CASES = 20  # train positives or negatives under this choose a threshold on chance
+
+
+def _cautions(
+    train: Rates,
+    validation: Rates | None,
+    validation_current: Rates | None,
+    budget: float | None,
+) -> tuple[str, ...]:
+    """What the report must say beside the recommendation: it rests on few cases, no
+    point kept the false-inject budget, or it does worse than the current values on the
+    validation split, which it never saw."""
+    found = []
+    if train.positives < FEW_CASES or train.negatives < FEW_CASES:
+        found.append(
+            f"the train split has {counted(train.positives, 'positive')} and "
+            f"{counted(train.negatives, 'negative')}: too few to choose a threshold on, read "
+            "the recommendation as a guess"
+        )
+    rate = train.false_inject_rate
+    if budget is not None and rate is not None and rate > budget:
+        found.append(
+            f"no point keeps the train false-inject rate within {budget:g}: the "
+            f"recommendation is the one with the fewest ({rate:.3f})"
+        )
+    if validation is not None and validation_current is not None:
+        now, then = validation_current.host_value, validation.host_value
+        if now is not None and then is not None and then < now:
+            found.append(
+                f"on the validation split the recommendation does worse than the current "
+                f"values (host value {then:.3f} against {now:.3f}): keep the current ones"
+            )
+    return tuple(found)
