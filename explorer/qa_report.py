@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from rich.table import Table
-
 from explorer.engine.author import SEVERITIES, Collision, CollisionMap, Finding
 from explorer.engine.base import counted
 from explorer.engine.qa import (
@@ -24,7 +22,7 @@ from explorer.engine.qa import (
     Rates,
 )
 from explorer.report import Blocks
-from explorer.terminal import table
+from explorer.terminal import FittedTable, table
 
 PROMPT_WIDTH = 60
 
@@ -120,7 +118,12 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
     return lines
 
 
-def failure_table(failures: Sequence[CaseResult]) -> Table:
+# The failures' columns in the order they give way on a narrow terminal: the case's
+# expected skill, what went wrong and its prompt (cut with an ellipsis) stay.
+FAILURE_DROPS = ("best rival", "score", "stage", "kind", "line")
+
+
+def failure_table(failures: Sequence[CaseResult]) -> FittedTable:
     """One row per failed case: the stage, the gate to blame, and who came next."""
     rows = []
     for result in failures:
@@ -155,19 +158,18 @@ def failure_table(failures: Sequence[CaseResult]) -> Table:
                 _clip(result.case.prompt),
             ]
         )
-    return table(
-        [
-            "line",
-            "kind",
-            "expected#rank",
-            "score",
-            "stage",
-            "gate / injected",
-            "best rival",
-            "prompt",
-        ],
-        rows,
-        right={0, 3},
+    headers = [
+        "line",
+        "kind",
+        "expected#rank",
+        "score",
+        "stage",
+        "gate / injected",
+        "best rival",
+        "prompt",
+    ]
+    return FittedTable(
+        headers, rows, right={0, 3}, droppable=FAILURE_DROPS, clipped=("gate / injected", "prompt")
     )
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich loads on first use: `say` in the hook's process never pays for it
@@ -83,15 +83,18 @@ def table(
     right: Iterable[int] = (),
     *,
     title: str | None = None,
+    clipped: Mapping[int, int] | None = None,
 ) -> Table:
     """A rich table of literal cells: right-aligned numbers, a rule under the header.
 
-    Cells are made `Text` through `plain`, so a skill id is never read as markup.
+    Cells are made `Text` through `plain`, so a skill id is never read as markup. A
+    `clipped` column (position -> cells) stays on one line, as wide as given, and ends in
+    an ellipsis (a prompt), rather than wrapping a word a line.
     """
     from rich.table import Table
     from rich.text import Text
 
-    aligned = set(right)
+    aligned, one_line = set(right), dict(clipped or {})
     grid = Table(
         box=None,
         show_edge=False,
@@ -103,9 +106,19 @@ def table(
         show_header=True,
     )
     for position, header in enumerate(headers):
-        grid.add_column(header, justify="right" if position in aligned else "left")
+        grid.add_column(
+            header,
+            justify="right" if position in aligned else "left",
+            no_wrap=position in one_line,
+            overflow="ellipsis" if position in one_line else "fold",
+            max_width=one_line.get(position),
+        )
     for row in rows:
-        grid.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in row))
+        cells = [cell if isinstance(cell, Text) else plain(cell) for cell in row]
+        for position in one_line:
+            cells[position] = cells[position].copy()
+            cells[position].no_wrap, cells[position].overflow = True, "ellipsis"
+        grid.add_row(*cells)
     return grid
 
 
@@ -149,6 +162,9 @@ class Phrases:
             yield line
 
 
+CLIPPED_MIN = 20  # the cells a clipped column keeps before others are left out
+
+
 class FittedTable:
     """A `table` that fits the width it is drawn at by leaving columns out, whole, rather
     than cutting every cell to "0.…": first those of `droppable` that say nothing in these
@@ -163,6 +179,7 @@ class FittedTable:
         right: Iterable[int] = (),
         *,
         droppable: Sequence[str] = (),
+        clipped: Sequence[str] = (),
     ) -> None:
         self.headers = list(headers)
         self.rows = [list(row) for row in rows]
@@ -171,19 +188,26 @@ class FittedTable:
         ]
         self.right = set(right)
         self.droppable = [self.headers.index(name) for name in droppable]
+        self.clipped = {self.headers.index(name) for name in clipped}
 
     def _same(self, column: int) -> bool:
         """Whether the column holds one value in every row: it tells rows nothing apart."""
         return len({row[column] for row in self.texts}) <= 1
 
-    def left_out(self, width: int) -> list[int]:
-        """The columns left out at `width`, in the order they go."""
+    def _natural(self) -> list[int]:
+        """Each column's width with every cell on one line."""
         from rich.cells import cell_len
 
-        natural = [
+        return [
             max([cell_len(header), *(cell_len(row[column]) for row in self.texts)])
             for column, header in enumerate(self.headers)
         ]
+
+    def left_out(self, width: int) -> list[int]:
+        """The columns left out at `width`, in the order they go."""
+        natural = self._natural()
+        for column in self.clipped:  # it gives way by its ellipsis, down to CLIPPED_MIN
+            natural[column] = min(natural[column], CLIPPED_MIN)
         order = sorted(self.droppable, key=lambda column: not self._same(column))  # stable
         out: list[int] = []
         for column in order:
@@ -193,6 +217,18 @@ class FittedTable:
             out.append(column)
         return out
 
+    def _clip_widths(self, kept: Sequence[int], width: int) -> dict[int, int]:
+        """The clipped columns' widths: what the others leave of `width`, shared evenly,
+        a column narrower than its share leaving the rest to the others."""
+        natural = self._natural()
+        clipped = sorted((c for c in kept if c in self.clipped), key=lambda c: natural[c])
+        fixed = sum(natural[c] for c in kept if c not in self.clipped) + 2 * (len(kept) - 1)
+        room, widths = max(len(clipped), width - fixed), {}
+        for left, column in enumerate(clipped):
+            widths[column] = max(1, min(natural[column], room // (len(clipped) - left)))
+            room -= widths[column]
+        return widths
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
         out = self.left_out(options.max_width)
         kept = [c for c in range(len(self.headers)) if c not in out]
@@ -200,6 +236,9 @@ class FittedTable:
             [self.headers[c] for c in kept],
             ([row[c] for c in kept] for row in self.rows),
             right=[position for position, c in enumerate(kept) if c in self.right],
+            clipped={
+                kept.index(c): w for c, w in self._clip_widths(kept, options.max_width).items()
+            },
         )
         if out:
             # The columns of one value, grouped by it ("kw, ph (all 0.00)"), then the rest.

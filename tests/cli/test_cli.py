@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from explorer.cli import build_parser, main
 from tests.conftest import REPO, SAMPLE_SKILLS
@@ -178,6 +179,22 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     monkeypatch.setenv("COLUMNS", "200")
     _, wide, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
     assert "left out" not in wide and " kw " in wide and " jacc" in wide
+
+
+def test_the_failures_of_eval_fit_80_columns_a_case_a_line(
+    capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns each prompt wrapped a word a line and skill ids were cut to
+    'kubernete…': columns give way now, and the prompt and the gate end in an ellipsis."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "eval", str(SAMPLE_SKILLS / "cases.toml"), "--skills", SAMPLES)
+    lines = out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("failures ("))
+    end = next(n for n, line in enumerate(lines) if line.startswith("left out to fit 80"))
+    rows = lines[start + 2 : end]
+    assert code == 0 and rows and all(cell_len(line) <= 80 for line in lines[start:end])
+    assert all(line[:5].strip().isdigit() for line in rows)  # no row wraps onto a second
+    assert "kubernetes-debugger#1" in out and "database-schema-designer#1" in out
 
 
 def test_the_channel_table_numbers_rows_in_the_decisions_order(capsys) -> None:
