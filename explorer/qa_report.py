@@ -63,13 +63,13 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
         f"min_similarity {report.thresholds['min_similarity']:.2f}, "
         f"score_margin {report.thresholds['score_margin']:.2f}; "
         f"preset {report.config.get('preset', 'reference')}",
-        *(f"warning: {warning}" for warning in report.warnings),
         "",
         *headline(r),
         f"stage-1 recall@{report.k:<3} {_rate(report.recall_at_k)}  "
         "(an expected skill in the top k by hybrid score)",
         f"stage-1 top-1      {_rate(report.top1)}",
-        f"unexpected skill   {report.extra_injects} positives got a skill they did not expect",
+        f"unexpected skill   {counted(report.extra_injects, 'positive')} got a skill "
+        "they did not expect",
         "",
         table(
             ["kind", "cases", "passed", "rate", ""],
@@ -329,7 +329,7 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
     takes, shares, near = (collision.count(kind) for kind in ("take", "share", "near"))
     lines = [
         f"#{number} {collision.a} <> {collision.b}  weight {collision.weight:.2f}: "
-        f"{takes} taken, {shares} shared, {near} near misses",
+        f"{takes} taken, {shares} shared, {counted(near, 'near miss', 'near misses')}",
         f"    shared words: {', '.join(collision.shared) or '(none: the dense channel alone)'}",
     ]
     flips = collision.flips

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from explorer.engine.base.config import PRESET_MODEL, Config, dense_model
-from explorer.engine.base.text import STOPWORDS, norm_token, tokenize
+from explorer.engine.base.text import STOPWORDS, counted, norm_token, tokenize
 from explorer.engine.base.turns import checkpoint
 from explorer.engine.discovery.skills import Problem, Skill, discover, read_skill_bytes
 from explorer.engine.index.lexical import CrossScorer
@@ -377,7 +377,7 @@ def trigger_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[
                 "retrieval/short-description",
                 WARNING,
                 skill.path,
-                f"the description has {len(terms)} distinct terms "
+                f"the description has {counted(len(terms), 'distinct term')} "
                 f"({', '.join(sorted(terms)) or 'none'}); too few for BM25 or an embedding "
                 "to match real prompts",
                 line,

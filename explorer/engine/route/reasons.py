@@ -109,8 +109,8 @@ def reason(decision: Decision, row: Row) -> Reason:
             text = f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}"
             return Reason(verdict, text, None, PROBABILITY, row.relevance, bar)
         injected = next((item for item in decision.injected if item.id == row.id), None)
-        detail = f", {injected.confidence:.2f} {injected.band}" if injected else ""
-        text = f"injected: {decision.stage} stage{detail}"
+        detail = f", confidence {injected.confidence:.2f} ({injected.band})" if injected else ""
+        text = f"by the {decision.stage} stage{detail}"
         if decision.stage == Stage.LEXICAL:
             return Reason(verdict, text, None, BM25, row.bm25)
         if decision.stage == Stage.RERANK and row.rerank is not None:
