@@ -92,6 +92,10 @@ def test_bad_input_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
     assert "#1" in out and (tmp_path / "skills" / SKILL / "SKILL.md").read_bytes() == before
     code, _, err = _run(capsys, "tune", SKILL, "--cases", str(tmp_path / "none.json"), *common)
     assert code == 2 and "cannot read" in err
+    empty = tmp_path / "empty.toml"
+    empty.write_text("# no cases yet\n", encoding="utf-8")
+    code, _, err = _run(capsys, "tune", SKILL, "--cases", str(empty), *common)
+    assert code == 2 and f"{empty}: no cases" in err
 
 
 def test_control_characters_in_prompts_and_descriptions_are_shown_not_sent(

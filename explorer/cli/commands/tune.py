@@ -195,6 +195,9 @@ class TuneCommand(Command):
             return EXIT_USAGE
         for warning in cases.warnings:
             say(f"warning: {warning}")
+        if not cases.cases:  # as eval, calibrate and lint --collisions say it
+            say(f"{args.cases}: no cases")
+            return EXIT_USAGE
         index = Engines(args).index(roots, loaded.config)
         if not len(index):
             say(f"no valid skills under {', '.join(index.roots)}")
