@@ -192,6 +192,21 @@ def test_doctor_quotes_the_floor_decide_runs_with(project: Path, capsys) -> None
         assert f"floor {floor:.3f}" in out, (preset, floor, out)
 
 
+def test_doctor_names_the_relevance_model_that_decides(project: Path, capsys) -> None:
+    """Under the default preset the relevance model decides, at its threshold for the
+    library's size, which `why --json` reports too; without the reranker it cannot, and
+    doctor warns that the calibrated gates decide instead."""
+    common = ("--skills", str(SAMPLE_SKILLS))
+    _, out, _ = run(capsys, "why", "merge pdf", "--json", *common)
+    relevance = json.loads(out)["relevance"]
+    _, out, _ = run(capsys, "doctor", *common)
+    assert f"decides: relevance model {relevance['model']}, inject at p ≥ " in out
+    assert f"p ≥ {relevance['threshold']:g}, a second skill at p ≥ " in out
+    _, out, _ = run(capsys, "doctor", *common, "--set", "reranker=off", "--json")
+    warnings = [c["message"] for c in json.loads(out) if c["status"] == "warning"]
+    assert any(m.startswith("the relevance model does not decide: ") for m in warnings)
+
+
 def test_doctor_says_what_is_wrong(project: Path, capsys, monkeypatch) -> None:
     ski = Path(os.environ["XDG_CONFIG_HOME"]) / "ski" / "config.toml"
     ski.parent.mkdir(parents=True)

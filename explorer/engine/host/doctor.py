@@ -138,7 +138,8 @@ def _skill_checks(
             "roots",
             ERROR,
             "no skills root: none of the default roots exists "
-            f"({', '.join(found.looked)}); pass --skills DIR, set roots or $SKI_ROOTS",
+            f"({', '.join(found.looked)}); pass --skills DIR, set roots in the config, "
+            "$SKILL_EXPLORER_ROOTS or $SKI_ROOTS",
         )
     for root in found.roots:
         status = OK if os.path.isdir(root) else ERROR
@@ -170,6 +171,7 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
     from explorer.engine.inference.cache import EmbeddingCache
     from explorer.engine.inference.models import load_models, reranker_off
     from explorer.engine.route.presets import guards_summary, resolve
+    from explorer.engine.route.relevance import load_relevance_model
 
     cache = EmbeddingCache(cache_dir or config.cache_dir or None)
     cache_state = "usable" if cache.available else "not usable"
@@ -208,6 +210,20 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
         f"({tuning.source}); pinned values win",
     )
     report.add("model", INFO, f"preset {config.preset}: {guards_summary(tuning)}")
+    if tuning.relevance:  # §9.12: the model, not the floor above, decides every prompt
+        relevance = load_relevance_model()
+        threshold, second = relevance.thresholds_for(skill_count or FLOOR_SIZE)
+        pinned = config.relevance_threshold
+        bar = f"{threshold:g}" if pinned is None else f"{pinned:g} (pinned)"
+        report.add(
+            "model",
+            INFO,
+            f"decides: relevance model {relevance.name}, inject at p ≥ {bar}, a second skill "
+            f"at p ≥ {second:g} ({counted(skill_count or FLOOR_SIZE, 'skill')}); the floor "
+            "and margin above serve only where it cannot decide",
+        )
+    elif tuning.relevance_off:
+        report.add("model", WARNING, f"the relevance model does not decide: {tuning.relevance_off}")
     if models.reranker is None:
         severity = INFO if reranker_off(config) else WARNING
         report.add("reranker", severity, model_status.reranker_note)
