@@ -326,6 +326,7 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
             "explorer",
             "watch",
             str(root),
+            str(tmp_path / "not-yet"),  # named apart: a root made later is never seen
             "--set",
             "model=bow",
             "--cache-dir",
@@ -339,13 +340,23 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
     try:
         lines = _lines(process.stdout)
         first = _wait_for_line(lines, "watching", 60)
-        assert first.startswith("v1 1 skill, 1 error")
+        assert first.startswith("v1 1 skill, 2 errors")  # the broken file, the missing root
+        assert first.rstrip().endswith(
+            f"watching {root}; not found, so not watched: {tmp_path}/not-yet"
+        )
         (root / "csv").mkdir()
         (root / "csv" / "SKILL.md").write_text(
             "---\nname: csv\ndescription: Clean CSV files.\n---\nbody\n"
         )
         line = _wait_for_line(lines, "+csv", 30)
         assert line.split()[1:4] == ["+1", "-0", "~0"] and " ms " in line
+        # A save the line reader recovers is routed, and says so (as lint's error does).
+        (root / "pdf" / "SKILL.md").write_text(
+            "---\nname: pdf\ndescription: Merge PDF files: fast.\n---\nbody\n"
+        )
+        _wait_for_line(lines, "~pdf", 30)
+        warning = _wait_for_line(lines, "  warning ", 10)
+        assert "pdf/SKILL.md" in warning and "invalid YAML" in warning
         # Ctrl-C again while it shuts down (a key held, a process and its group both
         # signalled): a clean stop, not a traceback.
         deadline = time.monotonic() + 30

@@ -16,6 +16,8 @@ from explorer.engine.base import counted
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
+    from explorer.engine import Index
+    from explorer.engine.discovery import Problem
     from explorer.engine.index import IndexChange
 
 
@@ -29,6 +31,18 @@ def change_line(change: IndexChange) -> str:
         ]
     )
     return f"{change.summary}  {names}".rstrip()
+
+
+def saved_warnings(snapshot: Index, change: IndexChange) -> list[Problem]:
+    """The parse warnings of the skills this re-index added or changed (invalid YAML that
+    the line reader recovered, say): routed, so no error, but a save that made one should
+    say it, as the first build does."""
+    touched = {
+        snapshot.skills[snapshot.positions[skill]].path
+        for skill in (*change.added, *change.changed)
+        if skill in snapshot.positions
+    }
+    return [problem for problem in snapshot.warnings if problem.path in touched]
 
 
 def watchable(roots: list[str]) -> bool:
@@ -64,10 +78,13 @@ class WatchCommand(Command):
         live = LiveIndex(roots, config, engine.models, engine.cache)
         give_back()  # what the first build decoded and dropped
         first = live.snapshot
+        watched = [root for root in first.roots if os.path.exists(root)]
+        missing = [root for root in first.roots if not os.path.exists(root)]
         emit(
             f"v{first.version} {counted(len(first), 'skill')}, "
             f"{counted(len(first.rejected), 'error')} "
-            f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(first.roots)}"
+            f"{first.timings_ms.get('total', 0.0):.1f} ms; watching {', '.join(watched)}"
+            + (f"; not found, so not watched: {', '.join(missing)}" if missing else "")
         )
         for line in problem_lines(first, verbose=bool(args.verbose)):  # what the errors are
             say(line)
@@ -81,7 +98,11 @@ class WatchCommand(Command):
                     emit(f"note: {note}")
 
         def report(change: IndexChange) -> None:
-            emit(change_line(change), *(f"  error {problem}" for problem in change.errors))
+            emit(
+                change_line(change),
+                *(f"  error {problem}" for problem in change.errors),
+                *(f"  warning {problem}" for problem in saved_warnings(live.snapshot, change)),
+            )
             notes()
 
         def interrupted(*_: object) -> None:
