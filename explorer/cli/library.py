@@ -48,7 +48,7 @@ def problem_lines(index: Index, *, verbose: bool = False) -> list[str]:
     duplicates = sum(DUPLICATE_MARK in problem.message for problem in rejected)
     counts = [
         _count(duplicates, "duplicate name"),
-        _count(len(rejected) - duplicates, "unreadable file"),
+        _count(len(rejected) - duplicates, "broken file"),
         _count(len(warnings), "parse warning"),
     ]
     said = [count for count in counts if count]

@@ -36,7 +36,7 @@ def _library(duplicates: int, unreadable: int, warnings: int) -> _Library:
 def test_many_problems_are_one_line_that_counts_them_by_kind() -> None:
     lines = problem_lines(_library(280, 2, 3))  # type: ignore[arg-type]
     assert lines == [
-        "skipped 280 duplicate names, 2 unreadable files and 3 parse warnings; "
+        "skipped 280 duplicate names, 2 broken files and 3 parse warnings; "
         "run `skill-explorer lint` (or add -v) to list them"
     ]
     assert problem_lines(_library(5, 0, 0)) == [  # type: ignore[arg-type]

@@ -152,7 +152,7 @@ def test_why_counts_the_bad_files_in_one_line_and_names_them_with_v(
     assert "gates, in cascade order:" in quiet.stdout
     [line] = quiet.stderr.splitlines()  # one line, however many files were skipped
     assert "1 duplicate name" in line and "run `skill-explorer lint` (or add -v)" in line
-    assert f"{len(kinds['rejected']) - 1} unreadable files" in line
+    assert f"{len(kinds['rejected']) - 1} broken files" in line
     done, _ = cli("why", PROMPTS[0], "--skills", str(hostile), "-v", *BOW)
     for path, reason in kinds["rejected"].items():
         line = next(line for line in done.stderr.splitlines() if path in line)
