@@ -339,6 +339,24 @@ def test_generic_name_tokens_say_what_the_boost_does_under_the_active_config(
     floored = generic(Config(preset="calibrated", keyword_min_cosine=0.3, keyword_boost=0.2))
     assert "adds keyword_boost 0.2" in floored["before"][1]
     assert "keyword_min_cosine 0.3" in floored["before"][1]
+    assert reference["you"][1].endswith("a name of telling words avoids it")
+
+
+def test_a_keyword_that_tokenizes_to_nothing_is_dead_not_also_generic(tmp_path: Path) -> None:
+    """'a' can never match (it tokenizes to nothing), so it is not also said to match every
+    prompt with an "a" in it; 'you' does match under the reference's cascade."""
+    root = tmp_path / "skills"
+    (root / "poster").mkdir(parents=True)
+    (root / "poster" / "SKILL.md").write_text(
+        "---\nname: poster\ndescription: Draw posters for events.\nkeywords: [a, you]\n---\nb\n",
+        encoding="utf-8",
+    )
+    found = lint([root], config=Config(preset="reference"))
+    about = {rule: [f.message for f in found if f.rule == rule] for rule in {f.rule for f in found}}
+    assert any("'a' can never match" in m for m in about["retrieval/dead-keyword"])
+    generic = about["retrieval/generic-name-token"]
+    assert len(generic) == 1 and generic[0].startswith("keyword 'you' is a stopword")
+    assert generic[0].endswith("keywords of telling words avoid it")
 
 
 def test_near_duplicates_capped_per_skill(tmp_path: Path) -> None:

@@ -456,6 +456,8 @@ def generic_name_findings(
     names = {norm_token(token) for token in tokenize(skill.name)}
     found: list[Finding] = []
     for key in dict.fromkeys(norm_token(keyword) for keyword in skill.keywords):
+        if not tokenize(key):
+            continue  # it can never match, in any cascade: keyword_findings says so
         if key in STOPWORDS:
             kind = "a stopword"
         elif key in GENERIC_WORDS:
@@ -489,7 +491,12 @@ def generic_name_findings(
                 "retrieval/generic-name-token",
                 severity,
                 skill.path,
-                f"{where} {key!r} is {kind}: it {effect}; a name of telling words avoids it",
+                f"{where} {key!r} is {kind}: it {effect}; "
+                + (
+                    "a name of telling words avoids it"
+                    if where == "name token"
+                    else "keywords of telling words avoid it"
+                ),
                 lines.get("name" if where == "name token" else "keywords"),
             )
         )
