@@ -66,7 +66,9 @@ def test_a_sentence_past_the_cross_encoder_s_window_is_said_to_be_unread(tmp_pat
     assert found.read_chars == DESCRIPTION.index(" from")  # read up to "Extract tables"
     assert found.sentences[2].delta == 0.0  # leaving out what is not read changes nothing
     assert found.reranked and len(found.notes()) == 1
-    assert f"first {found.read_chars} of the description's {len(DESCRIPTION)}" in found.notes()[0]
+    assert (
+        f"first {found.read_chars:,} of the description's {len(DESCRIPTION):,}" in found.notes()[0]
+    )
     # Nothing cut, nothing said: a character the tokenizer drops is not a cut.
     assert narrow.read_chars("pdf", "Merge pdf.\u200b") is None
     shown = attribution_text("pdf", found).plain

@@ -87,7 +87,7 @@ def test_description_length_counts_code_points(tmp_path: Path) -> None:
     write_skill(tmp_path, "fits", fits)
     write_skill(tmp_path, "too-long", fits + "é")
     (finding,) = only(lint([tmp_path]), "spec/description-length")
-    assert finding.path.endswith("too-long/SKILL.md") and "1025 characters" in finding.message
+    assert finding.path.endswith("too-long/SKILL.md") and "1,025 characters" in finding.message
     assert finding.severity == ERROR and finding.line == 3
 
 

@@ -268,7 +268,7 @@ def spec_findings(
     if len(description) > DESCRIPTION_MAX:
         add(
             "spec/description-length",
-            f"description is {len(description)} characters; at most {DESCRIPTION_MAX} allowed",
+            f"description is {len(description):,} characters; at most {DESCRIPTION_MAX:,} allowed",
             "description",
         )
     for key, value in (("name", name), ("description", description)):

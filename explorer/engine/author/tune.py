@@ -1191,8 +1191,8 @@ def tune(
         notes.append(f"no case is about {skill_id}: nothing to tune on")
     if len(original) > MAX_DESCRIPTION:
         notes.append(
-            f"the description has {len(original)} characters, over the spec's "
-            f"{MAX_DESCRIPTION}: only edits that shorten it are tried"
+            f"the description has {len(original):,} characters, over the spec's "
+            f"{MAX_DESCRIPTION:,}: only edits that shorten it are tried"
         )
 
     tell = progress or (lambda stage, done, total: None)

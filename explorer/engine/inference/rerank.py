@@ -260,8 +260,8 @@ class Attribution:
         notes = [] if self.reranked else ["not a candidate for this prompt: the logit it would get"]
         if self.read_chars is not None:
             notes.append(
-                f"it reads the first {self.read_chars} of the description's "
-                f"{self.description_chars} characters beside this prompt, its window "
+                f"it reads the first {self.read_chars:,} of the description's "
+                f"{self.description_chars:,} characters beside this prompt, its window "
                 "counting the prompt's word pieces too; a sentence past it changes nothing, "
                 "and leaving an earlier one out lets later text in"
             )
