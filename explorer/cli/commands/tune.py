@@ -105,7 +105,8 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
     lines = [
         f"tune {result.skill_id}  ({result.path})",
         f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out "
-        f"({result.share:.0%} of positives and of negatives tuned on, seed {SPLIT_SEED!r}), "
+        f"({result.share:.0%} of positives and of negatives tuned on, to the nearest case, "
+        f"seed {SPLIT_SEED!r}), "
         f"{len(split.others)} about other skills",
         f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
         f"held-out {result.held_out.passed}/{result.held_out.total}; {others}",
