@@ -189,26 +189,27 @@ class FittedTable:
         self.right = set(right)
         self.droppable = [self.headers.index(name) for name in droppable]
         self.clipped = {self.headers.index(name) for name in clipped}
-
-    def _same(self, column: int) -> bool:
-        """Whether the column holds one value in every row: it tells rows nothing apart."""
-        return len({row[column] for row in self.texts}) <= 1
-
-    def _natural(self) -> list[int]:
-        """Each column's width with every cell on one line."""
         from rich.cells import cell_len
 
-        return [
+        # Each column's width with every cell on one line, and the columns that hold one
+        # value in every row (they tell the rows nothing apart).
+        self.natural = [
             max([cell_len(header), *(cell_len(row[column]) for row in self.texts)])
             for column, header in enumerate(self.headers)
         ]
+        self.same = {
+            column
+            for column in range(len(self.headers))
+            if self.texts and len({row[column] for row in self.texts}) == 1
+        }
 
     def left_out(self, width: int) -> list[int]:
         """The columns left out at `width`, in the order they go."""
-        natural = self._natural()
-        for column in self.clipped:  # it gives way by its ellipsis, down to CLIPPED_MIN
-            natural[column] = min(natural[column], CLIPPED_MIN)
-        order = sorted(self.droppable, key=lambda column: not self._same(column))  # stable
+        # A clipped column gives way by its ellipsis, down to CLIPPED_MIN.
+        natural = [
+            min(w, CLIPPED_MIN) if c in self.clipped else w for c, w in enumerate(self.natural)
+        ]
+        order = sorted(self.droppable, key=lambda column: column not in self.same)  # stable
         out: list[int] = []
         for column in order:
             kept = [c for c in range(len(self.headers)) if c not in out]
@@ -220,7 +221,7 @@ class FittedTable:
     def _clip_widths(self, kept: Sequence[int], width: int) -> dict[int, int]:
         """The clipped columns' widths: what the others leave of `width`, shared evenly,
         a column narrower than its share leaving the rest to the others."""
-        natural = self._natural()
+        natural = self.natural
         clipped = sorted((c for c in kept if c in self.clipped), key=lambda c: natural[c])
         fixed = sum(natural[c] for c in kept if c not in self.clipped) + 2 * (len(kept) - 1)
         room, widths = max(len(clipped), width - fixed), {}
@@ -243,11 +244,10 @@ class FittedTable:
         if out:
             # The columns of one value, grouped by it ("kw, ph (all 0.00)"), then the rest.
             same: dict[str, list[str]] = {}
-            for column in out:
-                if self._same(column) and self.texts:
-                    same.setdefault(self.texts[0][column], []).append(self.headers[column])
+            for column in (c for c in out if c in self.same):
+                same.setdefault(self.texts[0][column], []).append(self.headers[column])
             groups = [f"{', '.join(names)} (all {value})" for value, names in same.items()]
-            rest = [self.headers[c] for c in out if not (self._same(c) and self.texts)]
+            rest = [self.headers[c] for c in out if c not in self.same]
             named = "; ".join([*groups, *([", ".join(rest)] if rest else [])])
             yield plain(f"left out to fit {options.max_width} columns: {named}", style="dim")
 
