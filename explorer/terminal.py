@@ -88,7 +88,7 @@ def table(
     """A rich table of literal cells: right-aligned numbers, a rule under the header.
 
     Cells are made `Text` through `plain`, so a skill id is never read as markup. A
-    `clipped` column (position -> cells) stays on one line, as wide as given, and ends in
+    `clipped` column (position -> cells) stays on one line, that wide, and ends in
     an ellipsis (a prompt), rather than wrapping a word a line.
     """
     from rich.table import Table
@@ -111,13 +111,14 @@ def table(
             justify="right" if position in aligned else "left",
             no_wrap=position in one_line,
             overflow="ellipsis" if position in one_line else "fold",
-            max_width=one_line.get(position),
+            width=one_line.get(position),
         )
     for row in rows:
         cells = [cell if isinstance(cell, Text) else plain(cell) for cell in row]
-        for position in one_line:
+        for position, width in one_line.items():
             cells[position] = cells[position].copy()
             cells[position].no_wrap, cells[position].overflow = True, "ellipsis"
+            cells[position].truncate(width, overflow="ellipsis")
         grid.add_row(*cells)
     return grid
 
@@ -224,7 +225,9 @@ class FittedTable:
         natural = self.natural
         clipped = sorted((c for c in kept if c in self.clipped), key=lambda c: natural[c])
         fixed = sum(natural[c] for c in kept if c not in self.clipped) + 2 * (len(kept) - 1)
-        room, widths = max(len(clipped), width - fixed), {}
+        # One cell spare: rich 14 lays a table of these columns out a cell narrower than
+        # the width it is given, and then wraps a column that is not clipped.
+        room, widths = max(len(clipped), width - fixed - 1), {}
         for left, column in enumerate(clipped):
             widths[column] = max(1, min(natural[column], room // (len(clipped) - left)))
             room -= widths[column]
