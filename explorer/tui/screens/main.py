@@ -33,6 +33,7 @@ from explorer.tui import tasks
 from explorer.tui.collisions import CollisionsScreen
 from explorer.tui.compare import CompareView
 from explorer.tui.exports import still_loading
+from explorer.tui.health import short_path
 from explorer.tui.history import PromptHistory
 from explorer.tui.keys import prompt_editing_keys
 from explorer.tui.screens.thresholds import ThresholdEditor
@@ -287,7 +288,7 @@ class MainScreen(Screen[None]):
             dense = f"dense {status.dense}"
         self.status.show(
             Status(
-                roots=", ".join(_readable(root) for root in snapshot.roots),
+                roots=", ".join(short_path(root) for root in snapshot.roots),
                 short_roots=_short_roots(snapshot.roots),
                 skills=len(snapshot),
                 dense=dense,
@@ -715,12 +716,6 @@ def _short_roots(roots: Sequence[str]) -> str:
         if len(set(names)) == len(names):
             break
     return ", ".join(names)
-
-
-def _readable(path: str) -> str:
-    """A root as typed on the command line: relative when it is under the working directory."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
 
 
 def _watch_note(live: object) -> str:
