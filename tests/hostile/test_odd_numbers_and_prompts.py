@@ -1,11 +1,14 @@
-"""Odd numbers in every numeric setting, and prompts far longer than any model reads.
+"""Odd numbers in every numeric setting, prompts far longer than any model reads, and
+prompts with characters no tokenizer takes.
 
 NaN, infinity and minus infinity, in every numeric field, from a config file and from
 `--set`: each is refused with the key and the source named (config.coerce, ranges.py), and
 the hook, which skips an unusable file instead of failing, routes on as before. A 2 MB
 prompt through the hook, with both models, costs a bounded, linear amount more than a
 short one (it is cut to what each model reads before it is tokenised:
-embed.readable_chars)."""
+embed.readable_chars). A lone surrogate (a command line's byte that is not UTF-8, half a
+pair in a JSON escape) reaches each model as U+FFFD (text.model_text): the tokenizers
+refused the whole prompt for it."""
 
 from __future__ import annotations
 
@@ -75,6 +78,49 @@ def test_three_nans_no_longer_stop_all_injection(tmp_path: Path) -> None:
     assert any("not a finite number" in line for line in answer.warnings), answer.warnings
     assert answer.payload is not None
     assert "pdf" in answer.payload["hookSpecificOutput"]["additionalContext"]
+
+
+def test_half_a_surrogate_pair_in_the_payload_costs_one_character_not_the_prompt(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """With the default models, each of which tokenizes the prompt (the skill encoder, the
+    cross-encoder, the multilingual encoder): the hook answered nothing for it."""
+    answer = answer_hook(
+        json.dumps({"prompt": "merge two report.pdf files \ud83d into one"}),
+        cli_roots=[str(SAMPLE_SKILLS)],
+        use_ski_config=False,
+        cache_dir=str(warm_cache_dir),
+        state_dir=tmp_path / "state",
+    )
+    assert answer.payload is not None, answer.debug
+    assert "- pdf (" in answer.payload["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("command", ["route", "why"])
+def test_a_prompt_byte_that_is_not_utf8_is_routed_around(
+    command: str, tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """A Latin-1 terminal's 'é' (0xE9) on the command line: a traceback, exit 1."""
+    done = subprocess.run(
+        [
+            sys.executable.encode(),
+            b"-m",
+            b"explorer",
+            command.encode(),
+            b"merge two report.pdf files \xe9 into one",
+            b"--skills",
+            os.fsencode(SAMPLE_SKILLS),
+            b"--cache-dir",
+            os.fsencode(warm_cache_dir),
+            b"--no-ski-config",
+        ],
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert b"inject pdf" in done.stdout or b"injected: pdf" in done.stdout, done.stdout
 
 
 PEAK = """

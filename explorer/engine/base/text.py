@@ -22,6 +22,18 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def model_text(text: str) -> str:
+    """The text as a model's tokenizer takes it: each lone surrogate as U+FFFD.
+
+    A str holds one only from undecodable input: a command line's bytes that are not
+    UTF-8 (Python keeps them as surrogates), or half a pair in a JSON escape. Tokenizers
+    refuse such a str outright, and one character must not cost the whole prompt."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def tokenize(text: str) -> list[str]:
     """§2.1: lower-cased ASCII alphanumeric tokens of length >= 2, camelCase kept whole."""
     return [token.lower() for token in _TOKEN_RE.findall(text)]
