@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
-from explorer.engine.host.setup import hook_wired, merge_hook
+from explorer.engine.host.setup import hook_command, hook_wired, merge_hook, parse_hook_command
 from tests.conftest import SAMPLE_SKILLS
 
 
@@ -126,6 +126,68 @@ def test_the_hook_counts_as_wired_whatever_the_path_looks_like() -> None:
     assert merge_hook(other, "new").added is True
 
 
+@pytest.mark.parametrize(
+    ("command", "ours", "roots"),
+    [
+        ("SKILL_EXPLORER_DEBUG=1 skill-explorer hook --skills a --skills=b", True, ("a", "b")),
+        ("cd /work && /venv/bin/python3 -m explorer hook", True, ()),
+        ("echo skill-explorer hook is disabled", False, ()),
+        ("skill-explorer why hook", False, ()),
+        ("'skill-explorer hook", False, ()),  # unbalanced: the shell would not run it
+    ],
+)
+def test_a_command_runs_the_hook_only_when_the_shell_would_run_it(
+    command: str, ours: bool, roots: tuple[str, ...]
+) -> None:
+    wired = parse_hook_command(command)
+    assert (wired is not None) is ours
+    assert wired is None or wired.roots == roots
+
+
+def test_init_refuses_skills_roots_that_do_not_exist(project: Path, capsys) -> None:
+    """A typo wired a hook that found no skills, silently, on every prompt."""
+    code, _, err = run(capsys, "init", "--skills", str(project / ".claude" / "skils"))
+    assert code == 2 and "skils: no such directory" in err and "nothing was written" in err
+    assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_init_replace_rewrites_only_its_own_entries(project: Path, capsys) -> None:
+    """A moved installation, or other roots: a plain init says what it would change;
+    --replace rewrites the three entries and keeps every other hook."""
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    stale = "/old/venv/bin/skill-explorer hook --skills /gone"
+    theirs = {"type": "command", "command": "echo hi"}
+    path.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "UserPromptSubmit": [
+                        {"hooks": [theirs, {"type": "command", "command": stale}]}
+                    ],
+                    "PostToolUse": [{"hooks": [{"type": "command", "command": stale}]}],
+                    "SessionStart": [{"hooks": [{"type": "command", "command": stale}]}],
+                }
+            }
+        )
+    )
+    before = path.read_text()
+    code, out, _ = run(capsys, "init", "--skills", str(SAMPLE_SKILLS))
+    assert code == 0 and "nothing changed" in out and f"it runs:        {stale}" in out
+    assert "init --replace" in out and path.read_text() == before
+    assert run(capsys, "init", "--replace", "--skills", str(SAMPLE_SKILLS))[0] == 0
+    hooks = json.loads(path.read_text())["hooks"]
+    (kept, ours) = hooks["UserPromptSubmit"]
+    assert kept == {"hooks": [theirs]}
+    assert ours["hooks"][0]["command"] == hook_command([str(SAMPLE_SKILLS)])
+    assert all(stale not in json.dumps(hooks[event]) for event in hooks)
+    assert (path.parent / "settings.json.bak").read_text() == before
+    # Replacing what is there already writes nothing, and keeps no second backup.
+    code, out, _ = run(capsys, "init", "--replace", "--skills", str(SAMPLE_SKILLS))
+    assert code == 0 and "nothing changed" in out and "it runs" not in out
+    assert not (path.parent / "settings.json.bak.1").exists()
+
+
 def test_the_written_command_runs_the_hook(project: Path, capsys) -> None:
     assert run(capsys, "init", "--skills", str(SAMPLE_SKILLS))[0] == 0
     settings = json.loads((project / ".claude" / "settings.json").read_text())
@@ -218,6 +280,32 @@ def test_doctor_says_what_is_wrong(project: Path, capsys, monkeypatch) -> None:
     assert any("no skills root" in message for message in errors)
     warnings = " ".join(check["message"] for check in checks if check["status"] == "warning")
     assert str(ski) in warnings and "unknown model 'nope'" in warnings
+
+
+def test_doctor_checks_the_wired_command_can_run_and_finds_skills(project: Path, capsys) -> None:
+    """A deleted installation's path, or a --skills typo, injected nothing while doctor
+    said "hook wired … nothing wrong"; two different commands inject twice."""
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    command = "/old/venv/bin/skill-explorer hook --skills nowhere"
+    path.write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"command": command}]}]}})
+    )
+    code, out, _ = run(capsys, "doctor", "--skills", str(SAMPLE_SKILLS), "--json")
+    hook = [c for c in json.loads(out) if c["area"] == "hook"]
+    errors = " ".join(c["message"] for c in hook if c["status"] == "error")
+    assert code == 1
+    assert "program /old/venv/bin/skill-explorer is not there" in errors
+    assert "--skills nowhere: no such directory" in errors
+    assert "init --replace" in errors
+    user = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"command": hook_command()}]}]}})
+    )
+    _, out, _ = run(capsys, "doctor", "--skills", str(SAMPLE_SKILLS), "--json")
+    warnings = [c["message"] for c in json.loads(out) if c["status"] == "warning"]
+    assert any("2 different hook commands are wired" in m for m in warnings), warnings
 
 
 def test_doctor_asks_for_the_session_events_an_older_setup_lacks(project: Path, capsys) -> None:

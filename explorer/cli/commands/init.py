@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, say
 from explorer.engine import LoadedConfig
@@ -31,6 +32,12 @@ class InitCommand(Command):
             "./.claude/skills)",
         )
         parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="rewrite the hook's own entries when they are there already (a moved "
+            "installation, other --skills); every other hook stays",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="print the merged settings, write nothing"
         )
 
@@ -42,11 +49,22 @@ class InitCommand(Command):
             hook_command,
             install_hook,
             settings_path,
+            wired_commands,
         )
 
+        missing = [root for root in args.skills if not os.path.isdir(os.path.expanduser(root))]
+        if missing:
+            say(
+                f"{', '.join(missing)}: no such directory; the hook would find no skills "
+                "there; nothing was written"
+            )
+            return EXIT_USAGE
         path = settings_path(args.user)
+        command = hook_command(args.skills)
         try:
-            installed, text = install_hook(path, hook_command(args.skills), dry_run=args.dry_run)
+            installed, text = install_hook(
+                path, command, dry_run=args.dry_run, replace=args.replace
+            )
         except SetupError as error:
             say(f"{error}; nothing was written")
             return EXIT_USAGE
@@ -58,9 +76,15 @@ class InitCommand(Command):
             return EXIT_OK
         if not installed.events:
             print(f"the hook is already wired in {installed.path}; nothing changed")
+            others = [wired.text for wired in wired_commands(path) or [] if wired.text != command]
+            if others:
+                print(f"  it runs:        {others[0]}")
+                print(f"  init would run: {command}")
+                print("  `skill-explorer init --replace` rewrites it (every other hook stays)")
             return EXIT_OK
         backup = f" (previous file kept as {installed.backup})" if installed.backup else ""
-        print(f"added the hook for {', '.join(installed.events)} to {installed.path}{backup}:")
+        verb = "wrote" if args.replace else "added"
+        print(f"{verb} the hook for {', '.join(installed.events)} to {installed.path}{backup}:")
         for event in installed.events:
             print(f"  {event}: {event_command(installed.command, event)}")
         print("next: `skill-explorer index` fills the embedding cache; `skill-explorer doctor`")

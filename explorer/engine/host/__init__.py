@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "trust_file": "trust",
     "trusted": "trust",
     "usage_report": "history",
+    "wired_commands": "setup",
 }
 __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from explorer.engine.host.setup import hook_command as hook_command
     from explorer.engine.host.setup import install_hook as install_hook
     from explorer.engine.host.setup import settings_path as settings_path
+    from explorer.engine.host.setup import wired_commands as wired_commands
     from explorer.engine.host.telemetry import TELEMETRY_FILE as TELEMETRY_FILE
     from explorer.engine.host.telemetry import read_events as read_events
     from explorer.engine.host.trust import add_trusted as add_trusted

@@ -22,7 +22,12 @@ from explorer.engine.base.config import (
 )
 from explorer.engine.base.text import counted
 from explorer.engine.discovery.roots import resolve_roots
-from explorer.engine.host.setup import hook_wired, missing_session_events, settings_path
+from explorer.engine.host.setup import (
+    WiredCommand,
+    missing_session_events,
+    settings_path,
+    wired_commands,
+)
 
 OK, INFO, WARNING, ERROR = "ok", "info", "warning", "error"
 FLOOR_SIZE = 200  # the library size the floor is quoted at when no skill was found
@@ -215,12 +220,15 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
         threshold, second = relevance.thresholds_for(skill_count or FLOOR_SIZE)
         pinned = config.relevance_threshold
         bar = f"{threshold:g}" if pinned is None else f"{pinned:g} (pinned)"
+        size = counted(skill_count, "skill")
+        if not skill_count:
+            size = f"as for {FLOOR_SIZE} skills: none was found"
         report.add(
             "model",
             INFO,
             f"decides: relevance model {relevance.name}, inject at p ≥ {bar}, a second skill "
-            f"at p ≥ {second:g} ({counted(skill_count or FLOOR_SIZE, 'skill')}); the floor "
-            "and margin above serve only where it cannot decide",
+            f"at p ≥ {second:g} ({size}); the floor and margin above serve only where it "
+            "cannot decide",
         )
     elif tuning.relevance_off:
         report.add("model", WARNING, f"the relevance model does not decide: {tuning.relevance_off}")
@@ -232,13 +240,19 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
 
 
 def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
-    """Whether Claude Code runs our hook here, and on every session event (§10)."""
+    """Whether Claude Code runs our hook here, on every session event (§10), with a
+    program that is there and roots that exist: a wired command that cannot run, or
+    that reads no skills, injects nothing without a word to anyone."""
     project = settings_path(False, cwd)
     user = settings_path(True)
-    wired = {path: hook_wired(path) for path in (project, user)}
-    for path, wired_state in wired.items():
-        label = {None: "no settings file", True: "hook wired", False: "hook not wired"}[wired_state]
+    wired = {path: wired_commands(path) for path in (project, user)}
+    for path, commands in wired.items():
+        label = "no settings file" if commands is None else "hook not wired"
+        if commands:
+            label = f"hook wired: {'; '.join(command.text for command in commands)}"
         report.add("hook", INFO, f"{path}: {label}")
+        for command in commands or []:
+            _wired_command_checks(report, path, command, cwd)
         missing = missing_session_events(path)
         if missing:
             report.add(
@@ -247,10 +261,46 @@ def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
                 f"{path}: {', '.join(missing)} not wired: the session ledger cannot see what "
                 "the model loads or a compaction; run `skill-explorer init` again to add them",
             )
+    distinct = {command.text for found in wired.values() for command in found or []}
+    if len(distinct) > 1:
+        report.add(
+            "hook",
+            WARNING,
+            f"{len(distinct)} different hook commands are wired ({project}, {user}): Claude "
+            "Code runs each, so a prompt can get its skill twice; keep one",
+        )
     if not any(wired.values()):
         report.add(
             "hook",
             WARNING,
             "Claude Code does not run skill-explorer's hook here: run `skill-explorer init` "
             "(or `init --user`)",
+        )
+
+
+def _wired_command_checks(
+    report: Report, path: Path, command: WiredCommand, cwd: str | os.PathLike[str] | None
+) -> None:
+    again = "skill-explorer init --replace" + (" --user" if path == settings_path(True) else "")
+    if command.missing_program():
+        report.add(
+            "hook",
+            ERROR,
+            f"{path}: the hook's program {command.program} is not there (a moved or deleted "
+            f"installation?): Claude Code cannot run it; `{again}` writes this one's",
+        )
+    base = Path(cwd or os.getcwd())
+    missing = [root for root in command.roots if not (base / os.path.expanduser(root)).is_dir()]
+    if missing and len(missing) == len(command.roots):
+        report.add(
+            "hook",
+            ERROR,
+            f"{path}: the hook's --skills {', '.join(missing)}: no such directory, so it "
+            f"finds no skills; `{again} --skills DIR` rewrites it",
+        )
+    elif missing:
+        report.add(
+            "hook",
+            WARNING,
+            f"{path}: the hook's --skills {', '.join(missing)}: no such directory",
         )

@@ -29,8 +29,10 @@ from explorer.engine.base.files import write_atomically
 HOOK_EVENT = "UserPromptSubmit"
 # event -> the tool matcher its entry carries (None: every occurrence of the event)
 SESSION_EVENTS: dict[str, str | None] = {"PostToolUse": "Read|Skill", "SessionStart": None}
-# `…/skill-explorer hook` (quoted or not) or `python -m explorer hook`
-HOOK_RE = re.compile(r"""(skill-explorer['"]?|-m\s+explorer)\s+hook\b""")
+# A shell word that sets a variable for the command after it (`DEBUG=1 skill-explorer hook`).
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+# The words that end one command of a shell line and start the next.
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 
 
 class SetupError(ValueError):
@@ -47,15 +49,76 @@ def hook_command(roots: list[str] | None = None) -> str:
     return shlex.join(words)
 
 
+@dataclass(frozen=True)
+class WiredCommand:
+    """A settings command that runs our hook, read as the shell would split it."""
+
+    text: str
+    program: str  # the program it runs: `…/skill-explorer`, or the python of `-m explorer`
+    roots: tuple[str, ...]  # its --skills values, as written
+
+    def missing_program(self) -> bool:
+        """Whether the program is nowhere: a path that is gone (a deleted virtual
+        environment), or a bare name no directory of this PATH holds."""
+        if os.sep in self.program or (os.altsep and os.altsep in self.program):
+            path = os.path.expanduser(self.program)
+            return not (os.path.isfile(path) and os.access(path, os.X_OK))
+        return shutil.which(self.program) is None
+
+
+def parse_hook_command(command: str) -> WiredCommand | None:
+    """`command` as our hook (`…/skill-explorer hook …` or `python -m explorer hook …`,
+    after any `VAR=value` words, in any one command of a `&&` or `;` chain), or None: a
+    command that only names it (`echo skill-explorer hook`) does not run it."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: not a command the shell would run either
+        return None
+    start = 0
+    for end in [*(at for at, word in enumerate(words) if word in _SEPARATORS), len(words)]:
+        part = words[start:end]
+        start = end + 1
+        while part and _ASSIGNMENT.fullmatch(part[0]):
+            part = part[1:]
+        if not part:
+            continue
+        program, rest = part[0], part[1:]
+        name = os.path.basename(program).lower().removesuffix(".exe")
+        if name.startswith("python") and rest[:2] == ["-m", "explorer"]:
+            rest = rest[2:]
+        elif name != "skill-explorer":
+            continue
+        if rest[:1] == ["hook"]:
+            return WiredCommand(command, program, _skills_values(rest[1:]))
+    return None
+
+
+def _skills_values(words: list[str]) -> tuple[str, ...]:
+    roots = []
+    for at, word in enumerate(words):
+        if word == "--skills" and at + 1 < len(words):
+            roots.append(words[at + 1])
+        elif word.startswith("--skills="):
+            roots.append(word.removeprefix("--skills="))
+    return tuple(roots)
+
+
+def our_commands(entry: Any) -> list[WiredCommand]:
+    """The commands of a settings hook group that run skill-explorer's hook."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
+        return []
+    found = []
+    for hook in entry["hooks"]:
+        command = hook.get("command") if isinstance(hook, dict) else None
+        wired = parse_hook_command(command) if isinstance(command, str) else None
+        if wired is not None:
+            found.append(wired)
+    return found
+
+
 def runs_our_hook(entry: Any) -> bool:
     """Whether a settings hook group already runs skill-explorer's hook."""
-    if not isinstance(entry, dict):
-        return False
-    for hook in entry.get("hooks") or []:
-        command = hook.get("command") if isinstance(hook, dict) else None
-        if isinstance(command, str) and HOOK_RE.search(command):
-            return True
-    return False
+    return bool(our_commands(entry))
 
 
 @dataclass(frozen=True)
@@ -73,9 +136,12 @@ def event_command(command: str, event: str) -> str:
     return command if event == HOOK_EVENT else f"{command} --event {event}"
 
 
-def merge_hook(settings: Any, command: str, path: str = "settings.json") -> Merge:
+def merge_hook(
+    settings: Any, command: str, path: str = "settings.json", *, replace: bool = False
+) -> Merge:
     """`settings` with our entries added for every event not wired yet (a new dict; the
-    input is untouched). `command` is the UserPromptSubmit one."""
+    input is untouched). `command` is the UserPromptSubmit one. `replace`: our commands
+    already there go first (every other hook stays), so each event gets `command` anew."""
     if not isinstance(settings, dict):
         raise SetupError(f"{path}: the file must hold a JSON object")
     merged = json.loads(json.dumps(settings))  # a deep copy that keeps key order
@@ -87,13 +153,29 @@ def merge_hook(settings: Any, command: str, path: str = "settings.json") -> Merg
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise SetupError(f'{path}: "hooks.{event}" must be a list')
+        if replace:
+            entries[:] = [kept for entry in entries if (kept := _without_ours(entry))]
         if any(runs_our_hook(entry) for entry in entries):
             continue
         entry: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         entry["hooks"] = [{"type": "command", "command": event_command(command, event)}]
         entries.append(entry)
         added.append(event)
-    return Merge(merged if added else settings, tuple(added))
+    if not added or merged == settings:  # a replace that writes what was there
+        return Merge(settings, ())
+    return Merge(merged, tuple(added))
+
+
+def _without_ours(entry: Any) -> Any:
+    """A hook group without the commands that run our hook; None when nothing is left."""
+    if not runs_our_hook(entry):
+        return entry
+    kept = [
+        hook
+        for hook in entry["hooks"]
+        if not (isinstance(hook, dict) and our_commands({"hooks": [hook]}))
+    ]
+    return {**entry, "hooks": kept} if kept else None
 
 
 @dataclass(frozen=True)
@@ -110,8 +192,11 @@ def settings_path(user: bool, cwd: str | os.PathLike[str] | None = None) -> Path
     return base / ".claude" / "settings.json"
 
 
-def install_hook(path: Path, command: str, *, dry_run: bool = False) -> tuple[Installed, str]:
-    """Merge the hook into `path`; returns what happened and the resulting text."""
+def install_hook(
+    path: Path, command: str, *, dry_run: bool = False, replace: bool = False
+) -> tuple[Installed, str]:
+    """Merge the hook into `path` (`replace`: over our own entries there); returns what
+    happened and the resulting text."""
     existing: Any = {}
     if path.exists():
         try:
@@ -124,7 +209,7 @@ def install_hook(path: Path, command: str, *, dry_run: bool = False) -> tuple[In
             raise SetupError(
                 f"{path}:{error.lineno}: not valid JSON ({error.msg}); fix it first"
             ) from error
-    merge = merge_hook(existing, command, str(path))
+    merge = merge_hook(existing, command, str(path), replace=replace)
     text = json.dumps(merge.settings, indent=2, ensure_ascii=False) + "\n"
     if not merge.added or dry_run:
         return Installed(path, merge.events, None, command), text
@@ -144,15 +229,24 @@ def _backup(path: Path) -> Path:
     return candidate
 
 
-def hook_wired(path: Path) -> bool | None:
-    """Whether `path` wires our hook; None when the file is missing or unreadable."""
+def wired_commands(path: Path) -> list[WiredCommand] | None:
+    """The UserPromptSubmit commands of `path` that run our hook; None when the file is
+    missing or unreadable."""
     try:
         settings = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     entries = hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
-    return isinstance(entries, list) and any(runs_our_hook(entry) for entry in entries)
+    if not isinstance(entries, list):
+        return []
+    return [command for entry in entries for command in our_commands(entry)]
+
+
+def hook_wired(path: Path) -> bool | None:
+    """Whether `path` wires our hook; None when the file is missing or unreadable."""
+    commands = wired_commands(path)
+    return None if commands is None else bool(commands)
 
 
 def missing_session_events(path: Path) -> tuple[str, ...]:
