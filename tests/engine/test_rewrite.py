@@ -114,8 +114,11 @@ def test_a_placeholder_description_is_refused_with_the_parsers_reason() -> None:
     assert edit.text is None and "placeholder" in (edit.problem or "")
 
 
-def test_frontmatter_that_was_already_bad_yaml_is_never_rewritten(tmp_path: Path) -> None:
-    broken = "---\nname: x\ndescription: old\nkeywords: [a, b\n---\nbody\n"
+@pytest.mark.parametrize(
+    "bad", ["keywords: [a, b", "when: 2020-13-45"]
+)  # a value YAML cannot convert
+def test_frontmatter_that_was_already_bad_yaml_is_never_rewritten(tmp_path: Path, bad: str) -> None:
+    broken = f"---\nname: x\ndescription: old\n{bad}\n---\nbody\n"
     path = tmp_path / "SKILL.md"
     path.write_text(broken, encoding="utf-8")
     edit = edit_description(str(path), broken, "new text")

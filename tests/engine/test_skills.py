@@ -599,3 +599,25 @@ def test_skills_share_one_string_per_distinct_token(tmp_path: Path) -> None:
     for other in (second, decoded):
         assert other.description_tokens[0] == "convert"
         assert other.description_tokens[0] is first.description_tokens[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "when: 2020-13-45",  # an impossible date: ValueError
+        "flag: !!bool maybe",  # KeyError
+        "size: 0x_",  # ValueError
+        "ratio: !!float",  # IndexError
+        "at: !!timestamp noon",  # AttributeError
+        "count: " + "9" * 5_000,  # beyond Python's digits limit: ValueError
+    ],
+)
+def test_a_value_yaml_cannot_convert_is_a_recovered_warning(tmp_path: Path, line: str) -> None:
+    """PyYAML raises its converters' own errors for these, not YAMLError: every command
+    failed with a traceback, and the hook went silent for the whole library."""
+    path = write_skill(tmp_path / "odd", skill_text("odd", "Merge PDF files", line + "\n"))
+    skill = load_skill(str(path))
+    assert isinstance(skill, Skill) and skill.description == "Merge PDF files"
+    (warning,) = skill.warnings
+    assert warning.message.startswith("invalid YAML frontmatter (a value it cannot convert")
+    assert warning.message.endswith("recovered by line reader")

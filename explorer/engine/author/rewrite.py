@@ -19,7 +19,13 @@ from typing import Any
 
 from explorer.engine.base.files import write_atomically
 from explorer.engine.discovery.line_reader import FENCE, read_frontmatter, trim
-from explorer.engine.discovery.skills import Problem, Skill, parse_skill, read_skill_bytes
+from explorer.engine.discovery.skills import (
+    YAML_VALUE_ERRORS,
+    Problem,
+    Skill,
+    parse_skill,
+    read_skill_bytes,
+)
 
 WRAP_WIDTH = 80  # a folded (>) value is wrapped here: folding makes the breaks invisible
 _KEY = "description:"
@@ -159,7 +165,7 @@ def _yaml_mapping(text: str) -> tuple[dict[str, Any] | None, str | None]:
         loaded = yaml.load(
             "\n".join(parts[1:stop]), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         )
-    except (yaml.YAMLError, RecursionError) as error:
+    except (yaml.YAMLError, RecursionError, *YAML_VALUE_ERRORS) as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 2}: " if mark is not None else ""
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]

@@ -558,6 +558,12 @@ def _split_frontmatter(
     return frontmatter_text, body
 
 
+# What PyYAML raises, instead of its own YAMLError, for a scalar it parsed but whose
+# constructor cannot convert it: an impossible date (`2020-13-45`), a tag on the wrong
+# text (`!!bool abc`), an integer of more digits than Python converts.
+YAML_VALUE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+
+
 def _yaml_frontmatter(
     path: str, frontmatter_text: str, warnings: list[Problem]
 ) -> tuple[dict[str, Any], dict[str, Any] | None, bool]:
@@ -579,6 +585,18 @@ def _yaml_frontmatter(
         warnings.append(
             Problem(
                 path, f"invalid YAML frontmatter ({reason}); recovered by line reader", error_line
+            )
+        )
+        return lenient_frontmatter(frontmatter_text), None, False
+    except YAML_VALUE_ERRORS as error:
+        detail = ""  # the others say something of PyYAML's insides, nothing of the file
+        if isinstance(error, (ValueError, KeyError)) and error.args:
+            detail = f": {str(error.args[0]).split('; ')[0]}"
+        warnings.append(
+            Problem(
+                path,
+                f"invalid YAML frontmatter (a value it cannot convert{detail}); recovered by "
+                "line reader",
             )
         )
         return lenient_frontmatter(frontmatter_text), None, False
