@@ -351,3 +351,14 @@ def test_a_list_named_by_its_label_outranks_an_item_s_prose(tmp_path: Path) -> N
     )
     (case,) = load_cases(path, skill="skill-maintainer").cases
     assert case.expect == ("skill-maintainer",)
+
+
+def test_half_a_surrogate_pair_in_a_json_prompt_reads_as_a_replacement_character(
+    tmp_path: Path,
+) -> None:
+    """A cut emoji's escape (`\\ud83d`): tune hashed the prompt as UTF-8 and failed."""
+    path = tmp_path / "evals.json"
+    path.write_text('[{"query": "merge these pdf files \\ud83d now", "should_trigger": true}]')
+    (case,) = load_cases(path, skill="pdf").cases
+    assert case.prompt == "merge these pdf files \ufffd now"
+    case.prompt.encode("utf-8")

@@ -7,7 +7,7 @@ the hook, which skips an unusable file instead of failing, routes on as before. 
 prompt through the hook, with both models, costs a bounded, linear amount more than a
 short one (it is cut to what each model reads before it is tokenised:
 embed.readable_chars). A lone surrogate (a command line's byte that is not UTF-8, half a
-pair in a JSON escape) reaches each model as U+FFFD (text.model_text): the tokenizers
+pair in a JSON escape) reaches each model as U+FFFD (text.scrub_surrogates): the tokenizers
 refused the whole prompt for it."""
 
 from __future__ import annotations
@@ -80,13 +80,21 @@ def test_three_nans_no_longer_stop_all_injection(tmp_path: Path) -> None:
     assert "pdf" in answer.payload["hookSpecificOutput"]["additionalContext"]
 
 
-def test_half_a_surrogate_pair_in_the_payload_costs_one_character_not_the_prompt(
-    tmp_path: Path, warm_cache_dir: Path
+@pytest.mark.parametrize(
+    "payload",
+    [
+        json.dumps({"prompt": "merge two report.pdf files \ud83d into one"}),
+        "\ufeff" + json.dumps({"prompt": PROMPT}),  # a byte order mark before the JSON
+    ],
+    ids=["lone-surrogate", "bom"],
+)
+def test_an_odd_character_in_the_payload_costs_that_character_not_the_prompt(
+    tmp_path: Path, warm_cache_dir: Path, payload: str
 ) -> None:
     """With the default models, each of which tokenizes the prompt (the skill encoder, the
-    cross-encoder, the multilingual encoder): the hook answered nothing for it."""
+    cross-encoder, the multilingual encoder): the hook answered nothing for either."""
     answer = answer_hook(
-        json.dumps({"prompt": "merge two report.pdf files \ud83d into one"}),
+        payload,
         cli_roots=[str(SAMPLE_SKILLS)],
         use_ski_config=False,
         cache_dir=str(warm_cache_dir),

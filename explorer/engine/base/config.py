@@ -308,6 +308,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config file: {error.strerror}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); TOML is UTF-8") from error
+    except RecursionError as error:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from error
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -324,7 +328,7 @@ def read_value(name: str, raw: str) -> Any:
     raw = raw.strip()
     try:
         value = tomllib.loads(f"value = {raw}")["value"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: nested too deeply
         return raw
     if _HINTS.get(name) is str and not isinstance(value, str):
         return raw  # query_prefix=2024 is text, not a number

@@ -25,12 +25,14 @@ STOPWORDS: frozenset[str] = frozenset(
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def model_text(text: str) -> str:
-    """The text as a model's tokenizer takes it: each lone surrogate as U+FFFD.
+def scrub_surrogates(text: str) -> str:
+    """The text with each lone surrogate as U+FFFD.
 
     A str holds one only from undecodable input: a command line's bytes that are not
     UTF-8 (Python keeps them as surrogates), or half a pair in a JSON escape. Tokenizers
-    refuse such a str outright, and one character must not cost the whole prompt."""
+    refuse such a str outright, UTF-8 cannot encode it, and one character must not cost
+    the whole prompt: each model's input goes through this, and so do the prompts of the
+    hook's payload and of a JSON cases file, which are hashed and written as UTF-8."""
     return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 

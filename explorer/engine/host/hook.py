@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.engine.base.config import Config, load_config, user_state_dir
+from explorer.engine.base.text import scrub_surrogates
 from explorer.engine.discovery.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
 from explorer.engine.discovery.skills import SKILL_FILE, Skill, load_skill
 from explorer.engine.host.telemetry import (
@@ -96,7 +97,7 @@ def answer_hook(
     started = time.monotonic() if started is None else started
     warnings: tuple[str, ...] = ()
     try:
-        payload = json.loads(stdin_text)
+        payload = json.loads(stdin_text.removeprefix("\ufeff"))  # a BOM some shells write
         if not isinstance(payload, dict):
             return HookAnswer(debug=("the payload is not a JSON object",))
         name = event or payload.get("hook_event_name") or HookEvent.PROMPT
@@ -174,6 +175,7 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
     prompt = call.payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None, ("no prompt in the payload",)
+    prompt = scrub_surrogates(prompt)  # kept in the ledger and the telemetry as UTF-8
     if prompt.lstrip().startswith(CONTROL_PREFIXES):
         return None, ("control payload ignored",)
     roots = call.roots()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from explorer.engine.base.files import partial_path, remove_orphaned_partials
-from explorer.engine.base.text import model_text, tokenize
+from explorer.engine.base.text import scrub_surrogates, tokenize
 from explorer.engine.base.threads import batch_workers, onnx_threads
 from explorer.engine.base.threads import cpu_count as cpu_count  # re-exported for callers
 from explorer.engine.inference.native import native_call
@@ -298,7 +298,7 @@ class OnnxEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         session = self._bulk_session or self.session
         with native_call():  # tokenizers gives the GIL up while it encodes a batch
-            encodings = self.tokenizer.encode_batch([model_text(text) for text in texts])
+            encodings = self.tokenizer.encode_batch([scrub_surrogates(text) for text in texts])
         order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
         result = np.empty((len(texts), self.dim), dtype=np.float32)
         batches: list[list[int]] = []
@@ -329,7 +329,8 @@ class OnnxEmbedder:
         return l2_normalise(result)
 
     def embed_query(self, text: str) -> np.ndarray:
-        head = model_text((self.query_prefix + text)[: self.max_chars])  # what the model reads
+        # What the model reads (a cache key too)
+        head = scrub_surrogates((self.query_prefix + text)[: self.max_chars])
         cached = self._queries.get(head)
         if cached is None:
             cached = l2_normalise(self._run([self.tokenizer.encode(head)], self.session))[0]

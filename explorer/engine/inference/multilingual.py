@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.base.files import remove_orphaned_partials
-from explorer.engine.base.text import model_text
+from explorer.engine.base.text import scrub_surrogates
 from explorer.engine.base.threads import batch_workers
 from explorer.engine.inference.cache import EmbeddingCache, file_sha256, pinned_file_problem
 from explorer.engine.inference.embed import QueryCache, l2_normalise
@@ -155,7 +155,7 @@ class MultilingualEmbedder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         encoder = self._encoder()
-        heads = [model_text(text[:MAX_CHARS]) for text in texts]
+        heads = [scrub_surrogates(text[:MAX_CHARS]) for text in texts]
         tasks = [heads[at : at + TEXTS_PER_TASK] for at in range(0, len(heads), TEXTS_PER_TASK)]
         workers = min(batch_workers(), len(tasks))
         if workers > 1:
@@ -166,7 +166,7 @@ class MultilingualEmbedder:
         return l2_normalise(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
-        head = model_text(text[:MAX_CHARS])  # what the model reads
+        head = scrub_surrogates(text[:MAX_CHARS])  # what the model reads
         vector = self._queries.get(head)
         if vector is None:
             vector = self.embed_documents([head])[0]

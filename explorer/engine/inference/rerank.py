@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from explorer.engine.base.text import model_text
+from explorer.engine.base.text import scrub_surrogates
 from explorer.engine.base.threads import batch_workers
 from explorer.engine.inference.embed import onnx_session, pad_batch, readable_chars
 from explorer.engine.inference.native import native_call
@@ -91,8 +91,8 @@ class OnnxCrossEncoder:
         pairs run on every core (`batch_workers`), each still alone: at 26,000 skills a
         decision's reranking fell from 64-69 to 41 ms on 2 cores (one run, idle).
         """
-        query = model_text(query[: self.max_chars])
-        documents = [model_text(doc[: self.max_chars]) for doc in documents]
+        query = scrub_surrogates(query[: self.max_chars])
+        documents = [scrub_surrogates(doc[: self.max_chars]) for doc in documents]
         with native_call():  # tokenizers gives the GIL up while it encodes a batch
             encodings = self.tokenizer.encode_batch([(query, doc) for doc in documents])
         logits = np.empty(len(documents), dtype=np.float64)
@@ -115,8 +115,8 @@ class OnnxCrossEncoder:
         """The pair is cut to `max_length` word pieces, the longer side first, so a long
         description's end may never reach the model: where its last piece read ends (None:
         nothing was cut; a trailing character the tokenizer drops is not a cut)."""
-        query = model_text(query[: self.max_chars])
-        document = model_text(document[: self.max_chars])
+        query = scrub_surrogates(query[: self.max_chars])
+        document = scrub_surrogates(document[: self.max_chars])
         encoding = self.tokenizer.encode(query, document)
         if not encoding.overflowing:
             return None

@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from explorer.engine.base.text import scrub_surrogates
+
 # Ours (direct, indirect, confusable, negative), the reference's TSV corpora's (task,
 # followup, distract, borderline; reference: tests/data/README.md and examples/eval.rs) and
 # skill-creator's trigger evals (should-trigger / should-not-trigger, one skill each).
@@ -148,6 +150,8 @@ def parse_toml_cases(text: str, source: str = "<cases>") -> CaseSet:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise CaseError(f"{source}: invalid TOML: {error}") from error
+    except RecursionError as error:  # tomllib recurses once per level of nesting
+        raise CaseError(f"{source}: invalid TOML: nested too deeply") from error
     tables = data.get("case", [])
     if not isinstance(tables, list) or not all(isinstance(item, dict) for item in tables):
         raise CaseError(f"{source}: 'case' must be an array of tables ([[case]])")
@@ -278,10 +282,17 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
         reason = error.msg.removesuffix(" at")
         where = f"{source}:{error.lineno}:{error.colno}"
         raise CaseError(f"{where}: invalid JSON ({reason})") from error
+    except RecursionError as error:
+        raise CaseError(f"{source}: invalid JSON (nested too deeply)") from error
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise CaseError(f"{source}: invalid JSON ({str(error).split(':')[0]})") from error
     wanted = skill  # --skill: in a set over several skills, only this one's items
     if isinstance(data, dict) and not skill:
         skill = _skill_named(data)
-    entries = _trigger_entries(data, source)
+    try:
+        entries = _trigger_entries(data, source)
+    except RecursionError as error:  # one call per level of objects in objects
+        raise CaseError(f"{source}: skill sets nested too deeply") from error
     locate = _ItemLines(text)
     cases: list[Case] = []
     skipped: list[str] = []  # an item the set cannot use is reported; the others are kept
@@ -432,13 +443,14 @@ def _listed_entries(data: Any, source: str) -> list[tuple[Any, bool | None, str 
 
 
 def _item_text(item: Any) -> str | None:
+    """The item's prompt; half a surrogate pair in its JSON escapes reads as U+FFFD."""
     if isinstance(item, str):
-        return item.strip() or None
+        return scrub_surrogates(item.strip()) or None
     if isinstance(item, dict):
         for key in TEXT_KEYS:
             value = item.get(key)
             if isinstance(value, str) and value.strip():
-                return value.strip()
+                return scrub_surrogates(value.strip())
     return None
 
 

@@ -76,6 +76,10 @@ def read_manifest(path: str | os.PathLike[str]) -> list[LibrarySpec]:
         raise LibraryError(f"{file}: cannot read manifest: {error.strerror or error}") from error
     except tomllib.TOMLDecodeError as error:
         raise LibraryError(f"{file}: invalid TOML: {error}") from error
+    except UnicodeDecodeError as error:
+        raise LibraryError(f"{file}: not UTF-8 text (byte {error.start})") from error
+    except RecursionError as error:  # tomllib recurses once per level of nesting
+        raise LibraryError(f"{file}: invalid TOML: nested too deeply") from error
     tables = data.get("library")
     if not isinstance(tables, list) or not tables:
         raise LibraryError(f"{file}: no [[library]] tables")
