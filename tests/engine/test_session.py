@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from explorer.engine.route.session import (
+    PROMPT_KEEP_CHARS,
+    SESSION_MAX_AGE_S,
     LedgerEntry,
     LedgerUnavailable,
     Session,
@@ -57,6 +59,40 @@ def test_recent_prompts_keep_the_last_distinct_turns() -> None:
     assert session.recent_prompts == ["two", "three", "four"]
     session.push_prompt("five", depth=0)  # the feature off writes nothing
     assert session.recent_prompts == ["two", "three", "four"]
+
+
+def test_a_recent_prompt_is_kept_cut_not_whole() -> None:
+    """Four 1 MB prompts made a 3 MB ledger that no one ever deleted."""
+    session = Session()
+    session.push_prompt("merge report.pdf " + "x" * 1_000_000, depth=3)
+    (kept,) = session.recent_prompts
+    assert len(kept) == PROMPT_KEEP_CHARS and kept.startswith("merge report.pdf ")
+
+
+def test_the_ledgers_of_conversations_long_idle_go(tmp_path: Path) -> None:
+    """With their locks and corrupt copies; a ledger written lately stays, and so does its
+    lock, however old (a lock keeps the time it was made)."""
+    store = SessionStore(tmp_path)
+    for session_id in ("old", "new"):
+        store.update(session_id, lambda s: s.push_prompt("merge report.pdf", 3))
+    old = store.path_for("old")
+    corrupt = old.with_name(old.name + ".corrupt-1")
+    corrupt.write_text("{not json")
+    stale = os.path.getmtime(old) - SESSION_MAX_AGE_S - 60
+    for path in (
+        old,
+        old.with_suffix(".lock"),
+        corrupt,
+        store.path_for("new").with_suffix(".lock"),
+    ):
+        os.utime(path, (stale, stale))
+    removed = SessionStore(tmp_path).tidy()
+    assert sorted(path.name for path in removed) == sorted(
+        [old.name, old.with_suffix(".lock").name, corrupt.name]
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        [store.path_for("new").name, store.path_for("new").with_suffix(".lock").name]
+    )
 
 
 def test_rearm_forgets_the_ledger_and_the_turns() -> None:

@@ -46,7 +46,16 @@ LOCK_TIMEOUT_S = 10.0  # far above a ledger update (about a millisecond), far be
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 # A temporary ledger, as _write names it: .<session file>.json.<pid>.<ns>.tmp
 _TEMPORARY_RE = re.compile(r"^\..+\.json\.(\d+)\.\d+\.tmp$")
+# A ledger (`path_for`), or one set aside as corrupt (`_read`).
+_LEDGER_RE = re.compile(r"^[A-Za-z0-9_.-]+-[0-9a-f]{12}\.json(\.corrupt-\d+)?$")
 ORPHAN_AGE_S = 60.0
+# A ledger untouched this long belongs to a conversation that ended: it goes (with its
+# lock and any copy set aside as corrupt), so the directory does not keep every prompt of
+# every session for ever. A conversation resumed after it starts with an empty ledger.
+SESSION_MAX_AGE_S = 30 * 24 * 3600.0
+# Of each recent prompt the ledger keeps this much: the context it feeds names files and
+# manifests, which a prompt names early; a pasted log of a megabyte is not kept whole.
+PROMPT_KEEP_CHARS = 4_000
 
 
 class Source(StrEnum):
@@ -103,8 +112,9 @@ class Session:
         self.loaded[skill_id] = LedgerEntry(Source.MODEL, entry.confidence if entry else 0.0)
 
     def push_prompt(self, prompt: str, depth: int) -> None:
-        """Keep the last `depth` distinct prompts; a blank prompt or a resubmit is skipped."""
-        text = prompt.strip()
+        """Keep the last `depth` distinct prompts, each cut to PROMPT_KEEP_CHARS; a blank
+        prompt or a resubmit is skipped."""
+        text = prompt.strip()[:PROMPT_KEEP_CHARS]
         if depth <= 0 or not text or (self.recent_prompts and self.recent_prompts[-1] == text):
             return
         self.recent_prompts.append(text)
@@ -147,6 +157,14 @@ class Session:
         if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
             raise ValueError("'recent_prompts' is not a list of strings")
         return cls(loaded, list(prompts))
+
+
+def _recent(path: str, now: float) -> bool:
+    """Whether `path` was written within SESSION_MAX_AGE_S (False when it is not there)."""
+    try:
+        return now - os.stat(path).st_mtime <= SESSION_MAX_AGE_S
+    except OSError:
+        return False
 
 
 class LedgerUnavailable(Exception):
@@ -231,10 +249,11 @@ class SessionStore:
             self._write(path, session)
             return session
 
-    def remove_orphans(self) -> list[Path]:
-        """Delete the temporary ledgers of hooks killed before their rename: those whose
-        writer is dead, or older than ORPHAN_AGE_S (its pid reused since; a write takes
-        milliseconds). A live writer's fresh file stays. Returns what went."""
+    def tidy(self) -> list[Path]:
+        """Delete the temporary ledgers of hooks killed before their rename (those whose
+        writer is dead, or older than ORPHAN_AGE_S: its pid reused since; a write takes
+        milliseconds), and the ledgers of conversations over SESSION_MAX_AGE_S idle. A
+        live writer's fresh file stays. Returns what went."""
         removed: list[Path] = []
         try:
             entries = list(os.scandir(self.directory))
@@ -243,11 +262,18 @@ class SessionStore:
         now = time.time()
         for entry in entries:
             match = _TEMPORARY_RE.match(entry.name)
-            if match is None:
-                continue
             try:
-                stale = now - entry.stat(follow_symlinks=False).st_mtime > ORPHAN_AGE_S
-                if stale or not pid_alive(int(match.group(1))):
+                age = now - entry.stat(follow_symlinks=False).st_mtime
+                if match is not None:
+                    gone = age > ORPHAN_AGE_S or not pid_alive(int(match.group(1)))
+                elif entry.name.endswith(".lock"):
+                    # A lock keeps the time it was made: it goes with its idle ledger,
+                    # never while the ledger is written still.
+                    ledger = entry.path.removesuffix(".lock") + ".json"
+                    gone = age > SESSION_MAX_AGE_S and not _recent(ledger, now)
+                else:
+                    gone = age > SESSION_MAX_AGE_S and _LEDGER_RE.match(entry.name) is not None
+                if gone:
                     os.unlink(entry.path)
                     removed.append(Path(entry.path))
             except OSError:
@@ -267,7 +293,7 @@ class SessionStore:
             _lock(descriptor, self.lock_timeout_s, path)
             if not self._tidied:  # every hook that reads or writes a ledger tidies up
                 self._tidied.append(True)
-                self.remove_orphans()
+                self.tidy()
             yield path
         finally:
             os.close(descriptor)  # closing releases the lock
@@ -288,7 +314,7 @@ class SessionStore:
             return Session()
 
     def _write(self, path: Path, session: Session) -> None:
-        # named as _TEMPORARY_RE expects: remove_orphans finds it if this process dies here
+        # named as _TEMPORARY_RE expects: tidy finds it if this process dies here
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
         try:
             temporary.write_text(json.dumps(session.to_json(), indent=1), encoding="utf-8")
