@@ -113,3 +113,23 @@ def test_answer_hook_is_silent_but_explains_itself_in_debug_lines() -> None:
     assert answer.payload is None and answer.warnings == ()
     assert answer.stderr_lines(debug=False) == ()
     assert "JSONDecodeError" in answer.stderr_lines(debug=True)[0]
+
+
+def test_the_debug_lines_name_a_missing_root_and_count_rejected_files(tmp_path: Path) -> None:
+    """`hook --skills` with a typo said only `stage=empty injected=[]`."""
+    from explorer.engine.host.hook import answer_hook
+
+    broken = tmp_path / "skills" / "broken" / "SKILL.md"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("no frontmatter here\n")
+    answer = answer_hook(
+        json.dumps({"prompt": "merge two report.pdf files"}),
+        cli_roots=[str(tmp_path / "nope"), str(tmp_path / "skills")],
+        assignments=("model=bow", "reranker=off"),
+        use_ski_config=False,
+        cache_dir=str(tmp_path / "cache"),
+        state_dir=tmp_path / "state",
+    )
+    debug = answer.stderr_lines(debug=True)
+    assert f"skipped {tmp_path / 'nope'}: skills root does not exist" in " ".join(debug)
+    assert "1 SKILL.md file(s) rejected; `skill-explorer lint` names them" in debug

@@ -43,6 +43,7 @@ class Host:
             state_dir=self.state,
         )
         assert not any("Error" in line for line in answer.debug), answer.debug
+        self.debug = answer.debug
         if answer.payload is None:
             return []
         text = answer.payload["hookSpecificOutput"]["additionalContext"]
@@ -59,6 +60,8 @@ def test_a_scripted_session_injects_each_skill_once_until_compaction(
     assert host.send(HookEvent.SESSION_START, source="startup") == []
     assert host.prompt(PDF_PROMPT) == ["pdf"]  # turn 1: new
     assert host.prompt(PDF_PROMPT) == []  # turn 2: already recommended, not risen
+    # The debug line says why nothing went, not only "injected=[]".
+    assert host.debug[-1].endswith("held back by the session ledger: pdf (already_recommended)")
     assert host.prompt(SHEET_PROMPT) == ["xlsx"]  # turn 3: another skill is still new
     read = {"file_path": str(SAMPLES / "xlsx" / "SKILL.md")}
     host.send(HookEvent.TOOL_USED, tool_name="Read", tool_input=read)

@@ -34,8 +34,9 @@ from explorer.engine.host.telemetry import (
 )
 from explorer.engine.host.trust import project_trust
 from explorer.engine.index.opening import open_cache, open_engine, open_library
-from explorer.engine.index.snapshot import BUDGET_NOTE
+from explorer.engine.index.snapshot import BUDGET_NOTE, Index
 from explorer.engine.index.store import prevalidate
+from explorer.engine.route.decision import Decision, GateName
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.session import LedgerUnavailable, Session, SessionStore
 
@@ -226,11 +227,32 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
         )
     debug = (
         *engine.warnings,
+        *_root_problems(index, roots),
         *index.notes,
         *notes,
-        f"stage={decision.stage} injected={list(decision.injected_ids)}",
+        f"stage={decision.stage} injected={list(decision.injected_ids)}{_held_back(decision)}",
     )
     return (hook_output(decision.text) if decision.text else None), debug
+
+
+def _held_back(decision: Decision) -> str:
+    """` held back by the session ledger: pdf (already_recommended)`, or nothing."""
+    gate = next((g for g in decision.gates if g.name == GateName.SESSION_LEDGER), None)
+    held = gate.inputs.get("held") if gate is not None else None
+    if not held:
+        return ""
+    reasons = ", ".join(f"{skill_id} ({reason})" for skill_id, reason in held.items())
+    return f" held back by the session ledger: {reasons}"
+
+
+def _root_problems(index: Index, roots: Sequence[str]) -> list[str]:
+    """A root that is not there, named; the files that did not parse, counted (lint names
+    them): the debug line of a hook that injected nothing then says why."""
+    named = [f"skipped {p.path}: {p.message}" for p in index.rejected if p.path in roots]
+    files = len(index.rejected) - len(named)
+    if files:
+        named.append(f"{files} SKILL.md file(s) rejected; `skill-explorer lint` names them")
+    return named
 
 
 def loaded_skill_id(payload: dict[str, Any]) -> str | None:
