@@ -165,3 +165,41 @@ def test_route_says_it_too(tmp_path: Path) -> None:
         rows = {row["id"]: row for row in data["skills"]}
         for skill, p in claim.p.items():
             assert round(rows[skill]["relevance"], 2) == p, (claim, skill)
+
+
+def test_the_sample_readme_s_vague_skill_claim(engine: Engine) -> None:
+    """sample_skills/README.md: the default takes both productivity-helper cases but not
+    the shorter prompt it quotes, at the p it quotes against the bar it quotes."""
+    text = " ".join((SAMPLE_SKILLS / "README.md").read_text(encoding="utf-8").split())
+    quoted = re.search(r'A prompt like "([^"]+)" barely touches it', text)
+    numbers = re.search(r"gives it p (\d\.\d\d) against the bar of (\d\.\d\d)", text)
+    assert quoted is not None and numbers is not None, "the claim moved; update this test"
+    config = Config()
+    index = open_library([str(SAMPLE_SKILLS)], config, engine=engine)
+    decision = decide(quoted.group(1), index, config)
+    assert "productivity-helper" not in decision.injected_ids
+    row = decision.row("productivity-helper")
+    assert row.relevance is not None and f"{row.relevance:.2f}" == numbers.group(1)
+    assert decision.relevance is not None
+    assert f"{decision.relevance.threshold:.2f}" == numbers.group(2)
+    cases = re.findall(
+        r'prompt = "([^"]+)"\nexpect = \["productivity-helper"\]',
+        (SAMPLE_SKILLS / "cases.toml").read_text(encoding="utf-8"),
+    )
+    assert len(cases) == 2
+    for prompt in cases:
+        assert "productivity-helper" in decide(prompt, index, config).injected_ids, prompt
+
+
+def test_the_readme_s_count_of_bundled_negatives_injected(engine: Engine) -> None:
+    """README, "How well it routes": `eval` injects on N of the bundled cases' negatives."""
+    from explorer.engine.qa.cases import load_cases
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    claimed = re.search(r"`eval` injects on (\d+) of (\d+)\)", text)
+    assert claimed is not None, "the claim moved; update this test"
+    config = Config()
+    index = open_library([str(SAMPLE_SKILLS)], config, engine=engine)
+    negatives = [c for c in load_cases(SAMPLE_SKILLS / "cases.toml").cases if not c.expect]
+    injected = sum(bool(decide(c.prompt, index, config).injected_ids) for c in negatives)
+    assert (injected, len(negatives)) == (int(claimed.group(1)), int(claimed.group(2)))
