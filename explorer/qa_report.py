@@ -227,6 +227,12 @@ def _values(values: dict[str, float]) -> str:
     return ", ".join(f"{name} = {value:g}" for name, value in values.items())
 
 
+def _column(values: Sequence[float]) -> list[str]:
+    """A grid column's values with one number of decimals (0.85 and 0.90, not 0.9)."""
+    places = max((len(f"{value:g}".partition(".")[2]) for value in values), default=0)
+    return [f"{value:.{places}f}" for value in values]
+
+
 def calibration_text(report: CalibrationReport, source: str, top: int) -> Blocks:
     rerank = (
         f"reranker {report.reranker}"
@@ -253,22 +259,26 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> Blocks
         f"top {min(top, len(report.table))} by {report.ranking}:",
     ]
     swept = list(report.swept)
+    shown = report.table[:top]
+    columns = [_column([point.values[name] for point in shown]) for name in swept]
     grid_rows = [
         [
-            *(f"{point.values[name]:g}" for name in swept),
+            *(column[row] for column in columns),
             _rate(point.train.recall),
             _rate(point.train.false_inject_rate),
             _rate(point.train.host_value),
         ]
-        for point in report.table[:top]
+        for row, point in enumerate(shown)
     ]
     lines.append(
         table([*swept, "recall", "false-inj", "host"], grid_rows, right=range(len(swept) + 3))
     )
+    # Not "recommended" when the validation split says to keep the current values.
+    chosen = "best on train" if report.validation_prefers_current else "recommended"
     lines += [
         "",
-        f"recommended: {_values(report.recommended)}",
-        f"current:     {_values(report.current)}",
+        f"{chosen + ':':<{len(chosen) + 1}} {_values(report.recommended)}",
+        f"{'current:':<{len(chosen) + 1}} {_values(report.current)}",
         *(f"caution: {caution}" for caution in report.cautions),
         "",
     ]

@@ -15,12 +15,15 @@ from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import assemble_models
 from explorer.engine.inference.rerank import OnnxCrossEncoder
 from explorer.engine.qa.calibrate import (
+    CalibrationReport,
     Grid,
+    GridPoint,
     _cautions,
     calibrate,
     default_grid,
     memoised,
     relevance_grid,
+    relevance_order,
     split_cases,
 )
 from explorer.engine.qa.cases import Case
@@ -352,3 +355,39 @@ def test_the_report_cautions_where_the_recommendation_is_weak() -> None:
     (few,) = _cautions(rates(4, 4, 2, 0), None, None, None)
     assert few.startswith("the train split has 4 positives and 2 negatives: too few")
     assert _cautions(rates(48, 40, 22, 1), better_now, worse, 0.05) == ()
+
+
+def test_the_text_calls_a_pick_the_validation_split_refutes_best_on_train() -> None:
+    """The sample library's report read "recommended: 0.85", then "keep the current ones";
+    its ranking promised points within the budget though none was, and printed 0.85 above
+    0.9."""
+    from explorer.qa_report import calibration_text
+    from explorer.terminal import render
+
+    def rates(hits: int, false: int) -> Rates:
+        recall, rate = hits / 48, false / 22
+        return Rates(70, 48, hits, 22, false, recall, rate, recall - 0.15 * rate)
+
+    table = tuple(
+        GridPoint({"relevance_threshold": value}, rates(hits, 2))
+        for value, hits in ((0.85, 38), (0.9, 37), (0.95, 31))
+    )
+    report = CalibrationReport(
+        split_note="split from the cases file", train_cases=70, validation_cases=35,
+        model="skill-encoder", reranker="r", knee={}, grid_size=3, decide_calls=210,
+        seconds=1.0, table=table, recommended={"relevance_threshold": 0.85},
+        current={"relevance_threshold": 0.48}, train_recommended=table[0].train,
+        train_current=rates(43, 7), validation_recommended=rates(38, 0),
+        validation_current=rates(42, 0), tie_break=relevance_order(0.05, within=False),
+        swept=("relevance_threshold",),
+    )  # fmt: skip
+    assert report.validation_prefers_current
+    text = "\n".join(render(block) for block in calibration_text(report, "cases.toml", 10))
+    assert "top 3 by fewest train false injections (no point keeps them within 0.05" in text
+    assert "best on train: relevance_threshold = 0.85" in text and "recommended:" not in text
+    assert "current:       relevance_threshold = 0.48" in text
+    assert [line.split()[0] for line in text.splitlines() if line.strip()[:2] == "0."][:3] == [
+        "0.85",
+        "0.90",
+        "0.95",
+    ]

@@ -294,6 +294,13 @@ class CalibrationReport:
     cautions: tuple[str, ...] = ()
 
     @property
+    def validation_prefers_current(self) -> bool:
+        """Whether the validation split, which the choice never saw, scores the current
+        values higher than the recommendation: then the report says to keep them."""
+        worse = _worse_on_validation(self.validation_recommended, self.validation_current)
+        return worse is not None
+
+    @property
     def ranking(self) -> str:
         """How the table is ordered, in words."""
         if self.swept == (RELEVANCE_PARAMETER,):
@@ -372,8 +379,14 @@ def _rank_key(point: GridPoint) -> tuple[float, ...]:
     )
 
 
-def relevance_order(budget: float) -> str:
-    """How the relevance sweep's points are ranked, said in the report."""
+def relevance_order(budget: float, within: bool = True) -> str:
+    """How the relevance sweep's points are ranked, said in the report; `within`: some
+    point keeps the train false-inject rate within the budget."""
+    if not within:
+        return (
+            f"fewest train false injections (no point keeps them within {budget:g}; "
+            "ties: the higher recall)"
+        )
     return (
         f"train recall among the points whose train false-inject rate is at most {budget:g} "
         "(ties: the higher relevance_threshold), then the others by fewest false injections"
@@ -501,7 +514,11 @@ def calibrate(
         validation_recommended=validation_recommended,
         validation_current=validation_current,
         swept=swept,
-        tie_break=relevance_order(budget) if grid.relevance_threshold else GATES_TIE_BREAK,
+        tie_break=(
+            relevance_order(budget, _relevance_rank_key(points[0], budget)[0] == 0.0)
+            if grid.relevance_threshold
+            else GATES_TIE_BREAK
+        ),
         cautions=cautions,
     )
 
@@ -531,11 +548,24 @@ def _cautions(
             f"no point keeps the train false-inject rate within {budget:g}: the "
             f"recommendation is the one with the fewest ({rate:.3f})"
         )
-    if validation is not None and validation_current is not None:
-        now, then = validation_current.host_value, validation.host_value
-        if now is not None and then is not None and then < now:
-            found.append(
-                f"on the validation split the recommendation does worse than the current "
-                f"values (host value {then:.3f} against {now:.3f}): keep the current ones"
-            )
+    worse = _worse_on_validation(validation, validation_current)
+    if worse is not None:
+        then, now = worse
+        found.append(
+            f"on the validation split the recommendation does worse than the current "
+            f"values (host value {then:.3f} against {now:.3f}): keep the current ones"
+        )
     return tuple(found)
+
+
+def _worse_on_validation(
+    recommended: Rates | None, current: Rates | None
+) -> tuple[float, float] | None:
+    """(the recommendation's, the current values') validation host value, when the first
+    is the lower; None otherwise or without a validation split."""
+    if recommended is None or current is None:
+        return None
+    then, now = recommended.host_value, current.host_value
+    if then is None or now is None or then >= now:
+        return None
+    return then, now
