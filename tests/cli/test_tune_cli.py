@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,29 @@ def test_counts_and_notes_read_as_sentences(capsys: Capture) -> None:
     assert "scored 1 description in" in out
     assert "note: the one edit scored fixed no case of the tuning part" in out
     assert "passes already, so no missed prompt offers words; edits that raise" in out
+
+
+def test_a_skill_with_nothing_to_try_says_so(capsys: Capture) -> None:
+    """productivity-helper's one tuning case passes and its description has nothing to
+    trim: 'scored 0 descriptions' sat beside 'edits that raise the margin are still tried'."""
+    cases, skills = SAMPLE_SKILLS / "cases.toml", str(SAMPLE_SKILLS)
+    code, out, _ = _run(
+        capsys, "tune", "productivity-helper", "--cases", str(cases), "--skills", skills
+    )
+    assert code == 0 and "scored 0 descriptions in" in out
+    assert "offers words, and the description has nothing to trim: nothing to try" in out
+    assert "still tried" not in out
+
+
+def test_a_sibling_s_broken_case_shows_the_p_that_broke_it(capsys: Capture) -> None:
+    """'BREAK … (expects react-component-builder) [… p -0.001]' gave only the edited
+    skill's own move; the sibling's p fell under its bar, which the line now says."""
+    cases, skills = SAMPLE_SKILLS / "cases.toml", str(SAMPLE_SKILLS)
+    code, out, _ = _run(capsys, "tune", "regex-builder", "--cases", str(cases), "--skills", skills)
+    assert code == 0
+    line = next(line for line in out.splitlines() if "(expects react-component-builder)" in line)
+    moved = r"react-component-builder p (\d\.\d{3}) -> (\d\.\d{3}) \(bar (\d\.\d\d)\)"
+    found = re.search(moved, line)
+    assert found is not None, line
+    was, now, bar = (float(value) for value in found.groups())
+    assert was >= bar > now

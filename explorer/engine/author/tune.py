@@ -166,6 +166,10 @@ class Probe:
     relevance: float | None
     terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
     stage: str  # the cascade stage that decided (decision.Stage's value)
+    # Another skill's case: the p of the skill it expects, and the bar it had to clear
+    # (the relevance model's leads tie every candidate's p to the others').
+    expected_p: float | None = None
+    bar: float | None = None
 
 
 def _probe(
@@ -180,6 +184,8 @@ def _probe(
     row = decision.rows.by_id(skill_id)
     position = index.positions[skill_id]
     terms = frozenset(index.lexical.explain(case.prompt, position).matched)
+    expected = next((other for other in case.expect if other != skill_id), None)
+    expected_row = decision.rows.by_id(expected) if expected in index.positions else None
     return Probe(
         injected=tuple(decision.injected_ids),
         passed=passes(case, decision.injected_ids),
@@ -189,6 +195,8 @@ def _probe(
         relevance=row.relevance,
         terms=terms,
         stage=decision.stage.value,
+        expected_p=expected_row.relevance if expected_row is not None else None,
+        bar=decision.relevance.threshold if decision.relevance is not None else None,
     )
 
 
@@ -207,6 +215,9 @@ class Flip:
     terms_lost: tuple[str, ...]
     stages: tuple[str, str]  # the stage that decided, before and after
     rerank_after: float | None  # the skill's logit after the edit, when reranked
+    # Another skill's case: the expected skill's p before and after, and the bar after.
+    expected_p: tuple[float | None, float | None] = (None, None)
+    bar: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -225,6 +236,8 @@ class Flip:
             "terms_lost": list(self.terms_lost),
             "stages": list(self.stages),
             "rerank_after": self.rerank_after,
+            "expected_p": list(self.expected_p),
+            "bar": self.bar,
         }
 
 
@@ -262,6 +275,8 @@ def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) ->
         terms_lost=tuple(sorted(before.terms - after.terms)),
         stages=(before.stage, after.stage),
         rerank_after=after.rerank,
+        expected_p=(before.expected_p, after.expected_p),
+        bar=after.bar,
     )
 
 
@@ -1225,9 +1240,14 @@ def tune(
             proposals = _proposals(description, evidence, options, authors_first)
             if not steps and split.tuning:
                 if not missed and not wrong:
+                    tried = (
+                        "; edits that raise the margin are still tried"
+                        if proposals
+                        else ", and the description has nothing to trim: nothing to try"
+                    )
                     notes.append(
                         "every case of the tuning part passes already, so no missed prompt "
-                        "offers words; edits that raise the margin are still tried"
+                        f"offers words{tried}"
                     )
                 elif not proposals:
                     notes.append(
