@@ -368,5 +368,6 @@ def collisions_text(found: CollisionMap, top: int) -> str:
     for number, collision in enumerate(found.collisions[:top], 1):
         lines += ["", *collision_lines(collision, number)]
     if len(found.collisions) > top:
-        lines += ["", f"… {len(found.collisions) - top} lighter pairs (--top N)"]
+        lighter = counted(len(found.collisions) - top, "lighter pair")
+        lines += ["", f"… {lighter} (--top N)"]
     return "\n".join(lines)

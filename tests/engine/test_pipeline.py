@@ -237,3 +237,10 @@ def test_rows_match_the_lexical_index(bow_index) -> None:
     ranked = sorted((row for row in decision.rows if row.bm25_rank), key=lambda r: r.bm25_rank)
     assert [row.bm25 for row in ranked] == sorted((row.bm25 for row in ranked), reverse=True)
     assert np.all(np.diff([row.score for row in decision.rows[1:]]) <= 0)
+
+
+def test_nothing_injected_counts_no_characters(bow_index) -> None:
+    """`why` gave char_budget chars=94 (the header's) beside an empty text."""
+    decision = decide("zzqx wvyk", bow_index, Config(model="bow", reranker="off"))
+    assert decision.text == ""
+    assert decision.gate(GateName.CHAR_BUDGET).inputs["chars"] == 0

@@ -521,3 +521,16 @@ def test_decide_reads_the_bar_of_the_library_s_size(
 def test_a_pinned_threshold_is_a_probability(value: str) -> None:
     with pytest.raises(ConfigError, match="relevance_threshold"):
         load_config(assignments=[f"relevance_threshold={value}"], use_ski_config=False)
+
+
+def test_the_timed_stages_add_up_to_the_total(engine: Engine) -> None:
+    """The gates' time held the multilingual pass and the reranker's, which were listed
+    beside it too: `why` read 'multilingual 191.9, rerank 43.1, gates 238.3, total 256.5'."""
+    from tests.conftest import SAMPLE_SKILLS
+
+    config = Config()
+    index = open_library([SAMPLE_SKILLS], config, engine=engine)
+    timings = decide("merge two report.pdf files into one", index, config).timings_ms
+    assert {"multilingual", "rerank", "gates"} <= set(timings)
+    parts = sum(value for name, value in timings.items() if name != "total")
+    assert parts <= timings["total"] + 0.01, timings

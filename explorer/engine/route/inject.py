@@ -103,8 +103,9 @@ def _explorer(picks: list[Pick], config: Config) -> Built:
         parts.append(entry)
         used += len(entry) + (1 if len(parts) > 1 else 0)
         kept.append(pick)
-    text = header + "\n".join(parts) if parts else ""
-    return Built(text, tuple(kept), tuple(dropped), used)
+    if not parts:  # nothing is sent, not even the header
+        return Built("", (), tuple(dropped), 0)
+    return Built(header + "\n".join(parts), tuple(kept), tuple(dropped), used)
 
 
 def _reference(picks: list[Pick], config: Config) -> Built:
