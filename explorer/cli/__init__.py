@@ -28,8 +28,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in REGISTRY if only is None else (only,):
         command = create_command(name)
         # No abbreviations: `--skill` on a command without it would be read as `--skills`.
+        # Every command's --help opens with a sentence: its own, else its one-line help.
+        description = command.description or f"{command.help[:1].upper()}{command.help[1:]}."
         sub = subparsers.add_parser(
-            name, help=command.help, description=command.description, allow_abbrev=False
+            name, help=command.help, description=description, allow_abbrev=False
         )
         command.add_arguments(sub)
         sub.set_defaults(command_parser=sub)  # its usage, for an argument it does not know

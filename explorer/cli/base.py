@@ -82,7 +82,9 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="DIR",
-        help="a skills root (repeatable); default: the config's roots",
+        help="a skills root (repeatable); default: $SKILL_EXPLORER_ROOTS, else $SKI_ROOTS, "
+        "else the config's roots, else those of ~/.claude/skills, ~/.claude/plugins and "
+        "./.claude/skills that exist",
     )
     parser.add_argument("--config", metavar="FILE", help="a TOML config layered over the others")
     parser.add_argument(

@@ -399,3 +399,21 @@ def test_a_damaged_skill_record_costs_one_rebuild_not_the_answer(tmp_path: Path,
     assert code == 0 and out == first
     assert "records.blob: entry" in err and "the index store is rebuilt" in err
     assert len(list((cache / "index").glob("*.idx"))) == 1  # the new one
+
+
+def test_every_command_s_help_opens_with_a_sentence_and_every_argument_has_help() -> None:
+    """route, why, hook, index, watch, bench, init and doctor had no description; route's
+    and why's prompt had no help; history's and trust's opened with raw backticks."""
+    import argparse
+
+    from explorer.cli import build_parser
+    from explorer.cli.commands import REGISTRY
+
+    for name in REGISTRY:
+        parser = build_parser(name)
+        (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub = subparsers.choices[name]
+        assert sub.description and sub.description[0].isupper(), (name, sub.description)
+        assert sub.description.rstrip().endswith("."), (name, sub.description)
+        for action in sub._actions:
+            assert action.help, (name, action.dest)

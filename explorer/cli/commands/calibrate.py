@@ -45,7 +45,9 @@ class CalibrateCommand(Command):
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("cases", metavar="CASES", nargs="?", help="cases file (.toml, or .tsv)")
+        parser.add_argument(
+            "cases", metavar="CASES", nargs="?", help="cases file (.toml, or .tsv); or --manifest"
+        )
         add_library_options(parser)
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument(

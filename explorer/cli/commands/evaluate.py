@@ -90,7 +90,8 @@ class EvalCommand(Command):
             metavar="ID",
             help="the skill a skill-creator trigger eval set is about: a list of "
             '{"query": ..., "should_trigger": true|false}, or {"evals": [{"prompt": ..., '
-            '"should_trigger": ...}]} (default: its skill_name)',
+            '"should_trigger": ...}]} (default: its skill_name); without CASES, only this '
+            "skill's own trigger evals",
         )
         parser.add_argument(
             "--by-library",

@@ -35,7 +35,7 @@ def default_log() -> Path:
 class HistoryCommand(Command):
     name = "history"
     help = "usage from the telemetry log, and the logged prompts an edit would change"
-    description = __doc__
+    description = (__doc__ or "").split("\n\n", 1)[-1]  # past the usage line
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

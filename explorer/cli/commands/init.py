@@ -28,8 +28,8 @@ class InitCommand(Command):
             default=[],
             metavar="DIR",
             help="skills roots for the hook command (default: what the hook finds itself: "
-            "$SKI_ROOTS, roots in the config, ~/.claude/skills, ~/.claude/plugins, "
-            "./.claude/skills)",
+            "$SKILL_EXPLORER_ROOTS, $SKI_ROOTS, roots in the config, ~/.claude/skills, "
+            "~/.claude/plugins, ./.claude/skills)",
         )
         parser.add_argument(
             "--replace",

@@ -15,7 +15,7 @@ class RouteCommand(Command):
     help = "route one prompt and print the decision"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("prompt")
+        parser.add_argument("prompt", help="the prompt, as a user would type it (quoted)")
         add_cwd_option(parser)
         parser.add_argument("--json", action="store_true", help="print the full decision as JSON")
         add_common_options(parser)

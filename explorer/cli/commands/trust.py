@@ -1,7 +1,7 @@
 """`trust [DIR]`: let the hook read DIR's skill-explorer.toml (workspace trust).
 
-`trust` trusts the current directory, `trust DIR` another one, `--list` shows the list,
-`--remove DIR` takes one off. The hook ignores a project config until its directory is
+With no DIR it trusts the current directory, with DIR that one; --list shows the list,
+--remove DIR takes one off. The hook ignores a project config until its directory is
 trusted, because the hook runs in every repository the agent opens, cloned ones included.
 """
 
@@ -18,7 +18,7 @@ from explorer.terminal import emit
 class TrustCommand(Command):
     name = "trust"
     help = "trust a directory's skill-explorer.toml for the hook (--list, --remove DIR)"
-    description = __doc__
+    description = (__doc__ or "").split("\n\n", 1)[-1]  # past the usage line
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("dir", nargs="?", metavar="DIR", help="default: this directory")

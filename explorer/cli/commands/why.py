@@ -22,7 +22,7 @@ class WhyCommand(Command):
     help = "explain a routing: channels, gates and BM25 terms"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("prompt")
+        parser.add_argument("prompt", help="the prompt, as a user would type it (quoted)")
         add_cwd_option(parser)
         parser.add_argument(
             "--skill", metavar="ID", help="explain this skill's terms, even if it lost"
