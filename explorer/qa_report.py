@@ -60,9 +60,7 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
         f"({r.positives} positive, {r.negatives} negative) "
         f"on {counted(report.skills, 'skill')} [{report.label}]",
         f"model {report.models['dense']}, reranker {report.models['reranker'] or 'none'}; "
-        f"min_similarity {report.thresholds['min_similarity']:.2f}, "
-        f"score_margin {report.thresholds['score_margin']:.2f}; "
-        f"preset {report.config.get('preset', 'reference')}",
+        f"{_deciding(report.thresholds)}; preset {report.config.get('preset', 'reference')}",
         "",
         *headline(r),
         f"stage-1 recall@{report.k:<3} {_rate(report.recall_at_k)}  "
@@ -221,6 +219,17 @@ def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalRep
         f"timings: A median {timing_a.median_ms:.1f} ms, B median {timing_b.median_ms:.1f} ms",
     ]
     return lines
+
+
+def _deciding(thresholds: dict[str, float]) -> str:
+    """The thresholds that decide an eval's cases: the relevance model's bar where it
+    decides (the floor is its fallback then), else the cascade's floor and margin."""
+    if "relevance_threshold" in thresholds:
+        return f"the relevance model injects at p ≥ {thresholds['relevance_threshold']:.2f}"
+    return (
+        f"min_similarity {thresholds['min_similarity']:.2f}, "
+        f"score_margin {thresholds['score_margin']:.2f}"
+    )
 
 
 def _values(values: dict[str, float]) -> str:

@@ -241,7 +241,8 @@ def preset_line(decision: Decision) -> str:
         return "preset: (unknown)"
     parts = [f"preset: {tuning['preset']}"]
     if tuning.get("relevance"):
-        parts.append("the relevance model decides over every channel (§9.12)")
+        bar = f" at p ≥ {decision.relevance.threshold:.2f}" if decision.relevance else ""
+        parts.append(f"the relevance model decides over every channel (§9.12){bar}")
         return "; ".join(parts)
     if tuning.get("relevance_off"):
         parts.append(str(tuning["relevance_off"]))
@@ -282,6 +283,19 @@ def preset_line(decision: Decision) -> str:
     return "; ".join(parts)
 
 
+def dense_line(decision: Decision) -> str:
+    """The dense model and the floor it gives the cascade: where the relevance model
+    decides, that floor serves only prompts it cannot judge, and the line says so."""
+    models, thresholds = decision.models, decision.thresholds
+    floor = (
+        f"min_similarity {thresholds['min_similarity']:.2f}, score_margin "
+        f"{thresholds['score_margin']:.2f}: {models['calibration']}"
+    )
+    if decision.tuning.get("relevance"):
+        floor = f"the relevance model's fallback: {floor}"
+    return f"dense model: {models['dense']} ({floor})"
+
+
 def why_report(
     decision: Decision, index: Index, *, top: int = 8, skill: str | None = None
 ) -> Blocks:
@@ -290,9 +304,7 @@ def why_report(
     lines: Blocks = [
         f"prompt: {decision.prompt!r}",
         f"query terms: {', '.join(decision.query_terms) or '(none)'}",
-        f"dense model: {models['dense']} (min_similarity "
-        f"{decision.thresholds['min_similarity']:.2f}, score_margin "
-        f"{decision.thresholds['score_margin']:.2f}: {models['calibration']})",
+        dense_line(decision),
         preset_line(decision),
         f"reranker: {reranker}",
         *(

@@ -346,3 +346,25 @@ def test_eval_without_cases_runs_the_skills_own_trigger_evals(
     ]
     code, _, err = run(capsys, "eval", *common, "--skill", "changelog-generator")
     assert code == 2 and "'changelog-generator' has no trigger evals of its own" in err
+
+
+def test_under_the_relevance_model_eval_and_why_lead_with_its_bar(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    """Their headers quoted min_similarity and score_margin, which decide nothing where
+    the relevance model does (they serve only where it cannot)."""
+    from tests.conftest import SAMPLE_SKILLS
+
+    cases = tmp_path / "cases.toml"
+    cases.write_text(
+        '[[case]]\nprompt = "merge two report.pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
+    )
+    common = ("--skills", str(SAMPLE_SKILLS), "--set", "relevance_threshold=0.4")
+    code, out, _ = run(capsys, "eval", str(cases), *common)
+    assert code == 0 and "; the relevance model injects at p ≥ 0.40; preset learned" in out
+    assert "min_similarity" not in out.splitlines()[1]
+    _, out, _ = run(capsys, "eval", str(cases), *common, "--json")
+    assert json.loads(out)["thresholds"]["relevance_threshold"] == 0.4
+    _, out, _ = run(capsys, "why", "merge two report.pdf files", *common)
+    assert "the relevance model decides over every channel (§9.12) at p ≥ 0.40" in out
+    assert "(the relevance model's fallback: min_similarity " in out

@@ -39,7 +39,7 @@ from explorer.engine.qa.cases import KINDS, Case
 from explorer.engine.qa.evaluate import TUNED_FIELDS, Rates, percentiles, rates
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import resolve
-from explorer.engine.route.relevance import load_relevance_model
+from explorer.engine.route.relevance import load_relevance_model, relevance_bar
 
 SCHEMA = "skill-explorer/calibration@1"
 TRAIN_FRACTION = 2 / 3
@@ -412,10 +412,7 @@ def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[s
     }
     values.update({"rerank_min": tuning.rerank_min, "rerank_margin": tuning.rerank_margin})
     if RELEVANCE_PARAMETER in swept:
-        pinned = config.relevance_threshold
-        values[RELEVANCE_PARAMETER] = (
-            load_relevance_model().thresholds_for(len(index))[0] if pinned is None else pinned
-        )
+        values[RELEVANCE_PARAMETER] = relevance_bar(config, len(index))
     return {name: values[name] for name in swept}
 
 

@@ -23,6 +23,7 @@ from explorer.engine.qa.cases import GROUPS, KINDS, SHOULD_NOT_TRIGGER, SHOULD_T
 from explorer.engine.route.decision import Decision, Row, Stage, Verdict
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import resolve
+from explorer.engine.route.relevance import relevance_bar
 
 SCHEMA = "skill-explorer/eval@1"
 COMPARE_SCHEMA = "skill-explorer/eval-compare@1"
@@ -411,8 +412,13 @@ def report_from(
 
 
 def _thresholds(config: Config, index: Index) -> dict[str, float]:
+    """The thresholds that decide: the relevance model's bar for this library's size
+    (§9.12) where it decides, and the cascade's floor and margin (its fallback)."""
     tuning = resolve(config, index.models.status, len(index))
-    return {"min_similarity": tuning.min_similarity, "score_margin": tuning.score_margin}
+    found = {"min_similarity": tuning.min_similarity, "score_margin": tuning.score_margin}
+    if tuning.relevance:
+        found["relevance_threshold"] = relevance_bar(config, len(index))
+    return found
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from explorer.engine.inference.multilingual import MULTILINGUAL_MODEL
 from explorer.engine.route.presets import generic_word
 
 if TYPE_CHECKING:
+    from explorer.engine.base.config import Config
     from explorer.engine.index.lexical import Explain
     from explorer.engine.route.query import Query
 
@@ -592,3 +593,11 @@ def choice_probabilities(scores: np.ndarray) -> np.ndarray:
 def load_relevance_model(path: str = str(RELEVANCE_MODEL)) -> RelevanceModel:
     """The packaged model (or another JSON file of the same shape)."""
     return RelevanceModel.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def relevance_bar(config: Config, library_size: int) -> float:
+    """The injection threshold in force: the config's pinned one, else the packaged
+    model's for a library of this size (its `size_tiers`)."""
+    if config.relevance_threshold is not None:
+        return config.relevance_threshold
+    return load_relevance_model().thresholds_for(library_size)[0]
