@@ -7,6 +7,8 @@ import fcntl
 import json
 import multiprocessing
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,51 @@ def test_the_ledgers_of_conversations_long_idle_go(tmp_path: Path) -> None:
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
         [store.path_for("new").name, store.path_for("new").with_suffix(".lock").name]
     )
+
+
+def test_an_idle_conversation_resumed_or_in_use_keeps_its_ledger(tmp_path: Path) -> None:
+    """tidy runs under a session's lock: it deleted the very ledger and lock that the
+    process resuming a 30-day-old conversation held; and a lock another process holds
+    means the session is in use, whatever the files' times."""
+    store = SessionStore(tmp_path)
+    for session_id in ("resumed", "busy"):
+        store.update(session_id, lambda s: s.mark_recommended("pdf", 0.9))
+        stale = os.path.getmtime(store.path_for(session_id)) - SESSION_MAX_AGE_S - 60
+        for path in (store.path_for(session_id), store.path_for(session_id).with_suffix(".lock")):
+            os.utime(path, (stale, stale))
+    busy = os.open(store.path_for("busy").with_suffix(".lock"), os.O_RDWR)
+    fcntl.flock(busy, fcntl.LOCK_EX)
+    try:
+        session = SessionStore(tmp_path).update("resumed", lambda s: s.mark_loaded("xlsx"))
+    finally:
+        os.close(busy)
+    assert set(session.loaded) == {"pdf", "xlsx"}
+    for session_id in ("resumed", "busy"):
+        assert store.path_for(session_id).exists()
+        assert store.path_for(session_id).with_suffix(".lock").exists()
+
+
+def test_a_lock_file_removed_while_waited_for_is_not_the_one_locked(tmp_path: Path) -> None:
+    """A hook that opened the lock before tidy removed it must not hold a lock on a file
+    no other hook can see: it locks the one now at the path."""
+    store = SessionStore(tmp_path, lock_timeout_s=5.0)
+    path = store.path_for("s")
+    lock = path.with_suffix(".lock")
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    got: list[int] = []
+    waiter = threading.Thread(target=lambda: got.append(store._lock_file(path)))
+    waiter.start()  # off the main thread it polls the file it opened
+    time.sleep(0.2)
+    lock.unlink()
+    os.close(os.open(lock, os.O_RDWR | os.O_CREAT))  # another hook's new lock file
+    os.close(holder)
+    waiter.join(5)
+    (descriptor,) = got
+    try:
+        assert os.fstat(descriptor).st_ino == os.stat(lock).st_ino
+    finally:
+        os.close(descriptor)
 
 
 def test_rearm_forgets_the_ledger_and_the_turns() -> None:

@@ -46,8 +46,6 @@ LOCK_TIMEOUT_S = 10.0  # far above a ledger update (about a millisecond), far be
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 # A temporary ledger, as _write names it: .<session file>.json.<pid>.<ns>.tmp
 _TEMPORARY_RE = re.compile(r"^\..+\.json\.(\d+)\.\d+\.tmp$")
-# A ledger (`path_for`), or one set aside as corrupt (`_read`).
-_LEDGER_RE = re.compile(r"^[A-Za-z0-9_.-]+-[0-9a-f]{12}\.json(\.corrupt-\d+)?$")
 ORPHAN_AGE_S = 60.0
 # A ledger untouched this long belongs to a conversation that ended: it goes (with its
 # lock and any copy set aside as corrupt), so the directory does not keep every prompt of
@@ -159,12 +157,34 @@ class Session:
         return cls(loaded, list(prompts))
 
 
-def _recent(path: str, now: float) -> bool:
-    """Whether `path` was written within SESSION_MAX_AGE_S (False when it is not there)."""
+def _remove_idle(lock: Path, now: float) -> list[Path]:
+    """A conversation's ledger, its copies set aside as corrupt, and its lock (which keeps
+    the time it was made), when none of the ledgers was written within SESSION_MAX_AGE_S.
+
+    Only under the conversation's own lock, taken without waiting: a session in use,
+    this process's own included, keeps its files. A hook that opened the lock file before
+    it went finds, once it holds the lock, that the file is no longer the one at the path
+    and locks the new one (`SessionStore._locked`)."""
     try:
-        return now - os.stat(path).st_mtime <= SESSION_MAX_AGE_S
+        descriptor = os.open(lock, os.O_RDWR)
     except OSError:
-        return False
+        return []
+    try:
+        if not _try_lock(descriptor, lock):
+            return []
+        ledgers = list(lock.parent.glob(lock.name.removesuffix(".lock") + ".json*"))
+        if any(now - path.stat().st_mtime <= SESSION_MAX_AGE_S for path in ledgers):
+            return []
+        removed = []
+        for path in (*ledgers, lock):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+        return removed
+    except (OSError, LedgerUnavailable):
+        return []
+    finally:
+        os.close(descriptor)
 
 
 class LedgerUnavailable(Exception):
@@ -252,8 +272,8 @@ class SessionStore:
     def tidy(self) -> list[Path]:
         """Delete the temporary ledgers of hooks killed before their rename (those whose
         writer is dead, or older than ORPHAN_AGE_S: its pid reused since; a write takes
-        milliseconds), and the ledgers of conversations over SESSION_MAX_AGE_S idle. A
-        live writer's fresh file stays. Returns what went."""
+        milliseconds), and the files of conversations over SESSION_MAX_AGE_S idle
+        (`_remove_idle`). A live writer's fresh file stays. Returns what went."""
         removed: list[Path] = []
         try:
             entries = list(os.scandir(self.directory))
@@ -264,18 +284,11 @@ class SessionStore:
             match = _TEMPORARY_RE.match(entry.name)
             try:
                 age = now - entry.stat(follow_symlinks=False).st_mtime
-                if match is not None:
-                    gone = age > ORPHAN_AGE_S or not pid_alive(int(match.group(1)))
-                elif entry.name.endswith(".lock"):
-                    # A lock keeps the time it was made: it goes with its idle ledger,
-                    # never while the ledger is written still.
-                    ledger = entry.path.removesuffix(".lock") + ".json"
-                    gone = age > SESSION_MAX_AGE_S and not _recent(ledger, now)
-                else:
-                    gone = age > SESSION_MAX_AGE_S and _LEDGER_RE.match(entry.name) is not None
-                if gone:
+                if match is not None and (age > ORPHAN_AGE_S or not pid_alive(int(match.group(1)))):
                     os.unlink(entry.path)
                     removed.append(Path(entry.path))
+                elif age > SESSION_MAX_AGE_S and entry.name.endswith(".lock"):
+                    removed += _remove_idle(Path(entry.path), now)
             except OSError:
                 continue  # gone already (another hook), or not ours to remove
         return removed
@@ -283,20 +296,37 @@ class SessionStore:
     @contextlib.contextmanager
     def _locked(self, session_id: str) -> Iterator[Path]:
         path = self.path_for(session_id)
+        descriptor = self._lock_file(path)
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as error:
-            message = f"cannot open the session lock in {self.directory}: {error}"
-            raise LedgerUnavailable(message) from error
-        try:
-            _lock(descriptor, self.lock_timeout_s, path)
             if not self._tidied:  # every hook that reads or writes a ledger tidies up
                 self._tidied.append(True)
                 self.tidy()
             yield path
         finally:
             os.close(descriptor)  # closing releases the lock
+
+    def _lock_file(self, path: Path) -> int:
+        """The session's lock file, open and locked. A lock file that `tidy` removed while
+        this process waited for it is no longer at its path: the next one is locked then."""
+        lock = path.with_suffix(".lock")
+        while True:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as error:
+                message = f"cannot open the session lock in {self.directory}: {error}"
+                raise LedgerUnavailable(message) from error
+            try:
+                _lock(descriptor, self.lock_timeout_s, path)
+                held, now = os.fstat(descriptor), os.stat(lock)
+                if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                    return descriptor
+            except FileNotFoundError:
+                pass  # removed after this process opened it
+            except BaseException:
+                os.close(descriptor)
+                raise
+            os.close(descriptor)
 
     def _read(self, path: Path) -> Session:
         try:
