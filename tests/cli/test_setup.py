@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
-from explorer.engine.host.setup import hook_command, hook_wired, merge_hook, parse_hook_command
+from explorer.engine.host.setup import (
+    hook_command,
+    merge_hook,
+    parse_hook_command,
+    wired_commands,
+)
 from tests.conftest import SAMPLE_SKILLS
 
 
@@ -106,8 +111,8 @@ def test_init_user_and_dry_run(project: Path, capsys) -> None:
     assert code == 0 and json.loads(out)["hooks"]["UserPromptSubmit"]
     assert not (home / ".claude" / "settings.json").exists()
     assert run(capsys, "init", "--user")[0] == 0
-    assert hook_wired(home / ".claude" / "settings.json") is True
-    assert hook_wired(project / ".claude" / "settings.json") is None
+    assert wired_commands(home / ".claude" / "settings.json")
+    assert wired_commands(project / ".claude" / "settings.json") is None
 
 
 def test_the_hook_counts_as_wired_whatever_the_path_looks_like() -> None:
@@ -131,8 +136,21 @@ def test_the_hook_counts_as_wired_whatever_the_path_looks_like() -> None:
     [
         ("SKILL_EXPLORER_DEBUG=1 skill-explorer hook --skills a --skills=b", True, ("a", "b")),
         ("cd /work && /venv/bin/python3 -m explorer hook", True, ()),
+        ("cd /p; skill-explorer hook", True, ()),
+        ("a&&skill-explorer hook", True, ()),
+        ("(skill-explorer hook --skills x)", True, ("x",)),
+        ("env X=1 skill-explorer hook", True, ()),
+        ("timeout 5 skill-explorer hook", True, ()),
+        ("nice -n 5 skill-explorer hook", True, ()),
+        ("uvx skill-explorer hook", True, ()),
+        ("uv run skill-explorer hook --skills a", True, ("a",)),
+        ("pipx run skill-explorer hook", True, ()),
+        ("python -u -m explorer hook", True, ()),
+        ("bash -c 'skill-explorer hook --skills x'", True, ("x",)),
+        ('"$CLAUDE_PROJECT_DIR"/.venv/bin/skill-explorer hook', True, ()),
         ("echo skill-explorer hook is disabled", False, ()),
         ("skill-explorer why hook", False, ()),
+        ("python -m explorer why hook", False, ()),
         ("'skill-explorer hook", False, ()),  # unbalanced: the shell would not run it
     ],
 )
@@ -173,7 +191,7 @@ def test_init_replace_rewrites_only_its_own_entries(project: Path, capsys) -> No
     )
     before = path.read_text()
     code, out, _ = run(capsys, "init", "--skills", str(SAMPLE_SKILLS))
-    assert code == 0 and "nothing changed" in out and f"it runs:        {stale}" in out
+    assert code == 0 and "nothing changed" in out and f"the prompt's hook runs: {stale}" in out
     assert "init --replace" in out and path.read_text() == before
     assert run(capsys, "init", "--replace", "--skills", str(SAMPLE_SKILLS))[0] == 0
     hooks = json.loads(path.read_text())["hooks"]
@@ -184,7 +202,7 @@ def test_init_replace_rewrites_only_its_own_entries(project: Path, capsys) -> No
     assert (path.parent / "settings.json.bak").read_text() == before
     # Replacing what is there already writes nothing, and keeps no second backup.
     code, out, _ = run(capsys, "init", "--replace", "--skills", str(SAMPLE_SKILLS))
-    assert code == 0 and "nothing changed" in out and "it runs" not in out
+    assert code == 0 and "nothing changed" in out and "hook runs" not in out
     assert not (path.parent / "settings.json.bak.1").exists()
 
 
@@ -308,6 +326,42 @@ def test_doctor_checks_the_wired_command_can_run_and_finds_skills(project: Path,
     assert any("2 different hook commands are wired" in m for m in warnings), warnings
 
 
+def test_init_over_an_older_setup_points_at_its_stale_prompt_hook(project: Path, capsys) -> None:
+    """Only the prompt's hook wired, by a command of a moved installation: init adds the
+    two session events and says the prompt's still runs the old command."""
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    stale = "/old/venv/bin/skill-explorer hook"
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"command": stale}]}]}}))
+    code, out, _ = run(capsys, "init")
+    assert code == 0 and "added the hook for PostToolUse, SessionStart" in out
+    assert f"the prompt's hook runs: {stale}" in out and "init --replace" in out
+
+
+def test_doctor_reads_a_wired_command_as_claude_code_runs_it(project: Path, capsys) -> None:
+    """In the project's directory with $CLAUDE_PROJECT_DIR set (the form Claude Code's
+    docs show): no false 'not there'; a variable doctor cannot see is 'not checked'."""
+    program = project / ".venv" / "bin" / "skill-explorer"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    (project / "skills").mkdir()
+    commands = [
+        '"$CLAUDE_PROJECT_DIR"/.venv/bin/skill-explorer hook --skills "$CLAUDE_PROJECT_DIR/skills"',
+        ".venv/bin/skill-explorer hook --skills skills",  # relative to the project
+        "$NOT_SET_ANYWHERE/skill-explorer hook",
+    ]
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    groups = [{"hooks": [{"command": command}]} for command in commands]
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": groups}}))
+    _, out, _ = run(capsys, "doctor", "--skills", str(SAMPLE_SKILLS), "--json")
+    hook = [c for c in json.loads(out) if c["area"] == "hook"]
+    assert not [c for c in hook if c["status"] == "error"], hook
+    (unchecked,) = [c["message"] for c in hook if "not checked" in c["message"]]
+    assert unchecked.endswith("doctor cannot see: $NOT_SET_ANYWHERE/skill-explorer")
+
+
 def test_doctor_asks_for_the_session_events_an_older_setup_lacks(project: Path, capsys) -> None:
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()
@@ -353,5 +407,5 @@ def test_init_writes_through_a_symlinked_settings_file(project: Path, capsys) ->
     link.parent.mkdir()
     os.symlink(shared, link)
     assert run(capsys, "init")[0] == 0
-    assert link.is_symlink() and hook_wired(shared)
+    assert link.is_symlink() and wired_commands(shared)
     assert json.loads(shared.read_text("utf-8"))["theme"] == "dark"

@@ -76,19 +76,20 @@ class InitCommand(Command):
             return EXIT_OK
         if not installed.events:
             print(f"the hook is already wired in {installed.path}; nothing changed")
-            others = [wired.text for wired in wired_commands(path) or [] if wired.text != command]
-            if others:
-                print(f"  it runs:        {others[0]}")
-                print(f"  init would run: {command}")
-                print("  `skill-explorer init --replace` rewrites it (every other hook stays)")
-            return EXIT_OK
-        backup = f" (previous file kept as {installed.backup})" if installed.backup else ""
-        verb = "wrote" if args.replace else "added"
-        print(f"{verb} the hook for {', '.join(installed.events)} to {installed.path}{backup}:")
-        for event in installed.events:
-            print(f"  {event}: {event_command(installed.command, event)}")
-        print("next: `skill-explorer index` fills the embedding cache; `skill-explorer doctor`")
-        print("      shows the roots, model and config the hook will use")
+        else:
+            verb = "wrote" if args.replace else "added"
+            backup = f" (previous file kept as {installed.backup})" if installed.backup else ""
+            print(f"{verb} the hook for {', '.join(installed.events)} to {installed.path}{backup}:")
+            for event in installed.events:
+                print(f"  {event}: {event_command(installed.command, event)}")
+            print("next: `skill-explorer index` fills the embedding cache; `skill-explorer doctor`")
+            print("      shows the roots, model and config the hook will use")
+        # An older entry init did not replace (all wired, or only the session events added).
+        others = [wired.text for wired in wired_commands(path) or [] if wired.text != command]
+        if others:
+            print(f"  the prompt's hook runs: {others[0]}")
+            print(f"  init would run:         {command}")
+            print("  `skill-explorer init --replace` rewrites it (every other hook stays)")
         return EXIT_OK
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:  # pragma: no cover

@@ -8,8 +8,10 @@ router skips) is a warning; the rest is information.
 from __future__ import annotations
 
 import os
+import re
 import shlex
-from collections.abc import Sequence
+import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -263,11 +265,12 @@ def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
             )
     distinct = {command.text for found in wired.values() for command in found or []}
     if len(distinct) > 1:
+        holders = ", ".join(str(path) for path, found in wired.items() if found)
         report.add(
             "hook",
             WARNING,
-            f"{len(distinct)} different hook commands are wired ({project}, {user}): Claude "
-            "Code runs each, so a prompt can get its skill twice; keep one",
+            f"{len(distinct)} different hook commands are wired ({holders}): Claude Code "
+            "runs each, so a prompt can get its skill twice; keep one",
         )
     if not any(wired.values()):
         report.add(
@@ -281,22 +284,42 @@ def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
 def _wired_command_checks(
     report: Report, path: Path, command: WiredCommand, cwd: str | os.PathLike[str] | None
 ) -> None:
-    again = "skill-explorer init --replace" + (" --user" if path == settings_path(True) else "")
-    if command.missing_program():
+    """The wired command's program and --skills roots, as Claude Code runs it: in the
+    project's directory, with $CLAUDE_PROJECT_DIR set to it. What names another variable
+    cannot be checked from here, and is said to be unchecked rather than missing."""
+    project = os.path.abspath(cwd or os.getcwd())
+    variables = {**os.environ, "CLAUDE_PROJECT_DIR": project}
+    again = ["skill-explorer", "init", "--replace"]
+    again += ["--user"] if path == settings_path(True) else []
+    program = _expanded(command.program, variables)
+    roots = {root: _expanded(root, variables) for root in command.roots}
+    unchecked = [word for word, value in [(command.program, program), *roots.items()] if not value]
+    if unchecked:
+        report.add(
+            "hook",
+            INFO,
+            f"{path}: not checked, it names variables doctor cannot see: {', '.join(unchecked)}",
+        )
+    if program and _missing_program(program, project):
+        keep = [word for root in command.roots for word in ("--skills", root)]
         report.add(
             "hook",
             ERROR,
             f"{path}: the hook's program {command.program} is not there (a moved or deleted "
-            f"installation?): Claude Code cannot run it; `{again}` writes this one's",
+            f"installation?): Claude Code cannot run it; `{shlex.join(again + keep)}` writes "
+            "this installation's command",
         )
-    base = Path(cwd or os.getcwd())
-    missing = [root for root in command.roots if not (base / os.path.expanduser(root)).is_dir()]
+    missing = [
+        root
+        for root, value in roots.items()
+        if value and not Path(project, os.path.expanduser(value)).is_dir()
+    ]
     if missing and len(missing) == len(command.roots):
         report.add(
             "hook",
             ERROR,
             f"{path}: the hook's --skills {', '.join(missing)}: no such directory, so it "
-            f"finds no skills; `{again} --skills DIR` rewrites it",
+            f"finds no skills; `{shlex.join(again)} --skills DIR` rewrites it",
         )
     elif missing:
         report.add(
@@ -304,3 +327,25 @@ def _wired_command_checks(
             WARNING,
             f"{path}: the hook's --skills {', '.join(missing)}: no such directory",
         )
+
+
+_VARIABLE = re.compile(r"\$(\w+|\{(\w+)\})")
+
+
+def _expanded(word: str, variables: Mapping[str, str]) -> str:
+    """`word` with $NAME and ${NAME} replaced; '' when one of them is not set."""
+
+    def value(match: re.Match[str]) -> str:
+        return variables.get(match.group(2) or match.group(1), "\0")
+
+    expanded = _VARIABLE.sub(value, word)
+    return "" if "\0" in expanded else expanded
+
+
+def _missing_program(program: str, project: str) -> bool:
+    """Whether the program is nowhere: a path (relative to the project, where Claude Code
+    runs hooks) that is gone, or a bare name no directory of this PATH holds."""
+    if os.sep in program or (os.altsep and os.altsep in program):
+        found = Path(project, os.path.expanduser(program))
+        return not (found.is_file() and os.access(found, os.X_OK))
+    return shutil.which(program) is None

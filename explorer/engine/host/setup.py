@@ -31,8 +31,13 @@ HOOK_EVENT = "UserPromptSubmit"
 SESSION_EVENTS: dict[str, str | None] = {"PostToolUse": "Read|Skill", "SessionStart": None}
 # A shell word that sets a variable for the command after it (`DEBUG=1 skill-explorer hook`).
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
-# The words that end one command of a shell line and start the next.
-_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+# The words that end one command of a shell line and start the next (a subshell's too).
+_SEPARATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")"})
+# Programs that run the command after them (`env X=1 …`, `timeout 5 …`, `uv run …`).
+_WRAPPERS = frozenset({"env", "exec", "command", "nohup", "nice", "time", "timeout", "uvx"})
+_RUNNERS = frozenset({"uv", "pipx"})  # with `run`
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash"})  # `bash -c '…'`: the string is read too
+_DURATION = re.compile(r"\d+(\.\d+)?[smhd]?")  # `timeout 5s`, `nice -n 5`
 
 
 class SetupError(ValueError):
@@ -54,42 +59,67 @@ class WiredCommand:
     """A settings command that runs our hook, read as the shell would split it."""
 
     text: str
-    program: str  # the program it runs: `…/skill-explorer`, or the python of `-m explorer`
+    program: str  # what the shell runs first: `…/skill-explorer`, a python, `uvx`, `bash`
     roots: tuple[str, ...]  # its --skills values, as written
-
-    def missing_program(self) -> bool:
-        """Whether the program is nowhere: a path that is gone (a deleted virtual
-        environment), or a bare name no directory of this PATH holds."""
-        if os.sep in self.program or (os.altsep and os.altsep in self.program):
-            path = os.path.expanduser(self.program)
-            return not (os.path.isfile(path) and os.access(path, os.X_OK))
-        return shutil.which(self.program) is None
 
 
 def parse_hook_command(command: str) -> WiredCommand | None:
-    """`command` as our hook (`…/skill-explorer hook …` or `python -m explorer hook …`,
-    after any `VAR=value` words, in any one command of a `&&` or `;` chain), or None: a
-    command that only names it (`echo skill-explorer hook`) does not run it."""
+    """`command` as our hook, or None: `…/skill-explorer hook …` or `python … -m explorer
+    hook …`, after `VAR=value` words and wrappers (`env`, `exec`, `timeout 5`, `uvx`,
+    `uv run`, `pipx run`), in any one command of a `;`, `&&` or `|` chain or a subshell,
+    or in the string of `bash -c`. A command that only names it (`echo skill-explorer
+    hook`) does not run it."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
     try:
-        words = shlex.split(command)
+        words = list(lexer)
     except ValueError:  # unbalanced quotes: not a command the shell would run either
         return None
     start = 0
     for end in [*(at for at, word in enumerate(words) if word in _SEPARATORS), len(words)]:
-        part = words[start:end]
+        found = _run_by(words[start:end], command)
+        if found is not None:
+            return found
         start = end + 1
-        while part and _ASSIGNMENT.fullmatch(part[0]):
-            part = part[1:]
-        if not part:
+    return None
+
+
+def _run_by(part: list[str], command: str) -> WiredCommand | None:
+    """One command of a shell line as our hook, or None."""
+    program = ""
+    at = 0
+    while at < len(part):
+        word = part[at]
+        name = os.path.basename(word).lower().removesuffix(".exe")
+        skippable = _ASSIGNMENT.fullmatch(word) or (program and word.startswith("-"))
+        # timeout's duration, an option's number (`nice -n 5`)
+        argument = at and _DURATION.fullmatch(word) and part[at - 1].startswith(("-", "timeout"))
+        if skippable or argument or (name == "run" and part[at - 1] in _RUNNERS):
+            at += 1
             continue
-        program, rest = part[0], part[1:]
-        name = os.path.basename(program).lower().removesuffix(".exe")
-        if name.startswith("python") and rest[:2] == ["-m", "explorer"]:
+        program = program or word
+        rest = part[at + 1 :]
+        if name in _SHELLS and "-c" in rest and rest.index("-c") + 1 < len(rest):
+            inner = parse_hook_command(rest[rest.index("-c") + 1])
+            return None if inner is None else WiredCommand(command, program, inner.roots)
+        if name.startswith("python"):
+            options = 0
+            while options < len(rest) and rest[options].startswith("-") and rest[options] != "-m":
+                options += 1
+            rest = rest[options:]
+            if rest[:2] != ["-m", "explorer"]:
+                return None
             rest = rest[2:]
         elif name != "skill-explorer":
-            continue
-        if rest[:1] == ["hook"]:
-            return WiredCommand(command, program, _skills_values(rest[1:]))
+            if name in _WRAPPERS or name in _RUNNERS:
+                at += 1
+                continue
+            return None
+        return (
+            WiredCommand(command, program, _skills_values(rest[1:]))
+            if rest[:1] == ["hook"]
+            else None
+        )
     return None
 
 
@@ -103,17 +133,17 @@ def _skills_values(words: list[str]) -> tuple[str, ...]:
     return tuple(roots)
 
 
+def _our_command(hook: Any) -> WiredCommand | None:
+    """A settings hook (one item of a group's `hooks`) as our hook, or None."""
+    command = hook.get("command") if isinstance(hook, dict) else None
+    return parse_hook_command(command) if isinstance(command, str) else None
+
+
 def our_commands(entry: Any) -> list[WiredCommand]:
     """The commands of a settings hook group that run skill-explorer's hook."""
     if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
         return []
-    found = []
-    for hook in entry["hooks"]:
-        command = hook.get("command") if isinstance(hook, dict) else None
-        wired = parse_hook_command(command) if isinstance(command, str) else None
-        if wired is not None:
-            found.append(wired)
-    return found
+    return [wired for hook in entry["hooks"] if (wired := _our_command(hook)) is not None]
 
 
 def runs_our_hook(entry: Any) -> bool:
@@ -170,11 +200,7 @@ def _without_ours(entry: Any) -> Any:
     """A hook group without the commands that run our hook; None when nothing is left."""
     if not runs_our_hook(entry):
         return entry
-    kept = [
-        hook
-        for hook in entry["hooks"]
-        if not (isinstance(hook, dict) and our_commands({"hooks": [hook]}))
-    ]
+    kept = [hook for hook in entry["hooks"] if _our_command(hook) is None]
     return {**entry, "hooks": kept} if kept else None
 
 
@@ -229,41 +255,35 @@ def _backup(path: Path) -> Path:
     return candidate
 
 
-def wired_commands(path: Path) -> list[WiredCommand] | None:
-    """The UserPromptSubmit commands of `path` that run our hook; None when the file is
-    missing or unreadable."""
+def _hooks(path: Path) -> dict[str, Any] | None:
+    """The `hooks` object of a settings file ({} when it has none of that shape); None
+    when the file is missing or unreadable."""
     try:
         settings = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    entries = hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
+    return hooks if isinstance(hooks, dict) else {}
+
+
+def _event_commands(hooks: dict[str, Any], event: str) -> list[WiredCommand]:
+    entries = hooks.get(event)
     if not isinstance(entries, list):
         return []
     return [command for entry in entries for command in our_commands(entry)]
 
 
-def hook_wired(path: Path) -> bool | None:
-    """Whether `path` wires our hook; None when the file is missing or unreadable."""
-    commands = wired_commands(path)
-    return None if commands is None else bool(commands)
+def wired_commands(path: Path) -> list[WiredCommand] | None:
+    """The UserPromptSubmit commands of `path` that run our hook; None when the file is
+    missing or unreadable."""
+    hooks = _hooks(path)
+    return None if hooks is None else _event_commands(hooks, HOOK_EVENT)
 
 
 def missing_session_events(path: Path) -> tuple[str, ...]:
     """The session events (§10) `path` does not wire to our hook; () when all are, or when
-    the file is missing or unreadable (hook_wired says so)."""
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    the file is missing or unreadable (`wired_commands` says so)."""
+    hooks = _hooks(path)
+    if hooks is None:
         return ()
-    hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    if not isinstance(hooks, dict):
-        return tuple(SESSION_EVENTS)
-    return tuple(
-        event
-        for event in SESSION_EVENTS
-        if not (
-            isinstance(hooks.get(event), list)
-            and any(runs_our_hook(entry) for entry in hooks[event])
-        )
-    )
+    return tuple(event for event in SESSION_EVENTS if not _event_commands(hooks, event))
