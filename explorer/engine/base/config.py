@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 from explorer.engine.base import paths
 from explorer.engine.base.ranges import range_error
+from explorer.engine.base.toml_reading import TomlUnreadable, read_toml_text
 
 
 class ConfigError(ValueError):
@@ -302,16 +302,11 @@ def _flatten(values: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str,
 
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        return read_toml_text(path.read_bytes())
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config file: {error.strerror}") from error
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from error
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); TOML is UTF-8") from error
-    except RecursionError as error:  # tomllib recurses once per level of nesting
-        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from error
+    except TomlUnreadable as error:
+        raise ConfigError(f"{path}: {error}") from error
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -327,8 +322,8 @@ def read_value(name: str, raw: str) -> Any:
     """A value typed by a person: TOML if it parses, else text; text fields keep the text."""
     raw = raw.strip()
     try:
-        value = tomllib.loads(f"value = {raw}")["value"]
-    except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: nested too deeply
+        value = read_toml_text(f"value = {raw}")["value"]
+    except TomlUnreadable:
         return raw
     if _HINTS.get(name) is str and not isinstance(value, str):
         return raw  # query_prefix=2024 is text, not a number

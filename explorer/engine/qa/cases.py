@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from explorer.engine.base.text import scrub_surrogates
+from explorer.engine.base.toml_reading import TomlUnreadable, read_toml_text
 
 # Ours (direct, indirect, confusable, negative), the reference's TSV corpora's (task,
 # followup, distract, borderline; reference: tests/data/README.md and examples/eval.rs) and
@@ -147,11 +147,9 @@ def load_cases(path: str | os.PathLike[str], *, skill: str | None = None) -> Cas
 def parse_toml_cases(text: str, source: str = "<cases>") -> CaseSet:
     """`[[case]]` tables with prompt, expect (list), kind, optional note and split."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise CaseError(f"{source}: invalid TOML: {error}") from error
-    except RecursionError as error:  # tomllib recurses once per level of nesting
-        raise CaseError(f"{source}: invalid TOML: nested too deeply") from error
+        data = read_toml_text(text)
+    except TomlUnreadable as error:
+        raise CaseError(f"{source}: {error}") from error
     tables = data.get("case", [])
     if not isinstance(tables, list) or not all(isinstance(item, dict) for item in tables):
         raise CaseError(f"{source}: 'case' must be an array of tables ([[case]])")

@@ -26,13 +26,13 @@ import os
 import re
 import shutil
 import tempfile
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.engine.base.config import Config
+from explorer.engine.base.toml_reading import TomlUnreadable, read_toml_text
 from explorer.engine.index.snapshot import Index
 from explorer.engine.qa.calibrate import split_cases
 from explorer.engine.qa.cases import Case, CaseError, load_cases
@@ -71,15 +71,11 @@ def read_manifest(path: str | os.PathLike[str]) -> list[LibrarySpec]:
     """Read a manifest TOML file; every path in it is relative to the file."""
     file = Path(path)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = read_toml_text(file.read_bytes())
     except OSError as error:
         raise LibraryError(f"{file}: cannot read manifest: {error.strerror or error}") from error
-    except tomllib.TOMLDecodeError as error:
-        raise LibraryError(f"{file}: invalid TOML: {error}") from error
-    except UnicodeDecodeError as error:
-        raise LibraryError(f"{file}: not UTF-8 text (byte {error.start})") from error
-    except RecursionError as error:  # tomllib recurses once per level of nesting
-        raise LibraryError(f"{file}: invalid TOML: nested too deeply") from error
+    except TomlUnreadable as error:
+        raise LibraryError(f"{file}: {error}") from error
     tables = data.get("library")
     if not isinstance(tables, list) or not tables:
         raise LibraryError(f"{file}: no [[library]] tables")
