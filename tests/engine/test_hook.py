@@ -115,8 +115,12 @@ def test_answer_hook_is_silent_but_explains_itself_in_debug_lines() -> None:
     assert "JSONDecodeError" in answer.stderr_lines(debug=True)[0]
 
 
-def test_the_debug_lines_name_a_missing_root_and_count_rejected_files(tmp_path: Path) -> None:
-    """`hook --skills` with a typo said only `stage=empty injected=[]`."""
+def test_the_debug_lines_name_a_missing_root_and_count_rejected_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hook --skills` with a typo said only `stage=empty injected=[]`; the root is named
+    however it was typed (relative here)."""
+    monkeypatch.chdir(tmp_path)
     from explorer.engine.host.hook import answer_hook
 
     broken = tmp_path / "skills" / "broken" / "SKILL.md"
@@ -124,12 +128,12 @@ def test_the_debug_lines_name_a_missing_root_and_count_rejected_files(tmp_path: 
     broken.write_text("no frontmatter here\n")
     answer = answer_hook(
         json.dumps({"prompt": "merge two report.pdf files"}),
-        cli_roots=[str(tmp_path / "nope"), str(tmp_path / "skills")],
+        cli_roots=["nope", str(tmp_path / "skills")],
         assignments=("model=bow", "reranker=off"),
         use_ski_config=False,
         cache_dir=str(tmp_path / "cache"),
         state_dir=tmp_path / "state",
     )
     debug = answer.stderr_lines(debug=True)
-    assert f"skipped {tmp_path / 'nope'}: skills root does not exist" in " ".join(debug)
-    assert "1 SKILL.md file(s) rejected; `skill-explorer lint` names them" in debug
+    assert "nope: skills root does not exist" in " ".join(debug)
+    assert "1 SKILL.md file rejected; `skill-explorer lint` names them" in debug

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.engine.base.config import Config, load_config, user_state_dir
-from explorer.engine.base.text import scrub_surrogates
+from explorer.engine.base.text import counted, scrub_surrogates
 from explorer.engine.discovery.roots import ROOTS_VARIABLE, SKI_ROOTS_VARIABLE, resolve_roots
 from explorer.engine.discovery.skills import SKILL_FILE, Skill, load_skill
 from explorer.engine.host.telemetry import (
@@ -248,10 +248,16 @@ def _held_back(decision: Decision) -> str:
 def _root_problems(index: Index, roots: Sequence[str]) -> list[str]:
     """A root that is not there, named; the files that did not parse, counted (lint names
     them): the debug line of a hook that injected nothing then says why."""
-    named = [f"skipped {p.path}: {p.message}" for p in index.rejected if p.path in roots]
+
+    def where(path: str) -> str:
+        return os.path.abspath(os.path.expanduser(path))
+
+    given = {where(root) for root in roots}
+    named = [f"skipped {p.path}: {p.message}" for p in index.rejected if where(p.path) in given]
     files = len(index.rejected) - len(named)
     if files:
-        named.append(f"{files} SKILL.md file(s) rejected; `skill-explorer lint` names them")
+        rejected = counted(files, "SKILL.md file")
+        named.append(f"{rejected} rejected; `skill-explorer lint` names them")
     return named
 
 
