@@ -156,3 +156,17 @@ def test_a_sibling_s_broken_case_shows_the_p_that_broke_it(capsys: Capture) -> N
     assert found is not None, line
     was, now, bar = (float(value) for value in found.groups())
     assert was >= bar > now
+
+
+def test_only_another_skill_s_flip_names_the_skill_it_expects(capsys: Capture) -> None:
+    """A case about the tuned skill itself names no other skill's p; one about another
+    names that skill, and its bar."""
+    cases, skills = SAMPLE_SKILLS / "cases.toml", str(SAMPLE_SKILLS)
+    argv = ("tune", "regex-builder", "--cases", str(cases), "--skills", skills, "--json")
+    code, out, _ = _run(capsys, *argv)
+    flips = [flip for candidate in json.loads(out)["candidates"] for flip in candidate["flips"]]
+    assert code == 0 and flips
+    for flip in flips:
+        other = flip["part"] == "other"
+        assert (flip["expected"] is not None) is (other and bool(flip["expect"])), flip
+        assert (flip["bar"] is not None) is (flip["expected"] is not None), flip

@@ -74,9 +74,9 @@ def _flip_line(flip: Flip) -> str:
     if flip.relevance is not None:
         moved += f", p {_signed(flip.relevance)}"
     was, now = flip.expected_p
-    if was is not None and now is not None:  # what decided another skill's case
+    if flip.expected and was is not None and now is not None:  # what decided another's case
         bar = f" (bar {flip.bar:.2f})" if flip.bar is not None else ""
-        moved += f"; {flip.case.expect[0]} p {was:.3f} -> {now:.3f}{bar}"
+        moved += f"; {flip.expected} p {was:.3f} -> {now:.3f}{bar}"
     if flip.terms_gained:
         moved += f", +terms {' '.join(flip.terms_gained)}"
     before, after = flip.stages

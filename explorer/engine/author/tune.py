@@ -166,8 +166,9 @@ class Probe:
     relevance: float | None
     terms: frozenset[str]  # the prompt's BM25 terms the skill's indexed text holds
     stage: str  # the cascade stage that decided (decision.Stage's value)
-    # Another skill's case: the p of the skill it expects, and the bar it had to clear
-    # (the relevance model's leads tie every candidate's p to the others').
+    # Another skill's case: the skill it expects, that skill's p and the bar it had to
+    # clear (the relevance model's leads tie every candidate's p to the others').
+    expected: str | None = None
     expected_p: float | None = None
     bar: float | None = None
 
@@ -184,8 +185,9 @@ def _probe(
     row = decision.rows.by_id(skill_id)
     position = index.positions[skill_id]
     terms = frozenset(index.lexical.explain(case.prompt, position).matched)
-    expected = next((other for other in case.expect if other != skill_id), None)
-    expected_row = decision.rows.by_id(expected) if expected in index.positions else None
+    expected = next(iter(case.expect), None) if not _about(case, skill_id) else None
+    if expected not in index.positions:
+        expected = None
     return Probe(
         injected=tuple(decision.injected_ids),
         passed=passes(case, decision.injected_ids),
@@ -195,9 +197,22 @@ def _probe(
         relevance=row.relevance,
         terms=terms,
         stage=decision.stage.value,
-        expected_p=expected_row.relevance if expected_row is not None else None,
-        bar=decision.relevance.threshold if decision.relevance is not None else None,
+        expected=expected,
+        expected_p=decision.rows.by_id(expected).relevance if expected else None,
+        bar=_bar_for(decision, index.positions[expected]) if expected else None,
     )
+
+
+def _bar_for(decision: Decision, position: int) -> float | None:
+    """The bar the skill at `position` had to clear: the first pick's when its p is the
+    best of the candidates, else the second pick's (§9.12)."""
+    trace = decision.relevance
+    if trace is None:
+        return None
+    found = dict(zip(trace.candidates, trace.probabilities.tolist(), strict=True))
+    if position not in found or found[position] >= max(found.values()):
+        return trace.threshold
+    return trace.second_threshold
 
 
 @dataclass(frozen=True)
@@ -215,7 +230,8 @@ class Flip:
     terms_lost: tuple[str, ...]
     stages: tuple[str, str]  # the stage that decided, before and after
     rerank_after: float | None  # the skill's logit after the edit, when reranked
-    # Another skill's case: the expected skill's p before and after, and the bar after.
+    # Another skill's case: the skill it expects, its p before and after, and its bar after.
+    expected: str | None = None
     expected_p: tuple[float | None, float | None] = (None, None)
     bar: float | None = None
 
@@ -236,6 +252,7 @@ class Flip:
             "terms_lost": list(self.terms_lost),
             "stages": list(self.stages),
             "rerank_after": self.rerank_after,
+            "expected": self.expected,
             "expected_p": list(self.expected_p),
             "bar": self.bar,
         }
@@ -275,6 +292,7 @@ def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) ->
         terms_lost=tuple(sorted(before.terms - after.terms)),
         stages=(before.stage, after.stage),
         rerank_after=after.rerank,
+        expected=after.expected,
         expected_p=(before.expected_p, after.expected_p),
         bar=after.bar,
     )
