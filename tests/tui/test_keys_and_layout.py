@@ -144,6 +144,38 @@ def test_markdown_escapes_pipes_only_in_tables(library: Path) -> None:
 # -- 2. F2 with no edit -------------------------------------------------------------------
 
 
+async def test_arrow_keys_move_f2_s_field_and_f3_s_highlight_while_their_input_has_focus(
+    library: Path, tmp_path: Path
+) -> None:
+    """The inputs took up and down as their own (Textual's scroll bindings) before the
+    screens saw them: F2 could edit only its first field, F3 open only its first file."""
+    from textual.widgets import OptionList
+
+    from explorer.engine.base.config import FIELD_NAMES
+    from explorer.tui.screens.problems import ProblemsScreen
+
+    (library / "broken" / "SKILL.md").parent.mkdir()
+    (library / "broken" / "SKILL.md").write_text("no frontmatter\n")
+    (library / "worse" / "SKILL.md").parent.mkdir()
+    (library / "worse" / "SKILL.md").write_text("none here either\n")
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "merge pdf")
+        await pilot.press("f2")
+        await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
+        editor = app.screen
+        assert isinstance(editor, ThresholdEditor) and editor.current == FIELD_NAMES[0]
+        await pilot.press("down", "down", "up")
+        assert editor.current == FIELD_NAMES[1]
+        await pilot.press("escape")
+        await pilot.press("f3")
+        await settle(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+        listing = app.screen.query_one("#problems-list", OptionList)
+        first = listing.highlighted
+        await pilot.press("down")
+        assert listing.highlighted is not None and listing.highlighted != first
+
+
 @pytest.mark.slow  # the F2 editor (every config field) costs about a second to open; test_app.py's
 # test_editing_a_threshold_changes_the_decision opens it in the default set
 async def test_f2_open_and_close_without_an_edit_changes_nothing(
