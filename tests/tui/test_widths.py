@@ -216,3 +216,26 @@ def test_key_phrases_wrap_between_keys_never_inside_one() -> None:
         "esc discard  ctrl+o $EDITOR",
     ]
     assert render(Phrases(phrases), width=200).count("\n") == 0
+
+
+@pytest.mark.slow  # the default preset's models: only the relevance model routes tasks
+async def test_a_skill_a_task_injected_shows_the_task_s_p(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """The p column showed the whole prompt's p beside INJECT (0.35 here, 0.00 in longer
+    prompts); a skill one clause injected shows that clause's p, marked."""
+    app = ExplorerApp(
+        [str(SAMPLE_SKILLS)],
+        Config(),
+        cache_dir=str(warm_cache_dir),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    prompt = "my pod keeps crashing in kubernetes. then shrink the dockerfile image"
+    async with app.run_test(size=(200, 50)) as pilot:
+        await enter(pilot, app, prompt)
+        decision = app.decision
+        assert decision is not None
+        task = decision.task_for("dockerfile-optimizer")
+        assert task is not None and "dockerfile-optimizer" in decision.injected_ids
+        table = app.query_one(SkillsTable)
+        assert table.cell_text("dockerfile-optimizer", "p").split()[:2] == [f"{task.p:.2f}", "task"]

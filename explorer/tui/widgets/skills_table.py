@@ -922,6 +922,12 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def _p_cell(self, row: Row, injected: bool) -> Text:
         decision = self._decision
+        task = decision.task_for(row.id) if decision is not None and injected else None
+        if task is not None:  # a clause's p injected it; the whole prompt's may be ~0
+            cell = Text(f"{task.p:.2f}", style="bold green")
+            if self.drivers:
+                cell.append(" task", style="dim")  # the decision panel names its drivers
+            return cell
         trace = decision.relevance if decision is not None else None
         position = (decision.channels.positions or {}).get(row.id) if decision else None
         at = None if trace is None or position is None else trace.at(position)
