@@ -378,7 +378,10 @@ class WhatIfScreen(ModalScreen[None]):
         self.result = result
         status = self.query_one("#whatif-status", Static)
         if result.edit.problem:
-            status.update(plain(f"✗ not saveable: {result.edit.problem}", style="bold red"))
+            line = plain(f"✗ not saveable: {result.edit.problem}", style="bold red")
+            if result.edit.file_broken:
+                line.append("  (esc, then ctrl+o on the main screen opens it)", style="dim")
+            status.update(line)
         elif " ".join(self.text.split()) == " ".join(self.start.split()):
             status.update(Text("unchanged", style="dim"))
         else:

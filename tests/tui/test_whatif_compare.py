@@ -257,6 +257,8 @@ async def test_a_file_with_bad_yaml_is_reported_and_never_written(
         await settle(pilot, lambda: "today" in (screen.result.edit.description or ""))  # type: ignore[union-attr]
         status = _text(screen, "#whatif-status")
         assert "not saveable" in status and "not valid YAML" in status
+        # ctrl+o here opens the description alone: the file is fixed from the main screen.
+        assert status.rstrip().endswith("(esc, then ctrl+o on the main screen opens it)")
         assert "no scores while the edit cannot be saved" in _text(screen, "#whatif-scores")
         await pilot.press("f4")
         await pilot.pause()

@@ -41,6 +41,8 @@ class Edit:
     text: str | None  # the new file; None when it must not be written
     skill: Skill | None  # `text` parsed exactly as the live index will parse it
     problem: str | None  # why there is no text (shown to the author; nothing is written)
+    # The problem is the file's, not the new description's: the file must be fixed first.
+    file_broken: bool = False
 
     @property
     def ok(self) -> bool:
@@ -189,8 +191,8 @@ def edit_description(path: str, original: str, description: str) -> Edit:
     no `description:` line), and then `text` is None.
     """
 
-    def refused(reason: str) -> Edit:
-        return Edit(path, original, description, None, None, reason)
+    def refused(reason: str, file_broken: bool = False) -> Edit:
+        return Edit(path, original, description, None, None, reason, file_broken)
 
     if not description.strip():
         return refused("the description is empty: a skill without one is rejected")
@@ -198,7 +200,8 @@ def edit_description(path: str, original: str, description: str) -> Edit:
     if old_yaml is None:
         return refused(
             f"the frontmatter is not valid YAML before this edit ({complaint}); "
-            "fix the file in $EDITOR (ctrl+o) first: nothing was written"
+            "fix the file first: nothing was written",
+            file_broken=True,
         )
     lines = _lines(original)
     span = _find_span(lines)
