@@ -502,7 +502,8 @@ class WhatIfScreen(ModalScreen[None]):
                 style="cyan" if found else "yellow",
             )
         )
-        self.app.push_screen(SuggestScreen(result), self._suggestion_chosen)
+        edited = " ".join(self.text.split()) != " ".join(self.start.split())
+        self.app.push_screen(SuggestScreen(result, edited), self._suggestion_chosen)
 
     def _suggestion_chosen(self, number: int | None) -> None:
         result = self.suggestions

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.screen import Screen
 from textual.widgets import OptionList, ProgressBar, Static, TextArea
 
 from explorer.terminal import render
@@ -45,7 +46,7 @@ def library(tmp_path: Path) -> Path:
     return root
 
 
-def _text(screen: WhatIfScreen, selector: str) -> str:
+def _text(screen: Screen[object], selector: str) -> str:
     return render(screen.query_one(selector, Static).content)
 
 
@@ -84,6 +85,7 @@ async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
         assert result.candidates and screen.suggestions is result
         listing = suggest.query_one(OptionList)
         assert listing.option_count == len(result.candidates)
+        assert "replaces your edit" not in _text(suggest, "#suggest-summary")  # none typed
         first = listing.get_option_at_index(0).prompt.plain  # type: ignore[union-attr]
         assert first.startswith("#1 ") and "held-out" in first and "lexical off" in first
         highlighted = listing.highlighted or 0
@@ -138,3 +140,19 @@ async def test_suggest_without_cases_says_what_to_do(tmp_path: Path) -> None:
         await pilot.pause()
         assert any("--cases" in n.message for n in app._notifications)
         assert isinstance(app.screen, WhatIfScreen)
+
+
+@pytest.mark.slow
+async def test_suggestions_over_an_unsaved_edit_say_they_replace_it(
+    library: Path, tmp_path: Path
+) -> None:
+    """They are made from the saved description: choosing one threw a typed sentence
+    away without a word."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _whatif(pilot, app)
+        screen.query_one(TextArea).insert(" Also trims layers.")
+        await pilot.press("ctrl+t")
+        await settle(pilot, lambda: isinstance(app.screen, SuggestScreen))
+        summary = _text(app.screen, "#suggest-summary")
+        assert "made from the saved description: choosing one replaces your edit" in summary
