@@ -115,15 +115,22 @@ def test_a_placeholder_description_is_refused_with_the_parsers_reason() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["keywords: [a, b", "when: 2020-13-45"]
-)  # a value YAML cannot convert
-def test_frontmatter_that_was_already_bad_yaml_is_never_rewritten(tmp_path: Path, bad: str) -> None:
+    ("bad", "reason"),
+    [
+        ("keywords: [a, b", "line 5: did not find expected ',' or ']'"),
+        ("when: 2020-13-45", "(a value it cannot convert: month must be in 1..12)"),
+        ("at: !!timestamp noon", "(a value it cannot convert)"),  # not PyYAML's insides
+    ],
+)
+def test_frontmatter_that_was_already_bad_yaml_is_never_rewritten(
+    tmp_path: Path, bad: str, reason: str
+) -> None:
     broken = f"---\nname: x\ndescription: old\n{bad}\n---\nbody\n"
     path = tmp_path / "SKILL.md"
     path.write_text(broken, encoding="utf-8")
     edit = edit_description(str(path), broken, "new text")
-    assert edit.text is None
-    assert "not valid YAML" in (edit.problem or "")
+    assert edit.text is None and edit.file_broken
+    assert "not valid YAML" in (edit.problem or "") and reason in (edit.problem or "")
     with pytest.raises(SaveError, match="not written"):
         save(edit)
     assert path.read_text(encoding="utf-8") == broken

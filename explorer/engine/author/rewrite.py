@@ -25,6 +25,7 @@ from explorer.engine.discovery.skills import (
     Skill,
     parse_skill,
     read_skill_bytes,
+    yaml_value_reason,
 )
 
 WRAP_WIDTH = 80  # a folded (>) value is wrapped here: folding makes the breaks invisible
@@ -167,7 +168,9 @@ def _yaml_mapping(text: str) -> tuple[dict[str, Any] | None, str | None]:
         loaded = yaml.load(
             "\n".join(parts[1:stop]), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         )
-    except (yaml.YAMLError, RecursionError, *YAML_VALUE_ERRORS) as error:
+    except YAML_VALUE_ERRORS as error:
+        return None, yaml_value_reason(error)
+    except (yaml.YAMLError, RecursionError) as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 2}: " if mark is not None else ""
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]

@@ -564,6 +564,15 @@ def _split_frontmatter(
 YAML_VALUE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError)
 
 
+def yaml_value_reason(error: Exception) -> str:
+    """One of YAML_VALUE_ERRORS in words: the value's own complaint where it has one
+    ('month must be in 1..12'); the others say something of PyYAML's insides only."""
+    detail = ""
+    if isinstance(error, (ValueError, KeyError)) and error.args:
+        detail = f": {str(error.args[0]).split('; ')[0]}"
+    return f"a value it cannot convert{detail}"
+
+
 def _yaml_frontmatter(
     path: str, frontmatter_text: str, warnings: list[Problem]
 ) -> tuple[dict[str, Any], dict[str, Any] | None, bool]:
@@ -589,14 +598,10 @@ def _yaml_frontmatter(
         )
         return lenient_frontmatter(frontmatter_text), None, False
     except YAML_VALUE_ERRORS as error:
-        detail = ""  # the others say something of PyYAML's insides, nothing of the file
-        if isinstance(error, (ValueError, KeyError)) and error.args:
-            detail = f": {str(error.args[0]).split('; ')[0]}"
         warnings.append(
             Problem(
                 path,
-                f"invalid YAML frontmatter (a value it cannot convert{detail}); recovered by "
-                "line reader",
+                f"invalid YAML frontmatter ({yaml_value_reason(error)}); recovered by line reader",
             )
         )
         return lenient_frontmatter(frontmatter_text), None, False
