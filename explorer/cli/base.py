@@ -23,6 +23,12 @@ def say(message: str) -> None:
     print(f"skill-explorer: {visible(message)}", file=sys.stderr)
 
 
+def described_by(doc: str | None) -> str:
+    """A command module's docstring past its first paragraph (its usage line, which
+    argparse prints already), as the command's --help description."""
+    return (doc or "").split("\n\n", 1)[-1]
+
+
 class Command:
     """One subcommand: declares its arguments, then adapts parsed args to the engine.
 

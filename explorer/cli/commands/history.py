@@ -14,7 +14,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, add_common_options, say
+from explorer.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_common_options,
+    described_by,
+    say,
+)
 from explorer.engine import LoadedConfig
 from explorer.terminal import emit, one_line, table
 
@@ -35,7 +43,7 @@ def default_log() -> Path:
 class HistoryCommand(Command):
     name = "history"
     help = "usage from the telemetry log, and the logged prompts an edit would change"
-    description = (__doc__ or "").split("\n\n", 1)[-1]  # past the usage line
+    description = described_by(__doc__)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

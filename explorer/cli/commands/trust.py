@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, say
+from explorer.cli.base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, described_by, say
 from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
@@ -18,7 +18,7 @@ from explorer.terminal import emit
 class TrustCommand(Command):
     name = "trust"
     help = "trust a directory's skill-explorer.toml for the hook (--list, --remove DIR)"
-    description = (__doc__ or "").split("\n\n", 1)[-1]  # past the usage line
+    description = described_by(__doc__)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("dir", nargs="?", metavar="DIR", help="default: this directory")

@@ -39,7 +39,7 @@ from explorer.engine.qa.cases import KINDS, Case
 from explorer.engine.qa.evaluate import TUNED_FIELDS, Rates, percentiles, rates
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import resolve
-from explorer.engine.route.relevance import load_relevance_model, relevance_bar
+from explorer.engine.route.relevance import load_relevance_model
 
 SCHEMA = "skill-explorer/calibration@1"
 TRAIN_FRACTION = 2 / 3
@@ -393,12 +393,16 @@ def relevance_order(budget: float, within: bool = True) -> str:
     )
 
 
+def _within_budget(rates: Rates, budget: float) -> bool:
+    """Whether a point's train false-inject rate keeps the budget (rounded as ranked)."""
+    return round(rates.false_inject_rate or 0.0, 9) <= budget
+
+
 def _relevance_rank_key(point: GridPoint, budget: float) -> tuple[float, ...]:
     recall = round(point.train.recall or 0.0, 9)
-    false_injects = round(point.train.false_inject_rate or 0.0, 9)
-    if false_injects <= budget:
+    if _within_budget(point.train, budget):
         return (0.0, -recall, -point.values[RELEVANCE_PARAMETER])
-    return (1.0, false_injects, -recall)
+    return (1.0, round(point.train.false_inject_rate or 0.0, 9), -recall)
 
 
 def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[str, float]:
@@ -412,7 +416,10 @@ def current_values(config: Config, index: Index, swept: Sequence[str]) -> dict[s
     }
     values.update({"rerank_min": tuning.rerank_min, "rerank_margin": tuning.rerank_margin})
     if RELEVANCE_PARAMETER in swept:
-        values[RELEVANCE_PARAMETER] = relevance_bar(config, len(index))
+        model = load_relevance_model()
+        values[RELEVANCE_PARAMETER] = model.threshold_in_force(
+            config.relevance_threshold, len(index)
+        )
     return {name: values[name] for name in swept}
 
 
@@ -512,7 +519,7 @@ def calibrate(
         validation_current=validation_current,
         swept=swept,
         tie_break=(
-            relevance_order(budget, _relevance_rank_key(points[0], budget)[0] == 0.0)
+            relevance_order(budget, _within_budget(points[0].train, budget))
             if grid.relevance_threshold
             else GATES_TIE_BREAK
         ),
@@ -540,7 +547,7 @@ def _cautions(
             "the recommendation as a guess"
         )
     rate = train.false_inject_rate
-    if budget is not None and rate is not None and rate > budget:
+    if budget is not None and rate is not None and not _within_budget(train, budget):
         found.append(
             f"no point keeps the train false-inject rate within {budget:g}: the "
             f"recommendation is the one with the fewest ({rate:.3f})"

@@ -23,7 +23,7 @@ from explorer.engine.qa.cases import GROUPS, KINDS, SHOULD_NOT_TRIGGER, SHOULD_T
 from explorer.engine.route.decision import Decision, Row, Stage, Verdict
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import resolve
-from explorer.engine.route.relevance import relevance_bar
+from explorer.engine.route.relevance import load_relevance_model
 
 SCHEMA = "skill-explorer/eval@1"
 COMPARE_SCHEMA = "skill-explorer/eval-compare@1"
@@ -417,7 +417,10 @@ def _thresholds(config: Config, index: Index) -> dict[str, float]:
     tuning = resolve(config, index.models.status, len(index))
     found = {"min_similarity": tuning.min_similarity, "score_margin": tuning.score_margin}
     if tuning.relevance:
-        found["relevance_threshold"] = relevance_bar(config, len(index))
+        model = load_relevance_model()
+        found["relevance_threshold"] = model.threshold_in_force(
+            config.relevance_threshold, len(index)
+        )
     return found
 
 

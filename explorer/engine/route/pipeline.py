@@ -613,9 +613,8 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     """§9.12: the candidates' features, the relevance model's probability for each, and at
     most two picks: the best at p >= threshold, the next at p >= second_threshold."""
     model = load_relevance_model()
-    pinned = run.config.relevance_threshold
-    threshold, second_bar = model.thresholds_for(len(run.index))
-    threshold = threshold if pinned is None else pinned
+    threshold = model.threshold_in_force(run.config.relevance_threshold, len(run.index))
+    second_bar = model.thresholds_for(len(run.index))[1]
     multilingual = _multilingual_channel(run, prompt)
     candidates = _relevance_pool(run, c, multilingual)
     _relevance_logits(run, c, prompt, candidates, multilingual=multilingual is not None)

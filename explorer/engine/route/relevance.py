@@ -34,7 +34,6 @@ from explorer.engine.inference.multilingual import MULTILINGUAL_MODEL
 from explorer.engine.route.presets import generic_word
 
 if TYPE_CHECKING:
-    from explorer.engine.base.config import Config
     from explorer.engine.index.lexical import Explain
     from explorer.engine.route.query import Query
 
@@ -468,6 +467,11 @@ class RelevanceModel:
     trees: TreeEnsemble | None = None
     size_tiers: tuple[SizeTier, ...] = ()
 
+    def threshold_in_force(self, pinned: float | None, library_size: int) -> float:
+        """The injection threshold: `pinned` (the config's relevance_threshold) when set,
+        else this model's for a library of this size."""
+        return pinned if pinned is not None else self.thresholds_for(library_size)[0]
+
     def thresholds_for(self, library_size: int) -> tuple[float, float]:
         """The (threshold, second threshold) for a library of this many skills."""
         for tier in self.size_tiers:
@@ -593,11 +597,3 @@ def choice_probabilities(scores: np.ndarray) -> np.ndarray:
 def load_relevance_model(path: str = str(RELEVANCE_MODEL)) -> RelevanceModel:
     """The packaged model (or another JSON file of the same shape)."""
     return RelevanceModel.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
-
-
-def relevance_bar(config: Config, library_size: int) -> float:
-    """The injection threshold in force: the config's pinned one, else the packaged
-    model's for a library of this size (its `size_tiers`)."""
-    if config.relevance_threshold is not None:
-        return config.relevance_threshold
-    return load_relevance_model().thresholds_for(library_size)[0]
