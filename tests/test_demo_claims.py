@@ -196,7 +196,7 @@ def test_the_readme_s_count_of_bundled_negatives_injected(engine: Engine) -> Non
     from explorer.engine.qa.cases import load_cases
 
     text = " ".join(README.read_text(encoding="utf-8").split())
-    claimed = re.search(r"`eval`: (\d+) of (\d+) bundled ones", text)
+    claimed = re.search(r"`eval`: (\d+) of (\d+) bundled negatives", text)
     assert claimed is not None, "the claim moved; update this test"
     config = Config()
     index = open_library([str(SAMPLE_SKILLS)], config, engine=engine)
