@@ -176,6 +176,26 @@ async def test_arrow_keys_move_f2_s_field_and_f3_s_highlight_while_their_input_h
         assert listing.highlighted is not None and listing.highlighted != first
 
 
+async def test_going_to_a_skill_on_the_first_page_shows_the_rows_above_it(
+    tmp_path: Path,
+) -> None:
+    """ctrl+g to the second row, after the table had scrolled down, put that row at the
+    top: the winner above it was out of sight though every row fitted."""
+    from tests.conftest import SAMPLE_SKILLS
+
+    app = make_app(SAMPLE_SKILLS, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await typed(pilot, app, "write a regex for order numbers")
+        table = app.query_one(SkillsTable)
+        last, second = (table.id_at(table.view[i]) for i in (-1, 1))
+        app.go_to_skill(last)
+        await pilot.pause()
+        assert table.scroll_offset.y > 0
+        app.go_to_skill(second)
+        await pilot.pause()
+        assert table.cursor == 1 and table.scroll_offset.y == 0
+
+
 @pytest.mark.slow  # the F2 editor (every config field) costs about a second to open; test_app.py's
 # test_editing_a_threshold_changes_the_decision opens it in the default set
 async def test_f2_open_and_close_without_an_edit_changes_nothing(

@@ -864,6 +864,8 @@ class SkillsTable(ScrollView, can_focus=True):
         if skill_id not in (ids[i] for i in self.view):
             self.filter_text = ""
         self._rebuild_view(skill_id)
+        if self.cursor < self._rows_shown():  # on the first page: the rows above it too
+            self.scroll_to(y=0, animate=False)
         return True
 
     def action_cursor(self, step: int) -> None:
