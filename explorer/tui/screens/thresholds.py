@@ -31,6 +31,7 @@ from explorer.engine.base import (
     update_toml,
 )
 from explorer.engine.inference import ModelStatus
+from explorer.engine.route import resolve
 from explorer.terminal import plain, visible
 from explorer.tui.health import short_path
 from explorer.tui.provenance import Source, field_source
@@ -216,7 +217,10 @@ class ThresholdEditor(ModalScreen[None]):
         self.save_path = save_path
         self.texts = {name: field_text(getattr(config, name)) for name in FIELD_NAMES}
         self.errors: dict[str, str] = {}
-        self.current = FIELD_NAMES[0]
+        # The field that decides opens first: the relevance model's bar where it decides
+        # (§9.12), the floor (the first field) where the cascade does.
+        deciding = status is not None and resolve(config, status, skills).relevance
+        self.current = "relevance_threshold" if deciding else FIELD_NAMES[0]
         self.painted_at = 0.0
 
     # -- what the list shows ---------------------------------------------------------------
@@ -311,7 +315,7 @@ class ThresholdEditor(ModalScreen[None]):
         yield QuietFooter()  # this screen's keys (the app's are not active over a modal)
 
     def on_mount(self) -> None:
-        self._describe()
+        self.choose(self.current)
         self.query_one("#field-input", Input).focus()
         self.call_after_refresh(self._painted)
 
