@@ -16,7 +16,7 @@ from explorer.engine.qa.flips import Shift
 from explorer.engine.route.pipeline import decide
 from explorer.terminal import render
 from explorer.tui.widgets.cases_panel import CasesPanel, with_flips
-from tests.conftest import write_skill
+from tests.conftest import SAMPLE_SKILLS, write_skill
 from tests.tui.test_app import enter, make_app, page_text, ready, settle
 from tests.tui.test_whatif_compare import library  # noqa: F401
 
@@ -365,3 +365,36 @@ def test_a_flip_and_its_cause_wrap_under_themselves_not_under_the_marks() -> Non
     body = lines[2:-2]
     assert len(body) >= 3 and all(line.startswith(" " * 9) and line[9] != " " for line in body)
     assert with_flips(Text("head\n"), [], {}, Text("tail")).plain == "head\ntail"
+
+
+def test_the_terms_tab_says_which_words_of_the_prompt_bm25_cannot_read() -> None:
+    """A Korean prompt listed only `pdf` as a term, with no word on where the rest went."""
+    from explorer.engine.discovery.skills import Skill, load_skill
+    from explorer.engine.index import LexicalIndex
+    from explorer.tui.widgets.terms_panel import terms_text
+
+    skill = load_skill(str(SAMPLE_SKILLS / "pdf" / "SKILL.md"))
+    assert isinstance(skill, Skill)
+    lexical = LexicalIndex([skill.description_tokens], [skill.id])
+    prompt = "PDF 파일 두 개를 하나로 합쳐 주세요. café"
+    explain = lexical.explain(prompt, 0)
+    text = terms_text(skill, explain, (), prompt).plain
+    assert "no BM25 term (§2.1 reads ASCII words): 파일, 두, 개를, 하나로, 합쳐, 주세요;" in text
+    assert "café" not in text.split("no BM25 term")[1].split("\n")[0]  # it gives "caf"
+    assert "no BM25 term" not in terms_text(skill, explain, (), "merge pdf").plain
+
+
+async def test_the_terms_tab_gets_the_prompt_it_explains(tmp_path: Path) -> None:
+    from explorer.tui.widgets.terms_panel import TermsPanel
+    from tests.tui.test_app import shown_for
+
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "PDF 파일 합쳐 주세요")
+        await settle(pilot, lambda: shown_for(app, "PDF 파일 합쳐 주세요"))
+        await pilot.pause(0.2)
+        shown = app.query_one(TermsPanel).query_one("#terms-body").render().plain
+        assert "no BM25 term (§2.1 reads ASCII words): 파일, 합쳐, 주세요;" in shown

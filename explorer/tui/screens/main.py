@@ -411,7 +411,8 @@ class MainScreen(Screen[None]):
             self.run_worker(work, thread=True, exclusive=True, group="attribution")
         else:
             explain = snapshot.lexical.explain_terms(decision.query_terms, position)
-            self.query_one(TermsPanel).show(skill, explain, row.matches if row else ())
+            matches = row.matches if row else ()
+            self.query_one(TermsPanel).show(skill, explain, matches, decision.prompt)
 
     def show_attribution(self, skill_id: str, prompt: str, found: Attribution | None) -> None:
         """A worker's sentence attribution, unless the cursor or the prompt moved on."""

@@ -54,7 +54,17 @@ def matches_text(skill: Skill, matches: tuple[Match, ...]) -> Text:
     return out
 
 
-def terms_text(skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) -> Text:
+def other_script_words(prompt: str) -> list[str]:
+    """The prompt's words outside ASCII that give BM25 nothing at all, in order, once
+    each: §2.1 reads runs of ASCII letters and digits only ("café" still gives "caf")."""
+    words = (word.strip(".,;:!?()[]{}\"'") for word in prompt.split())
+    silent = (word for word in words if not word.isascii() and not _WORD_RE.search(word))
+    return list(dict.fromkeys(silent))
+
+
+def terms_text(
+    skill: Skill, explain: Explain, matches: tuple[Match, ...] = (), prompt: str = ""
+) -> Text:
     out = Text()
     out.append(visible(f"{skill.id} "), style="bold")
     out.append(f"  BM25 {explain.score:.3f}  normalised {explain.normalised:.3f}\n", style="dim")
@@ -78,6 +88,16 @@ def terms_text(skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) 
             )
     else:
         out.append("the prompt has no content terms\n", style="dim")
+    others = other_script_words(prompt)
+    if others:
+        out.append(
+            visible(
+                f"no BM25 term (§2.1 reads ASCII words): {', '.join(others[:8])}"
+                f"{' …' if len(others) > 8 else ''}; the relevance model reads them as "
+                "other scripts (§9.12)\n"
+            ),
+            style="yellow",
+        )
     out.append("\ndescription\n", style="bold")
     out.append_text(highlighted_description(skill.description, set(explain.matched)))
     out.append("\n")
@@ -99,5 +119,8 @@ class TermsPanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("Highlight a skill to see its terms.", id="terms-body")
 
-    def show(self, skill: Skill, explain: Explain, matches: tuple[Match, ...] = ()) -> None:
-        update_text(self.query_one("#terms-body", Static), terms_text(skill, explain, matches))
+    def show(
+        self, skill: Skill, explain: Explain, matches: tuple[Match, ...] = (), prompt: str = ""
+    ) -> None:
+        text = terms_text(skill, explain, matches, prompt)
+        update_text(self.query_one("#terms-body", Static), text)
