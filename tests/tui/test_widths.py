@@ -244,10 +244,12 @@ async def test_a_skill_a_task_injected_shows_the_task_s_p(
 @pytest.mark.slow  # the default preset's models: only there does the relevance model decide
 async def test_f2_opens_on_the_field_that_decides(tmp_path: Path, warm_cache_dir: Path) -> None:
     """Under the relevance model F2 opened on min_similarity, which decides nothing there;
-    it opens on relevance_threshold, its value ready to be typed over."""
+    it opens on relevance_threshold, its value ready to be typed over, its line in view
+    at 80x24 (the list had no height yet when the cursor was set)."""
     from textual.widgets import Input
 
     from explorer.tui.screens import ThresholdEditor
+    from explorer.tui.screens.thresholds import FieldList
 
     app = ExplorerApp(
         [str(SAMPLE_SKILLS)],
@@ -255,10 +257,14 @@ async def test_f2_opens_on_the_field_that_decides(tmp_path: Path, warm_cache_dir
         cache_dir=str(warm_cache_dir),
         history=PromptHistory(tmp_path / "history.txt"),
     )
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await enter(pilot, app, "merge two report.pdf files")
         await pilot.press("f2")
         await settle(pilot, lambda: isinstance(app.screen, ThresholdEditor))
         editor = app.screen
         assert isinstance(editor, ThresholdEditor) and editor.current == "relevance_threshold"
         assert editor.query_one("#field-input", Input).value == editor.texts["relevance_threshold"]
+        await pilot.pause()
+        listing = editor.query_one(FieldList)
+        top, height = listing.scroll_offset.y, listing.size.height
+        assert top <= listing.cursor < top + height, (top, listing.cursor, height)

@@ -133,12 +133,20 @@ class FieldList(ScrollView):
         return strip.apply_style(style) if style is not None else strip
 
     def watch_cursor(self, old: int, new: int) -> None:
-        top, height = self.scroll_offset.y, max(1, self.size.height)
-        if new < top:
-            self.scroll_to(y=new, animate=False)
-        elif new >= top + height:
-            self.scroll_to(y=new - height + 1, animate=False)
+        self._cursor_in_view()
         self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The editor opens on a field far down (relevance_threshold): before the first
+        # layout the list has no height, and the cursor is brought into view here.
+        self._cursor_in_view()
+
+    def _cursor_in_view(self) -> None:
+        top, height = self.scroll_offset.y, max(1, self.size.height)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False)
 
     def on_click(self, event: events.Click) -> None:
         index = self.scroll_offset.y + event.y
