@@ -144,6 +144,16 @@ async def test_the_table_and_the_footer_fit_80_120_and_200_columns(
     assert len(shown[80]) < len(shown[120]) < len(shown[200])
 
 
+def _sample_app(tmp_path: Path, warm_cache_dir: Path) -> ExplorerApp:
+    """The explorer on sample_skills with the default preset and its models."""
+    return ExplorerApp(
+        [str(SAMPLE_SKILLS)],
+        Config(),
+        cache_dir=str(warm_cache_dir),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+
+
 @pytest.mark.slow  # the default preset's models: a cosine can be negative only there
 async def test_a_negative_score_keeps_the_decimal_points_in_line(
     tmp_path: Path, warm_cache_dir: Path
@@ -151,12 +161,7 @@ async def test_a_negative_score_keeps_the_decimal_points_in_line(
     """A hybrid score or a cosine below zero prints its minus sign where the others print a
     space, so the column's decimal points line up; a channel that rounds to zero shows no
     minus in the breakdown."""
-    app = ExplorerApp(
-        [str(SAMPLE_SKILLS)],
-        Config(),
-        cache_dir=str(warm_cache_dir),
-        history=PromptHistory(tmp_path / "history.txt"),
-    )
+    app = _sample_app(tmp_path, warm_cache_dir)
     async with app.run_test(size=(200, 50)) as pilot:
         await enter(pilot, app, "make a poster for our jazz night")
         table = app.query_one(SkillsTable)
@@ -224,12 +229,7 @@ async def test_a_skill_a_task_injected_shows_the_task_s_p(
 ) -> None:
     """The p column showed the whole prompt's p beside INJECT (0.35 here, 0.00 in longer
     prompts); a skill one clause injected shows that clause's p, marked."""
-    app = ExplorerApp(
-        [str(SAMPLE_SKILLS)],
-        Config(),
-        cache_dir=str(warm_cache_dir),
-        history=PromptHistory(tmp_path / "history.txt"),
-    )
+    app = _sample_app(tmp_path, warm_cache_dir)
     prompt = "my pod keeps crashing in kubernetes. then shrink the dockerfile image"
     async with app.run_test(size=(200, 50)) as pilot:
         await enter(pilot, app, prompt)
@@ -251,12 +251,7 @@ async def test_f2_opens_on_the_field_that_decides(tmp_path: Path, warm_cache_dir
     from explorer.tui.screens import ThresholdEditor
     from explorer.tui.screens.thresholds import FieldList
 
-    app = ExplorerApp(
-        [str(SAMPLE_SKILLS)],
-        Config(),
-        cache_dir=str(warm_cache_dir),
-        history=PromptHistory(tmp_path / "history.txt"),
-    )
+    app = _sample_app(tmp_path, warm_cache_dir)
     async with app.run_test(size=(80, 24)) as pilot:
         await enter(pilot, app, "merge two report.pdf files")
         await pilot.press("f2")
