@@ -66,8 +66,8 @@ STEPS = (
     ),
     Step(
         "03-near-miss.svg",
-        "Step 3: a near miss the default takes: `pdf` at p 0.56, over this library's bar of 0.48.",
-        ("when was the PDF format invented", "p 0.56 ≥ 0.48"),
+        "Step 3: a near miss the default takes: `pdf` at p 0.53, over this library's bar of 0.48.",
+        ("when was the PDF format invented", "p 0.53 ≥ 0.48"),
     ),
     Step(
         "04-compare.svg",
@@ -78,11 +78,11 @@ STEPS = (
         "05-rerank.svg",
         "Step 4: the reranker decides, and the Skill tab says which sentence held "
         "`git-commit-writer` back.",
-        ("git-commit-writer: p 0.10 < 0.48", "logit +0.06 on git-commit-writer", "-1.79"),
+        ("git-commit-writer: p 0.11 < 0.48", "logit +0.06 on git-commit-writer", "-1.79"),
     ),
     Step(
         "06-rescue.svg",
-        "Step 5: a 0.307 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.98.",
+        "Step 5: a 0.310 cosine, carried by BM25 12.76: `plaintext-accounting` at p 0.98.",
         ("plaintext-accounting", "p 0.98 ≥ 0.48", "12.76"),
     ),
     Step(

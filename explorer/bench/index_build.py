@@ -1,7 +1,7 @@
 """index_build: the per-skill cost of a cold build, against embedding the same texts directly.
 
-The embedding dominates a build; the target is 1.25 x the embedder's own length-sorted
-batches of the same texts (each skill's dense text, routing.md §9.13), plus, when the build
+The embedding dominates a build; the target is 1.25 x the embedder's own embedding of the
+same texts (each skill's dense text, routing.md §9.13), plus, when the build
 keeps multilingual vectors (§9.14), the multilingual encoder's embedding of its texts.
 """
 
@@ -40,10 +40,9 @@ def bench_index_build(
     """Per-skill embedding cost of a cold build against embedding the same texts directly.
 
     The library is cut into `chunks` parts; for each, a cold `index_skills` (every text new
-    to `cache`) and the floor (the embedder's own length-sorted batches of the same texts)
+    to `cache`) and the floor (the embedder's own `embed_documents` of the same texts)
     run back to back, in alternating order, so load from other processes hits both alike.
-    Unsorted batches of 32 are timed for context (what the sorting saves). Afterwards
-    `cache` holds every description, so later builds of this library are warm.
+    Afterwards `cache` holds every description, so later builds of this library are warm.
     """
     embedder = models.embedder
     if embedder is None:
@@ -60,9 +59,8 @@ def bench_index_build(
     multilingual = models.multilingual if builds_multilingual(config, models) else None
     if multilingual is not None:
         multilingual.embed_documents(warm_up)  # loads it
-    batch = int(getattr(embedder, "batch_size", 32))
     body_chars = dense_body_chars(config)
-    build_ms = floor_ms = unsorted_ms = lexical_ms = 0.0
+    build_ms = floor_ms = lexical_ms = 0.0
     embedded = 0
     step = -(-n // max(1, chunks))
     for number, start in enumerate(range(0, n, step)):
@@ -80,11 +78,6 @@ def bench_index_build(
                 return dense_ms
             return dense_ms + measure.timed(lambda: multilingual.embed_documents(other))
 
-        def unsorted(texts: list[str] = texts) -> list[Any]:
-            return [
-                embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)
-            ]
-
         if number % 2 == 0:
             embed_ms, lex_ms, count = build()
             floor_ms += floor()
@@ -94,24 +87,22 @@ def bench_index_build(
         build_ms += embed_ms
         lexical_ms += lex_ms
         embedded += count
-        unsorted_ms += measure.timed(unsorted)
-    build_per, sorted_per, unsorted_per = build_ms / n, floor_ms / n, unsorted_ms / n
+    build_per, floor_per = build_ms / n, floor_ms / n
     return {
         "metric": "index_build",
         "size": n,
         "value": build_per,
         "unit": "ms/skill",
         "baseline": {
-            "name": "embed_documents, length-sorted batches"
+            "name": "embed_documents of the same texts"
             + (", and the multilingual encoder's" if multilingual is not None else ""),
-            "value": sorted_per,
-            "unsorted_value": unsorted_per,
+            "value": floor_per,
         },
-        "target": f"<= {BUILD_FACTOR} x direct sorted embedding per skill",
-        **measure.verdict(build_per, BUILD_FACTOR * sorted_per),
+        "target": f"<= {BUILD_FACTOR} x direct embedding per skill",
+        **measure.verdict(build_per, BUILD_FACTOR * floor_per),
         "note": (
             f"{embedded}/{n} embedded (empty cache), {chunks} interleaved chunks; floor "
-            f"{sorted_per:.2f} ms/skill sorted, {unsorted_per:.2f} unsorted; "
+            f"{floor_per:.2f} ms/skill; "
             f"parse {parse_ms:.0f} ms, lexical {lexical_ms:.0f} ms for {n} skills"
         ),
     }

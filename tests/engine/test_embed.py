@@ -7,8 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from explorer.engine.base import threads
 from explorer.engine.base.config import Config
 from explorer.engine.inference import models as models_module
+from explorer.engine.inference.cache import EmbeddingCache
 from explorer.engine.inference.embed import BowEmbedder, OnnxEmbedder, fnv1a_32, l2_normalise
 from explorer.engine.inference.models import ModelError, load_embedder, load_models
 from tests.support.onnx_builders import build_tiny_embedder
@@ -89,12 +91,37 @@ def test_mean_and_cls_pooling_differ_and_normalise(tmp_path: Path) -> None:
     assert np.allclose(b, cls.embed_documents(["banana bread"])[0])
 
 
-def test_batching_and_length_sorting_keep_input_order(tmp_path: Path) -> None:
-    embedder = _tiny(tmp_path, batch_size=2)
+def test_several_texts_keep_their_order_and_their_vectors_alone(tmp_path: Path) -> None:
+    """Any ONNX encoder a user plugs in: a text's vector is the one it has alone, whatever
+    is embedded beside it, in input order, on one core or several."""
+    embedder = _tiny(tmp_path)
     texts = ["banana", "merge pdf files split", "docker image", "query", "bread banana pdf"]
     together = embedder.embed_documents(texts)
     alone = np.stack([embedder.embed_documents([text])[0] for text in texts])
-    assert np.allclose(together, alone, atol=1e-6)
+    assert np.array_equal(together, alone)
+
+
+def test_a_vector_is_a_property_of_its_text(
+    warm_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The skill encoder is quantised to int8 with activation scales computed per run:
+    embedded in a batch, a text's vector moved with its neighbours and their padding
+    (embed.py, `OnnxEmbedder.embed_documents`). It must be the same bit for bit beside a
+    long text, beside many, alone, and on one thread or two."""
+    embedder = load_embedder(Config(), EmbeddingCache(warm_cache_dir))
+    assert embedder.name == "skill-encoder"
+    text = "Merge PDF files and split a long report into chapters."
+    neighbours = [
+        "A library of fonts " + "with many weights and styles for posters " * 12,
+        "Docker images.",
+        *(f"Deploy service {n} to the staging cluster and watch its logs." for n in range(9)),
+    ]
+    alone = embedder.embed_documents([text])[0]
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "1")
+    assert np.array_equal(embedder.embed_documents([neighbours[0], text])[1], alone)
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "2")
+    assert np.array_equal(embedder.embed_documents([*neighbours, text])[-1], alone)
+    assert np.array_equal(embedder.embed_documents([text, neighbours[1]])[0], alone)
 
 
 def test_query_prefix_changes_the_query_only(tmp_path: Path) -> None:
@@ -175,7 +202,7 @@ def test_a_bulk_session_has_the_arena_makes_the_same_vectors_and_is_dropped(
     """A library's build runs on a session of its own with onnxruntime's memory arena
     (embed.py, `OnnxEmbedder.bulk`); queries stay on the arena-less one, the vectors do
     not change, and the bulk session lives exactly as long as its last user."""
-    embedder = _tiny(tmp_path, batch_size=2)
+    embedder = _tiny(tmp_path)
     texts = ["banana", "merge pdf files split", "docker image", "query", "bread banana pdf"]
     plain = embedder.embed_documents(texts)
     assert embedder.session.get_session_options().enable_cpu_mem_arena is False

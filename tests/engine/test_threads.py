@@ -61,15 +61,12 @@ def test_a_session_has_no_memory_arena() -> None:
 
 # Embeds twice; test_sessions_run_on_one_thread_and_batches_on_every_core holds the thread counts.
 @pytest.mark.slow
-def test_batches_on_several_threads_give_the_vectors_of_one(
+def test_texts_on_several_threads_give_the_vectors_of_one(
     monkeypatch: pytest.MonkeyPatch, minilm_models: Any
 ) -> None:
-    """A cold build embeds its batches on every core at once, with the same vectors; each
-    batch runs on a thread of the pool, and a single prompt in the caller's thread."""
+    """A cold build embeds its texts on every core at once, with the same vectors; each
+    text runs on a thread of the pool, and a single prompt in the caller's thread."""
     embedder = minilm_models.embedder
-    # Batches of four: five batches for three threads, from a sixth of the texts the
-    # default batch size would need (the embedding is the cost here, not the threads).
-    monkeypatch.setattr(embedder, "batch_size", 4)
     texts = [f"Merge {n} pdf reports into one deck, item {n * n}." for n in range(16)]
     texts += ["A short one.", "Split a long document " + "with many words " * 20]
     monkeypatch.setenv(threads.THREADS_VARIABLE, "1")

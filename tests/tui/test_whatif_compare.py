@@ -460,7 +460,8 @@ async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Pat
 def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) -> None:
     """docs/explorer.md's F7 walk: appending a sentence to productivity-helper moves p
     over the bar for its prompt, and the preview says so, p row included; the same
-    sentence makes it take a trip-planning prompt no skill should, which the cases name."""
+    sentence makes it take a trip-planning prompt no skill should, which the cases name,
+    and leaves pdf a clearer lead on a tax form it should take."""
     from explorer.engine.author.rewrite import read_skill_text
     from explorer.engine.author.whatif import what_if
     from explorer.engine.base.config import Config
@@ -489,10 +490,14 @@ def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) 
     assert p_row in [line.split() for line in shown.splitlines()], shown
     assert result.after.injected and not result.before.injected
     assert result.comparison is not None
-    assert [flip.prompt for flip in result.comparison.flipped] == [
-        "help me plan a 3 day trip to rome"
-    ]
-    # The walk's second try: the same gain without the word "plan", and no flip.
+    form = (
+        "the tax office sent me a form with boxes to type into, "
+        "can you put my name and address in the fields"
+    )
+    flips = {flip.prompt: flip.passed_b for flip in result.comparison.flipped}
+    assert flips == {"help me plan a 3 day trip to rome": False, form: True}
+    # The walk's second try: the same gain without the word "plan", the trip left alone.
     tasks = appending("Turns a pile of to-dos into a prioritised list of tasks.")
     assert tasks.after is not None and tasks.after.injected and tasks.comparison is not None
-    assert f"{tasks.after.relevance:.2f}" == "0.99" and not tasks.comparison.flipped
+    assert f"{tasks.after.relevance:.2f}" == "0.99"
+    assert {flip.prompt: flip.passed_b for flip in tasks.comparison.flipped} == {form: True}

@@ -13,15 +13,15 @@ spinning BLAS workers slowed onnxruntime down.
   tokens; a second thread costs more in hand-off than it saves, and on a busy machine it
   is much slower (measured: query embedding 8-15 ms with one thread, 20-28 ms with two,
   under load).
-* Batches of descriptions (a cold build, in whichever command builds: `index`, `route`,
-  `hook`, `eval`, the explorer...): `batch_workers()` threads each run whole batches on
+* Descriptions (a cold build, in whichever command builds: `index`, `route`, `hook`,
+  `eval`, the explorer...): `batch_workers()` threads each run texts, one at a time, on
   that same one-thread session at once (onnxruntime's `run` is thread-safe and releases
-  the GIL), one per core. Batches share nothing, so this scales better than splitting
-  each batch's operators over threads, and a single prompt still runs on one.
+  the GIL), one per core. Texts share nothing, so this scales better than splitting
+  each text's operators over threads, and a single prompt still runs on one.
 * A decision's reranker pairs (`rerank.OnnxCrossEncoder.score`): spread over as many
   threads the same way, each pair still run alone.
 
-``SKILL_EXPLORER_THREADS=N`` sets how many cores batches use (N = 1: one at a time).
+``SKILL_EXPLORER_THREADS=N`` sets how many cores builds use (N = 1: one at a time).
 """
 
 from __future__ import annotations
@@ -46,12 +46,12 @@ def cpu_count() -> int:
 
 
 def onnx_threads() -> int:
-    """Intra-op threads for a new onnxruntime session: one (batches go wide instead)."""
+    """Intra-op threads for a new onnxruntime session: one (builds go wide instead)."""
     return 1
 
 
 def batch_workers() -> int:
-    """Threads that embed batches of descriptions at once: one per core, or the override."""
+    """Threads that embed descriptions at once: one per core, or the override."""
     override = os.environ.get(THREADS_VARIABLE, "").strip()
     if override.isdigit() and int(override) > 0:
         return int(override)

@@ -555,8 +555,9 @@ def embed_blocks_with_cache(
 
     What the model computes is written to the cache every `CHUNK_TEXTS` texts, so an
     interrupted cold build (Ctrl-C, a crash) keeps what it embedded and the next run
-    resumes there. Texts go to the model shortest first, so each chunk's batches pad
-    little; `progress` hears after each chunk.
+    resumes there. Texts go to the model shortest first, so a build the hook's budget
+    cuts short has embedded as many skills as it could; `progress` hears after each
+    chunk.
 
     `deadline` (a `time.monotonic()` value; the hook's time budget): chunks are sized by
     the rate measured so far to end before it, and none starts that would not; then

@@ -61,9 +61,6 @@ def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     return np.where(finite, matrix / np.where(finite, norms, 1.0), 0.0).astype(np.float32)
 
 
-BATCH_TOKENS = 512  # rows x padded width per call: larger is no faster, and peaks far higher
-
-
 # A WordPiece token covers at most 100 characters of a word (longer words are one [UNK])
 # plus the separator before it, so the first N tokens of a text lie within its first
 # 101 * N characters.
@@ -220,7 +217,6 @@ class OnnxEmbedder:
         pooling: str = "mean",
         query_prefix: str = "",
         max_length: int = 256,
-        batch_size: int = 32,
         threads: int | None = None,
         optimized_dir: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -230,7 +226,6 @@ class OnnxEmbedder:
             raise ValueError(f"pooling must be 'mean' or 'cls', not {pooling!r}")
         self.name, self.identity = name, identity
         self.pooling, self.query_prefix = pooling, query_prefix
-        self.batch_size = batch_size
         self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
@@ -289,43 +284,38 @@ class OnnxEmbedder:
                     self._bulk_session = None
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Length-sorted batches: padding waste, not the model, dominates unsorted ones.
+        """Each text runs through the model alone, unpadded, so its vector is a property of
+        the text (docs/models.md, "A vector is a property of its text").
 
-        Batches run on every core at once (`threads.batch_workers`), each on this one
-        session (or the bulk one, `bulk`) with its one intra-op thread. The batches are
-        those a run on one thread makes, so are the vectors."""
+        A dynamically quantised (int8) encoder scales its activations per run: in a batch,
+        a text's vector moved with its neighbours and the padding the longest of them
+        forced (cosine 0.977 to the same text's vector alone, on the packaged encoder),
+        so a skill's cosine depended on which skills were embedded beside it, and a save,
+        embedded alone, moved it with no word changed. The texts are spread over every
+        core (`threads.batch_workers`), longest first, each run on the one session (or
+        the bulk one, `bulk`) with its one intra-op thread."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         session = self._bulk_session or self.session
         with native_call():  # tokenizers gives the GIL up while it encodes a batch
             encodings = self.tokenizer.encode_batch([scrub_surrogates(text) for text in texts])
-        order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
+        longest_first = sorted(
+            range(len(encodings)), key=lambda index: len(encodings[index].ids), reverse=True
+        )
         result = np.empty((len(texts), self.dim), dtype=np.float32)
-        batches: list[list[int]] = []
-        batch: list[int] = []
-        for index in order:
-            # Sorted by length, so the newest row is the widest: cap rows x width, which
-            # bounds the attention tensors (and peak memory) for long descriptions.
-            width = len(encodings[index].ids)
-            if batch and (len(batch) == self.batch_size or (len(batch) + 1) * width > BATCH_TOKENS):
-                batches.append(batch)
-                batch = []
-            batch.append(index)
-        if batch:
-            batches.append(batch)
 
-        def run(rows: list[int]) -> None:
-            result[rows] = self._run([encodings[i] for i in rows], session)
+        def run(rows: Sequence[int]) -> None:
+            for row in rows:
+                result[row] = self._run([encodings[row]], session)[0]
 
-        workers = min(batch_workers(), len(batches))
+        workers = min(batch_workers(), len(encodings))
         if workers > 1:
-            # Longest batches first (they are last in length order), so no core is left
-            # with a long one at the end.
+            # Dealt out in turn from the longest, so the cores finish at about one time.
+            shares = [longest_first[first::workers] for first in range(workers)]
             with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
-                list(pool.map(run, reversed(batches)))
+                list(pool.map(run, shares))
         else:
-            for rows in batches:
-                run(rows)
+            run(longest_first)
         return l2_normalise(result)
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -369,7 +369,9 @@ def _onnx_embedder(
     max_length: int,
     cache: EmbeddingCache | None,
 ) -> OnnxEmbedder:
-    identity = f"{name}:{file_sha256(model, cache)[:16]}:{pooling}:{max_length}"
+    # "alone": each text's vector is made unbatched (OnnxEmbedder.embed_documents); a cache
+    # of vectors made in batches, which moved with their neighbours, is not read.
+    identity = f"{name}:{file_sha256(model, cache)[:16]}:{pooling}:{max_length}:alone"
     try:
         return OnnxEmbedder(
             model,
