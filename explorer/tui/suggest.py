@@ -78,9 +78,9 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     return out
 
 
-def summary_text(result: TuneResult, replaces_edit: bool = False) -> Text:
-    """The run's summary; `replaces_edit`: the editor holds an unsaved edit, which the
-    suggestions (made from the saved description) would replace."""
+def summary_text(result: TuneResult, from_edit: bool = False) -> Text:
+    """The run's summary; `from_edit`: the run started from an unsaved edit in the editor,
+    so its "before" figures are the edit's, not the file's."""
     out = Text()
     out.append("Suggestions ", style="bold")
     out.append_text(plain(result.skill_id, style="bold cyan"))
@@ -95,11 +95,8 @@ def summary_text(result: TuneResult, replaces_edit: bool = False) -> Text:
     )
     for note in result.notes:
         out.append_text(plain(f"note: {note}\n", style="yellow"))
-    if result.candidates and replaces_edit:
-        out.append(
-            "made from the saved description: choosing one replaces your edit in the editor\n",
-            "yellow",
-        )
+    if from_edit:
+        out.append('made from your edit (not saved yet): "before" is the edited text\n', "cyan")
     if result.candidates:
         out.append("enter loads one into the editor (its flips show there); esc closes", "dim")
     return out
@@ -117,14 +114,14 @@ class SuggestScreen(ModalScreen[int | None]):
     """
     BINDINGS = [Binding("escape", "cancel", "Close", id="suggest-close")]
 
-    def __init__(self, result: TuneResult, replaces_edit: bool = False) -> None:
+    def __init__(self, result: TuneResult, from_edit: bool = False) -> None:
         super().__init__()
         self.result = result
-        self.replaces_edit = replaces_edit
+        self.from_edit = from_edit
 
     def compose(self) -> ComposeResult:
         with Vertical(id="suggest"):
-            yield Static(summary_text(self.result, self.replaces_edit), id="suggest-summary")
+            yield Static(summary_text(self.result, self.from_edit), id="suggest-summary")
             options = [
                 Option(candidate_text(number, candidate, number - 1 == self.result.recommended))
                 for number, candidate in enumerate(self.result.candidates, 1)

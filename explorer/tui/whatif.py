@@ -27,11 +27,13 @@ from textual.widgets import ProgressBar, Static, TextArea
 from explorer.engine import Config, Index, tune
 from explorer.engine.author import (
     Candidate,
+    Edit,
     SaveError,
     Standing,
     TuneResult,
     WhatIf,
     edit_description,
+    patched_index,
     read_skill_text,
     save,
     what_if,
@@ -311,6 +313,11 @@ class WhatIfScreen(ModalScreen[None]):
     def text(self) -> str:
         return self.query_one(TextArea).text
 
+    @property
+    def edited(self) -> bool:
+        """The editor holds other words than the file (whitespace aside)."""
+        return " ".join(self.text.split()) != " ".join(self.start.split())
+
     def on_description_area_paged(self, event: DescriptionArea.Paged) -> None:
         results = self.query_one("#whatif-results", VerticalScroll)
         if event.down:
@@ -382,7 +389,7 @@ class WhatIfScreen(ModalScreen[None]):
             if result.edit.file_broken:
                 line.append("  (esc, then ctrl+o on the main screen opens it)", style="dim")
             status.update(line)
-        elif " ".join(self.text.split()) == " ".join(self.start.split()):
+        elif not self.edited:
             status.update(Text("unchanged", style="dim"))
         else:
             line = Text("edited, not saved: f4 (or ctrl+s) writes it", style="yellow")
@@ -412,11 +419,10 @@ class WhatIfScreen(ModalScreen[None]):
             self.cases_done = True
 
     def action_save(self) -> None:
-        text = self.text
-        if " ".join(text.split()) == " ".join(self.start.split()):
+        if not self.edited:
             self.notify("the description is unchanged: nothing written", severity="warning")
             return
-        edit = edit_description(self.path, self.original, text)
+        edit = edit_description(self.path, self.original, self.text)
         if not edit.ok:
             message = visible(f"not written: {edit.problem}")
             self.query_one("#whatif-status", Static).update(plain(f"✗ {message}", style="bold red"))
@@ -433,7 +439,8 @@ class WhatIfScreen(ModalScreen[None]):
     # -- suggestions (suggest.py) ---------------------------------------------------------
 
     def action_suggest(self) -> None:
-        """ctrl+t: `tune` for this skill on the loaded cases, off the event loop."""
+        """ctrl+t: `tune` for this skill on the loaded cases, off the event loop, starting
+        from the description in the editor: an author asks for help with what they typed."""
         if self.suggesting:
             self.notify("still looking for suggestions", timeout=3)
             return
@@ -441,6 +448,11 @@ class WhatIfScreen(ModalScreen[None]):
             self.notify(
                 "no cases to tune on: start the explorer with --cases FILE", severity="warning"
             )
+            return
+        edit = edit_description(self.path, self.original, self.text) if self.edited else None
+        if edit is not None and not edit.ok:
+            message = visible(f"no suggestions for this edit: {edit.problem}")
+            self.notify(message, severity="warning", markup=False, timeout=10)
             return
         self.suggesting = True
         bar = self.query_one("#whatif-progress", ProgressBar)
@@ -451,21 +463,24 @@ class WhatIfScreen(ModalScreen[None]):
         )
         cases = list(self.cases)
         self.run_worker(
-            lambda: self._suggest_work(cases),
+            lambda: self._suggest_work(cases, edit),
             thread=True,
             exclusive=True,
             group="suggest",
             description="suggest",
         )
 
-    def _suggest_work(self, cases: list[Case]) -> None:
+    def _suggest_work(self, cases: list[Case], edit: Edit | None) -> None:
+        """On the snapshot with `edit` in place, when there is one (what the editor holds)."""
+
         def progress(stage: str, done: int, total: int) -> None:
             self.app.call_from_thread(self._suggest_progress, stage, done, total)
 
         try:
-            result = tune(
-                self.snapshot, self.config, self.skill_id, cases, self.original, progress=progress
-            )
+            index, original = self.snapshot, self.original
+            if edit is not None and edit.skill is not None and edit.text is not None:
+                index, original = patched_index(index, edit.skill, self.config), edit.text
+            result = tune(index, self.config, self.skill_id, cases, original, progress=progress)
         except Exception as error:  # a model that fails to run: say so, keep the editor
             self.app.call_from_thread(self._suggest_failed, f"{type(error).__name__}: {error}")
             return
@@ -502,8 +517,8 @@ class WhatIfScreen(ModalScreen[None]):
                 style="cyan" if found else "yellow",
             )
         )
-        edited = " ".join(self.text.split()) != " ".join(self.start.split())
-        self.app.push_screen(SuggestScreen(result, edited), self._suggestion_chosen)
+        from_edit = result.original_text != self.original  # the editor's text, as ctrl+t read it
+        self.app.push_screen(SuggestScreen(result, from_edit), self._suggestion_chosen)
 
     def _suggestion_chosen(self, number: int | None) -> None:
         result = self.suggestions
@@ -520,7 +535,7 @@ class WhatIfScreen(ModalScreen[None]):
         return next((n for n, c in enumerate(result.candidates, 1) if c is chosen), 0)
 
     def action_cancel(self) -> None:
-        if " ".join(self.text.split()) != " ".join(self.start.split()):
+        if self.edited:
             self.notify("edit discarded: nothing written", timeout=3)
         self.dismiss()
 

@@ -143,16 +143,23 @@ async def test_suggest_without_cases_says_what_to_do(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-async def test_suggestions_over_an_unsaved_edit_say_they_replace_it(
-    library: Path, tmp_path: Path
-) -> None:
-    """They are made from the saved description: choosing one threw a typed sentence
-    away without a word."""
+async def test_suggestions_start_from_the_unsaved_edit(library: Path, tmp_path: Path) -> None:
+    """The author asks for help with what they typed: the run starts from the editor's
+    description (they were made from the saved one, and choosing one threw the typed
+    sentence away); an edit that cannot be read is refused with its reason."""
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _whatif(pilot, app)
-        screen.query_one(TextArea).insert(" Also trims layers.")
+        area = screen.query_one(TextArea)
+        area.load_text("")
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert any("no suggestions for this edit" in n.message for n in app._notifications)
+        assert app.screen is screen and not screen.suggesting
+        area.load_text(f"{DOCKER} Bakes sourdough loaves.")
         await pilot.press("ctrl+t")
         await settle(pilot, lambda: isinstance(app.screen, SuggestScreen))
+        assert screen.suggestions is not None
+        assert screen.suggestions.original == f"{DOCKER} Bakes sourdough loaves."
         summary = _text(app.screen, "#suggest-summary")
-        assert "made from the saved description: choosing one replaces your edit" in summary
+        assert 'made from your edit (not saved yet): "before" is the edited text' in summary

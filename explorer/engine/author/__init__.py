@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "Channel": "compare",
     "Collision": "collisions",
     "CollisionMap": "collisions",
+    "Edit": "rewrite",
     "Effect": "tune",
     "Entry": "compare",
     "Finding": "lint",
@@ -37,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "collision_map": "collisions",
     "edit_description": "rewrite",
     "has_errors": "lint",
+    "patched_index": "whatif",
     "ranking_diff": "compare",
     "read_skill_text": "rewrite",
     "remembering": "tune",
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.lint import Finding as Finding
     from explorer.engine.author.lint import LintMemo as LintMemo
     from explorer.engine.author.lint import has_errors as has_errors
+    from explorer.engine.author.rewrite import Edit as Edit
     from explorer.engine.author.rewrite import SaveError as SaveError
     from explorer.engine.author.rewrite import edit_description as edit_description
     from explorer.engine.author.rewrite import read_skill_text as read_skill_text
@@ -77,6 +80,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.tune import split_cases as split_cases
     from explorer.engine.author.whatif import Standing as Standing
     from explorer.engine.author.whatif import WhatIf as WhatIf
+    from explorer.engine.author.whatif import patched_index as patched_index
     from explorer.engine.author.whatif import what_if as what_if
     from explorer.engine.author.whatif import with_cases as with_cases
 else:
