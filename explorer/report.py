@@ -24,7 +24,7 @@ from explorer.engine.route import (
     missing_query_terms,
     reason,
 )
-from explorer.terminal import FittedTable, plain, render, table, visible
+from explorer.terminal import FittedTable, Verbatim, plain, render, table, visible
 
 Blocks = list[str | RenderableType]
 
@@ -338,7 +338,7 @@ def why_report(
         attribution = attribution_lines(decision, index, skill)
         lines += ["", *attribution] if attribution else []
     if decision.text:
-        lines += ["", "hook would inject:", decision.text]
+        lines += ["", "hook would inject:", Verbatim(decision.text)]
     timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
     lines += ["", f"timings (ms): {timings}"]
     return lines

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
@@ -255,6 +257,10 @@ class FittedTable:
             yield plain(f"left out to fit {options.max_width} columns: {named}", style="dim")
 
 
+def _is_tty(stream: IO[str]) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
 def console(file: IO[str] | None = None) -> Console:
     """A console that never reads markup or highlights, with colour only on a terminal.
 
@@ -264,7 +270,7 @@ def console(file: IO[str] | None = None) -> Console:
     from rich.console import Console
 
     stream = file if file is not None else sys.stdout
-    is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    is_tty = _is_tty(stream)
     width: int | None = None
     if not is_tty:
         try:
@@ -284,13 +290,44 @@ def console(file: IO[str] | None = None) -> Console:
     )
 
 
+HANGING_INDENT = 4  # a wrapped line's continuation, past the line's own indent
+
+
+class Verbatim(str):
+    """Text `emit` prints as it is, never re-wrapped: what the hook would inject is shown
+    with its own line breaks, as the agent receives it."""
+
+
+def hanging(line: str, width: int) -> str:
+    """`line` wrapped to `width` at spaces, each continuation indented past the line's own
+    indent: a long gate or lint line reads as one item, where the terminal's own wrap
+    starts it again at column 0. A word longer than the width is left whole."""
+    if len(line) <= width:
+        return line
+    indent = " " * (len(line) - len(line.lstrip(" ")) + HANGING_INDENT)
+    return textwrap.fill(
+        line,
+        width,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    )
+
+
 def emit(*blocks: str | RenderableType, file: IO[str] | None = None) -> None:
-    """Print text and rich renderables; plain strings are made visible first."""
+    """Print text and rich renderables; plain strings are made visible first and, on a
+    terminal, long lines are wrapped with a hanging indent (`hanging`); a pipe gets them
+    whole, for scripts."""
     stream = file if file is not None else sys.stdout
+    width = shutil.get_terminal_size().columns if _is_tty(stream) else 0
     out: Console | None = None
     for block in blocks:
         if isinstance(block, str):
-            stream.write(visible(block) + "\n")
+            text = visible(block)
+            if width and not isinstance(block, Verbatim):
+                text = "\n".join(hanging(line, width) for line in text.split("\n"))
+            stream.write(text + "\n")
             continue
         if out is None:
             out = console(stream)
