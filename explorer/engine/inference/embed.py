@@ -290,8 +290,8 @@ class OnnxEmbedder:
         A dynamically quantised (int8) encoder scales its activations per run: in a batch,
         a text's vector moved with its neighbours and the padding the longest of them
         forced (cosine 0.977 to the same text's vector alone, on the packaged encoder),
-        so a skill's cosine depended on which skills were embedded beside it, and a save,
-        embedded alone, moved it with no word changed. The texts are spread over every
+        so a skill's cosine depended on which skills were embedded beside it, and an edit,
+        embedded alone, moved it by more than its words did. The texts are spread over every
         core (`threads.batch_workers`), longest first, each run on the one session (or
         the bulk one, `bulk`) with its one intra-op thread."""
         if not texts:
