@@ -15,6 +15,7 @@ from rich.console import RenderableType
 
 from explorer.engine import Decision, Index, Verdict
 from explorer.engine.base import counted
+from explorer.engine.host import is_control_payload
 from explorer.engine.inference import sentence_attribution
 from explorer.engine.route import (
     GUARD_KEYS,
@@ -70,10 +71,10 @@ NARROW_DROPS = (
 )
 
 
-def channel_table(rows: tuple[Row, ...]) -> FittedTable:
-    """The rows in the decision's order, numbered as the explorer numbers them (the
-    cascade's order: under the relevance model, by p; `--json`'s `rank` is the hybrid
-    score's)."""
+def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
+    """`rows`, each numbered by its place in the decision's order, as the explorer numbers
+    them (the cascade's order; `--json`'s `rank` is the hybrid score's): a row shown past
+    the first ones keeps its own number."""
     headers = [
         "rank",
         "skill",
@@ -95,7 +96,7 @@ def channel_table(rows: tuple[Row, ...]) -> FittedTable:
     ]
     body = [
         [
-            str(position),
+            str(position + 1),
             plain(row.id),
             plain("INJECT", style="bold green") if row.verdict is Verdict.INJECT else row.verdict,
             f"{row.score:.3f}",
@@ -113,7 +114,7 @@ def channel_table(rows: tuple[Row, ...]) -> FittedTable:
             f"{row.matched_terms}/{row.query_terms}",
             f"{row.jaccard:.2f}",
         ]
-        for position, row in enumerate(rows, 1)
+        for position, row in ((decision.rows.index_of(row.id) or 0, row) for row in rows)
     ]
     return FittedTable(headers, body, right={0, *range(3, 17)}, droppable=NARROW_DROPS)
 
@@ -296,6 +297,25 @@ def dense_line(decision: Decision) -> str:
     return f"dense model: {models['dense']} ({floor})"
 
 
+def shown_rows(decision: Decision, top: int, skill: str | None) -> list[Row]:
+    """The first `top` rows by hybrid score, then, wherever they rank, the skills that
+    decided: the injected ones, the relevance model's best candidate (the one that came
+    closest when nothing was injected) and `skill` (--skill)."""
+    shown = list(decision.rows[: max(top, 1)])
+    wanted = list(decision.injected_ids)
+    trace = decision.relevance
+    if trace is not None and len(trace.candidates):
+        best = max(range(len(trace.candidates)), key=lambda at: trace.probabilities[at])
+        wanted.append(decision.channels.ids[trace.candidates[best]])
+    if skill:
+        wanted.append(skill)
+    for skill_id in dict.fromkeys(wanted):
+        known = decision.rows.index_of(skill_id) is not None
+        if known and all(row.id != skill_id for row in shown):
+            shown.append(decision.row(skill_id))
+    return shown
+
+
 def why_report(
     decision: Decision, index: Index, *, top: int = 8, skill: str | None = None
 ) -> Blocks:
@@ -315,14 +335,12 @@ def why_report(
         "",
         decision_summary(decision),
         "",
-        channel_table(decision.rows[: max(top, 1)]),
     ]
-    hidden = len(decision.rows) - max(top, 1)
+    shown = shown_rows(decision, top, skill)
+    lines.append(channel_table(decision, shown))
+    hidden = len(decision.rows) - len(shown)
     if hidden > 0:
         lines.append(f"… {hidden} more skills (--top N)")
-    shown = list(decision.rows[: max(top, 1)])
-    if skill and all(row.id != skill for row in shown):
-        shown += [decision.row(skill)] if decision.rows.index_of(skill) is not None else []
     lines += ["", "why (the number that decided; the explorer's table says the same):"]
     lines += [reason_line(decision, row) for row in shown]
     matched = [row for row in shown if row.matches]
@@ -337,7 +355,9 @@ def why_report(
     if skill:
         attribution = attribution_lines(decision, index, skill)
         lines += ["", *attribution] if attribution else []
-    if decision.text:
+    if decision.text and is_control_payload(decision.prompt):
+        lines += ["", "hook would inject: nothing (it ignores a control payload, §7)"]
+    elif decision.text:
         lines += ["", "hook would inject:", Verbatim(decision.text)]
     timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
     lines += ["", f"timings (ms): {timings}"]

@@ -149,7 +149,7 @@ def test_why_explains_a_losing_skill(capsys) -> None:
     assert code == 0
     assert "gates, in cascade order:" in out and "recall_floor" in out
     assert "BM25 terms for xlsx" in out and "missing from the description" in out
-    assert f"… {SAMPLE_COUNT - 3} more skills" in out
+    assert f"… {SAMPLE_COUNT - 4} more skills" in out  # the first 3, and xlsx below them
 
 
 def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
@@ -210,6 +210,29 @@ def test_the_channel_table_numbers_rows_in_the_decisions_order(capsys) -> None:
     _, decision, _ = run(capsys, "route", prompt, "--skills", SAMPLES, "--json")
     ranks = {row["id"]: row["rank"] for row in json.loads(decision)["skills"]}
     assert ranks["git-commit-writer"] == 1 and ranks["changelog-generator"] == 2
+
+
+def test_why_shows_the_skill_that_came_closest_wherever_it_ranks(capsys) -> None:
+    """regex-builder is the relevance model's best for a Chinese request (p 0.21, under
+    the bar) but 11th in the decision's order: the table of the first 8 left out the one
+    row that explains the miss. It is shown, under its own number."""
+    prompt = "帮我写一个正则表达式来匹配邮箱地址"
+    code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
+    lines = out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
+    end = next(n for n, line in enumerate(lines) if line.startswith("… "))
+    rows = {line.split()[1]: line.split()[0] for line in lines[start + 1 : end]}
+    assert code == 0 and "best=regex-builder" in out
+    assert rows["regex-builder"] == "11" and len(rows) == 9, rows
+    assert f"… {SAMPLE_COUNT - 9} more skills" in out
+
+
+def test_why_says_the_hook_ignores_a_control_payload(capsys) -> None:
+    """The hook answers nothing to a system reminder; why said it would inject pdf."""
+    code, out, _ = run(capsys, "why", "<system-reminder> merge two pdf files", "--skills", SAMPLES)
+    assert code == 0 and "inject pdf" in out  # the router's decision, as route gives it
+    assert "hook would inject: nothing (it ignores a control payload, §7)" in out
+    assert "Skill router:" not in out
 
 
 def test_an_unknown_skill_is_a_usage_error_in_every_command_that_takes_one(capsys) -> None:

@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "event_command": "setup",
     "hook_command": "setup",
     "install_hook": "setup",
+    "is_control_payload": "hook",
     "pipeline_decider": "history",
     "read_events": "telemetry",
     "remove_trusted": "trust",
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from explorer.engine.host.history import replay_sessions as replay_sessions
     from explorer.engine.host.history import report_json as report_json
     from explorer.engine.host.history import usage_report as usage_report
+    from explorer.engine.host.hook import is_control_payload as is_control_payload
     from explorer.engine.host.setup import SetupError as SetupError
     from explorer.engine.host.setup import event_command as event_command
     from explorer.engine.host.setup import hook_command as hook_command

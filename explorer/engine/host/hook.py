@@ -47,6 +47,12 @@ NO_ROOTS = (
 )
 
 
+def is_control_payload(prompt: str) -> bool:
+    """A message the host sends as a prompt that no user typed (a task notification, a
+    system reminder): the hook routes none of them (docs/routing.md §7)."""
+    return prompt.lstrip().startswith(CONTROL_PREFIXES)
+
+
 def hook_output(context: str) -> dict[str, Any]:
     """The JSON a UserPromptSubmit hook prints to add `context` to the prompt."""
     return {
@@ -177,7 +183,7 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
     if not isinstance(prompt, str) or not prompt.strip():
         return None, ("no prompt in the payload",)
     prompt = scrub_surrogates(prompt)  # kept in the ledger and the telemetry as UTF-8
-    if prompt.lstrip().startswith(CONTROL_PREFIXES):
+    if is_control_payload(prompt):
         return None, ("control payload ignored",)
     roots = call.roots()
     if not roots:
