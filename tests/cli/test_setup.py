@@ -326,6 +326,25 @@ def test_doctor_checks_the_wired_command_can_run_and_finds_skills(project: Path,
     assert any("2 different hook commands are wired" in m for m in warnings), warnings
 
 
+def test_doctor_without_skills_checks_the_roots_the_wired_hook_reads(project: Path, capsys) -> None:
+    """After `init --skills DIR`, doctor (which init points to) said "no skills root"
+    and exited 1: it looked at the default roots, not at the hook's --skills."""
+    skills = project / "my skills"
+    skills.mkdir()
+    (skills / "pdf").mkdir()
+    (skills / "pdf" / "SKILL.md").write_text(
+        "---\nname: pdf\ndescription: Merge and split PDF files. Use when the user asks to "
+        "merge, split or extract pages from a PDF.\n---\nbody\n"
+    )
+    assert run(capsys, "init", "--skills", str(skills))[0] == 0
+    code, out, _ = run(capsys, "doctor", "--json")
+    checks = json.loads(out)
+    roots = [c["message"] for c in checks if c["area"] == "roots"]
+    assert code == 0, [c for c in checks if c["status"] == "error"]
+    assert roots == [f"{skills} from the hook wired in {project / '.claude' / 'settings.json'}"]
+    assert any(c["message"] == "1 skill found" for c in checks), checks
+
+
 def test_init_over_an_older_setup_points_at_its_stale_prompt_hook(project: Path, capsys) -> None:
     """Only the prompt's hook wired, by a command of a moved installation: init adds the
     two session events and says the prompt's still runs the old command."""

@@ -23,7 +23,7 @@ from explorer.engine.base.config import (
     user_config_path,
 )
 from explorer.engine.base.text import counted
-from explorer.engine.discovery.roots import resolve_roots
+from explorer.engine.discovery.roots import Roots, resolve_roots
 from explorer.engine.host.setup import (
     WiredCommand,
     missing_session_events,
@@ -140,6 +140,9 @@ def _skill_checks(
     from explorer.engine.discovery.skills import discover
 
     found = resolve_roots(cli_roots, config.roots, cwd=cwd)
+    wired = None if cli_roots else _wired_roots(cwd)
+    if wired is not None:
+        found = wired
     if not found.roots:
         report.add(
             "roots",
@@ -279,6 +282,21 @@ def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
             "Claude Code does not run skill-explorer's hook here: run `skill-explorer init` "
             "(or `init --user`)",
         )
+
+
+def _wired_roots(cwd: str | os.PathLike[str] | None) -> Roots | None:
+    """The roots the wired hook reads (its --skills, as Claude Code runs it in the project,
+    the project's settings first), or None when no wired command names any it can see:
+    without --skills, doctor checks what the hook will use."""
+    project = os.path.abspath(cwd or os.getcwd())
+    variables = {**os.environ, "CLAUDE_PROJECT_DIR": project}
+    for path in (settings_path(False, cwd), settings_path(True)):
+        for command in wired_commands(path) or []:
+            roots = [_expanded(root, variables) for root in command.roots]
+            if roots and all(roots):
+                where = tuple(str(Path(project, os.path.expanduser(root))) for root in roots)
+                return Roots(where, f"the hook wired in {path}")
+    return None
 
 
 def _wired_command_checks(
