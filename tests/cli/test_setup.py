@@ -115,6 +115,19 @@ def test_init_user_and_dry_run(project: Path, capsys) -> None:
     assert wired_commands(project / ".claude" / "settings.json") is None
 
 
+def test_a_dry_run_over_another_wired_command_says_it_stays(project: Path, capsys) -> None:
+    """init --dry-run --skills DIR over a hook wired with other roots printed the unchanged
+    settings without a word; the real run says the old command stays."""
+    (project / "a").mkdir()
+    (project / "b").mkdir()
+    assert run(capsys, "init", "--skills", "a")[0] == 0
+    code, out, err = run(capsys, "init", "--dry-run", "--skills", "b")
+    assert code == 0 and json.loads(out)["hooks"]["UserPromptSubmit"]
+    assert f"hook --skills {project / 'a'}'" in err and "add --replace to rewrite it" in err
+    code, out, err = run(capsys, "init", "--dry-run", "--skills", "b", "--replace")
+    assert code == 0 and f"hook --skills {project / 'b'}" in out and not err
+
+
 def test_the_hook_counts_as_wired_whatever_the_path_looks_like() -> None:
     for command in (
         "'/opt/my tools/skill-explorer' hook --skills x",

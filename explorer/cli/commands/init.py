@@ -73,6 +73,12 @@ class InitCommand(Command):
             return EXIT_USAGE
         if args.dry_run:
             print(text, end="")
+            others = [wired.text for wired in wired_commands(path) or [] if wired.text != command]
+            if others and not args.replace:  # the JSON above keeps it: say so, off stdout
+                say(
+                    f"the prompt's hook stays {others[0]!r}, not {command!r}: "
+                    "add --replace to rewrite it"
+                )
             return EXIT_OK
         if not installed.events:
             print(f"the hook is already wired in {installed.path}; nothing changed")
