@@ -250,6 +250,21 @@ def test_an_unknown_skill_is_a_usage_error_in_every_command_that_takes_one(capsy
     assert code == 2 and "did you mean 'kubernetes-debugger'" in err
 
 
+def test_lint_says_which_cases_it_cannot_use(capsys, tmp_path: Path) -> None:
+    """lint --collisions dropped cases about skills the library lacks without a word, and
+    lint without --collisions took --cases and ignored it."""
+    cases = tmp_path / "cases.toml"
+    cases.write_text(
+        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
+        '[[case]]\nprompt = "map the checkout flow"\nexpect = ["loom"]\nkind = "direct"\n'
+    )
+    code, out, err = run(capsys, "lint", "--collisions", SAMPLES, "--cases", str(cases))
+    assert code == 0 and "(1 case," in out
+    assert f"warning: {cases}: 1 case about skills not in this library (loom), left out" in err
+    code, _, err = run(capsys, "lint", SAMPLES, "--cases", str(cases))
+    assert code == 2 and "--cases and --skill are read by --collisions only" in err
+
+
 def test_bad_set_value_names_key_and_type(capsys) -> None:
     code, _, err = run(capsys, "route", "x", "--skills", SAMPLES, "--set", "max_skills=two")
     assert code == 2 and "max_skills" in err and "an integer" in err

@@ -14,10 +14,12 @@ from explorer.cli.base import (
     add_common_options,
     fraction,
     positive_int,
+    say,
 )
 from explorer.cli.library import Engines
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
+from explorer.engine.base import counted
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
@@ -94,6 +96,9 @@ class LintCommand(Command):
         from explorer.engine.author import NEAR_DUPLICATE_SHOWN, has_errors
         from explorer.qa_report import lint_text
 
+        if not args.collisions and (args.cases or args.skill):
+            say("--cases and --skill are read by --collisions only (the rules take no cases)")
+            return EXIT_USAGE
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
@@ -133,6 +138,14 @@ class LintCommand(Command):
             if case_set is None:
                 return EXIT_USAGE
             cases = case_set.cases
+            known = set(index.ids)
+            unknown = sorted({s for c in cases for s in c.expect if s not in known})
+            if unknown:
+                left = sum(1 for case in cases if set(case.expect) - known)
+                say(
+                    f"warning: {args.cases}: {counted(left, 'case')} about skills not in "
+                    f"this library ({', '.join(unknown)}), left out of the map"
+                )
         found = collision_map(index, loaded.config, cases)
         if args.json:
             data = found.to_dict()
