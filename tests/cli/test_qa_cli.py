@@ -198,6 +198,9 @@ def test_unknown_expected_ids_are_warned_about(
     code, out, err = run(capsys, "eval", str(cases), *common)
     assert code == 0 and "expected skill 'pfd' is not in the library" in err
     assert "not_in_library" in out and "expected skill 'pfd'" not in out  # said once
+    # calibrate recommended thresholds for such cases without a word.
+    _, _, err = run(capsys, "calibrate", str(cases), *common)
+    assert "warning: expected skill 'pfd' is not in the library" in err
 
 
 def _small_grid(monkeypatch: pytest.MonkeyPatch) -> None:

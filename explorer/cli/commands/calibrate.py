@@ -104,6 +104,7 @@ class CalibrateCommand(Command):
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine import calibrate
+        from explorer.engine.qa import missing_skill_warnings
         from explorer.qa_report import calibration_text
 
         if wants_libraries(args):
@@ -130,6 +131,8 @@ class CalibrateCommand(Command):
         if not len(index):
             say(f"no valid skills under {', '.join(index.roots)}")
             return EXIT_FAILED
+        for warning in missing_skill_warnings(cases.cases, index.ids):
+            say(f"warning: {warning}")
         budget = {} if args.budget is None else {"budget": args.budget}
         report = calibrate(cases.cases, index, loaded.config, seed=args.seed, **budget)
         if not report.train_cases:

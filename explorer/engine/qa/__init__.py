@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "library_roots": "libraries",
     "load_cases": "cases",
     "memoised": "calibrate",
+    "missing_skill_warnings": "evaluate",
     "open_libraries": "libraries",
     "own_trigger_evals": "cases",
     "parse_library_arg": "libraries",
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from explorer.engine.qa.evaluate import Flip as Flip
     from explorer.engine.qa.evaluate import Rates as Rates
     from explorer.engine.qa.evaluate import compare as compare
+    from explorer.engine.qa.evaluate import missing_skill_warnings as missing_skill_warnings
     from explorer.engine.qa.evaluate import passes as passes
     from explorer.engine.qa.flips import FlipCause as FlipCause
     from explorer.engine.qa.flips import flip_causes as flip_causes

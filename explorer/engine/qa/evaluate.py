@@ -271,6 +271,16 @@ def _result_dict(result: CaseResult) -> dict[str, Any]:
 METRIC_NAMES = ("recall", "false_inject_rate", "host_value", "recall_at_k", "top1")
 
 
+def missing_skill_warnings(cases: Sequence[Case], ids: Sequence[str]) -> tuple[str, ...]:
+    """One warning per skill the cases name (expected or rejected) that the library lacks:
+    such a case can never pass, and every report over it should say why."""
+    named = {skill for case in cases for skill in (*case.expect, *case.reject)}
+    return tuple(
+        f"expected skill {skill!r} is not in the library; its cases cannot pass"
+        for skill in sorted(named - set(ids))
+    )
+
+
 def evaluate(
     cases: Iterable[Case],
     index: Index,
@@ -385,12 +395,7 @@ def report_from(
         p95_ms=float(np.percentile(times, 95)) if len(times) else 0.0,
         total_ms=float(times.sum()),
     )
-    named = {skill for case in cases for skill in (*case.expect, *case.reject)}
-    unknown = sorted(named - set(index.ids))
-    warnings = tuple(
-        f"expected skill {skill!r} is not in the library; its cases cannot pass"
-        for skill in unknown
-    )
+    warnings = missing_skill_warnings(cases, index.ids)
     status = index.models.status
     return EvalReport(
         label=label,
