@@ -32,6 +32,7 @@ from explorer.engine.author import (
     Standing,
     TuneResult,
     WhatIf,
+    changed_on_disk,
     edit_description,
     patched_index,
     read_skill_text,
@@ -424,7 +425,7 @@ class WhatIfScreen(ModalScreen[None]):
             return
         edit = edit_description(self.path, self.original, self.text)
         if not edit.ok:
-            message = visible(f"not written: {edit.problem}")
+            message = visible(changed_on_disk(edit) or f"not written: {edit.problem}")
             self.query_one("#whatif-status", Static).update(plain(f"✗ {message}", style="bold red"))
             self.notify(message, severity="error", markup=False, timeout=10)
             return

@@ -265,6 +265,13 @@ async def test_a_file_with_bad_yaml_is_reported_and_never_written(
         assert isinstance(app.screen, WhatIfScreen)  # stays open: the edit is not lost
         assert any("not written" in n.message for n in app._notifications)
         assert path.read_text(encoding="utf-8") == broken
+        # Fixed on disk meanwhile: the refusal says so, not the old file's problem.
+        fixed = "---\nname: broken\ndescription: Fix broken yaml files\n---\nbody\n"
+        path.write_text(fixed, encoding="utf-8")
+        await pilot.press("f4")
+        await pilot.pause()
+        assert any("changed on disk since the editor" in n.message for n in app._notifications)
+        assert path.read_text(encoding="utf-8") == fixed
 
 
 @pytest.mark.slow  # the editor hand-over itself is tests/tui/test_editor.py's

@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "WhatIf": "whatif",
     "apply": "tune",
     "cases_for": "tune",
+    "changed_on_disk": "rewrite",
     "collision_map": "collisions",
     "edit_description": "rewrite",
     "has_errors": "lint",
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.lint import has_errors as has_errors
     from explorer.engine.author.rewrite import Edit as Edit
     from explorer.engine.author.rewrite import SaveError as SaveError
+    from explorer.engine.author.rewrite import changed_on_disk as changed_on_disk
     from explorer.engine.author.rewrite import edit_description as edit_description
     from explorer.engine.author.rewrite import read_skill_text as read_skill_text
     from explorer.engine.author.rewrite import save as save

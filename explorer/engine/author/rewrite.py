@@ -261,18 +261,31 @@ def read_skill_text(path: str) -> str:
         raise SaveError(f"{path}: not UTF-8 (byte {error.start}); edit it in $EDITOR") from error
 
 
+def changed_on_disk(edit: Edit) -> str | None:
+    """Why the edit must not be written because its file is no longer the one it began
+    from (another editor, a `git checkout`, a fix made outside), or None. Said before any
+    problem of the edit's own: that problem was found in the old file."""
+    try:
+        current = read_skill_text(edit.path)
+    except SaveError as error:
+        return str(error)
+    if current == edit.original:
+        return None
+    return (
+        f"{edit.path}: changed on disk since the editor opened; nothing written "
+        "(close the editor and open it again to start from the new file)"
+    )
+
+
 def save(edit: Edit) -> None:
     """Write the edit, atomically, if the file on disk is still the one the edit began from.
 
-    A file changed meanwhile (another editor, a `git checkout`) is never overwritten."""
+    A file changed meanwhile is never overwritten (`changed_on_disk`)."""
+    changed = changed_on_disk(edit)
+    if changed is not None:
+        raise SaveError(changed)
     if edit.text is None:
         raise SaveError(f"{edit.path}: not written: {edit.problem}")
-    current = read_skill_text(edit.path)
-    if current != edit.original:
-        raise SaveError(
-            f"{edit.path}: changed on disk since the editor opened; nothing written "
-            "(close the editor and open it again to start from the new file)"
-        )
     try:
         write_atomically(edit.path, edit.text)
     except OSError as error:
