@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 SHOWN = 50  # pairs listed
 PROMPT_WIDTH = 70  # a prompt's cells in a pair's detail when the width is not known
-PROMPT_FRAME = 20  # what the frame, the indent and "FLIP " take of the screen's width
+PROMPT_FRAME = 10  # what the indent, "FLIP " and the scrollbar take of the detail's width
 
 
 def pair_text(number: int, collision: Collision) -> Text:
@@ -49,7 +49,8 @@ def pair_text(number: int, collision: Collision) -> Text:
 
 def detail_text(collision: Collision, width: int = 0) -> Text:
     """A pair's flips and every other prompt the two competed for, each prompt on one line
-    of the `width` the screen gives."""
+    of the `width` the detail has (the dialog's, not the screen's: wider, a line wrapped
+    and its second part was cut)."""
     room = max(30, width - PROMPT_FRAME) if width else PROMPT_WIDTH
     out = Text()
     out.append_text(plain(f"{collision.a} <> {collision.b}\n", style="bold"))
@@ -160,7 +161,7 @@ class CollisionsScreen(ModalScreen[None]):
         if self.found is None or event.option.id is None:
             return
         collision = self.found.collisions[int(event.option.id)]
-        shown = detail_text(collision, self.app.size.width)
+        shown = detail_text(collision, self.query_one("#collisions").content_size.width)
         self.query_one("#collisions-detail-text", Static).update(shown)
         self.query_one("#collisions-detail").add_class("open")
         self.query_one("#collisions-list").display = False

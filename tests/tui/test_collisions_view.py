@@ -82,4 +82,4 @@ def test_a_long_prompt_in_a_pair_s_detail_ends_in_an_ellipsis() -> None:
     # Another prompt they competed for names the skill that should have won it.
     assert "a sentence of its own for canvas-design; rival brand-guidelines" in shown
     # A wide screen shows more of a prompt; never less than 30 cells.
-    assert prompt[:179] + "…" in detail_text(Collision("a", "b", contests), 200).plain
+    assert prompt[:189] + "…" in detail_text(Collision("a", "b", contests), 200).plain
