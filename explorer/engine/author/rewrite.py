@@ -202,8 +202,7 @@ def edit_description(path: str, original: str, description: str) -> Edit:
     old_yaml, complaint = _yaml_mapping(original)
     if old_yaml is None:
         return refused(
-            f"the frontmatter is not valid YAML before this edit ({complaint}); "
-            "fix the file first: nothing was written",
+            f"the frontmatter is not valid YAML before this edit ({complaint}); fix the file first",
             file_broken=True,
         )
     lines = _lines(original)
