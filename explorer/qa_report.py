@@ -66,8 +66,8 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
         f"stage-1 recall@{report.k:<3} {_rate(report.recall_at_k)}  "
         "(an expected skill in the top k by hybrid score)",
         f"stage-1 top-1      {_rate(report.top1)}",
-        f"unexpected skill   {counted(report.extra_injects, 'positive')} got a skill "
-        "they did not expect",
+        f"unexpected skill   {counted(report.extra_injects, 'positive')} with a skill "
+        "injected that the case does not expect",
         "",
         table(
             ["kind", "cases", "passed", "rate", ""],
@@ -187,7 +187,7 @@ def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalRep
         table(["metric", "A", "B", "B - A"], rows, right={1, 2, 3}),
         "",
         f"injected sets: mean Jaccard overlap {_rate(comparison.jaccard)} over "
-        f"{comparison.matched} cases; {comparison.changed} cases changed",
+        f"{counted(comparison.matched, 'case')}; {counted(comparison.changed, 'case')} changed",
     ]
     for title, flips in (
         ("pass -> fail", comparison.regressions),
