@@ -126,7 +126,9 @@ class SuggestScreen(ModalScreen[int | None]):
                 Option(candidate_text(number, candidate, number - 1 == self.result.recommended))
                 for number, candidate in enumerate(self.result.candidates, 1)
             ]
-            yield OptionList(*options, id="suggest-list")
+            listing = OptionList(*options, id="suggest-list")
+            listing.display = bool(options)  # an empty list box said nothing the summary does not
+            yield listing
         yield QuietFooter()
 
     def on_mount(self) -> None:
