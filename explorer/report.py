@@ -298,7 +298,7 @@ def dense_line(decision: Decision) -> str:
 
 
 def shown_rows(decision: Decision, top: int, skill: str | None) -> list[Row]:
-    """The first `top` rows by hybrid score, then, wherever they rank, the skills that
+    """The first `top` rows in the decision's order, then, wherever they stand, the skills that
     decided: the injected ones, the relevance model's best candidate (the one that came
     closest when nothing was injected) and `skill` (--skill)."""
     shown = list(decision.rows[: max(top, 1)])
