@@ -227,6 +227,15 @@ def test_why_shows_the_skill_that_came_closest_wherever_it_ranks(capsys) -> None
     assert f"… {SAMPLE_COUNT - 9} more skills" in out
 
 
+def test_with_rerank_top_k_0_no_row_is_told_to_reach_a_hybrid_bar(capsys) -> None:
+    """'where the top 0 by hybrid score end … needs hybrid ≥ 0.902' named a bar no score
+    can reach: with k = 0 only the BM25 and multilingual pools add candidates."""
+    argv = ("why", "merge two pdf files", "--skills", SAMPLES, "--set", "rerank_top_k=0")
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "by hybrid score end" not in out
+    assert "rerank_top_k = 0: only the BM25 and multilingual pools add candidates" in out
+
+
 def test_why_says_the_hook_ignores_a_control_payload(capsys) -> None:
     """The hook answers nothing to a system reminder; why said it would inject pdf."""
     code, out, _ = run(capsys, "why", "<system-reminder> merge two pdf files", "--skills", SAMPLES)

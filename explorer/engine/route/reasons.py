@@ -247,6 +247,10 @@ def _not_reranked(decision: Decision, row: Row) -> Reason:
     by hybrid score and the best few by BM25; either bar lets a skill in."""
     k, hybrid_bar, pool, bm25_bar = _candidate_bars(decision)
     verdict = Verdict.RERANK_TOP_K
+    if k == 0:  # no hybrid score lets a skill in: a bar to name would be a false hint
+        return Reason(
+            verdict, "rerank_top_k = 0: only the BM25 and multilingual pools add candidates"
+        )
     if hybrid_bar is None:
         return Reason(verdict, f"not among the rerank_top_k = {k} candidates")
     text = (
