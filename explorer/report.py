@@ -297,6 +297,15 @@ def dense_line(decision: Decision) -> str:
     return f"dense model: {models['dense']} ({floor})"
 
 
+PROMPT_SHOWN = 500  # characters of the prompt `why` quotes: a pasted log is not repeated whole
+
+
+def prompt_line(prompt: str) -> str:
+    if len(prompt) <= PROMPT_SHOWN:
+        return f"prompt: {prompt!r}"
+    return f"prompt: {prompt[:PROMPT_SHOWN]!r}… ({len(prompt):,} characters)"
+
+
 def shown_rows(decision: Decision, top: int, skill: str | None) -> list[Row]:
     """The first `top` rows in the decision's order, then, wherever they stand, the skills that
     decided: the injected ones, the relevance model's best candidate (the one that came
@@ -322,7 +331,7 @@ def why_report(
     models = decision.models
     reranker = models["reranker"] or f"none — {models['reranker_note']}"
     lines: Blocks = [
-        f"prompt: {decision.prompt!r}",
+        prompt_line(decision.prompt),
         f"query terms: {', '.join(decision.query_terms) or '(none)'}",
         dense_line(decision),
         preset_line(decision),

@@ -236,6 +236,14 @@ def test_with_rerank_top_k_0_no_row_is_told_to_reach_a_hybrid_bar(capsys) -> Non
     assert "rerank_top_k = 0: only the BM25 and multilingual pools add candidates" in out
 
 
+def test_why_quotes_a_long_prompt_cut(capsys) -> None:
+    """A 116 KB paste was echoed whole on why's first line."""
+    prompt = "merge these pdf files " + "x" * 20_000
+    code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
+    first = out.splitlines()[0]
+    assert code == 0 and first.endswith("… (20,022 characters)") and len(first) < 600
+
+
 def test_why_says_the_hook_ignores_a_control_payload(capsys) -> None:
     """The hook answers nothing to a system reminder; why said it would inject pdf."""
     code, out, _ = run(capsys, "why", "<system-reminder> merge two pdf files", "--skills", SAMPLES)
