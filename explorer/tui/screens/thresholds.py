@@ -118,7 +118,10 @@ class FieldList(ScrollView):
             )
         else:
             room = max(12, width - len(line) - 1)
-        label = source.label if len(source.label) < room else source.label[: room - 2] + "…"
+        label = source.label
+        if error:  # the typed text is refused: say which value still decides
+            label = f"refused; {getattr(editor.config, name)!r} in force"
+        label = label if len(label) < room else label[: room - 2] + "…"
         line.append_text(plain(f"{label:<{room}}", style="italic dim"))
         if error:
             line.append(visible(error), style=self.get_component_rich_style("field-list--error"))
