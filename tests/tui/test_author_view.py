@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from textual.widgets import OptionList, TabbedContent
+from textual.widgets import OptionList, Static, TabbedContent
 
 from explorer.engine.base.config import PROJECT_CONFIG_NAME, Config, LoadedConfig
 from explorer.engine.discovery import Problem
@@ -122,6 +122,10 @@ async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
         await settle(pilot, lambda: "stale (file broken" in table.cell_text("pdf", "why"))
         row = next(i for i, position in enumerate(table.view) if table.rows[position].id == "pdf")
         assert table.line_text(row).spans[-1].style == "dim"
+        # The decision panel heads with the same reason (it gave the old one alone).
+        app.go_to_skill("pdf")
+        reason = app.query_one("#decision-reason", Static)
+        await settle(pilot, lambda: "pdf: stale (file broken" in render(reason.content))
         await burst(pilot, "ctrl+f", *"broken")  # the filter finds rejected files too
         await pilot.pause()
         assert table.view == [] and len(table.rejected_view) == 1

@@ -401,7 +401,7 @@ class MainScreen(Screen[None]):
         table = self.table
         row = table.row_of(skill_id)
         if row is not None:
-            self.decision_panel.show_reason(skill_id, table.reason_of(row))
+            self.decision_panel.show_reason(skill_id, table.shown_reason(row))
         if self.tabs.active == "skill-tab":  # only the tab on screen
             findings = self.state.findings.get(skill.path)
             panel = self.query_one(SkillPanel)

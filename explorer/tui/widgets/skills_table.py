@@ -913,6 +913,15 @@ class SkillsTable(ScrollView, can_focus=True):
             found = self._reasons[row.id] = reason(self._decision, row)
         return found
 
+    def shown_reason(self, row: Row) -> Reason:
+        """`reason_of`, led by what matters first for a stale skill: its file is broken and
+        the router serves the last good version (the why cell and the decision panel)."""
+        why = self.reason_of(row)
+        stale = self.stale.get(row.id)
+        if stale is None:
+            return why
+        return replace(why, text=f"stale (file broken: {stale}); was: {why.text}")
+
     def _p_text(self, candidate: int) -> str:
         """`0.95 bm25 lead+1.5`: a candidate's p and the contribution that moved it most."""
         trace = self._decision.relevance if self._decision is not None else None
@@ -998,10 +1007,7 @@ class SkillsTable(ScrollView, can_focus=True):
             rerank = _coloured(row.rerank >= limits.rerank_min, False, f"{row.rerank:+.2f}")
             rerank.append(f" {_short(row.rerank_prob or 0.0)}", style="dim")
         followed = row.id == self.followed
-        why = self.reason_of(row)
-        stale = self.stale.get(row.id)
-        if stale is not None:  # the reason that matters first: the file is broken
-            why = replace(why, text=f"stale (file broken: {stale}); was: {why.text}")
+        why = self.shown_reason(row)
         cells = {
             "delta": Text(
                 why.delta_text().replace(" logit", "ℓ") if why.unit == LOGIT else why.delta_text(),
