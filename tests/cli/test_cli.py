@@ -227,13 +227,13 @@ def test_why_shows_the_skill_that_came_closest_wherever_it_ranks(capsys) -> None
     assert f"… {SAMPLE_COUNT - 9} more skills" in out
 
 
-def test_with_rerank_top_k_0_no_row_is_told_to_reach_a_hybrid_bar(capsys) -> None:
-    """'where the top 0 by hybrid score end … needs hybrid ≥ 0.902' named a bar no score
-    can reach: with k = 0 only the BM25 and multilingual pools add candidates."""
+def test_with_rerank_top_k_0_the_reason_names_the_one_hybrid_candidate(capsys) -> None:
+    """'where the top 0 by hybrid score end': the relevance model's pool still keeps the
+    hybrid score's first skill, and the bar is its score."""
     argv = ("why", "merge two pdf files", "--skills", SAMPLES, "--set", "rerank_top_k=0")
     code, out, _ = run(capsys, *argv)
-    assert code == 0 and "by hybrid score end" not in out
-    assert "rerank_top_k = 0: only the BM25 and multilingual pools add candidates" in out
+    assert code == 0 and "where the top 0 by" not in out
+    assert "where the top 1 by hybrid score end (rerank_top_k)" in out
 
 
 def test_why_quotes_a_long_prompt_cut(capsys) -> None:

@@ -231,6 +231,8 @@ def _candidate_bars(decision: Decision) -> tuple[object, float | None, int, floa
         k = decision.tuning.get("rerank_top_k", len(candidates))
     else:
         return None, None, 0, None
+    if relevance is not None and not k:
+        k = 1  # the relevance model's pool keeps the hybrid score's first (pipeline.py)
     rows = [decision.row(s) for s in candidates if decision.rows.index_of(s) is not None]
     by_hybrid = [row.score for row in rows if row.pool in ("dense", "both", None)]
     by_bm25 = [row.bm25 for row in rows if row.pool in ("bm25", "both")]
@@ -247,10 +249,6 @@ def _not_reranked(decision: Decision, row: Row) -> Reason:
     by hybrid score and the best few by BM25; either bar lets a skill in."""
     k, hybrid_bar, pool, bm25_bar = _candidate_bars(decision)
     verdict = Verdict.RERANK_TOP_K
-    if k == 0:  # no hybrid score lets a skill in: a bar to name would be a false hint
-        return Reason(
-            verdict, "rerank_top_k = 0: only the BM25 and multilingual pools add candidates"
-        )
     if hybrid_bar is None:
         return Reason(verdict, f"not among the rerank_top_k = {k} candidates")
     text = (
