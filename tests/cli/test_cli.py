@@ -274,9 +274,10 @@ def test_lint_says_which_cases_it_cannot_use(capsys, tmp_path: Path) -> None:
     cases.write_text(
         '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
         '[[case]]\nprompt = "map the checkout flow"\nexpect = ["loom"]\nkind = "direct"\n'
+        '[[case]]\nprompt = "split a pdf"\nexpect = ["pdf", "loom"]\nkind = "direct"\n'
     )
     code, out, err = run(capsys, "lint", "--collisions", SAMPLES, "--cases", str(cases))
-    assert code == 0 and "(1 case," in out
+    assert code == 0 and "(2 cases," in out  # one of the two it expects is enough
     assert f"warning: {cases}: 1 case about skills not in this library (loom), left out" in err
     code, _, err = run(capsys, "lint", SAMPLES, "--cases", str(cases))
     assert code == 2 and "--cases and --skill are read by --collisions only" in err

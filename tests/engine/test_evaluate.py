@@ -145,7 +145,13 @@ def test_an_expected_id_missing_from_the_library_is_flagged(index: Index) -> Non
     report = evaluate([Case("merge pdf files", ("pfd",), "direct")], index, CONFIG)
     failure = report.results[0].failure
     assert failure is not None and failure.gate == NOT_IN_LIBRARY and failure.expected == "pfd"
-    assert report.warnings == ("expected skill 'pfd' is not in the library; its cases cannot pass",)
+    assert report.warnings == (
+        "expected skill 'pfd' is not in the library; a case that expects only it cannot pass",
+    )
+    # A should-not-trigger case about a missing skill passes whatever is injected: said too.
+    negative = Case("merge pdf files", (), "should-not-trigger", reject=("pfd",))
+    (said,) = evaluate([negative], index, CONFIG).warnings
+    assert said.startswith("rejected skill 'pfd' is not in the library")
 
 
 def test_timings_and_json(index: Index) -> None:

@@ -138,12 +138,13 @@ class LintCommand(Command):
             if case_set is None:
                 return EXIT_USAGE
             cases = case_set.cases
+            # The map routes a case when one of the skills it expects is in the library.
             known = set(index.ids)
-            unknown = sorted({s for c in cases for s in c.expect if s not in known})
-            if unknown:
-                left = sum(1 for case in cases if set(case.expect) - known)
+            left = [case for case in cases if case.expect and not set(case.expect) & known]
+            if left:
+                unknown = sorted({skill for case in left for skill in case.expect})
                 say(
-                    f"warning: {args.cases}: {counted(left, 'case')} about skills not in "
+                    f"warning: {args.cases}: {counted(len(left), 'case')} about skills not in "
                     f"this library ({', '.join(unknown)}), left out of the map"
                 )
         found = collision_map(index, loaded.config, cases)

@@ -272,12 +272,19 @@ METRIC_NAMES = ("recall", "false_inject_rate", "host_value", "recall_at_k", "top
 
 
 def missing_skill_warnings(cases: Sequence[Case], ids: Sequence[str]) -> tuple[str, ...]:
-    """One warning per skill the cases name (expected or rejected) that the library lacks:
-    such a case can never pass, and every report over it should say why."""
-    named = {skill for case in cases for skill in (*case.expect, *case.reject)}
+    """One warning per skill the cases name that the library lacks (`passes`): a case that
+    expects only missing skills can never pass, and one that rejects only missing skills
+    passes whatever is injected; every report over such cases should say so."""
+    known = set(ids)
+    expected = {skill for case in cases for skill in case.expect} - known
+    rejected = {skill for case in cases for skill in case.reject} - known - expected
     return tuple(
-        f"expected skill {skill!r} is not in the library; its cases cannot pass"
-        for skill in sorted(named - set(ids))
+        f"expected skill {skill!r} is not in the library; a case that expects only it cannot pass"
+        for skill in sorted(expected)
+    ) + tuple(
+        f"rejected skill {skill!r} is not in the library; a case that rejects only it "
+        "passes whatever is injected"
+        for skill in sorted(rejected)
     )
 
 
