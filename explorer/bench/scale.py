@@ -12,8 +12,8 @@ Every row is measured against a baseline taken in the same run:
 * hook, one process, warm cache: against a bare `python` + onnxruntime process that
   loads the same models (the dense model and the cross-encoder) and runs each once (the
   floor), interleaved run by run;
-* cold index build: against the model embedding the same texts in length-sorted
-  batches (sizes up to `BUILD_LIMIT` unless asked for: 26,000 takes many minutes);
+* cold index build: against the model embedding the same texts directly (sizes up to
+  `BUILD_LIMIT` unless asked for: 26,000 takes many minutes);
 * save -> snapshot: 20 saves 1 s apart into a live index watching the library; p95,
   how many were seen, and the CPU the process used while idle between saves;
 * open until the first prompt is answered, and peak RSS, in a new process (the engine
@@ -566,7 +566,7 @@ def bench_cold_index(
         "value": run.ms,
         "unit": "ms",
         "cores": batch_workers(),
-        "note": f"`index` on an empty cache, {batch_workers()} cores for batches",
+        "note": f"`index` on an empty cache, {batch_workers()} cores",
     }
     if floor_ms is not None:
         row["floor_ratio"] = run.ms / floor_ms

@@ -1,7 +1,7 @@
 """Synthetic skill libraries and prompts for the benchmarks: realistic shape, fixed by a seed.
 
 Descriptions follow a Zipf-like word distribution, so BM25 document frequencies, token
-lengths and batch padding look like those of a real library. Skill `i` depends only on
+lengths and text lengths look like those of a real library. Skill `i` depends only on
 (seed, i): a library of 100 is a prefix of one of 1,000.
 """
 

@@ -61,6 +61,9 @@ def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     return np.where(finite, matrix / np.where(finite, norms, 1.0), 0.0).astype(np.float32)
 
 
+SHARE_TEXTS = 8  # texts a build's thread takes at a time (embed_documents)
+
+
 # A WordPiece token covers at most 100 characters of a word (longer words are one [UNK])
 # plus the separator before it, so the first N tokens of a text lie within its first
 # 101 * N characters.
@@ -251,9 +254,10 @@ class OnnxEmbedder:
         """While it is open, `embed_documents` runs on a session of its own with
         onnxruntime's memory arena; the session is dropped when its last user closes it.
 
-        A library's first build sends thousands of batches through every core at once.
-        Without the arena each batch's tensors come from the C allocator, where each
-        embedding thread keeps a heap of its own that the batches fragment. Measured on
+        A library's first build sends thousands of runs through every core at once.
+        Without the arena each run's tensors come from the C allocator, where each
+        embedding thread keeps a heap of its own that the runs fragment. Measured (when
+        descriptions still went in batches) on
         two cores, a new process each time, an empty cache, interleaved:
         * a command (`index`, `route`): building 1,000 of the large corpus's skills
           peaked at 410-485 MB, in bulk 310-323 MB; the bench's 1,000 skills 331-342
@@ -288,12 +292,12 @@ class OnnxEmbedder:
         the text (docs/models.md, "A vector is a property of its text").
 
         A dynamically quantised (int8) encoder scales its activations per run: in a batch,
-        a text's vector moved with its neighbours and the padding the longest of them
-        forced (cosine 0.977 to the same text's vector alone, on the packaged encoder),
-        so a skill's cosine depended on which skills were embedded beside it, and an edit,
-        embedded alone, moved it by more than its words did. The texts are spread over every
-        core (`threads.batch_workers`), longest first, each run on the one session (or
-        the bulk one, `bulk`) with its one intra-op thread."""
+        a text's vector would move with its neighbours and the padding the longest of them
+        forces (on the packaged encoder, cosine 0.994 median and 0.977 at worst to the same
+        text alone), so a skill's cosine would depend on which skills were embedded beside
+        it. The texts are spread over every core (`threads.batch_workers`), longest first
+        in small shares handed to whichever thread is free, each run on the one session
+        (or the bulk one, `bulk`) with its one intra-op thread."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         session = self._bulk_session or self.session
@@ -310,8 +314,12 @@ class OnnxEmbedder:
 
         workers = min(batch_workers(), len(encodings))
         if workers > 1:
-            # Dealt out in turn from the longest, so the cores finish at about one time.
-            shares = [longest_first[first::workers] for first in range(workers)]
+            # Small shares, longest first, to whichever thread is free: a core slowed by
+            # other work takes fewer, and none is left with a long text at the end.
+            shares = [
+                longest_first[start : start + SHARE_TEXTS]
+                for start in range(0, len(longest_first), SHARE_TEXTS)
+            ]
             with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
                 list(pool.map(run, shares))
         else:
