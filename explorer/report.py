@@ -301,6 +301,7 @@ PROMPT_SHOWN = 500  # characters of the prompt `why` quotes: a pasted log is not
 
 
 def prompt_line(prompt: str) -> str:
+    """`why`'s first line: the prompt quoted, cut at PROMPT_SHOWN characters with its length."""
     if len(prompt) <= PROMPT_SHOWN:
         return f"prompt: {prompt!r}"
     return f"prompt: {prompt[:PROMPT_SHOWN]!r}… ({len(prompt):,} characters)"
@@ -318,10 +319,13 @@ def shown_rows(decision: Decision, top: int, skill: str | None) -> list[Row]:
         wanted.append(decision.channels.ids[trace.candidates[best]])
     if skill:
         wanted.append(skill)
-    for skill_id in dict.fromkeys(wanted):
-        known = decision.rows.index_of(skill_id) is not None
-        if known and all(row.id != skill_id for row in shown):
-            shown.append(decision.row(skill_id))
+    extra = {
+        skill_id: number
+        for skill_id in wanted
+        if (number := decision.rows.index_of(skill_id)) is not None
+        and all(row.id != skill_id for row in shown)
+    }
+    shown += [decision.row(skill_id) for skill_id in sorted(extra, key=extra.__getitem__)]
     return shown
 
 

@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 import textwrap
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
@@ -257,6 +258,14 @@ class FittedTable:
             yield plain(f"left out to fit {options.max_width} columns: {named}", style="dim")
 
 
+def _terminal_width(stream: IO[str]) -> int:
+    """The columns of the terminal `stream` writes to (stdout's, when it has no file)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return shutil.get_terminal_size().columns
+
+
 def _is_tty(stream: IO[str]) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
@@ -301,8 +310,9 @@ class Verbatim(str):
 def hanging(line: str, width: int) -> str:
     """`line` wrapped to `width` at spaces, each continuation indented past the line's own
     indent: a long gate or lint line reads as one item, where the terminal's own wrap
-    starts it again at column 0. A word longer than the width is left whole."""
-    if len(line) <= width:
+    starts it again at column 0. A word longer than the width is left whole, and so is a
+    line with wide characters (CJK, emoji), whose cells its length does not count."""
+    if len(line) <= width or any(unicodedata.east_asian_width(c) in "WF" for c in line):
         return line
     indent = " " * (len(line) - len(line.lstrip(" ")) + HANGING_INDENT)
     return textwrap.fill(
@@ -320,7 +330,7 @@ def emit(*blocks: str | RenderableType, file: IO[str] | None = None) -> None:
     terminal, long lines are wrapped with a hanging indent (`hanging`); a pipe gets them
     whole, for scripts."""
     stream = file if file is not None else sys.stdout
-    width = shutil.get_terminal_size().columns if _is_tty(stream) else 0
+    width = _terminal_width(stream) if _is_tty(stream) else 0
     out: Console | None = None
     for block in blocks:
         if isinstance(block, str):

@@ -49,8 +49,8 @@ def pair_text(number: int, collision: Collision) -> Text:
 
 def detail_text(collision: Collision, width: int = 0) -> Text:
     """A pair's flips and every other prompt the two competed for, each prompt on one line
-    of the `width` the detail has (the dialog's, not the screen's: wider, a line wrapped
-    and its second part was cut)."""
+    of the `width` the detail has (the dialog's, not the screen's, which can be wider: a
+    longer line would wrap)."""
     room = max(30, width - PROMPT_FRAME) if width else PROMPT_WIDTH
     out = Text()
     out.append_text(plain(f"{collision.a} <> {collision.b}\n", style="bold"))

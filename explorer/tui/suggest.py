@@ -127,7 +127,7 @@ class SuggestScreen(ModalScreen[int | None]):
                 for number, candidate in enumerate(self.result.candidates, 1)
             ]
             listing = OptionList(*options, id="suggest-list")
-            listing.display = bool(options)  # an empty list box said nothing the summary does not
+            listing.display = bool(options)  # none: the summary's notes say why
             yield listing
         yield QuietFooter()
 

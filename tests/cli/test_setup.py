@@ -123,7 +123,8 @@ def test_a_dry_run_over_another_wired_command_says_it_stays(project: Path, capsy
     assert run(capsys, "init", "--skills", "a")[0] == 0
     code, out, err = run(capsys, "init", "--dry-run", "--skills", "b")
     assert code == 0 and json.loads(out)["hooks"]["UserPromptSubmit"]
-    assert f"hook --skills {project / 'a'}'" in err and "add --replace to rewrite it" in err
+    assert f"hook stays: {hook_command([str(project / 'a')])};" in err
+    assert f"`--replace` rewrites it to: {hook_command([str(project / 'b')])}" in err
     code, out, err = run(capsys, "init", "--dry-run", "--skills", "b", "--replace")
     assert code == 0 and f"hook --skills {project / 'b'}" in out and not err
 

@@ -36,6 +36,15 @@ def test_a_long_line_on_a_terminal_wraps_under_its_own_indent(
     assert " ".join(" ".join(lines[1:]).split()) == " ".join(GATE.split())
 
 
+def test_a_line_of_wide_characters_is_left_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its length is not its width in cells: wrapped by characters it would still overflow."""
+    monkeypatch.setattr(terminal.shutil, "get_terminal_size", lambda: os.terminal_size((60, 24)))
+    line = "  prompt: " + "帮我写一个正则表达式来匹配邮箱地址 " * 4
+    out = Terminal()
+    emit(line, file=out)
+    assert out.getvalue() == line + "\n"
+
+
 def test_what_the_hook_would_inject_keeps_its_own_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(terminal.shutil, "get_terminal_size", lambda: os.terminal_size((60, 24)))
     out = Terminal()

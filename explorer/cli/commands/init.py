@@ -71,14 +71,12 @@ class InitCommand(Command):
         except OSError as error:
             say(f"{path}: cannot write: {error.strerror or error}")
             return EXIT_USAGE
+        # An older entry init did not replace (all wired, or only the session events added).
+        others = [wired.text for wired in wired_commands(path) or [] if wired.text != command]
         if args.dry_run:
             print(text, end="")
-            others = [wired.text for wired in wired_commands(path) or [] if wired.text != command]
             if others and not args.replace:  # the JSON above keeps it: say so, off stdout
-                say(
-                    f"the prompt's hook stays {others[0]!r}, not {command!r}: "
-                    "add --replace to rewrite it"
-                )
+                say(f"the prompt's hook stays: {others[0]}; `--replace` rewrites it to: {command}")
             return EXIT_OK
         if not installed.events:
             print(f"the hook is already wired in {installed.path}; nothing changed")
@@ -90,8 +88,6 @@ class InitCommand(Command):
                 print(f"  {event}: {event_command(installed.command, event)}")
             print("next: `skill-explorer index` fills the embedding cache; `skill-explorer doctor`")
             print("      shows the roots, model and config the hook will use")
-        # An older entry init did not replace (all wired, or only the session events added).
-        others = [wired.text for wired in wired_commands(path) or [] if wired.text != command]
         if others:
             print(f"  the prompt's hook runs: {others[0]}")
             print(f"  init would run:         {command}")

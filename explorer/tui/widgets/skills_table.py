@@ -610,7 +610,7 @@ class SkillsTable(ScrollView, can_focus=True):
             return WHY_MAX
         rows = self.rows
         shown = min(WHY_SAMPLE, max(1, (self.size.height or WHY_SAMPLE) - 1))
-        longest = max((len(self.reason_of(rows[i]).text) for i in self.view[:shown]), default=0)
+        longest = max((len(self.shown_reason(rows[i]).text) for i in self.view[:shown]), default=0)
         return max(len("why"), min(WHY_MAX, longest))
 
     def _number_format(self, key: str) -> str:
