@@ -154,10 +154,23 @@ def gate_line(gate: Gate) -> str:
     return text
 
 
+TERMS_SHOWN = 40  # query terms a list or table of `why` shows: a pasted log has thousands
+
+
+def listed(terms: Sequence[str]) -> str:
+    """Up to TERMS_SHOWN terms, comma-separated, and how many in all past that."""
+    if len(terms) <= TERMS_SHOWN:
+        return ", ".join(terms)
+    return f"{', '.join(terms[:TERMS_SHOWN])} … ({len(terms):,} in all)"
+
+
 def terms_table(index: Index, query_terms: Sequence[str], skill_id: str) -> Blocks:
     """The BM25 terms table of one skill, over the terms the decision read from its prompt."""
     position = index.positions[skill_id]
     explain = index.lexical.explain_terms(query_terms, position)
+    terms = list(explain.terms)
+    if len(terms) > TERMS_SHOWN:  # a pasted log: the matched terms first, then as many
+        terms = [term for term in terms if term.matched] + [t for t in terms if not t.matched]
     body = [
         [
             term.term,
@@ -167,7 +180,7 @@ def terms_table(index: Index, query_terms: Sequence[str], skill_id: str) -> Bloc
             f"{term.idf:.3f}",
             f"{term.contribution:.3f}",
         ]
-        for term in explain.terms
+        for term in terms[:TERMS_SHOWN]
     ]
     lines: Blocks = [
         f"BM25 terms for {skill_id}: score {explain.score:.3f}, normalised "
@@ -180,9 +193,11 @@ def terms_table(index: Index, query_terms: Sequence[str], skill_id: str) -> Bloc
         )
     else:
         lines.append("  (the prompt has no content terms)")
+    if len(terms) > TERMS_SHOWN:
+        lines.append(f"… {len(terms) - TERMS_SHOWN} more terms, none in the description")
     missing = missing_query_terms(explain)
     if missing:
-        lines.append(f"missing from the description, rarest first: {', '.join(missing)}")
+        lines.append(f"missing from the description, rarest first: {listed(missing)}")
     excluded = excluded_query_terms(index.skills[position].description, explain)
     if excluded:
         lines.append(f"excluded by the description (§9.12): {', '.join(excluded)}")
@@ -336,7 +351,7 @@ def why_report(
     reranker = models["reranker"] or f"none — {models['reranker_note']}"
     lines: Blocks = [
         prompt_line(decision.prompt),
-        f"query terms: {', '.join(decision.query_terms) or '(none)'}",
+        f"query terms: {listed(decision.query_terms) or '(none)'}",
         dense_line(decision),
         preset_line(decision),
         f"reranker: {reranker}",

@@ -237,11 +237,15 @@ def test_with_rerank_top_k_0_the_reason_names_the_one_hybrid_candidate(capsys) -
 
 
 def test_why_quotes_a_long_prompt_cut(capsys) -> None:
-    """A 116 KB paste was echoed whole on why's first line."""
-    prompt = "merge these pdf files " + "x" * 20_000
+    """A 116 KB paste was echoed whole on why's first line, and each of its thousands of
+    terms got a row in three tables and a place in every term list."""
+    prompt = "merge these pdf files " + " ".join(f"w{n} line{n}" for n in range(2000))
     code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
-    first = out.splitlines()[0]
-    assert code == 0 and first.endswith("… (20,022 characters)") and len(first) < 600
+    lines = out.splitlines()
+    assert code == 0 and lines[0].endswith(f"… ({len(prompt):,} characters)")
+    assert len(lines) < 300 and max(len(line) for line in lines) < 600
+    assert "(4,003 in all)" in lines[1]  # the query terms
+    assert "more terms, none in the description" in out
 
 
 def test_why_says_the_hook_ignores_a_control_payload(capsys) -> None:
