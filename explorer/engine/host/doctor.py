@@ -284,12 +284,18 @@ def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
         )
 
 
+def _as_claude_code_runs(cwd: str | os.PathLike[str] | None) -> tuple[str, dict[str, str]]:
+    """The directory and variables Claude Code runs a hook command with: the project's,
+    and $CLAUDE_PROJECT_DIR set to it."""
+    project = os.path.abspath(cwd or os.getcwd())
+    return project, {**os.environ, "CLAUDE_PROJECT_DIR": project}
+
+
 def _wired_roots(cwd: str | os.PathLike[str] | None) -> Roots | None:
     """The roots the wired hook reads (its --skills, as Claude Code runs it in the project,
     the project's settings first), or None when no wired command names any it can see:
     without --skills, doctor checks what the hook will use."""
-    project = os.path.abspath(cwd or os.getcwd())
-    variables = {**os.environ, "CLAUDE_PROJECT_DIR": project}
+    project, variables = _as_claude_code_runs(cwd)
     for path in (settings_path(False, cwd), settings_path(True)):
         for command in wired_commands(path) or []:
             roots = [_expanded(root, variables) for root in command.roots]
@@ -305,8 +311,7 @@ def _wired_command_checks(
     """The wired command's program and --skills roots, as Claude Code runs it: in the
     project's directory, with $CLAUDE_PROJECT_DIR set to it. What names another variable
     cannot be checked from here, and is said to be unchecked rather than missing."""
-    project = os.path.abspath(cwd or os.getcwd())
-    variables = {**os.environ, "CLAUDE_PROJECT_DIR": project}
+    project, variables = _as_claude_code_runs(cwd)
     again = ["skill-explorer", "init", "--replace"]
     again += ["--user"] if path == settings_path(True) else []
     program = _expanded(command.program, variables)
