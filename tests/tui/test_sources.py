@@ -118,7 +118,7 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         # A refused text shows beside the value still in force (it read "edited here").
         editor.edit("lexical_min", "5x")
         await pilot.pause()
-        assert "refused; 5.0 in force" in line("lexical_min")
+        assert "refused; still 5.0" in line("lexical_min")
         editor.edit("lexical_min", "5")
         await pilot.pause()
         # A wide terminal shows every source whole, the type note still beside it.

@@ -120,7 +120,8 @@ class FieldList(ScrollView):
             room = max(12, width - len(line) - 1)
         label = source.label
         if error:  # the typed text is refused: say which value still decides
-            label = f"refused; {getattr(editor.config, name)!r} in force"
+            kept = getattr(editor.config, name)
+            label = "refused; still " + ("unset" if kept is None else repr(kept))
         label = label if len(label) < room else label[: room - 2] + "…"
         line.append_text(plain(f"{label:<{room}}", style="italic dim"))
         if error:
