@@ -41,8 +41,10 @@ class TermExplain(NamedTuple):
     contribution: float
 
 
-@dataclass(frozen=True)
-class Explain:
+class Explain(NamedTuple):
+    """One skill's BM25 score for one prompt, term by term (a NamedTuple for the reason
+    `TermExplain` is one: a frozen dataclass costs several times more to make)."""
+
     skill_id: str
     terms: tuple[TermExplain, ...]
     score: float
@@ -345,15 +347,25 @@ class LexicalIndex:
         term no document of this index's base or overlay ever held. Positions ascend in
         a flat index; in a patched one, the base's come first, then the overlay's."""
         span = self._spans.get(term)
+        if span is not None and self._weights is not None and self._base_at is None:
+            start, end = span
+            return self._docs[start:end], self._tf[start:end], self._weights[start:end]
+        found = self._term_frequencies(term)
+        if found is None:
+            return None
+        docs, tf = found
+        weights: np.ndarray = tf * (self.k1 + 1.0) / (tf + self._norm[docs])
+        return docs, tf, weights
+
+    def _term_frequencies(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """`postings` without the weights, which an explain computes for its skills only."""
+        span = self._spans.get(term)
         extra = self._over.spans.get(term) if self._over is not None else None
         if span is None and extra is None:
             return None
         start, end = span if span is not None else (0, 0)
         docs, tf = self._docs[start:end], self._tf[start:end]
-        if self._base_at is None:
-            if self._weights is not None:
-                return docs, tf, self._weights[start:end]
-        else:
+        if self._base_at is not None:
             docs = self._base_at[docs]
             alive = docs >= 0
             if not alive.all():
@@ -362,8 +374,7 @@ class LexicalIndex:
             over_start, over_end = extra
             docs = np.concatenate([docs, self._over.at[self._over.docs[over_start:over_end]]])
             tf = np.concatenate([tf, self._over.tf[over_start:over_end]])
-        weights: np.ndarray = tf * (self.k1 + 1.0) / (tf + self._norm[docs])
-        return docs, tf, weights
+        return docs, tf
 
     def with_ids(self, ids: Sequence[str]) -> LexicalIndex:
         """The same index under other ids (a skill renamed in place)."""
@@ -422,21 +433,34 @@ class LexicalIndex:
 
     def score_terms(self, terms: tuple[str, ...]) -> LexicalScores:
         """`score` for query terms already read from the prompt (the router's parsed query)."""
-        raw = np.zeros(self.n, dtype=np.float64)
-        matched = np.zeros(self.n, dtype=np.int32)
+        docs: list[np.ndarray] = []
+        products: list[np.ndarray] = []
         idf_sum = 0.0
         for term in terms:
             found = self.postings(term)
             idf = _idf(self.n, 0 if found is None else len(found[0]))
             idf_sum += idf
-            if found is None:
-                continue
-            docs, _, weights = found
-            raw[docs] += idf * weights
-            matched[docs] += 1
+            if found is not None:
+                docs.append(found[0])
+                products.append(idf * found[2])
+        # One pass over all the postings, in query order: each document's sum is added up
+        # term by term, as a loop of `raw[docs] += idf * weights` would, bit for bit.
+        if docs:
+            every = np.concatenate(docs)
+            raw: np.ndarray = np.bincount(every, np.concatenate(products), self.n)
+            matched = np.bincount(every, minlength=self.n).astype(np.int32)
+        else:
+            raw, matched = np.zeros(self.n), np.zeros(self.n, dtype=np.int32)
         normalised = raw / idf_sum if idf_sum > 0 else np.zeros_like(raw)
-        union = len(terms) + self._unique - matched
-        jaccard = np.divide(matched, union, out=np.zeros(self.n), where=union > 0)
+        if terms:
+            # The union of query and description terms, made in place in one array: a new
+            # array of the library's size is 50 pages at 26,000 skills, whose first touch
+            # costs more than the arithmetic. It holds every query term, so it is >= 1.
+            jaccard: np.ndarray = self._unique + float(len(terms))
+            jaccard -= matched
+            np.divide(matched, jaccard, out=jaccard)
+        else:
+            jaccard = np.zeros(self.n)
         return LexicalScores(terms, raw, normalised, matched, jaccard, idf_sum)
 
     def explain(self, prompt: str, skill_index: int) -> Explain:
@@ -458,23 +482,34 @@ class LexicalIndex:
         terms: list[tuple[str, int, float, list[int]]] = []
         for term in query:
             tf = [0] * len(wanted)
-            found = self.postings(term)
+            # The term frequencies alone: an explain computes the weights of its skills.
+            found = self._term_frequencies(term)
             df = 0 if found is None else len(found[0])
             if found is not None and df and len(wanted):
-                docs, term_tf, _ = found
+                docs, term_tf = found
                 if not ascending:
                     order = np.argsort(docs, kind="stable")
                     docs, term_tf = docs[order], term_tf[order]
-                at = np.minimum(np.searchsorted(docs, wanted), len(docs) - 1)
-                tf = np.where(docs[at] == wanted, term_tf[at], 0).astype(np.int64).tolist()
+                at = docs.searchsorted(wanted)
+                held = docs.take(at, mode="clip") == wanted
+                tf = (term_tf.take(at, mode="clip") * held).astype(np.int64).tolist()
             terms.append((term, df, _idf(self.n, df), tf))
         idf_sum = sum(idf for _, _, idf, _ in terms)
-        return [self._explain(terms, idf_sum, row, int(index)) for row, index in enumerate(wanted)]
+        return [
+            self._explain(terms, idf_sum, row, index, length)
+            for row, (index, length) in enumerate(
+                zip(wanted.tolist(), self.dl[wanted].tolist(), strict=True)
+            )
+        ]
 
     def _explain(
-        self, terms: list[tuple[str, int, float, list[int]]], idf_sum: float, row: int, index: int
+        self,
+        terms: list[tuple[str, int, float, list[int]]],
+        idf_sum: float,
+        row: int,
+        index: int,
+        dl: int,
     ) -> Explain:
-        dl = int(self.dl[index])
         k1, b, n, avgdl = self.k1, self.b, self.n, self.avgdl
         norm = k1 * (1.0 - b + b * dl / avgdl)
         rows: list[TermExplain] = []
@@ -492,13 +527,9 @@ class LexicalIndex:
             else:
                 missing.append(term)
             rows.append(TermExplain(term, tf > 0, tf, df, n, idf, dl, avgdl, k1, b, contribution))
+        normalised = score / idf_sum if idf_sum > 0 else 0.0
         return Explain(
-            skill_id=self.ids[index],
-            terms=tuple(rows),
-            score=score,
-            normalised=score / idf_sum if idf_sum > 0 else 0.0,
-            matched=tuple(matched),
-            missing=tuple(missing),
+            self.ids[index], tuple(rows), score, normalised, tuple(matched), tuple(missing)
         )
 
 
