@@ -121,15 +121,24 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
 FAILURE_DROPS = ("best rival", "score", "stage", "kind", "line")
 
 
+def _strength(probability: float | None, score: float | None) -> str:
+    """The number that decided: the relevance model's p when it scored the skill, else
+    the hybrid score."""
+    if probability is not None:
+        return f"p {probability:.2f}"
+    return "—" if score is None else f"{score:.3f}"
+
+
 def failure_table(failures: Sequence[CaseResult]) -> FittedTable:
-    """One row per failed case: the stage, the gate to blame, and who came next."""
+    """One row per failed case: the stage, the gate to blame, and the strongest other
+    skill, each with the number that decided (p under the learned preset)."""
     rows = []
     for result in failures:
         failure = result.failure
         assert failure is not None
         if failure.reason == "missed":
             expected = f"{failure.expected}#{failure.expected_rank or '—'}"
-            score = "—" if failure.expected_score is None else f"{failure.expected_score:.3f}"
+            score = _strength(failure.expected_probability, failure.expected_score)
             why = failure.gate or "—"
             if failure.injected:
                 why += f"; got {_ids(failure.injected)}"
@@ -140,9 +149,10 @@ def failure_table(failures: Sequence[CaseResult]) -> FittedTable:
             expected, score = "(none)", "—"
             why = f"injected {_ids(failure.injected)}"
         runner = (
-            f"{failure.runner_up} {failure.runner_up_score:.3f}"
-            if failure.runner_up is not None and failure.runner_up_score is not None
-            else "—"
+            "—"
+            if failure.runner_up is None
+            else f"{failure.runner_up} "
+            + _strength(failure.runner_up_probability, failure.runner_up_score)
         )
         rows.append(
             [

@@ -249,3 +249,58 @@ def test_sample_library_planted_problems_hold_with_the_default_model(
     report = evaluate(cases, index, config)
     assert report.recall_at_k is not None and report.recall_at_k >= 0.95  # the gates, not
     assert report.rates.recall is not None and report.rates.recall < 0.8  # retrieval, lose
+
+
+@pytest.fixture(scope="module")
+def sample_default(warm_cache_dir: Path) -> Index:
+    """sample_skills under the default preset and models: the relevance model decides."""
+    from explorer.engine.index.opening import open_engine, open_library
+
+    return open_library([SAMPLE_SKILLS], Config(), engine=open_engine(Config(), warm_cache_dir))
+
+
+def test_under_the_relevance_model_a_failure_shows_p_and_the_rival_strongest_by_p(
+    sample_default: Index,
+) -> None:
+    """The number that decided is p: the expected skill's, and the rival's, which is the
+    other skill the model found most probable (not the one first by hybrid score)."""
+    from explorer.engine.route.pipeline import decide
+    from explorer.qa_report import failure_table
+
+    cases = [
+        # Missed: p 0.36 < 0.48; changelog-generator is more probable than
+        # api-docs-writer, which ranks above it by hybrid score.
+        Case(
+            "after we deployed the new version to staging the api containers restart over "
+            "and over and the rollout never finishes",
+            ("kubernetes-debugger",),
+            "indirect",
+            line=1,
+        ),
+        Case("what year was the PDF format invented", (), "negative", line=2),  # injects pdf
+    ]
+    report = evaluate(cases, sample_default, Config())
+    assert [result.case.line for result in report.failures] == [1, 2]
+    for result in report.failures:
+        failure = result.failure
+        assert failure is not None and failure.runner_up is not None
+        decision = decide(result.case.prompt, sample_default, Config())
+        trace = decision.relevance
+        assert trace is not None
+        others = {
+            decision.channels.ids[position]: float(p)
+            for position, p in zip(trace.candidates, trace.probabilities, strict=True)
+        }
+        for skill in (*result.case.expect, *result.injected):
+            others.pop(skill, None)
+        assert failure.runner_up == max(others, key=lambda skill: others[skill])
+        assert failure.runner_up_probability == others[failure.runner_up]
+        rival_by_rank = next(
+            row.id for row in decision.rows if row.id not in {*result.case.expect, *result.injected}
+        )
+        if result.case.expect:
+            assert failure.expected_probability == decision.row("kubernetes-debugger").relevance
+            assert rival_by_rank != failure.runner_up  # the case the p order is for
+    missed = failure_table(report.failures).rows[0]
+    assert missed[3] == f"p {report.failures[0].failure.expected_probability:.2f}"
+    assert missed[6].endswith(f"p {report.failures[0].failure.runner_up_probability:.2f}")

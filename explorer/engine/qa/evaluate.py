@@ -2,8 +2,10 @@
 
 Every number comes from the one cascade (`pipeline.decide`): nothing here scores a skill.
 A failure is reported with the stage that decided, the gate that dropped the expected
-skill (its row verdict) or the skills injected by mistake, and the best rival: the best-ranked
-skill that is neither expected nor injected, which may rank above the expected one.
+skill (its row verdict) or the skills injected by mistake, and the best rival: of the skills
+neither expected nor injected, the one strongest by the number that decided (the relevance
+model's probability under the learned preset, else the stage-1 rank), which may stand
+above the expected one.
 """
 
 from __future__ import annotations
@@ -153,9 +155,12 @@ class Failure:
     expected_score: float | None
     expected_cosine: float | None
     injected: tuple[str, ...]  # what was injected instead
-    runner_up: str | None  # the best-ranked skill that is neither expected nor injected
+    runner_up: str | None  # the strongest skill that is neither expected nor injected
     runner_up_score: float | None
     min_similarity: float
+    # §9.12: the relevance model's probabilities, when it decided and scored the skill
+    expected_probability: float | None = None
+    runner_up_probability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -317,6 +322,16 @@ def evaluate(
     return report_from(results, index, config, label=label)
 
 
+def _by_strength(decision: Decision) -> Iterable[int]:
+    """Skill positions, strongest first by the number that decided: the relevance
+    model's candidates by probability when it decided, then every skill by stage-1 rank."""
+    trace = decision.relevance
+    if trace is not None and decision.stage is Stage.RELEVANCE:
+        order = np.argsort(-trace.probabilities, kind="stable")
+        yield from (trace.candidates[int(row)] for row in order)
+    yield from (int(position) for position in decision.channels.hybrid_order)
+
+
 def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     """Judge one decision against its case, naming the gate behind a failure."""
     injected = decision.injected_ids
@@ -336,7 +351,7 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     failure = None
     if not passed:
         skip = set(case.expect) | set(injected)
-        runner_id = next((ids[int(i)] for i in by_rank if ids[int(i)] not in skip), None)
+        runner_id = next((ids[i] for i in _by_strength(decision) if ids[i] not in skip), None)
         runner: Row | None = decision.row(runner_id) if runner_id is not None else None
         failure = Failure(
             reason="missed" if case.positive else "false_inject",
@@ -350,6 +365,8 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
             runner_up=runner.id if runner else None,
             runner_up_score=runner.score if runner else None,
             min_similarity=float(decision.thresholds["min_similarity"]),
+            expected_probability=best.relevance if best else None,
+            runner_up_probability=runner.relevance if runner else None,
         )
     return CaseResult(
         case=case,
