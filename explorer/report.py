@@ -72,9 +72,9 @@ NARROW_DROPS = (
 
 
 def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
-    """`rows`, each numbered by its place in the decision's order, as the explorer numbers
-    them (the cascade's order; `--json`'s `rank` is the hybrid score's): a row shown past
-    the first ones keeps its own number."""
+    """`rows` in the order given (the decision's: the injected first), each with its rank
+    by hybrid score, the `rank` of `--json` and of `eval`'s `expected#rank`: an injected
+    skill that is not first by hybrid score says so."""
     headers = [
         "rank",
         "skill",
@@ -96,7 +96,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
     ]
     body = [
         [
-            str(position + 1),
+            str(row.rank),
             plain(row.id),
             plain("INJECT", style="bold green") if row.verdict is Verdict.INJECT else row.verdict,
             f"{row.score:.3f}",
@@ -114,7 +114,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
             f"{row.matched_terms}/{row.query_terms}",
             f"{row.jaccard:.2f}",
         ]
-        for position, row in ((decision.rows.index_of(row.id) or 0, row) for row in rows)
+        for row in rows
     ]
     return FittedTable(headers, body, right={0, *range(3, 17)}, droppable=NARROW_DROPS)
 
