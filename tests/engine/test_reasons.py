@@ -4,10 +4,13 @@ Decision (no scoring repeated), and said the same by `why` and the explorer."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from explorer.engine.base.config import Config
+from explorer.engine.index.snapshot import Index
+from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.reasons import LOGIT, Reason, reason, reasons
 from explorer.report import reason_line, why_report
@@ -91,3 +94,56 @@ def test_why_prints_the_same_sentence(bow_index) -> None:
     for row in decision.rows[:3]:
         assert reason_line(decision, row) in text
         assert reason(decision, row).text in text
+
+
+@pytest.fixture(scope="module")
+def sample_default(warm_cache_dir: Path) -> Index:
+    """sample_skills under the default preset and models: the relevance model decides."""
+    from explorer.engine.index.opening import open_engine, open_library
+    from tests.conftest import SAMPLE_SKILLS
+
+    return open_library([SAMPLE_SKILLS], Config(), engine=open_engine(Config(), warm_cache_dir))
+
+
+def _trailing(decision: Decision, skill: str, ahead: str) -> list[str]:
+    """The two features on which `skill` trails `ahead` most, worked out from the trace."""
+    from explorer.engine.route.relevance import FEATURE_LABELS
+
+    trace, positions = decision.relevance, decision.channels.positions
+    assert trace is not None and positions is not None
+    mine, theirs = trace.at(positions[skill]), trace.at(positions[ahead])
+    gaps = {
+        FEATURE_LABELS[name]: float(trace.contributions[mine, i] - trace.contributions[theirs, i])
+        for i, name in enumerate(trace.features)
+    }
+    worst = sorted(gaps, key=gaps.__getitem__)[:2]
+    return [f"{label} {gaps[label]:+.1f}" for label in worst if gaps[label] < 0]
+
+
+def test_a_skill_under_the_bar_says_where_it_trails_the_skill_ahead(sample_default: Index) -> None:
+    """Its own largest contributions are what raised it; the reason names what the
+    injected skill had more of (for a logistic model, the log-odds between the two)."""
+    decision = decide("write release notes from the last 20 commits", sample_default, Config())
+    assert decision.injected_ids == ("changelog-generator",)
+    said = reason(decision, decision.row("git-commit-writer")).text
+    gaps = _trailing(decision, "git-commit-writer", "changelog-generator")
+    assert said == f"p 0.11 < 0.48: {', '.join(gaps)} vs changelog-generator"
+    assert gaps[0].startswith("bm25 lead")  # the walk in docs/explorer.md says BM25 decides
+
+
+def test_with_nothing_injected_the_closest_candidate_is_the_one_ahead(
+    sample_default: Index,
+) -> None:
+    decision = decide("帮我写一个正则表达式来匹配邮箱地址", sample_default, Config())
+    trace = decision.relevance
+    assert decision.injected_ids == () and trace is not None
+    best = decision.channels.ids[trace.candidates[int(trace.probabilities.argmax())]]
+    assert best == "regex-builder"
+    closest = reason(decision, decision.row(best)).text
+    assert closest.endswith(
+        f": closest: {trace.drivers(trace.at(decision.channels.positions[best]), 2, digits=1)}"
+    )
+    other = reason(decision, decision.row("translation-localizer")).text
+    assert other.endswith(
+        f": {', '.join(_trailing(decision, 'translation-localizer', best))} vs regex-builder"
+    )

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from explorer.engine.route.decision import Decision, GateName, Row, Stage, Verdict
 
 SCORE, LOGIT, PROBABILITY, BM25 = "score", "logit", "p", "bm25"
@@ -132,7 +134,7 @@ def reason(decision: Decision, row: Row) -> Reason:
             )
         label = "second skill's bar " if second else ""
         shown, bar_shown = _pair(p, bar, 2)
-        text = f"p {shown} < {label}{bar_shown}: {_drivers(decision, row)}"
+        text = f"p {shown} < {label}{bar_shown}: {_shortfall(decision, row)}"
         return _gap(verdict, text, p, bar, PROBABILITY)
     if verdict is Verdict.MIN_SIMILARITY:
         shown, bar_shown = _pair(row.score, floor)
@@ -212,6 +214,36 @@ def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
     if trace is None or at is None:
         return ""
     return trace.drivers(at, count, digits=1)
+
+
+def _shortfall(decision: Decision, row: Row) -> str:
+    """§9.12, for a candidate under the bar: the features on which it trails the skill
+    ahead of it (the injected one, else the most probable candidate), by log-odds, the
+    numbers first (a narrow table cuts the sentence's end). Its own
+    largest contributions would mislead here: they are what raised it, not what kept it
+    out. The most probable candidate itself, with nothing injected, shows them, as the
+    evidence that came closest."""
+    trace = decision.relevance
+    positions = decision.channels.positions or {}
+    at = None if trace is None else trace.at(positions.get(row.id, -1))
+    if trace is None or at is None:
+        return ""
+    ahead = next(
+        (
+            (skill, number)
+            for skill in decision.injected_ids
+            if (number := trace.at(positions.get(skill, -1))) is not None
+        ),
+        None,
+    )
+    if ahead is None and len(trace.candidates):
+        best = int(np.argmax(trace.probabilities))
+        ahead = (decision.channels.ids[trace.candidates[best]], best)
+    drivers = trace.drivers(at, 2, digits=1)
+    if ahead is None or ahead[1] == at:
+        return f"closest: {drivers}"
+    gaps = trace.behind(at, ahead[1])
+    return f"{gaps} vs {ahead[0]}" if gaps else drivers
 
 
 @lru_cache(maxsize=2)
