@@ -21,6 +21,7 @@ from explorer.engine.qa import (
     EvalReport,
     Rates,
 )
+from explorer.engine.route import shown_against
 from explorer.report import Blocks
 from explorer.terminal import FittedTable, table
 
@@ -104,7 +105,7 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
     failures = report.failures
     lines += ["", f"failures ({len(failures)}):"]
     if failures:
-        lines.append(failure_table(failures))
+        lines.append(failure_table(failures, report.thresholds.get("relevance_threshold")))
     else:
         lines.append("  none")
     t = report.timings
@@ -121,24 +122,25 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
 FAILURE_DROPS = ("best rival", "score", "stage", "kind", "line")
 
 
-def _strength(probability: float | None, score: float | None) -> str:
-    """The number that decided: the relevance model's p when it scored the skill, else
-    the hybrid score."""
+def _strength(probability: float | None, score: float | None, bar: float | None) -> str:
+    """The number that decided: the relevance model's p when it scored the skill (never
+    rounded onto its bar), else the hybrid score."""
     if probability is not None:
-        return f"p {probability:.2f}"
+        return f"p {probability:.2f}" if bar is None else f"p {shown_against(probability, bar)}"
     return "—" if score is None else f"{score:.3f}"
 
 
-def failure_table(failures: Sequence[CaseResult]) -> FittedTable:
+def failure_table(failures: Sequence[CaseResult], bar: float | None = None) -> FittedTable:
     """One row per failed case: the stage, the gate to blame, and the strongest other
-    skill, each with the number that decided (p under the learned preset)."""
+    skill, each with the number that decided (p under the learned preset, whose bar is
+    `bar`)."""
     rows = []
     for result in failures:
         failure = result.failure
         assert failure is not None
         if failure.reason == "missed":
             expected = f"{failure.expected}#{failure.expected_rank or '—'}"
-            score = _strength(failure.expected_probability, failure.expected_score)
+            score = _strength(failure.expected_probability, failure.expected_score, bar)
             why = failure.gate or "—"
             if failure.injected:
                 why += f"; got {_ids(failure.injected)}"
@@ -152,7 +154,7 @@ def failure_table(failures: Sequence[CaseResult]) -> FittedTable:
             "—"
             if failure.runner_up is None
             else f"{failure.runner_up} "
-            + _strength(failure.runner_up_probability, failure.runner_up_score)
+            + _strength(failure.runner_up_probability, failure.runner_up_score, bar)
         )
         rows.append(
             [

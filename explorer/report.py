@@ -24,6 +24,7 @@ from explorer.engine.route import (
     excluded_query_terms,
     missing_query_terms,
     reason,
+    shown_against,
 )
 from explorer.terminal import FittedTable, Verbatim, plain, render, table, visible
 
@@ -75,6 +76,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
     """`rows` in the order given (the decision's: the injected first), each with its rank
     by hybrid score, the `rank` of `--json` and of `eval`'s `expected#rank`: an injected
     skill that is not first by hybrid score says so."""
+    bar = decision.relevance.threshold if decision.relevance is not None else 0.0
     headers = [
         "rank",
         "skill",
@@ -110,7 +112,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
             f"{row.bm25_fused:.2f}",
             str(row.bm25_rank or "—"),
             "—" if row.rerank is None else f"{row.rerank:.2f}",
-            "—" if row.relevance is None else f"{row.relevance:.2f}",
+            "—" if row.relevance is None else shown_against(row.relevance, bar),
             f"{row.matched_terms}/{row.query_terms}",
             f"{row.jaccard:.2f}",
         ]
@@ -243,8 +245,9 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
         shown = sum(value for _, value in trace.top_contributions(at, 4))
         rest = float(trace.contributions[at].sum()) - shown
         score = trace.bias + float(trace.contributions[at].sum())
+        p = shown_against(float(trace.probabilities[at]), trace.threshold)
         lines.append(
-            f"  {row.id}: p {trace.probabilities[at]:.2f}, s {score:+.2f} = {trace.bias:+.2f} "
+            f"  {row.id}: p {p}, s {score:+.2f} = {trace.bias:+.2f} "
             f"+ {trace.drivers(at, 4)}, others {rest:+.2f}"
         )
     return lines

@@ -301,6 +301,32 @@ def test_under_the_relevance_model_a_failure_shows_p_and_the_rival_strongest_by_
         if result.case.expect:
             assert failure.expected_probability == decision.row("kubernetes-debugger").relevance
             assert rival_by_rank != failure.runner_up  # the case the p order is for
-    missed = failure_table(report.failures).rows[0]
+    missed = failure_table(report.failures, 0.48).rows[0]
     assert missed[3] == f"p {report.failures[0].failure.expected_probability:.2f}"
     assert missed[6].endswith(f"p {report.failures[0].failure.runner_up_probability:.2f}")
+
+
+def test_the_failure_table_never_rounds_p_onto_the_bar() -> None:
+    from explorer.engine.qa.evaluate import CaseResult, Failure
+    from explorer.engine.route.decision import Stage, Verdict
+    from explorer.qa_report import failure_table
+
+    case = Case("a prompt", ("alpha",), "direct", line=7)
+    failure = Failure(
+        reason="missed",
+        stage=Stage.RELEVANCE,
+        gate=Verdict.RELEVANCE,
+        expected="alpha",
+        expected_rank=1,
+        expected_score=0.5,
+        expected_cosine=0.5,
+        injected=(),
+        runner_up="beta",
+        runner_up_score=0.4,
+        min_similarity=0.44,
+        expected_probability=0.478,
+        runner_up_probability=0.2,
+    )
+    result = CaseResult(case, (), False, Stage.RELEVANCE, 1, "alpha", (), failure, 1.0)
+    row = failure_table([result], 0.48).rows[0]
+    assert (row[3], row[6]) == ("p 0.478", "beta p 0.20")

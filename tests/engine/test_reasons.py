@@ -12,7 +12,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.index.snapshot import Index
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
-from explorer.engine.route.reasons import LOGIT, Reason, reason, reasons
+from explorer.engine.route.reasons import LOGIT, Reason, reason, reasons, shown_against
 from explorer.report import reason_line, why_report
 
 NUMBER = r"-?\d+\.\d+"
@@ -40,6 +40,13 @@ def test_a_comparison_never_prints_two_equal_numbers(bow_index) -> None:
     why = reason(decision, decision.row(below.id))
     value, bar = (float(n) for n in re.findall(NUMBER, why.text))
     assert value < bar and why.text.startswith(f"{below.score:.4f} < floor")
+
+
+def test_a_probability_is_never_rounded_onto_its_bar() -> None:
+    """p 0.478 printed as "0.48" beside a bar of 0.48 read as a pass."""
+    assert shown_against(0.478, 0.48) == "0.478"
+    assert shown_against(0.4801, 0.48) == "0.4801"
+    assert shown_against(0.36, 0.48) == "0.36" and shown_against(0.48, 0.48) == "0.48"
 
 
 def test_score_margin_names_the_cut_off_and_how_it_is_made(bow_index) -> None:

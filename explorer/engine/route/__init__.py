@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "missing_query_terms": "relevance",
     "reason": "reasons",
     "resolve": "presets",
+    "shown_against": "reasons",
 }
 __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.reasons import LOGIT as LOGIT
     from explorer.engine.route.reasons import Reason as Reason
     from explorer.engine.route.reasons import reason as reason
+    from explorer.engine.route.reasons import shown_against as shown_against
     from explorer.engine.route.relevance import FEATURE_LABELS as FEATURE_LABELS
     from explorer.engine.route.relevance import excluded_query_terms as excluded_query_terms
     from explorer.engine.route.relevance import load_relevance_model as load_relevance_model

@@ -88,6 +88,12 @@ def _pair(value: float, bar: float, digits: int = 3) -> tuple[str, str]:
     return shown
 
 
+def shown_against(value: float, bar: float, digits: int = 2) -> str:
+    """`value` as `_pair` prints it beside `bar`: with `digits` decimals, or more where
+    fewer would round it onto the bar (p 0.478 reads "0.478", not "0.48", against 0.48)."""
+    return _pair(value, bar, digits)[0]
+
+
 def _gap(
     verdict: str, text: str, value: float | None, bar: float, unit: str = SCORE, needs: str = ""
 ) -> Reason:
