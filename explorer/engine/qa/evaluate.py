@@ -3,9 +3,9 @@
 Every number comes from the one cascade (`pipeline.decide`): nothing here scores a skill.
 A failure is reported with the stage that decided, the gate that dropped the expected
 skill (its row verdict) or the skills injected by mistake, and the best rival: of the skills
-neither expected nor injected, the one strongest by the number that decided (the relevance
-model's probability under the learned preset, else the stage-1 rank), which may stand
-above the expected one.
+not expected, the one strongest by the number that decided (the relevance model's
+probability under the learned preset, else the stage-1 rank): the injected one when a
+skill took the case, and how far over the bar it stood.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ class Failure:
     expected_score: float | None
     expected_cosine: float | None
     injected: tuple[str, ...]  # what was injected instead
-    runner_up: str | None  # the strongest skill that is neither expected nor injected
+    runner_up: str | None  # the strongest skill not expected (injected or not)
     runner_up_score: float | None
     min_similarity: float
     # §9.12: the relevance model's probabilities, when it decided and scored the skill
@@ -350,8 +350,9 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     extra = tuple(skill for skill in injected if skill not in case.expect) if case.positive else ()
     failure = None
     if not passed:
-        skip = set(case.expect) | set(injected)
-        runner_id = next((ids[i] for i in _by_strength(decision) if ids[i] not in skip), None)
+        runner_id = next(
+            (ids[i] for i in _by_strength(decision) if ids[i] not in case.expect), None
+        )
         runner: Row | None = decision.row(runner_id) if runner_id is not None else None
         failure = Failure(
             reason="missed" if case.positive else "false_inject",
