@@ -568,3 +568,38 @@ async def test_the_table_makes_rows_only_for_what_it_draws(tmp_path: Path) -> No
         assert [float(cosines[i]) for i in shown] == sorted(
             (float(value) for value in cosines), reverse=True
         )[:10]
+
+
+async def test_while_the_first_cases_run_the_tab_and_the_status_bar_say_so(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2,060 cases on a 188-skill library take minutes: the Cases tab said "No cases: add
+    cases.toml …" all along, and the status bar nothing."""
+    from explorer.tui import tasks
+
+    cases = library / "cases.toml"
+    cases.write_text(
+        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n',
+        encoding="utf-8",
+    )
+    go_on = threading.Event()
+    evaluate = tasks.evaluate
+
+    def held(*args: Any, **kwargs: Any) -> Any:  # the cases wait until the test has looked
+        go_on.wait(30)
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "evaluate", held)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.quality_running)
+        await pilot.pause()
+        body = render(app.query_one(CasesPanel).query_one("#cases-body").content)
+        status = app.query_one(StatusBar)
+        assert body == f"Running the cases of {cases} (after lint)…"
+        assert "│ cases … │" in status.render().plain
+        go_on.set()
+        await settle(pilot, lambda: app.state.cases_report is not None)
+        await pilot.pause()
+        assert "1 cases" in render(app.query_one(CasesPanel).query_one("#cases-body").content)
+        assert "│ recall 1.000 │" in status.render().plain

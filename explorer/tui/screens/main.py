@@ -130,7 +130,7 @@ class MainScreen(Screen[None]):
                     with TabPane("Skill", id="skill-tab"):
                         yield SkillPanel(id="skill")
                     with TabPane("Cases", id="cases-tab"):
-                        yield CasesPanel(id="cases")
+                        yield CasesPanel(self.options.cases_path, id="cases")
                     if self.options.history_log:
                         with TabPane("History", id="history-tab"):
                             yield HistoryPanel(id="history")
@@ -300,7 +300,11 @@ class MainScreen(Screen[None]):
                 config=self.state.layers.text,
                 edits=", ".join(_edited(state)),
                 loading=state.loading,
-                cases=cases_status(state.cases_report, state.comparison),
+                cases=cases_status(
+                    state.cases_report,
+                    state.comparison,
+                    first=bool(self.options.cases_path) and state.quality_running,
+                ),
                 cases_running=state.quality_running,
             )
         )

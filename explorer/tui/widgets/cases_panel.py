@@ -60,11 +60,14 @@ def with_flips(
     return Group(before, grid, *([after] if after else []))
 
 
-def cases_status(report: EvalReport | None, comparison: Comparison | None) -> Text:
-    """The cases in one status-bar cell: the last re-index's flips, then recall."""
+def cases_status(
+    report: EvalReport | None, comparison: Comparison | None, *, first: bool = False
+) -> Text:
+    """The cases in one status-bar cell: the last re-index's flips, then recall; before
+    the first run of a cases file (`first`) has ended, "cases" (the bar marks it running)."""
     out = Text()
     if report is None:
-        return out
+        return Text("cases", style="dim") if first else out
     if comparison is not None and comparison.flipped:
         broke, fixed = len(comparison.regressions), len(comparison.fixes)
         if broke:
@@ -149,16 +152,22 @@ class CasesPanel(VerticalScroll, can_focus=False):
             self.prompt = prompt
             self.skill = skill
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, source: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.failures: list[CaseResult] = []
+        self.source = source  # the cases file, if there is one
 
     def compose(self) -> ComposeResult:
-        yield Static(
-            "No cases: add cases.toml to the library, or start with --cases FILE (TOML, TSV or "
-            "skill-creator evals JSON).",
-            id="cases-body",
+        # Until the first run ends (lint first, then each case through decide(): minutes
+        # for a few thousand cases on a large library), say that they run, not that
+        # there are none.
+        waiting = (
+            plain(f"Running the cases of {self.source} (after lint)…")
+            if self.source
+            else "No cases: add cases.toml to the library, or start with --cases FILE (TOML, "
+            "TSV or skill-creator evals JSON)."
         )
+        yield Static(waiting, id="cases-body")
         yield OptionList(id="cases-failures")
 
     def show(
