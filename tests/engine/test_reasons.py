@@ -12,7 +12,14 @@ from explorer.engine.base.config import Config
 from explorer.engine.index.snapshot import Index
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
-from explorer.engine.route.reasons import LOGIT, Reason, reason, reasons, shown_against
+from explorer.engine.route.reasons import (
+    LOGIT,
+    PROBABILITY,
+    Reason,
+    reason,
+    reasons,
+    shown_against,
+)
 from explorer.report import reason_line, why_report
 
 NUMBER = r"-?\d+\.\d+"
@@ -47,6 +54,15 @@ def test_a_probability_is_never_rounded_onto_its_bar() -> None:
     assert shown_against(0.478, 0.48) == "0.478"
     assert shown_against(0.4801, 0.48) == "0.4801"
     assert shown_against(0.36, 0.48) == "0.36" and shown_against(0.48, 0.48) == "0.48"
+
+
+def test_a_gap_is_never_rounded_to_nothing() -> None:
+    """p 0.8295 under a bar of 0.83 read "missing +0.00 p" while it was not injected."""
+    near = Reason("relevance", "p 0.8295 < 0.8300", 0.83 - 0.8295, PROBABILITY, 0.8295, 0.83)
+    assert near.delta_text() == "+0.0005 p"
+    assert Reason("relevance", "", 0.36, PROBABILITY).delta_text() == "+0.36 p"
+    assert Reason("min_similarity", "", 0.0004).delta_text() == "+0.0004"
+    assert Reason("relevance", "", 0.0, PROBABILITY).delta_text() == "+0.00 p"
 
 
 def test_score_margin_names_the_cut_off_and_how_it_is_made(bow_index) -> None:

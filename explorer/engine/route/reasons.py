@@ -52,12 +52,12 @@ class Reason:
         if self.missing is None:
             return ""
         if self.unit == LOGIT:
-            return f"+{self.missing:.2f} logit"
+            return f"+{_above_zero(self.missing, 2)} logit"
         if self.unit == PROBABILITY:
-            return f"+{self.missing:.2f} p"
+            return f"+{_above_zero(self.missing, 2)} p"
         if self.unit == BM25:
-            return f"+{self.missing:.2f} bm25"
-        return f"+{self.missing:.3f}"
+            return f"+{_above_zero(self.missing, 2)} bm25"
+        return f"+{_above_zero(self.missing, 3)}"
 
     def gap_text(self) -> str:
         """Gap-to-win in words: what the skill would need to pass its gate."""
@@ -71,6 +71,16 @@ class Reason:
         if self.needs:
             parts.append(self.needs)
         return "; ".join(parts)
+
+
+def _above_zero(gap: float, digits: int) -> str:
+    """A gap with `digits` decimals, or as many more (up to three) as it takes not to read
+    as none: p 0.8295 under a bar of 0.83 misses by "0.0005", not "+0.00"."""
+    for places in range(digits, digits + 4):
+        shown = _num(gap, places)
+        if gap <= 0 or float(shown) > 0:
+            break
+    return shown
 
 
 def _num(value: float, digits: int = 3) -> str:
