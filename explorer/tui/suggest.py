@@ -109,8 +109,9 @@ class SuggestScreen(ModalScreen[int | None]):
     SuggestScreen { align: center middle; }
     #suggest { width: 100; max-width: 100%; height: 90%; background: $surface;
                border: thick $primary; padding: 0 1; }
-    #suggest-summary { height: auto; }
-    #suggest-list { height: 1fr; }
+    /* At 80x24 the summary's notes took every row and the list got none: it keeps 8. */
+    #suggest-summary { height: auto; max-height: 1fr; overflow-y: auto; }
+    #suggest-list { height: 1fr; min-height: 8; }
     """
     BINDINGS = [Binding("escape", "cancel", "Close", id="suggest-close")]
 

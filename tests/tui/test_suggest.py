@@ -163,3 +163,28 @@ async def test_suggestions_start_from_the_unsaved_edit(library: Path, tmp_path: 
         assert screen.suggestions.original == f"{DOCKER} Bakes sourdough loaves."
         summary = _text(app.screen, "#suggest-summary")
         assert 'made from your edit (not saved yet): "before" is the edited text' in summary
+
+
+async def test_at_80x24_a_long_summary_leaves_the_list_rows(tmp_path: Path) -> None:
+    """A summary of four notes took every row of the dialog at 80x24: the candidates'
+    list was there, zero rows high, and read as an empty box."""
+    import dataclasses
+
+    from textual.app import App
+
+    from explorer.engine.qa.cases import Case
+    from tests.engine.test_tune import OWN, _run
+
+    cases = [Case(prompt, ("invoice-maker",) if fits else (), "direct") for prompt, fits in OWN]
+    result = _run(tmp_path / "skills", cases)
+    assert result.candidates
+    long = dataclasses.replace(result, notes=(("a note that wraps onto a second line " * 3),) * 4)
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(SuggestScreen(long))
+
+    async with Host().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        listing = pilot.app.screen.query_one(OptionList)
+        assert listing.display and listing.outer_size.height >= 8
