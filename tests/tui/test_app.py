@@ -603,3 +603,29 @@ async def test_while_the_first_cases_run_the_tab_and_the_status_bar_say_so(
         await pilot.pause()
         assert "1 cases" in render(app.query_one(CasesPanel).query_one("#cases-body").content)
         assert "│ recall 1.000 │" in status.render().plain
+
+
+async def test_esc_from_a_tab_strip_or_a_list_returns_to_the_prompt(
+    library: Path, tmp_path: Path
+) -> None:
+    """Esc brought the prompt back from the table only: on the tabs' strip or the failing
+    cases' list it did nothing, and only typing a letter left them."""
+    from textual.widgets import OptionList, Tabs
+
+    (library / "cases.toml").write_text(
+        '[[case]]\nprompt = "tidy my spreadsheet"\nexpect = ["pdf"]\nkind = "direct"\n',
+        encoding="utf-8",
+    )
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        prompt = app.query_one(PromptBar)
+        strip = app.query_one("#details", TabbedContent).query_one(Tabs)
+        app.query_one(TabbedContent).active = "cases-tab"
+        listing = app.query_one(CasesPanel).query_one("#cases-failures", OptionList)
+        for widget in (strip, listing):
+            widget.focus()
+            await pilot.pause()
+            assert app.focused is widget
+            await pilot.press("escape")
+            assert app.focused is prompt, widget

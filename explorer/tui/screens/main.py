@@ -592,12 +592,17 @@ class MainScreen(Screen[None]):
         there, and the prompt takes the focus; so does one of the prompt's deleting keys
         (backspace, ctrl+u, …), which edits it there. The focused widget (the table, a
         tab, a panel) had it first, and a binding anywhere in the focus chain (space in
-        the decision panel, / and end in the table, the app's keys) keeps it."""
+        the decision panel, / and end in the table, the app's keys) keeps it. Esc that
+        nothing took returns to the prompt, as it does from the table."""
         printable = event.is_printable and event.character
         editing = None if printable else PROMPT_EDITING_KEYS.get(event.key)
-        if not printable and editing is None:
-            return
         if isinstance(self.focused, Input | TextArea) or event.key in self.active_bindings:
+            return
+        if event.key == "escape":  # from a tab's strip or list, as from the table: back
+            event.stop()
+            self.prompt.focus()
+            return
+        if not printable and editing is None:
             return
         event.prevent_default()
         event.stop()
