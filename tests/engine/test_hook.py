@@ -137,3 +137,20 @@ def test_the_debug_lines_name_a_missing_root_and_count_rejected_files(
     debug = answer.stderr_lines(debug=True)
     assert "nope: skills root does not exist" in " ".join(debug)
     assert "1 SKILL.md file rejected; `skill-explorer lint` names them" in debug
+
+
+def test_verbose_names_what_went_wrong_as_the_debug_variable_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`hook -v` said nothing: a root that does not exist was named on stderr only with
+    SKILL_EXPLORER_DEBUG=1, which `hook --help` did not mention."""
+    from explorer.cli import main
+
+    missing = tmp_path / "nope"
+    argv = ["hook", "--skills", str(missing), "--no-ski-config", "--set", "model=bow"]
+    for verbose in (False, True):
+        monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"prompt": "merge pdf files"})))
+        assert main(argv + ["-v"] * verbose) == 0
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert (f"skipped {missing}: skills root does not exist" in err) is verbose, err

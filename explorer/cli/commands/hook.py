@@ -27,10 +27,12 @@ def run_hook(
     assignments: Sequence[str] = (),
     use_ski_config: bool = True,
     cache_dir: str | None = None,
+    verbose: bool = False,
 ) -> int:
-    """Read the host's JSON, write the engine's answer; 0 whatever happens (§7)."""
+    """Read the host's JSON, write the engine's answer; 0 whatever happens (§7). Silent on
+    stderr unless `verbose` (-v) or SKILL_EXPLORER_DEBUG=1 asks for what went wrong."""
     started = time.monotonic()  # the time budget (hook_budget_ms) counts from here
-    debug = os.environ.get("SKILL_EXPLORER_DEBUG") == "1"
+    debug = verbose or os.environ.get("SKILL_EXPLORER_DEBUG") == "1"
     try:
         from explorer.engine import answer_hook
 
@@ -64,6 +66,10 @@ class HookCommand(Command):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
+        parser.epilog = (
+            "It always exits 0 and writes to stderr only with -v or SKILL_EXPLORER_DEBUG=1: "
+            "a root, config file or payload it could not use, and why."
+        )
         parser.add_argument(
             "--event",
             choices=("UserPromptSubmit", "PostToolUse", "SessionStart"),
@@ -82,4 +88,5 @@ class HookCommand(Command):
             assignments=args.assignments,
             use_ski_config=args.ski_config,
             cache_dir=args.cache_dir,
+            verbose=args.verbose,
         )
