@@ -67,8 +67,9 @@ class HookCommand(Command):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
         parser.epilog = (
-            "It always exits 0 and writes to stderr only with -v or SKILL_EXPLORER_DEBUG=1: "
-            "a root, config file or payload it could not use, and why."
+            "It always exits 0. On stderr it names a config value or file it skips; with -v "
+            "or SKILL_EXPLORER_DEBUG=1 also a root or payload it could not use, and what it "
+            "decided."
         )
         parser.add_argument(
             "--event",
