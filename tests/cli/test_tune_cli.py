@@ -170,3 +170,34 @@ def test_only_another_skill_s_flip_names_the_skill_it_expects(capsys: Capture) -
         other = flip["part"] == "other"
         assert (flip["expected"] is not None) is (other and bool(flip["expect"])), flip
         assert (flip["bar"] is not None) is (flip["expected"] is not None), flip
+
+
+def test_applying_a_candidate_it_would_not_recommend_says_why(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    """--apply wrote a candidate marked 'breaks 1' after 'nothing is recommended' with no
+    word of caution; it still writes (the author chose), and says what is wrong with it."""
+    from tests.engine.test_tune import _with_siblings
+
+    root, _, common = _library(tmp_path)
+    cases = tmp_path / "cases.toml"
+    _with_siblings(cases)
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(cases), "--json", *common)
+    candidates = json.loads(out)["candidates"]
+    stealer = next(number for number, c in enumerate(candidates, 1) if c["steals"])
+    clean = json.loads(out)["recommended"]
+    assert clean is not None
+    code, out, err = _run(
+        capsys, "tune", SKILL, "--cases", str(cases), "--apply", str(stealer), *common
+    )
+    assert code == 0 and f"wrote candidate {stealer}" in out
+    steals = candidates[stealer - 1]["steals"]
+    assert f"caution: candidate {stealer} is not one to recommend" in err
+    assert f"it steals {steals} case" in err
+    (root / SKILL / "SKILL.md").write_text(
+        f"---\nname: {SKILL}\ndescription: {LIBRARY[SKILL]}\n---\n", encoding="utf-8"
+    )
+    code, out, err = _run(
+        capsys, "tune", SKILL, "--cases", str(cases), "--apply", str(clean), *common
+    )
+    assert code == 0 and f"wrote candidate {clean}" in out and "caution" not in err
