@@ -196,11 +196,12 @@ def test_unknown_expected_ids_are_warned_about(
         '[[case]]\nprompt = "merge pdf"\nexpect = ["pfd"]\nkind = "direct"\n', encoding="utf-8"
     )
     code, out, err = run(capsys, "eval", str(cases), *common)
-    assert code == 0 and "expected skill 'pfd' is not in the library" in err
+    said = "expected skill 'pfd' (line 1) (did you mean 'pdf'?) is not in the library"
+    assert code == 0 and said in err
     assert "not_in_library" in out and "expected skill 'pfd'" not in out  # said once
     # calibrate recommended thresholds for such cases without a word.
     _, _, err = run(capsys, "calibrate", str(cases), *common)
-    assert "warning: expected skill 'pfd' is not in the library" in err
+    assert f"warning: {said}" in err
 
 
 def _small_grid(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -147,12 +147,20 @@ def test_an_expected_id_missing_from_the_library_is_flagged(index: Index) -> Non
     failure = report.results[0].failure
     assert failure is not None and failure.gate == NOT_IN_LIBRARY and failure.expected == "pfd"
     assert report.warnings == (
-        "expected skill 'pfd' is not in the library; a case that expects only it cannot pass",
+        "expected skill 'pfd' (did you mean 'pdf'?) is not in the library; a case that "
+        "expects only it cannot pass",
+    )
+    # Where the cases file names it, when the cases came from one.
+    typos = [Case("merge pdf files", ("pfd",), "direct", line=n) for n in (3, 9)]
+    assert (
+        evaluate(typos, index, CONFIG)
+        .warnings[0]
+        .startswith("expected skill 'pfd' (lines 3, 9) (did you mean 'pdf'?) is not in the library")
     )
     # A should-not-trigger case about a missing skill passes whatever is injected: said too.
     negative = Case("merge pdf files", (), "should-not-trigger", reject=("pfd",))
     (said,) = evaluate([negative], index, CONFIG).warnings
-    assert said.startswith("rejected skill 'pfd' is not in the library")
+    assert said.startswith("rejected skill 'pfd' (did you mean 'pdf'?) is not in the library")
 
 
 def test_timings_and_json(index: Index) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from explorer.engine.base.config import Config
+from explorer.engine.base.text import did_you_mean
 from explorer.engine.base.turns import checkpoint
 from explorer.engine.index.snapshot import Index
 from explorer.engine.qa.cases import GROUPS, KINDS, SHOULD_NOT_TRIGGER, SHOULD_TRIGGER, Case
@@ -283,12 +284,22 @@ def missing_skill_warnings(cases: Sequence[Case], ids: Sequence[str]) -> tuple[s
     known = set(ids)
     expected = {skill for case in cases for skill in case.expect} - known
     rejected = {skill for case in cases for skill in case.reject} - known - expected
+
+    def named(skill: str, field: str) -> str:
+        """`'pfd' (line 3; did you mean 'pdf'?)`: where the cases file names it."""
+        lines = [case.line for case in cases if skill in getattr(case, field) and case.line]
+        shown = ", ".join(map(str, lines[:5])) + (f" … ({len(lines)} in all)" * (len(lines) > 5))
+        where = f"line {shown}" if len(lines) == 1 else f"lines {shown}"
+        nearest = did_you_mean(skill, ids, count=1)
+        return f"{skill!r} ({where}){nearest}" if lines else f"{skill!r}{nearest}"
+
     return tuple(
-        f"expected skill {skill!r} is not in the library; a case that expects only it cannot pass"
+        f"expected skill {named(skill, 'expect')} is not in the library; a case that expects "
+        "only it cannot pass"
         for skill in sorted(expected)
     ) + tuple(
-        f"rejected skill {skill!r} is not in the library; a case that rejects only it "
-        "passes whatever is injected"
+        f"rejected skill {named(skill, 'reject')} is not in the library; a case that rejects "
+        "only it passes whatever is injected"
         for skill in sorted(rejected)
     )
 
