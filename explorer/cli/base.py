@@ -67,6 +67,21 @@ def existing_directory(value: str) -> str:
     return value
 
 
+def prompt_text(value: str) -> str:
+    """An argparse type: the prompt as given, or with `-` the whole of stdin (a paste
+    longer than one command-line argument may be: Linux stops at 128 KB), its final
+    line break dropped as a shell's `$(cat file)` would."""
+    return sys.stdin.read().rstrip("\r\n") if value == "-" else value
+
+
+def add_prompt_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "prompt",
+        type=prompt_text,
+        help="the prompt, as a user would type it (quoted); - reads it from stdin",
+    )
+
+
 def add_cwd_option(parser: argparse.ArgumentParser) -> None:
     """--cwd, as route, why and the explorer take it: the hook's cwd, given by hand."""
     parser.add_argument(

@@ -478,3 +478,18 @@ def test_every_command_s_help_opens_with_a_sentence_and_every_argument_has_help(
         assert sub.description.rstrip().endswith("."), (name, sub.description)
         for action in sub._actions:
             assert action.help, (name, action.dest)
+
+
+def test_a_prompt_of_dash_is_read_from_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 200 KB paste cannot be one argument (Linux stops at 128 KB), and `route -` routed
+    the one-character prompt '-'."""
+    import io
+
+    paste = "merge these pdf files " + "and keep going " * 14_000
+    assert len(paste.encode()) > 128 * 1024
+    for command in ("route", "why"):
+        monkeypatch.setattr("sys.stdin", io.StringIO(paste + "\n"))
+        code, out, _ = run(capsys, command, "-", "--skills", SAMPLES, "--json")
+        assert code == 0 and json.loads(out)["prompt"] == paste

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.base import EXIT_OK, Command, add_common_options, add_cwd_option
+from explorer.cli.base import (
+    EXIT_OK,
+    Command,
+    add_common_options,
+    add_cwd_option,
+    add_prompt_argument,
+)
 from explorer.cli.library import library_index
 from explorer.engine import LoadedConfig
 from explorer.terminal import emit
@@ -15,7 +21,7 @@ class RouteCommand(Command):
     help = "route one prompt and print the decision"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("prompt", help="the prompt, as a user would type it (quoted)")
+        add_prompt_argument(parser)
         add_cwd_option(parser)
         parser.add_argument("--json", action="store_true", help="print the full decision as JSON")
         add_common_options(parser)

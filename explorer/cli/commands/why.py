@@ -10,6 +10,7 @@ from explorer.cli.base import (
     Command,
     add_common_options,
     add_cwd_option,
+    add_prompt_argument,
     positive_int,
 )
 from explorer.cli.library import library_index, unknown_skill
@@ -22,7 +23,7 @@ class WhyCommand(Command):
     help = "explain a routing: channels, gates and BM25 terms"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("prompt", help="the prompt, as a user would type it (quoted)")
+        add_prompt_argument(parser)
         add_cwd_option(parser)
         parser.add_argument(
             "--skill", metavar="ID", help="explain this skill's terms, even if it lost"
