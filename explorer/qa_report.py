@@ -380,11 +380,16 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
     return lines
 
 
-def collisions_text(found: CollisionMap, top: int) -> str:
+def collisions_text(found: CollisionMap, top: int, negatives: int = 0) -> str:
+    """The map's pairs, heaviest first; `negatives`: the cases that expect no skill, which
+    it does not route (a collision is two skills after one prompt), said beside the count
+    so it does not read as cases lost."""
+    verb = "expects" if negatives == 1 else "expect"
+    aside = f"; not the {counted(negatives, 'case')} that {verb} no skill" if negatives else ""
     lines = [
         f"collisions: {counted(found.prompts, 'prompt')} routed ({counted(found.cases, 'case')}, "
-        f"{counted(found.sentences, 'sentence')} of the descriptions); pairs that compete: "
-        f"{len(found.collisions)}"
+        f"{counted(found.sentences, 'sentence')} of the descriptions{aside}); pairs that "
+        f"compete: {len(found.collisions)}"
     ]
     for number, collision in enumerate(found.collisions[:top], 1):
         lines += ["", *collision_lines(collision, number)]

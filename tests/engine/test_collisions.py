@@ -103,6 +103,14 @@ def test_lint_collisions_prints_the_pairs(
     assert main([*args, "--cases", str(cases)]) == 0
     out = capsys.readouterr().out
     assert "#1 pdf <> pdf-tables" in out and "shared words:" in out
+    assert "expect no skill" not in out
+    # A case that expects no skill is not routed (two skills after one prompt make a
+    # collision), and the count says so rather than reading as cases lost.
+    with cases.open("a", encoding="utf-8") as more:
+        more.write('[[case]]\nprompt = "bake bread"\nexpect = []\nkind = "negative"\n')
+    assert main([*args, "--cases", str(cases)]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert f"({len(CASES)} cases, " in head and "; not the 1 case that expects no skill)" in head
     assert main([*args, "--json", "--top", "1"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert len(data["collisions"]) == 1 and data["collisions"][0]["skills"] == ["pdf", "pdf-tables"]

@@ -153,5 +153,5 @@ class LintCommand(Command):
             data["collisions"] = data["collisions"][: args.top]
             print(json.dumps(data, indent=2, ensure_ascii=True))
         else:
-            emit(collisions_text(found, args.top))
+            emit(collisions_text(found, args.top, sum(not case.expect for case in cases)))
         return EXIT_OK
