@@ -286,6 +286,7 @@ class MainScreen(Screen[None]):
             dense = f"no dense model (BM25 + boosts only): {status.dense_error}"
         else:
             dense = f"dense {status.dense}"
+        first_run = bool(self.options.cases_path) and state.quality_running
         self.status.show(
             Status(
                 roots=", ".join(short_path(root) for root in snapshot.roots),
@@ -300,10 +301,9 @@ class MainScreen(Screen[None]):
                 config=self.state.layers.text,
                 edits=", ".join(_edited(state)),
                 loading=state.loading,
-                cases=cases_status(
-                    state.cases_report,
-                    state.comparison,
-                    first=bool(self.options.cases_path) and state.quality_running,
+                cases=cases_status(state.cases_report, state.comparison, first=first_run),
+                cases_compact=cases_status(
+                    state.cases_report, state.comparison, first=first_run, compact=True
                 ),
                 cases_running=state.quality_running,
             )

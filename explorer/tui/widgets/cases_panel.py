@@ -61,19 +61,24 @@ def with_flips(
 
 
 def cases_status(
-    report: EvalReport | None, comparison: Comparison | None, *, first: bool = False
+    report: EvalReport | None,
+    comparison: Comparison | None,
+    *,
+    first: bool = False,
+    compact: bool = False,
 ) -> Text:
     """The cases in one status-bar cell: the last re-index's flips, then recall; before
-    the first run of a cases file (`first`) has ended, "cases" (the bar marks it running)."""
+    the first run of a cases file (`first`) has ended, "cases" (the bar marks it running).
+    `compact`, for a bar too narrow for the words: "✗7 ✓17" for "BROKE 7 FIXED 17"."""
     out = Text()
     if report is None:
         return Text("cases", style="dim") if first else out
     if comparison is not None and comparison.flipped:
         broke, fixed = len(comparison.regressions), len(comparison.fixes)
         if broke:
-            out.append(f"BROKE {broke} ", style="bold red")
+            out.append(f"✗{broke} " if compact else f"BROKE {broke} ", style="bold red")
         if fixed:
-            out.append(f"FIXED {fixed} ", style="bold green")
+            out.append(f"✓{fixed} " if compact else f"FIXED {fixed} ", style="bold green")
     out.append(f"recall {_rate(report.rates.recall)}")
     return out
 

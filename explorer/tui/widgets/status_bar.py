@@ -30,6 +30,7 @@ class Status:
     config: str = ""
     loading: str = ""
     cases: Text | None = None
+    cases_compact: Text | None = None  # `cases` with signs for words, for 80 columns
     cases_running: bool = False  # `cases` is the last run's; a run for what is on screen goes on
     edits: str = ""
     short_roots: str = ""  # each root by its last name, for a bar too narrow for `roots`
@@ -43,9 +44,14 @@ class Status:
             return text
         roots = self.short_roots or self.roots
         shorter, first_part = self._text(roots)
-        return shorter if first_part <= width else self._text(roots, short=True)[0]
+        if first_part <= width:
+            return shorter
+        short, first_part = self._text(roots, short=True)
+        # Still too wide (flips and F2's edits beside the counts): the flips as signs,
+        # and no "(F3)", rather than a recall cut mid-number.
+        return short if first_part <= width else self._text(roots, short=True, compact=True)[0]
 
-    def _text(self, roots: str, *, short: bool = False) -> tuple[Text, int]:
+    def _text(self, roots: str, *, short: bool = False, compact: bool = False) -> tuple[Text, int]:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(visible(f" {roots} "), style="bold")
         text.append(counted(self.skills, "skill"), style="bold cyan")
@@ -69,11 +75,12 @@ class Status:
             text.append(" · lint ", style="dim")
             lint = str(self.lint_errors) if short else counted(self.lint_errors, "error")
             text.append(lint, style="red")
-        if self.errors or self.warnings or self.lint_errors:
+        if (self.errors or self.warnings or self.lint_errors) and not compact:
             text.append(" (F3)", style="dim")
-        if self.cases is not None and self.cases.plain:
+        cases = self.cases_compact if compact and self.cases_compact is not None else self.cases
+        if cases is not None and cases.plain:
             text.append(" │ ")
-            text.append_text(self.cases)
+            text.append_text(cases)
             if self.cases_running:  # short: the F2 edits after it must fit at 80 columns
                 text.append(" …", style="dim")
         if self.edits:  # F2's live edits: the numbers on screen are not the files' alone
