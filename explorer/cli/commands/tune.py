@@ -158,7 +158,7 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
 def not_recommended(candidate: Candidate) -> str:
     """Why `tune` would not recommend `candidate` (`recommendable`'s tests, in words), or
     '' for one it would: an --apply of it is written, and said plainly."""
-    from explorer.engine.author.tune import Part, recommendable
+    from explorer.engine.author import Part, recommendable
 
     reasons = []
     if candidate.part_net(Part.HELD_OUT) <= 0:
