@@ -24,8 +24,9 @@ from explorer.terminal import plain, visible
 
 DEPTH = 25  # the top of each ranking that is compared: a skill entering it is "new"
 WIDE = 100  # from this many columns, every channel has its own column
-NARROW_ROOM = 64  # narrow: every column but the skill's, the verdict change at its widest
+NARROW_ROOM = 64  # narrow: every column but the skill's, for most verdict changes (`_narrowest`)
 NAME_MIN = 14  # the narrowest skill column the wide layout cuts names to
+NAME_NARROWEST = 10  # and the narrow layout's, before it gives up a column
 
 NOTHING_YET = (
     "Nothing to compare with yet. Pin a prompt with ctrl+t (then type another), or save a "
@@ -62,7 +63,7 @@ def _verdict_name(verdict: Verdict | None) -> str:
     return "INJECT" if verdict is Verdict.INJECT else str(verdict)
 
 
-def _verdicts(entry: Entry, short: bool) -> Text:
+def _verdicts(entry: Entry, short: bool, with_numbers: bool = True) -> Text:
     now = _verdict_name(entry.verdict)
     style = "bold green" if entry.verdict is Verdict.INJECT else ""
     if not entry.verdict_changed:
@@ -74,6 +75,8 @@ def _verdicts(entry: Entry, short: bool) -> Text:
     change = entry.shift
     if short and change is not None and None in (change.verdict_before, change.verdict_after):
         change = None  # new in, or gone from, the library: the move column says it
+    if not with_numbers:
+        change = None  # the narrowest layout: the move and the deltas beside it say them
     if change is not None and (change.before is not None or change.after is not None):
         # The cause: the deciding number on both sides, named (p, hybrid, logit or BM25).
         numbers = (
@@ -135,7 +138,24 @@ def _columns(diff: RankingDiff, *, wide: bool, room: int) -> dict[str, list[Text
     names_width = _column_width("skill", columns["skill"])
     if wide and over > 0 and names_width - over >= NAME_MIN:
         columns["skill"] = _names(entries, names_width - over)
+    if not wide:
+        _narrowest(columns, entries, room)
     return columns
+
+
+def _narrowest(columns: dict[str, list[Text]], entries: Sequence[Entry], room: int) -> None:
+    """The narrow layout when its longest verdict change does not fit either (at 80
+    columns, `agreement_floor→min_similarity hybrid .09→.13` is 46 cells, and the table
+    scrolled sideways, cutting a number): the names down to NAME_NARROWEST, then Δbm25
+    goes, then the verdicts' numbers (Δhybrid beside them keeps the direction)."""
+    over = _width(columns) - room
+    names_width = _column_width("skill", columns["skill"])
+    if over > 0:
+        columns["skill"] = _names(entries, max(NAME_NARROWEST, names_width - over))
+    if _width(columns) > room:
+        columns.pop("Δbm25", None)
+    if _width(columns) > room:
+        columns["verdict"] = [_verdicts(entry, short=True, with_numbers=False) for entry in entries]
 
 
 def _names(entries: Sequence[Entry], width: int) -> list[Text]:

@@ -263,3 +263,28 @@ async def test_f2_opens_on_the_field_that_decides(tmp_path: Path, warm_cache_dir
         listing = editor.query_one(FieldList)
         top, height = listing.scroll_offset.y, listing.size.height
         assert top <= listing.cursor < top + height, (top, listing.cursor, height)
+
+
+def test_the_narrow_diff_fits_80_columns_with_the_longest_verdict_changes() -> None:
+    """At 80 columns a change such as `min_similarity→score_margin hybrid .21→.19` left
+    the narrow layout wider than the screen: the table scrolled sideways and cut a
+    number. The names shrink, then Δbm25 goes, then the verdicts' numbers."""
+    from explorer.engine.author.compare import ranking_diff
+    from explorer.engine.index.opening import open_library
+    from explorer.engine.route.pipeline import decide
+    from explorer.tui import compare
+
+    config = Config(model="bow", reranker="off", preset="reference")
+    index = open_library([str(SAMPLE_SKILLS)], config)
+    diff = ranking_diff(
+        decide("when was the PDF format invented", index, config),
+        decide("fix the formulas in my spreadsheet", index, config),
+    )
+    room = 78  # 80 columns less the vertical scrollbar
+    columns = compare._columns(diff, wide=False, room=room)
+    assert compare._width(columns) <= room
+    assert "Δbm25" not in columns and "Δhybrid" in columns
+    assert any("→." in cell.plain for cell in columns["verdict"])  # numbers kept here
+    tighter = compare._columns(diff, wide=False, room=60)
+    assert compare._width(tighter) <= 60
+    assert not any(" hybrid " in cell.plain for cell in tighter["verdict"])
