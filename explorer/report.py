@@ -372,6 +372,7 @@ def why_report(
     hidden = len(decision.rows) - len(shown)
     if hidden > 0:
         lines.append(f"… {hidden} more skills (--top N)")
+    lines.append(COLUMNS_LEGEND)
     lines += ["", "why (the number that decided; the explorer's table says the same):"]
     lines += [reason_line(decision, row) for row in shown]
     matched = [row for row in shown if row.matches]
@@ -394,6 +395,15 @@ def why_report(
     lines += ["", f"timings (ms): {timings}"]
     return lines
 
+
+# What the channel table's headers stand for (docs/routing.md has each channel), under
+# it: a new user met `fused`, `#`, `proj` and `jacc` with nothing to read them by.
+COLUMNS_LEGEND = (
+    "columns: score = cos + kw + ph (phrase) + file + proj (project) + fused (BM25 in the "
+    "score, by bm25_weight); bm25, norm = bm25 / the idf of the prompt's terms summed, "
+    "# its rank; rerank the cross-encoder's logit; p the relevance model's probability; "
+    "overlap the prompt's terms in the description, jacc their Jaccard"
+)
 
 EXPORT_TOP = 15  # the export's rows: the decision's first ones, then the highlighted skill
 

@@ -493,3 +493,14 @@ def test_a_prompt_of_dash_is_read_from_stdin(
         monkeypatch.setattr("sys.stdin", io.StringIO(paste + "\n"))
         code, out, _ = run(capsys, command, "-", "--skills", SAMPLES, "--json")
         assert code == 0 and json.loads(out)["prompt"] == paste
+
+
+def test_why_says_what_each_column_of_its_table_is(capsys) -> None:
+    """`fused`, `#`, `proj` and `jacc` had nothing to read them by (a new user's walk)."""
+    code, out, _ = run(capsys, "why", "merge two pdf files", "--skills", SAMPLES)
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("rank"))
+    legend = " ".join(lines[lines.index(header) :]).split("columns: ", 1)[1].split("why (")[0]
+    assert code == 0
+    for name in header.split()[3:]:  # after rank, skill and verdict
+        assert f"{name} " in legend or f"{name}," in legend, name
