@@ -113,7 +113,11 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
         "before a name: its SKILL.md has a warning yet routes (invalid YAML the line reader "
         "recovered, say): F3 and the Skill tab say what",
     ),
-    ("BROKE FIXED", "a case that fails, or passes, since the cases last ran (Cases tab)"),
+    (
+        "BROKE FIXED",
+        "a case that fails, or passes, since the cases last ran (Cases tab); ✗7 ✓17 in the "
+        "status bar when it is short of room",
+    ),
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
 )
 

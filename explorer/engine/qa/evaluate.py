@@ -286,7 +286,7 @@ def missing_skill_warnings(cases: Sequence[Case], ids: Sequence[str]) -> tuple[s
     rejected = {skill for case in cases for skill in case.reject} - known - expected
 
     def named(skill: str, field: str) -> str:
-        """`'pfd' (line 3; did you mean 'pdf'?)`: where the cases file names it."""
+        """`'pfd' (line 3) (did you mean 'pdf'?)`: where the cases file names it."""
         lines = [case.line for case in cases if skill in getattr(case, field) and case.line]
         shown = ", ".join(map(str, lines[:5])) + (f" … ({len(lines)} in all)" * (len(lines) > 5))
         where = f"line {shown}" if len(lines) == 1 else f"lines {shown}"

@@ -235,10 +235,10 @@ def _drivers(decision: Decision, row: Row, count: int = 2) -> str:
 def _shortfall(decision: Decision, row: Row) -> str:
     """§9.12, for a candidate under the bar: the features on which it trails the skill
     ahead of it (the injected one, else the most probable candidate), by log-odds, the
-    numbers first (a narrow table cuts the sentence's end). Its own
-    largest contributions would mislead here: they are what raised it, not what kept it
-    out. The most probable candidate itself, with nothing injected, shows them, as the
-    evidence that came closest."""
+    numbers first (a narrow table cuts the sentence's end). Its own largest contributions
+    would mislead here: they are what raised it, not what kept it out. The most probable
+    candidate itself, with nothing injected, shows them, as the evidence that came
+    closest."""
     trace = decision.relevance
     positions = decision.channels.positions or {}
     at = None if trace is None else trace.at(positions.get(row.id, -1))

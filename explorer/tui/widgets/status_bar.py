@@ -38,7 +38,8 @@ class Status:
     def text(self, width: int = 0) -> Text:
         """The line; when its first part (through the cases and F2's edits) is wider than
         `width`, with the roots by their last names, then the counts in short ("1 warning
-        · lint 2"), so at 80 columns the counts and the cases' recall still show."""
+        · lint 2"), then the flips as signs ("✗7 ✓17"), so at 80 columns the counts and
+        the cases' recall still show."""
         text, first_part = self._text(self.roots)
         if not width or first_part <= width:
             return text
