@@ -338,3 +338,19 @@ def test_the_failure_table_never_rounds_p_onto_the_bar() -> None:
     result = CaseResult(case, (), False, Stage.RELEVANCE, 1, "alpha", (), failure, 1.0)
     row = failure_table([result], 0.48).rows[0]
     assert (row[3], row[6]) == ("p 0.478", "beta p 0.20")
+
+
+def test_the_rival_is_the_skill_the_lexical_fast_path_injected() -> None:
+    """Whatever stage chose it, the skill that took the case is its strongest rival: under
+    the fast path BM25 decides, so the first by hybrid score is not the one that won."""
+    from explorer.engine.index.opening import open_library
+
+    config = Config(
+        model="bow", reranker="off", preset="reference", lexical_min=0.2, lexical_margin=0.0
+    )
+    index = open_library([str(SAMPLE_SKILLS)], config)
+    prompt = "write me a poem about spreadsheets"  # react-component-builder first by hybrid
+    report = evaluate([Case(prompt, (), "negative")], index, config)
+    (result,) = report.failures
+    assert result.stage == "lexical" and result.injected == ("xlsx",)
+    assert result.failure is not None and result.failure.runner_up == "xlsx"

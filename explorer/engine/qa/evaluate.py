@@ -334,8 +334,12 @@ def evaluate(
 
 
 def _by_strength(decision: Decision) -> Iterable[int]:
-    """Skill positions, strongest first by the number that decided: the relevance
-    model's candidates by probability when it decided, then every skill by stage-1 rank."""
+    """Skill positions, strongest first by what decided: the injected ones (whatever stage
+    chose them), then the relevance model's candidates by probability when it decided,
+    then every skill by stage-1 rank."""
+    ids, positions = decision.channels.ids, decision.channels.positions
+    for skill in decision.injected_ids:
+        yield positions[skill] if positions is not None else ids.index(skill)
     trace = decision.relevance
     if trace is not None and decision.stage is Stage.RELEVANCE:
         order = np.argsort(-trace.probabilities, kind="stable")
