@@ -69,9 +69,20 @@ def existing_directory(value: str) -> str:
 
 def prompt_text(value: str) -> str:
     """An argparse type: the prompt as given, or with `-` the whole of stdin (a paste
-    longer than one command-line argument may be: Linux stops at 128 KB), its final
-    line break dropped as a shell's `$(cat file)` would."""
-    return sys.stdin.read().rstrip("\r\n") if value == "-" else value
+    longer than one command-line argument may be: Linux stops at 128 KB), its trailing
+    line breaks dropped as a shell's `$(cat file)` drops them. A terminal or an empty
+    stdin is a usage error: the prompt was meant to come from a pipe or a file."""
+    if value != "-":
+        return value
+    if sys.stdin is None or sys.stdin.isatty():
+        raise argparse.ArgumentTypeError("- reads the prompt from stdin: pipe or redirect it")
+    try:
+        text = sys.stdin.read().rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as error:
+        raise argparse.ArgumentTypeError(f"cannot read the prompt from stdin: {error}") from None
+    if not text.strip():
+        raise argparse.ArgumentTypeError("- reads the prompt from stdin, which was empty")
+    return text
 
 
 def add_prompt_argument(parser: argparse.ArgumentParser) -> None:

@@ -483,8 +483,8 @@ def test_every_command_s_help_opens_with_a_sentence_and_every_argument_has_help(
 def test_a_prompt_of_dash_is_read_from_stdin(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A 200 KB paste cannot be one argument (Linux stops at 128 KB), and `route -` routed
-    the one-character prompt '-'."""
+    """A paste longer than one argument may be (Linux stops at 128 KB) comes through stdin;
+    an empty stdin is a usage error, not a blank prompt routed."""
     import io
 
     paste = "merge these pdf files " + "and keep going " * 14_000
@@ -493,6 +493,10 @@ def test_a_prompt_of_dash_is_read_from_stdin(
         monkeypatch.setattr("sys.stdin", io.StringIO(paste + "\n"))
         code, out, _ = run(capsys, command, "-", "--skills", SAMPLES, "--json")
         assert code == 0 and json.loads(out)["prompt"] == paste
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["route", "-", "--skills", SAMPLES])
+    assert exit_info.value.code == 2 and "stdin, which was empty" in capsys.readouterr().err
 
 
 def test_why_says_what_each_column_of_its_table_is(capsys) -> None:
