@@ -76,7 +76,15 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
     """`rows` in the order given (the decision's: the injected first), each with its rank
     by hybrid score, the `rank` of `--json` and of `eval`'s `expected#rank`: an injected
     skill that is not first by hybrid score says so."""
-    bar = decision.relevance.threshold if decision.relevance is not None else 0.0
+    trace, seconds = decision.relevance, decision.injected_ids[1:]
+
+    def bar(row: Row) -> float:
+        """The bar the row's p was held to: a second skill's is its own (§9.12)."""
+        if trace is None:
+            return 0.0
+        second = row.verdict is Verdict.SECOND_SKILL or row.id in seconds
+        return trace.second_threshold if second else trace.threshold
+
     headers = [
         "rank",
         "skill",
@@ -112,7 +120,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
             f"{row.bm25_fused:.2f}",
             str(row.bm25_rank or "—"),
             "—" if row.rerank is None else f"{row.rerank:.2f}",
-            "—" if row.relevance is None else shown_against(row.relevance, bar),
+            "—" if row.relevance is None else shown_against(row.relevance, bar(row)),
             f"{row.matched_terms}/{row.query_terms}",
             f"{row.jaccard:.2f}",
         ]

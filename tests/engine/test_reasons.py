@@ -3,6 +3,7 @@ Decision (no scoring repeated), and said the same by `why` and the explorer."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -50,16 +51,43 @@ def test_a_comparison_never_prints_two_equal_numbers(bow_index) -> None:
 
 
 def test_a_probability_is_never_rounded_onto_its_bar() -> None:
-    """p 0.478 printed as "0.48" beside a bar of 0.48 read as a pass."""
+    """p 0.478 printed as "0.48" beside a bar of 0.48 would read as a pass."""
     assert shown_against(0.478, 0.48) == "0.478"
     assert shown_against(0.4801, 0.48) == "0.4801"
+    assert shown_against(0.47999999, 0.48) == "0.47999999"
     assert shown_against(0.36, 0.48) == "0.36" and shown_against(0.48, 0.48) == "0.48"
 
 
+def test_a_candidate_trails_only_on_gaps_its_digits_can_show() -> None:
+    """A gap of -0.04 printed with one decimal reads "-0.0": it is left out, and with
+    none left the row trails on nothing it can say."""
+    import numpy as np
+
+    from explorer.engine.route.decision import RelevanceTrace
+
+    trace = RelevanceTrace(
+        candidates=(0, 1),
+        features=("cosine", "rerank", "bm25_lead"),
+        values=np.zeros((2, 3)),
+        contributions=np.array([[1.0, 2.0, 0.5], [0.96, 0.8, 0.5]]),
+        bias=-6.0,
+        probabilities=np.array([0.9, 0.2]),
+        threshold=0.48,
+        second_threshold=0.68,
+        model="test",
+    )
+    assert trace.behind(1, 0) == "rerank -1.2"
+    assert trace.behind(1, 0, count=1) == "rerank -1.2"
+    close = np.array([[1.0, 0.5], [0.96, 0.49]])
+    tied = dataclasses.replace(trace, features=("cosine", "rerank"), contributions=close)
+    assert tied.behind(1, 0) == ""
+
+
 def test_a_gap_is_never_rounded_to_nothing() -> None:
-    """p 0.8295 under a bar of 0.83 read "missing +0.00 p" while it was not injected."""
+    """p 0.8295 under a bar of 0.83 misses by "+0.0005 p", not "+0.00 p"."""
     near = Reason("relevance", "p 0.8295 < 0.8300", 0.83 - 0.8295, PROBABILITY, 0.8295, 0.83)
     assert near.delta_text() == "+0.0005 p"
+    assert Reason("relevance", "", 1e-7, PROBABILITY).delta_text() == "+0.0000001 p"
     assert Reason("relevance", "", 0.36, PROBABILITY).delta_text() == "+0.36 p"
     assert Reason("min_similarity", "", 0.0004).delta_text() == "+0.0004"
     assert Reason("relevance", "", 0.0, PROBABILITY).delta_text() == "+0.00 p"

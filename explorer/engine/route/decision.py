@@ -177,13 +177,14 @@ class RelevanceTrace:
     def behind(self, row: int, ahead: int, count: int = 2, digits: int = 1) -> str:
         """`rerank -2.1, bm25 lead -1.3`: the features on which candidate `row` trails
         candidate `ahead` most, each its contribution less the other's (their log-odds
-        differ by the sum of these over every feature); empty when it trails on none."""
+        differ by the sum of these over every feature); empty when it trails on none by
+        as much as `digits` can show."""
         gaps = self.contributions[row] - self.contributions[ahead]
         order = np.argsort(gaps, kind="stable")[:count]
         return ", ".join(
             f"{FEATURE_LABELS.get(self.features[i], self.features[i])} {gaps[i]:+.{digits}f}"
             for i in order
-            if gaps[i] < 0
+            if round(float(gaps[i]), digits) < 0  # a gap that prints as -0.0 says nothing
         )
 
     def explain(self, row: int) -> dict[str, Any]:

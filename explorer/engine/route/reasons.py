@@ -73,10 +73,15 @@ class Reason:
         return "; ".join(parts)
 
 
+# The most decimals a number is printed with to tell it from its bar (or from none): a
+# float64 holds about 17 significant digits.
+MOST_PLACES = 17
+
+
 def _above_zero(gap: float, digits: int) -> str:
-    """A gap with `digits` decimals, or as many more (up to three) as it takes not to read
-    as none: p 0.8295 under a bar of 0.83 misses by "0.0005", not "+0.00"."""
-    for places in range(digits, digits + 4):
+    """A gap with `digits` decimals, or as many more as it takes not to read as none: p
+    0.8295 under a bar of 0.83 misses by "0.0005", not "+0.00"."""
+    for places in range(digits, MOST_PLACES + 1):
         shown = _num(gap, places)
         if gap <= 0 or float(shown) > 0:
             break
@@ -88,10 +93,9 @@ def _num(value: float, digits: int = 3) -> str:
 
 
 def _pair(value: float, bar: float, digits: int = 3) -> tuple[str, str]:
-    """`value` and `bar` printed with `digits` decimals, or with as many more (up to three)
-    as it takes for them to differ: "0.128 < 0.128" reads as false; "0.1277 < 0.1283"
-    does not."""
-    for places in range(digits, digits + 4):
+    """`value` and `bar` printed with `digits` decimals, or with as many more as it takes
+    for them to differ: "0.128 < 0.128" reads as false; "0.1277 < 0.1283" does not."""
+    for places in range(digits, MOST_PLACES + 1):
         shown = _num(value, places), _num(bar, places)
         if shown[0] != shown[1] or value == bar:
             break
@@ -124,7 +128,8 @@ def reason(decision: Decision, row: Row) -> Reason:
             return Reason(verdict, text, None, PROBABILITY, task.p, trace.threshold)
         if trace is not None and row.relevance is not None:
             bar = trace.threshold if row.id == decision.injected_ids[0] else trace.second_threshold
-            text = f"p {row.relevance:.2f} ≥ {bar:.2f}: {_drivers(decision, row)}"
+            shown, bar_shown = _pair(row.relevance, bar, 2)
+            text = f"p {shown} ≥ {bar_shown}: {_drivers(decision, row)}"
             return Reason(verdict, text, None, PROBABILITY, row.relevance, bar)
         injected = next((item for item in decision.injected if item.id == row.id), None)
         detail = f", confidence {injected.confidence:.2f} ({injected.band})" if injected else ""
