@@ -155,25 +155,6 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
     return lines
 
 
-def not_recommended(candidate: Candidate) -> str:
-    """Why `tune` would not recommend `candidate` (`recommendable`'s tests, in words), or
-    '' for one it would: an --apply of it is written, and said plainly."""
-    from explorer.engine.author import Part, recommendable
-
-    reasons = []
-    if candidate.part_net(Part.HELD_OUT) <= 0:
-        reasons.append("no gain on the held-out cases")
-    if candidate.breaks:
-        reasons.append(f"it breaks {counted(candidate.breaks, 'case')}")
-    if candidate.steals:
-        reasons.append(f"it steals {counted(candidate.steals, 'case')} from other skills")
-    if candidate.false_injections:
-        reasons.append(f"{counted(candidate.false_injections, 'new false injection')}")
-    if candidate.lexical_only:
-        reasons.append("its gain is word matching only")
-    return "; ".join(reasons) if not recommendable(candidate) else ""
-
-
 class TuneCommand(Command):
     name = "tune"
     help = "propose and score small edits of a skill's description from its trigger evals"
@@ -254,7 +235,9 @@ class TuneCommand(Command):
                 print()
                 emit(f"wrote candidate {args.apply} into {applied} (only the description changed)")
         if applied is not None and args.apply is not None:
-            caution = not_recommended(result.candidates[args.apply - 1])
+            from explorer.engine.author import shortcomings
+
+            caution = "; ".join(shortcomings(result.candidates[args.apply - 1]))
             if caution:
                 say(f"caution: candidate {args.apply} is not one to recommend: {caution}")
         if missing:

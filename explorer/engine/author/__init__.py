@@ -42,7 +42,7 @@ _EXPORTS: dict[str, str] = {
     "patched_index": "whatif",
     "ranking_diff": "compare",
     "read_skill_text": "rewrite",
-    "recommendable": "tune",
+    "shortcomings": "tune",
     "remembering": "tune",
     "save": "rewrite",
     "split_cases": "tune",
@@ -79,8 +79,8 @@ if TYPE_CHECKING:
     from explorer.engine.author.tune import TuneResult as TuneResult
     from explorer.engine.author.tune import apply as apply
     from explorer.engine.author.tune import cases_for as cases_for
-    from explorer.engine.author.tune import recommendable as recommendable
     from explorer.engine.author.tune import remembering as remembering
+    from explorer.engine.author.tune import shortcomings as shortcomings
     from explorer.engine.author.tune import split_cases as split_cases
     from explorer.engine.author.whatif import Standing as Standing
     from explorer.engine.author.whatif import WhatIf as WhatIf

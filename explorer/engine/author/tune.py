@@ -55,7 +55,7 @@ from explorer.engine.author.reach import Measured, Reach, changed_terms, measure
 from explorer.engine.author.rewrite import Edit, edit_description, save
 from explorer.engine.author.whatif import patched_index
 from explorer.engine.base.config import Config
-from explorer.engine.base.text import STOPWORDS, match_tokens, norm_token
+from explorer.engine.base.text import STOPWORDS, counted, match_tokens, norm_token
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.rerank import RememberedLogits, rerank_document
 from explorer.engine.qa.cases import Case, CaseSet, load_cases
@@ -457,15 +457,24 @@ def rank_key(candidate: Candidate) -> tuple[Any, ...]:
     )
 
 
+def shortcomings(candidate: Candidate) -> list[str]:
+    """What keeps `candidate` from being recommended, in words (none: it can be): a gain
+    on the held-out part, no steal, no new false injection, and a gain that is not word
+    matching alone. `tune --apply` of one with shortcomings says them."""
+    found = []
+    if candidate.part_net(Part.HELD_OUT) <= 0:
+        found.append("no gain on the held-out cases")
+    if candidate.steals:
+        found.append(f"it steals {counted(candidate.steals, 'case')} from other skills")
+    if candidate.false_injections:
+        found.append(counted(candidate.false_injections, "new false injection"))
+    if candidate.lexical_only:
+        found.append("its gain is word matching only")
+    return found
+
+
 def recommendable(candidate: Candidate) -> bool:
-    """Held-out gain, no steal, no new false injection, and a gain that is not word
-    matching alone."""
-    return (
-        candidate.part_net(Part.HELD_OUT) > 0
-        and candidate.steals == 0
-        and candidate.false_injections == 0
-        and not candidate.lexical_only
-    )
+    return not shortcomings(candidate)
 
 
 @dataclass(frozen=True)
