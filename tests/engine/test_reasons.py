@@ -88,6 +88,9 @@ def test_a_gap_is_never_rounded_to_nothing() -> None:
     near = Reason("relevance", "p 0.8295 < 0.8300", 0.83 - 0.8295, PROBABILITY, 0.8295, 0.83)
     assert near.delta_text() == "+0.0005 p"
     assert Reason("relevance", "", 1e-7, PROBABILITY).delta_text() == "+0.0000001 p"
+    # The bar it needs is printed so the skill's own number does not seem to meet it.
+    floor = Reason("min_similarity", "0.0451 < 0.0454", 0.0454 - 0.0451, value=0.0451, bar=0.0454)
+    assert floor.gap_text() == "missing +0.0003: needs hybrid ≥ 0.0454"
     assert Reason("relevance", "", 0.36, PROBABILITY).delta_text() == "+0.36 p"
     assert Reason("min_similarity", "", 0.0004).delta_text() == "+0.0004"
     assert Reason("relevance", "", 0.0, PROBABILITY).delta_text() == "+0.00 p"

@@ -67,7 +67,14 @@ class Reason:
         if self.missing is not None and self.bar is not None:
             label = {SCORE: "hybrid", LOGIT: "logit", PROBABILITY: "p", BM25: "BM25"}[self.unit]
             digits = 3 if self.unit == SCORE else 2
-            parts.append(f"missing {self.delta_text()}: needs {label} ≥ {self.bar:.{digits}f}")
+            # The bar as the value beside it reads it: 0.0454 for a skill at 0.0451, not
+            # 0.045, which it would seem to meet already.
+            bar = (
+                _pair(self.value, self.bar, digits)[1]
+                if self.value is not None
+                else _num(self.bar, digits)
+            )
+            parts.append(f"missing {self.delta_text()}: needs {label} ≥ {bar}")
         if self.needs:
             parts.append(self.needs)
         return "; ".join(parts)
