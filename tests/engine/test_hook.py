@@ -142,8 +142,8 @@ def test_the_debug_lines_name_a_missing_root_and_count_rejected_files(
 def test_verbose_names_what_went_wrong_as_the_debug_variable_does(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """`hook -v` said nothing: a root that does not exist was named on stderr only with
-    SKILL_EXPLORER_DEBUG=1, which `hook --help` did not mention."""
+    """`hook -v` names on stderr what SKILL_EXPLORER_DEBUG=1 names: a root that does not
+    exist; without either, nothing."""
     from explorer.cli import main
 
     missing = tmp_path / "nope"

@@ -29,8 +29,9 @@ def run_hook(
     cache_dir: str | None = None,
     verbose: bool = False,
 ) -> int:
-    """Read the host's JSON, write the engine's answer; 0 whatever happens (§7). Silent on
-    stderr unless `verbose` (-v) or SKILL_EXPLORER_DEBUG=1 asks for what went wrong."""
+    """Read the host's JSON, write the engine's answer; 0 whatever happens (§7). stderr
+    gets a config value or file it skips; with `verbose` (-v) or SKILL_EXPLORER_DEBUG=1
+    also what else it could not use, and what it decided."""
     started = time.monotonic()  # the time budget (hook_budget_ms) counts from here
     debug = verbose or os.environ.get("SKILL_EXPLORER_DEBUG") == "1"
     try:

@@ -69,7 +69,7 @@ class HookAnswer:
 
     payload: dict[str, Any] | None = None  # None: print nothing, the prompt goes on as is
     warnings: tuple[str, ...] = ()  # always shown: a config the user wrote is being ignored
-    debug: tuple[str, ...] = ()  # shown only with SKILL_EXPLORER_DEBUG=1
+    debug: tuple[str, ...] = ()  # shown only with `hook -v` or SKILL_EXPLORER_DEBUG=1
 
     def stderr_lines(self, debug: bool) -> tuple[str, ...]:
         return (*self.warnings, *self.debug) if debug else self.warnings
