@@ -404,12 +404,14 @@ def why_report(
     return lines
 
 
-# What the channel table's headers stand for (docs/routing.md has each channel), under
-# it: a new user met `fused`, `#`, `proj` and `jacc` with nothing to read them by.
+# What the channel table's headers stand for, under it (docs/routing.md has each channel):
+# `fused`, `#`, `proj` and `jacc` say little on their own.
 COLUMNS_LEGEND = (
-    "columns: score = cos + kw + ph (phrase) + file + proj (project) + fused (BM25 in the "
-    "score, by bm25_weight); bm25, norm = bm25 / the idf of the prompt's terms summed, "
-    "# its rank; rerank the cross-encoder's logit; p the relevance model's probability; "
+    "columns: rank by hybrid score (as in --json and eval), the rows in the decision's "
+    "order; score = cos + kw + ph (phrase) + file + proj (project) + fused (BM25 in the "
+    "score, by bm25_weight); bm25 the BM25 score, norm = bm25 / the idf of the prompt's "
+    "terms summed, # the BM25 rank; rerank the cross-encoder's logit; p the relevance "
+    "model's probability; "
     "overlap the prompt's terms in the description, jacc their Jaccard"
 )
 
