@@ -99,6 +99,9 @@ def summary_text(result: TuneResult, from_edit: bool = False) -> Text:
         out.append('made from your edit (not saved yet): "before" is the edited text\n', "cyan")
     if result.candidates:
         out.append("enter loads one into the editor (its flips show there); esc closes", "dim")
+    else:  # the notes above say why, when the search knows
+        out.append("No edit to suggest. ", style="bold")
+        out.append("esc closes", "dim")
     return out
 
 
@@ -109,7 +112,7 @@ class SuggestScreen(ModalScreen[int | None]):
     SuggestScreen { align: center middle; }
     #suggest { width: 100; max-width: 100%; height: 90%; background: $surface;
                border: thick $primary; padding: 0 1; }
-    /* At 80x24 the summary's notes took every row and the list got none: it keeps 8. */
+    /* At 80x24 a summary with notes would take every row: the list keeps 8. */
     #suggest-summary { height: auto; max-height: 1fr; overflow-y: auto; }
     #suggest-list { height: 1fr; min-height: 8; }
     """

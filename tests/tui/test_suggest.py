@@ -12,7 +12,7 @@ from textual.widgets import OptionList, ProgressBar, Static, TextArea
 
 from explorer.terminal import render
 from explorer.tui.app import ExplorerApp
-from explorer.tui.suggest import SuggestScreen
+from explorer.tui.suggest import SuggestScreen, summary_text
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
 from tests.conftest import write_skill
@@ -166,8 +166,8 @@ async def test_suggestions_start_from_the_unsaved_edit(library: Path, tmp_path: 
 
 
 async def test_at_80x24_a_long_summary_leaves_the_list_rows(tmp_path: Path) -> None:
-    """A summary of four notes took every row of the dialog at 80x24: the candidates'
-    list was there, zero rows high, and read as an empty box."""
+    """At 80x24 a summary of four notes leaves the candidates' list 8 rows: fewer would
+    read as an empty box."""
     import dataclasses
 
     from textual.app import App
@@ -188,3 +188,7 @@ async def test_at_80x24_a_long_summary_leaves_the_list_rows(tmp_path: Path) -> N
         await pilot.pause()
         listing = pilot.app.screen.query_one(OptionList)
         assert listing.display and listing.outer_size.height >= 8
+    # None found: the dialog says so, rather than a box with nothing in it.
+    empty = dataclasses.replace(result, candidates=(), recommended=None, notes=())
+    summary = render(summary_text(empty))
+    assert "No edit to suggest." in summary and "enter loads" not in summary
