@@ -145,8 +145,8 @@ def _columns(diff: RankingDiff, *, wide: bool, room: int) -> dict[str, list[Text
 
 def _narrowest(columns: dict[str, list[Text]], entries: Sequence[Entry], room: int) -> None:
     """The narrow layout when its longest verdict change does not fit either (at 80
-    columns, `agreement_floor→min_similarity hybrid .09→.13` is 46 cells, and the table
-    scrolled sideways, cutting a number): the names down to NAME_NARROWEST, then Δbm25
+    columns, `agreement_floor→min_similarity hybrid .09→.13` is 46 cells; a wider table
+    would scroll sideways and cut a number): the names down to NAME_NARROWEST, then Δbm25
     goes, then the verdicts' numbers (Δhybrid beside them keeps the direction)."""
     over = _width(columns) - room
     names_width = _column_width("skill", columns["skill"])

@@ -175,8 +175,8 @@ def test_only_another_skill_s_flip_names_the_skill_it_expects(capsys: Capture) -
 def test_applying_a_candidate_it_would_not_recommend_says_why(
     capsys: Capture, tmp_path: Path
 ) -> None:
-    """--apply wrote a candidate marked 'breaks 1' after 'nothing is recommended' with no
-    word of caution; it still writes (the author chose), and says what is wrong with it."""
+    """--apply writes a candidate tune would not recommend (the author chose it) and says
+    on stderr what keeps it from being recommended."""
     from tests.engine.test_tune import _with_siblings
 
     root, _, common = _library(tmp_path)

@@ -266,8 +266,8 @@ def test_a_narrow_status_bar_names_the_roots_by_their_last_names() -> None:
     broke = dataclasses.replace(status, cases=Text("BROKE 1 recall 0.875"))
     shown = broke.text(80).plain[:80]
     assert shown.startswith(" skills 25 skills │ 1 warning · lint 2 (F3) │ BROKE 1 recall 0.875 │")
-    # More flips and F2's edits beside them cut the recall mid-number ("recall 0.…"): the
-    # flips become signs and "(F3)" goes, the recall stays whole.
+    # With more flips and F2's edits beside them the short counts are not enough: the
+    # flips become signs and "(F3)" goes, and the recall stays whole.
     flips = dataclasses.replace(
         status,
         cases=Text("BROKE 7 FIXED 17 recall 0.875"),
