@@ -371,11 +371,9 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
         )
 
 
-async def test_the_status_bar_says_while_the_cases_run_again_after_an_edit(
-    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An F2 edit decides at once; the cases follow, and until they have, the recall
-    the status bar shows is marked as the last run's."""
+def hold_cases(library: Path, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """One case in the library's cases.toml, each run of the cases held until the event
+    returned is set: the test looks at the screen while they run."""
     from explorer.tui import tasks
 
     (library / "cases.toml").write_text(
@@ -383,14 +381,23 @@ async def test_the_status_bar_says_while_the_cases_run_again_after_an_edit(
         encoding="utf-8",
     )
     go_on = threading.Event()
-    go_on.set()
     evaluate = tasks.evaluate
 
-    def held(*args: Any, **kwargs: Any) -> Any:  # the cases wait until the test has looked
+    def held(*args: Any, **kwargs: Any) -> Any:
         go_on.wait(30)
         return evaluate(*args, **kwargs)
 
     monkeypatch.setattr(tasks, "evaluate", held)
+    return go_on
+
+
+async def test_the_status_bar_says_while_the_cases_run_again_after_an_edit(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An F2 edit decides at once; the cases follow, and until they have, the recall
+    the status bar shows is marked as the last run's."""
+    go_on = hold_cases(library, monkeypatch)
+    go_on.set()
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
@@ -575,21 +582,8 @@ async def test_while_the_first_cases_run_the_tab_and_the_status_bar_say_so(
 ) -> None:
     """2,060 cases on a 188-skill library take minutes: all that time the Cases tab says
     they run (not "No cases: add cases.toml …"), and the status bar "cases …"."""
-    from explorer.tui import tasks
-
+    go_on = hold_cases(library, monkeypatch)
     cases = library / "cases.toml"
-    cases.write_text(
-        '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n',
-        encoding="utf-8",
-    )
-    go_on = threading.Event()
-    evaluate = tasks.evaluate
-
-    def held(*args: Any, **kwargs: Any) -> Any:  # the cases wait until the test has looked
-        go_on.wait(30)
-        return evaluate(*args, **kwargs)
-
-    monkeypatch.setattr(tasks, "evaluate", held)
     app = make_app(library, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app) and app.state.quality_running)
