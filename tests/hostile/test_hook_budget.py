@@ -117,7 +117,7 @@ def test_the_budget_is_range_checked(value: str) -> None:
 @pytest.mark.skipif(find_corpus(REPO) is None, reason="the large benchmark corpus is not here")
 def test_a_cold_real_library_of_2000_skills_stays_within_the_budget(tmp_path: Path) -> None:
     """2,000 real descriptions, the default model, a cache that never saw them: the cold
-    embedding alone is about 25 s on this machine. With a 2 s budget the hook process
+    build takes 10-14 s on this machine's two cores. With a 2 s budget the hook process
     answers in a few seconds; `index` then fills the cache and the hook routes densely."""
     corpus = find_corpus(REPO)
     assert corpus is not None
@@ -167,6 +167,9 @@ def test_a_cold_real_library_of_2000_skills_stays_within_the_budget(tmp_path: Pa
     # Relative to the same machine's load: the absolute figures move threefold between an
     # idle machine and one at load 20.
     assert first < unbounded / 2, (first, unbounded)
-    assert second < unbounded / 2, (second, unbounded)
+    # The second call's budget is half such a build: it is held to its budget and the
+    # same start-up around it as the first call (its parse cache warm, so no more).
+    assert second < 5.0 + max(first - 2.0, 0.0) + 1.0, (first, second)
+    assert second < unbounded, (second, unbounded)
     elapsed, result = hook(cache="cold")
     assert "time budget:" not in result.stderr and "stage=lexical" not in result.stderr
