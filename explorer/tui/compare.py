@@ -20,6 +20,8 @@ from textual.widgets import DataTable, Static
 from explorer.engine import Verdict
 from explorer.engine.author import Channel, Entry, Move, RankingDiff
 from explorer.engine.base import counted
+from explorer.engine.qa import Shift
+from explorer.engine.route import shown_against
 from explorer.terminal import plain, visible
 
 DEPTH = 25  # the top of each ranking that is compared: a skill entering it is "new"
@@ -79,20 +81,31 @@ def _verdicts(entry: Entry, short: bool, with_numbers: bool = True) -> Text:
         change = None  # the narrowest layout: the move and the deltas beside it say them
     if change is not None and (change.before is not None or change.after is not None):
         # The cause: the deciding number on both sides, named (p, hybrid, logit or BM25).
-        numbers = (
-            f"{change.label} {_compact(change.before)}→{_compact(change.after)}"
-            if short
-            else change.numbers()
-        )
-        out.append(f" {numbers}", style="dim")
+        out.append(f" {_short_cause(change) if short else change.numbers()}", style="dim")
     return out
+
+
+def _short_cause(change: Shift) -> str:
+    """`p .85→.45`: the deciding number before → after. Where it held and its bar moved
+    past it (a skill pushed out of the rerank pool by others that rose), the same two
+    numbers would say nothing changed: `hybrid .071<.075` sets it against its bar now,
+    with the decimals that tell them apart."""
+    was, now = _compact(change.before), _compact(change.after)
+    if was != now or change.after is None or change.bar is None:
+        return f"{change.label} {was}→{now}"
+    value, bar = change.after, change.bar
+    relation = "<" if value < bar else "≥"
+    number, bar_text = _short(shown_against(value, bar)), _short(shown_against(bar, value))
+    return f"{change.label} {number}{relation}{bar_text}"
 
 
 def _compact(value: float | None) -> str:
     """0.49 as .49, -0.5 as -.50: a number a narrow column can hold; — for none."""
-    if value is None:
-        return "—"
-    text = f"{value:.2f}"
+    return "—" if value is None else _short(f"{value:.2f}")
+
+
+def _short(text: str) -> str:
+    """A printed number without its leading zero: "0.49" as ".49"."""
     return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text
 
 

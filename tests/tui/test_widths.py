@@ -288,3 +288,28 @@ def test_the_narrow_diff_fits_80_columns_with_the_longest_verdict_changes() -> N
     tighter = compare._columns(diff, wide=False, room=60)
     assert compare._width(tighter) <= 60
     assert not any(" hybrid " in cell.plain for cell in tighter["verdict"])
+
+
+def test_a_narrow_verdict_change_whose_number_held_sets_it_against_its_bar() -> None:
+    """relevance→rerank_top_k, the skill's hybrid score unchanged and others risen past
+    it, read "hybrid .07→.07", as if nothing had moved: it reads its number against the
+    pool's bar now, with the decimals that tell them apart."""
+    import dataclasses
+
+    from explorer.engine.qa import Shift
+    from explorer.tui import compare
+
+    held = Shift(
+        skill="xlsx",
+        role="moved",
+        verdict_before="relevance",
+        verdict_after="rerank_top_k",
+        gate="rerank_top_k",
+        unit="score",
+        before=0.0712,
+        after=0.0712,
+        bar=0.0745,
+    )
+    assert compare._short_cause(held) == "hybrid .071<.074"
+    assert compare._short_cause(dataclasses.replace(held, bar=0.05)) == "hybrid .07≥.05"
+    assert compare._short_cause(dataclasses.replace(held, before=0.09)) == "hybrid .09→.07"

@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "OBSERVE_ONLY": "cases",
     "Rates": "evaluate",
     "RerankerCalibration": "rerankcal",
+    "Shift": "flips",
     "by_library": "quality",
     "calibrate_libraries": "multical",
     "calibrate_reranker": "rerankcal",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from explorer.engine.qa.evaluate import missing_skill_warnings as missing_skill_warnings
     from explorer.engine.qa.evaluate import passes as passes
     from explorer.engine.qa.flips import FlipCause as FlipCause
+    from explorer.engine.qa.flips import Shift as Shift
     from explorer.engine.qa.flips import flip_causes as flip_causes
     from explorer.engine.qa.libraries import DEFAULT_MANIFEST as DEFAULT_MANIFEST
     from explorer.engine.qa.libraries import LibraryError as LibraryError
