@@ -119,15 +119,15 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
 
 # The failures' columns in the order they give way on a narrow terminal: the case's
 # expected skill, what went wrong and its prompt (cut with an ellipsis) stay.
-FAILURE_DROPS = ("best rival", "score", "stage", "kind", "line")
+FAILURE_DROPS = ("best rival", "deciding", "stage", "kind", "line")
 
 
 def _strength(probability: float | None, score: float | None, bar: float | None) -> str:
-    """The number that decided: the relevance model's p when it scored the skill (never
-    rounded onto its bar), else the hybrid score."""
+    """The number that decided, named: the relevance model's p when it scored the skill
+    (never rounded onto its bar), else the hybrid score."""
     if probability is not None:
         return f"p {probability:.2f}" if bar is None else f"p {shown_against(probability, bar)}"
-    return "—" if score is None else f"{score:.3f}"
+    return "—" if score is None else f"hybrid {score:.3f}"
 
 
 def failure_table(failures: Sequence[CaseResult], bar: float | None = None) -> FittedTable:
@@ -172,7 +172,7 @@ def failure_table(failures: Sequence[CaseResult], bar: float | None = None) -> F
         "line",
         "kind",
         "expected#rank",
-        "score",
+        "deciding",
         "stage",
         "gate / injected",
         "best rival",

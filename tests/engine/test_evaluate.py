@@ -340,6 +340,33 @@ def test_the_failure_table_never_rounds_p_onto_the_bar() -> None:
     assert (row[3], row[6]) == ("p 0.478", "beta p 0.20")
 
 
+def test_the_failure_table_names_the_number_that_decided() -> None:
+    """Under the cascade the hybrid score decides: its cells say so, as p's do, under a
+    header that names neither (a "score" header above "p 0.36" read as a score)."""
+    from explorer.engine.qa.evaluate import CaseResult, Failure
+    from explorer.engine.route.decision import Stage, Verdict
+    from explorer.qa_report import failure_table
+
+    case = Case("a prompt", ("alpha",), "direct", line=7)
+    failure = Failure(
+        reason="missed",
+        stage=Stage.COSINE,
+        gate=Verdict.AGREEMENT_FLOOR,
+        expected="alpha",
+        expected_rank=1,
+        expected_score=0.5,
+        expected_cosine=0.5,
+        injected=(),
+        runner_up="beta",
+        runner_up_score=0.4,
+        min_similarity=0.44,
+    )
+    result = CaseResult(case, (), False, Stage.COSINE, 1, "alpha", (), failure, 1.0)
+    fitted = failure_table([result])
+    assert fitted.headers[3] == "deciding"
+    assert (fitted.rows[0][3], fitted.rows[0][6]) == ("hybrid 0.500", "beta hybrid 0.400")
+
+
 def test_the_rival_is_the_skill_the_lexical_fast_path_injected() -> None:
     """Whatever stage chose it, the skill that took the case is its strongest rival: under
     the fast path BM25 decides, so the first by hybrid score is not the one that won."""
