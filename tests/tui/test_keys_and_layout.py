@@ -687,3 +687,22 @@ async def test_columns_sort_by_key_and_by_header_click(library: Path, tmp_path: 
         await pilot.pause()
         assert table.column_state("cosine") == "on, but this terminal is too narrow for it"
         assert any("too narrow" in n.message for n in app._notifications)
+
+
+async def test_an_export_notice_keeps_the_file_name_on_one_line_at_80_columns(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns Textual's notices are 40 cells wide, and the exported file's name
+    (`./skill-explorer-why-20261206-075959.md`, 39) broke over two lines: copied from
+    the screen it did not name the file."""
+    from textual.widgets._toast import Toast
+
+    monkeypatch.chdir(tmp_path)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await typed(pilot, app, "merge pdf")
+        await pilot.press("ctrl+r")
+        (exported,) = tmp_path.glob("skill-explorer-why-*.md")
+        await settle(pilot, lambda: bool(app.screen.query(Toast)))
+        (toast,) = app.screen.query(Toast)
+        assert toast.content_region.width >= len(f"./{exported.name}")
