@@ -195,6 +195,13 @@ async def test_f3_groups_problems_by_kind_filters_and_opens_the_file(
         assert [issue.path for issue in screen.shown] == [str(duplicate)]
         await pilot.press("enter")
         assert opened == [str(duplicate)]
+        await burst(pilot, *"zzz")  # nothing matches: the list says so, not a blank box
+        await pilot.pause()
+        assert screen.shown == []
+        (line,) = [
+            render(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)
+        ]
+        assert line.startswith("Nothing matches 'duplicatezzz'"), line
         await burst(pilot, "ctrl+u", *"broken-two")
         await pilot.pause()
         await pilot.press("ctrl+o")

@@ -80,7 +80,11 @@ class ProblemsScreen(ModalScreen[None]):
                 heading = plain(f"{kind} ({counts[kind]})", style="bold")
                 options.append(Option(heading, disabled=True))
             options.append(Option(Hanging(plain(issue.text(self.roots))), id=str(number)))
+        if self.all and not self.shown:  # an empty box read as a list still loading
+            nothing = f"Nothing matches {query.strip()!r}: ctrl+u clears the filter."
+            options.append(Option(plain(nothing, style="italic"), disabled=True))
         listing = self.query_one("#problems-list", OptionList)
+        listing.display = bool(self.all)  # none at all: the title says so
         listing.clear_options()
         listing.add_options(options)
         first = next((i for i, o in enumerate(options) if o and not o.disabled), None)
