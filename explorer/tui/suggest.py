@@ -116,7 +116,11 @@ class SuggestScreen(ModalScreen[int | None]):
     #suggest-summary { height: auto; max-height: 1fr; overflow-y: auto; }
     #suggest-list { height: 1fr; min-height: 8; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Close", id="suggest-close")]
+    # enter as the list's own: a priority binding, so that the footer shows it.
+    BINDINGS = [
+        Binding("enter", "choose", "Load into editor", priority=True, id="suggest-choose"),
+        Binding("escape", "cancel", "Close", id="suggest-close"),
+    ]
 
     def __init__(self, result: TuneResult, from_edit: bool = False) -> None:
         super().__init__()
@@ -144,6 +148,14 @@ class SuggestScreen(ModalScreen[int | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option_index)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self.result.candidates) if action == "choose" else True
+
+    def action_choose(self) -> None:
+        highlighted = self.query_one(OptionList).highlighted
+        if highlighted is not None:
+            self.dismiss(highlighted)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

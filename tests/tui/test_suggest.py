@@ -192,3 +192,47 @@ async def test_at_80x24_a_long_summary_leaves_the_list_rows(tmp_path: Path) -> N
     empty = dataclasses.replace(result, candidates=(), recommended=None, notes=())
     summary = render(summary_text(empty))
     assert "No edit to suggest." in summary and "enter loads" not in summary
+
+
+async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
+    tmp_path: Path,
+) -> None:
+    """The footer named esc alone: enter, which loads the highlighted suggestion into the
+    editor, is there while there are suggestions, and picks the highlighted one."""
+    import dataclasses
+
+    from textual.app import App
+
+    from explorer.engine.author import TuneResult
+    from explorer.engine.qa.cases import Case
+    from explorer.tui.widgets.footer import KeyCell, QuietFooter
+    from tests.engine.test_tune import OWN, _run
+
+    cases = [Case(prompt, ("invoice-maker",) if fits else (), "direct") for prompt, fits in OWN]
+    result = _run(tmp_path / "skills", cases)
+    assert result.candidates
+    chosen: list[int | None] = []
+
+    class Host(App[None]):
+        def __init__(self, shown: TuneResult) -> None:
+            super().__init__()
+            self.shown = shown
+
+        def on_mount(self) -> None:
+            self.push_screen(SuggestScreen(self.shown), chosen.append)
+
+    def footer(app: App[None]) -> list[tuple[str, str]]:
+        cells = app.screen.query_one(QuietFooter).query(KeyCell)
+        return [(cell.key, cell.description) for cell in cells]
+
+    async with Host(result).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert ("enter", "Load into editor") in footer(pilot.app)
+        pilot.app.screen.query_one(OptionList).highlighted = 1
+        await pilot.press("enter")
+        await pilot.pause()
+    assert chosen == [1]
+    empty = dataclasses.replace(result, candidates=(), recommended=None, notes=())
+    async with Host(empty).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert [key for key, _ in footer(pilot.app)] == ["escape"]
