@@ -355,3 +355,17 @@ def test_explain_sums_exactly_hypothesis() -> None:
         assert_explain_matches_score(descriptions, prompts)
 
     property_holds()
+
+
+def test_a_remap_refuses_a_changed_position_that_a_kept_document_takes(
+    three: tuple[list[Skill], LexicalIndex],
+) -> None:
+    """Its postings and the kept document's would both be summed into that position."""
+    _, index = three
+    keep_all = np.arange(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="must not also take a kept document"):
+        index.remapped(keep_all, 3, {1: ["pdf"]}, index.ids)
+    dropped = keep_all.copy()
+    dropped[1] = -1
+    patched = index.remapped(dropped, 3, {1: ["pdf"]}, index.ids)
+    assert patched.score("pdf").raw[1] > 0 == patched.score("pdf").raw[0]

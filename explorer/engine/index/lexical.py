@@ -252,6 +252,10 @@ class LexicalIndex:
         kept_old = np.flatnonzero(old_to_new >= 0)
         if np.any(np.diff(old_to_new[kept_old]) <= 0):
             raise ValueError("a remap must keep the documents' order")
+        # A position both kept and changed would hold two documents' postings, and
+        # `score_terms` would add both.
+        if changes and np.isin(np.fromiter(changes, np.int64), old_to_new[kept_old]).any():
+            raise ValueError("a changed position must not also take a kept document")
         index = LexicalIndex.__new__(LexicalIndex)
         index.ids, index.k1, index.b, index.n = tuple(ids), self.k1, self.b, n
         dl = np.zeros(n, dtype=np.int64)
