@@ -98,6 +98,7 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ),
     ("A→Z Z→A", "after skill: the table sorted by name, and which way"),
     ("▸", "before the rank: the skill the cursor follows from prompt to prompt"),
+    ("↑ INJECT", "after why: the injected skill, scrolled off above (home shows it)"),
     ("σ", "the sigmoid of the reranker's logit (rerank column)"),
     ("J", "Jaccard overlap of the prompt's and the description's terms"),
     ("#", "a row's place in the decision's order; in bm25, its BM25 rank"),

@@ -625,6 +625,60 @@ async def test_the_cursor_row_is_always_on_screen(tmp_path: Path) -> None:
             assert top <= table.cursor < top + rows, (key, table.cursor, top, rows)
 
 
+async def test_a_table_made_shorter_keeps_the_cursor_row_in_view(tmp_path: Path) -> None:
+    """F10 (or F9 back, F4, a smaller terminal) shortens the table: Textual only clamped
+    its scroll offset, and the cursor's row, the one the decision panel describes, went
+    under the panels with nothing on screen highlighted."""
+    root = tmp_path / "skills"
+    for number in range(40):
+        write_skill(root, f"skill-{number:02d}", f"Handle task {number} of merging PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await typed(pilot, app, "merge pdf files")
+        table = app.query_one(SkillsTable)
+        table.focus()
+        await pilot.pause()
+        for _ in range(table._rows_shown() - 1):  # the last row on screen
+            await pilot.press("down")
+        rows_before = table._rows_shown()
+        for _ in range(3):  # the bottom panels' heights, one of which is the tallest
+            await pilot.press("f10")
+            await pilot.pause()
+            await pilot.pause()
+            top, rows = table.scroll_offset.y, table._rows_shown()
+            assert top <= table.cursor < top + rows, (table.cursor, top, rows)
+            if rows < rows_before:
+                break
+        assert rows < rows_before  # the table did get shorter
+
+
+async def test_the_why_header_names_the_injected_skill_a_followed_row_hides(
+    tmp_path: Path,
+) -> None:
+    """The cursor follows a skill from prompt to prompt: far down the next prompt's ranking
+    it keeps the view on itself, and the injected skill's row is off screen. The why
+    header says which skill was injected."""
+    root = tmp_path / "skills"
+    for number in range(40):
+        write_skill(root, f"skill-{number:02d}", f"Handle task {number} of merging PDF files.")
+    write_skill(root, "kubernetes-debugger", "Debug kubernetes pods that keep crashing.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await typed(pilot, app, "merge pdf files")
+        table = app.query_one(SkillsTable)
+        app.go_to_skill(followed := "skill-39")
+        await pilot.pause()
+        assert table.current_id() == followed
+        await typed(pilot, app, "my kubernetes pods keep crashing")
+        assert app.decision is not None
+        assert app.decision.injected_ids == ("kubernetes-debugger",)
+        assert table.current_id() == followed and table.scroll_offset.y > 0
+        assert "↑ INJECT kubernetes-" in table.header_text().plain  # cut to the column
+        table.action_cursor_to(0)  # home: back to the top, where it shows itself
+        await pilot.pause()
+        assert "INJECT" not in table.header_text().plain
+
+
 @pytest.mark.slow  # the command palette's search settles in fixed pauses: seconds
 async def test_go_to_skill_jumps_and_follows(library: Path, tmp_path: Path) -> None:
     app = make_app(library, tmp_path)

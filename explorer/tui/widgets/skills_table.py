@@ -504,6 +504,9 @@ class SkillsTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._relayout()
+        # A shorter table (F10, F9 back, F4, a smaller terminal) keeps the cursor's row in
+        # view: Textual only clamps the scroll offset, which left it under the panels.
+        self.call_after_refresh(self._scroll_to_cursor)
 
     def deciding(self, skill_id: str | None = None) -> str | None:
         """The column of the number that decided `skill_id`'s row (default: the cursor's)."""
@@ -759,8 +762,23 @@ class SkillsTable(ScrollView, can_focus=True):
             elif key == "skill" and self.sort_key not in ("decision", *self._widths):
                 # Sorted by a column not on screen: said where the eye looks first.
                 label += f" · by {self.sort_key} {self.sort_mark()}"
+            elif key == "why" and (winner := self.winner_above()) is not None:
+                # The cursor follows a skill far down the ranking: the injected one is
+                # scrolled off above, and the header says so (home in the table: back to it).
+                label = f"{label}  ↑ INJECT {one_line(winner, 200).plain}"
             labels.append(Text(label))
         return _join(labels, [self._widths[key] for key, _ in self.columns])
+
+    def winner_above(self) -> str | None:
+        """The injected skill when its row is scrolled off above (the decision's order):
+        a followed skill far down the ranking keeps the cursor, and the view, on itself."""
+        decision, limits = self._decision, self._limits
+        if decision is None or limits is None or limits.loading or not self.view:
+            return None
+        if self.sort_key != "decision" or self.sort_reverse or self.scroll_offset.y == 0:
+            return None
+        first = self.id_at(self.view[0])
+        return first if first in decision.injected_ids else None
 
     def sort_mark(self) -> str:
         """The direction of the sort: ▼ best first for numbers (▲ reversed); names say
