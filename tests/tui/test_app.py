@@ -595,7 +595,7 @@ async def test_while_the_first_cases_run_the_tab_and_the_status_bar_say_so(
         go_on.set()
         await settle(pilot, lambda: app.state.cases_report is not None)
         await pilot.pause()
-        assert "1 cases" in render(app.query_one(CasesPanel).query_one("#cases-body").content)
+        assert "1 case " in render(app.query_one(CasesPanel).query_one("#cases-body").content)
         assert "│ recall 1.000 │" in status.render().plain
 
 

@@ -531,6 +531,14 @@ async def test_the_cases_summary_comes_back_when_the_failing_list_is_left(
         await pilot.press(*["down"] * 11)
         await pilot.pause()
         assert panel.scroll_offset.y > 0  # the list is in view, the summary above it not
+        # One scrollbar, the tab's: the list is as tall as its cases (it scrolled inside the
+        # scrolling tab, two bars side by side), and the last case, highlighted, is in view.
+        assert listing.highlighted == 11 and not listing.show_vertical_scrollbar
+        assert listing.scroll_offset.y == 0 and panel.max_scroll_y - panel.scroll_offset.y <= 1
+        await pilot.press(*["up"] * 11)
+        await pilot.pause()
+        top = listing.virtual_region.y + listing.gutter.top  # the first case's line, in the tab
+        assert panel.scroll_offset.y <= top < panel.scroll_offset.y + panel.size.height
         app.query_one(PromptBar).focus()
         await pilot.pause()
         assert panel.scroll_offset.y == 0

@@ -313,3 +313,22 @@ def test_a_narrow_verdict_change_whose_number_held_sets_it_against_its_bar() -> 
     assert compare._short_cause(held) == "hybrid .071<.074"
     assert compare._short_cause(dataclasses.replace(held, bar=0.05)) == "hybrid .07≥.05"
     assert compare._short_cause(dataclasses.replace(held, before=0.09)) == "hybrid .09→.07"
+
+
+def test_the_cases_head_line_keeps_the_file_name_whole() -> None:
+    """A long cases path folded at the panel's edge, mid-word: the head line keeps to one
+    line, the path's end from a "/" on, so the file's name is whole."""
+    from explorer.engine.index.opening import open_library
+    from explorer.engine.qa.cases import Case
+    from explorer.engine.qa.evaluate import evaluate
+    from explorer.terminal import render
+    from explorer.tui.widgets.cases_panel import cases_text, fit_path
+
+    config = Config(model="bow", reranker="off", preset="reference")
+    index = open_library([str(SAMPLE_SKILLS)], config)
+    report = evaluate([Case("merge two pdf files", ("pdf",), "direct")], index, config)
+    source = "/home/author/evaluation-suites/sample-library-v2/routing-cases.toml"
+    first = render(cases_text(report, None, source), width=50).splitlines()[0]
+    assert first == "1 case  …/sample-library-v2/routing-cases.toml"
+    assert render(cases_text(report, None, source), width=120).splitlines()[0].endswith(source)
+    assert fit_path("/a/very-long-file-name.toml", 12) == "…e-name.toml"  # the name cut too

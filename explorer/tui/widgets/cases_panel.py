@@ -6,16 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Offset, Region
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from explorer.engine.base import counted
 from explorer.engine.qa import CaseResult, Comparison, EvalReport, Flip, FlipCause
 from explorer.terminal import plain, visible
 
@@ -30,6 +33,35 @@ PROMPT_LIMIT = 400  # a prompt longer than this is cut, with an ellipsis; shorte
 def clip(text: str, limit: int = PROMPT_LIMIT) -> str:
     """`text` whole, or cut to `limit` characters ending in an ellipsis: never cut silently."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fit_path(path: str, width: int) -> str:
+    """`path` whole when it fits in `width` cells, else its end from a "/" on, after an
+    ellipsis ("…/suite/cases.toml"): the file's name is what tells cases files apart."""
+    if cell_len(path) <= width:
+        return path
+    for at, char in enumerate(path):
+        if char == "/" and cell_len(path[at:]) + 1 <= width:
+            return "…" + path[at:]
+    tail = path
+    while tail and cell_len(tail) + 1 > width:  # even the name is too long: its end
+        tail = tail[1:]
+    return "…" + tail
+
+
+class Headline:
+    """The head line, "105 cases  /the/cases/file.toml", on one line: a path too long for
+    the panel keeps its end, cut at a "/" (fit_path); Rich folded it at the edge, mid-word."""
+
+    def __init__(self, count: str, source: str) -> None:
+        self.count, self.source = count, visible(source)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = options.max_width - cell_len(self.count) - 2
+        line = Text(self.count, style="bold", no_wrap=True, overflow="ellipsis")
+        if self.source:
+            line.append(f"  {fit_path(self.source, max(room, 2))}", style="dim")
+        yield line
 
 
 def with_flips(
@@ -91,9 +123,6 @@ def cases_text(
 ) -> RenderableType:
     rates = report.rates
     out = Text()
-    out.append(f"{len(report.results)} cases", style="bold")
-    out.append_text(plain(f"  {source}", style="dim"))
-    out.append("\n")
     out.append(
         f"recall {_rate(rates.recall)}  false-inject {_rate(rates.false_inject_rate)}  "
         f"host value {_rate(rates.host_value)}\n"
@@ -109,7 +138,8 @@ def cases_text(
     tail.append(f"\nfailing ({len(failures)})", style="bold")
     if failures:
         tail.append("  enter on one loads it into the prompt", style="dim")
-    return with_flips(out, comparison.flipped if comparison else (), causes or {}, tail)
+    flips = with_flips(out, comparison.flipped if comparison else (), causes or {}, tail)
+    return Group(Headline(counted(len(report.results), "case"), source), flips)
 
 
 def failure_text(result: CaseResult) -> Text:
@@ -137,12 +167,26 @@ def _skill_to_show(result: CaseResult) -> str | None:
     return wrong[0] if wrong else None
 
 
+class CaseList(OptionList):
+    """The failing cases, as tall as they are: the panel is the one thing that scrolls. A
+    list that scrolled inside the scrolling panel drew two scrollbars side by side; here
+    the highlighted case is scrolled into view in the panel instead."""
+
+    def scroll_to_region(self, region: Region, *args: Any, **kwargs: Any) -> Offset:
+        panel = self.parent
+        if not isinstance(panel, VerticalScroll):
+            return super().scroll_to_region(region, *args, **kwargs)
+        # The list's own lines to the panel's: where the list is in it, past its border.
+        offset = self.virtual_region.offset + Offset(*self.gutter.top_left)
+        return panel.scroll_to_region(region.translate(offset), *args, **kwargs)
+
+
 class CasesPanel(VerticalScroll, can_focus=False):
     """Rates and flips, then the failing cases as a list: enter loads one into the prompt."""
 
     DEFAULT_CSS = """
-    CasesPanel > OptionList {
-        height: auto; max-height: 100%; border: none; padding: 0;
+    CasesPanel > CaseList {
+        height: auto; max-height: initial; overflow-y: hidden; border: none; padding: 0;
         text-wrap: nowrap; text-overflow: ellipsis;  /* a prompt on its line, after its ✗ */
     }
     """
@@ -173,7 +217,7 @@ class CasesPanel(VerticalScroll, can_focus=False):
             "TSV or skill-creator evals JSON)."
         )
         yield Static(waiting, id="cases-body")
-        yield OptionList(id="cases-failures")
+        yield CaseList(id="cases-failures")
 
     def show(
         self,
