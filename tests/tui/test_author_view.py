@@ -5,6 +5,7 @@ UI state that persists. Driven through Textual's Pilot over the real engine."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 from pathlib import Path
@@ -449,6 +450,36 @@ async def test_f9_maximises_the_decision_panel_and_the_layout_is_remembered(
         assert again.query_one("#bottom").styles.height.value == 60  # type: ignore[union-attr]
         await pilot.press("f9")
         assert again.screen.maximized is None
+
+
+async def test_f9_twice_at_80_columns_brings_the_tabs_back(library: Path, tmp_path: Path) -> None:
+    """Narrow, the tabs are shown alone; F9 shows the decision panel to maximise it, and F9
+    again left the decision panel in the tabs' place."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await enter(pilot, app, "merge pdf")
+        bottom = app.query_one("#bottom")
+        assert bottom.has_class("only-tabs") and app.state.ui.bottom == "auto"
+        await pilot.press("f9")
+        assert app.screen.maximized is app.query_one(DecisionPanel)
+        await pilot.press("f9")
+        assert app.screen.maximized is None
+        assert bottom.has_class("only-tabs") and app.state.ui.bottom == "auto"
+
+
+async def test_every_f10_changes_the_panels_height_at_80x24(library: Path, tmp_path: Path) -> None:
+    """At 80x24 the panels' least height (8 rows) made 30 % and 45 % the same: one press
+    of F10 in three changed nothing. F10 goes on to the next height that shows."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await enter(pilot, app, "merge pdf")
+        bottom = app.query_one("#bottom")
+        heights = [bottom.outer_size.height]
+        for _ in range(4):
+            await pilot.press("f10")
+            await pilot.pause()
+            heights.append(bottom.outer_size.height)
+        assert all(a != b for a, b in itertools.pairwise(heights)), heights
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 
 from explorer.engine import Config, Decision, Index
@@ -79,6 +80,8 @@ class MainScreen(Screen[None]):
         self._skill_timer: Timer | None = None
         self._settle_timer: Timer | None = None
         self._settled = ""  # the last prompt that stood a while: kept when the prompt is cleared
+        # F4's view that F9 replaced to show the decision panel: back when F9 (or esc) ends
+        self._view_under_maximised: str | None = None
 
     @property
     def explorer(self) -> ExplorerApp:
@@ -228,15 +231,38 @@ class MainScreen(Screen[None]):
             self.minimize()
         else:
             if self.query_one("#bottom").has_class("only-tabs"):  # F4 had hidden it
+                self._view_under_maximised = self.state.ui.bottom
                 self.state.ui.bottom = "decision"
                 self.show_bottom()
             self.maximize(self.decision_panel, container=False)
         self.remember()
 
+    def watch_maximized(self, _before: Widget | None, maximized: Widget | None) -> None:
+        """Back from the maximised decision panel (F9 or esc), F4's view comes back too:
+        the tabs it had hidden the decision panel for."""
+        if maximized is None and self._view_under_maximised is not None:
+            self.state.ui.bottom, self._view_under_maximised = self._view_under_maximised, None
+            self.show_bottom()
+
     def next_panel_size(self) -> None:
+        """F10: the next of the panels' heights that changes what is on screen; on a short
+        terminal the panels' least height makes two of them one, and a press that moved
+        nothing read as a key that does nothing."""
         sizes = list(PANEL_SIZES)
-        self.size_panels(sizes[(sizes.index(self.state.ui.panel_size) + 1) % len(sizes)])
+        at = sizes.index(self.state.ui.panel_size)
+        following = [sizes[(at + step) % len(sizes)] for step in range(1, len(sizes))]
+        now = self._panel_rows(sizes[at])
+        chosen = next((size for size in following if self._panel_rows(size) != now), following[0])
+        self.size_panels(chosen)
         self.remember()
+
+    def _panel_rows(self, percent: int) -> int:
+        """The rows the panels below the table take at `percent` of the height they share
+        with it (`#bottom` in explorer.tcss: a percentage, and a least height)."""
+        bottom = self.query_one("#bottom")
+        share = bottom.parent.size.height if isinstance(bottom.parent, Widget) else 0
+        least = bottom.styles.min_height
+        return max(int(least.value) if least is not None else 0, share * percent // 100)
 
     def toggle_column(self, key: str) -> None:
         self.table.toggle_column(key)
