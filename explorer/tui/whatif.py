@@ -32,6 +32,7 @@ from explorer.engine.author import (
     Standing,
     TuneResult,
     WhatIf,
+    WhatIfMemo,
     changed_on_disk,
     edit_description,
     patched_index,
@@ -270,6 +271,7 @@ class WhatIfScreen(ModalScreen[None]):
         self.cases, self.cases_report, self.cases_source = cases, cases_report, cases_source
         self.cases_current = cases_current  # the report is of this snapshot and config
         self.cwd = cwd
+        self.memo = WhatIfMemo(snapshot, config)  # what one keystroke's run leaves the next
         self.result: WhatIf | None = None  # the latest computed what-if (tests read it)
         self.cases_done = False
         self._generation = 0
@@ -358,6 +360,7 @@ class WhatIfScreen(ModalScreen[None]):
                 self.prompt,
                 original=self.original,
                 cwd=self.cwd,
+                memo=self.memo,
             )
         except Exception as error:  # a model that fails to run: say so, keep the editor
             self.app.call_from_thread(self._failed, generation, f"{type(error).__name__}: {error}")
@@ -369,7 +372,9 @@ class WhatIfScreen(ModalScreen[None]):
         if generation != self._generation:
             return  # typed on: the cases run for the newer text only
         before = self.cases_report if self.cases_current else None  # else: run again
-        full = with_cases(result, self.snapshot, self.config, self.cases, before, cwd=self.cwd)
+        full = with_cases(
+            result, self.snapshot, self.config, self.cases, before, cwd=self.cwd, memo=self.memo
+        )
         self.app.call_from_thread(self._show, generation, full, True)
 
     def _failed(self, generation: int, message: str) -> None:

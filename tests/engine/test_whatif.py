@@ -198,3 +198,61 @@ def test_with_the_packaged_reranker_the_logit_is_previewed_and_diffed(tmp_path: 
     save(result.edit)
     after = decide(prompt, build_index([library], config, models), config)
     assert _answer(result.decision) == _answer(after)
+
+
+class _CountedPairs:
+    """A reranker that counts the pairs it scores, passing each to the real one."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.model_path = inner, inner.name, inner.model_path
+        self.pairs = 0
+
+    def score(self, query: str, documents: Any) -> np.ndarray:
+        self.pairs += len(documents)
+        result: np.ndarray = self.inner.score(query, documents)
+        return result
+
+
+@pytest.mark.slow  # the packaged cross-encoder, on every case an edit reaches
+def test_a_memo_carries_reaches_and_logits_from_one_keystroke_to_the_next(
+    library: Path, minilm_models: Models, warm_cache_dir: Path
+) -> None:
+    """The what-if screen's runs share a WhatIfMemo: the second edit scores only the
+    pairs that hold the edited document, and decides every case as a run without it."""
+    import dataclasses
+
+    from explorer.engine.author.whatif import WhatIfMemo
+    from explorer.engine.inference.models import load_models
+    from explorer.engine.qa.evaluate import evaluate
+
+    config = Config(reranker="packaged", preset="reference")
+    packaged = load_models(config).reranker
+    assert packaged is not None
+    counted = _CountedPairs(packaged)
+    models = dataclasses.replace(minilm_models, reranker=counted)
+    index = build_index([library], config, models, EmbeddingCache(warm_cache_dir))
+    cases = load_cases(library / "cases.toml").cases
+    before = evaluate(cases, index, config)
+    original = read_skill_text(str(library / SKILL / "SKILL.md"))
+    memo = WhatIfMemo(index, config)
+
+    def run(description: str, memo: WhatIfMemo | None) -> tuple[Any, int]:
+        counted.pairs = 0
+        result = what_if(
+            index, config, SKILL, description, PROMPT, original=original, cases=cases,
+            cases_before=before, memo=memo,
+        )  # fmt: skip
+        assert result.cases_after is not None
+        return result, counted.pairs
+
+    run(BETTER, memo)
+    second, with_memo = run(f"{BETTER} Also for weekly reviews.", memo)
+    alone, without = run(f"{BETTER} Also for weekly reviews.", None)
+    outcomes = [
+        [(r.injected, r.stage, r.passed) for r in result.cases_after.results]
+        for result in (second, alone)
+    ]
+    assert outcomes[0] == outcomes[1] and second.comparison == alone.comparison
+    assert second.decision is not None and alone.decision is not None
+    assert _answer(second.decision) == _answer(alone.decision)
+    assert 0 < with_memo < without / 3, (with_memo, without)

@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "TuneCache": "tune",
     "TuneResult": "tune",
     "WhatIf": "whatif",
+    "WhatIfMemo": "whatif",
     "apply": "tune",
     "cases_for": "tune",
     "changed_on_disk": "rewrite",
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.tune import split_cases as split_cases
     from explorer.engine.author.whatif import Standing as Standing
     from explorer.engine.author.whatif import WhatIf as WhatIf
+    from explorer.engine.author.whatif import WhatIfMemo as WhatIfMemo
     from explorer.engine.author.whatif import patched_index as patched_index
     from explorer.engine.author.whatif import what_if as what_if
     from explorer.engine.author.whatif import with_cases as with_cases

@@ -10,8 +10,10 @@ numbers the explorer will show once the file is saved; the live index is never t
 
 One description is one embedding (about 10 ms with the default model); the cases file
 costs one `decide()` per case on the unedited library (the explorer has that run already)
-and one per case the edit can reach on the edited copy (reach.py), with the case
-prompts' embeddings cached by the embedder.
+and one per case the edit can reach on the edited copy (reach.py). A `WhatIfMemo` carries
+from one keystroke to the next what does not change: each case's reach, and each
+(prompt, document) pair's cross-encoder logit, so that only the edited skill's pairs are
+scored again.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from explorer.engine.author.reach import changed_terms, measure, reach
+from explorer.engine.author.reach import Reach, changed_terms, measure, reach
 from explorer.engine.author.rewrite import Edit, edit_description
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import Discovery, Skill
 from explorer.engine.index.incremental import patch_index
 from explorer.engine.index.snapshot import Index, index_skills
+from explorer.engine.inference.models import Models
+from explorer.engine.inference.rerank import RememberedLogits
 from explorer.engine.qa.cases import Case
 from explorer.engine.qa.evaluate import CaseResult, Comparison, EvalReport, compare, evaluate
 from explorer.engine.qa.flips import FlipCause, flip_causes
@@ -100,8 +104,48 @@ class WhatIf:
     causes: Mapping[str, FlipCause] = dataclasses.field(default_factory=dict)  # prompt -> why
 
 
-def patched_index(index: Index, skill: Skill, config: Config) -> Index:
-    """A copy of `index` with the skill at `skill.path` replaced, as a save would patch it.
+# The (prompt, document) pairs a what-if session's cross-encoder remembers before it
+# starts afresh (RememberedLogits): the wild corpus's 2,060 cases with their candidates fit.
+SESSION_PAIRS = 100_000
+
+
+class WhatIfMemo:
+    """What the what-if runs on one unedited library and config share, keystroke after
+    keystroke: each case's reach (reach.py), measured once, and the logit of each
+    (prompt, document) pair the edited copies' decisions score. Without it a keystroke
+    measured every case again (two embeddings each, past the embedders' caches on a large
+    cases file) and reranked every candidate of every case it reached, where only the
+    edited skill's document is new (docs/explorer.md, "What-if (F7) and compare (F8)")."""
+
+    def __init__(self, index: Index, config: Config) -> None:
+        self.index, self.config = index, config
+        reranker = index.models.reranker
+        self.models = (
+            index.models
+            if reranker is None
+            else dataclasses.replace(
+                index.models, reranker=RememberedLogits(reranker, limit=SESSION_PAIRS)
+            )
+        )
+        self._reaches: dict[tuple[Case, int], Reach] = {}
+
+    def holds(self, index: Index, config: Config) -> bool:
+        return self.index is index and self.config is config
+
+    def reach(self, case: Case, position: int) -> Reach:
+        key = (case, position)
+        found = self._reaches.get(key)
+        if found is None:
+            seen = measure(case.prompt, self.index, self.config)
+            found = self._reaches[key] = reach(case, self.index, position, seen).kept()
+        return found
+
+
+def patched_index(
+    index: Index, skill: Skill, config: Config, models: Models | None = None
+) -> Index:
+    """A copy of `index` with the skill at `skill.path` replaced, as a save would patch it,
+    routed with `models` (the index's own by default).
 
     The live index patches in place-changed skills with `patch_index` and rebuilds when it
     cannot (a renamed id moves the skill's rank among ties, so it is patched too); the
@@ -115,12 +159,14 @@ def patched_index(index: Index, skill: Skill, config: Config) -> Index:
     skills = list(index.skills)
     skills[position] = skill
     found = Discovery(tuple(skills), index.rejected)
-    patched = patch_index(index, found, config, index.models, None, version=index.version)
-    if patched is not None:
-        return patched
-    return index_skills(
-        found, index.roots, config, index.models, None, version=index.version, previous=index
-    )
+    models = index.models if models is None else models
+    patched = patch_index(index, found, config, models, None, version=index.version)
+    if patched is None:
+        patched = index_skills(
+            found, index.roots, config, models, None, version=index.version, previous=index
+        )
+    # The patch keeps the library's models; the copy routes with the ones given.
+    return patched if patched.models is models else dataclasses.replace(patched, models=models)
 
 
 def what_if(
@@ -135,11 +181,13 @@ def what_if(
     cases_before: EvalReport | None = None,
     before: Decision | None = None,
     cwd: str | None = None,
+    memo: WhatIfMemo | None = None,
 ) -> WhatIf:
     """Score `prompt` (and the cases) as if `skill_id`'s description were `description`.
 
     `original` is the SKILL.md's text the edit starts from. `before` is the decision for
-    `prompt` on `index`, when the caller has it; `cases_before` likewise for the cases.
+    `prompt` on `index`, when the caller has it; `cases_before` likewise for the cases;
+    `memo`, what earlier runs on `index` and `config` learnt.
     """
     position = index.positions.get(skill_id)
     if position is None:
@@ -151,13 +199,14 @@ def what_if(
     old = standing(before, skill_id)
     if not edit.ok or edit.skill is None:
         return WhatIf(skill_id, prompt, edit, old, None, None, None, cases_before)
-    copy = patched_index(index, edit.skill, config)
+    memo = memo if memo is not None and memo.holds(index, config) else None
+    copy = patched_index(index, edit.skill, config, memo.models if memo is not None else None)
     decision = decide(prompt, copy, config, cwd=cwd)
     new = standing(decision, edit.skill.id)
     result = WhatIf(skill_id, prompt, edit, old, new, decision, copy, cases_before)
     if cases is None:
         return result
-    return with_cases(result, index, config, cases, cases_before, cwd=cwd)
+    return with_cases(result, index, config, cases, cases_before, cwd=cwd, memo=memo)
 
 
 def with_cases(
@@ -168,6 +217,7 @@ def with_cases(
     cases_before: EvalReport | None = None,
     *,
     cwd: str | None = None,
+    memo: WhatIfMemo | None = None,
 ) -> WhatIf:
     """`result` with the cases run on both snapshots and compared (the flips).
 
@@ -178,7 +228,9 @@ def with_cases(
         return result
     if cases_before is None:
         cases_before = evaluate(cases, index, config, cwd=cwd)
-    kept = _unreached(result, index, config, cases, cases_before, cwd)
+    if memo is None or not memo.holds(index, config):
+        memo = WhatIfMemo(index, config)  # this run's alone
+    kept = _unreached(result, index, cases, cases_before, cwd, memo)
     cases_after = evaluate(cases, result.patched, config, cwd=cwd, kept=kept)
     runs = (index, config), (result.patched, config)
     return dataclasses.replace(
@@ -193,10 +245,10 @@ def with_cases(
 def _unreached(
     result: WhatIf,
     index: Index,
-    config: Config,
     cases: Sequence[Case],
     before: EvalReport,
     cwd: str | None,
+    memo: WhatIfMemo,
 ) -> list[CaseResult | None]:
     """Each case's result before the edit where the edit cannot reach it (reach.py), so it
     stands after; None where it must be decided again. All None when the run before is of
@@ -217,7 +269,6 @@ def _unreached(
     )
     kept: list[CaseResult | None] = []
     for case, old in zip(cases, olds, strict=True):
-        seen = measure(case.prompt, index, config)
-        reached = reach(case, index, position, seen).reached(changed, patched, position)
+        reached = memo.reach(case, position).reached(changed, patched, position)
         kept.append(None if reached else old)
     return kept

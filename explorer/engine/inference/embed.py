@@ -188,10 +188,13 @@ def _new_session(onnxruntime: ModuleType, path: str, options: SessionOptions) ->
 
 
 class QueryCache:
-    """A small LRU of query vectors: the explorer re-asks for the same prompt as you type,
-    and decides the cases' prompts again after every save and edit."""
+    """An LRU of query vectors: the explorer re-asks for the same prompt as you type, and
+    decides the cases' prompts again after every save and every what-if keystroke. It
+    holds a cases file of a few thousand prompts (the wild corpus has 2,060): at 256 such
+    a file embedded every prompt again on each run. At most 6 MB of 384-dimensional
+    vectors, 8 MB of the multilingual encoder's 512."""
 
-    def __init__(self, size: int = 256) -> None:
+    def __init__(self, size: int = 4096) -> None:
         self._size = size
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()
 

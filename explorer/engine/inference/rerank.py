@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -167,22 +168,40 @@ class RememberedLogits:
     A pair's logit does not depend on the other pairs of a call (`CrossEncoder.score` runs
     them one by one, unpadded), so a remembered one is the very logit `decide()` would
     compute. Runs that route the same pairs again and again save most of the reranker's
-    work: the tuner between two candidate descriptions (only the edited skill's document
-    changes), training between a library and its sampled small libraries."""
+    work: the tuner between two candidate descriptions and the what-if screen between two
+    keystrokes (only the edited skill's document changes), training between a library and
+    its sampled small libraries.
 
-    def __init__(self, inner: Reranker) -> None:
+    Kept by document, then prompt: each document's text is held once however many prompts
+    it was scored against. With `limit`, more pairs than that start it afresh, which bounds
+    a long what-if session's memory (each keystroke brings a new document)."""
+
+    def __init__(self, inner: Reranker, limit: int | None = None) -> None:
         self._inner = inner
         self.name, self.model_path = inner.name, inner.model_path
-        self._memo: dict[tuple[str, str], float] = {}
+        self._limit = limit
+        self._pairs = 0
+        self._memo: dict[str, dict[str, float]] = {}
+        self._lock = threading.Lock()  # the what-if screen's runs may overlap a moment
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        missing = [doc for doc in dict.fromkeys(documents) if (query, doc) not in self._memo]
+        with self._lock:
+            known = {
+                doc: logits[query]
+                for doc in documents
+                if (logits := self._memo.get(doc)) is not None and query in logits
+            }
+        missing = [doc for doc in dict.fromkeys(documents) if doc not in known]
         if missing:
-            logits = self._inner.score(query, missing)
-            self._memo.update(
-                zip(((query, doc) for doc in missing), map(float, logits), strict=True)
-            )
-        return np.array([self._memo[(query, doc)] for doc in documents], dtype=np.float64)
+            known.update(zip(missing, map(float, self._inner.score(query, missing)), strict=True))
+            with self._lock:
+                if self._limit is not None and self._pairs + len(missing) > self._limit:
+                    self._memo.clear()
+                    self._pairs = 0
+                for doc in missing:
+                    self._memo.setdefault(doc, {})[query] = known[doc]
+                self._pairs += len(missing)
+        return np.array([known[doc] for doc in documents], dtype=np.float64)
 
 
 def rerank_document(description: str, body_head: str) -> str:
