@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from explorer.engine import Config, LoadedConfig
 from explorer.engine.author import LintMemo
 from explorer.engine.base import ski_config_path, state_dir, user_config_path, write_atomically
+from explorer.engine.inference import LogitMemo
 from explorer.tui.health import layers_text, stale_reasons, warned_reasons
 
 if TYPE_CHECKING:
@@ -217,6 +218,9 @@ class ExplorerState:
     # What the next lint takes from the last: each unchanged file's findings, the dense
     # near-duplicate pairs already found. Used by one lint at a time (tasks.InTurn).
     lint_memo: LintMemo = field(default_factory=LintMemo)
+    # The cross-encoder's logits, kept from one cases run (and what-if keystroke) to the
+    # next: a save changes one skill's document, and only its pairs need the model again.
+    logits: LogitMemo = field(default_factory=LogitMemo)
     facts: SnapshotFacts | None = None  # of the snapshot on screen
     message: str = ""  # the notice over the table (no skills, a missing root)
     ui: UIState = field(default_factory=UIState)

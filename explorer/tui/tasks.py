@@ -9,6 +9,7 @@ a newer run has made obsolete (its worker cancelled) is dropped, never shown.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import os
 import threading
@@ -418,7 +419,11 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
             if options.cases_path:
                 try:
                     cases = load_cases(options.cases_path, skill=options.cases_skill).cases
-                    quality.report = evaluate(cases, snapshot, config, cwd=options.cwd)
+                    # Its cross-encoder remembers the pairs the runs before scored.
+                    remembering = dataclasses.replace(
+                        snapshot, models=state.logits.models(snapshot.models)
+                    )
+                    quality.report = evaluate(cases, remembering, config, cwd=options.cwd)
                 except CaseError as error:
                     quality.problem = str(error)
             if quality.report is not None and previous is not None and previous_run is not None:

@@ -41,6 +41,7 @@ from explorer.engine.author import (
     what_if,
     with_cases,
 )
+from explorer.engine.inference import LogitMemo
 from explorer.engine.qa import Comparison
 from explorer.terminal import Phrases, is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
@@ -259,6 +260,7 @@ class WhatIfScreen(ModalScreen[None]):
         cases_current: bool = False,
         cases_source: str = "",
         cwd: str | None = None,
+        logits: LogitMemo | None = None,
     ) -> None:
         super().__init__()
         skill = snapshot.skills[snapshot.positions[skill_id]]
@@ -271,7 +273,7 @@ class WhatIfScreen(ModalScreen[None]):
         self.cases, self.cases_report, self.cases_source = cases, cases_report, cases_source
         self.cases_current = cases_current  # the report is of this snapshot and config
         self.cwd = cwd
-        self.memo = WhatIfMemo(snapshot, config)  # what one keystroke's run leaves the next
+        self.memo = WhatIfMemo(snapshot, config, logits)  # what one keystroke leaves the next
         self.result: WhatIf | None = None  # the latest computed what-if (tests read it)
         self.cases_done = False
         self._generation = 0

@@ -11,7 +11,7 @@ import pytest
 from explorer.engine.base.config import Config
 from explorer.engine.index.snapshot import build_index
 from explorer.engine.inference.embed import BowEmbedder
-from explorer.engine.inference.models import assemble_models, find_reranker, load_models
+from explorer.engine.inference.models import Models, assemble_models, find_reranker, load_models
 from explorer.engine.inference.rerank import (
     AGREEMENT_SLACK,
     OnnxCrossEncoder,
@@ -322,3 +322,29 @@ def test_a_remembered_reranker_with_a_limit_starts_afresh_past_it() -> None:
     assert len(reranker.scored) == 4  # remembered since
     remembered.score("merge pdfs", ["pdf tools"])
     assert len(reranker.scored) == 5  # forgotten when it started afresh
+
+
+def test_a_logit_memo_keeps_one_remembering_reranker_per_cross_encoder(
+    minilm_models: Models,
+) -> None:
+    """The explorer's cases runs and what-if keystrokes route copies of the library with
+    one memo: the same cross-encoder keeps its remembered pairs from run to run; another
+    (a config that changes it) starts afresh; no cross-encoder, nothing to remember."""
+    import dataclasses
+
+    from explorer.engine.inference import LogitMemo
+
+    first, other = _CountingReranker(), _CountingReranker()
+    memo = LogitMemo()
+    with_first = dataclasses.replace(minilm_models, reranker=first)
+    one, two = memo.models(with_first), memo.models(with_first)
+    assert isinstance(one.reranker, RememberedLogits) and one.reranker is two.reranker
+    assert one.embedder is minilm_models.embedder
+    one.reranker.score("merge pdfs", ["pdf tools"])
+    two.reranker.score("merge pdfs", ["pdf tools"])
+    assert first.scored == [("merge pdfs", "pdf tools")]
+    three = memo.models(dataclasses.replace(minilm_models, reranker=other))
+    assert isinstance(three.reranker, RememberedLogits) and three.reranker is not one.reranker
+    assert memo.models(three) is three  # remembering already
+    bare = dataclasses.replace(minilm_models, reranker=None)
+    assert memo.models(bare) is bare

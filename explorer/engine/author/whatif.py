@@ -28,8 +28,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import Discovery, Skill
 from explorer.engine.index.incremental import patch_index
 from explorer.engine.index.snapshot import Index, index_skills
-from explorer.engine.inference.models import Models
-from explorer.engine.inference.rerank import RememberedLogits
+from explorer.engine.inference.models import LogitMemo, Models
 from explorer.engine.qa.cases import Case
 from explorer.engine.qa.evaluate import CaseResult, Comparison, EvalReport, compare, evaluate
 from explorer.engine.qa.flips import FlipCause, flip_causes
@@ -104,29 +103,17 @@ class WhatIf:
     causes: Mapping[str, FlipCause] = dataclasses.field(default_factory=dict)  # prompt -> why
 
 
-# The (prompt, document) pairs a what-if session's cross-encoder remembers before it
-# starts afresh (RememberedLogits): the wild corpus's 2,060 cases with their candidates fit.
-SESSION_PAIRS = 100_000
-
-
 class WhatIfMemo:
     """What the what-if runs on one unedited library and config share, keystroke after
     keystroke: each case's reach (reach.py), measured once, and the logit of each
-    (prompt, document) pair the edited copies' decisions score. Without it a keystroke
-    measured every case again (two embeddings each, past the embedders' caches on a large
-    cases file) and reranked every candidate of every case it reached, where only the
+    (prompt, document) pair the edited copies' decisions score (`logits`: the explorer
+    passes its own, which its cases runs filled). Without it a keystroke measured every
+    case again and reranked every candidate of every case it reached, where only the
     edited skill's document is new (docs/explorer.md, "What-if (F7) and compare (F8)")."""
 
-    def __init__(self, index: Index, config: Config) -> None:
+    def __init__(self, index: Index, config: Config, logits: LogitMemo | None = None) -> None:
         self.index, self.config = index, config
-        reranker = index.models.reranker
-        self.models = (
-            index.models
-            if reranker is None
-            else dataclasses.replace(
-                index.models, reranker=RememberedLogits(reranker, limit=SESSION_PAIRS)
-            )
-        )
+        self.models = (LogitMemo() if logits is None else logits).models(index.models)
         self._reaches: dict[tuple[Case, int], Reach] = {}
 
     def holds(self, index: Index, config: Config) -> bool:

@@ -15,6 +15,7 @@ _EXPORTS: dict[str, str] = {
     "Attribution": "rerank",
     "Reading": "rerank",
     "EmbeddingCache": "cache",
+    "LogitMemo": "models",
     "MultilingualUnavailable": "multilingual",
     "ModelStatus": "models",
     "Models": "models",
@@ -35,6 +36,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from explorer.engine.inference.cache import EmbeddingCache as EmbeddingCache
     from explorer.engine.inference.embed import cpu_count as cpu_count
+    from explorer.engine.inference.models import LogitMemo as LogitMemo
     from explorer.engine.inference.models import Models as Models
     from explorer.engine.inference.models import ModelStatus as ModelStatus
     from explorer.engine.inference.models import assemble_models as assemble_models

@@ -6,9 +6,11 @@ status message, and the cascade degrades to the channels that still work.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +22,12 @@ from explorer.engine.inference.multilingual import (
     MultilingualUnavailable,
     load_multilingual,
 )
-from explorer.engine.inference.rerank import MAX_PAIR_TOKENS, OnnxCrossEncoder, Reranker
+from explorer.engine.inference.rerank import (
+    MAX_PAIR_TOKENS,
+    OnnxCrossEncoder,
+    RememberedLogits,
+    Reranker,
+)
 
 MINILM = "minilm"  # the calibrated and reference presets' dense model (PRESET_MODEL)
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -215,6 +222,39 @@ class Models:
     warnings: list[str] = field(default_factory=list)
     # §9.14: the multilingual encoder whose cosine the relevance model reads
     multilingual: Embedder | None = None
+
+
+# The (prompt, document) pairs a LogitMemo keeps before it starts afresh: a cases file of
+# a few thousand prompts with their candidates, and a what-if session's edits, fit.
+MEMO_PAIRS = 200_000
+
+
+class LogitMemo:
+    """The cross-encoder's logits, kept from one run to the next of a long-lived front end.
+
+    The explorer decides its cases file again after every save, and the what-if screen
+    after every keystroke, each time on a library one skill's document away from the
+    last; a pair's logit is a property of the pair (`RememberedLogits`), so only the pairs
+    that hold the new document need the model. On the wild corpus routed whole (its 2,060
+    cases), a run of the cases after the first takes 5 s where it took 80 (docs/explorer.md,
+    "What-if (F7) and compare (F8)"). One memo per cross-encoder: models that bring
+    another one (a config that changes it) start a new one."""
+
+    def __init__(self, limit: int = MEMO_PAIRS) -> None:
+        self._limit = limit
+        self._logits: RememberedLogits | None = None
+        self._lock = threading.Lock()
+
+    def models(self, models: Models) -> Models:
+        """`models` with its cross-encoder remembering every pair it scored here."""
+        reranker = models.reranker
+        if reranker is None or isinstance(reranker, RememberedLogits):
+            return models
+        with self._lock:
+            if self._logits is None or self._logits.inner is not reranker:
+                self._logits = RememberedLogits(reranker, limit=self._limit)
+            logits = self._logits
+        return dataclasses.replace(models, reranker=logits)
 
 
 def model_search_dirs(config: Config) -> list[Path]:

@@ -177,7 +177,7 @@ class RememberedLogits:
     a long what-if session's memory (each keystroke brings a new document)."""
 
     def __init__(self, inner: Reranker, limit: int | None = None) -> None:
-        self._inner = inner
+        self.inner = inner
         self.name, self.model_path = inner.name, inner.model_path
         self._limit = limit
         self._pairs = 0
@@ -193,7 +193,7 @@ class RememberedLogits:
             }
         missing = [doc for doc in dict.fromkeys(documents) if doc not in known]
         if missing:
-            known.update(zip(missing, map(float, self._inner.score(query, missing)), strict=True))
+            known.update(zip(missing, map(float, self.inner.score(query, missing)), strict=True))
             with self._lock:
                 if self._limit is not None and self._pairs + len(missing) > self._limit:
                     self._memo.clear()
@@ -202,6 +202,10 @@ class RememberedLogits:
                     self._memo.setdefault(doc, {})[query] = known[doc]
                 self._pairs += len(missing)
         return np.array([known[doc] for doc in documents], dtype=np.float64)
+
+    def read_chars(self, query: str, document: str) -> int | None:
+        inner = self.inner
+        return inner.read_chars(query, document) if isinstance(inner, ReadWindow) else None
 
 
 def rerank_document(description: str, body_head: str) -> str:

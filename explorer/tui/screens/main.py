@@ -536,6 +536,7 @@ class MainScreen(Screen[None]):
                 and state.quality_for == (tasks.quality_key(self.explorer, snapshot), state.config),
                 cases_source=os.path.basename(self.options.cases_path or ""),
                 cwd=self.options.cwd,
+                logits=state.logits,
             )
         except SaveError as error:
             self.notify(visible(str(error)), severity="error", markup=False, timeout=10)
