@@ -86,14 +86,19 @@ def _verdicts(entry: Entry, short: bool, with_numbers: bool = True) -> Text:
 
 
 def _short_cause(change: Shift) -> str:
-    """`p .85→.45`: the deciding number before → after. Where it held and its bar moved
-    past it (a skill pushed out of the rerank pool by others that rose), the same two
-    numbers would say nothing changed: `hybrid .071<.075` sets it against its bar now,
-    with the decimals that tell them apart."""
+    """`p .85→.45`: the deciding number before → after. Where it held, the same two
+    numbers would say nothing changed: the bar moved instead. `p .45 bar .48→.40` when a
+    threshold edit moved it; `hybrid .071<.074` (the number against the bar it has now,
+    with the decimals that tell them apart) when others rose past a skill in the rerank
+    pool."""
     was, now = _compact(change.before), _compact(change.after)
-    if was != now or change.after is None or change.bar is None:
+    bar_was, bar_now = change.bars
+    bar = bar_now if bar_now is not None else change.bar
+    if was != now or change.after is None or bar is None:
         return f"{change.label} {was}→{now}"
-    value, bar = change.after, change.bar
+    if bar_was is not None and bar_now is not None and _compact(bar_was) != _compact(bar_now):
+        return f"{change.label} {now} bar {_compact(bar_was)}→{_compact(bar_now)}"
+    value = change.after
     relation = "<" if value < bar else "≥"
     number, bar_text = _short(shown_against(value, bar)), _short(shown_against(bar, value))
     return f"{change.label} {number}{relation}{bar_text}"

@@ -308,20 +308,21 @@ def test_a_remembered_reranker_scores_each_pair_once_with_its_own_logits() -> No
 
 
 def test_a_remembered_reranker_with_a_limit_starts_afresh_past_it() -> None:
-    """A what-if session brings a new document a keystroke: past `limit` pairs the memo
-    is emptied (and refilled), never grown without end, and its logits stay the model's."""
+    """A what-if session brings a new document a keystroke: past `limit` pairs the
+    documents first scored are forgotten down to half of it, the memo never grows
+    without end, and its logits stay the model's."""
     reranker = _CountingReranker()
     remembered = RememberedLogits(reranker, limit=3)
     remembered.score("merge pdfs", ["pdf tools", "sheets"])
     remembered.score("merge pdfs", ["pdf tools", "slides"])  # 3 pairs: kept
     assert len(reranker.scored) == 3
-    got = remembered.score("merge pdfs", ["docs", "sheets"])  # 4 > 3: afresh
+    got = remembered.score("merge pdfs", ["docs", "sheets"])  # 4 > 3: the oldest go
     assert reranker.scored[3:] == [("merge pdfs", "docs")]
     assert got.tolist() == _CountingReranker().score("merge pdfs", ["docs", "sheets"]).tolist()
     remembered.score("merge pdfs", ["docs"])
     assert len(reranker.scored) == 4  # remembered since
     remembered.score("merge pdfs", ["pdf tools"])
-    assert len(reranker.scored) == 5  # forgotten when it started afresh
+    assert len(reranker.scored) == 5  # the first document scored, forgotten
 
 
 def test_a_logit_memo_keeps_one_remembering_reranker_per_cross_encoder(

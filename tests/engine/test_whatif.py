@@ -256,3 +256,17 @@ def test_a_memo_carries_reaches_and_logits_from_one_keystroke_to_the_next(
     assert second.decision is not None and alone.decision is not None
     assert _answer(second.decision) == _answer(alone.decision)
     assert 0 < with_memo < without / 3, (with_memo, without)
+    # Without the explorer's run (a save's run still going), the memo runs the cases on
+    # the unedited library once, for every keystroke after.
+    counted.pairs = 0
+    fresh = WhatIfMemo(index, config)
+    first = what_if(
+        index, config, SKILL, BETTER, PROMPT, original=original, cases=cases, memo=fresh
+    )
+    unedited_run = counted.pairs
+    again = what_if(
+        index, config, SKILL, f"{BETTER} Weekly.", PROMPT, original=original, cases=cases,
+        memo=fresh,
+    )  # fmt: skip
+    assert first.cases_before is again.cases_before is fresh.before(cases, None)
+    assert counted.pairs - unedited_run < unedited_run / 3

@@ -465,6 +465,14 @@ async def test_f9_twice_at_80_columns_brings_the_tabs_back(library: Path, tmp_pa
         await pilot.press("f9")
         assert app.screen.maximized is None
         assert bottom.has_class("only-tabs") and app.state.ui.bottom == "auto"
+        await pilot.press("f9")  # quit maximised: F4's own view is what is kept
+    assert json.loads(state_path().read_text(encoding="utf-8"))["bottom"] == "auto"
+    again = make_app(library, tmp_path)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(again))
+        assert again.screen.maximized is again.query_one(DecisionPanel)
+        await pilot.press("f9")
+        assert again.query_one("#bottom").has_class("only-tabs")
 
 
 async def test_every_f10_changes_the_panels_height_at_80x24(library: Path, tmp_path: Path) -> None:

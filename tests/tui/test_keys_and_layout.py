@@ -757,6 +757,7 @@ async def test_an_export_notice_keeps_the_file_name_on_one_line_at_80_columns(
         await typed(pilot, app, "merge pdf")
         await pilot.press("ctrl+r")
         (exported,) = tmp_path.glob("skill-explorer-why-*.md")
-        await settle(pilot, lambda: bool(app.screen.query(Toast)))
+        # Laid out: a toast is mounted a frame before it has a size.
+        await settle(pilot, lambda: any(t.content_region.width for t in app.screen.query(Toast)))
         (toast,) = app.screen.query(Toast)
         assert toast.content_region.width >= len(f"./{exported.name}")

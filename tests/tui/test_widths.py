@@ -313,6 +313,12 @@ def test_a_narrow_verdict_change_whose_number_held_sets_it_against_its_bar() -> 
     assert compare._short_cause(held) == "hybrid .071<.074"
     assert compare._short_cause(dataclasses.replace(held, bar=0.05)) == "hybrid .07≥.05"
     assert compare._short_cause(dataclasses.replace(held, before=0.09)) == "hybrid .09→.07"
+    # A threshold edit moved the bar past a p that held: the skill took the case, and the
+    # bar's move says why (its bar is the old side's, where it was not injected).
+    took = dataclasses.replace(
+        held, unit="p", before=0.45, after=0.45, bar=0.48, bars=(0.48, 0.40), role="took"
+    )
+    assert compare._short_cause(took) == "p .45 bar .48→.40"
 
 
 def test_the_cases_head_line_keeps_the_file_name_whole() -> None:
@@ -332,3 +338,17 @@ def test_the_cases_head_line_keeps_the_file_name_whole() -> None:
     assert first == "1 case  …/sample-library-v2/routing-cases.toml"
     assert render(cases_text(report, None, source), width=120).splitlines()[0].endswith(source)
     assert fit_path("/a/very-long-file-name.toml", 12) == "…e-name.toml"  # the name cut too
+
+
+@pytest.mark.slow  # the default preset's models: its cross-encoder scores the cases
+async def test_the_cases_run_leaves_its_logits_for_the_next_run_and_the_what_if(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """The Cases tab's run routes through the app's LogitMemo (the run after a save, and
+    F7's first keystroke, then ask the model only for pairs they have not seen)."""
+    from tests.tui.test_app import ready, settle
+
+    app = _sample_app(tmp_path, warm_cache_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        assert app.state.logits.pairs > 0

@@ -114,7 +114,17 @@ class WhatIfMemo:
     def __init__(self, index: Index, config: Config, logits: LogitMemo | None = None) -> None:
         self.index, self.config = index, config
         self.models = (LogitMemo() if logits is None else logits).models(index.models)
+        self.remembering = dataclasses.replace(index, models=self.models)  # routes as `index`
         self._reaches: dict[tuple[Case, int], Reach] = {}
+        self._before: tuple[tuple[tuple[Case, ...], str | None], EvalReport] | None = None
+
+    def before(self, cases: Sequence[Case], cwd: str | None) -> EvalReport:
+        """The cases on the unedited library, run once (while the explorer's own run is
+        not of this snapshot and config, every keystroke asked for it)."""
+        key = (tuple(cases), cwd)
+        if self._before is None or self._before[0] != key:
+            self._before = key, evaluate(cases, self.remembering, self.config, cwd=cwd)
+        return self._before[1]
 
     def holds(self, index: Index, config: Config) -> bool:
         return self.index is index and self.config is config
@@ -213,13 +223,13 @@ def with_cases(
     """
     if result.patched is None:
         return result
-    if cases_before is None:
-        cases_before = evaluate(cases, index, config, cwd=cwd)
     if memo is None or not memo.holds(index, config):
         memo = WhatIfMemo(index, config)  # this run's alone
+    if cases_before is None:
+        cases_before = memo.before(cases, cwd)
     kept = _unreached(result, index, cases, cases_before, cwd, memo)
     cases_after = evaluate(cases, result.patched, config, cwd=cwd, kept=kept)
-    runs = (index, config), (result.patched, config)
+    runs = (memo.remembering, config), (result.patched, config)
     return dataclasses.replace(
         result,
         cases_before=cases_before,

@@ -191,23 +191,35 @@ class QueryCache:
     """An LRU of query vectors: the explorer re-asks for the same prompt as you type, and
     decides the cases' prompts again after every save and every what-if keystroke. It
     holds a cases file of a few thousand prompts (the wild corpus has 2,060): at 256 such
-    a file embedded every prompt again on each run. At most 6 MB of 384-dimensional
-    vectors, 8 MB of the multilingual encoder's 512."""
+    a file embedded every prompt again on each run. Kept by a digest of the text (a
+    prompt may be 25,000 characters), so at most 4,096 x (16 bytes and the vector): 6 MB
+    of 384-dimensional vectors, 8 MB of the multilingual encoder's 512. Locked: the
+    explorer's cases run and its what-if screen embed at once."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._items: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     def get(self, text: str) -> np.ndarray | None:
-        vector = self._items.get(text)
-        if vector is not None:
-            self._items.move_to_end(text)
+        key = self._key(text)
+        with self._lock:
+            vector = self._items.get(key)
+            if vector is not None:
+                self._items.move_to_end(key)
         return vector
 
     def put(self, text: str, vector: np.ndarray) -> None:
-        self._items[text] = vector
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
+        key = self._key(text)
+        with self._lock:
+            self._items[key] = vector
+            self._items.move_to_end(key)
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
 
 
 class OnnxEmbedder:

@@ -236,8 +236,8 @@ class LogitMemo:
     after every keystroke, each time on a library one skill's document away from the
     last; a pair's logit is a property of the pair (`RememberedLogits`), so only the pairs
     that hold the new document need the model. On the wild corpus routed whole (its 2,060
-    cases), a run of the cases after the first takes 5 s where it took 80 (docs/explorer.md,
-    "What-if (F7) and compare (F8)"). One memo per cross-encoder: models that bring
+    cases), the cases run again over the same library took 5 s where it took 80
+    (docs/explorer.md, "The explorer"). One memo per cross-encoder: models that bring
     another one (a config that changes it) start a new one."""
 
     def __init__(self, limit: int = MEMO_PAIRS) -> None:
@@ -245,10 +245,18 @@ class LogitMemo:
         self._logits: RememberedLogits | None = None
         self._lock = threading.Lock()
 
+    @property
+    def pairs(self) -> int:
+        """The (prompt, document) pairs remembered now."""
+        logits = self._logits
+        return 0 if logits is None else logits.pairs
+
     def models(self, models: Models) -> Models:
         """`models` with its cross-encoder remembering every pair it scored here."""
         reranker = models.reranker
         if reranker is None or isinstance(reranker, RememberedLogits):
+            if reranker is None:
+                self._logits = None  # the cross-encoder went: its session and pairs too
             return models
         with self._lock:
             if self._logits is None or self._logits.inner is not reranker:

@@ -173,8 +173,9 @@ class RememberedLogits:
     its sampled small libraries.
 
     Kept by document, then prompt: each document's text is held once however many prompts
-    it was scored against. With `limit`, more pairs than that start it afresh, which bounds
-    a long what-if session's memory (each keystroke brings a new document)."""
+    it was scored against. With `limit`, more pairs than that forget the documents scored
+    first, which bounds a long what-if session's memory (each keystroke brings a new
+    document)."""
 
     def __init__(self, inner: Reranker, limit: int | None = None) -> None:
         self.inner = inner
@@ -195,13 +196,26 @@ class RememberedLogits:
         if missing:
             known.update(zip(missing, map(float, self.inner.score(query, missing)), strict=True))
             with self._lock:
-                if self._limit is not None and self._pairs + len(missing) > self._limit:
-                    self._memo.clear()
-                    self._pairs = 0
                 for doc in missing:
-                    self._memo.setdefault(doc, {})[query] = known[doc]
-                self._pairs += len(missing)
+                    prompts = self._memo.setdefault(doc, {})
+                    if query not in prompts:  # another thread may have stored it
+                        prompts[query] = known[doc]
+                        self._pairs += 1
+                self._forget_oldest()
         return np.array([known[doc] for doc in documents], dtype=np.float64)
+
+    @property
+    def pairs(self) -> int:
+        return self._pairs
+
+    def _forget_oldest(self) -> None:
+        """Past `limit` pairs, the documents first scored go until half of it is left: a
+        what-if session's early edits before the library's own documents, which its next
+        run scores again."""
+        if self._limit is None or self._pairs <= self._limit:
+            return
+        while self._memo and self._pairs > self._limit // 2:
+            self._pairs -= len(self._memo.pop(next(iter(self._memo))))
 
     def read_chars(self, query: str, document: str) -> int | None:
         inner = self.inner

@@ -176,7 +176,7 @@ class MainScreen(Screen[None]):
         table.hidden = {key for key in state.hidden if key not in ("skill", "verdict")}
         self.size_panels(state.panel_size)
         if state.maximised:
-            self.maximize(self.decision_panel, container=False)
+            self._maximise_decision()
 
     def remember(self) -> None:
         if not self.is_attached:
@@ -185,7 +185,10 @@ class MainScreen(Screen[None]):
         state.sort_key, state.sort_reverse = table.sort_key, table.sort_reverse
         state.hidden = sorted(table.hidden)
         state.maximised = self.maximized is not None
-        save_state(state, self.options.state_file)
+        # While F9 shows the decision panel in the tabs' place, F4's own view is kept.
+        under = self._view_under_maximised
+        saved = state if under is None else dataclasses.replace(state, bottom=under)
+        save_state(saved, self.options.state_file)
 
     def show_bottom(self, *, narrow: bool | None = None) -> None:
         """F4's choice below the table: on a narrow terminal one panel at a time."""
@@ -205,6 +208,7 @@ class MainScreen(Screen[None]):
         order = ("auto", "decision") if narrow else BOTTOM_VIEWS
         current = "auto" if narrow and ui.bottom == "tabs" else ui.bottom
         ui.bottom = order[(order.index(current) + 1) % len(order)]
+        self._view_under_maximised = None  # chosen now: F9 has nothing to bring back
         self.show_bottom()
         self.remember()
 
@@ -212,6 +216,7 @@ class MainScreen(Screen[None]):
         """ctrl+n: the next of the tabs below the table (Terms, Skill, Cases; History with a log),
         from the keyboard; a bottom panel showing only the decision shows the tabs."""
         if self.query_one("#bottom").has_class("only-decision"):
+            self._view_under_maximised = None
             self.state.ui.bottom = "auto" if self.app.has_class("narrow") else "tabs"
             self.show_bottom()
             self.remember()
@@ -230,12 +235,15 @@ class MainScreen(Screen[None]):
         if self.maximized is not None:
             self.minimize()
         else:
-            if self.query_one("#bottom").has_class("only-tabs"):  # F4 had hidden it
-                self._view_under_maximised = self.state.ui.bottom
-                self.state.ui.bottom = "decision"
-                self.show_bottom()
-            self.maximize(self.decision_panel, container=False)
+            self._maximise_decision()
         self.remember()
+
+    def _maximise_decision(self) -> None:
+        if self.query_one("#bottom").has_class("only-tabs"):  # F4 had hidden it
+            self._view_under_maximised = self.state.ui.bottom
+            self.state.ui.bottom = "decision"
+            self.show_bottom()
+        self.maximize(self.decision_panel, container=False)
 
     def watch_maximized(self, _before: Widget | None, maximized: Widget | None) -> None:
         """Back from the maximised decision panel (F9 or esc), F4's view comes back too:
@@ -243,6 +251,7 @@ class MainScreen(Screen[None]):
         if maximized is None and self._view_under_maximised is not None:
             self.state.ui.bottom, self._view_under_maximised = self._view_under_maximised, None
             self.show_bottom()
+            self.remember()  # esc ends it too, past toggle_maximised
 
     def next_panel_size(self) -> None:
         """F10: the next of the panels' heights that changes what is on screen; on a short
