@@ -17,6 +17,8 @@ from explorer.engine.qa.cases import Case, load_cases
 from explorer.engine.qa.evaluate import (
     HOST_VALUE_PENALTY,
     NOT_IN_LIBRARY,
+    CaseResult,
+    Failure,
     compare,
     evaluate,
     injected_jaccard,
@@ -24,6 +26,7 @@ from explorer.engine.qa.evaluate import (
     percentiles,
     rates,
 )
+from explorer.engine.route.decision import Stage, Verdict
 from tests.conftest import SAMPLE_SKILLS, write_skill
 
 LIBRARY = {
@@ -314,16 +317,12 @@ def test_under_the_relevance_model_a_failure_shows_p_and_the_rival_strongest_by_
     assert missed[6].endswith(f"p {report.failures[0].failure.runner_up_probability:.2f}")
 
 
-def test_the_failure_table_never_rounds_p_onto_the_bar() -> None:
-    from explorer.engine.qa.evaluate import CaseResult, Failure
-    from explorer.engine.route.decision import Stage, Verdict
-    from explorer.qa_report import failure_table
-
-    case = Case("a prompt", ("alpha",), "direct", line=7)
+def _missed(stage: Stage, gate: Verdict, **numbers: float) -> CaseResult:
+    """A case that expected `alpha` and got nothing, with `beta` its rival."""
     failure = Failure(
         reason="missed",
-        stage=Stage.RELEVANCE,
-        gate=Verdict.RELEVANCE,
+        stage=stage,
+        gate=gate,
         expected="alpha",
         expected_rank=1,
         expected_score=0.5,
@@ -332,10 +331,18 @@ def test_the_failure_table_never_rounds_p_onto_the_bar() -> None:
         runner_up="beta",
         runner_up_score=0.4,
         min_similarity=0.44,
-        expected_probability=0.478,
-        runner_up_probability=0.2,
+        **numbers,  # type: ignore[arg-type]
     )
-    result = CaseResult(case, (), False, Stage.RELEVANCE, 1, "alpha", (), failure, 1.0)
+    case = Case("a prompt", ("alpha",), "direct", line=7)
+    return CaseResult(case, (), False, stage, 1, "alpha", (), failure, 1.0)
+
+
+def test_the_failure_table_never_rounds_p_onto_the_bar() -> None:
+    from explorer.qa_report import failure_table
+
+    result = _missed(
+        Stage.RELEVANCE, Verdict.RELEVANCE, expected_probability=0.478, runner_up_probability=0.2
+    )
     row = failure_table([result], 0.48).rows[0]
     assert (row[3], row[6]) == ("p 0.478", "beta p 0.20")
 
@@ -343,25 +350,9 @@ def test_the_failure_table_never_rounds_p_onto_the_bar() -> None:
 def test_the_failure_table_names_the_number_that_decided() -> None:
     """Under the cascade the hybrid score decides: its cells say so, as p's do, under a
     header that names neither (a "score" header above "p 0.36" read as a score)."""
-    from explorer.engine.qa.evaluate import CaseResult, Failure
-    from explorer.engine.route.decision import Stage, Verdict
     from explorer.qa_report import failure_table
 
-    case = Case("a prompt", ("alpha",), "direct", line=7)
-    failure = Failure(
-        reason="missed",
-        stage=Stage.COSINE,
-        gate=Verdict.AGREEMENT_FLOOR,
-        expected="alpha",
-        expected_rank=1,
-        expected_score=0.5,
-        expected_cosine=0.5,
-        injected=(),
-        runner_up="beta",
-        runner_up_score=0.4,
-        min_similarity=0.44,
-    )
-    result = CaseResult(case, (), False, Stage.COSINE, 1, "alpha", (), failure, 1.0)
+    result = _missed(Stage.COSINE, Verdict.AGREEMENT_FLOOR)
     fitted = failure_table([result])
     assert fitted.headers[3] == "deciding"
     assert (fitted.rows[0][3], fitted.rows[0][6]) == ("hybrid 0.500", "beta hybrid 0.400")
