@@ -64,6 +64,8 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     survives = candidate.survives
     if survives is not None:
         out.append(f"  lexical off: {survives:.0%} of the fixes remain", style="dim")
+        if candidate.joint_fixes:
+            out.append(f", {candidate.joint_fixes} need words and models", style="dim")
     out.append("\n  ")
     out.append_text(diff_text(candidate))
     for flip in candidate.flips[:4]:

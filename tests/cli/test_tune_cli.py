@@ -118,29 +118,38 @@ def test_control_characters_in_prompts_and_descriptions_are_shown_not_sent(
     assert "\x1b" not in out + err and "\x07" not in out + err
 
 
-def test_counts_and_notes_read_as_sentences(capsys: Capture) -> None:
+def _passing_evals(tmp_path: Path, prompts: list[str]) -> Path:
+    """Trigger evals of SKILL whose should-trigger prompts all pass already (they say the
+    one-sentence description's own words), one in the tuning part and one held out."""
+    evals = tmp_path / "passing.json"
+    evals.write_text(json.dumps([{"query": q, "should_trigger": True} for q in prompts]))
+    return evals
+
+
+def test_counts_and_notes_read_as_sentences(capsys: Capture, tmp_path: Path) -> None:
     """One edit is 'scored 1 description' and 'the one edit scored fixed no case', and a
-    tuning part that passes whole says what is still tried (the sample library's own
-    cases, where git-commit-writer's two tuning cases pass and one held-out case fails)."""
-    cases, skills = SAMPLE_SKILLS / "cases.toml", str(SAMPLE_SKILLS)
-    code, out, _ = _run(
-        capsys, "tune", "git-commit-writer", "--cases", str(cases), "--skills", skills
-    )
-    assert code == 0 and "before: tuning 2/2, held-out 1/2" in out
+    tuning part that passes whole says what is still tried: with nothing missed and one
+    sentence to the description, the only edit is quoting the tuning part's prompt."""
+    _, _, common = _library(tmp_path)
+    prompts = ["create an invoice for my client with tax", "invoice the client for line items"]
+    evals = _passing_evals(tmp_path, prompts)
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
+    assert code == 0 and "before: tuning 1/1, held-out 1/1" in out
     assert "scored 1 description in" in out
     assert "note: the one edit scored fixed no case of the tuning part" in out
     assert "passes already, so no missed prompt offers words; edits that raise" in out
 
 
-def test_a_skill_with_nothing_to_try_says_so(capsys: Capture) -> None:
-    """productivity-helper's one tuning case passes and its description has nothing to
-    trim: 'scored 0 descriptions' sat beside 'edits that raise the margin are still tried'."""
-    cases, skills = SAMPLE_SKILLS / "cases.toml", str(SAMPLE_SKILLS)
-    code, out, _ = _run(
-        capsys, "tune", "productivity-helper", "--cases", str(cases), "--skills", skills
-    )
-    assert code == 0 and "scored 0 descriptions in" in out
-    assert "offers words, and the description has nothing to trim: nothing to try" in out
+def test_a_skill_with_nothing_to_try_says_so(capsys: Capture, tmp_path: Path) -> None:
+    """The same with prompts too long to quote: 'scored 0 descriptions' sat beside 'edits
+    that raise the margin are still tried'."""
+    _, _, common = _library(tmp_path)
+    long = "create an invoice for my client with line items, tax and due dates; " * 3
+    evals = _passing_evals(tmp_path, [long, long.upper()])
+    code, out, _ = _run(capsys, "tune", SKILL, "--cases", str(evals), *common)
+    assert code == 0 and "before: tuning 1/1, held-out 1/1" in out
+    assert "scored 0 descriptions in" in out
+    assert "offers words, none can be quoted, and the description has nothing to trim" in out
     assert "still tried" not in out
 
 

@@ -204,7 +204,16 @@ def test_remembered_logits_are_the_cross_encoders_own(tmp_path: Path, warm_cache
 
 
 def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
-    from explorer.engine.author.tune import Candidate, Flip, Shift, Tally
+    import dataclasses
+
+    from explorer.engine.author.tune import (
+        Candidate,
+        Flip,
+        Shift,
+        Tally,
+        recommendable,
+        shortcomings,
+    )
 
     case = Case(prompt="p", expect=(SKILL,), kind="direct")
     other = Case(prompt="q", expect=("timesheet",), kind="direct")
@@ -226,6 +235,14 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     ranked = sorted([big_steal, lexical, tuning_only, small], key=rank_key)
     assert [c.description for c in ranked] == ["c", "d", "b", "a"]
     assert lexical.lexical_only and lexical.survives == 0.0 and small.survives == 1.0
+    # A fix that needs the models' move as well as the words is not word matching alone.
+    joint = dataclasses.replace(lexical, joint_fixes=1)
+    assert not joint.lexical_only and joint.survives == 0.0
+    assert sorted([lexical, joint], key=rank_key) == [joint, lexical]
+    assert recommendable(small) and not recommendable(lexical) and recommendable(joint)
+    # A held-out fix paid for with as many of the tuning part's cases is no gain.
+    even = candidate("e", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.BREAK, Part.TUNING)], 1)
+    assert shortcomings(even) == ["it breaks as many cases as it fixes"]
 
 
 def test_edits_keep_the_spec_and_read_cleanly() -> None:
@@ -328,6 +345,11 @@ def test_lexical_off_keeps_the_words_at_the_old_description(tmp_path: Path) -> N
     plain, off, on = (decide(prompt, i, CONFIG).row(SKILL) for i in (index, held, patched))
     assert off.bm25 == plain.bm25 < on.bm25
     assert off.cosine == pytest.approx(on.cosine) and on.cosine > plain.cosine
+    # The converse: the new words, the models at the old description.
+    words = tuner.models_held(patched)
+    assert words.lexical is patched.lexical and words.vectors is index.vectors
+    alone = decide(prompt, words, CONFIG).row(SKILL)
+    assert alone.bm25 == on.bm25 and alone.cosine == pytest.approx(plain.cosine)
 
 
 def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one() -> None:
@@ -412,13 +434,19 @@ def test_with_the_lexical_channels_off_the_reranker_still_reads_the_edit(tmp_pat
     new = LIBRARY[SKILL] + " Use it for bill."
     edit = edit_description(path, original, new)
     assert edit.skill is not None
-    held = tuner.lexical_held(patched_index(index, edit.skill, CONFIG))
+    patched = patched_index(index, edit.skill, CONFIG)
+    held = tuner.lexical_held(patched)
     skill = index.skills[index.positions[SKILL]]
     old_doc = rerank_document(skill.description, skill.body_head)
+    new_doc = rerank_document(new, skill.body_head)
     other = "another skill's document"
     logits = held.models.reranker.score("prompt", [old_doc, other])  # type: ignore[union-attr]
-    assert list(logits) == [len(rerank_document(new, skill.body_head)), len(other)]
+    assert list(logits) == [len(new_doc), len(other)]
     assert held.models.reranker.name == "lengths"  # type: ignore[union-attr]
+    # With the models held instead, the library gives the new text and the old is read.
+    words = tuner.models_held(patched)
+    logits = words.models.reranker.score("prompt", [new_doc, other])  # type: ignore[union-attr]
+    assert list(logits) == [len(old_doc), len(other)]
 
 
 def _probe_of(passed: bool) -> Probe:
@@ -440,8 +468,12 @@ def test_a_fix_made_by_copying_one_prompts_own_words_does_not_count() -> None:
     after = [_probe_of(p) for p in (True, True, True, False)]
     support = {"customer": 2, "retainer": 1}
     added = frozenset({"customer", "retainer"})
-    assert _general(cases, before, after, added, support) == 1 + 0 + 1 - 1
-    assert _general(cases, before, after, added, support | {"retainer": 2}) == 2
+    edit = "Create invoices. Use it for customer and retainer."
+    assert _general(edit, cases, before, after, added, support) == 1 + 0 + 1 - 1
+    assert _general(edit, cases, before, after, added, support | {"retainer": 2}) == 2
+    # A prompt the edit quotes whole is fixed by the copy: it does not count either.
+    quoting = 'Create invoices. Use when the user says "bill the customer for hours".'
+    assert _general(quoting, cases, before, after, added, support) == 0 + 0 + 1 - 1
 
 
 def test_a_word_several_missed_prompts_share_outranks_one_prompts_rarer_word() -> None:
@@ -476,10 +508,10 @@ def test_the_use_sentences_own_words_match_no_prompt() -> None:
     """The sentences an edit adds are made of §2.2 stopwords: only the words they list reach
     BM25, overlap and the relevance model's word features, so a fix is never a template
     word shared with the prompt."""
-    from explorer.engine.author.tune import COVERING, USE_FOR, USE_WHEN
+    from explorer.engine.author.tune import COVERING, QUOTE, USE_FOR, USE_WHEN
     from explorer.engine.base.text import match_tokens
 
-    for template in (USE_FOR, USE_WHEN, COVERING):
+    for template in (USE_FOR, USE_WHEN, COVERING, QUOTE):
         assert match_tokens(template.format("")) == []
         assert match_tokens(template.format("invoices and bills")) == ["invoice", "bill"]
 
@@ -549,3 +581,53 @@ def test_a_skill_is_near_a_prompt_in_either_vector_space() -> None:
     moved[last, 0] = 0.99
     assert not nearest.reaches(rows, last) and nearest.reaches(moved, last)
     assert not Nearest.of("a prompt", None, rows, pool=2).reaches(moved, last)
+
+
+def test_prompts_are_quoted_whole_the_most_typical_first(tmp_path: Path) -> None:
+    """A quoting edit names the tuning part's should-trigger prompts nearest the others
+    (by the model's vectors) in a sentence of stopwords; a prompt too long to read as an
+    example, or with an angle bracket, is never quoted, and a double quote inside one is
+    made single so the quote stays whole."""
+    from explorer.engine.author.tune import QUOTE_CHARS, _proposals, quotable, typical_first
+
+    index = _index(tmp_path)
+    prompts = [
+        "bill the customer for consulting hours",
+        "bill my customer for the consulting",
+        "zebra stripes on the ledger",
+        "bill a customer for consulting work",
+        "x" * (QUOTE_CHARS + 1),
+        "bill <customer> now",
+    ]
+    order = typical_first(prompts, index)
+    assert order[-1] == "zebra stripes on the ledger"
+    assert len(order) == 4 and all("<" not in text and len(text) <= QUOTE_CHARS for text in order)
+    assert quotable('say "hi"\n  twice') == "say 'hi' twice"
+
+    from explorer.engine.author.tune import Options, _evidence
+
+    description = LIBRARY[SKILL]
+    evidence = _evidence(description, [], [], [], lambda term: 1.0)
+    proposals = dict(_proposals(description, evidence, Options(), description, order))
+    quoting = [text for step, text in proposals.items() if step.startswith("quote")]
+    assert len(quoting) == 3
+    assert quoting[0] == f'{description} Use when the user says "{order[0]}".'
+    assert quoting[1].endswith(f'says "{order[0]}" or "{order[1]}".')
+    # A quoted prompt's own full stop ends the sentence, and what follows is a sentence.
+    from explorer.engine.author.tune import _quoting, _sentence, _sentences
+
+    ended = _quoting("Create invoices.", ["Bill the customer."])
+    assert ended == 'Create invoices. Use when the user says "Bill the customer."'
+    assert _sentences(_sentence(ended, "Use for bills.")) == [
+        "Create invoices.",
+        'Use when the user says "Bill the customer."',
+        "Use for bills.",
+    ]
+    # A description that quotes prompts already is not given another quoting sentence.
+    again = dict(_proposals(quoting[0], evidence, Options(), description, order))
+    assert not any(step.startswith("quote") for step in again)
+    # An author's own sentence of that shape is not one.
+    own = 'Create invoices. Use when the user says "invoice".'
+    assert any(
+        step.startswith("quote") for step, _ in _proposals(own, evidence, Options(), own, order)
+    )

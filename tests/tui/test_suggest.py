@@ -46,6 +46,11 @@ def library(tmp_path: Path) -> Path:
     return root
 
 
+def _suggestions_shown(app: ExplorerApp) -> bool:
+    """The suggestions dialog is up and composed (it is pushed before its widgets mount)."""
+    return isinstance(app.screen, SuggestScreen) and bool(app.screen.query(OptionList))
+
+
 def _text(screen: Screen[object], selector: str) -> str:
     return render(screen.query_one(selector, Static).content)
 
@@ -75,7 +80,7 @@ async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
         assert app.decision is not None and app.decision.injected_ids != ("docker",)
         version = app.snapshot.version  # type: ignore[union-attr]
         await pilot.press("ctrl+t")
-        await settle(pilot, lambda: isinstance(app.screen, SuggestScreen))
+        await settle(pilot, lambda: _suggestions_shown(app))
         suggest = app.screen
         assert isinstance(suggest, SuggestScreen)
         bar = screen.query_one("#whatif-progress", ProgressBar)
@@ -158,7 +163,7 @@ async def test_suggestions_start_from_the_unsaved_edit(library: Path, tmp_path: 
         assert app.screen is screen and not screen.suggesting
         area.load_text(f"{DOCKER} Bakes sourdough loaves.")
         await pilot.press("ctrl+t")
-        await settle(pilot, lambda: isinstance(app.screen, SuggestScreen))
+        await settle(pilot, lambda: _suggestions_shown(app))
         assert screen.suggestions is not None
         assert screen.suggestions.original == f"{DOCKER} Bakes sourdough loaves."
         summary = _text(app.screen, "#suggest-summary")

@@ -143,7 +143,12 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             f"  with the lexical channels off (the words at the old description, the "
             f"models reading the new): {candidate.dense_fixes} of {candidate.fixes} fixes remain"
             + ("" if survives is None else f" ({survives:.0%})")
-            + (f", {candidate.dense_steals} steals" if candidate.dense_steals else ""),
+            + (f", {candidate.dense_steals} steals" if candidate.dense_steals else "")
+            + (
+                f"; {candidate.joint_fixes} more need the new words and the models together"
+                if candidate.joint_fixes
+                else ""
+            ),
         ]
         lines += [_flip_line(flip) for flip in candidate.flips]
     if result.candidates and not applied:

@@ -10,6 +10,8 @@ as the explorer's what-if does). The edits:
 * words and short phrases of missed positive prompts that the description lacks, weighed
   by the library's BM25 idf (a word every skill has says nothing);
 * a "Use when …" sentence built from them;
+* a "Use when the user says …" sentence quoting the tuning part's most typical
+  should-trigger prompts (the nearest to the others by the model's vectors);
 * a "Not for …" sentence built from prompts that should not trigger the skill but do;
 * removing description words that pull those prompts in.
 
@@ -19,8 +21,10 @@ other case of the file: a prompt that expects another skill and that the edit ma
 skill take is a STEAL. Every case a finalist flips is routed once more with the lexical
 channels held at the old description (the BM25, keyword and phrase tables of the unedited
 library; the new text reaches only the dense vector and what reads the text at stage 2):
-an edit whose fixes all vanish there gained by word matching alone, is flagged, and
-ranks lower.
+and, when a fix vanishes there, once more with the models held at the old description
+(the new words only). An edit whose every fix vanishes with the lexical channels off
+and holds with the words alone gained by word matching alone: it is flagged, and ranks
+lower. A fix that needs the words and the models together is the models' gain too.
 
 The snapshot given is never modified; nothing here prints or writes, except `apply`,
 which writes one candidate through `rewrite.save` (only the description's bytes change).
@@ -77,6 +81,8 @@ _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
 _MIN_WORD = 3  # shorter words are rarely what names a task
 MIN_MARGIN = 0.05  # relevance probability summed over the tuning part: a move, not noise
 SINGLE_PROMPT = 0.5  # the weight of a word only one wanted prompt has, against a shared one
+QUOTE_CHARS = 140  # the longest prompt a description quotes
+QUOTES = (1, 2, 3)  # how many prompts each quoting edit quotes
 # Words of a conversation that name no task, beyond the stopwords and presets.GENERIC_WORDS.
 FILLER: frozenset[str] = frozenset(
     (
@@ -360,6 +366,9 @@ class Candidate:
     dense_steals: int
     shift: Shift
     text: str  # the SKILL.md as it would be written
+    # Fixes and releases that neither the words alone nor the models alone make: with the
+    # lexical channels off they vanish, and with the models held at the old description too.
+    joint_fixes: int = 0
 
     def count(self, effect: Effect, part: Part | None = None) -> int:
         return sum(
@@ -411,7 +420,9 @@ class Candidate:
 
     @property
     def lexical_only(self) -> bool:
-        return self.fixes > 0 and self.dense_fixes == 0
+        """Every fix is made by the new words alone: none remains with the lexical
+        channels off, and none needs the models' move as well (a joint fix)."""
+        return self.fixes > 0 and self.dense_fixes == 0 and self.joint_fixes == 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -433,6 +444,7 @@ class Candidate:
             "without_lexical": {
                 "fixes": self.dense_fixes,
                 "steals": self.dense_steals,
+                "joint_fixes": self.joint_fixes,
                 "survives": self.survives,
                 "lexical_only": self.lexical_only,
             },
@@ -459,11 +471,14 @@ def rank_key(candidate: Candidate) -> tuple[Any, ...]:
 
 def shortcomings(candidate: Candidate) -> list[str]:
     """What keeps `candidate` from being recommended, in words (none: it can be): a gain
-    on the held-out part, no steal, no new false injection, and a gain that is not word
-    matching alone. `tune --apply` of one with shortcomings says them."""
+    on the held-out part and over all the cases (a held-out fix bought with as many
+    tuning cases broken is no gain), no steal, no new false injection, and a gain that is
+    not word matching alone. `tune --apply` of one with shortcomings says them."""
     found = []
     if candidate.part_net(Part.HELD_OUT) <= 0:
         found.append("no gain on the held-out cases")
+    elif candidate.net <= 0:
+        found.append("it breaks as many cases as it fixes")
     if candidate.steals:
         found.append(f"it steals {counted(candidate.steals, 'case')} from other skills")
     if candidate.false_injections:
@@ -562,19 +577,19 @@ def remembering(index: Index) -> Index:
     return dataclasses.replace(index, models=models)
 
 
-class _ReadsNewText:
-    """A reranker that reads `new` wherever the library gives it `old` (one skill's
-    document): with the lexical channels held at the old description, the cross-encoder
-    still reads the edit."""
+class _ReadsInstead:
+    """A reranker that reads `read` wherever the library gives it `given` (one skill's
+    document): with the lexical channels held at the old description the cross-encoder
+    still reads the edit, and with the models held it reads the old text."""
 
-    def __init__(self, inner: Any, old: str, new: str) -> None:
-        self._inner, self._old, self._new = inner, old, new
+    def __init__(self, inner: Any, given: str, read: str) -> None:
+        self._inner, self._given, self._read = inner, given, read
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        swapped = [self._new if doc == self._old else doc for doc in documents]
+        swapped = [self._read if doc == self._given else doc for doc in documents]
         return np.asarray(self._inner.score(query, swapped), dtype=np.float64)
 
 
@@ -776,6 +791,46 @@ def _unspaced_phrases(description: str, wanted: Sequence[str]) -> tuple[str, ...
     return tuple(sorted(whole, key=lambda phrase: (-support[phrase], -len(phrase), phrase)))
 
 
+def quotable(prompt: str) -> str | None:
+    """A prompt as a description may quote it: on one line, its double quotes made single
+    (they would close the quote), or None when it is too long to read as an example or
+    holds an angle bracket (the spec forbids them in a description)."""
+    text = " ".join(prompt.split()).replace('"', "'")
+    if not text or len(text) > QUOTE_CHARS or "<" in text or ">" in text:
+        return None
+    return text
+
+
+def typical_first(prompts: Sequence[str], index: Index) -> list[str]:
+    """The quotable prompts, the most typical first: by the cosine of each prompt's vector
+    to the mean of all of them, read by the multilingual encoder when there is one (the
+    users of a skill write in more than one language, §9.14), else by the dense model.
+    A typical prompt, quoted, brings the skill nearer the prompts like it, the ones not
+    seen yet among them; an odd one brings it nearer itself alone."""
+    quoted = list(dict.fromkeys(text for text in map(quotable, prompts) if text))
+    models = index.models
+    embedder = models.multilingual or models.embedder
+    if len(quoted) < 3 or embedder is None:
+        return quoted
+    vectors = np.stack([embedder.embed_query(prompt) for prompt in quoted])
+    closeness = vectors @ vectors.mean(axis=0)
+    return [quoted[i] for i in sorted(range(len(quoted)), key=lambda i: (-closeness[i], i))]
+
+
+def _head(text: str, words: int = 4, chars: int = 24) -> str:
+    """The opening of a quoted prompt, as a step names it: a few words (a few characters
+    of a script written without spaces)."""
+    head = " ".join(text.split()[:words])[:chars]
+    return f'"{head}…"' if head != text else f'"{text}"'
+
+
+def _quoting(description: str, prompts: Sequence[str]) -> str:
+    sentence = QUOTE.format(_listing([f'"{text}"' for text in prompts]))
+    if prompts[-1][-1] in _ENDINGS:  # 'says "… first."' is a whole sentence already
+        sentence = sentence[:-1]
+    return _sentence(description, sentence)
+
+
 def _listing(items: Sequence[str], conjunction: str = "or") -> str:
     if len(items) == 1:
         return items[0]
@@ -787,7 +842,7 @@ _ENDINGS = ".!?。！？"  # what ends a sentence, in spaced scripts and in CJK 
 
 def _sentence(description: str, sentence: str) -> str:
     text = description.rstrip()
-    if text and text[-1] not in _ENDINGS:
+    if text and text.rstrip('"')[-1:] not in _ENDINGS:
         text += "."
     return f"{text} {sentence}"
 
@@ -798,6 +853,7 @@ def _sentence(description: str, sentence: str) -> str:
 # every prompt that says it, and a fix it made would be the template's, not the edit's).
 USE_FOR = "Use for {}."
 USE_WHEN = "Use when the user asks for {}."
+QUOTE = "Use when the user says {}."  # around prompts quoted whole
 COVERING = "Use it for {}."  # extended by later words ("Use it for bills and hours.")
 _COVERING_WORDS = r"Use it for ([A-Za-z0-9 ,]+)\."
 _COVERS_RE = re.compile(r"(?:^|(?<=[.!?] ))" + _COVERING_WORDS + "$")
@@ -841,7 +897,7 @@ def _without(description: str, term: str) -> str:
     return text.strip()
 
 
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+_SENTENCE_RE = re.compile(r'(?<=[.!?])\s+|(?<=[.!?]")\s+|(?<=[。！？])\s*')
 
 
 def _sentences(description: str) -> list[str]:
@@ -941,12 +997,17 @@ def _fitted(
 
 
 def _proposals(
-    description: str, evidence: _Evidence, options: Options, authors_first: str
+    description: str,
+    evidence: _Evidence,
+    options: Options,
+    authors_first: str,
+    examples: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """(step, new description) for one description (the author's, or an edit of it whose
-    first sentence is `authors_first`), from its evidence. Each addition is tried at the
-    end and, where the cross-encoder reads it, at the start; one that would pass the
-    spec's 1,024 characters drops the description's least useful sentences."""
+    first sentence is `authors_first`), from its evidence and the prompts it may quote
+    (`examples`, the most typical first). Each addition is tried at the end and, where
+    the cross-encoder reads it, at the start; one that would pass the spec's 1,024
+    characters drops the description's least useful sentences."""
     worth = evidence.worth
     proposals: list[tuple[str, str]] = []
 
@@ -984,6 +1045,15 @@ def _proposals(
             sentence = USE_WHEN.format(_listing(mixed))
             add(f"first: {sentence}", partial(_leading, sentence=sentence))
             add(sentence, partial(_sentence, sentence=sentence))
+    # A typical prompt quoted whole moves every channel toward the prompts like it; one
+    # such sentence to a description, so an edit stays a few examples, not a list.
+    opening = QUOTE.split("{}")[0]
+    quoted = any(f'{opening}"{text}"' in description for text in examples)
+    fresh = [] if quoted else list(examples)
+    for count in QUOTES:
+        if len(fresh) >= count:
+            heads = [_head(text) for text in fresh[:count]]
+            add(f"quote {_listing(heads, 'and')}", partial(_quoting, prompts=fresh[:count]))
     proposals += _leads(description, worth)
     if evidence.excluded:
         sentence = f"Not for {_listing(list(evidence.excluded[:3]))}."
@@ -1120,17 +1190,30 @@ class _Tuner:
         that reads words (BM25, keywords, phrases, the relevance model's shared terms,
         exclusions and length) sees the old description; only the models read the new one
         (the dense and multilingual vectors, and the document the cross-encoder reads)."""
-        base = self.index
-        models = base.models
-        old_skill = base.skills[self.position]
-        new_skill = patched.skills[self.position]
+        return self._mixed(words=self.index, vectors=patched, document=patched)
+
+    def models_held(self, patched: Index) -> Index:
+        """The converse: the edit's words in every lexical table and feature, the models
+        reading the old description."""
+        return self._mixed(words=patched, vectors=self.index, document=self.index)
+
+    def _mixed(self, *, words: Index, vectors: Index, document: Index) -> Index:
+        """`words`'s lexical tables with `vectors`'s vectors and a cross-encoder reading
+        `document`'s text of the skill wherever `words` has its own."""
+        models = self.index.models
         reranker = models.reranker
-        if reranker is not None:
-            old_doc = rerank_document(old_skill.description, old_skill.body_head)
-            new_doc = rerank_document(new_skill.description, new_skill.body_head)
-            models = dataclasses.replace(models, reranker=_ReadsNewText(reranker, old_doc, new_doc))
+        if reranker is not None and document is not words:
+            given, read = (index.skills[self.position] for index in (words, document))
+            models = dataclasses.replace(
+                models,
+                reranker=_ReadsInstead(
+                    reranker,
+                    rerank_document(given.description, given.body_head),
+                    rerank_document(read.description, read.body_head),
+                ),
+            )
         return dataclasses.replace(
-            base, vectors=patched.vectors, multilingual=patched.multilingual, models=models
+            words, vectors=vectors.vectors, multilingual=vectors.multilingual, models=models
         )
 
 
@@ -1181,6 +1264,7 @@ def _failing(
 
 
 def _general(
+    description: str,
     cases: Sequence[Case],
     before: Sequence[Probe],
     after: Sequence[Probe],
@@ -1191,13 +1275,17 @@ def _general(
     counts when the edit adds none of the prompt's words (it moved the model channels) or
     adds one that another wanted prompt shares too (the edit would be proposed without
     this prompt). A fix made only by copying words no other prompt has is how an edit
-    overfits the tuning part: such edits rarely reach the held-out prompts."""
+    overfits the tuning part: such edits rarely reach the held-out prompts. So does a fix
+    of a prompt the edit quotes whole: it does not count."""
     score = 0
     for case, old, new in zip(cases, before, after, strict=True):
         if old.passed == new.passed:
             continue
         if not new.passed:
             score -= 1
+            continue
+        quoted = quotable(case.prompt)
+        if case.positive and quoted is not None and f'"{quoted}"' in description:
             continue
         hit = added & frozenset(match_tokens(case.prompt)) if case.positive else frozenset()
         score += not hit or any(support.get(term, 0) >= 2 for term in hit)
@@ -1257,6 +1345,7 @@ def tune(
         if case.positive:
             for term in set(match_tokens(case.prompt)):
                 support[term] = support.get(term, 0) + 1
+    examples = typical_first([case.prompt for case in split.tuning if case.positive], index)
     best_general = 0
     beam: list[tuple[str, tuple[str, ...], list[Probe]]] = [(original, (), base_tuning)]
     for _ in range(options.rounds):
@@ -1264,13 +1353,14 @@ def tune(
         for description, steps, probes in beam:
             missed, wrong, wanted = _failing(split.tuning, probes, skill_id)
             evidence = _evidence(description, missed, wrong, wanted, index.lexical.idf)
-            proposals = _proposals(description, evidence, options, authors_first)
+            proposals = _proposals(description, evidence, options, authors_first, examples)
             if not steps and split.tuning:
                 if not missed and not wrong:
                     tried = (
                         "; edits that raise the margin are still tried"
                         if proposals
-                        else ", and the description has nothing to trim: nothing to try"
+                        else ", none can be quoted, and the description has nothing to "
+                        "trim: nothing to try"
                     )
                     notes.append(
                         "every case of the tuning part passes already, so no missed prompt "
@@ -1300,7 +1390,7 @@ def tune(
                 after = tuner.probes(split.tuning, copy)
                 net = sum(a.passed for a in after) - sum(b.passed for b in base_tuning)
                 added = frozenset(match_tokens(proposal)) - original_terms
-                general = _general(split.tuning, base_tuning, after, added, support)
+                general = _general(proposal, split.tuning, base_tuning, after, added, support)
                 margin = _margin(split.tuning, base_tuning, after)
                 fresh.append(_Scored(proposal, (*steps, step), edit, after, net, general, margin))
         if not fresh:
@@ -1406,16 +1496,24 @@ def _finalise(
         if flip is not None:
             flips.append(flip)
             before_of[id(case)] = old
-    # The flipped cases again, with the lexical channels off for the edit.
+    # The flipped cases again, with the lexical channels off for the edit; a fix that
+    # vanishes there, once more with the models held instead.
     frozen = tuner.lexical_held(patched)
-    dense_fixes = dense_steals = 0
+    words_alone: Index | None = None
+    dense_fixes = dense_steals = joint_fixes = 0
     for flip in flips:
         if flip.effect is Effect.BREAK:
             continue
+        old = before_of[id(flip.case)]
         again = _probe(flip.case, frozen, tuner.config, skill_id)
-        effect = _effect(flip.case, flip.part, skill_id, before_of[id(flip.case)], again)
+        effect = _effect(flip.case, flip.part, skill_id, old, again)
         dense_fixes += effect in (Effect.FIX, Effect.RELEASE)
         dense_steals += effect is Effect.STEAL
+        if flip.effect is not Effect.STEAL and effect not in (Effect.FIX, Effect.RELEASE):
+            if words_alone is None:
+                words_alone = tuner.models_held(patched)
+            again = _probe(flip.case, words_alone, tuner.config, skill_id)
+            joint_fixes += _effect(flip.case, flip.part, skill_id, old, again) is None
     assert item.edit.text is not None
     return Candidate(
         description=item.description,
@@ -1428,6 +1526,7 @@ def _finalise(
         dense_steals=dense_steals,
         shift=_shift(flips),
         text=item.edit.text,
+        joint_fixes=joint_fixes,
     )
 
 
