@@ -203,3 +203,28 @@ def test_the_readme_s_count_of_bundled_negatives_injected(engine: Engine) -> Non
     negatives = [c for c in load_cases(SAMPLE_SKILLS / "cases.toml").cases if not c.expect]
     injected = sum(bool(decide(c.prompt, index, config).injected_ids) for c in negatives)
     assert (injected, len(negatives)) == (int(claimed.group(1)), int(claimed.group(2)))
+
+
+@pytest.mark.slow  # the wild corpus's 188 skills embedded, then a tuning run: ~15 s
+def test_the_readme_s_tune_example_is_what_tune_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's `tune` run, as a user types it: its recommended candidate's lines
+    are the ones the command prints today (the default models and relevance model)."""
+    from explorer.cli import main
+
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Fix a description, not only explain it", 1)[1].split("\n## ")[0]
+    lines = section.split("```", 2)[1].strip("\n").splitlines()
+    first = next(n for n, line in enumerate(lines) if line.startswith("#1"))
+    command = " ".join(lines[:first]).replace("\\", " ").split()
+    assert command[:3] == ["$", "skill-explorer", "tune"], command
+    argv, shown = command[2:], lines[first:]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        code = main([*argv, "--cache-dir", str(tmp_path / "cache")])
+    out = capsys.readouterr().out
+    assert code == 0
+    printed = out.split("\n#2", 1)[0].splitlines()
+    for line in shown:
+        assert line in printed, line
