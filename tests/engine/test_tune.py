@@ -210,6 +210,7 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
         Candidate,
         Flip,
         Shift,
+        Split,
         Tally,
         recommendable,
         shortcomings,
@@ -240,6 +241,19 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     assert not joint.lexical_only and joint.survives == 0.0
     assert sorted([lexical, joint], key=rank_key) == [joint, lexical]
     assert recommendable(small) and not recommendable(lexical) and recommendable(joint)
+    assert joint.to_dict()["without_lexical"]["joint_fixes"] == 1
+    # Both front ends say it.
+    from explorer.cli.commands.tune import tune_text
+    from explorer.tui.suggest import candidate_text
+
+    assert ", 1 need words and models" in candidate_text(1, joint, False).plain
+    none = Tally(0, 0)
+    result = TuneResult(
+        skill_id="x", path="x/SKILL.md", original="x", original_text="",
+        split=Split((), (), ()), tuning=none, held_out=none, others=none,
+        candidates=(joint,), recommended=None, evaluated=1, seconds=0.0,
+    )  # fmt: skip
+    assert any("1 more need the new words and the models" in line for line in tune_text(result))
     # A held-out fix paid for with as many of the tuning part's cases is no gain.
     even = candidate("e", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.BREAK, Part.TUNING)], 1)
     assert shortcomings(even) == ["it breaks as many cases as it fixes"]
