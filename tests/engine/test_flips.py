@@ -42,3 +42,20 @@ def test_only_flipped_cases_are_decided_again(bow_index) -> None:  # type: ignor
     assert set(causes) == {a.case.prompt for a, b in pairs if a.passed != b.passed}
     assert PROMPT in causes and causes[PROMPT].shifts[0].skill == "pdf"
     assert flip_causes(loose, loose, (bow_index, LOOSE), (bow_index, LOOSE)) == {}
+
+
+def test_a_skill_added_for_one_task_names_that_task(bow_index) -> None:  # type: ignore[no-untyped-def]
+    """Injected for one clause of a several-task prompt, a skill took the case at that
+    clause's p: the cause says so, not only the whole prompt's p under its bar."""
+    from explorer.engine.route.decision import TaskTrace
+
+    before, after = decide(PROMPT, bow_index, STRICT), decide(PROMPT, bow_index, LOOSE)
+    clause = "merge two pdf files and fill the forms of the tax office, all of them"
+    after.tasks = (TaskTrace(clause, "pdf", 0.68, "", True, None),)
+    (took,) = flip_cause(before, after).shifts
+    assert took.role == TOOK
+    assert took.text().endswith(
+        "; now INJECT for the task 'merge two pdf files and fill the forms…' at p 0.68"
+    )
+    after.tasks = (TaskTrace(clause, "pdf", 0.68, "", False, None),)  # picked before it
+    assert "for the task" not in flip_cause(before, after).text()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from explorer.engine.base.config import Config
 from explorer.engine.index.snapshot import Index
 from explorer.engine.qa.evaluate import EvalReport, pair_results
-from explorer.engine.route.decision import Decision, Row, Verdict
+from explorer.engine.route.decision import Decision, Row, TaskTrace, Verdict
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.reasons import BM25, LOGIT, PROBABILITY, reason
 from explorer.engine.route.relevance import FEATURE_LABELS
@@ -134,6 +134,19 @@ def _moved_most(before: Decision, after: Decision, skill: str) -> str:
     return f"p moved by {label} {old.get(name, 0.0):+.2f} → {new[name]:+.2f}"
 
 
+def _task_that_added(decision: Decision, skill: str) -> TaskTrace | None:
+    """The clause of a several-task prompt whose own routing added `skill`, if one did."""
+    return next((task for task in decision.tasks if task.added and task.best == skill), None)
+
+
+CLAUSE_CHARS = 40  # of a task's clause, quoted in a flip's cause
+
+
+def _clause(text: str) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= CLAUSE_CHARS else text[: CLAUSE_CHARS - 1].rstrip() + "…")
+
+
 def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> Shift:
     """`skill` between `before` and `after`: measured by the gate of the side where it
     was not injected (after, unless it is injected only there)."""
@@ -151,6 +164,12 @@ def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> S
             digits = 3 if label == "hybrid" else 2
             bar = f" ≥ {side.bar:.{digits}f}" if side.bar is not None else ""
             injected_by = f"{word} INJECT at {label} {side.value:.{digits}f}{bar}"
+    for word, decision, row in (("was", before, old), ("now", after, new)):
+        task = _task_that_added(decision, skill) if row is not None else None
+        if task is not None and row is not None and row.verdict is Verdict.INJECT:
+            # Injected for one clause of the prompt: that clause's p decided, not the
+            # whole prompt's (§9.12, several tasks).
+            injected_by = f"{word} INJECT for the task {_clause(task.clause)} at p {task.p:.2f}"
     return Shift(
         skill=skill,
         role=role,
