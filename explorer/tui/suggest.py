@@ -49,7 +49,8 @@ def diff_text(candidate: Candidate, context: int = 3) -> Text:
 
 
 def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text:
-    """One option: the figures, the survival with the lexical channels off, the diff."""
+    """One option: the figures, the survival with the lexical channels off, the steps
+    that made it, the diff."""
     out = Text()
     out.append(f"#{number} ", style="bold")
     if recommended:
@@ -65,7 +66,13 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     if survives is not None:
         out.append(f"  lexical off: {survives:.0%} of the fixes remain", style="dim")
         if candidate.joint_fixes:
-            out.append(f", {candidate.joint_fixes} need words and models", style="dim")
+            joint = candidate.joint_fixes
+            out.append(
+                f"; {joint} more {'needs' if joint == 1 else 'need'} words and models together",
+                style="dim",
+            )
+    out.append("\n  ")
+    out.append_text(plain("; ".join(candidate.steps), style="italic"))
     out.append("\n  ")
     out.append_text(diff_text(candidate))
     for flip in candidate.flips[:4]:
@@ -88,7 +95,7 @@ def summary_text(result: TuneResult, from_edit: bool = False) -> Text:
     out.append_text(plain(result.skill_id, style="bold cyan"))
     out.append(
         f"\ncases: {len(result.split.tuning)} tuning, {len(result.split.held_out)} held out, "
-        f"{len(result.split.others)} about other skills; before: tuning "
+        f"{len(result.split.others)} about other skills or none; before: tuning "
         f"{result.tuning.passed}/{result.tuning.total}, held-out "
         f"{result.held_out.passed}/{result.held_out.total}, other cases near the skill "
         f"{result.others.passed}/{result.others.total}\n"

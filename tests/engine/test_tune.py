@@ -246,14 +246,15 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     from explorer.cli.commands.tune import tune_text
     from explorer.tui.suggest import candidate_text
 
-    assert ", 1 need words and models" in candidate_text(1, joint, False).plain
+    shown = candidate_text(1, joint, False).plain
+    assert "; 1 more needs words and models together" in shown and "\n  b\n" in shown
     none = Tally(0, 0)
     result = TuneResult(
         skill_id="x", path="x/SKILL.md", original="x", original_text="",
         split=Split((), (), ()), tuning=none, held_out=none, others=none,
         candidates=(joint,), recommended=None, evaluated=1, seconds=0.0,
     )  # fmt: skip
-    assert any("1 more need the new words and the models" in line for line in tune_text(result))
+    assert any("1 more needs the new words and the models" in line for line in tune_text(result))
     # A held-out fix paid for with as many of the tuning part's cases is no gain.
     even = candidate("e", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.BREAK, Part.TUNING)], 1)
     assert shortcomings(even) == ["it breaks as many cases as it fixes"]
@@ -644,4 +645,30 @@ def test_prompts_are_quoted_whole_the_most_typical_first(tmp_path: Path) -> None
     own = 'Create invoices. Use when the user says "invoice".'
     assert any(
         step.startswith("quote") for step, _ in _proposals(own, evidence, Options(), own, order)
+    )
+
+
+def test_a_quotation_is_never_cut_and_a_joined_word_never_loses_a_piece() -> None:
+    """A quoted prompt's own full stop ends no sentence: leading with a sentence, or
+    dropping one, keeps every quotation whole. Removing a word leaves "pre-commit" and
+    "init.sh" alone. A step names a quoted prompt by its first whole words."""
+    from explorer.engine.author.tune import _head, _leads, _sentences, _without
+
+    quoting = 'Set up agents. Use when the user says "no docs. no rules." or "it is a mess."'
+    assert _sentences(quoting + " Not for chat.") == [
+        "Set up agents.",
+        'Use when the user says "no docs. no rules." or "it is a mess."',
+        "Not for chat.",
+    ]
+    worth = {"mess": 5.0, "docs": 5.0, "rules": 5.0}
+    for _, text in _leads(quoting, worth):
+        assert text.startswith('Use when the user says "no docs.') and text.count('"') == 4
+    assert _without("Install pre-commit hooks and pre checks via init.sh.", "pre") == (
+        "Install pre-commit hooks and checks via init.sh."
+    )
+    assert _without("Run init.sh or the init script.", "init") == "Run init.sh or the script."
+    assert _head("What GitHub topics, homepage and description") == '"What GitHub topics,…"'
+    assert (
+        _head("给我一个封面图提示词，要顶刊那种学术风格的感觉就好")
+        == '"给我一个封面图提示词，要顶刊那种学术风格的感觉就好"'[:25] + '…"'
     )

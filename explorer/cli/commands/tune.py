@@ -111,7 +111,7 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
         f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out "
         f"({result.share:.0%} of positives and of negatives tuned on, to the nearest case, "
         f"seed {SPLIT_SEED!r}), "
-        f"{len(split.others)} about other skills",
+        f"{len(split.others)} about other skills or none",
         f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
         f"held-out {result.held_out.passed}/{result.held_out.total}; {others}",
         f"scored {counted(result.evaluated, 'description')} in {result.seconds:.1f} s",
@@ -145,7 +145,9 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             + ("" if survives is None else f" ({survives:.0%})")
             + (f", {candidate.dense_steals} steals" if candidate.dense_steals else "")
             + (
-                f"; {candidate.joint_fixes} more need the new words and the models together"
+                f"; {candidate.joint_fixes} more "
+                f"{'needs' if candidate.joint_fixes == 1 else 'need'} the new words and the "
+                "models together"
                 if candidate.joint_fixes
                 else ""
             ),
@@ -166,10 +168,11 @@ class TuneCommand(Command):
     description = (
         "Split the skill's own cases (a skill-creator trigger eval set, or TOML/TSV cases) "
         "into a tuning part and a held-out part, propose small description edits from the "
-        "tuning part (words of missed prompts, a 'Use when' sentence, a 'Not for' sentence, "
-        "removing words that pull in wrong prompts), score each through the router on a "
-        "patched copy of the library, and rank them by the held-out part. Cases that expect "
-        "another skill and that an edit takes are STEALs. Nothing is written unless --apply."
+        "tuning part (words of missed prompts, a 'Use when' sentence, quoted typical "
+        "prompts, a 'Not for' sentence, removing words that pull in wrong prompts), score "
+        "each through the router on a patched copy of the library, and rank them by the "
+        "held-out part. Cases that expect another skill, or no skill, and that an edit takes "
+        "are STEALs. Nothing is written unless --apply."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

@@ -78,6 +78,9 @@ MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit on a description
 TUNING_SHARE = 0.6  # of the positives, and of the negatives, tuned on; the rest is held out
 SPLIT_SEED = "skill-explorer/tune"
 _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
+# A word standing alone: not a piece of "pre-commit", "init.sh" or "src/app" (removing
+# "pre" must not leave "-commit").
+_WHOLE_WORD_RE = re.compile(r"(?<![\w./-])[A-Za-z0-9]{2,}(?![\w/-]|\.\w)")
 _MIN_WORD = 3  # shorter words are rarely what names a task
 MIN_MARGIN = 0.05  # relevance probability summed over the tuning part: a move, not noise
 SINGLE_PROMPT = 0.5  # the weight of a word only one wanted prompt has, against a shared one
@@ -818,9 +821,14 @@ def typical_first(prompts: Sequence[str], index: Index) -> list[str]:
 
 
 def _head(text: str, words: int = 4, chars: int = 24) -> str:
-    """The opening of a quoted prompt, as a step names it: a few words (a few characters
-    of a script written without spaces)."""
-    head = " ".join(text.split()[:words])[:chars]
+    """The opening of a quoted prompt, as a step names it: its first words, as many as
+    fit in `chars` (a script written without spaces, or one long word, is cut at `chars`)."""
+    kept: list[str] = []
+    for word in text.split()[:words]:
+        if kept and len(" ".join([*kept, word])) > chars:
+            break
+        kept.append(word)
+    head = " ".join(kept)[:chars]
     return f'"{head}…"' if head != text else f'"{text}"'
 
 
@@ -889,7 +897,7 @@ def _without(description: str, term: str) -> str:
     def keep(found: re.Match[str]) -> str:
         return "" if norm_token(found.group().lower()) == term else found.group()
 
-    text = _WORD_RE.sub(keep, description)
+    text = _WHOLE_WORD_RE.sub(keep, description)
     text = re.sub(r"[ \t]{2,}", " ", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
     text = re.sub(r"([,;:])(\s*[,;:.])+", r"\2", text)
@@ -897,11 +905,26 @@ def _without(description: str, term: str) -> str:
     return text.strip()
 
 
-_SENTENCE_RE = re.compile(r'(?<=[.!?])\s+|(?<=[.!?]")\s+|(?<=[。！？])\s*')
+# After a closing quote, only before what does not read as the sentence going on
+# ('… says "a." or "b."' is one sentence).
+_SENTENCE_RE = re.compile(r'(?<=[.!?])\s+|(?<=[.!?]")\s+(?=[^a-z])|(?<=[。！？])\s*')
 
 
 def _sentences(description: str) -> list[str]:
-    return [part for part in _SENTENCE_RE.split(description.strip()) if part]
+    """The description's sentences; a quoted prompt's own full stops do not end one (a
+    piece with an odd count of double quotes is joined to the next), so moving, dropping
+    or keeping a sentence never cuts a quotation in two."""
+    out: list[str] = []
+    open_quote = False
+    for part in _SENTENCE_RE.split(description.strip()):
+        if not part:
+            continue
+        if open_quote:
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+        open_quote ^= part.count('"') % 2 == 1
+    return out
 
 
 def _worth(sentence: str, worth: dict[str, float]) -> float:
@@ -1439,8 +1462,8 @@ def tune(
         )
     elif candidates and recommended is None:
         notes.append(
-            "no candidate gains on the held-out part without a steal or by more than word "
-            "matching: nothing is recommended"
+            "nothing is recommended; what keeps #1 from it: "
+            + "; ".join(shortcomings(candidates[0]))
         )
     timings["finalists"] = time.perf_counter() - started - timings["before"] - timings["search"]
     return TuneResult(
