@@ -24,12 +24,13 @@ import csv
 import dataclasses
 import json
 import random
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.engine import Config, Index, decide, tune
+from explorer.engine import Config, Decision, Index, decide, tune
 from explorer.engine.author import (
     Candidate,
     Effect,
@@ -65,6 +66,11 @@ class Row:
     edit: str  # the candidate's steps, or why none
     candidates: int
     seconds: float
+    # Where the skill stood, before any edit, for each held-out should-trigger prompt the
+    # default misses (None: a rows file written before these were kept).
+    missed_first: int | None = None  # first among the candidates, under the bar
+    missed_outranked: int | None = None  # another candidate more probable
+    missed_absent: int | None = None  # not a candidate at all
 
     @property
     def raised(self) -> bool:
@@ -80,14 +86,28 @@ def _held_positive(result: TuneResult) -> list[Case]:
     return [case for case in result.split.held_out if case.positive]
 
 
-def _row(folder: str, result: TuneResult, recall_before: int, own_fi_before: int) -> Row:
+def _standing(decision: Decision, position: int) -> str:
+    """Where a skill the decision did not inject stood: "first" among the relevance
+    model's candidates (under its bar), "outranked", or "absent" from them."""
+    trace = decision.relevance
+    row = None if trace is None else trace.at(position)
+    if trace is None or row is None:
+        return "absent"
+    return "first" if int(trace.probabilities.argmax()) == row else "outranked"
+
+
+def _row(
+    folder: str, result: TuneResult, recall_before: int, own_fi_before: int, missed: Sequence[str]
+) -> Row:
     positives = len(_held_positive(result))
     number = result.recommended
+    standings = (missed.count("first"), missed.count("outranked"), missed.count("absent"))
     if number is None:
         reason = "no candidate" if not result.candidates else "none recommended"
         return Row(
             folder, result.skill_id, positives, recall_before, recall_before, own_fi_before,
             own_fi_before, 0, 0, None, False, reason, len(result.candidates), result.seconds,
+            *standings,
         )  # fmt: skip
     chosen: Candidate = result.candidates[number]
     gained = lost = own_fi = none_fi = steals = 0
@@ -107,6 +127,7 @@ def _row(folder: str, result: TuneResult, recall_before: int, own_fi_before: int
         folder, result.skill_id, positives, recall_before, recall_before + gained - lost,
         own_fi_before, own_fi_before + own_fi, none_fi, steals, chosen.survives,
         chosen.lexical_only, "; ".join(chosen.steps), len(result.candidates), result.seconds,
+        *standings,
     )  # fmt: skip
 
 
@@ -227,10 +248,16 @@ def _one(
     if recall_before == len(held):
         return "missing", None
     own_fi = sum(name in decisions[c.prompt].injected_ids for c in own if not c.positive)
+    position = index.positions[name]
+    standings = [
+        _standing(decisions[c.prompt], position)
+        for c in held
+        if name not in decisions[c.prompt].injected_ids
+    ]
     others = [case for case in library if name not in case.expect and name not in case.reject]
-    path = index.skills[index.positions[name]].path
+    path = index.skills[position].path
     result = tune(index, config, name, [*own, *others], read_skill_text(path), cache=cache)
-    row = _row(folder, result, recall_before, own_fi)
+    row = _row(folder, result, recall_before, own_fi, standings)
     log(
         f"{folder}: held-out recall {row.recall_before}/{row.positives} -> "
         f"{row.recall_after}/{row.positives}, steals {row.steals}, "
@@ -248,32 +275,64 @@ def _log(line: str) -> None:
     print(line, file=sys.stderr)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_jobs(
-    wild: Path, jobs: int, only: Sequence[str] = (), rows_file: Path | None = None
+    wild: Path,
+    jobs: int,
+    only: Sequence[str] = (),
+    rows_file: Path | None = None,
+    work: Callable[[str, list[str], str | None], tuple[list[Row], dict[str, int]]] = _shard,
 ) -> tuple[list[Row], dict[str, int]]:
     """`run` over `jobs` processes, each with every `jobs`-th skill; the rows come back in
-    the skills' order, so the table is the same whatever the number of jobs."""
-    from concurrent.futures import ProcessPoolExecutor
+    the skills' order, so the table is the same whatever the number of jobs. Stopped
+    (Ctrl+C, or SIGTERM to this process alone), it stops its workers too: an orphaned one
+    would go on appending to the rows file. `work` is the workers' function (a test's)."""
     from multiprocessing import get_context
 
     folders = [
         folder for folder, name in _sources(wild) if not only or folder in only or name in only
     ]
     shards = [folders[number::jobs] for number in range(jobs)]
-    files = [None if rows_file is None else str(rows_file)] * jobs
+    file = None if rows_file is None else str(rows_file)
     rows: list[Row] = []
     counts: dict[str, int] = {}
-    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        for shard_rows, shard_counts in pool.map(_shard, [str(wild)] * jobs, shards, files):
-            rows += shard_rows
-            for key, value in shard_counts.items():
-                counts[key] = counts.get(key, 0) + value
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with get_context("spawn").Pool(jobs) as pool:  # leaving the block terminates it
+            results = pool.starmap(work, [(str(wild), shard, file) for shard in shards])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    for shard_rows, shard_counts in results:
+        rows += shard_rows
+        for key, value in shard_counts.items():
+            counts[key] = counts.get(key, 0) + value
     rows.sort(key=lambda row: row.folder)
     return rows, counts
 
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
+
+
+def _standings(rows: Sequence[Row]) -> list[str]:
+    """The held-out misses by where the skill stood before any edit, when every row
+    kept it."""
+    kept = [row for row in rows if row.missed_first is not None]
+    if not rows or len(kept) < len(rows):
+        return []
+    first = sum(row.missed_first or 0 for row in kept)
+    outranked = sum(row.missed_outranked or 0 for row in kept)
+    absent = sum(row.missed_absent or 0 for row in kept)
+    return [
+        f"Before any edit, of the {first + outranked + absent} held-out should-trigger "
+        f"prompts the default misses, {first} have the skill first among the relevance "
+        f"model's candidates but under its bar, {outranked} have another candidate more "
+        f"probable, and {absent} do not have it among the candidates.",
+        "",
+    ]
 
 
 def table(rows: Sequence[Row], counts: dict[str, int], corpus: int | None = None) -> list[str]:
@@ -311,6 +370,7 @@ def table(rows: Sequence[Row], counts: dict[str, int], corpus: int | None = None
         f"{sum(row.none_fi for row in rows)}; other skills' prompts stolen "
         f"{sum(row.steals for row in rows)}.",
         "",
+        *_standings(rows),
         "| skill | held-out recall | own negatives taken | steals | survives lexical off | "
         "recommended edit |",
         "|---|---|---|---|---|---|",

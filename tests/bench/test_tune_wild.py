@@ -37,6 +37,46 @@ def test_the_table_goes_between_its_markers(tmp_path: Path) -> None:
     assert doc.read_text(encoding="utf-8") == written
 
 
+def test_the_table_says_where_the_missed_prompts_stood_when_every_row_kept_it() -> None:
+    import dataclasses
+
+    kept = [
+        dataclasses.replace(_row("a", 2), missed_first=2, missed_outranked=1, missed_absent=0),
+        dataclasses.replace(_row("b", 1), missed_first=0, missed_outranked=1, missed_absent=2),
+    ]
+    text = "\n".join(table(kept, COUNTS))
+    assert (
+        "of the 6 held-out should-trigger prompts the default misses, 2 have the skill first "
+        "among the relevance model's candidates but under its bar, 2 have another candidate "
+        "more probable, and 2 do not have it among the candidates." in text
+    )
+    # A rows file written before these were kept: no such line rather than a wrong one.
+    assert "held-out should-trigger prompts the default misses" not in "\n".join(
+        table([kept[0], _row("b", 1)], COUNTS)
+    )
+
+
+def test_a_missed_prompt_stands_first_outranked_or_absent() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    import numpy as np
+
+    from explorer.bench.tune_wild import _standing
+
+    def decision(candidates: tuple[int, ...], probabilities: list[float]) -> Any:
+        trace = SimpleNamespace(
+            at=lambda position: candidates.index(position) if position in candidates else None,
+            probabilities=np.array(probabilities),
+        )
+        return SimpleNamespace(relevance=trace)
+
+    assert _standing(decision((7, 3), [0.6, 0.2]), 7) == "first"
+    assert _standing(decision((7, 3), [0.2, 0.6]), 7) == "outranked"
+    assert _standing(decision((3,), [0.6]), 7) == "absent"
+    assert _standing(SimpleNamespace(relevance=None), 7) == "absent"  # type: ignore[arg-type]
+
+
 def test_a_rows_file_resumes_without_running_again(tmp_path: Path) -> None:
     """Every skill already in the --rows file: the run loads no model and gives the same
     table (an interrupted run goes on where it stopped)."""
@@ -106,3 +146,63 @@ def test_a_sample_is_the_same_draw_every_time_and_says_so(tmp_path: Path) -> Non
         in text
     )
     assert "A random sample" not in "\n".join(table([_row("a", 2)], COUNTS))
+
+
+WORKER_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from explorer.bench.tune_wild import run_jobs
+
+def work(wild, shard, rows):
+    Path(sys.argv[2], str(os.getpid())).touch()
+    time.sleep(120)
+
+if __name__ == "__main__":
+    run_jobs(Path(sys.argv[1]), 2, work=work)
+"""
+
+
+def test_stopping_a_run_stops_its_workers(tmp_path: Path) -> None:
+    """SIGTERM to the parent alone (`kill PID`): its workers end with it. An orphaned one
+    would go on appending to the rows file that a new run is reading."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    wild, started = tmp_path / "wild", tmp_path / "started"
+    wild.mkdir()
+    started.mkdir()
+    (wild / "SOURCES.tsv").write_text("id\tname\na\tA\nb\tB\n", encoding="utf-8")
+    script = tmp_path / "run.py"
+    script.write_text(WORKER_SCRIPT, encoding="utf-8")
+    parent = subprocess.Popen([sys.executable, str(script), str(wild), str(started)])
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(started.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = [int(path.name) for path in started.iterdir()]
+        assert len(workers) == 2, "the workers did not start"
+        parent.send_signal(signal.SIGTERM)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            alive = [pid for pid in workers if _alive(pid)]
+            time.sleep(0.1)
+        assert not alive, f"workers {alive} outlived the run"
+    finally:
+        parent.kill()
+        for path in started.iterdir():
+            if _alive(int(path.name)):
+                os.kill(int(path.name), signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """A process that has exited, even one not reaped yet (a zombie), is not alive."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
