@@ -561,6 +561,17 @@ def test_words_to_add_are_never_another_languages_function_words_or_fragments() 
     assert "LNP" in {surface for _, surface in evidence.terms}
 
 
+def test_the_assistants_name_is_never_a_word_to_add() -> None:
+    """A prompt that asks Claude names who is asked: "Use it for claude." names no task."""
+    from explorer.engine.author.tune import _evidence
+
+    missed = ["ask claude to reconcile the ledger", "can codex reconcile my ledger"]
+    evidence = _evidence("Bookkeeping.", missed, [], missed, lambda _term: 5.0)
+    offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
+    assert {"reconcile", "ledger"} <= offered
+    assert not offered & {"claude", "codex"}
+
+
 def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:
     """The router reads Chinese as character bigrams: the terms two wanted prompts share
     are offered, not the words of asking ("帮我看看") nor a term's particles ("这张")."""

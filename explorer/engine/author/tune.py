@@ -96,6 +96,9 @@ FILLER: frozenset[str] = frozenset(
         "began held happened seems seemed tried"
     ).split()
 )
+# Names users call the assistant by: "ask Claude to …" says who is asked, not what for, so
+# "Use it for claude." would name no task. (A skill about one of them has it already.)
+ADDRESSEES: frozenset[str] = frozenset("claude chatgpt gpt codex gemini copilot assistant".split())
 
 
 class Part(StrEnum):
@@ -629,6 +632,7 @@ def _usable(term: str) -> bool:
         and term.isalpha()
         and not generic_word(term)
         and term not in FILLER
+        and term not in ADDRESSEES
         and term not in FOREIGN_FUNCTION_WORDS
     )
 
