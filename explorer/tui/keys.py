@@ -120,6 +120,22 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
         "status bar when it is short of room",
     ),
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
+    (
+        "RECOMMENDED",
+        "a suggested edit (ctrl+t in the what-if) with a gain on the held-out cases, no "
+        "steal, no new false injection, and more than word matching",
+    ),
+    ("LEXICAL ONLY", "a suggestion whose every fix the new words alone made"),
+    (
+        "FIX BREAK STEAL RELEASE",
+        "a suggestion's cases: one of the skill's own it fixes or breaks; another skill's "
+        "(or no skill's) case it takes, or lets go",
+    ),
+    (
+        "lexical off",
+        "how many of a suggestion's fixes remain with the words read at the old "
+        "description and the models at the new; joint: fixes that need both moved",
+    ),
 )
 
 

@@ -63,8 +63,13 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
         f"fixes {candidate.fixes}  breaks {candidate.breaks}  steals {candidate.steals}"
     )
     survives = candidate.survives
-    if survives is not None:
-        out.append(f"  lexical off: {survives:.0%} of the fixes remain", style="dim")
+    if survives is not None:  # a line of its own: beside the figures it wraps at 100 columns
+        kept = min(candidate.dense_fixes, candidate.fixes)
+        out.append(
+            f"\n  lexical off: {kept} of {counted(candidate.fixes, 'fix', 'fixes')} "
+            f"remain{'s' if kept == 1 else ''} ({survives:.0%})",
+            style="dim",
+        )
         if candidate.joint_fixes:
             joint = candidate.joint_fixes
             out.append(
@@ -82,6 +87,10 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
         style = "green" if flip.effect in (Effect.FIX, Effect.RELEASE) else "red"
         out.append(f"\n  {flip.effect.value.upper():7} {flip.part.value:8} ", style=style)
         out.append_text(plain(prompt))
+        if flip.part is Part.OTHER:  # whose case it was: a sibling's, or no skill's
+            out.append_text(
+                plain(f"  (expects {', '.join(flip.case.expect) or 'no skill'})", "dim")
+            )
     if len(candidate.flips) > 4:
         out.append(f"\n  … {len(candidate.flips) - 4} more", style="dim")
     return out

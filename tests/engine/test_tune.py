@@ -248,6 +248,22 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
 
     shown = candidate_text(1, joint, False).plain
     assert "; 1 more needs words and models together" in shown and "\n  b\n" in shown
+    assert "\n  lexical off: 0 of 2 fixes remain (0%); 1 more needs" in shown
+    # Another's case names whose it was: a sibling's, or no skill's.
+    nobody = Case(prompt="r", expect=(), kind="negative")
+    stealer = candidate(
+        "f",
+        [
+            flip(Effect.FIX, Part.HELD_OUT),
+            flip(Effect.STEAL, Part.OTHER, other),
+            flip(Effect.STEAL, Part.OTHER, nobody),
+        ],
+        dense=1,
+    )
+    shown = candidate_text(1, stealer, False).plain
+    assert "STEAL   other    q  (expects timesheet)" in shown
+    assert "STEAL   other    r  (expects no skill)" in shown
+    assert "FIX     held-out p\n" in shown  # the skill's own cases say nothing more
     none = Tally(0, 0)
     result = TuneResult(
         skill_id="x", path="x/SKILL.md", original="x", original_text="",
