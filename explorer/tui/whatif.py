@@ -183,17 +183,23 @@ def cases_text(
         out.append("no case would flip\n", style="dim")
     else:
         out.append(f"{len(comparison.flipped)} would flip\n", style="bold")
-    recall = comparison.metrics.get("recall", {})
+    shown = []  # what the edit does to both sides of the cases: hits, and wrong injections
+    for name, label in (("recall", "recall"), ("false_inject_rate", "false injections")):
+        delta = comparison.metrics.get(name, {})
+        if delta.get("a") is not None and delta.get("b") is not None:
+            shown.append(f"{label} {delta['a']:.3f} → {delta['b']:.3f}")
     tail = Text()
-    if recall.get("a") is not None and recall.get("b") is not None:
-        tail.append(f"recall {recall['a']:.3f} → {recall['b']:.3f}\n", style="dim")
+    if shown:
+        tail.append("; ".join(shown) + "\n", style="dim")
     return with_flips(out, comparison.flipped, causes or {}, tail)
 
 
 class DescriptionArea(TextArea):
     """The what-if editor. Its page keys page the scores and flips below it whenever the
-    description fits in the editor (the usual case: there is nothing of it to page), so
-    at 80x24, where the flips start below the fold, they are a key away."""
+    editor has nowhere to page that way: the description fits (the usual case), or the
+    cursor is already on its first or last line. So at 80x24, where the flips start below
+    the fold, they are a key away, and past a long description's end (a loaded
+    suggestion) they are the next page."""
 
     @dataclass
     class Paged(Message):
@@ -206,7 +212,11 @@ class DescriptionArea(TextArea):
 
     def _page(self, down: bool) -> bool:
         if self.max_scroll_y > 0:
-            return False
+            height = self.content_size.height
+            cursor = self.selection.end
+            target = self.navigator.get_location_at_y_offset(cursor, height if down else -height)
+            if target != cursor:  # the editor's own page
+                return False
         self.post_message(self.Paged(down))
         return True
 
@@ -281,6 +291,7 @@ class WhatIfScreen(ModalScreen[None]):
         self.suggestions: TuneResult | None = None  # the latest `tune` run (tests read it)
         self.chosen: Candidate | None = None  # the suggestion loaded into the editor
         self.suggesting = False
+        self.discard_asked = False  # esc was pressed once over an edit: a second esc closes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="whatif"):
@@ -335,6 +346,7 @@ class WhatIfScreen(ModalScreen[None]):
         if not is_safe(event.text_area.text):  # a paste: shown as pictures, as the start is
             event.text_area.text = visible(event.text_area.text)  # posts Changed again
             return
+        self.discard_asked = False
         if self._timer is not None:
             self._timer.stop()
         self._generation += 1
@@ -543,6 +555,12 @@ class WhatIfScreen(ModalScreen[None]):
         return next((n for n, c in enumerate(result.candidates, 1) if c is chosen), 0)
 
     def action_cancel(self) -> None:
+        """esc closes. Over an edit (typed, or a suggestion loaded), the first esc says what
+        it would lose and the second discards it: one stray key must not cost the work."""
+        if self.edited and not self.discard_asked:
+            self.discard_asked = True
+            self.notify("unsaved edit: esc again discards it, f4 saves it", timeout=4)
+            return
         if self.edited:
             self.notify("edit discarded: nothing written", timeout=3)
         self.dismiss()

@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from textual.widgets import OptionList, Static, TabbedContent
@@ -242,6 +243,22 @@ def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None
     shown = Status("skills", 1, "d", "r", last="", errors=0, lint_errors=2).text().plain
     assert "1 skill │ 0 errors · lint 2 errors (F3)" in shown
     assert "3 skills │ 0 errors │" in Status("skills", 3, "d", "r", last="", errors=0).text().plain
+
+
+def test_the_status_bar_shows_false_injections_beside_recall_when_there_are_negatives() -> None:
+    """An author wants a skill to trigger on the right prompts and on no others: with
+    should-not-trigger cases, their false-inject rate is beside recall (the compact form
+    for 80 columns keeps recall alone)."""
+    from explorer.tui.widgets.cases_panel import cases_status
+
+    def report(false_inject_rate: float | None) -> Any:
+        return SimpleNamespace(
+            rates=SimpleNamespace(recall=0.75, false_inject_rate=false_inject_rate)
+        )
+
+    assert cases_status(report(0.25), None).plain == "recall 0.750 false-inject 0.250"
+    assert cases_status(report(0.25), None, compact=True).plain == "recall 0.750"
+    assert cases_status(report(None), None).plain == "recall 0.750"  # no negatives
 
 
 def test_a_narrow_status_bar_names_the_roots_by_their_last_names() -> None:

@@ -158,7 +158,7 @@ async def test_f7_reuses_the_cases_run_of_the_same_files_even_after_a_reindex(
         assert not screen.cases_current
 
 
-async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
+async def test_escape_twice_discards_the_edit(library: Path, tmp_path: Path) -> None:
     path = library / "pdf" / "SKILL.md"
     original = path.read_bytes()
     app = make_app(library, tmp_path)
@@ -166,6 +166,14 @@ async def test_escape_discards_the_edit(library: Path, tmp_path: Path) -> None:
         screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
         await burst(pilot, *" and bread")
         await settle(pilot, lambda: "bread" in (screen.result.edit.description or ""))  # type: ignore[union-attr]
+        await pilot.press("escape")  # once: it asks, and the edit stays
+        await pilot.pause()
+        assert app.screen is screen and "bread" in screen.text
+        assert any("esc again discards" in n.message for n in app._notifications)
+        await burst(pilot, *"s")  # typing again: the next esc asks again
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
         await pilot.press("escape")
         await settle(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
         assert any("discarded" in n.message for n in app._notifications)
@@ -206,6 +214,33 @@ async def test_at_80x24_the_page_keys_bring_the_flips_into_view(
         await pilot.press("pagedown")
         await settle(pilot, lambda: results.scroll_y > 0)
         assert editor.has_focus and editor.cursor_location == (0, 0)  # the editor's stays
+        await pilot.press("pageup")
+        await settle(pilot, lambda: results.scroll_y == 0)
+
+
+async def test_past_a_long_descriptions_end_the_page_keys_page_the_flips(
+    library: Path, tmp_path: Path
+) -> None:
+    """A description taller than the editor (a loaded suggestion, say): page down moves
+    through it first, and once the cursor is on its last line the next page down pages
+    the flips; page up, on its first line, pages them back."""
+    from textual.containers import VerticalScroll
+
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
+        editor, results = screen.query_one(TextArea), screen.query_one("#whatif-results")
+        assert isinstance(results, VerticalScroll)
+        editor.load_text(" ".join(["Merge, split and extract tables from PDF files."] * 12))
+        await settle(pilot, lambda: editor.max_scroll_y > 0 and results.max_scroll_y > 0)
+        editor.move_cursor((0, 0))
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert editor.cursor_location != (0, 0) and results.scroll_y == 0  # the editor's
+        for _ in range(6):  # to the description's last line, then one more page
+            await pilot.press("pagedown")
+        await settle(pilot, lambda: results.scroll_y > 0)
+        editor.move_cursor((0, 0))
         await pilot.press("pageup")
         await settle(pilot, lambda: results.scroll_y == 0)
 
@@ -508,3 +543,20 @@ def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) 
     assert tasks.after is not None and tasks.after.injected and tasks.comparison is not None
     assert f"{tasks.after.relevance:.2f}" == "0.99"
     assert {flip.prompt: flip.passed_b for flip in tasks.comparison.flipped} == {form: True}
+
+
+def test_the_flips_block_gives_recall_and_false_injections_before_and_after() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from explorer.tui.whatif import cases_text
+
+    def comparison(false_injections: dict[str, float | None]) -> Any:
+        metrics = {"recall": {"a": 0.5, "b": 1.0}, "false_inject_rate": false_injections}
+        return SimpleNamespace(matched=4, flipped=(), metrics=metrics)
+
+    report: Any = SimpleNamespace()
+    shown = render(cases_text(comparison({"a": 0.0, "b": 0.5}), report, False, "cases.toml"))
+    assert "recall 0.500 → 1.000; false injections 0.000 → 0.500" in shown
+    shown = render(cases_text(comparison({"a": None, "b": None}), report, False, "cases.toml"))
+    assert "recall 0.500 → 1.000" in shown and "false injections" not in shown  # no negatives

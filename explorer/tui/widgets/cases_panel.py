@@ -99,7 +99,8 @@ def cases_status(
     first: bool = False,
     compact: bool = False,
 ) -> Text:
-    """The cases in one status-bar cell: the last re-index's flips, then recall; before
+    """The cases in one status-bar cell: the last re-index's flips, then recall and,
+    when the cases have should-not-trigger prompts, the false-inject rate; before
     the first run of a cases file (`first`) has ended, "cases" (the bar marks it running).
     `compact`, for a bar too narrow for the words: "✗7 ✓17" for "BROKE 7 FIXED 17"."""
     out = Text()
@@ -112,6 +113,8 @@ def cases_status(
         if fixed:
             out.append(f"✓{fixed} " if compact else f"FIXED {fixed} ", style="bold green")
     out.append(f"recall {_rate(report.rates.recall)}")
+    if report.rates.false_inject_rate is not None and not compact:  # only with negatives
+        out.append(f" false-inject {_rate(report.rates.false_inject_rate)}")
     return out
 
 
