@@ -165,8 +165,10 @@ def shift(skill: str, before: Decision, after: Decision, role: str = MOVED) -> S
             bar = f" ≥ {side.bar:.{digits}f}" if side.bar is not None else ""
             injected_by = f"{word} INJECT at {label} {side.value:.{digits}f}{bar}"
     for word, decision, row in (("was", before, old), ("now", after, new)):
-        task = _task_that_added(decision, skill) if row is not None else None
-        if task is not None and row is not None and row.verdict is Verdict.INJECT:
+        if row is None or row.verdict is not Verdict.INJECT:
+            continue
+        task = _task_that_added(decision, skill)
+        if task is not None:
             # Injected for one clause of the prompt: that clause's p decided, not the
             # whole prompt's (§9.12, several tasks).
             injected_by = f"{word} INJECT for the task {_clause(task.clause)} at p {task.p:.2f}"
