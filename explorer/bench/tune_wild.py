@@ -39,6 +39,7 @@ from explorer.engine.author import (
     TuneResult,
     cases_for,
     remembering,
+    shortcomings,
     split_cases,
 )
 from explorer.engine.qa import Case, CaseError, load_cases
@@ -103,7 +104,11 @@ def _row(
     number = result.recommended
     standings = (missed.count("first"), missed.count("outranked"), missed.count("absent"))
     if number is None:
-        reason = "no candidate" if not result.candidates else "none recommended"
+        reason = (
+            "no candidate"
+            if not result.candidates
+            else f"none recommended (#1: {'; '.join(shortcomings(result.candidates[0]))})"
+        )
         return Row(
             folder, result.skill_id, positives, recall_before, recall_before, own_fi_before,
             own_fi_before, 0, 0, None, False, reason, len(result.candidates), result.seconds,

@@ -3,6 +3,7 @@ raise, and the table written between its markers in docs/tune.md, the rest kept.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from explorer.bench.tune_wild import BEGIN, COMMAND, END, Row, table, write_report
@@ -75,6 +76,31 @@ def test_a_missed_prompt_stands_first_outranked_or_absent() -> None:
     assert _standing(decision((7, 3), [0.2, 0.6]), 7) == "outranked"
     assert _standing(decision((3,), [0.6]), 7) == "absent"
     assert _standing(SimpleNamespace(relevance=None), 7) == "absent"  # type: ignore[arg-type]
+
+
+def test_a_skill_with_nothing_recommended_says_what_keeps_the_first_from_it() -> None:
+    from explorer.bench.tune_wild import _row as row_of
+    from explorer.engine.author import Candidate, Effect, Flip, Part, TuneResult
+    from explorer.engine.author.tune import Shift, Split, Tally
+    from explorer.engine.qa import Case
+
+    case = Case(prompt="p", expect=("s",), kind="direct")
+    fix = Flip(case, Part.TUNING, Effect.FIX, 0.0, 0.0, None, None, (), (), ("x", "x"), None)
+    candidate = Candidate(
+        "d", ("add x",), (), Tally(1, 1), Tally(0, 1), (fix,), 1, 0,
+        Shift(0.0, 0.0, None, None, ()), "",
+    )  # fmt: skip
+    none = Tally(0, 0)
+    result = TuneResult(
+        skill_id="s", path="s/SKILL.md", original="d", original_text="",
+        split=Split((), (case,), ()), tuning=none, held_out=none, others=none,
+        candidates=(candidate,), recommended=None, evaluated=1, seconds=0.0,
+    )  # fmt: skip
+    row = row_of("s", result, 0, 0, ["first"])
+    assert row.edit == "none recommended (#1: no gain on the held-out cases)"
+    assert (row.missed_first, row.missed_outranked, row.missed_absent) == (1, 0, 0)
+    empty = row_of("s", dataclasses.replace(result, candidates=()), 0, 0, [])
+    assert empty.edit == "no candidate"
 
 
 def test_a_rows_file_resumes_without_running_again(tmp_path: Path) -> None:
