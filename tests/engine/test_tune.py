@@ -157,6 +157,28 @@ def test_the_split_is_stable_and_keeps_both_kinds_on_both_sides(tmp_path: Path) 
     assert {c.prompt for c in split.tuning}.isdisjoint(c.prompt for c in split.held_out)
 
 
+def test_the_authors_own_split_is_kept_when_every_case_has_one(tmp_path: Path) -> None:
+    """skill-creator's train/validation lists (or TOML's split): the author chose what to
+    hold out, so tune holds that out; a set only partly split is split by the hash."""
+    import dataclasses
+
+    cases = _trigger_evals(tmp_path / "evals.json")
+    tagged = [
+        dataclasses.replace(case, split="validation" if number % 3 == 0 else "train")
+        for number, case in enumerate(cases)
+    ]
+    split = split_cases(tagged, SKILL)
+    assert split.from_file
+    assert list(split.tuning) == [case for case in tagged if case.split == "train"]
+    assert list(split.held_out) == [case for case in tagged if case.split == "validation"]
+    partly = [dataclasses.replace(tagged[0], split=None), *tagged[1:]]
+    assert not split_cases(partly, SKILL).from_file
+    only_train = [dataclasses.replace(case, split="train") for case in cases]
+    hashed, plain = split_cases(only_train, SKILL), split_cases(cases, SKILL)  # none held out
+    assert not hashed.from_file
+    assert [c.prompt for c in hashed.held_out] == [c.prompt for c in plain.held_out]
+
+
 def test_an_unknown_skill_is_refused(tmp_path: Path) -> None:
     index = _index(tmp_path / "skills")
     with pytest.raises(KeyError):
@@ -271,6 +293,9 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
         candidates=(joint,), recommended=None, evaluated=1, seconds=0.0,
     )  # fmt: skip
     assert any("1 more needs the new words and the models" in line for line in tune_text(result))
+    assert "seed 'skill-explorer/tune'" in tune_text(result)[1]
+    own_split = dataclasses.replace(result, split=Split((), (), (), from_file=True))
+    assert "(the file's split: train tuned on, validation held out)" in tune_text(own_split)[1]
     # A held-out fix paid for with as many of the tuning part's cases is no gain.
     even = candidate("e", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.BREAK, Part.TUNING)], 1)
     assert shortcomings(even) == ["it breaks as many cases as it fixes"]
@@ -577,15 +602,16 @@ def test_words_to_add_are_never_another_languages_function_words_or_fragments() 
     assert "LNP" in {surface for _, surface in evidence.terms}
 
 
-def test_the_assistants_name_is_never_a_word_to_add() -> None:
-    """A prompt that asks Claude names who is asked: "Use it for claude." names no task."""
+def test_the_assistants_name_and_the_calendar_are_never_words_to_add() -> None:
+    """A prompt that asks Claude names who is asked, and one that dates the request names
+    when: "Use it for claude." or "Use for april." names no task."""
     from explorer.engine.author.tune import _evidence
 
-    missed = ["ask claude to reconcile the ledger", "can codex reconcile my ledger"]
+    missed = ["ask claude to reconcile the friday ledger", "can codex reconcile my ledger in april"]
     evidence = _evidence("Bookkeeping.", missed, [], missed, lambda _term: 5.0)
     offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
     assert {"reconcile", "ledger"} <= offered
-    assert not offered & {"claude", "codex"}
+    assert not offered & {"claude", "codex", "friday", "april"}  # nor a day or a month
 
 
 def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:

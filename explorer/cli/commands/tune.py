@@ -106,11 +106,15 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
         if result.others_total
         else "no case about other skills (a TOML/TSV file with theirs checks steals)"
     )
+    how = (
+        "the file's split: train tuned on, validation held out"
+        if split.from_file
+        else f"{result.share:.0%} of positives and of negatives tuned on, to the nearest "
+        f"case, seed {SPLIT_SEED!r}"
+    )
     lines = [
         f"tune {result.skill_id}  ({result.path})",
-        f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out "
-        f"({result.share:.0%} of positives and of negatives tuned on, to the nearest case, "
-        f"seed {SPLIT_SEED!r}), "
+        f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out ({how}), "
         f"{len(split.others)} about other skills or none",
         f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
         f"held-out {result.held_out.passed}/{result.held_out.total}; {others}",

@@ -99,6 +99,14 @@ FILLER: frozenset[str] = frozenset(
 # Names users call the assistant by: "ask Claude to …" says who is asked, not what for, so
 # "Use it for claude." would name no task. (A skill about one of them has it already.)
 ADDRESSEES: frozenset[str] = frozenset("claude chatgpt gpt codex gemini copilot assistant".split())
+# Days and months: "the report for friday" dates a request; "Use for april." names nothing.
+CALENDAR: frozenset[str] = frozenset(
+    norm_token(word)
+    for word in (
+        "monday tuesday wednesday thursday friday saturday sunday january february march "
+        "april june july august september october november december"
+    ).split()
+)
 
 
 class Part(StrEnum):
@@ -133,6 +141,7 @@ class Split:
     tuning: tuple[Case, ...]
     held_out: tuple[Case, ...]
     others: tuple[Case, ...]
+    from_file: bool = False  # the file's own train/validation split, not the hash's
 
 
 def _about(case: Case, skill_id: str) -> bool:
@@ -148,11 +157,22 @@ def _order(case: Case) -> bytes:
 
 
 def split_cases(cases: Sequence[Case], skill_id: str, share: float = TUNING_SHARE) -> Split:
-    """The skill's positives and negatives, each ordered by a stable hash of the prompt and
-    cut at `share`; a group of two or more keeps at least one case on each side."""
+    """The author's own split when the file gives every case of the skill one, train and
+    validation both (skill-creator's `train`/`validation` lists, TOML's `split`): tuned on
+    train, validation held out. Otherwise the skill's positives and negatives, each ordered
+    by a stable hash of the prompt and cut at `share`; a group of two or more keeps at
+    least one case on each side."""
     tuning: list[Case] = []
     held: list[Case] = []
     own = [case for case in cases if _about(case, skill_id)]
+    others = tuple(case for case in cases if not _about(case, skill_id))
+    if {case.split for case in own} == {"train", "validation"}:
+        return Split(
+            tuple(case for case in own if case.split == "train"),
+            tuple(case for case in own if case.split == "validation"),
+            others,
+            from_file=True,
+        )
     for group in (
         [case for case in own if case.positive],
         [case for case in own if not case.positive],
@@ -162,7 +182,6 @@ def split_cases(cases: Sequence[Case], skill_id: str, share: float = TUNING_SHAR
         cut = min(max(cut, 1), len(ordered) - 1) if len(ordered) >= 2 else len(ordered)
         tuning += ordered[:cut]
         held += ordered[cut:]
-    others = tuple(case for case in cases if not _about(case, skill_id))
     return Split(tuple(tuning), tuple(held), others)
 
 
@@ -524,6 +543,7 @@ class TuneResult:
             "path": self.path,
             "description": self.original,
             "split": {
+                "from_file": self.split.from_file,
                 "tuning": len(self.split.tuning),
                 "held_out": len(self.split.held_out),
                 "others": len(self.split.others),
@@ -633,6 +653,7 @@ def _usable(term: str) -> bool:
         and not generic_word(term)
         and term not in FILLER
         and term not in ADDRESSEES
+        and term not in CALENDAR
         and term not in FOREIGN_FUNCTION_WORDS
     )
 
