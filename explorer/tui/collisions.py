@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from explorer.engine import Config, Index
 from explorer.engine.author import Collision, CollisionMap, collision_map
 from explorer.terminal import one_line, plain
+from explorer.tui.keys import HELP_BINDING
 from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class CollisionsScreen(ModalScreen[None]):
     #collisions-detail { height: 1fr; display: none; }
     #collisions-detail.open { display: block; }
     """
-    BINDINGS = [Binding("escape", "back", "Back", id="collisions-back")]
+    BINDINGS = [Binding("escape", "back", "Back", id="collisions-back"), HELP_BINDING]
 
     def __init__(
         self, snapshot: Index, config: Config, cases: Sequence[Case] = (), source: str = ""

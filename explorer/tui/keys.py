@@ -128,8 +128,9 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("LEXICAL ONLY", "a suggestion whose every fix the new words alone made"),
     (
         "FIX BREAK STEAL RELEASE",
-        "a suggestion's cases: one of the skill's own it fixes or breaks; another skill's "
-        "(or no skill's) case it takes, or lets go",
+        "a suggestion's cases: one it makes pass or fail (the skill's own, or another's "
+        "whose outcome it changes); another skill's (or no skill's) case it takes, or lets "
+        "go (a release counts among the fixes)",
     ),
     (
         "lexical off",
@@ -228,6 +229,11 @@ def binding_ids(module_prefix: str = "explorer.tui") -> set[str]:
             declared = cls.__dict__.get("BINDINGS", ())
             found |= {b.id for b in declared if isinstance(b, Binding) and b.id}
     return found
+
+
+# F1 over the screens that open above the main one: a modal screen's bindings end the
+# chain, so the app's F1 would not reach it. Same id: a keymap remap of help moves it too.
+HELP_BINDING = Binding("f1", "app.help", "Help", id="help")
 
 
 def bindings_of(

@@ -19,9 +19,10 @@ from textual.widgets.option_list import Option
 from explorer.engine.author import Candidate, Effect, Part, TuneResult
 from explorer.engine.base import counted
 from explorer.terminal import plain
+from explorer.tui.keys import HELP_BINDING
 from explorer.tui.widgets.footer import QuietFooter
 
-PROMPT_WIDTH = 58
+LINE_WIDTH = 90  # what a flip's line may take of the dialog's 94 columns inside
 
 
 def diff_text(candidate: Candidate, context: int = 3) -> Text:
@@ -60,14 +61,16 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     held = candidate.held_out
     out.append(
         f"held-out {held.passed}/{held.total} (net {candidate.part_net(Part.HELD_OUT):+d})  "
-        f"fixes {candidate.fixes}  breaks {candidate.breaks}  steals {candidate.steals}"
+        f"fixes {candidate.fixes}"
+        + (f" ({counted(candidate.releases, 'release')})" if candidate.releases else "")
+        + f"  breaks {candidate.breaks}  steals {candidate.steals}"
     )
     survives = candidate.survives
     if survives is not None:  # a line of its own: beside the figures it wraps at 100 columns
         kept = min(candidate.dense_fixes, candidate.fixes)
         out.append(
             f"\n  lexical off: {kept} of {counted(candidate.fixes, 'fix', 'fixes')} "
-            f"remain{'s' if kept == 1 else ''} ({survives:.0%})",
+            f"remain{'s' if 1 in (kept, candidate.fixes) else ''} ({survives:.0%})",
             style="dim",
         )
         if candidate.joint_fixes:
@@ -81,16 +84,21 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     out.append("\n  ")
     out.append_text(diff_text(candidate))
     for flip in candidate.flips[:4]:
+        label = f"\n  {flip.effect.value.upper():7} {flip.part.value:8} "
+        # Another's case says whose it was: a sibling's, or no skill's.
+        whose = (
+            f"  (expects {', '.join(flip.case.expect) or 'no skill'})"
+            if flip.part is Part.OTHER
+            else ""
+        )
+        width = LINE_WIDTH - len(label) - len(whose)  # one line in the 100-column dialog
         prompt = flip.case.prompt.replace("\n", " ")
-        if len(prompt) > PROMPT_WIDTH:
-            prompt = prompt[: PROMPT_WIDTH - 1] + "…"
+        if len(prompt) > width:
+            prompt = prompt[: width - 1] + "…"
         style = "green" if flip.effect in (Effect.FIX, Effect.RELEASE) else "red"
-        out.append(f"\n  {flip.effect.value.upper():7} {flip.part.value:8} ", style=style)
+        out.append(label, style=style)
         out.append_text(plain(prompt))
-        if flip.part is Part.OTHER:  # whose case it was: a sibling's, or no skill's
-            out.append_text(
-                plain(f"  (expects {', '.join(flip.case.expect) or 'no skill'})", "dim")
-            )
+        out.append_text(plain(whose, "dim"))
     if len(candidate.flips) > 4:
         out.append(f"\n  … {len(candidate.flips) - 4} more", style="dim")
     return out
@@ -138,6 +146,7 @@ class SuggestScreen(ModalScreen[int | None]):
     BINDINGS = [
         Binding("enter", "choose", "Load into editor", priority=True, id="suggest-choose"),
         Binding("escape", "cancel", "Close", id="suggest-close"),
+        HELP_BINDING,
     ]
 
     def __init__(self, result: TuneResult, from_edit: bool = False) -> None:

@@ -46,6 +46,7 @@ from explorer.engine.qa import Comparison
 from explorer.terminal import Phrases, is_safe, plain, visible
 from explorer.tui.editor import open_in_editor
 from explorer.tui.health import short_path
+from explorer.tui.keys import HELP_BINDING
 from explorer.tui.suggest import SuggestScreen
 from explorer.tui.widgets.cases_panel import with_flips
 from explorer.tui.widgets.footer import QuietFooter
@@ -249,6 +250,7 @@ class WhatIfScreen(ModalScreen[None]):
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="whatif-cancel"),
+        HELP_BINDING,
         # F4 saves, and so does ctrl+s (what a user presses out of habit in an editor):
         # the app's ctrl+s screenshot is for the main screen.
         Binding("f4", "save", "Save to SKILL.md", key_display="f4/^s", id="whatif-save"),
@@ -323,6 +325,9 @@ class WhatIfScreen(ModalScreen[None]):
         area = self.query_one(TextArea)
         area.focus()
         area.move_cursor(area.document.end)  # authors mostly add to a description
+        # ...yet read it from its start: a description taller than the editor opened on its
+        # last lines. Typing brings the cursor back into view.
+        self.call_after_refresh(area.scroll_home, animate=False)
         self._compute()
 
     @property

@@ -283,6 +283,12 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
         dense=1,
     )
     shown = candidate_text(1, stealer, False).plain
+    assert shortcomings(stealer)[0] == "it steals as many cases as it fixes"
+    assert "lexical off: 1 of 1 fix remains (100%)" in shown
+    released = candidate(
+        "g", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.RELEASE, Part.OTHER, other)], 2
+    )
+    assert "fixes 2 (1 release)" in candidate_text(1, released, False).plain
     assert "STEAL   other    q  (expects timesheet)" in shown
     assert "STEAL   other    r  (expects no skill)" in shown
     assert "FIX     held-out p\n" in shown  # the skill's own cases say nothing more
@@ -296,6 +302,9 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     assert "seed 'skill-explorer/tune'" in tune_text(result)[1]
     own_split = dataclasses.replace(result, split=Split((), (), (), from_file=True))
     assert "(the file's split: train tuned on, validation held out)" in tune_text(own_split)[1]
+    assert "; fixes 2 (1 release among them), breaks 0" in "\n".join(
+        tune_text(dataclasses.replace(result, candidates=(released,)))
+    )
     # A held-out fix paid for with as many of the tuning part's cases is no gain.
     even = candidate("e", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.BREAK, Part.TUNING)], 1)
     assert shortcomings(even) == ["it breaks as many cases as it fixes"]

@@ -761,3 +761,48 @@ async def test_an_export_notice_keeps_the_file_name_on_one_line_at_80_columns(
         await settle(pilot, lambda: any(t.content_region.width for t in app.screen.query(Toast)))
         (toast,) = app.screen.query(Toast)
         assert toast.content_region.width >= len(f"./{exported.name}")
+
+
+def test_every_screen_over_the_main_one_has_f1() -> None:
+    """A modal screen's bindings end Textual's chain, so the app's F1 does not reach it:
+    each binds it itself (help's own page aside)."""
+    from textual.screen import ModalScreen
+
+    from explorer.tui.collisions import CollisionsScreen
+    from explorer.tui.keys import HELP_BINDING
+    from explorer.tui.screens import ProblemsScreen
+    from explorer.tui.suggest import SuggestScreen
+    from explorer.tui.whatif import WhatIfScreen
+
+    screens = {CollisionsScreen, ProblemsScreen, ThresholdEditor, SuggestScreen, WhatIfScreen}
+    assert screens | {TextScreen} >= set(_subclasses(ModalScreen)) - {ModalScreen}
+    for screen in screens:
+        assert HELP_BINDING in screen.BINDINGS, screen.__name__
+
+
+def _subclasses(cls: type) -> set[type]:
+    """Every subclass of `cls` defined in the explorer's own modules."""
+    found = set()
+    for sub in cls.__subclasses__():
+        if sub.__module__.startswith("explorer."):
+            found.add(sub)
+        found |= _subclasses(sub)
+    return found
+
+
+async def test_f1_in_the_what_if_opens_the_help(tmp_path: Path) -> None:
+    from explorer.tui.whatif import WhatIfScreen
+
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, "merge pdf")
+        app.go_to_skill("pdf")
+        await pilot.press("f7")
+        await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        await pilot.press("f1")
+        await settle(pilot, lambda: isinstance(app.screen, TextScreen))
+        assert isinstance(app.screen, TextScreen)
+        assert "LEXICAL ONLY" in page_text(app.screen.body)

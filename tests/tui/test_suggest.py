@@ -240,4 +240,4 @@ async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
     empty = dataclasses.replace(result, candidates=(), recommended=None, notes=())
     async with Host(empty).run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert [key for key, _ in footer(pilot.app)] == ["escape"]
+        assert [key for key, _ in footer(pilot.app)] == ["escape", "f1"]

@@ -245,6 +245,23 @@ async def test_past_a_long_descriptions_end_the_page_keys_page_the_flips(
         await settle(pilot, lambda: results.scroll_y == 0)
 
 
+async def test_a_long_description_opens_at_its_start_with_the_cursor_at_its_end(
+    library: Path, tmp_path: Path
+) -> None:
+    """Authors mostly add to a description, so the cursor starts at its end; they read it
+    first, so the editor shows its first lines. Typing brings the cursor into view."""
+    long = " ".join(f"Clause {number} of the manual." for number in range(40))
+    write_skill(library, "manual", long)
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_whatif(pilot, app, "manual", "merge pdf")
+        editor = screen.query_one(TextArea)
+        await settle(pilot, lambda: editor.max_scroll_y > 0)
+        assert editor.cursor_location == editor.document.end and editor.scroll_y == 0
+        await pilot.press("x")
+        await settle(pilot, lambda: editor.scroll_y == editor.max_scroll_y > 0)
+
+
 async def test_the_editor_shows_its_text_rewrapped_after_a_resize(
     library: Path, tmp_path: Path
 ) -> None:

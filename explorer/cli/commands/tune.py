@@ -84,6 +84,11 @@ def _flip_line(flip: Flip) -> str:
     return f"    {flip.effect.value.upper():7} {flip.part.value:8} {prompt!r}{expects}  [{moved}]"
 
 
+def _releases(candidate: Candidate) -> str:
+    """Other skills' cases it lets go are counted among its fixes: say how many."""
+    return f" ({counted(candidate.releases, 'release')} among them)" if candidate.releases else ""
+
+
 def _channels(candidate: Candidate) -> str:
     shift = candidate.shift
     parts = [f"cosine {_signed(shift.cosine)}", f"BM25 {_signed(shift.bm25, 2)}"]
@@ -137,7 +142,8 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             f"{candidate.held_out.passed}/{candidate.held_out.total} "
             f"(net {candidate.part_net(Part.HELD_OUT):+d}), tuning "
             f"{result.tuning.passed}/{result.tuning.total} -> "
-            f"{candidate.tuning.passed}/{candidate.tuning.total}; fixes {candidate.fixes}, "
+            f"{candidate.tuning.passed}/{candidate.tuning.total}; fixes {candidate.fixes}"
+            f"{_releases(candidate)}, "
             f"breaks {candidate.breaks} ({candidate.false_injections} of them false "
             f"injections), steals {candidate.steals}; "
             f"{len(candidate.description)} chars",

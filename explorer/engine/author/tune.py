@@ -405,6 +405,11 @@ class Candidate:
         return self.count(Effect.FIX) + self.count(Effect.RELEASE)
 
     @property
+    def releases(self) -> int:
+        """Other skills' cases it lets go (counted among the fixes)."""
+        return self.count(Effect.RELEASE)
+
+    @property
     def breaks(self) -> int:
         return self.count(Effect.BREAK)
 
@@ -503,7 +508,12 @@ def shortcomings(candidate: Candidate) -> list[str]:
     if candidate.part_net(Part.HELD_OUT) <= 0:
         found.append("no gain on the held-out cases")
     elif candidate.net <= 0:
-        found.append("it breaks as many cases as it fixes")
+        loses = " and ".join(
+            verb
+            for verb, count in (("breaks", candidate.breaks), ("steals", candidate.steals))
+            if count
+        )
+        found.append(f"it {loses} as many cases as it fixes")
     if candidate.steals:
         found.append(f"it steals {counted(candidate.steals, 'case')} from other skills")
     if candidate.false_injections:

@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from explorer.terminal import Hanging, plain
 from explorer.tui.health import Issue
+from explorer.tui.keys import HELP_BINDING
 from explorer.tui.widgets.eager_input import EagerInput
 from explorer.tui.widgets.footer import QuietFooter
 
@@ -24,6 +25,7 @@ class ProblemsScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape", "close", "Close", id="problems-close"),
+        HELP_BINDING,
         Binding("ctrl+o", "open", "Open file", id="problems-open"),
         Binding("down", "list_move(1)", "Down", show=False, id="problems-down"),
         Binding("up", "list_move(-1)", "Up", show=False, id="problems-up"),

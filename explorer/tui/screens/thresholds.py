@@ -34,6 +34,7 @@ from explorer.engine.inference import ModelStatus
 from explorer.engine.route import resolve
 from explorer.terminal import plain, visible
 from explorer.tui.health import short_path
+from explorer.tui.keys import HELP_BINDING
 from explorer.tui.provenance import Source, field_source
 from explorer.tui.widgets.eager_input import EagerInput
 from explorer.tui.widgets.footer import QuietFooter
@@ -181,6 +182,7 @@ class ThresholdEditor(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape", "close", "Close", id="editor-close"),
+        HELP_BINDING,
         # F4 saves, and so does ctrl+s (what a user presses out of habit in an editor):
         # the app's ctrl+s screenshot is for the main screen.
         Binding("f4", "save", "Save edits", key_display="f4/^s", id="editor-save"),
