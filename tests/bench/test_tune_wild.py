@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from explorer.bench.tune_wild import BEGIN, COMMAND, END, Row, table, write_report
 
 COUNTS = {"skills": 3, "readable": 3, "missing": 2, "held_missing": 2}
@@ -177,6 +179,8 @@ def test_a_sample_is_the_same_draw_every_time_and_says_so(tmp_path: Path) -> Non
 WORKER_SCRIPT = """
 import os, sys, time
 from pathlib import Path
+
+import pytest
 from explorer.bench.tune_wild import run_jobs
 
 def work(wild, shard, rows):
@@ -232,3 +236,40 @@ def _alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.slow  # the packaged models, two small libraries
+def test_speed_times_the_skills_with_about_twenty_cases_alone_and_beside_a_large_library(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from explorer.bench.tune_wild import SPEED_CASES, speed
+    from tests.conftest import write_skill
+
+    wild = tmp_path / "wild"
+    write_skill(wild / "skills", "invoices", "Create and send invoices to clients.")
+    write_skill(wild / "skills", "timesheets", "Log hours worked on each project.")
+    (wild / "SOURCES.tsv").write_text(
+        "id\tname\ninvoices\tinvoices\ntimesheets\ttimesheets\n", encoding="utf-8"
+    )
+    (wild / "evals").mkdir()
+    prompts = [(f"bill the client for job {n}", True) for n in range(8)]
+    prompts += [(f"how many hours on project {n}", False) for n in range(SPEED_CASES.start - 8)]
+    evals = [{"query": prompt, "should_trigger": fits} for prompt, fits in prompts]
+    (wild / "evals" / "invoices.json").write_text(json.dumps(evals), encoding="utf-8")
+    (wild / "evals" / "timesheets.json").write_text(json.dumps(evals[:3]), encoding="utf-8")
+    large = tmp_path / "large.jsonl"
+    large.write_text(
+        "".join(
+            json.dumps({"name": f"tool-{n}", "description": f"Tool number {n}."}) + "\n"
+            for n in range(5)
+        ),
+        encoding="utf-8",
+    )
+    lines = speed(wild, large, lambda line: None)
+    rows = [line for line in lines if line.startswith("| the wild") or line.startswith("| with")]
+    assert len(rows) == 2, lines
+    assert rows[0].startswith("| the wild corpus (2 skills) | 1 |")  # timesheets has 3 cases
+    assert rows[1].startswith("| with openclaw-large (7 skills) | 1 |")
+    assert all(row.endswith(("| pass |", "| fail |")) for row in rows)
