@@ -138,8 +138,9 @@ class SuggestScreen(ModalScreen[int | None]):
     SuggestScreen { align: center middle; }
     #suggest { width: 100; max-width: 100%; height: 90%; background: $surface;
                border: thick $primary; padding: 0 1; }
-    /* At 80x24 a summary with notes would take every row: the list keeps 8. */
-    #suggest-summary { height: auto; max-height: 1fr; overflow-y: auto; }
+    /* The candidates are what the dialog is for: the summary (its notes scroll) takes at
+       most a third of it, so at 80x24 a whole candidate, flips included, fits below. */
+    #suggest-summary { height: auto; max-height: 33%; overflow-y: auto; }
     #suggest-list { height: 1fr; min-height: 8; }
     """
     # enter as the list's own: a priority binding, so that the footer shows it.
