@@ -65,14 +65,8 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
         + (f" ({counted(candidate.releases, 'release')})" if candidate.releases else "")
         + f"  breaks {candidate.breaks}  steals {candidate.steals}"
     )
-    survives = candidate.survives
-    if survives is not None:  # a line of its own: beside the figures it wraps at 100 columns
-        kept = min(candidate.dense_fixes, candidate.fixes)
-        out.append(
-            f"\n  lexical off: {kept} of {counted(candidate.fixes, 'fix', 'fixes')} "
-            f"remain{'s' if 1 in (kept, candidate.fixes) else ''} ({survives:.0%})",
-            style="dim",
-        )
+    if candidate.fixes:  # a line of its own: beside the figures it wraps at 100 columns
+        out.append(f"\n  lexical off: {candidate.remaining}", style="dim")
         if candidate.joint_fixes:
             joint = candidate.joint_fixes
             out.append(

@@ -173,6 +173,19 @@ def test_the_authors_own_split_is_kept_when_every_case_has_one(tmp_path: Path) -
     assert list(split.held_out) == [case for case in tagged if case.split == "validation"]
     partly = [dataclasses.replace(tagged[0], split=None), *tagged[1:]]
     assert not split_cases(partly, SKILL).from_file
+    # No should-trigger prompt held out: nothing could gain, so the hash splits them.
+    negatives_held = [
+        dataclasses.replace(case, split="validation" if not case.positive else "train")
+        for case in cases
+    ]
+    assert not split_cases(negatives_held, SKILL).from_file
+    index = _index(tmp_path / "skills")
+    text = read_skill_text(index.skills[index.positions[SKILL]].path)
+    noted = tune(index, Config(), SKILL, negatives_held, text).notes
+    assert any("the file's train/validation split is not used" in note for note in noted)
+    assert not any(
+        "split is not used" in note for note in tune(index, Config(), SKILL, tagged, text).notes
+    )
     only_train = [dataclasses.replace(case, split="train") for case in cases]
     hashed, plain = split_cases(only_train, SKILL), split_cases(cases, SKILL)  # none held out
     assert not hashed.from_file
@@ -283,7 +296,8 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
         dense=1,
     )
     shown = candidate_text(1, stealer, False).plain
-    assert shortcomings(stealer)[0] == "it steals as many cases as it fixes"
+    # Its steals cancel its one fix: said once, with the counts.
+    assert shortcomings(stealer) == ["it steals 2 cases, no fewer than the 1 it fixes"]
     assert "lexical off: 1 of 1 fix remains (100%)" in shown
     released = candidate(
         "g", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.RELEASE, Part.OTHER, other)], 2
@@ -302,12 +316,12 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     assert "seed 'skill-explorer/tune'" in tune_text(result)[1]
     own_split = dataclasses.replace(result, split=Split((), (), (), from_file=True))
     assert "(the file's split: train tuned on, validation held out)" in tune_text(own_split)[1]
-    assert "; fixes 2 (1 release among them), breaks 0" in "\n".join(
+    assert "; fixes 2 (1 release), breaks 0" in "\n".join(
         tune_text(dataclasses.replace(result, candidates=(released,)))
     )
     # A held-out fix paid for with as many of the tuning part's cases is no gain.
     even = candidate("e", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.BREAK, Part.TUNING)], 1)
-    assert shortcomings(even) == ["it breaks as many cases as it fixes"]
+    assert shortcomings(even) == ["it breaks 1 case, no fewer than the 1 it fixes"]
 
 
 def test_edits_keep_the_spec_and_read_cleanly() -> None:

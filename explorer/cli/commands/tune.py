@@ -63,7 +63,7 @@ def _flip_line(flip: Flip) -> str:
     if len(prompt) > PROMPT_WIDTH:
         prompt = prompt[: PROMPT_WIDTH - 1] + "…"
     if flip.part.value == "other":
-        expects = f" (expects {', '.join(flip.case.expect) or 'none'})"
+        expects = f" (expects {', '.join(flip.case.expect) or 'no skill'})"
     else:
         expects = " (should trigger)" if flip.case.positive else " (should not)"
     moved = f"cos {_signed(flip.cosine)}, bm25 {_signed(flip.bm25, 2)}"
@@ -86,7 +86,7 @@ def _flip_line(flip: Flip) -> str:
 
 def _releases(candidate: Candidate) -> str:
     """Other skills' cases it lets go are counted among its fixes: say how many."""
-    return f" ({counted(candidate.releases, 'release')} among them)" if candidate.releases else ""
+    return f" ({counted(candidate.releases, 'release')})" if candidate.releases else ""
 
 
 def _channels(candidate: Candidate) -> str:
@@ -134,7 +134,6 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             flags.append(f"STEALS {candidate.steals}")
         if candidate.lexical_only:
             flags.append("LEXICAL ONLY")
-        survives = candidate.survives
         lines += [
             "",
             f"#{number} {' '.join(flags)}".rstrip(),
@@ -151,8 +150,7 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             f"  diff: {_diff_text(candidate)}",
             f"  channels moved (mean over flipped cases): {_channels(candidate)}",
             f"  with the lexical channels off (the words at the old description, the "
-            f"models reading the new): {candidate.dense_fixes} of {candidate.fixes} fixes remain"
-            + ("" if survives is None else f" ({survives:.0%})")
+            f"models reading the new): {candidate.remaining}"
             + (f", {candidate.dense_steals} steals" if candidate.dense_steals else "")
             + (
                 f"; {candidate.joint_fixes} more "

@@ -98,13 +98,13 @@ FILLER: frozenset[str] = frozenset(
 )
 # Names users call the assistant by: "ask Claude to …" says who is asked, not what for, so
 # "Use it for claude." would name no task. (A skill about one of them has it already.)
-ADDRESSEES: frozenset[str] = frozenset("claude chatgpt gpt codex gemini copilot assistant".split())
+ADDRESSEES: frozenset[str] = frozenset("claude chatgpt codex gemini copilot assistant".split())
 # Days and months: "the report for friday" dates a request; "Use for april." names nothing.
 CALENDAR: frozenset[str] = frozenset(
     norm_token(word)
     for word in (
-        "monday tuesday wednesday thursday friday saturday sunday january february march "
-        "april june july august september october november december"
+        "monday tuesday wednesday thursday friday saturday sunday january february april "
+        "june july august september october november december"  # not march: ray marching
     ).split()
 )
 
@@ -158,15 +158,19 @@ def _order(case: Case) -> bytes:
 
 def split_cases(cases: Sequence[Case], skill_id: str, share: float = TUNING_SHARE) -> Split:
     """The author's own split when the file gives every case of the skill one, train and
-    validation both (skill-creator's `train`/`validation` lists, TOML's `split`): tuned on
-    train, validation held out. Otherwise the skill's positives and negatives, each ordered
-    by a stable hash of the prompt and cut at `share`; a group of two or more keeps at
-    least one case on each side."""
+    validation both (skill-creator's `train`/`validation` lists, TOML's `split`), each with
+    a should-trigger prompt: tuned on train, validation held out (without a positive on
+    both sides there is nothing to learn from or nothing to gain). Otherwise the skill's
+    positives and negatives, each ordered by a stable hash of the prompt and cut at
+    `share`; a group of two or more keeps at least one case on each side."""
     tuning: list[Case] = []
     held: list[Case] = []
     own = [case for case in cases if _about(case, skill_id)]
     others = tuple(case for case in cases if not _about(case, skill_id))
-    if {case.split for case in own} == {"train", "validation"}:
+    if {case.split for case in own} == {"train", "validation"} and all(
+        any(case.positive and case.split == part for case in own)
+        for part in ("train", "validation")
+    ):
         return Split(
             tuple(case for case in own if case.split == "train"),
             tuple(case for case in own if case.split == "validation"),
@@ -444,9 +448,21 @@ class Candidate:
         )
 
     @property
+    def kept_fixes(self) -> int:
+        """The fixes that remain without the edit's lexical effect."""
+        return min(self.dense_fixes, self.fixes)
+
+    @property
     def survives(self) -> float | None:
         """The share of the fixes that remain without the edit's lexical effect."""
-        return min(1.0, self.dense_fixes / self.fixes) if self.fixes else None
+        return self.kept_fixes / self.fixes if self.fixes else None
+
+    @property
+    def remaining(self) -> str:
+        """'1 of 4 fixes remains (25%)': the lexical-off figure as both front ends say it."""
+        verb = "remains" if 1 in (self.kept_fixes, self.fixes) else "remain"
+        share = "" if self.survives is None else f" ({self.survives:.0%})"
+        return f"{self.kept_fixes} of {counted(self.fixes, 'fix', 'fixes')} {verb}{share}"
 
     @property
     def lexical_only(self) -> bool:
@@ -505,17 +521,20 @@ def shortcomings(candidate: Candidate) -> list[str]:
     tuning cases broken is no gain), no steal, no new false injection, and a gain that is
     not word matching alone. `tune --apply` of one with shortcomings says them."""
     found = []
+    steals = counted(candidate.steals, "case") + " from other skills"
     if candidate.part_net(Part.HELD_OUT) <= 0:
         found.append("no gain on the held-out cases")
     elif candidate.net <= 0:
-        loses = " and ".join(
-            verb
+        lost = " and ".join(
+            f"{verb} {count}"
             for verb, count in (("breaks", candidate.breaks), ("steals", candidate.steals))
             if count
         )
-        found.append(f"it {loses} as many cases as it fixes")
-    if candidate.steals:
-        found.append(f"it steals {counted(candidate.steals, 'case')} from other skills")
+        cases = "case" if candidate.breaks + candidate.steals == 1 else "cases"
+        found.append(f"it {lost} {cases}, no fewer than the {candidate.fixes} it fixes")
+        steals = ""  # said just now
+    if candidate.steals and steals:
+        found.append(f"it steals {steals}")
     if candidate.false_injections:
         found.append(counted(candidate.false_injections, "new false injection"))
     if candidate.lexical_only:
@@ -1377,6 +1396,12 @@ def tune(
     notes: list[str] = []
     if not split.tuning:
         notes.append(f"no case is about {skill_id}: nothing to tune on")
+    if not split.from_file and any(case.split for case in (*split.tuning, *split.held_out)):
+        notes.append(
+            "the file's train/validation split is not used: it needs a should-trigger "
+            f"prompt of {skill_id} on both sides and every case in one; split by the "
+            "prompts' hash instead"
+        )
     if len(original) > MAX_DESCRIPTION:
         notes.append(
             f"the description has {len(original):,} characters, over the spec's "
