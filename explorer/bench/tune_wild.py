@@ -30,7 +30,6 @@ import csv
 import dataclasses
 import json
 import random
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -290,8 +289,20 @@ def _log(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def _end_with(parent: int) -> None:
+    """A worker's watch (the pool's initializer): it ends as soon as the run that started
+    it has, however that ended (SIGTERM or SIGKILL to the parent alone included); an
+    orphaned worker would go on appending to the rows file."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="end-with-run").start()
 
 
 def run_jobs(
@@ -302,28 +313,27 @@ def run_jobs(
     work: Callable[[str, list[str], str | None], tuple[list[Row], dict[str, int]]] = _shard,
 ) -> tuple[list[Row], dict[str, int]]:
     """`run` over `jobs` processes, each with every `jobs`-th skill; the rows come back in
-    the skills' order, so the table is the same whatever the number of jobs. Stopped
-    (Ctrl+C, or SIGTERM to this process alone), it stops its workers too: an orphaned one
-    would go on appending to the rows file. `work` is the workers' function (a test's)."""
+    the skills' order, so the table is the same whatever the number of jobs. A worker
+    that dies breaks the pool (the run stops with the error); a run that dies takes its
+    workers with it (`_end_with`). `work` is the workers' function (a test's)."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     folders = [
         folder for folder, name in _sources(wild) if not only or folder in only or name in only
     ]
     shards = [folders[number::jobs] for number in range(jobs)]
-    file = None if rows_file is None else str(rows_file)
+    files = [None if rows_file is None else str(rows_file)] * jobs
     rows: list[Row] = []
     counts: dict[str, int] = {}
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        with get_context("spawn").Pool(jobs) as pool:  # leaving the block terminates it
-            results = pool.starmap(work, [(str(wild), shard, file) for shard in shards])
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    for shard_rows, shard_counts in results:
-        rows += shard_rows
-        for key, value in shard_counts.items():
-            counts[key] = counts.get(key, 0) + value
+    with ProcessPoolExecutor(
+        jobs, mp_context=get_context("spawn"), initializer=_end_with, initargs=(os.getpid(),)
+    ) as pool:
+        for shard_rows, shard_counts in pool.map(work, [str(wild)] * jobs, shards, files):
+            rows += shard_rows
+            for key, value in shard_counts.items():
+                counts[key] = counts.get(key, 0) + value
     rows.sort(key=lambda row: row.folder)
     return rows, counts
 
@@ -369,11 +379,16 @@ def speed(wild: Path, large: Path, log: Callable[[str], None]) -> list[str]:
             index = open_library(roots, config, engine=engine)
             seconds = []
             for name, own in skills:
+                if name not in index.positions:  # a skill that did not parse: no time
+                    continue
                 path = index.skills[index.positions[name]].path
                 started = time.perf_counter()
                 tune(index, config, name, own, read_skill_text(path))
                 seconds.append(time.perf_counter() - started)
                 log(f"{label} ({len(index)} skills): {name} {seconds[-1]:.1f} s")
+            if not seconds:
+                lines.append(f"| {label} ({len(index):,} skills) | 0 | – | – | {target:g} s | – |")
+                continue
             median, slowest = statistics.median(seconds), max(seconds)
             lines.append(
                 f"| {label} ({len(index):,} skills) | {len(seconds)} | {median:.1f} s | "

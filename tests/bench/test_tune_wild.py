@@ -41,8 +41,6 @@ def test_the_table_goes_between_its_markers(tmp_path: Path) -> None:
 
 
 def test_the_table_says_where_the_missed_prompts_stood_when_every_row_kept_it() -> None:
-    import dataclasses
-
     kept = [
         dataclasses.replace(_row("a", 2), missed_first=2, missed_outranked=1, missed_absent=0),
         dataclasses.replace(_row("b", 1), missed_first=0, missed_outranked=1, missed_absent=2),
@@ -108,7 +106,6 @@ def test_a_skill_with_nothing_recommended_says_what_keeps_the_first_from_it() ->
 def test_a_rows_file_resumes_without_running_again(tmp_path: Path) -> None:
     """Every skill already in the --rows file: the run loads no model and gives the same
     table (an interrupted run goes on where it stopped)."""
-    import dataclasses
     import json
 
     from explorer.bench.tune_wild import run
@@ -179,8 +176,6 @@ def test_a_sample_is_the_same_draw_every_time_and_says_so(tmp_path: Path) -> Non
 WORKER_SCRIPT = """
 import os, sys, time
 from pathlib import Path
-
-import pytest
 from explorer.bench.tune_wild import run_jobs
 
 def work(wild, shard, rows):
@@ -192,9 +187,11 @@ if __name__ == "__main__":
 """
 
 
-def test_stopping_a_run_stops_its_workers(tmp_path: Path) -> None:
-    """SIGTERM to the parent alone (`kill PID`): its workers end with it. An orphaned one
-    would go on appending to the rows file that a new run is reading."""
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
+def test_stopping_a_run_stops_its_workers(tmp_path: Path, stop: str) -> None:
+    """A signal to the parent alone (`kill PID`, `kill -9 PID`): its workers end with it.
+    An orphaned one would go on appending to the rows file that a new run is reading."""
     import os
     import signal
     import subprocess
@@ -214,7 +211,7 @@ def test_stopping_a_run_stops_its_workers(tmp_path: Path) -> None:
             time.sleep(0.1)
         workers = [int(path.name) for path in started.iterdir()]
         assert len(workers) == 2, "the workers did not start"
-        parent.send_signal(signal.SIGTERM)
+        parent.send_signal(getattr(signal, stop))
         parent.wait(timeout=30)
         deadline = time.monotonic() + 10
         alive = workers
