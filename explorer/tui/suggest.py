@@ -22,7 +22,9 @@ from explorer.terminal import plain
 from explorer.tui.keys import HELP_BINDING
 from explorer.tui.widgets.footer import QuietFooter
 
-LINE_WIDTH = 90  # what a flip's line may take of the dialog's 94 columns inside
+DIALOG_WIDTH = 100  # columns, or the whole terminal when it is narrower
+LIST_FRAME = 12  # the dialog's border and padding, the list's and its scrollbar, an indent
+MIN_PROMPT = 24  # a flip's prompt keeps this much however long the skills it names
 
 
 def diff_text(candidate: Candidate, context: int = 3) -> Text:
@@ -49,9 +51,11 @@ def diff_text(candidate: Candidate, context: int = 3) -> Text:
     return out
 
 
-def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text:
+def candidate_text(
+    number: int, candidate: Candidate, recommended: bool, width: int = DIALOG_WIDTH - LIST_FRAME
+) -> Text:
     """One option: the figures, the survival with the lexical channels off, the steps
-    that made it, the diff."""
+    that made it, the diff, and the first flips, each on one line `width` wide."""
     out = Text()
     out.append(f"#{number} ", style="bold")
     if recommended:
@@ -61,11 +65,14 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     held = candidate.held_out
     out.append(
         f"held-out {held.passed}/{held.total} (net {candidate.part_net(Part.HELD_OUT):+d})  "
-        f"fixes {candidate.fixes}"
+        f"tuning {candidate.tuning.passed}/{candidate.tuning.total}"
+    )
+    out.append(  # a line of its own: at 80 columns the figures fill one
+        f"\n  fixes {candidate.fixes}"
         + (f" ({counted(candidate.releases, 'release')})" if candidate.releases else "")
         + f"  breaks {candidate.breaks}  steals {candidate.steals}"
     )
-    if candidate.fixes:  # a line of its own: beside the figures it wraps at 100 columns
+    if candidate.fixes:
         out.append(f"\n  lexical off: {candidate.remaining}", style="dim")
         if candidate.joint_fixes:
             joint = candidate.joint_fixes
@@ -79,16 +86,14 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     out.append_text(diff_text(candidate))
     for flip in candidate.flips[:4]:
         label = f"\n  {flip.effect.value.upper():7} {flip.part.value:8} "
-        # Another's case says whose it was: a sibling's, or no skill's.
-        whose = (
-            f"  (expects {', '.join(flip.case.expect) or 'no skill'})"
-            if flip.part is Part.OTHER
-            else ""
-        )
-        width = LINE_WIDTH - len(label) - len(whose)  # one line in the 100-column dialog
+        whose = f"  (expects {_expected(flip.case.expect)})" if flip.part is Part.OTHER else ""
+        most = width - len(label) - MIN_PROMPT  # what whose may take, the prompt's share kept
+        if len(whose) > most:
+            whose = whose[: max(most - 2, 0)] + "…)"
+        room = width - len(label) - len(whose)
         prompt = flip.case.prompt.replace("\n", " ")
-        if len(prompt) > width:
-            prompt = prompt[: width - 1] + "…"
+        if len(prompt) > room:
+            prompt = prompt[: room - 1] + "…"
         style = "green" if flip.effect in (Effect.FIX, Effect.RELEASE) else "red"
         out.append(label, style=style)
         out.append_text(plain(prompt))
@@ -96,6 +101,13 @@ def candidate_text(number: int, candidate: Candidate, recommended: bool) -> Text
     if len(candidate.flips) > 4:
         out.append(f"\n  … {len(candidate.flips) - 4} more", style="dim")
     return out
+
+
+def _expected(skills: tuple[str, ...]) -> str:
+    """Whose case another skill's was, short: "no skill", "pdf", "pdf +2"."""
+    if not skills:
+        return "no skill"
+    return skills[0] + (f" +{len(skills) - 1}" if len(skills) > 1 else "")
 
 
 def summary_text(result: TuneResult, from_edit: bool = False) -> Text:
@@ -135,6 +147,7 @@ class SuggestScreen(ModalScreen[int | None]):
     /* The candidates are what the dialog is for: the summary (its notes scroll) takes at
        most a third of it, so at 80x24 a whole candidate, flips included, fits below. */
     #suggest-summary { height: auto; max-height: 33%; overflow-y: auto; }
+    #suggest-summary.-alone { max-height: 100%; }
     #suggest-list { height: 1fr; min-height: 8; }
     """
     # enter as the list's own: a priority binding, so that the footer shows it.
@@ -151,13 +164,18 @@ class SuggestScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="suggest"):
-            yield Static(summary_text(self.result, self.from_edit), id="suggest-summary")
+            summary = Static(summary_text(self.result, self.from_edit), id="suggest-summary")
+            width = min(self.app.size.width, DIALOG_WIDTH) - LIST_FRAME
             options = [
-                Option(candidate_text(number, candidate, number - 1 == self.result.recommended))
+                Option(
+                    candidate_text(number, candidate, number - 1 == self.result.recommended, width)
+                )
                 for number, candidate in enumerate(self.result.candidates, 1)
             ]
             listing = OptionList(*options, id="suggest-list")
-            listing.display = bool(options)  # none: the summary's notes say why
+            listing.display = bool(options)
+            summary.set_class(not options, "-alone")  # none: the summary's notes say why
+            yield summary
             yield listing
         yield QuietFooter()
 

@@ -4,12 +4,15 @@ and the Cases tab follow the save. Through Pilot over the real engine and live i
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.screen import Screen
 from textual.widgets import OptionList, ProgressBar, Static, TextArea
 
+from explorer.engine.author import Effect, Part, TuneResult
 from explorer.terminal import render
 from explorer.tui.app import ExplorerApp
 from explorer.tui.suggest import SuggestScreen, summary_text
@@ -172,7 +175,7 @@ async def test_suggestions_start_from_the_unsaved_edit(library: Path, tmp_path: 
 
 async def test_at_80x24_a_long_summary_leaves_a_whole_candidate_in_view(tmp_path: Path) -> None:
     """At 80x24 a summary of four notes takes at most a third of the dialog (it scrolls):
-    the list below shows a whole candidate, its flips included."""
+    the list below shows a whole candidate, its flips included, each flip on one line."""
     import dataclasses
 
     from textual.app import App
@@ -184,22 +187,57 @@ async def test_at_80x24_a_long_summary_leaves_a_whole_candidate_in_view(tmp_path
     result = _run(tmp_path / "skills", cases)
     assert result.candidates
     long = dataclasses.replace(result, notes=(("a note that wraps onto a second line " * 3),) * 4)
+    # Flips of long prompts, and of cases that expect several skills.
+    wordy = "please " * 30
+    flips = [
+        dataclasses.replace(flip, case=dataclasses.replace(flip.case, prompt=wordy))
+        for flip in long.candidates[0].flips
+    ]
+    other = dataclasses.replace(
+        flips[0],
+        part=Part.OTHER,
+        effect=Effect.STEAL,
+        case=Case(wordy, ("a-" + "very-" * 12 + "long-skill-name", "pdf"), "direct"),
+    )
+    first = dataclasses.replace(long.candidates[0], flips=(other, *flips))
+    long = dataclasses.replace(long, candidates=(first, *long.candidates[1:]))
 
     class Host(App[None]):
-        def on_mount(self) -> None:
-            self.push_screen(SuggestScreen(long))
+        def __init__(self, shown: TuneResult) -> None:
+            super().__init__()
+            self.shown = shown
 
-    async with Host().run_test(size=(80, 24)) as pilot:
+        def on_mount(self) -> None:
+            self.push_screen(SuggestScreen(self.shown))
+
+    async with Host(long).run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         listing = pilot.app.screen.query_one(OptionList)
-        # A whole candidate, its flips included, fits under a summary with long notes.
-        options = [listing.get_option_at_index(n) for n in range(listing.option_count)]
-        tallest = max(len(option.prompt.plain.splitlines()) for option in options)  # type: ignore[union-attr]
-        assert listing.display and listing.size.height >= tallest
-    # None found: the dialog says so, rather than a box with nothing in it.
+        # A whole candidate, its flips included, fits under a summary with long notes; no
+        # flip's line wraps at the list's width (the diff may).
+        width = listing.scrollable_content_region.width
+        console = Console(width=width, file=io.StringIO())
+        labels = tuple(f"  {effect.value.upper()} " for effect in Effect)
+        for number in range(listing.option_count):
+            option = listing.get_option_at_index(number).prompt
+            rows = console.render_lines(option, pad=False)  # type: ignore[arg-type]
+            assert len(rows) <= listing.size.height
+            flips = [line for line in str(option).splitlines() if line.startswith(labels)]
+            assert flips and all(len(line) <= width for line in flips)
+        assert listing.display
+    # None found: the dialog says so, rather than a box with nothing in it, and the notes
+    # that say why have the whole dialog.
     empty = dataclasses.replace(result, candidates=(), recommended=None, notes=())
     summary = render(summary_text(empty))
     assert "No edit to suggest." in summary and "enter loads" not in summary
+    async with Host(dataclasses.replace(long, candidates=(), recommended=None)).run_test(
+        size=(80, 24)
+    ) as pilot:
+        await pilot.pause()
+        shown = pilot.app.screen.query_one("#suggest-summary", Static)
+        console = Console(width=shown.size.width, file=io.StringIO())
+        lines = console.render_lines(shown.content, pad=False)  # type: ignore[arg-type]
+        assert shown.size.height >= len(lines) > 7  # every note in view, more than a third
 
 
 async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
@@ -211,7 +249,6 @@ async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
 
     from textual.app import App
 
-    from explorer.engine.author import TuneResult
     from explorer.engine.qa.cases import Case
     from explorer.tui.widgets.footer import KeyCell, QuietFooter
     from tests.engine.test_tune import OWN, _run

@@ -151,7 +151,7 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             f"  channels moved (mean over flipped cases): {_channels(candidate)}",
             f"  with the lexical channels off (the words at the old description, the "
             f"models reading the new): {candidate.remaining}"
-            + (f", {candidate.dense_steals} steals" if candidate.dense_steals else "")
+            + (f", {counted(candidate.dense_steals, 'steal')}" if candidate.dense_steals else "")
             + (
                 f"; {candidate.joint_fixes} more "
                 f"{'needs' if candidate.joint_fixes == 1 else 'need'} the new words and the "
