@@ -185,7 +185,7 @@ def cases_text(
     else:
         out.append(f"{len(comparison.flipped)} would flip\n", style="bold")
     shown = []  # what the edit does to both sides of the cases: hits, and wrong injections
-    for name, label in (("recall", "recall"), ("false_inject_rate", "false injections")):
+    for name, label in (("recall", "recall"), ("false_inject_rate", "false-inject")):
         delta = comparison.metrics.get(name, {})
         if delta.get("a") is not None and delta.get("b") is not None:
             shown.append(f"{label} {delta['a']:.3f} → {delta['b']:.3f}")
@@ -197,10 +197,10 @@ def cases_text(
 
 class DescriptionArea(TextArea):
     """The what-if editor. Its page keys page the scores and flips below it whenever the
-    editor has nowhere to page that way: the description fits (the usual case), or the
-    cursor is already on its first or last line. So at 80x24, where the flips start below
-    the fold, they are a key away, and past a long description's end (a loaded
-    suggestion) they are the next page."""
+    editor has nothing more to show that way: the description fits (the usual case), or
+    its view is already at its end (page down) or its start (page up). So at 80x24,
+    where the flips start below the fold, they are a key away, and past a long
+    description (a loaded suggestion) they are the next page."""
 
     @dataclass
     class Paged(Message):
@@ -212,12 +212,8 @@ class DescriptionArea(TextArea):
         self.refresh()
 
     def _page(self, down: bool) -> bool:
-        if self.max_scroll_y > 0:
-            height = self.content_size.height
-            cursor = self.selection.end
-            target = self.navigator.get_location_at_y_offset(cursor, height if down else -height)
-            if target != cursor:  # the editor's own page
-                return False
+        if (self.scroll_y < self.max_scroll_y) if down else (self.scroll_y > 0):
+            return False  # the editor's own page: more of the description that way
         self.post_message(self.Paged(down))
         return True
 
@@ -303,7 +299,7 @@ class WhatIfScreen(ModalScreen[None]):
             title.append_text(plain(f"  {self.path}", style="dim"))
             keys = (
                 ("f4/ctrl+s", "save to SKILL.md"),
-                ("esc", "discard"),
+                ("esc esc", "discard"),
                 ("ctrl+o", "$EDITOR"),
                 ("ctrl+t", "suggest edits"),
                 ("pgdn/pgup", "scroll the scores and flips"),

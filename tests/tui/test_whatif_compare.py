@@ -221,9 +221,10 @@ async def test_at_80x24_the_page_keys_bring_the_flips_into_view(
 async def test_past_a_long_descriptions_end_the_page_keys_page_the_flips(
     library: Path, tmp_path: Path
 ) -> None:
-    """A description taller than the editor (a loaded suggestion, say): page down moves
-    through it first, and once the cursor is on its last line the next page down pages
-    the flips; page up, on its first line, pages them back."""
+    """A description taller than the editor (a loaded suggestion, say), shown from its
+    start with the cursor at its end (as the editor opens): page down shows the rest of it
+    first, and once its end is in view the next page down pages the flips; page up goes
+    back through the description, then pages the flips back."""
     from textual.containers import VerticalScroll
 
     app = make_app(library, tmp_path)
@@ -233,16 +234,19 @@ async def test_past_a_long_descriptions_end_the_page_keys_page_the_flips(
         assert isinstance(results, VerticalScroll)
         editor.load_text(" ".join(["Merge, split and extract tables from PDF files."] * 12))
         await settle(pilot, lambda: editor.max_scroll_y > 0 and results.max_scroll_y > 0)
-        editor.move_cursor((0, 0))
+        editor.move_cursor(editor.document.end)
+        editor.scroll_home(animate=False)
+        await settle(pilot, lambda: editor.scroll_y == 0)
         await pilot.press("pagedown")
-        await pilot.pause()
-        assert editor.cursor_location != (0, 0) and results.scroll_y == 0  # the editor's
-        for _ in range(6):  # to the description's last line, then one more page
+        await settle(pilot, lambda: editor.scroll_y > 0)
+        assert results.scroll_y == 0  # the rest of the description came first
+        for _ in range(6):  # to the description's end, then one more page
             await pilot.press("pagedown")
         await settle(pilot, lambda: results.scroll_y > 0)
-        editor.move_cursor((0, 0))
-        await pilot.press("pageup")
-        await settle(pilot, lambda: results.scroll_y == 0)
+        assert editor.scroll_y == editor.max_scroll_y
+        for _ in range(8):  # back to the description's start, then the flips' top
+            await pilot.press("pageup")
+        await settle(pilot, lambda: results.scroll_y == 0 and editor.scroll_y == 0)
 
 
 async def test_a_long_description_opens_at_its_start_with_the_cursor_at_its_end(
@@ -574,6 +578,6 @@ def test_the_flips_block_gives_recall_and_false_injections_before_and_after() ->
 
     report: Any = SimpleNamespace()
     shown = render(cases_text(comparison({"a": 0.0, "b": 0.5}), report, False, "cases.toml"))
-    assert "recall 0.500 → 1.000; false injections 0.000 → 0.500" in shown
+    assert "recall 0.500 → 1.000; false-inject 0.000 → 0.500" in shown
     shown = render(cases_text(comparison({"a": None, "b": None}), report, False, "cases.toml"))
-    assert "recall 0.500 → 1.000" in shown and "false injections" not in shown  # no negatives
+    assert "recall 0.500 → 1.000" in shown and "false-inject" not in shown  # no negatives
