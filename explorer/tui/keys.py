@@ -122,20 +122,22 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
     (
         "RECOMMENDED",
-        "a suggested edit (ctrl+t in the what-if) with a gain on the held-out cases, no "
-        "steal, no new false injection, and more than word matching",
+        "a suggested edit (ctrl+t in the what-if) that tune would keep: a gain on the "
+        "held-out cases and over all of them, no steal, no new false injection, and more "
+        "than word matching",
     ),
     ("LEXICAL ONLY", "a suggestion whose every fix the new words alone made"),
+    ("FIX BREAK", "a case a suggestion makes pass, or fail: the skill's own, or another's"),
     (
-        "FIX BREAK STEAL RELEASE",
-        "a suggestion's cases: one it makes pass or fail (the skill's own, or another's "
-        "whose outcome it changes); another skill's (or no skill's) case it takes, or lets "
-        "go (a release counts among the fixes)",
+        "STEAL RELEASE",
+        "another skill's (or no skill's) case the suggested edit makes this skill take, or "
+        "let go; a release counts among the fixes",
     ),
     (
         "lexical off",
-        "how many of a suggestion's fixes remain with the words read at the old "
-        "description and the models at the new; joint: fixes that need both moved",
+        "how many of a suggestion's fixes remain with the words read at the old description "
+        "and the models at the new; 'need words and models together': fixes that neither "
+        "makes alone",
     ),
 )
 
@@ -232,8 +234,13 @@ def binding_ids(module_prefix: str = "explorer.tui") -> set[str]:
 
 
 # F1 over the screens that open above the main one: a modal screen's bindings end the
-# chain, so the app's F1 would not reach it. Same id: a keymap remap of help moves it too.
-HELP_BINDING = Binding("f1", "app.help", "Help", id="help")
+# chain, so the app's F1 would not reach it. The app's own binding, with its id, so a
+# keymap remap of help moves it too.
+HELP_BINDING = next(
+    Binding(key, "app.help", description, tooltip=tooltip, id=id)
+    for key, action, description, tooltip, id in KEYS
+    if id == "help"
+)
 
 
 def bindings_of(
