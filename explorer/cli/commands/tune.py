@@ -107,7 +107,8 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
     split = result.split
     others = (
         f"other cases near the skill {result.others.passed}/{result.others.total} "
-        f"(of {result.others_total}; no edit of it reaches the rest)"
+        f"(of {result.others_total}; the rest are far from it and are routed again only where "
+        "an edit brings it near)"
         if result.others_total
         else "no case about other skills (a TOML/TSV file with theirs checks steals)"
     )
