@@ -349,7 +349,7 @@ def speed(wild: Path, large: Path, log: Callable[[str], None]) -> list[str]:
     from explorer.engine import open_engine, open_library
     from explorer.engine.author import read_skill_text
     from explorer.engine.index import open_cache
-    from explorer.engine.qa.libraries import materialise_jsonl
+    from explorer.engine.qa import materialise_jsonl
 
     config = Config()
     engine = open_engine(config, cache=open_cache(config, None))

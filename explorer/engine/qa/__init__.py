@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "compare": "evaluate",
     "flip_causes": "flips",
     "library_roots": "libraries",
+    "materialise_jsonl": "libraries",
     "load_cases": "cases",
     "memoised": "calibrate",
     "missing_skill_warnings": "evaluate",
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from explorer.engine.qa.libraries import LibraryError as LibraryError
     from explorer.engine.qa.libraries import LibrarySpec as LibrarySpec
     from explorer.engine.qa.libraries import library_roots as library_roots
+    from explorer.engine.qa.libraries import materialise_jsonl as materialise_jsonl
     from explorer.engine.qa.libraries import open_libraries as open_libraries
     from explorer.engine.qa.libraries import parse_library_arg as parse_library_arg
     from explorer.engine.qa.libraries import read_manifest as read_manifest
