@@ -150,6 +150,14 @@ def _sources(wild: Path) -> list[tuple[str, str]]:
         return sorted((row["id"], row["name"]) for row in csv.DictReader(handle, delimiter="\t"))
 
 
+def folders_of(wild: Path, skills: Sequence[str]) -> list[str]:
+    """`--only`'s skills as the folders `run` takes: each given by its folder or its name.
+    A name can be another skill's folder ("tui-design" names the folder
+    `tui-design-diegomarino` and is the folder of another skill), so `run` and its shards
+    match folders alone: matching names there ran such a skill in two shards."""
+    return [folder for folder, name in _sources(wild) if folder in skills or name in skills]
+
+
 def sample_folders(wild: Path, size: int) -> list[str]:
     """`size` of the corpus's skill folders drawn at random with SAMPLE_SEED: a table that
     costs a fraction of the whole corpus's run and still estimates its share of skills
@@ -182,19 +190,20 @@ def run(
     rows_file: Path | None = None,
     run_missing: bool = True,
 ) -> tuple[list[Row], dict[str, int]]:
-    """Every skill of the corpus (or of `only`); with `rows_file`, each skill's outcome is
-    appended there as it finishes and the skills already there are not run again. Without
-    `run_missing`, only the rows file's skills are counted (a partial table, said so)."""
+    """Every skill of the corpus (or of `only`, folders); with `rows_file`, each skill's
+    outcome is appended there as it finishes and the skills already there are not run
+    again. Without `run_missing`, only the rows file's skills are counted (a partial
+    table, said so)."""
     from explorer.engine import open_engine, open_library
     from explorer.engine.index import open_cache
 
     done = _load_rows(rows_file)
     counts = dict.fromkeys(STAGES, 0)
-    counts["total"] = sum(1 for f, n in _sources(wild) if not only or f in only or n in only)
+    counts["total"] = sum(1 for folder, _ in _sources(wild) if not only or folder in only)
     rows: list[Row] = []
     todo: list[tuple[str, str]] = []
     for folder, name in _sources(wild):
-        if only and folder not in only and name not in only:
+        if only and folder not in only:
             continue
         if folder in done:
             stage, row = done[folder]
@@ -320,9 +329,7 @@ def run_jobs(
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    folders = [
-        folder for folder, name in _sources(wild) if not only or folder in only or name in only
-    ]
+    folders = [folder for folder, _ in _sources(wild) if not only or folder in only]
     shards = [folders[number::jobs] for number in range(jobs)]
     files = [None if rows_file is None else str(rows_file)] * jobs
     rows: list[Row] = []
@@ -521,6 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.speed:
         print("\n".join(speed(args.wild, LARGE, _log)))
         return 0
+    args.only = folders_of(args.wild, args.only) if args.only else []
     if args.sample is not None:
         args.only = sample_folders(args.wild, args.sample)
     if args.no_run:

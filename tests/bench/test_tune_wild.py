@@ -270,3 +270,27 @@ def test_speed_times_the_skills_with_about_twenty_cases_alone_and_beside_a_large
     assert rows[0].startswith("| the wild corpus (2 skills) | 1 |")  # timesheets has 3 cases
     assert rows[1].startswith("| with openclaw-large (7 skills) | 1 |")
     assert all(row.endswith(("| pass |", "| fail |")) for row in rows)
+
+
+def test_only_takes_folders_so_a_name_that_is_another_folder_runs_once(tmp_path: Path) -> None:
+    """`tui-design` is one skill's folder and another's name: run with the first's
+    folder, the second is not run too (two shards ran it twice that way)."""
+    import json
+
+    from explorer.bench.tune_wild import folders_of, run
+    from explorer.engine.base.config import Config
+
+    wild = tmp_path / "wild"
+    wild.mkdir()
+    (wild / "SOURCES.tsv").write_text(
+        "id\tname\ntui-design\ttui-design\ntui-design-x\ttui-design\n", encoding="utf-8"
+    )
+    assert folders_of(wild, ["tui-design-x"]) == ["tui-design-x"]
+    assert folders_of(wild, ["tui-design"]) == ["tui-design", "tui-design-x"]  # both, by name
+    rows_file = tmp_path / "rows.jsonl"
+    records = [
+        {"folder": f, "stage": "skills", "row": None} for f in ("tui-design", "tui-design-x")
+    ]
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    _, counts = run(wild, Config(), lambda line: None, ["tui-design"], rows_file)
+    assert counts["total"] == counts["skills"] == 1
