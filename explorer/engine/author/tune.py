@@ -521,10 +521,11 @@ def shortcomings(candidate: Candidate) -> list[str]:
     tuning cases broken is no gain), no steal, no new false injection, and a gain that is
     not word matching alone. `tune --apply` of one with shortcomings says them."""
     found = []
-    steals = counted(candidate.steals, "case") + " from other skills"
-    if candidate.part_net(Part.HELD_OUT) <= 0:
+    held_out_gain = candidate.part_net(Part.HELD_OUT) > 0
+    losing = held_out_gain and candidate.net <= 0  # its breaks and steals cancel its fixes
+    if not held_out_gain:
         found.append("no gain on the held-out cases")
-    elif candidate.net <= 0:
+    elif losing:
         lost = " and ".join(
             f"{verb} {count}"
             for verb, count in (("breaks", candidate.breaks), ("steals", candidate.steals))
@@ -532,9 +533,8 @@ def shortcomings(candidate: Candidate) -> list[str]:
         )
         cases = "case" if candidate.breaks + candidate.steals == 1 else "cases"
         found.append(f"it {lost} {cases}, no fewer than the {candidate.fixes} it fixes")
-        steals = ""  # said just now
-    if candidate.steals and steals:
-        found.append(f"it steals {steals}")
+    if candidate.steals and not losing:  # a losing one has said its steals already
+        found.append(f"it steals {counted(candidate.steals, 'case')} from other skills")
     if candidate.false_injections:
         found.append(counted(candidate.false_injections, "new false injection"))
     if candidate.lexical_only:
