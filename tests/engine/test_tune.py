@@ -14,9 +14,11 @@ from explorer.engine.author.rewrite import read_skill_text
 from explorer.engine.author.tune import (
     MAX_DESCRIPTION,
     Effect,
+    Flip,
     Part,
     Probe,
     TuneResult,
+    _shift,
     cases_for,
     rank_key,
     split_cases,
@@ -748,3 +750,31 @@ def test_a_quotation_is_never_cut_and_a_joined_word_never_loses_a_piece() -> Non
         _head("给我一个封面图提示词，要顶刊那种学术风格的感觉就好")
         == '"给我一个封面图提示词，要顶刊那种学术风格的感觉就好"'[:25] + '…"'
     )
+
+
+def _moved(effect: Effect, part: Part, expect: tuple[str, ...], relevance: float) -> Flip:
+    return Flip(
+        case=Case("a prompt", expect, "positive" if expect else "negative"),
+        part=part,
+        effect=effect,
+        cosine=relevance / 2,
+        bm25=0.0,
+        rerank=None,
+        relevance=relevance,
+        terms_gained=(),
+        terms_lost=(),
+        stages=("relevance", "relevance"),
+        rerank_after=None,
+    )
+
+
+def test_the_channels_are_averaged_over_the_cases_it_now_takes_not_its_releases() -> None:
+    """A release lowers the skill's p on another's case; averaged with the fix it read as
+    no move at all."""
+    fix = _moved(Effect.FIX, Part.TUNING, (SKILL,), 0.4)
+    release = _moved(Effect.RELEASE, Part.OTHER, ("pdf",), -0.4)
+    shift = _shift([fix, release])
+    assert shift.over_fixes and shift.relevance == pytest.approx(0.4)
+    assert shift.cosine == pytest.approx(0.2)
+    alone = _shift([release])  # nothing taken: every flip, and it says so
+    assert not alone.over_fixes and alone.relevance == pytest.approx(-0.4)

@@ -149,7 +149,9 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             f"{len(candidate.description)} chars",
             f"  edit: {'; '.join(candidate.steps)}",
             f"  diff: {_diff_text(candidate)}",
-            f"  channels moved (mean over flipped cases): {_channels(candidate)}",
+            f"  channels moved (mean over the "
+            f"{'cases it now takes' if candidate.shift.over_fixes else 'cases it flips'}): "
+            f"{_channels(candidate)}",
             f"  with the lexical channels off (the words at the old description, the "
             f"models reading the new): {candidate.remaining}"
             + (f", {counted(candidate.dense_steals, 'steal')}" if candidate.dense_steals else "")

@@ -350,13 +350,17 @@ def _tally(probes: Sequence[Probe]) -> Tally:
 
 @dataclass(frozen=True)
 class Shift:
-    """How the skill's channels moved, averaged over the cases the edit flips."""
+    """How the skill's channels moved, averaged over its should-trigger cases the edit
+    fixes: what made it take them. Averaged over every flip, a fix (p up) and a release
+    (p down) cancel, and the mean reads as no move or a loss. An edit that fixes no such
+    case is averaged over all its flips, and says so (`over_fixes`)."""
 
     cosine: float
     bm25: float
     rerank: float | None
     relevance: float | None
     terms: tuple[str, ...]  # BM25 terms gained on those cases, most frequent first
+    over_fixes: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self) | {"terms": list(self.terms)}
@@ -368,6 +372,13 @@ def _mean(values: Iterable[float | None]) -> float | None:
 
 
 def _shift(flips: Sequence[Flip]) -> Shift:
+    taken = [
+        flip
+        for flip in flips
+        if flip.effect is Effect.FIX and flip.part is not Part.OTHER and flip.case.positive
+    ]
+    if taken:
+        flips = taken
     counts: dict[str, int] = {}
     for flip in flips:
         for term in flip.terms_gained:
@@ -378,6 +389,7 @@ def _shift(flips: Sequence[Flip]) -> Shift:
         rerank=_mean(flip.rerank for flip in flips),
         relevance=_mean(flip.relevance for flip in flips),
         terms=tuple(sorted(counts, key=lambda term: (-counts[term], term))),
+        over_fixes=bool(taken),
     )
 
 
