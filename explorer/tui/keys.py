@@ -131,7 +131,8 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     (
         "STEAL RELEASE",
         "another skill's (or no skill's) case the suggested edit makes this skill take, or "
-        "let go; a release counts among the fixes",
+        "let go; a release counts among the fixes; 'shared': that skill keeps the case and "
+        "this one is injected beside it",
     ),
     (
         "lexical off",

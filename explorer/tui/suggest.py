@@ -86,7 +86,10 @@ def candidate_text(
     out.append_text(diff_text(candidate))
     for flip in candidate.flips[:4]:
         label = f"\n  {flip.effect.value.upper():7} {flip.part.value:8} "
-        whose = f"  (expects {_expected(flip.case.expect)})" if flip.part is Part.OTHER else ""
+        shared = ", shared" if flip.beside else ""  # its own skill still gets it
+        whose = (
+            f"  (expects {_expected(flip.case.expect)}{shared})" if flip.part is Part.OTHER else ""
+        )
         most = width - len(label) - MIN_PROMPT  # what whose may take, the prompt's share kept
         if len(whose) > most:
             whose = whose[: max(most - 2, 0)] + "…)"

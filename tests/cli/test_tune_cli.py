@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -9,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import main
+from explorer.cli.commands.tune import _flip_line
+from explorer.engine.author.tune import Effect, Flip, Part
+from explorer.engine.qa.cases import Case
 from tests.conftest import SAMPLE_SKILLS, write_skill
 from tests.engine.test_tune import LIBRARY, OWN, SKILL
 
@@ -210,3 +214,25 @@ def test_applying_a_candidate_it_would_not_recommend_says_why(
         capsys, "tune", SKILL, "--cases", str(cases), "--apply", str(clean), *common
     )
     assert code == 0 and f"wrote candidate {clean}" in out and "caution" not in err
+
+
+def test_a_shared_steal_says_the_case_s_own_skill_keeps_it() -> None:
+    flip = Flip(
+        case=Case("log my hours", ("timesheet",), "direct"),
+        part=Part.OTHER,
+        effect=Effect.STEAL,
+        cosine=0.1,
+        bm25=1.0,
+        rerank=None,
+        relevance=0.3,
+        terms_gained=("hours",),
+        terms_lost=(),
+        stages=("relevance", "relevance"),
+        rerank_after=None,
+        beside=True,
+    )
+    assert "(expects timesheet; shared: it keeps it, this skill is injected beside)" in (
+        _flip_line(flip)
+    )
+    alone = _flip_line(dataclasses.replace(flip, beside=False))
+    assert "(expects timesheet)" in alone and "shared" not in alone

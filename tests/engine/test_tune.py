@@ -18,6 +18,7 @@ from explorer.engine.author.tune import (
     Part,
     Probe,
     TuneResult,
+    _flip,
     _shift,
     cases_for,
     rank_key,
@@ -778,3 +779,19 @@ def test_the_channels_are_averaged_over_the_cases_it_now_takes_not_its_releases(
     assert shift.cosine == pytest.approx(0.2)
     alone = _shift([release])  # nothing taken: every flip, and it says so
     assert not alone.over_fixes and alone.relevance == pytest.approx(-0.4)
+
+
+def _routed(injected: tuple[str, ...], passed: bool) -> Probe:
+    return Probe(injected, passed, 0.0, 0.0, None, None, frozenset(), "relevance")
+
+
+def test_a_steal_whose_own_skill_keeps_the_case_says_the_two_share_it() -> None:
+    """The eval still passes such a case (its skill is injected), so the what-if shows no
+    flip for it: the steal says why."""
+    case = Case("log my hours", ("timesheet",), "direct")
+    before = _routed(("timesheet",), True)
+    shared = _flip(case, Part.OTHER, SKILL, before, _routed(("timesheet", SKILL), True))
+    taken = _flip(case, Part.OTHER, SKILL, before, _routed((SKILL,), False))
+    assert shared is not None and shared.effect is Effect.STEAL and shared.beside
+    assert taken is not None and taken.effect is Effect.STEAL and not taken.beside
+    assert shared.to_dict()["beside"] is True

@@ -281,3 +281,25 @@ async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
     async with Host(empty).run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert [key for key, _ in footer(pilot.app)] == ["escape", "f1"]
+
+
+def test_a_shared_steal_says_so_beside_the_skill_it_expects(tmp_path: Path) -> None:
+    """A steal whose own skill keeps the case shows no flip in the what-if: the dialog's
+    line says the two share it."""
+    import dataclasses
+
+    from explorer.engine.qa.cases import Case
+    from explorer.tui.suggest import candidate_text
+    from tests.engine.test_tune import OWN, _run
+
+    cases = [Case(prompt, ("invoice-maker",) if fits else (), "direct") for prompt, fits in OWN]
+    candidate = _run(tmp_path / "skills", cases).candidates[0]
+    steal = dataclasses.replace(
+        candidate.flips[0],
+        part=Part.OTHER,
+        effect=Effect.STEAL,
+        case=Case("log my hours", ("timesheet",), "direct"),
+    )
+    for beside, shown in ((True, "(expects timesheet, shared)"), (False, "(expects timesheet)")):
+        flipped = dataclasses.replace(candidate, flips=(dataclasses.replace(steal, beside=beside),))
+        assert shown in str(candidate_text(1, flipped, recommended=False))

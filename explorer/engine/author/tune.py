@@ -118,7 +118,7 @@ class Part(StrEnum):
 class Effect(StrEnum):
     FIX = "fix"  # one of the skill's own cases fails before and passes after
     BREAK = "break"  # a case passes before and fails after
-    STEAL = "steal"  # a case about another skill that the edit makes this skill take
+    STEAL = "steal"  # a case about another skill that the edit makes this skill take (or join)
     RELEASE = "release"  # a case about another skill that the edit lets go
 
 
@@ -269,6 +269,9 @@ class Flip:
     expected: str | None = None
     expected_p: tuple[float | None, float | None] = (None, None)
     bar: float | None = None
+    # A steal whose own skill is still injected: this one fires beside it (an extra
+    # injection, which the eval does not count as a failure of the case).
+    beside: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -290,6 +293,7 @@ class Flip:
             "expected": self.expected,
             "expected_p": list(self.expected_p),
             "bar": self.bar,
+            "beside": self.beside,
         }
 
 
@@ -330,6 +334,7 @@ def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) ->
         expected=after.expected,
         expected_p=(before.expected_p, after.expected_p),
         bar=after.bar,
+        beside=effect is Effect.STEAL and bool(set(case.expect) & set(after.injected)),
     )
 
 
