@@ -231,7 +231,7 @@ def test_a_shared_steal_says_the_case_s_own_skill_keeps_it() -> None:
         rerank_after=None,
         beside=True,
     )
-    assert "(expects timesheet; shared: it keeps it, this skill is injected beside)" in (
+    assert "(expects timesheet; shared: timesheet still injected, this skill beside it)" in (
         _flip_line(flip)
     )
     alone = _flip_line(dataclasses.replace(flip, beside=False))

@@ -63,8 +63,9 @@ def _flip_line(flip: Flip) -> str:
     if len(prompt) > PROMPT_WIDTH:
         prompt = prompt[: PROMPT_WIDTH - 1] + "…"
     if flip.part.value == "other":
-        shared = "; shared: it keeps it, this skill is injected beside" if flip.beside else ""
-        expects = f" (expects {', '.join(flip.case.expect) or 'no skill'}{shared})"
+        expected = ", ".join(flip.case.expect) or "no skill"
+        shared = f"; shared: {expected} still injected, this skill beside it" if flip.beside else ""
+        expects = f" (expects {expected}{shared})"
     else:
         expects = " (should trigger)" if flip.case.positive else " (should not)"
     moved = f"cos {_signed(flip.cosine)}, bm25 {_signed(flip.bm25, 2)}"
