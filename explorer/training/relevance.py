@@ -82,6 +82,10 @@ BASELINE = Config(preset="calibrated")  # the default before §9.12, routed besi
 TRAINING = Config(preset="learned", reranker="packaged")  # what the samples are routed with
 WILD_FOLDS = 5
 FI_BUDGET = 0.05  # injections on prompts no skill serves, over the training folds
+# An author's own skill injected on that author's should-not-trigger prompts, over the
+# training folds (choose_thresholds). Chosen among 0.10, 0.15 and 0.20 leave-library-out:
+# the lowest at which no kind of prompt is found less often than by the previous default.
+AUTHOR_BUDGET = 0.15
 MAX_SKILLS = Config().max_skills
 SECOND_PRECISION = 0.5  # a second skill is added only where it was right at least this often
 L2 = 1.0
@@ -834,33 +838,49 @@ def _task_bests(model: RelevanceModel, sample: Sample) -> list[tuple[str, float]
     return out
 
 
+def _author_risk(sample: Sample, p: np.ndarray, tasks: Sequence[tuple[str, float]]) -> float:
+    """The lowest threshold at which an author's should-not-trigger prompt gets that
+    author's skill: as the best candidate, or as a task's best (0 if never)."""
+    risks = [p_task for skill, p_task in tasks if skill in sample.reject]
+    if len(p):
+        best = min(range(len(p)), key=lambda row: (-p[row], sample.candidates[row]))
+        if sample.candidates[best] in sample.reject:
+            risks.append(float(p[best]))
+    return max(risks, default=0.0)
+
+
 def choose_thresholds(
     judges: Sequence[RelevanceModel], samples: Sequence[Sample]
 ) -> tuple[float, float]:
-    """The lowest threshold whose injections on prompts no skill serves stay within
-    FI_BUDGET (pooled over the training libraries), then the lowest second threshold whose
-    second picks were right at least SECOND_PRECISION of the time.
+    """The lowest threshold at which, pooled over the training libraries, at most FI_BUDGET
+    of the prompts no skill serves get an injection and at most AUTHOR_BUDGET of the
+    authors' should-not-trigger prompts get that author's skill; then the lowest second
+    threshold whose second picks were right at least SECOND_PRECISION of the time.
 
-    An author's should-not-trigger prompt is not in the budget: another skill may rightly
-    take it, and authors write them as near-misses of their own skill on purpose; the
-    report shows how often the author's skill fires on them.
+    An author's should-not-trigger prompt has a budget of its own: another skill may
+    rightly take it, so only its author's skill firing counts, and authors write them as
+    near-misses of their own skill on purpose, so they are harder to turn away than a
+    prompt that asks for nothing the library has.
     """
-    firsts, wholes, seconds, second_right = [], [], [], []
+    firsts, wholes, seconds, second_right, authors = [], [], [], [], []
     for model, sample in zip(judges, samples, strict=True):
         p = model.probability(sample.matrix)
         order = np.argsort(-p, kind="stable")
+        tasks = _task_bests(model, sample)
         # What a prompt no skill serves risks: its best candidate, or any task's.
-        tasks = [p_task for _, p_task in _task_bests(model, sample)]
         wholes.append(float(p[order[0]]) if len(order) else 0.0)
-        firsts.append(max([wholes[-1], *tasks]))
+        firsts.append(max([wholes[-1], *(p_task for _, p_task in tasks)]))
+        authors.append(_author_risk(sample, p, tasks) if sample.reject else 0.0)
         seconds.append(p[order[1]] if len(order) > 1 else 0.0)
         second_right.append(len(order) > 1 and sample.candidates[order[1]] in sample.expect)
-    first = np.array(firsts)
+    first, author = np.array(firsts), np.array(authors)
     nothing_fits = np.array([not s.expect and not s.reject for s in samples])
+    rejected = np.array([bool(s.reject) for s in samples])
     best = 0.99
     for threshold in np.round(np.arange(0.05, 0.99, 0.01), 2):
-        rate = (nothing_fits & (first >= threshold)).sum() / max(nothing_fits.sum(), 1)
-        if rate <= FI_BUDGET:
+        injected = (nothing_fits & (first >= threshold)).sum() / max(nothing_fits.sum(), 1)
+        fired = (rejected & (author >= threshold)).sum() / max(rejected.sum(), 1)
+        if injected <= FI_BUDGET and fired <= AUTHOR_BUDGET:
             best = float(threshold)
             break
     second_p = np.array(seconds)
@@ -1221,13 +1241,19 @@ def summary_rows(
             if not wild_only or sample.library == "wild-trigger-evals":
                 tally.add(sample, routed[position])
         rate = tally.false_injects / max(tally.negatives, 1)
+        fired = tally.author_fired / max(tally.author_negatives, 1)
         return (
             f"| {label} | {tally.hits / max(tally.positives, 1):.2f} | {100 * rate:.1f} % "
-            f"({tally.false_injects:,} of {tally.negatives:,}) |"
+            f"({tally.false_injects:,} of {tally.negatives:,}) | {100 * fired:.1f} % "
+            f"({tally.author_fired:,} of {tally.author_negatives:,}) |"
         )
 
     wild = next((s.size for s in samples if s.library == "wild-trigger-evals"), 0)
-    rows = ["| | recall | injections where no skill fits |", "|---|---:|---:|"]
+    rows = [
+        "| | recall | injections where no skill fits | an author's skill on their "
+        "should-not-trigger prompts |",
+        "|---|---:|---:|---:|",
+    ]
     designs = [("the default", outcomes)]
     if baseline is not None:
         designs.append(("the previous default (gates)", baseline))
@@ -1386,7 +1412,11 @@ def report(
         "right skills is injected. **False-inject**: the share of prompts no skill serves "
         "(plain negatives and near-misses) for which something is injected. **Author's skill "
         "fired**: the share of an author's should-not-trigger prompts on which that author's "
-        "skill is injected (another skill may rightly take them). **Before**: the previous "
+        "skill is injected (another skill may rightly take them). **Thresholds**: in each "
+        "library-size tier, the lowest at which, on the other folds, at most "
+        f"{FI_BUDGET * 100:.0f} % of the prompts no skill serves get an injection and at most "
+        f"{AUTHOR_BUDGET * 100:.0f} % of the authors' should-not-trigger prompts get that "
+        "author's skill (routing.md §9.12). **Before**: the previous "
         'default (`preset = "calibrated"`, with MiniLM), whose thresholds were calibrated on the '
         "benchmark libraries' train splits: its figures on those four libraries are not blind.",
         f"* **The shipped learner**: {LEARNER}, its settings (`TREE_SETTINGS`) chosen among "
@@ -1442,7 +1472,9 @@ def report(
         "",
         "The shipped design with `relevance_threshold` pinned (docs/configuration.md) in "
         "place of each fold model's own, which was chosen for at most "
-        f"{FI_BUDGET * 100:.0f} % injections where no skill fits on the other folds, in "
+        f"{FI_BUDGET * 100:.0f} % injections where no skill fits and at most "
+        f"{AUTHOR_BUDGET * 100:.0f} % of authors' should-not-trigger prompts given their own "
+        "skill, on the other folds, in "
         f"each library-size tier (shipped: {tier_text(shipped)}). What a lower or a higher "
         "bar, the same for every size, would have bought on libraries the model never saw:",
         "",

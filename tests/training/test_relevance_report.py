@@ -11,12 +11,14 @@ from explorer.engine.route.relevance import FEATURES, RelevanceModel
 from explorer.training import relevance
 from explorer.training.relevance import (
     Learner,
+    Outcome,
     Sample,
     _out_of_fold,
     choose_thresholds,
     fold_models,
     leave_library_out,
     route,
+    summary_rows,
     threshold_rows,
     threshold_sweep,
     train_model,
@@ -154,3 +156,61 @@ def test_each_library_size_tier_gets_the_thresholds_of_its_own_prompts(
     pooled = train_model(samples, "x", Learner.CHOICE)
     assert pooled.thresholds_for(200) == (pooled.threshold, pooled.second_threshold)
     assert pooled.thresholds_for(20) == choose_thresholds([pooled] * len(small), small)
+
+
+def test_an_author_s_own_skill_on_their_should_not_trigger_prompts_has_a_budget_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Authors write should-not-trigger prompts as near-misses of their own skill, so
+    that skill's p on them is high; the threshold rises until at most AUTHOR_BUDGET of
+    them get it, and another skill taking one costs nothing."""
+    samples = _samples()
+    rng = np.random.default_rng(11)
+    for number in range(40):
+        matrix = rng.normal(0.0, 0.05, (4, len(FEATURES)))
+        matrix[:, COSINE] = rng.uniform(0.0, 0.3, 4)
+        matrix[0, COSINE] += rng.uniform(0.2, 0.6)  # near the author's own skill, a-0
+        samples.append(
+            Sample(
+                library="a",
+                fold="a",
+                size=20,
+                kind="author-negative",
+                prompt=f"not quite {number}",
+                expect=frozenset(),
+                reject=frozenset({"a-0"}),
+                candidates=tuple(f"a-{n}" for n in range(4)),
+                matrix=matrix,
+            )
+        )
+    model = train_model(samples, "x", Learner.CHOICE)
+    judges = [model] * len(samples)
+    rejected = [s for s in samples if s.reject]
+
+    def fired(threshold: float) -> float:
+        hits = [route(model, s, threshold, 1.0).injected[:1] == ("a-0",) for s in rejected]
+        return sum(hits) / len(hits)
+
+    monkeypatch.setattr(relevance, "AUTHOR_BUDGET", 1.0)
+    unbounded, _ = choose_thresholds(judges, samples)
+    monkeypatch.setattr(relevance, "AUTHOR_BUDGET", 0.10)
+    bounded, _ = choose_thresholds(judges, samples)
+    assert fired(unbounded) > 0.10 >= fired(bounded) and bounded > unbounded
+    assert fired(round(bounded - 0.01, 2)) > 0.10  # the lowest such threshold
+    # The same prompts owned by no skill of the candidates: nothing of theirs to fire.
+    for sample in rejected:
+        sample.reject = frozenset({"elsewhere"})
+    assert choose_thresholds(judges, samples)[0] == unbounded
+
+
+def test_the_summary_counts_an_author_s_skill_firing_on_their_should_not_trigger_prompts() -> None:
+    """The headline table's third column: the figure an author running their own evals sees."""
+    samples = _samples()[1:3]  # two served prompts; the second made an author negative
+    samples[1].expect, samples[1].reject = frozenset(), frozenset({"a-0"})
+    samples[1].library = "wild-trigger-evals"
+    routed = {0: Outcome(("a-1",)), 1: Outcome(("a-0",))}
+    rows = summary_rows(samples, routed, None)
+    assert rows[0].endswith("| an author's skill on their should-not-trigger prompts |")
+    assert rows[2].endswith("| 100.0 % (1 of 1) |")  # all held-out prompts
+    routed[1] = Outcome(("a-2",))  # another skill may take it
+    assert summary_rows(samples, routed, None)[2].endswith("| 0.0 % (0 of 1) |")
