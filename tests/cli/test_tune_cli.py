@@ -157,10 +157,19 @@ def test_a_skill_with_nothing_to_try_says_so(capsys: Capture, tmp_path: Path) ->
     assert "still tried" not in out
 
 
-def test_a_sibling_s_broken_case_shows_the_p_that_broke_it(capsys: Capture) -> None:
-    """'BREAK … (expects react-component-builder) [… p -0.001]' gave only the edited
-    skill's own move; the sibling's p fell under its bar, which the line now says."""
-    cases, skills = SAMPLE_SKILLS / "cases.toml", str(SAMPLE_SKILLS)
+def test_a_sibling_s_lost_case_shows_the_p_that_lost_it(capsys: Capture, tmp_path: Path) -> None:
+    """A line about another skill's case gives that skill's p before and after against its
+    bar, not only the edited skill's own move: here regex-builder's edits pull a
+    react-component-builder case below the bar it had cleared."""
+    cases = tmp_path / "cases.toml"
+    contested = "build a react form field that checks phone numbers against a regex"
+    cases.write_text(
+        (SAMPLE_SKILLS / "cases.toml").read_text(encoding="utf-8")
+        + f'\n[[case]]\nprompt = "{contested}"\n'
+        + 'expect = ["react-component-builder"]\nkind = "direct"\n',
+        encoding="utf-8",
+    )
+    skills = str(SAMPLE_SKILLS)
     code, out, _ = _run(capsys, "tune", "regex-builder", "--cases", str(cases), "--skills", skills)
     assert code == 0
     line = next(line for line in out.splitlines() if "(expects react-component-builder)" in line)

@@ -520,11 +520,10 @@ async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Pat
 
 
 @pytest.mark.slow  # the default preset's models, where p is what decides
-def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) -> None:
+def test_the_what_if_shows_p_over_the_bar_and_no_case_flips(warm_cache_dir: Path) -> None:
     """docs/explorer.md's F7 walk: appending a sentence to productivity-helper moves p
-    over the bar for its prompt, and the preview says so, p row included; the same
-    sentence makes it take a trip-planning prompt no skill should, which the cases name,
-    and leaves pdf a clearer lead on a tax form it should take."""
+    over the bar for its prompt, and the preview says so, p row included; no case of the
+    library flips with it."""
     from explorer.engine.author.rewrite import read_skill_text
     from explorer.engine.author.whatif import what_if
     from explorer.engine.base.config import Config
@@ -538,13 +537,11 @@ def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) 
     skill = index.skills[index.positions["productivity-helper"]]
     cases = load_cases(str(SAMPLE_SKILLS / "cases.toml")).cases
 
-    def appending(sentence: str):  # type: ignore[no-untyped-def]
-        description = f"{skill.description} {sentence}"
-        prompt = "help me prioritise my to-do list for this week"
-        original = read_skill_text(skill.path)
-        return what_if(index, config, skill.id, description, prompt, original=original, cases=cases)
-
-    result = appending("Turns a pile of to-dos into a prioritised plan for the week.")
+    added = "Turns a pile of to-dos into a prioritised plan for the week."
+    description = f"{skill.description} {added}"
+    prompt = "help me prioritise my to-do list for this week"
+    original = read_skill_text(skill.path)
+    result = what_if(index, config, skill.id, description, prompt, original=original, cases=cases)
     shown = scores_text(result).plain
     assert result.before is not None and result.after is not None
     before, after = result.before.relevance, result.after.relevance
@@ -553,17 +550,7 @@ def test_the_what_if_shows_p_and_the_case_the_edit_breaks(warm_cache_dir: Path) 
     assert p_row in [line.split() for line in shown.splitlines()], shown
     assert result.after.injected and not result.before.injected
     assert result.comparison is not None
-    form = (
-        "the tax office sent me a form with boxes to type into, "
-        "can you put my name and address in the fields"
-    )
-    flips = {flip.prompt: flip.passed_b for flip in result.comparison.flipped}
-    assert flips == {"help me plan a 3 day trip to rome": False, form: True}
-    # The walk's second try: the same gain without the word "plan", the trip left alone.
-    tasks = appending("Turns a pile of to-dos into a prioritised list of tasks.")
-    assert tasks.after is not None and tasks.after.injected and tasks.comparison is not None
-    assert f"{tasks.after.relevance:.2f}" == "0.99"
-    assert {flip.prompt: flip.passed_b for flip in tasks.comparison.flipped} == {form: True}
+    assert result.comparison.matched and result.comparison.flipped == ()
 
 
 def test_the_flips_block_gives_recall_and_false_injections_before_and_after() -> None:

@@ -122,7 +122,7 @@ PACKAGED_RERANKER_SHA256 = {
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
 WILD_RERANKER_SHA256 = {
-    "model.onnx": "06d8aaea9c8d37dd42c50023a22ce68556d1b0aa3f8923af9fc346d26b0fb78b",
+    "model.onnx": "c15469c4e0d08f7716b56a0821456280ba0a1bc259189a0b746f255b4288ecdf",
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
 
