@@ -838,17 +838,6 @@ def _task_bests(model: RelevanceModel, sample: Sample) -> list[tuple[str, float]
     return out
 
 
-def _author_risk(sample: Sample, p: np.ndarray, tasks: Sequence[tuple[str, float]]) -> float:
-    """The lowest threshold at which an author's should-not-trigger prompt gets that
-    author's skill: as the best candidate, or as a task's best (0 if never)."""
-    risks = [p_task for skill, p_task in tasks if skill in sample.reject]
-    if len(p):
-        best = min(range(len(p)), key=lambda row: (-p[row], sample.candidates[row]))
-        if sample.candidates[best] in sample.reject:
-            risks.append(float(p[best]))
-    return max(risks, default=0.0)
-
-
 def choose_thresholds(
     judges: Sequence[RelevanceModel], samples: Sequence[Sample]
 ) -> tuple[float, float]:
@@ -866,11 +855,14 @@ def choose_thresholds(
     for model, sample in zip(judges, samples, strict=True):
         p = model.probability(sample.matrix)
         order = np.argsort(-p, kind="stable")
-        tasks = _task_bests(model, sample)
-        # What a prompt no skill serves risks: its best candidate, or any task's.
+        # What a prompt risks: its best candidate, or any task's; for an author's
+        # should-not-trigger prompt, those that are the author's own skill.
+        picks = _task_bests(model, sample)
+        if len(order):
+            picks.append((sample.candidates[order[0]], float(p[order[0]])))
         wholes.append(float(p[order[0]]) if len(order) else 0.0)
-        firsts.append(max([wholes[-1], *(p_task for _, p_task in tasks)]))
-        authors.append(_author_risk(sample, p, tasks) if sample.reject else 0.0)
+        firsts.append(max((p_pick for _, p_pick in picks), default=0.0))
+        authors.append(max((pp for skill, pp in picks if skill in sample.reject), default=0.0))
         seconds.append(p[order[1]] if len(order) > 1 else 0.0)
         second_right.append(len(order) > 1 and sample.candidates[order[1]] in sample.expect)
     first, author = np.array(firsts), np.array(authors)
