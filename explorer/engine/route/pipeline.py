@@ -619,12 +619,13 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     candidates = _relevance_pool(run, c, multilingual)
     _relevance_logits(run, c, prompt, candidates, multilingual=multilingual is not None)
     matrix = features(run.query, _evidence(run, c, candidates, multilingual))
-    probabilities = model.probability(matrix)
+    contributions = model.contributions(matrix)
+    probabilities = model.probability(matrix, contributions)
     trace = RelevanceTrace(
         candidates=tuple(candidates),
         features=model.features,
         values=matrix,
-        contributions=model.contributions(matrix),
+        contributions=contributions,
         bias=model.bias,
         probabilities=probabilities,
         threshold=threshold,

@@ -498,12 +498,17 @@ class RelevanceModel:
             return self.trees.contributions(matrix)
         return np.asarray(((matrix - self.mean) / self.scale) * self.weights, dtype=np.float64)
 
-    def log_odds(self, matrix: np.ndarray) -> np.ndarray:
-        """s: the log-odds of each candidate (under CHOICE: against injecting nothing)."""
-        return np.asarray(self.contributions(matrix).sum(axis=1) + self.bias, dtype=np.float64)
+    def log_odds(self, matrix: np.ndarray, contributions: np.ndarray | None = None) -> np.ndarray:
+        """s: the log-odds of each candidate (under CHOICE: against injecting nothing).
+        `contributions`: the matrix's, when the caller has them already."""
+        if contributions is None:
+            contributions = self.contributions(matrix)
+        return np.asarray(contributions.sum(axis=1) + self.bias, dtype=np.float64)
 
-    def probability(self, matrix: np.ndarray) -> np.ndarray:
-        scores = self.log_odds(matrix)
+    def probability(
+        self, matrix: np.ndarray, contributions: np.ndarray | None = None
+    ) -> np.ndarray:
+        scores = self.log_odds(matrix, contributions)
         if self.form is ModelForm.LOGISTIC:
             return np.asarray(1.0 / (1.0 + np.exp(-scores)), dtype=np.float64)
         return choice_probabilities(scores)
