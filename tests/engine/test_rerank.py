@@ -22,7 +22,7 @@ from explorer.engine.inference.rerank import (
 from explorer.engine.route.decision import GateName, Stage, Verdict
 from explorer.engine.route.pipeline import decide
 from tests.conftest import write_skill
-from tests.support.onnx_builders import build_tiny_cross_encoder
+from tests.support.onnx_builders import build_tiny_cross_encoder, build_wordlevel_tokenizer
 
 VOCAB = (
     "merge split pdf files documents tables extract forms spreadsheet formulas csv clean "
@@ -71,6 +71,98 @@ def test_a_packaged_logit_is_a_property_of_its_pair() -> None:
     for neighbours in ([], others[:1], others, others * 4, others[1:2] * 11):
         logits = encoder.score(prompt, [*neighbours, target])
         assert logits[-1] == alone, (len(neighbours), logits[-1], alone)
+
+
+def _byte_level_tokenizer(path: Path) -> Path:
+    """A RoBERTa-style tokenizer (byte-level BPE, `<s> A </s></s> B </s>`), trained here:
+    the other family of cross-encoders a user may plug in."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "</s>", "<pad>"])
+    text = "merge the pdf files, split the deck; export the quarterly report as csv data. "
+    tokenizer.train_from_iterator([text * 20, " ".join(VOCAB) * 5], trainer)
+    tokenizer.post_processor = processors.RobertaProcessing(("</s>", 1), ("<s>", 0))
+    tokenizer.save(str(path))
+    return path
+
+
+def _lookahead_tokenizer(path: Path) -> Path:
+    """A tokenizer whose normaliser reads ahead: every "merge" is "pdf" when "csv" follows
+    anywhere later, so a text's cut opening splits otherwise than the text."""
+    from tokenizers import Regex, Tokenizer, normalizers
+
+    tokenizer = Tokenizer.from_file(str(build_wordlevel_tokenizer(VOCAB, path)))
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.Lowercase(), normalizers.Replace(Regex(r"merge(?=[\s\S]*csv)"), "pdf")]
+    )
+    tokenizer.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("family", ["packaged", "byte-level", "lookahead"])
+def test_pairs_from_each_texts_pieces_are_the_tokenizers_own(tmp_path: Path, family: str) -> None:
+    """Each text is split once and its pieces kept; the pairs joined from them are the
+    ones the tokenizer makes of the two texts, to the last id and type id, for short and
+    long sides, scripts without spaces, and sides whose kept openings are ordered otherwise
+    than the whole texts (the query longer in whole, shorter in its kept opening)."""
+    from explorer.engine.inference.models import WILD_RERANKER_DIR
+
+    if family == "packaged":
+        model, tokenizer = WILD_RERANKER_DIR / "model.onnx", WILD_RERANKER_DIR / "tokenizer.json"
+    else:
+        model, _ = build_tiny_cross_encoder(tmp_path, VOCAB)
+        build = _byte_level_tokenizer if family == "byte-level" else _lookahead_tokenizer
+        tokenizer = build(tmp_path / "tokenizer-under-test.json")
+    long_query = "merge " * 40  # 40 pieces; its kept opening about 17
+    two_piece_words = "pdfs " * 15  # 30 pieces; its kept opening 18
+    prompts = [
+        "merge pdf files",
+        long_query,
+        "블로그 글 하나 썼는데 너무 딱딱하고 형식적으로 느껴져. 좀 더 자연스럽게 다듬어줄 수 있어?",
+        "把胶片模拟外观交付到真实修图工作流里 " * 6,
+        "export the report; " * 30,
+        "merge " * 30 + "csv",
+    ]
+    documents = [
+        "Merge, split and export PDF files.",
+        two_piece_words,
+        "Clean csv data and workbook formulas. " * 40,
+        "한국어 글에서 AI 문체를 제거하고, 새로 쓸 때는 쓴다. " * 12,
+        "",
+        "merge " * 30 + "csv",
+    ]
+    for max_length in (64, 16):
+        encoder = OnnxCrossEncoder(model, tokenizer, name=family, max_length=max_length)
+        for prompt in prompts:
+            pairs = encoder._encode_pairs(prompt, documents)
+            for document, pair in zip(documents, pairs, strict=True):
+                whole = encoder.tokenizer.encode(prompt, document)
+                assert (pair.ids, pair.type_ids, pair.attention_mask) == (
+                    whole.ids,
+                    whole.type_ids,
+                    whole.attention_mask,
+                ), (max_length, prompt[:20], document[:20])
+    kept = encoder._kept["merge " * 30 + "csv"]  # at 16, 31 pieces are more than it reads
+    if family == "lookahead":  # its opening splits otherwise: the whole is kept
+        assert len(kept.encoding.ids) == kept.length == 31
+    else:
+        assert max_length < len(kept.encoding.ids) < kept.length
+
+
+def test_kept_pieces_are_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Past `PIECES_KEPT` texts the least recently used go; a text used again stays."""
+    from explorer.engine.inference import rerank
+
+    monkeypatch.setattr(rerank, "PIECES_KEPT", 3)
+    encoder = _encoder(tmp_path)
+    first = encoder.score("merge pdf", ["pdf files", "csv data"])
+    encoder.score("merge pdf", ["totals"])
+    assert list(encoder._kept) == ["csv data", "merge pdf", "totals"]
+    assert encoder.score("merge pdf", ["pdf files"])[0] == first[0]
+    assert list(encoder._kept) == ["totals", "merge pdf", "pdf files"]
 
 
 def test_pairs_on_several_threads_get_the_logits_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
