@@ -150,6 +150,36 @@ def test_the_same_input_gives_the_same_answer(tmp_path: Path) -> None:
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
 
 
+def test_cases_are_decided_on_every_core_with_the_answer_of_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit's cases are decided at once, one on each core, on the kept "tune" threads;
+    the answer is the one a single thread gives."""
+    import threading
+
+    from explorer.engine.author import tune as module
+    from explorer.engine.base import threads
+
+    seen: set[str] = set()
+    real = module.decide
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.add(threading.current_thread().name)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "decide", spy)
+    answers, names = {}, {}
+    for workers in ("1", "3"):
+        monkeypatch.setenv(threads.THREADS_VARIABLE, workers)
+        seen.clear()
+        data = _run(tmp_path / workers, _with_siblings(tmp_path / "cases.toml")).to_dict()
+        data.pop("path")
+        answers[workers], names[workers] = json.dumps(data, sort_keys=True), set(seen)
+    assert answers["1"] == answers["3"]
+    assert names["1"] == {threading.current_thread().name}
+    assert any(name.startswith("tune") for name in names["3"]), names["3"]
+
+
 def test_the_split_is_stable_and_keeps_both_kinds_on_both_sides(tmp_path: Path) -> None:
     cases = _trigger_evals(tmp_path / "evals.json")
     split = split_cases(cases, SKILL)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -60,6 +60,7 @@ from explorer.engine.author.rewrite import Edit, edit_description, save
 from explorer.engine.author.whatif import patched_index
 from explorer.engine.base.config import Config
 from explorer.engine.base.text import STOPWORDS, counted, match_tokens, norm_token
+from explorer.engine.base.threads import batch_workers, kept_pool
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.rerank import RememberedLogits, rerank_document
 from explorer.engine.qa.cases import Case, CaseSet, load_cases
@@ -77,6 +78,7 @@ SCHEMA = "skill-explorer/tune@1"
 MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit on a description
 TUNING_SHARE = 0.6  # of the positives, and of the negatives, tuned on; the rest is held out
 SPLIT_SEED = "skill-explorer/tune"
+_Result = TypeVar("_Result")  # what `_Tuner.each` gives for each case
 _WORD_RE = re.compile(r"[A-Za-z0-9]{2,}")
 # A word standing alone: not a piece of "pre-commit", "init.sh" or "src/app" (removing
 # "pre" must not leave "-commit").
@@ -1232,8 +1234,16 @@ class _Tuner:
         self.path = index.skills[self.position].path
         self.original_text = original_text
 
+    def each(self, work: Callable[[Case], _Result], cases: Sequence[Case]) -> list[_Result]:
+        """`work` on every case, one case on each core at once (`threads.kept_pool`): a
+        case's decision under an edit mostly waits on one new pair of the cross-encoder,
+        which runs alone on one thread. Decisions do not depend on each other."""
+        if min(batch_workers(), len(cases)) <= 1:
+            return [work(case) for case in cases]
+        return list(kept_pool("tune").map(work, cases))
+
     def probes(self, cases: Sequence[Case], index: Index) -> list[Probe]:
-        return [_probe(case, index, self.config, self.skill_id) for case in cases]
+        return self.each(lambda case: _probe(case, index, self.config, self.skill_id), cases)
 
     def reach(self, case: Case) -> Reach:
         """What it takes for an edit to reach `case`, measured without routing it."""
@@ -1251,14 +1261,14 @@ class _Tuner:
     ) -> list[tuple[Probe, Probe] | None]:
         """(before, after) for each other case the edit can reach (reach.py), else None:
         any other case keeps its decision."""
-        out: list[tuple[Probe, Probe] | None] = []
-        for case, where in zip(cases, reaches, strict=True):
-            if not where.reached(changed, patched, self.position):
-                out.append(None)
-                continue
-            after = _probe(case, patched, self.config, self.skill_id)
-            out.append((self.before(case), after))
-        return out
+        reached = [where.reached(changed, patched, self.position) for where in reaches]
+        both = iter(
+            self.each(
+                lambda case: (self.before(case), _probe(case, patched, self.config, self.skill_id)),
+                [case for case, near in zip(cases, reached, strict=True) if near],
+            )
+        )
+        return [next(both) if near else None for near in reached]
 
     def before(self, case: Case) -> Probe:
         """The case on the unedited library, routed once (and kept in the cache)."""
@@ -1427,10 +1437,12 @@ def tune(
 
     tell = progress or (lambda stage, done, total: None)
     tell("routing the cases before any edit", 0, 1)
-    base_tuning = [tuner.before(case) for case in split.tuning]
-    base_held = [tuner.before(case) for case in split.held_out]
+    base_tuning = tuner.each(tuner.before, split.tuning)
+    base_held = tuner.each(tuner.before, split.held_out)
     reaches = [tuner.reach(case) for case in split.others]
-    base_others = [tuner.before(c) for c, r in zip(split.others, reaches, strict=True) if r.near]
+    base_others = tuner.each(
+        tuner.before, [c for c, r in zip(split.others, reaches, strict=True) if r.near]
+    )
     timings["before"] = time.perf_counter() - started
 
     # Beam search on the tuning part.

@@ -20,6 +20,9 @@ spinning BLAS workers slowed onnxruntime down.
   each text's operators over threads, and a single prompt still runs on one.
 * A decision's reranker pairs (`rerank.OnnxCrossEncoder.score`): spread over as many
   threads the same way, each pair still run alone.
+* The tuner's decisions (`author.tune`): one decision per case at once on each core.
+  Each mostly waits on one new pair of the cross-encoder, the edited description's, so
+  one after another they kept one core busy.
 
 ``SKILL_EXPLORER_THREADS=N`` sets how many cores builds use (N = 1: one at a time).
 """
@@ -27,6 +30,8 @@ spinning BLAS workers slowed onnxruntime down.
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 THREADS_VARIABLE = "SKILL_EXPLORER_THREADS"
@@ -56,3 +61,24 @@ def batch_workers() -> int:
     if override.isdigit() and int(override) > 0:
         return int(override)
     return cpu_count()
+
+
+_POOLS: dict[str, tuple[tuple[int, int], ThreadPoolExecutor]] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def kept_pool(name: str) -> ThreadPoolExecutor:
+    """`batch_workers()` threads kept for one kind of work (`name`, their names' prefix),
+    so a call that spreads a few items does not start threads each time: a keystroke's
+    decision scores a dozen pairs. Made anew when the number of workers changes, and in a
+    forked child, which has the parent's executors but none of their threads."""
+    key = (os.getpid(), batch_workers())
+    with _POOLS_LOCK:
+        kept = _POOLS.get(name)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        if kept is not None and kept[0][0] == key[0]:
+            kept[1].shutdown(wait=False)
+        executor = ThreadPoolExecutor(key[1], thread_name_prefix=name)
+        _POOLS[name] = (key, executor)
+        return executor

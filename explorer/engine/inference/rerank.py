@@ -8,7 +8,6 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from explorer.engine.base.text import scrub_surrogates
-from explorer.engine.base.threads import batch_workers
+from explorer.engine.base.threads import batch_workers, kept_pool
 from explorer.engine.inference.embed import onnx_session, pad_batch, readable_chars
 from explorer.engine.inference.native import native_call
 
@@ -88,8 +87,6 @@ class OnnxCrossEncoder:
         if "input_ids" not in self._inputs:
             raise CrossEncoderError(f"{self.model_path}: the model has no 'input_ids' input")
         self._output = self.session.get_outputs()[0].name
-        self._executor: ThreadPoolExecutor | None = None
-        self._executor_key = (0, 0)  # (process id, workers) it was made for
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
         """Raw logits, one per (query, document) pair, in input order.
@@ -116,7 +113,7 @@ class OnnxCrossEncoder:
         workers = min(batch_workers(), len(encodings))
         if workers > 1:
             shares = [range(first, len(encodings), workers) for first in range(workers)]
-            list(self._pool(workers).map(run, shares))
+            list(kept_pool("rerank").map(run, shares))
         else:
             run(range(len(encodings)))
         return logits
@@ -192,18 +189,6 @@ class OnnxCrossEncoder:
             return None
         pieces = zip(encoding.offsets, encoding.sequence_ids, strict=True)
         return max((end for (_, end), side in pieces if side == 1), default=0)
-
-    def _pool(self, workers: int) -> ThreadPoolExecutor:
-        """Threads kept for every call's pairs (each keystroke's decision scores a dozen
-        or two); made anew for another number of workers, and in a forked child, which
-        has the parent's executor but none of its threads."""
-        key = (os.getpid(), workers)
-        if self._executor is None or self._executor_key != key:
-            if self._executor is not None and self._executor_key[0] == key[0]:
-                self._executor.shutdown(wait=False)
-            self._executor = ThreadPoolExecutor(workers, thread_name_prefix="rerank")
-            self._executor_key = key
-        return self._executor
 
     def _run(self, encodings: Sequence[Encoding]) -> np.ndarray:
         ids, mask, types = pad_batch(encodings)
