@@ -72,15 +72,12 @@ class OnnxCrossEncoder:
         self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
-        # One text's word pieces, whole: the pair tokenizer's truncation and template join
-        # two of them into what it would make of the pair (`_encode_pairs`).
-        self._single = Tokenizer.from_file(self.tokenizer_path)
-        self._single.no_padding()
-        self._single.no_truncation()
         self._readable = max_length  # pieces of one side a pair can hold at most
+        self._truncate_pairs()
         self._kept: OrderedDict[str, _Pieces] = OrderedDict()
-        self._kept_lock = threading.Lock()
+        # The tokenizer and the kept pieces: single texts are split with the truncation
+        # off (one tokenizer, not two: loading one costs the hook 30 ms).
+        self._lock = threading.Lock()
         self.max_chars = readable_chars(max_length)
         self.session = onnx_session(self.model_path, threads, optimized_dir)
         self._inputs = {item.name for item in self.session.get_inputs()}
@@ -129,36 +126,39 @@ class OnnxCrossEncoder:
         what `encode` does after splitting its two texts). The longest-first truncation
         depends on which side is longer, so where a side's kept opening would turn that
         around, the pair is encoded whole."""
-        pieces = self._pieces([query, *documents])
-        first, pairs = pieces[0], []
-        for document, second in zip(documents, pieces[1:], strict=True):
-            kept = len(first.encoding.ids) - len(second.encoding.ids)
-            whole = first.length - second.length
-            if (kept > 0, kept < 0) == (whole > 0, whole < 0):
-                pairs.append(self.tokenizer.post_process(first.encoding, second.encoding))
-            else:
-                pairs.append(self.tokenizer.encode(query, document))
+        with self._lock:
+            pieces = self._pieces([query, *documents])
+            first, pairs = pieces[0], []
+            for document, second in zip(documents, pieces[1:], strict=True):
+                kept = len(first.encoding.ids) - len(second.encoding.ids)
+                whole = first.length - second.length
+                if (kept > 0, kept < 0) == (whole > 0, whole < 0):
+                    pairs.append(self.tokenizer.post_process(first.encoding, second.encoding))
+                else:
+                    pairs.append(self.tokenizer.encode(query, document))
         return pairs
 
+    def _truncate_pairs(self) -> None:
+        self.tokenizer.enable_truncation(max_length=self._readable, strategy="longest_first")
+
     def _pieces(self, texts: Sequence[str]) -> list[_Pieces]:
-        """Each text's word pieces, the last `PIECES_KEPT` texts remembered."""
-        with self._kept_lock:
-            known = {text: self._kept[text] for text in texts if text in self._kept}
-            for text in known:
-                self._kept.move_to_end(text)
+        """Each text's word pieces, the last `PIECES_KEPT` texts remembered (the caller
+        holds `_lock`)."""
+        known = {text: self._kept[text] for text in texts if text in self._kept}
+        for text in known:
+            self._kept.move_to_end(text)
         missing = [text for text in dict.fromkeys(texts) if text not in known]
         if missing:
-            with native_call():  # tokenizers gives the GIL up while it encodes a batch
-                encodings = self._single.encode_batch(missing, add_special_tokens=False)
-            made = {
-                text: self._opening(text, encoding)
-                for text, encoding in zip(missing, encodings, strict=True)
-            }
-            known.update(made)
-            with self._kept_lock:
-                self._kept.update(made)
-                while len(self._kept) > PIECES_KEPT:
-                    self._kept.popitem(last=False)
+            self.tokenizer.no_truncation()
+            try:
+                with native_call():  # tokenizers gives the GIL up while it encodes a batch
+                    encodings = self.tokenizer.encode_batch(missing, add_special_tokens=False)
+                for text, encoding in zip(missing, encodings, strict=True):
+                    known[text] = self._kept[text] = self._opening(text, encoding)
+            finally:
+                self._truncate_pairs()
+            while len(self._kept) > PIECES_KEPT:
+                self._kept.popitem(last=False)
         return [known[text] for text in texts]
 
     def _opening(self, text: str, encoding: Encoding) -> _Pieces:
@@ -173,7 +173,7 @@ class OnnxCrossEncoder:
         after = next((i for i in range(readable, length) if words[i] != words[readable - 1]), 0)
         if not after:
             return _Pieces(encoding, length)
-        cut = self._single.encode(text[: encoding.offsets[after][0]], add_special_tokens=False)
+        cut = self.tokenizer.encode(text[: encoding.offsets[after][0]], add_special_tokens=False)
         if len(cut.ids) < readable or cut.ids[:readable] != encoding.ids[:readable]:
             return _Pieces(encoding, length)
         return _Pieces(cut, length)
@@ -184,7 +184,8 @@ class OnnxCrossEncoder:
         nothing was cut; a trailing character the tokenizer drops is not a cut)."""
         query = scrub_surrogates(query[: self.max_chars])
         document = scrub_surrogates(document[: self.max_chars])
-        encoding = self.tokenizer.encode(query, document)
+        with self._lock:
+            encoding = self.tokenizer.encode(query, document)
         if not encoding.overflowing:
             return None
         pieces = zip(encoding.offsets, encoding.sequence_ids, strict=True)
