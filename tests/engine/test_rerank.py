@@ -116,8 +116,8 @@ def test_pairs_from_each_texts_pieces_are_the_tokenizers_own(tmp_path: Path, fam
         model, _ = build_tiny_cross_encoder(tmp_path, VOCAB)
         build = _byte_level_tokenizer if family == "byte-level" else _lookahead_tokenizer
         tokenizer = build(tmp_path / "tokenizer-under-test.json")
-    long_query = "merge " * 40  # 40 pieces; its kept opening about 17
-    two_piece_words = "pdfs " * 15  # 30 pieces; its kept opening 18
+    long_query = "merge " * 40  # 40 pieces; at 16, its kept opening 17
+    two_piece_words = "pdfs " * 15  # 30 pieces; at 16, its kept opening 18
     prompts = [
         "merge pdf files",
         long_query,
