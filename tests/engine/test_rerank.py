@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -102,20 +103,40 @@ def _lookahead_tokenizer(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("family", ["packaged", "byte-level", "lookahead"])
+def _untemplated_tokenizer(path: Path) -> Path:
+    """A tokenizer with no template: `encode` gives the second text type id 1 on its own."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(build_wordlevel_tokenizer(VOCAB, path)))
+    data = json.loads(tokenizer.to_str())
+    data["post_processor"] = None
+    path.write_text(json.dumps(data))
+    return path
+
+
+TOKENIZER_FAMILIES = {
+    "byte-level": _byte_level_tokenizer,
+    "lookahead": _lookahead_tokenizer,
+    "untemplated": _untemplated_tokenizer,
+}
+
+
+@pytest.mark.parametrize("family", ["packaged", *TOKENIZER_FAMILIES])
 def test_pairs_from_each_texts_pieces_are_the_tokenizers_own(tmp_path: Path, family: str) -> None:
     """Each text is split once and its pieces kept; the pairs joined from them are the
-    ones the tokenizer makes of the two texts, to the last id and type id, for short and
-    long sides, scripts without spaces, and sides whose kept openings are ordered otherwise
-    than the whole texts (the query longer in whole, shorter in its kept opening)."""
+    ones the tokenizer, loaded apart, makes of the two texts, to the last id and type id,
+    for short and long sides, scripts without spaces, and sides whose kept openings are
+    ordered otherwise than the whole texts (the query longer in whole, shorter in its
+    kept opening)."""
+    from tokenizers import Tokenizer
+
     from explorer.engine.inference.models import WILD_RERANKER_DIR
 
     if family == "packaged":
         model, tokenizer = WILD_RERANKER_DIR / "model.onnx", WILD_RERANKER_DIR / "tokenizer.json"
     else:
         model, _ = build_tiny_cross_encoder(tmp_path, VOCAB)
-        build = _byte_level_tokenizer if family == "byte-level" else _lookahead_tokenizer
-        tokenizer = build(tmp_path / "tokenizer-under-test.json")
+        tokenizer = TOKENIZER_FAMILIES[family](tmp_path / "tokenizer-under-test.json")
     long_query = "merge " * 40  # 40 pieces; at 16, its kept opening 17
     two_piece_words = "pdfs " * 15  # 30 pieces; at 16, its kept opening 18
     prompts = [
@@ -136,20 +157,45 @@ def test_pairs_from_each_texts_pieces_are_the_tokenizers_own(tmp_path: Path, fam
     ]
     for max_length in (64, 16):
         encoder = OnnxCrossEncoder(model, tokenizer, name=family, max_length=max_length)
+        reference = Tokenizer.from_file(str(tokenizer))
+        reference.no_padding()
+        reference.enable_truncation(max_length=max_length, strategy="longest_first")
         for prompt in prompts:
             pairs = encoder._encode_pairs(prompt, documents)
             for document, pair in zip(documents, pairs, strict=True):
-                whole = encoder.tokenizer.encode(prompt, document)
+                whole = reference.encode(prompt, document)
                 assert (pair.ids, pair.type_ids, pair.attention_mask) == (
                     whole.ids,
                     whole.type_ids,
                     whole.attention_mask,
                 ), (max_length, prompt[:20], document[:20])
-    kept = encoder._kept["merge " * 30 + "csv"]  # at 16, 31 pieces are more than it reads
-    if family == "lookahead":  # its opening splits otherwise: the whole is kept
-        assert len(kept.encoding.ids) == kept.length == 31
+        assert encoder.tokenizer.truncation["max_length"] == max_length
+    kept = encoder._kept.get("merge " * 30 + "csv")  # at 16, 31 pieces are more than it reads
+    if family in ("lookahead", "untemplated"):  # its opening splits otherwise; no joining
+        assert kept is None
     else:
-        assert max_length < len(kept.encoding.ids) < kept.length
+        assert kept is not None and max_length < len(kept.encoding.ids) < kept.length
+
+
+def test_a_failed_split_leaves_the_pairs_truncated(tmp_path: Path) -> None:
+    """Single texts are split with the truncation off; whatever happens there, it is on
+    again for the next pair."""
+    encoder = _encoder(tmp_path)
+    real = encoder.tokenizer
+
+    class Failing:
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def encode_batch(self, *args: object, **kwargs: object) -> object:
+            raise RuntimeError("split failed")
+
+    encoder.tokenizer = Failing()  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match="split failed"):
+        encoder.score("merge pdf", ["pdf files"])
+    encoder.tokenizer = real
+    assert real.truncation is not None
+    assert len(encoder.score("merge pdf", [" ".join(["data"] * 2000)])) == 1
 
 
 def test_kept_pieces_are_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -72,7 +72,8 @@ class OnnxCrossEncoder:
         self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
-        self._readable = max_length  # pieces of one side a pair can hold at most
+        self._max_length = max_length
+        self._joins = self._joins_pairs()
         self._truncate_pairs()
         self._kept: OrderedDict[str, _Pieces] = OrderedDict()
         # The tokenizer and the kept pieces: single texts are split with the truncation
@@ -116,7 +117,9 @@ class OnnxCrossEncoder:
         return logits
 
     def _encode_pairs(self, query: str, documents: Sequence[str]) -> list[Encoding]:
-        """The pairs exactly as the tokenizer encodes them, from each text's word pieces.
+        """The pairs with the ids, type ids and attention mask the tokenizer's `encode`
+        gives them (not its `overflowing`: `read_chars` encodes whole), from each text's
+        word pieces.
 
         Tokenising a pair cost about as much as running it (1.7 ms against 2.7 ms for a
         Korean skill's description and body head), and the same texts come back: a
@@ -125,7 +128,11 @@ class OnnxCrossEncoder:
         pair is joined by the tokenizer's own truncation and template (`post_process`,
         what `encode` does after splitting its two texts). The longest-first truncation
         depends on which side is longer, so where a side's kept opening would turn that
-        around, the pair is encoded whole."""
+        around, the pair is encoded whole; so is every pair of a tokenizer whose template
+        does not join two texts as `encode` does (`_joins_pairs`)."""
+        if not self._joins:
+            with self._lock, native_call():
+                return list(self.tokenizer.encode_batch([(query, doc) for doc in documents]))
         with self._lock:
             pieces = self._pieces([query, *documents])
             first, pairs = pieces[0], []
@@ -138,8 +145,22 @@ class OnnxCrossEncoder:
                     pairs.append(self.tokenizer.encode(query, document))
         return pairs
 
+    def _joins_pairs(self) -> bool:
+        """Whether `post_process` of two texts' pieces gives what `encode` gives the pair
+        (checked once, before the truncation is set): a tokenizer without a template
+        leaves the second text's type ids at 0, where `encode` sets 1."""
+        query, document = "which tool fits this request", "a tool for requests"
+        sides = self.tokenizer.encode_batch([query, document], add_special_tokens=False)
+        joined = self.tokenizer.post_process(sides[0], sides[1])
+        whole = self.tokenizer.encode(query, document)
+        return (joined.ids, joined.type_ids, joined.attention_mask) == (
+            whole.ids,
+            whole.type_ids,
+            whole.attention_mask,
+        )
+
     def _truncate_pairs(self) -> None:
-        self.tokenizer.enable_truncation(max_length=self._readable, strategy="longest_first")
+        self.tokenizer.enable_truncation(max_length=self._max_length, strategy="longest_first")
 
     def _pieces(self, texts: Sequence[str]) -> list[_Pieces]:
         """Each text's word pieces, the last `PIECES_KEPT` texts remembered (the caller
@@ -149,33 +170,39 @@ class OnnxCrossEncoder:
             self._kept.move_to_end(text)
         missing = [text for text in dict.fromkeys(texts) if text not in known]
         if missing:
-            self.tokenizer.no_truncation()
             try:
+                self.tokenizer.no_truncation()
                 with native_call():  # tokenizers gives the GIL up while it encodes a batch
                     encodings = self.tokenizer.encode_batch(missing, add_special_tokens=False)
                 for text, encoding in zip(missing, encodings, strict=True):
-                    known[text] = self._kept[text] = self._opening(text, encoding)
+                    opening = self._opening(text, encoding)
+                    if opening is None:  # serves this call only
+                        known[text] = _Pieces(encoding, len(encoding.ids))
+                    else:
+                        known[text] = self._kept[text] = opening
             finally:
                 self._truncate_pairs()
             while len(self._kept) > PIECES_KEPT:
                 self._kept.popitem(last=False)
         return [known[text] for text in texts]
 
-    def _opening(self, text: str, encoding: Encoding) -> _Pieces:
+    def _opening(self, text: str, encoding: Encoding) -> _Pieces | None:
         """A long text's pieces as far as a pair can read them and one more, so a kept
         description costs a few kilobytes, not its whole body head's. The text is cut
-        where the word after them begins and split again; a tokenizer whose pieces of the
-        cut text differ keeps the whole."""
-        length, readable = len(encoding.ids), self._readable + 1
-        words = encoding.word_ids
-        if length <= readable or words[readable - 1] is None:
+        where the word after them begins (where the next piece begins, if no word does)
+        and split again. None when the cut text splits otherwise (a normaliser that reads
+        ahead, a word cut in two): such a text is not kept."""
+        length, readable = len(encoding.ids), self._max_length + 1
+        if length <= readable:
             return _Pieces(encoding, length)
-        after = next((i for i in range(readable, length) if words[i] != words[readable - 1]), 0)
-        if not after:
-            return _Pieces(encoding, length)
+        words, after = encoding.word_ids, readable
+        if words[readable - 1] is not None:
+            after = next(
+                (i for i in range(readable, length) if words[i] != words[readable - 1]), after
+            )
         cut = self.tokenizer.encode(text[: encoding.offsets[after][0]], add_special_tokens=False)
         if len(cut.ids) < readable or cut.ids[:readable] != encoding.ids[:readable]:
-            return _Pieces(encoding, length)
+            return None
         return _Pieces(cut, length)
 
     def read_chars(self, query: str, document: str) -> int | None:
