@@ -86,3 +86,36 @@ def test_texts_on_several_threads_give_the_vectors_of_one(
     seen.clear()
     embedder.embed_query("merge two pdf files, a prompt never embedded before")
     assert seen == {threading.current_thread().name}
+
+
+def _work_in_child(result: Any) -> None:
+    pool = threads.kept_pool("forked")
+    result.put(pool.submit(lambda: "ran").result(timeout=10))
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="no fork on this platform")
+def test_a_forked_child_gets_pools_of_its_own() -> None:
+    """A forked child has the parent's executors but none of their threads: a kept pool
+    from the parent would take work that no thread runs."""
+    import multiprocessing
+
+    threads.kept_pool("forked").submit(lambda: None).result()  # its thread now idles
+    context = multiprocessing.get_context("fork")
+    result = context.Queue()
+    child = context.Process(target=_work_in_child, args=(result,))
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    assert result.get(timeout=5) == "ran"
+
+
+def test_a_pool_is_made_anew_for_another_number_of_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "2")
+    two = threads.kept_pool("sized")
+    assert threads.kept_pool("sized") is two
+    monkeypatch.setenv(threads.THREADS_VARIABLE, "3")
+    three = threads.kept_pool("sized")
+    assert three is not two and three._max_workers == 3
+    assert two.submit(lambda: "still runs").result(timeout=10) == "still runs"

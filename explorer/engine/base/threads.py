@@ -24,7 +24,8 @@ spinning BLAS workers slowed onnxruntime down.
   Each mostly waits on one new pair of the cross-encoder, the edited description's, so
   one after another they kept one core busy.
 
-``SKILL_EXPLORER_THREADS=N`` sets how many cores builds use (N = 1: one at a time).
+``SKILL_EXPLORER_THREADS=N`` sets how many cores builds, a decision's reranker pairs and
+the tuner use (N = 1: one at a time).
 """
 
 from __future__ import annotations
@@ -63,22 +64,31 @@ def batch_workers() -> int:
     return cpu_count()
 
 
-_POOLS: dict[str, tuple[tuple[int, int], ThreadPoolExecutor]] = {}
+_POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _POOLS_LOCK = threading.Lock()
 
 
 def kept_pool(name: str) -> ThreadPoolExecutor:
     """`batch_workers()` threads kept for one kind of work (`name`, their names' prefix),
     so a call that spreads a few items does not start threads each time: a keystroke's
-    decision scores a dozen pairs. Made anew when the number of workers changes, and in a
-    forked child, which has the parent's executors but none of their threads."""
-    key = (os.getpid(), batch_workers())
+    decision scores a dozen pairs. Made anew when the number of workers changes; the old
+    one is dropped, not shut, so a caller still holding it finishes (its idle threads end
+    with it)."""
+    workers = batch_workers()
     with _POOLS_LOCK:
         kept = _POOLS.get(name)
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        if kept is not None and kept[0][0] == key[0]:
-            kept[1].shutdown(wait=False)
-        executor = ThreadPoolExecutor(key[1], thread_name_prefix=name)
-        _POOLS[name] = (key, executor)
-        return executor
+        if kept is None or kept[0] != workers:
+            kept = _POOLS[name] = (workers, ThreadPoolExecutor(workers, thread_name_prefix=name))
+        return kept[1]
+
+
+def _forget_pools() -> None:
+    """In a forked child: the parent's executors have none of their threads there, and the
+    lock may have been held by a thread that does not exist."""
+    global _POOLS_LOCK
+    _POOLS_LOCK = threading.Lock()
+    _POOLS.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which never forks
+    os.register_at_fork(after_in_child=_forget_pools)
