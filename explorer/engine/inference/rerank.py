@@ -72,6 +72,7 @@ class OnnxCrossEncoder:
         self.model_path, self.tokenizer_path = str(model_path), str(tokenizer_path)
         self.tokenizer = Tokenizer.from_file(self.tokenizer_path)
         self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()  # a tokenizer.json may bring its own
         self._max_length = max_length
         self._joins = self._joins_pairs()
         self._truncate_pairs()
