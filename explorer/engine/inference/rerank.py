@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
 AGREEMENT_SLACK = 0.03  # §5.4: floor = min_similarity - 0.03
 MAX_PAIR_TOKENS = 512  # §6: the reference reranker's maximum length
-PIECES_KEPT = 1024  # texts whose word pieces a cross-encoder keeps (`OnnxCrossEncoder._pieces`)
+# Texts whose word pieces a cross-encoder keeps (`OnnxCrossEncoder._pieces`), up to about
+# 6 KB each: a tune run reads some 220 texts again and again, a keystroke a dozen or two,
+# and an explorer kept open all afternoon should not hold more.
+PIECES_KEPT = 256
 
 
 class Reranker(Protocol):
