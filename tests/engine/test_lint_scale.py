@@ -77,7 +77,7 @@ def test_capped_findings_still_flag_every_skill_with_a_near_duplicate(tmp_path) 
     index = _library(tmp_path, 600)
     expected = _all_pairs(index, 0.85)
     in_pairs = {index.skills[k].path for pair in expected for k in pair}
-    findings = lint_module.near_duplicate_findings(index, threshold=0.85, shown=1)
+    findings = _near_duplicate_findings(index, threshold=0.85, shown=1)
     warned = {f.path for f in findings if f.severity == lint_module.WARNING}
     assert len(in_pairs & warned) >= 0.99 * len(in_pairs)
     assert len(warned - in_pairs) <= 0.01 * len(in_pairs)
@@ -108,6 +108,13 @@ def test_cross_scores_are_full_scorings_hits(tmp_path, bar: float) -> None:  # t
         assert np.array_equal(docs, expected)
         assert np.allclose(scores, full.normalised[docs], rtol=1e-12, atol=0)
     assert common_seen > 50  # the path that adds the common terms last was taken
+
+
+def _near_duplicate_findings(
+    index: Index, *, threshold: float, shown: int
+) -> list[lint_module.Finding]:
+    near = lint_module.NearDuplicates(index, threshold=threshold, shown=shown)
+    return [finding for position in range(len(index)) for finding in near.of(position)]
 
 
 def _lint_key(findings: list[lint_module.Finding]) -> list[tuple[object, ...]]:
@@ -168,12 +175,12 @@ def test_the_memo_is_nothing_the_collector_walks(tmp_path: Path) -> None:
     index = index_skills(discover([tmp_path]), [tmp_path], config, assemble_models(BowEmbedder()))
     first = lint_module.lint([tmp_path], index=index, config=config, memo=memo)
     assert first
-    gc.collect()
-    gc.collect()  # a tuple of tuples: the inner ones first, then the outer one
+    for _ in range(3):  # tuples of tuples of tuples: the innermost first, then outwards
+        gc.collect()
     kept = memo._skills
-    assert len(kept) == len(ids) and any(kept.values())
-    assert not any(gc.is_tracked(row) for rows in kept.values() for row in rows)
-    assert not any(gc.is_tracked(rows) for rows in kept.values())
+    assert len(kept) == len(ids) and any(rows for _hash, _stale, rows in kept.values())
+    assert not any(gc.is_tracked(row) for _hash, _stale, rows in kept.values() for row in rows)
+    assert not any(gc.is_tracked(entry) for entry in kept.values())
     again = lint_module.lint([tmp_path], index=index, config=config, memo=memo)
     assert _lint_key(again) == _lint_key(first)  # and what comes back out is the same
 
@@ -186,7 +193,7 @@ def test_each_skill_names_its_closest_partners_and_counts_the_rest(tmp_path) -> 
         partners.setdefault(i, []).append((-close, j))
         partners.setdefault(j, []).append((-close, i))
     assert any(len(found) > 2 for found in partners.values())
-    findings = lint_module.near_duplicate_findings(index, threshold=0.6, shown=2)
+    findings = _near_duplicate_findings(index, threshold=0.6, shown=2)
     for k, found in partners.items():
         skill = index.skills[k]
         found.sort()
@@ -205,15 +212,50 @@ def test_each_skill_names_its_closest_partners_and_counts_the_rest(tmp_path) -> 
             assert counted == []
 
 
-def test_findings_sorted_in_pieces_are_sorted_as_one_list(monkeypatch) -> None:
-    """Short sorts merged give exactly `sorted`'s list, ties in their first order."""
-    monkeypatch.setattr(lint_module, "SORT_PIECE", 7)
-    rng = random.Random(11)
-    items = [(rng.choice("abc"), rng.randint(0, 3), number) for number in range(500)]
-    key = lambda item: item[:2]  # noqa: E731 - ties: many items share a key
-    assert lint_module.sorted_in_pieces(items, key) == sorted(items, key=key)
-    assert lint_module.sorted_in_pieces([], key) == []
-    assert lint_module.sorted_in_pieces(items[:3], key) == sorted(items[:3], key=key)
+def _tangled_paths(root: Path) -> None:
+    """Skills whose paths order differently by text and by folder ("a-b" < "a.c" < "a/b"),
+    near-duplicates of each other, and a file no parser accepts."""
+    description = "Merge and split PDF files and extract their tables. Use when PDFs come up."
+    for folder in ("a", "a/b", "a-b", "a b", "A", "a/b/c"):
+        write_skill(root / Path(folder).parent, Path(folder).name, description)
+    (root / "a.c").mkdir()
+    (root / "a.c" / "SKILL.md").write_text("no frontmatter\n", encoding="utf-8")
+
+
+def test_lint_files_gives_each_path_once_with_lints_order(tmp_path: Path) -> None:
+    """Each path comes once, in the order of text, with its findings sorted as lint sorts
+    every finding: rejected files, the library's own findings and every skill's."""
+    _tangled_paths(tmp_path)
+    files = list(lint_module.lint_files([tmp_path], context_tokens=200))
+    paths = [path for path, _ in files]
+    assert paths == sorted(set(paths))
+    assert all(finding.path == path for path, found in files for finding in found)
+    every = [finding for _, found in files for finding in found]
+    assert every == sorted(every, key=lambda f: (f.path, f.line or 0, f.rule, f.message))
+    assert {f.rule for f in every} >= {
+        "parse/rejected",
+        "claude-code/listing-budget",  # at the library's path
+        "claude-code/name-only",
+        "retrieval/near-duplicate",
+    }
+    assert _lint_key(lint_module.lint([tmp_path], context_tokens=200)) == _lint_key(every)
+
+
+def test_a_lint_read_in_part_leaves_the_memo_as_it_was(tmp_path: Path) -> None:
+    """The memo takes a run's findings once its last file is read: a run stopped part way
+    (the explorer stops the cases for a newer save, never lint, but a caller may) leaves
+    the last whole run's, and the next lint with the memo is still exact."""
+    _tangled_paths(tmp_path)
+    config, memo = Config(), lint_module.LintMemo()
+    index = index_skills(discover([tmp_path]), [tmp_path], config, assemble_models(BowEmbedder()))
+    alone = _lint_key(lint_module.lint([tmp_path], index=index, config=config))
+    files = lint_module.lint_files([tmp_path], index=index, config=config, memo=memo)
+    for _ in range(3):  # the library's own findings, then two skills'
+        next(files)
+    files.close()
+    assert memo._skills == {}
+    assert _lint_key(lint_module.lint([tmp_path], index=index, config=config, memo=memo)) == alone
+    assert len(memo._skills) == len(index)
 
 
 def test_lint_passes_a_checkpoint_between_short_steps(tmp_path) -> None:  # type: ignore[no-untyped-def]

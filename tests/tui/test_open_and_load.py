@@ -182,14 +182,14 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
     (root / "broken" / "SKILL.md").write_text("no frontmatter\n", encoding="utf-8")
     linted: list[int] = []
     full_thresholds: list[int] = []  # while lint runs: no full collection on any thread
-    lint = tasks.lint
+    lint = tasks.lint_files
 
     def counted(*args: object, **kwargs: object) -> object:
         linted.append(len(kwargs["index"]))  # type: ignore[arg-type]
         full_thresholds.append(gc.get_threshold()[2])
         return lint(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tasks, "lint", counted)
+    monkeypatch.setattr(tasks, "lint_files", counted)
     usual_full = gc.get_threshold()[2]
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -216,7 +216,7 @@ async def test_saves_during_a_lint_wait_for_it_and_only_the_newest_runs(
     root = tmp_path / "skills"
     write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
     write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
-    lint = tasks.lint
+    lint = tasks.lint_files
     gate = threading.Event()
     running = threading.Semaphore(1)
     linted: list[int] = []
@@ -227,11 +227,11 @@ async def test_saves_during_a_lint_wait_for_it_and_only_the_newest_runs(
             if linted:  # the first one (at start) returns at once
                 gate.wait(30)
             linted.append(kwargs["index"].version)  # type: ignore[attr-defined]
-            return lint(*args, **kwargs)  # type: ignore[arg-type]
+            return iter(list(lint(*args, **kwargs)))  # type: ignore[arg-type]
         finally:
             running.release()
 
-    monkeypatch.setattr(tasks, "lint", slow)
+    monkeypatch.setattr(tasks, "lint_files", slow)
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(app) and len(linted) == 1 and not app.background_busy)
@@ -546,7 +546,7 @@ async def test_a_lint_running_when_the_app_freezes_does_not_keep_its_snapshot(
     import weakref
 
     gate = threading.Event()
-    real_lint = tasks.lint
+    real_lint = tasks.lint_files
     linted: list[weakref.ref[object]] = []
 
     def held_lint(*args: object, **kwargs: object) -> object:
@@ -554,7 +554,7 @@ async def test_a_lint_running_when_the_app_freezes_does_not_keep_its_snapshot(
         gate.wait(20.0)
         return real_lint(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tasks, "lint", held_lint)
+    monkeypatch.setattr(tasks, "lint_files", held_lint)
     root = tmp_path / "skills"
     write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
     app = make_app(root, tmp_path)
@@ -629,14 +629,14 @@ async def test_lint_runs_with_the_loop_beat_as_its_pause(
 
     root = tmp_path / "skills"
     write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
-    lint = tasks.lint
+    lint = tasks.lint_files
     seen: list[tuple[object, bool]] = []
 
     def watched(*args: object, **kwargs: object) -> object:
         seen.append((turns._PAUSE.get(), app.beat.running))
         return lint(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tasks, "lint", watched)
+    monkeypatch.setattr(tasks, "lint_files", watched)
     app = make_app(root, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: ready(app) and bool(seen) and not app.background_busy)

@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "collision_map": "collisions",
     "edit_description": "rewrite",
     "has_errors": "lint",
+    "lint_files": "lint",
     "patched_index": "whatif",
     "ranking_diff": "compare",
     "read_skill_text": "rewrite",
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.lint import Finding as Finding
     from explorer.engine.author.lint import LintMemo as LintMemo
     from explorer.engine.author.lint import has_errors as has_errors
+    from explorer.engine.author.lint import lint_files as lint_files
     from explorer.engine.author.rewrite import Edit as Edit
     from explorer.engine.author.rewrite import SaveError as SaveError
     from explorer.engine.author.rewrite import changed_on_disk as changed_on_disk

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, astuple, dataclass, replace
 from typing import Any, NamedTuple
 
@@ -91,9 +91,10 @@ DEFAULT_CONTEXT_TOKENS = 200_000
 
 
 _FindingRow = tuple[str, str, str, str, int | None]  # Finding's fields, in order
+_KeptFindings = tuple[str, bool, tuple[_FindingRow, ...]]  # content hash, stale, findings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem: which rule, how bad, where, and what to do about it."""
 
@@ -130,11 +131,43 @@ def lint(
     closest) and one counting the rest; None reports every pair. A `memo` kept from the
     lint of an earlier version of the same library saves what did not change (`LintMemo`).
     """
+    files = lint_files(
+        roots,
+        claude_code=claude_code,
+        index=index,
+        config=config,
+        context_tokens=context_tokens,
+        near_duplicate=near_duplicate,
+        near_duplicate_shown=near_duplicate_shown,
+        memo=memo,
+    )
+    return [finding for _path, findings in files for finding in findings]
+
+
+def lint_files(
+    roots: Sequence[str | os.PathLike[str]],
+    *,
+    claude_code: bool = False,
+    index: Index | None = None,
+    config: Config | None = None,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    near_duplicate: float = NEAR_DUPLICATE_COSINE,
+    near_duplicate_shown: int | None = NEAR_DUPLICATE_SHOWN,
+    memo: LintMemo | None = None,
+) -> Iterator[tuple[str, list[Finding]]]:
+    """What `lint` finds, a file at a time: (path, its findings) for each path with any,
+    in path order, each file's findings sorted by line, rule and message.
+
+    The library-wide checks run first, into arrays; a file's findings are made when its
+    turn comes. The explorer lints after every save, and the whole list was that run's
+    high-water mark: 172,000 findings at 26,000 skills, most of them near-duplicate
+    messages, about 40 MB of objects made and dropped at each save. Arguments as for
+    `lint`; a `memo` is updated once the last file has been read.
+    """
     config = config or Config()
     if index is None:
         found = discover(roots)
         index = index_skills(found, roots, config, assemble_models(None))
-    findings: list[Finding] = []
     status = index.models.status
     if index.models.embedder is None and status.dense_error is None:
         # A lexical-only index for lint: the guards described are those of the dense model
@@ -143,8 +176,6 @@ def lint(
         dense = PRESET_MODEL[config.preset] if dense == "auto" else dense
         status = replace(status, dense=dense, calibration=CALIBRATION.get(dense, UNCALIBRATED))
     tuning = resolve(config, status, len(index))
-    for problem in index.rejected:
-        findings.append(_rejected(problem))
 
     def own(skill: Skill) -> list[Finding]:
         lines = _key_lines(skill.path)
@@ -156,41 +187,44 @@ def lint(
             *generic_name_findings(skill, config, tuning, lines),
         ]
 
-    if memo is None:
-        memo = LintMemo()  # nothing to take from, and nothing kept
-    for part in memo.skill_findings((claude_code, config, tuning), index.skills, own):
-        findings += part
-    findings += near_duplicate_findings(
-        index, threshold=near_duplicate, shown=near_duplicate_shown, memo=memo
+    skills = index.skills
+    near = NearDuplicates(index, threshold=near_duplicate, shown=near_duplicate_shown, memo=memo)
+    generic = GenericTerms(index)
+    listing = Listing(skills, context_tokens, _library_path(index, roots))
+    # Findings not of one skill: rejected files, and the library's own.
+    elsewhere: dict[str, list[Finding]] = {}
+    for finding in [*map(_rejected, index.rejected), *near.library, *listing.library]:
+        elsewhere.setdefault(finding.path, []).append(finding)
+    order = sorted(range(len(skills)), key=lambda position: skills[position].path)
+    owns = (memo or LintMemo()).skill_findings(
+        (claude_code, config, tuning), [skills[position] for position in order], own
     )
-    findings += generic_term_findings(index)
-    findings += listing_findings(index.skills, context_tokens, _library_path(index, roots))
-    return sorted_in_pieces(findings, key=lambda f: (f.path, f.line or 0, f.rule, f.message))
-
-
-SORT_PIECE = 4096  # findings one sort call orders: a few milliseconds of holding the GIL
-
-
-def sorted_in_pieces(items: Sequence[Any], key: Callable[[Any], Any]) -> list[Any]:
-    """`sorted(items, key=key)`, made of short sorts and a merge.
-
-    One `sorted` call holds the GIL until it ends: over the 170,000 findings of a
-    26,000-skill library that is ~0.2 s in which no other thread runs (the explorer lints
-    on a worker thread, and its event loop would stall). Pieces of `SORT_PIECE` sorted
-    apart and merged by `heapq.merge` give the same list (both are stable: equal keys
-    keep their order) in steps between which other threads run."""
-    pieces = []
-    for start in range(0, len(items), SORT_PIECE):
+    # Every path once in order; a skill's path after a finding elsewhere of the same path.
+    paths = heapq.merge(
+        ((path, -1) for path in sorted(elsewhere)),
+        ((skills[position].path, position) for position in order),
+    )
+    current, group = "", list[Finding]()
+    for path, position in paths:
         checkpoint()
-        pieces.append(sorted(items[start : start + SORT_PIECE], key=key))
-    if len(pieces) <= 1:
-        return pieces[0] if pieces else []
-    merged: list[Any] = []
-    for count, item in enumerate(heapq.merge(*pieces, key=key)):
-        if count % SORT_PIECE == 0:
-            checkpoint()
-        merged.append(item)
-    return merged
+        if path != current:
+            if group:
+                yield current, sorted(group, key=_within_file)
+            current, group = path, []
+        if position < 0:
+            group += elsewhere[path]
+        else:
+            group += next(owns)
+            group += near.of(position)
+            group += generic.of(skills[position])
+            group += listing.of(position)
+    if group:
+        yield current, sorted(group, key=_within_file)
+    next(owns, None)  # the memo keeps this run's findings once every skill has been read
+
+
+def _within_file(finding: Finding) -> tuple[int, str, str]:
+    return (finding.line or 0, finding.rule, finding.message)
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:
@@ -527,7 +561,7 @@ class LintMemo:
     def __init__(self) -> None:
         self._settings: object = None
         # Each file's findings as plain rows (Finding's fields): see skill_findings.
-        self._skills: dict[tuple[str, str, bool], tuple[_FindingRow, ...]] = {}
+        self._skills: dict[str, _KeptFindings] = {}  # SKILL.md path -> its findings
         self._dense_key: object = None
         self._hash_ids: dict[str, int] = {}  # description text hash -> a number of its own
         # Pairs of numbered descriptions over the threshold: first < second, and cosine.
@@ -535,30 +569,29 @@ class LintMemo:
 
     def skill_findings(
         self, settings: object, skills: Sequence[Skill], make: Any
-    ) -> list[list[Finding]]:
-        """Each skill's own findings, from the last run where its file is unchanged.
+    ) -> Iterator[list[Finding]]:
+        """Each skill's own findings in turn, from the last run where its file is
+        unchanged; the memo keeps this run's once the last has been read.
 
         They are kept between runs as tuples of strings, which the cyclic collector stops
         tracking: a memo of 26,000 skills' findings kept as lists of Finding objects was
         about half of what each full collection walked, and a collection runs on whichever
-        thread allocates, often the explorer's event loop."""
+        thread allocates, often the explorer's event loop. An unchanged file keeps its
+        entry, the same tuple, rather than a new key made at every run to outlive it."""
         if settings != self._settings:
             self._settings, self._skills = settings, {}
-        out: dict[tuple[str, str, bool], tuple[_FindingRow, ...]] = {}
-        found = []
+        out: dict[str, _KeptFindings] = {}
         for skill in skills:
-            checkpoint()
-            key = (skill.path, skill.hash, skill.stale is not None)
-            rows = self._skills.get(key)
-            if rows is None:
+            kept = self._skills.get(skill.path)
+            stale = skill.stale is not None
+            if kept is None or kept[0] != skill.hash or kept[1] != stale:
                 findings = make(skill)
-                rows = tuple(astuple(finding) for finding in findings)
+                kept = (skill.hash, stale, tuple(astuple(finding) for finding in findings))
+                yield findings
             else:
-                findings = [Finding(*row) for row in rows]
-            out[key] = rows
-            found.append(findings)
+                yield [Finding(*row) for row in kept[2]]
+            out[skill.path] = kept
         self._skills = out  # only the current files: a save never leaves its old ones behind
-        return found
 
     def dense_pairs(
         self,
@@ -768,13 +801,7 @@ def near_duplicate_arrays(
     return Pairs(first, second, cosine, lookup(first, second), lookup(second, first))
 
 
-def near_duplicate_findings(
-    index: Index,
-    *,
-    threshold: float = NEAR_DUPLICATE_COSINE,
-    shown: int | None = NEAR_DUPLICATE_SHOWN,
-    memo: LintMemo | None = None,
-) -> list[Finding]:
+class NearDuplicates:
     """Pairs whose descriptions say nearly the same thing make an unstable winner: a dense
     cosine above `threshold`, or each description scoring high as a BM25 query on the other.
 
@@ -783,37 +810,82 @@ def near_duplicate_findings(
     cross-score), and gets one more finding counting the others. A library of families of
     variants has pairs quadratic in the family size: 605,000 findings at 26,000
     replicated skills, which nobody reads and which held about 0.9 GB in the explorer.
-    Every skill with a near-duplicate is still flagged, with its closest ones named; a
-    message is made only for a pair that is shown."""
-    if len(index) < 2:
-        return []
-    found: list[Finding] = []
-    if index.vectors is None:
-        found.append(
-            Finding(
-                "retrieval/near-duplicate",
-                INFO,
-                _library_path(index, index.roots),
-                "no dense model: near-duplicates checked with BM25 cross-scores only",
-            )
-        )
-    pairs = near_duplicate_arrays(index, threshold=threshold, memo=memo)
-    closeness = np.where(
-        np.isnan(pairs.dense), np.minimum(pairs.forward, pairs.backward), pairs.dense
-    )
-    # Each pair twice, once for each of its skills: closest partner first, then by index.
-    skill = np.concatenate([pairs.first, pairs.second])
-    partner = np.concatenate([pairs.second, pairs.first])
-    close = np.concatenate([closeness, closeness])
-    pair = np.concatenate([np.arange(len(closeness))] * 2)
-    order = np.lexsort((partner, -close, skill))
-    skill, partner, close, pair = skill[order], partner[order], close[order], pair[order]
-    bounds = np.flatnonzero(np.diff(skill)) + 1
-    what = "dense cosine" if index.vectors is not None else "lower BM25 cross-score"
-    skills = index.skills
+    Every skill with a near-duplicate is still flagged, with its closest ones named. The
+    pairs are kept as arrays; a skill's findings are made when asked for (`of`)."""
 
-    def message(p: int) -> str:
-        a, b = skills[int(pairs.first[p])], skills[int(pairs.second[p])]
+    def __init__(
+        self,
+        index: Index,
+        *,
+        threshold: float = NEAR_DUPLICATE_COSINE,
+        shown: int | None = NEAR_DUPLICATE_SHOWN,
+        memo: LintMemo | None = None,
+    ) -> None:
+        self._skills, self._shown = index.skills, shown
+        dense = index.vectors is not None
+        self._what = "dense cosine" if dense else "lower BM25 cross-score"
+        self.library: list[Finding] = []  # of the library rather than of one skill
+        n = len(index)
+        if n < 2:
+            self._pairs, self._starts = None, np.zeros(n + 1, dtype=np.int64)
+            return
+        if not dense:
+            self.library.append(
+                Finding(
+                    "retrieval/near-duplicate",
+                    INFO,
+                    _library_path(index, index.roots),
+                    "no dense model: near-duplicates checked with BM25 cross-scores only",
+                )
+            )
+        pairs = near_duplicate_arrays(index, threshold=threshold, memo=memo)
+        closeness = np.where(
+            np.isnan(pairs.dense), np.minimum(pairs.forward, pairs.backward), pairs.dense
+        )
+        # Each pair twice, once for each of its skills: closest partner first, then by index.
+        skill = np.concatenate([pairs.first, pairs.second])
+        partner = np.concatenate([pairs.second, pairs.first])
+        close = np.concatenate([closeness, closeness])
+        pair = np.concatenate([np.arange(len(closeness))] * 2)
+        order = np.lexsort((partner, -close, skill))
+        self._pairs = pairs
+        self._partner, self._close, self._pair = partner[order], close[order], pair[order]
+        self._starts = np.searchsorted(skill[order], np.arange(n + 1))
+
+    def of(self, position: int) -> list[Finding]:
+        """The findings of the skill at `position` in the index."""
+        start, end = int(self._starts[position]), int(self._starts[position + 1])
+        if start == end:
+            return []
+        skills, own = self._skills, self._skills[position]
+        limit = end - start if self._shown is None else max(self._shown, 1)
+        found = [
+            Finding("retrieval/near-duplicate", WARNING, own.path, self._message(int(p)))
+            for p in self._pair[start : min(end, start + limit)]
+        ]
+        rest = end - start - limit
+        if rest > 0:
+            lowest, highest = float(self._close[end - 1]), float(self._close[start + limit])
+            examples = ", ".join(
+                skills[int(j)].id
+                for j in self._partner[start + limit : min(end, start + limit + 3)]
+            )
+            found.append(
+                Finding(
+                    "retrieval/near-duplicate",
+                    INFO,
+                    own.path,
+                    f"{own.id} has {rest} more near-duplicate{'s' if rest > 1 else ''} "
+                    f"beyond the {limit} closest ({self._what} {lowest:.2f}-{highest:.2f}), "
+                    f"e.g. {examples}",
+                )
+            )
+        return found
+
+    def _message(self, p: int) -> str:
+        pairs = self._pairs
+        assert pairs is not None
+        a, b = self._skills[int(pairs.first[p])], self._skills[int(pairs.second[p])]
         dense = float(pairs.dense[p])
         dense_text = "no dense model" if dense != dense else f"dense cosine {dense:.2f}"
         return (
@@ -822,64 +894,38 @@ def near_duplicate_findings(
             "say what makes each one different"
         )
 
-    for start, end in zip([0, *bounds.tolist()], [*bounds.tolist(), len(skill)], strict=True):
-        checkpoint()
-        if start == end:
-            continue
-        own = skills[int(skill[start])]
-        limit = end - start if shown is None else max(shown, 1)
-        for k in range(start, min(end, start + limit)):
-            found.append(Finding("retrieval/near-duplicate", WARNING, own.path, message(pair[k])))
-        rest = end - start - limit
-        if rest > 0:
-            lowest, highest = float(close[end - 1]), float(close[start + limit])
-            examples = ", ".join(
-                skills[int(j)].id for j in partner[start + limit : min(end, start + limit + 3)]
-            )
-            found.append(
-                Finding(
-                    "retrieval/near-duplicate",
-                    INFO,
-                    own.path,
-                    f"{own.id} has {rest} more near-duplicate{'s' if rest > 1 else ''} "
-                    f"beyond the {limit} closest ({what} {lowest:.2f}-{highest:.2f}), "
-                    f"e.g. {examples}",
-                )
-            )
-    return found
 
-
-def generic_term_findings(index: Index) -> list[Finding]:
+class GenericTerms:
     """A description made almost only of terms most skills share gives BM25 nothing to
     tell it apart (§5.2 idf is near zero for each of them)."""
-    n = len(index)
-    if n < GENERIC_MIN_LIBRARY:
-        return []
-    common_df = GENERIC_DF_FRACTION * n
-    df: dict[str, int] = {}
-    found = []
-    for skill in index.skills:
-        checkpoint()
+
+    def __init__(self, index: Index) -> None:
+        self._index, self._n = index, len(index)
+        self._df: dict[str, int] = {}  # each term's document frequency, read once
+
+    def of(self, skill: Skill) -> list[Finding]:
+        n = self._n
         terms = sorted(set(skill.description_tokens))  # match_tokens(description)
-        if not terms:
-            continue
+        if n < GENERIC_MIN_LIBRARY or not terms:
+            return []
+        df = self._df
         for term in terms:
             if term not in df:
-                df[term] = index.lexical.df(term)
-        common = [term for term in terms if df[term] >= common_df]
-        if len(common) >= GENERIC_TERMS_FRACTION * len(terms):
-            rare = sorted(set(terms) - set(common))
-            found.append(
-                Finding(
-                    "retrieval/generic-terms",
-                    WARNING,
-                    skill.path,
-                    f"{len(common)} of {len(terms)} description terms appear in at least "
-                    f"{GENERIC_DF_FRACTION:.0%} of the {n} skills; only "
-                    f"{', '.join(rare) or 'none'} set it apart",
-                )
+                df[term] = self._index.lexical.df(term)
+        common = [term for term in terms if df[term] >= GENERIC_DF_FRACTION * n]
+        if len(common) < GENERIC_TERMS_FRACTION * len(terms):
+            return []
+        rare = sorted(set(terms) - set(common))
+        return [
+            Finding(
+                "retrieval/generic-terms",
+                WARNING,
+                skill.path,
+                f"{len(common)} of {len(terms)} description terms appear in at least "
+                f"{GENERIC_DF_FRACTION:.0%} of the {n} skills; only "
+                f"{', '.join(rare) or 'none'} set it apart",
             )
-    return found
+        ]
 
 
 def listing_text(skill: Skill) -> str:
@@ -891,81 +937,98 @@ def listing_text(skill: Skill) -> str:
     return text
 
 
-def listing_findings(
-    skills: Sequence[Skill], context_tokens: int, library_path: str
-) -> list[Finding]:
+class Listing:
     """Simulate Claude Code's skill listing: entries cut at 1,536 characters, the whole
     list in 1 % of the context window x 4 characters, the overflow listed by name only.
 
     The host drops the least-used skills first; we have no usage data, so the listing is
     taken in path order and the tail overflows. Skills with disable-model-invocation are
-    not shown to the model and take no room.
+    not shown to the model and take no room. The budget is worked out for the whole list
+    at once (`library`); a skill's own findings are made when asked for (`of`).
     """
-    budget = int(context_tokens * LISTING_SHARE * CHARS_PER_TOKEN)
-    listed = [
-        skill for skill in skills if skill.frontmatter.get("disable-model-invocation") is not True
-    ]
-    found: list[Finding] = []
-    full: list[int] = []
-    short: list[int] = []
-    for skill in listed:
-        checkpoint()
-        text = listing_text(skill)
-        if len(text) > LISTING_ENTRY_MAX:
+
+    def __init__(self, skills: Sequence[Skill], context_tokens: int, library_path: str) -> None:
+        self._skills = skills
+        self._cut: dict[int, int] = {}  # position -> its listing text's length, if cut
+        self._dropped: set[int] = set()  # positions listed by name only
+        self.library: list[Finding] = []  # the budget's finding, at the library's path
+        budget = int(context_tokens * LISTING_SHARE * CHARS_PER_TOKEN)
+        listed = [
+            position
+            for position, skill in enumerate(skills)
+            if skill.frontmatter.get("disable-model-invocation") is not True
+        ]
+        full: list[int] = []
+        short: list[int] = []
+        for position in listed:
+            checkpoint()
+            skill = skills[position]
+            text = listing_text(skill)
+            if len(text) > LISTING_ENTRY_MAX:
+                self._cut[position] = len(text)
+            full.append(len(f"- {skill.id}: {text[:LISTING_ENTRY_MAX]}"))
+            short.append(len(f"- {skill.id}"))
+        if not listed:
+            return
+        newlines = len(listed) - 1
+        total = sum(full) + newlines
+        if total <= budget:
+            self.library.append(
+                Finding(
+                    "claude-code/listing-budget",
+                    INFO,
+                    library_path,
+                    f"skill listing is {total:,} characters of a {budget:,}-character budget "
+                    f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN})",
+                )
+            )
+            return
+        # keep the first `keep` entries whole and the rest as names: the largest keep that fits
+        head = np.concatenate(([0], np.cumsum(full)))
+        tail = np.concatenate((np.cumsum(short[::-1])[::-1], [0]))
+        fits = np.nonzero(head + tail + newlines <= budget)[0]
+        keep = int(fits.max()) if len(fits) else 0
+        dropped = listed[keep:]
+        self._dropped = set(dropped)
+        self.library.append(
+            Finding(
+                "claude-code/listing-budget",
+                WARNING,
+                library_path,
+                f"skill listing is {total:,} characters, over the {budget:,}-character budget "
+                f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN}); {len(dropped)} of "
+                f"{len(listed)} skills would be listed by name only: "
+                f"{', '.join(skills[position].id for position in dropped)}. Claude Code "
+                "drops the least-used first; with no usage data we assume path order, so "
+                "the tail overflows",
+            )
+        )
+
+    def of(self, position: int) -> list[Finding]:
+        """The findings of the skill at `position`: its entry cut, or listed by name only."""
+        path = self._skills[position].path
+        found = []
+        length = self._cut.get(position)
+        if length is not None:
             found.append(
                 Finding(
                     "claude-code/truncated",
                     WARNING,
-                    skill.path,
-                    f"Claude Code lists {len(text)} characters of description cut at "
-                    f"{LISTING_ENTRY_MAX}: the last {len(text) - LISTING_ENTRY_MAX} never "
+                    path,
+                    f"Claude Code lists {length} characters of description cut at "
+                    f"{LISTING_ENTRY_MAX}: the last {length - LISTING_ENTRY_MAX} never "
                     "reach the model",
                 )
             )
-        text = text[:LISTING_ENTRY_MAX]
-        full.append(len(f"- {skill.id}: {text}"))
-        short.append(len(f"- {skill.id}"))
-    if not listed:
-        return found
-    newlines = len(listed) - 1
-    total = sum(full) + newlines
-    if total <= budget:
-        found.append(
-            Finding(
-                "claude-code/listing-budget",
-                INFO,
-                library_path,
-                f"skill listing is {total:,} characters of a {budget:,}-character budget "
-                f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN})",
+        if position in self._dropped:
+            found.append(
+                Finding(
+                    "claude-code/name-only",
+                    WARNING,
+                    path,
+                    "over the listing budget, Claude Code would show this skill by name only, "
+                    "without its description, so the model rarely picks it (assuming path "
+                    "order)",
+                )
             )
-        )
         return found
-    # keep the first `keep` entries whole and the rest as names: the largest keep that fits
-    head = np.concatenate(([0], np.cumsum(full)))
-    tail = np.concatenate((np.cumsum(short[::-1])[::-1], [0]))
-    fits = np.nonzero(head + tail + newlines <= budget)[0]
-    keep = int(fits.max()) if len(fits) else 0
-    dropped = listed[keep:]
-    found.append(
-        Finding(
-            "claude-code/listing-budget",
-            WARNING,
-            library_path,
-            f"skill listing is {total:,} characters, over the {budget:,}-character budget "
-            f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN}); {len(dropped)} of "
-            f"{len(listed)} skills would be listed by name only: "
-            f"{', '.join(skill.id for skill in dropped)}. Claude Code drops the least-used "
-            "first; with no usage data we assume path order, so the tail overflows",
-        )
-    )
-    for skill in dropped:
-        found.append(
-            Finding(
-                "claude-code/name-only",
-                WARNING,
-                skill.path,
-                "over the listing budget, Claude Code would show this skill by name only, "
-                "without its description, so the model rarely picks it (assuming path order)",
-            )
-        )
-    return found
