@@ -905,8 +905,10 @@ class GenericTerms:
 
     def of(self, skill: Skill) -> list[Finding]:
         n = self._n
+        if n < GENERIC_MIN_LIBRARY:
+            return []
         terms = sorted(set(skill.description_tokens))  # match_tokens(description)
-        if n < GENERIC_MIN_LIBRARY or not terms:
+        if not terms:
             return []
         df = self._df
         for term in terms:
