@@ -206,6 +206,31 @@ async def test_lint_runs_once_at_start(tmp_path: Path, monkeypatch: pytest.Monke
     assert gc.get_threshold()[2] == usual_full
 
 
+async def test_a_file_whose_findings_did_not_change_keeps_the_strings_on_screen(
+    tmp_path: Path,
+) -> None:
+    """After a save lint runs again: a file whose findings are the same keeps the very
+    tuple of strings on screen (a run makes no second copy of every finding to keep:
+    47 MB at 26,000 skills), and the saved file shows its new findings."""
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "xlsx", "Spreadsheet formulas, pivot summaries and CSV cleanup.")
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: ready(app) and bool(app.state.findings))
+        await settle(pilot, lambda: not app.background_busy)
+        before = app.state.findings
+        (xlsx,) = [path for path in before if path.endswith("xlsx/SKILL.md")]
+        (pdf,) = [path for path in before if path.endswith("pdf/SKILL.md")]
+        assert not any("spec/xml-tags" in line for line in before[pdf])
+        write_skill(root, "pdf", "Merge <b>PDF</b> files and extract their tables.")
+        await settle(
+            pilot,
+            lambda: any("spec/xml-tags" in line for line in app.state.findings.get(pdf, ())),
+        )
+        assert app.state.findings[xlsx] is before[xlsx]
+
+
 async def test_saves_during_a_lint_wait_for_it_and_only_the_newest_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
