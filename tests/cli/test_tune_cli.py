@@ -11,10 +11,9 @@ import pytest
 
 from explorer.cli import main
 from explorer.cli.commands.tune import _flip_line
-from explorer.engine.author.tune import Effect, Flip, Part
-from explorer.engine.qa.cases import Case
+from explorer.engine.author.tune import Effect, Part
 from tests.conftest import SAMPLE_SKILLS, write_skill
-from tests.engine.test_tune import LIBRARY, OWN, SKILL
+from tests.engine.test_tune import LIBRARY, OWN, SKILL, _moved
 
 Capture = pytest.CaptureFixture[str]
 # Everything around the description must survive an --apply byte for byte.
@@ -226,20 +225,8 @@ def test_applying_a_candidate_it_would_not_recommend_says_why(
 
 
 def test_a_shared_steal_says_the_case_s_own_skill_keeps_it() -> None:
-    flip = Flip(
-        case=Case("log my hours", ("timesheet",), "direct"),
-        part=Part.OTHER,
-        effect=Effect.STEAL,
-        cosine=0.1,
-        bm25=1.0,
-        rerank=None,
-        relevance=0.3,
-        terms_gained=("hours",),
-        terms_lost=(),
-        stages=("relevance", "relevance"),
-        rerank_after=None,
-        beside=True,
-    )
+    stolen = _moved(Effect.STEAL, Part.OTHER, ("timesheet",), 0.3)
+    flip = dataclasses.replace(stolen, beside=True)
     assert "(expects timesheet; shared: timesheet still injected, this skill beside it)" in (
         _flip_line(flip)
     )
