@@ -129,7 +129,7 @@ def test_the_edit_breaks_the_case_the_readme_says(engine: Engine, tmp_path: Path
     before = decide(step5.prompt, open_library([str(SAMPLE_SKILLS)], config, engine=engine), config)
     cause = flip_cause(before, decision).text()
     walk = " ".join((REPO / "docs" / "explorer.md").read_text(encoding="utf-8").split())
-    assert cause.startswith("plaintext-accounting lost it: relevance, p 0.96 → 0.43")
+    assert cause.startswith("plaintext-accounting lost it: relevance, p 0.97 → 0.40")
     assert f"`{cause}`" in walk, cause
 
 

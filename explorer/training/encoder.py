@@ -6,11 +6,11 @@
 `explorer/models/encoder/TRAINING.log`). Steps, each logged to `<out>/TRAINING.log`:
 1. fetch all-MiniLM-L6-v2's weights as the reranker's trainer does (`reranker.fetch_base`);
 2. pair each training request with the text the learned preset embeds for its skill
-   (`snapshot.dense_text`: the description and 300 characters of the body's opening,
-   docs/routing.md §9.13): the mined groups' train split (`training/data/pairs.jsonl.gz`,
-   with their hard negatives) and the hand-written training prompts of the two training
-   libraries (`mining.TRAIN_LIBRARIES`); skills that copy or name a held-back skill are
-   dropped, as for the reranker;
+   (`snapshot.dense_text`: the description and 300 characters of the body's opening;
+   the preset reads 150 of them, docs/routing.md §9.13): the mined groups' train split
+   (`training/data/pairs.jsonl.gz`, with their hard negatives) and the hand-written
+   training prompts of the two training libraries (`mining.TRAIN_LIBRARIES`); skills that
+   copy or name a held-back skill are dropped, as for the reranker;
 3. fine-tune all six layers as a bi-encoder: each batch's requests against every skill text
    in it (their own skills, no two alike, and one hard negative each), a softmax over
    `--scale` times the cosine, mean pooling as the router pools; documents are cut at
@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from explorer.engine.base.config import PRESET_DENSE_BODY_CHARS
 from explorer.engine.discovery.skills import discover
 from explorer.engine.index.snapshot import dense_text
 from explorer.engine.qa.cases import Case, load_cases
@@ -58,7 +57,9 @@ if TYPE_CHECKING:
     import torch
 
 MODEL_NAME = "skill-encoder-minilm-l6"
-BODY_CHARS = PRESET_DENSE_BODY_CHARS["learned"]
+# The texts the shipped encoder was trained on: 300 characters of the body; the learned
+# preset now reads 150 of them (docs/routing.md §9.13, "Why 150").
+BODY_CHARS = 300
 WILD = "wild-trigger-evals"
 HELD_BACK_BENCHMARKS = ("anthropic-wshobson", "k-dense-scientific-skills")
 

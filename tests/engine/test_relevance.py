@@ -304,7 +304,7 @@ def test_a_change_of_verdict_names_what_decided_each_side(engine: Engine) -> Non
 
     config = Config()
     index = open_library([SAMPLE_SKILLS], config, engine=engine)
-    base = decide("make a poster for our jazz night", index, config)
+    base = decide("center a div vertically", index, config)
     now = decide("write release notes from the last 20 commits", index, config)
     took = shift("changelog-generator", base, now)
     p, trace = now.row("changelog-generator").relevance, now.relevance

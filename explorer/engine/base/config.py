@@ -147,7 +147,7 @@ MODEL_FIELDS: tuple[str, ...] = (
 PRESET_NAMES: tuple[str, ...] = ("reference", "calibrated", "learned")
 # §9.13: each preset's dense_body_chars. Here rather than in route/presets.py because the
 # index, below the router, embeds what it says.
-PRESET_DENSE_BODY_CHARS: dict[str, int] = {"reference": 0, "calibrated": 0, "learned": 300}
+PRESET_DENSE_BODY_CHARS: dict[str, int] = {"reference": 0, "calibrated": 0, "learned": 150}
 # §6: each preset's dense model. The learned preset's relevance model was fitted to the
 # packaged skill encoder's cosines (§9.12); the others' thresholds are MiniLM's (§4).
 PRESET_MODEL: dict[str, str] = {
