@@ -520,17 +520,18 @@ async def test_f7_before_the_cases_have_run_says_so(library: Path, tmp_path: Pat
 
 
 @pytest.mark.slow  # the default preset's models, where p is what decides
-def test_the_what_if_shows_p_over_the_bar_and_no_case_flips(warm_cache_dir: Path) -> None:
+def test_the_what_if_shows_p_over_the_bar_and_the_case_it_breaks(warm_cache_dir: Path) -> None:
     """docs/explorer.md's F7 walk: appending a sentence to productivity-helper moves p
-    over the bar for its prompt, and the preview says so, p row included; no case of the
-    library flips with it."""
+    over the bar for its prompt, and the preview says so, p row included; the one case of
+    the library it flips is the negative the walk names, at the p it quotes."""
     from explorer.engine.author.rewrite import read_skill_text
     from explorer.engine.author.whatif import what_if
     from explorer.engine.base.config import Config
     from explorer.engine.index.opening import open_engine, open_library
     from explorer.engine.qa.cases import load_cases
+    from explorer.engine.route.pipeline import decide
     from explorer.tui.whatif import scores_text
-    from tests.conftest import SAMPLE_SKILLS
+    from tests.conftest import REPO, SAMPLE_SKILLS
 
     config = Config()
     index = open_library([SAMPLE_SKILLS], config, engine=open_engine(config, warm_cache_dir))
@@ -550,7 +551,14 @@ def test_the_what_if_shows_p_over_the_bar_and_no_case_flips(warm_cache_dir: Path
     assert p_row in [line.split() for line in shown.splitlines()], shown
     assert result.after.injected and not result.before.injected
     assert result.comparison is not None
-    assert result.comparison.matched and result.comparison.flipped == ()
+    assert result.comparison.matched
+    (flip,) = result.comparison.flipped
+    assert flip.prompt == "any good productivity apps for iphone" and flip.kind == "negative"
+    assert flip.injected_b == ("productivity-helper",) and not flip.passed_b
+    assert result.patched is not None
+    taken = decide(flip.prompt, result.patched, config).row("productivity-helper").relevance
+    walk = " ".join((REPO / "docs" / "explorer.md").read_text(encoding="utf-8").split())
+    assert f"`{flip.prompt}`" in walk and f"now gets at p {taken:.2f}" in walk
 
 
 def test_the_flips_block_gives_recall_and_false_injections_before_and_after() -> None:
