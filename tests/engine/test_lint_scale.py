@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -277,3 +278,32 @@ def test_lint_passes_a_checkpoint_between_short_steps(tmp_path) -> None:  # type
     calls.clear()
     lint_module.near_duplicate_arrays(index, threshold=0.85)
     assert calls == []
+
+
+def test_lints_passes_keep_no_object_per_skill_or_term_to_their_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The near-duplicate pass and the listing check hold arrays, not a Python object for
+    each query, term or skill kept until they end: the explorer lints in a thread beside
+    its others, and objects that outlive a step are spread over arenas that the other
+    threads' allocations then keep (docs/benchmarks.md, kept open for an afternoon).
+    Counted as the small-object allocator's blocks at each of the pass's pauses, from a
+    quarter of the way in to its end (less the one each count adds: the number itself)."""
+    from explorer.engine.base.turns import yielding
+
+    index = _library(tmp_path, 800)
+    blocks: list[int] = []
+    with yielding(lambda: blocks.append(sys.getallocatedblocks())):
+        lint_module.near_duplicate_arrays(index, threshold=0.85)
+    assert len(blocks) >= len(index)
+    assert _held(blocks) < 0.1 * len(index)
+    blocks.clear()
+    with yielding(lambda: blocks.append(sys.getallocatedblocks())):
+        listing = lint_module.Listing(index.skills, 1_000, str(tmp_path))
+    assert len(blocks) == len(index)
+    assert _held(blocks) < 0.1 * len(index)
+    assert listing.library
+
+
+def _held(blocks: list[int]) -> int:
+    """The most blocks gained from a quarter of the way in, less the counts' own."""
+    start = len(blocks) // 4
+    return max(count - step for step, count in enumerate(blocks[start:])) - blocks[start]

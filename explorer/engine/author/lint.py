@@ -195,7 +195,9 @@ def lint_files(
     elsewhere: dict[str, list[Finding]] = {}
     for finding in [*map(_rejected, index.rejected), *near.library, *listing.library]:
         elsewhere.setdefault(finding.path, []).append(finding)
-    order = sorted(range(len(skills)), key=lambda position: skills[position].path)
+    # Positions in path order, as an array (a sorted list of them is one object each,
+    # held to the end of the run).
+    order = np.argsort(np.array([skill.path for skill in skills], dtype=str), kind="stable")
     owns = (memo or LintMemo()).skill_findings(
         (claude_code, config, tuning), [skills[position] for position in order], own
     )
@@ -697,6 +699,28 @@ def _positions(
     return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_c)
 
 
+class _Growing:
+    """An array appended to in place, doubling its room when full: one buffer however
+    many pieces are added."""
+
+    def __init__(self, dtype: type) -> None:
+        self._data: np.ndarray = np.zeros(1024, dtype=dtype)
+        self._size = 0
+
+    def extend(self, piece: np.ndarray) -> None:
+        end = self._size + len(piece)
+        if end > len(self._data):
+            grown = np.zeros(max(end, 2 * len(self._data)), dtype=self._data.dtype)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : end] = piece
+        self._size = end
+
+    def array(self) -> np.ndarray:
+        """The pieces joined, in a buffer of their size (the room left over is freed)."""
+        return self._data[: self._size].copy()
+
+
 class Pairs(NamedTuple):
     """Near-duplicate pairs as parallel arrays, in (first, second) order, first < second."""
 
@@ -756,9 +780,10 @@ def near_duplicate_arrays(
     order = np.argsort(ends, kind="stable")
     partner_of = others[order]
     partner_at = np.searchsorted(ends[order], np.arange(n + 1))
-    # Cross-scores wanted: (query, document, score), keyed query * n + document.
-    keys: list[np.ndarray] = []
-    values: list[np.ndarray] = []
+    # Cross-scores wanted: (query, document, score), keyed query * n + document, each
+    # query's appended to two growing arrays rather than kept as two arrays of its own
+    # until the pass ends (see CrossScorer on objects that outlive a query).
+    keys, values = _Growing(np.int64), _Growing(np.float64)
     scorer = CrossScorer(index.lexical)
     for i, skill in enumerate(index.skills):
         checkpoint()
@@ -766,15 +791,11 @@ def near_duplicate_arrays(
         partners = np.unique(partner_of[partner_at[i] : partner_at[i + 1]])
         hits, scores = scorer.hits(terms, NEAR_DUPLICATE_BM25, partners)
         other = hits != i
-        if other.any():
-            keys.append(i * n + hits[other])
-            values.append(scores[other])
-    # The per-query pieces go as soon as they are joined: at 26,000 skills each copy is
-    # tens of MB, and this pass is a re-lint's high-water mark.
-    cross_keys = np.concatenate(keys) if keys else empty
-    del keys
-    cross = np.concatenate(values) if values else np.zeros(0)
-    del values
+        keys.extend(i * n + hits[other])
+        values.extend(scores[other])
+    del scorer
+    cross_keys, cross = keys.array(), values.array()
+    del keys, values
 
     def lookup(query: np.ndarray, document: np.ndarray) -> np.ndarray:
         wanted = query * n + document
@@ -952,28 +973,33 @@ class Listing:
     def __init__(self, skills: Sequence[Skill], context_tokens: int, library_path: str) -> None:
         self._skills = skills
         self._cut: dict[int, int] = {}  # position -> its listing text's length, if cut
-        self._dropped: set[int] = set()  # positions listed by name only
+        self._dropped = np.zeros(len(skills), dtype=bool)  # listed by name only
         self.library: list[Finding] = []  # the budget's finding, at the library's path
         budget = int(context_tokens * LISTING_SHARE * CHARS_PER_TOKEN)
-        listed = [
-            position
-            for position, skill in enumerate(skills)
-            if skill.frontmatter.get("disable-model-invocation") is not True
-        ]
-        full: list[int] = []
-        short: list[int] = []
-        for position in listed:
+        # Positions and lengths as arrays: a list of 26,000 numbers is 26,000 objects,
+        # held while the rest of lint runs (see CrossScorer on objects that outlive a step).
+        listed = np.flatnonzero(
+            np.fromiter(
+                (skill.frontmatter.get("disable-model-invocation") is not True for skill in skills),
+                dtype=bool,
+                count=len(skills),
+            )
+        )
+        full = np.zeros(len(listed), dtype=np.int64)
+        short = np.zeros(len(listed), dtype=np.int64)
+        for k, at in enumerate(listed):
             checkpoint()
+            position = int(at)
             skill = skills[position]
             text = listing_text(skill)
             if len(text) > LISTING_ENTRY_MAX:
                 self._cut[position] = len(text)
-            full.append(len(f"- {skill.id}: {text[:LISTING_ENTRY_MAX]}"))
-            short.append(len(f"- {skill.id}"))
-        if not listed:
+            full[k] = len(f"- {skill.id}: {text[:LISTING_ENTRY_MAX]}")
+            short[k] = len(f"- {skill.id}")
+        if not len(listed):
             return
         newlines = len(listed) - 1
-        total = sum(full) + newlines
+        total = int(full.sum()) + newlines
         if total <= budget:
             self.library.append(
                 Finding(
@@ -991,7 +1017,7 @@ class Listing:
         fits = np.nonzero(head + tail + newlines <= budget)[0]
         keep = int(fits.max()) if len(fits) else 0
         dropped = listed[keep:]
-        self._dropped = set(dropped)
+        self._dropped[dropped] = True
         self.library.append(
             Finding(
                 "claude-code/listing-budget",
@@ -1000,7 +1026,7 @@ class Listing:
                 f"skill listing is {total:,} characters, over the {budget:,}-character budget "
                 f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN}); {len(dropped)} of "
                 f"{len(listed)} skills would be listed by name only: "
-                f"{', '.join(skills[position].id for position in dropped)}. Claude Code "
+                f"{', '.join(skills[position].id for position in dropped.tolist())}. Claude Code "
                 "drops the least-used first; with no usage data we assume path order, so "
                 "the tail overflows",
             )
@@ -1022,7 +1048,7 @@ class Listing:
                     "reach the model",
                 )
             )
-        if position in self._dropped:
+        if self._dropped[position]:
             found.append(
                 Finding(
                     "claude-code/name-only",

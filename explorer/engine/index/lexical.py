@@ -537,6 +537,16 @@ class LexicalIndex:
         )
 
 
+def _term_bounds(spans: Any, postings: int) -> np.ndarray:
+    """The CSR bounds of a one-CSR index's terms: `bounds[t]` to `bounds[t + 1]` are term
+    t's postings (a term no document holds any more has an empty span)."""
+    bounds = getattr(spans, "bounds", None)
+    if bounds is not None:
+        return np.asarray(bounds, dtype=np.int64)
+    starts = sorted({start for start, _ in (spans.get(term) for term in spans)})
+    return np.array([*starts, postings], dtype=np.int64)
+
+
 class CrossScorer:
     """BM25 of many queries against every document: lint's near-duplicate check, which
     scores each description as a query on the others (§5.2 cross-scores) and keeps the
@@ -544,9 +554,12 @@ class CrossScorer:
 
     `LexicalIndex.score` with only what that check reads, the normalised scores of the
     documents that reach the bar (and of those the caller names), into one buffer reused
-    from query to query. Each term's idf and its postings' products idf x weight are
-    computed once, on the term's first query (a lint asks for each term thousands of
-    times).
+    from query to query. Every posting's product idf x weight, each term's idf and its
+    largest product are computed once, as arrays over the postings (a lint asks for each
+    term thousands of times): no Python object per term outlives its query. A cache of
+    one tuple and two arrays per term, kept for the whole pass (tens of thousands of
+    terms at 26,000 skills), was spread by the small-object allocator over arenas that
+    the explorer's other threads then kept alive after the pass.
 
     A term in more than `COMMON_SHARE` of the documents is not spread over all its
     postings: its idf is small, so its products are too, and the most they can add
@@ -561,25 +574,36 @@ class CrossScorer:
     REACH_SHARE = 0.5  # of the bar: at most what the terms left out may add together
 
     def __init__(self, lexical: LexicalIndex) -> None:
-        # One CSR and every weight, for this scorer alone: a decision reads a few terms'
+        # One CSR and every product, for this scorer alone: a decision reads a few terms'
         # postings, a lint every term's, many times.
-        self._lexical = lexical.compacted()
-        self._weights = self._lexical.weights()
+        flat = lexical.compacted()
+        self._spans, self._docs = flat._spans, flat._docs
+        bounds = _term_bounds(flat._spans, len(flat._docs))
+        held = np.diff(bounds) > 0
+        starts, df = bounds[:-1][held], np.diff(bounds)[held]
+        idf = np.array([_idf(flat.n, count) for count in df.tolist()], dtype=np.float64)
+        self._products = np.repeat(idf, df) * flat.weights()
+        # A term's idf and largest product, at its first posting.
+        self._idf_at = np.zeros(len(flat._docs), dtype=np.float64)
+        self._top_at = np.zeros(len(flat._docs), dtype=np.float64)
+        self._idf_at[starts] = idf
+        if len(starts):
+            self._top_at[starts] = np.maximum.reduceat(self._products, starts)
+        self._unheld_idf = _idf(flat.n, 0)  # a term no document holds: LexicalIndex.idf
         self._raw = np.zeros(lexical.n, dtype=np.float64)
-        self._terms: dict[str, tuple[float, np.ndarray, np.ndarray, float]] = {}
         self._common = max(1, int(self.COMMON_SHARE * lexical.n))
 
     def _term(self, term: str) -> tuple[float, np.ndarray, np.ndarray, float]:
         """The term's idf, its postings' documents, their idf x weight, and the largest."""
-        known = self._terms.get(term)
-        if known is None:
-            lexical = self._lexical
-            start, end = lexical._spans.get(term, (0, 0))
-            idf = lexical.idf(term)
-            products = idf * self._weights[start:end]
-            top = float(products.max()) if len(products) else 0.0
-            known = self._terms[term] = (idf, lexical._docs[start:end], products, top)
-        return known
+        start, end = self._spans.get(term, (0, 0))
+        if end <= start:
+            return self._unheld_idf, self._docs[:0], self._products[:0], 0.0
+        return (
+            float(self._idf_at[start]),
+            self._docs[start:end],
+            self._products[start:end],
+            float(self._top_at[start]),
+        )
 
     def hits(
         self, terms: Sequence[str], bar: float, also: np.ndarray

@@ -154,13 +154,13 @@ class Spans:
     """term -> (start, end) in a CSR array, over SortedKeys: the `_spans` of a LexicalIndex."""
 
     def __init__(self, keys: SortedKeys, bounds: np.ndarray) -> None:
-        self._keys, self._bounds = keys, bounds
+        self._keys, self.bounds = keys, bounds
 
     def get(self, term: str, default: Any = None) -> Any:
         ordinal = self._keys.find(term)
         if ordinal < 0:
             return default
-        return int(self._bounds[ordinal]), int(self._bounds[ordinal + 1])
+        return int(self.bounds[ordinal]), int(self.bounds[ordinal + 1])
 
     def __contains__(self, term: object) -> bool:
         return isinstance(term, str) and self._keys.find(term) >= 0
