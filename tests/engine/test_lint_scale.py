@@ -281,29 +281,30 @@ def test_lint_passes_a_checkpoint_between_short_steps(tmp_path) -> None:  # type
 
 
 def test_lints_passes_keep_no_object_per_skill_or_term_to_their_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The near-duplicate pass and the listing check hold arrays, not a Python object for
-    each query, term or skill kept until they end: the explorer lints in a thread beside
-    its others, and objects that outlive a step are spread over arenas that the other
-    threads' allocations then keep (docs/benchmarks.md, kept open for an afternoon).
-    Counted as the small-object allocator's blocks at each of the pass's pauses, from a
-    quarter of the way in to its end (less the one each count adds: the number itself)."""
+    """The near-duplicate pass (a re-lint's: its memo warm) and the listing check hold
+    arrays, not a Python object for each query, term or skill kept until they end: the
+    explorer lints in a thread beside its others, and objects that outlive a step are
+    spread over arenas that the other threads' allocations then keep (docs/benchmarks.md,
+    kept open for an afternoon). Counted as the small-object allocator's blocks before
+    the call and at each of its pauses (less the one each count adds: the number)."""
     from explorer.engine.base.turns import yielding
 
     index = _library(tmp_path, 800)
-    blocks: list[int] = []
+    memo = lint_module.LintMemo()
+    lint_module.near_duplicate_arrays(index, threshold=0.85, memo=memo)
+    blocks = [sys.getallocatedblocks()]
     with yielding(lambda: blocks.append(sys.getallocatedblocks())):
-        lint_module.near_duplicate_arrays(index, threshold=0.85)
+        lint_module.near_duplicate_arrays(index, threshold=0.85, memo=memo)
     assert len(blocks) >= len(index)
     assert _held(blocks) < 0.1 * len(index)
-    blocks.clear()
+    blocks = [sys.getallocatedblocks()]
     with yielding(lambda: blocks.append(sys.getallocatedblocks())):
         listing = lint_module.Listing(index.skills, 1_000, str(tmp_path))
-    assert len(blocks) == len(index)
+    assert len(blocks) == len(index) + 1
     assert _held(blocks) < 0.1 * len(index)
     assert listing.library
 
 
 def _held(blocks: list[int]) -> int:
-    """The most blocks gained from a quarter of the way in, less the counts' own."""
-    start = len(blocks) // 4
-    return max(count - step for step, count in enumerate(blocks[start:])) - blocks[start]
+    """The most blocks gained since the first count, less the counts' own."""
+    return max(count - step for step, count in enumerate(blocks)) - blocks[0]

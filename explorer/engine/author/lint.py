@@ -25,7 +25,6 @@ from explorer.engine.discovery.skills import Problem, Skill, discover, read_skil
 from explorer.engine.index.lexical import CrossScorer
 from explorer.engine.index.rows import DenseRows
 from explorer.engine.index.snapshot import Index, index_skills
-from explorer.engine.inference.cache import text_hash
 from explorer.engine.inference.models import (
     CALIBRATION,
     UNCALIBRATED,
@@ -551,9 +550,10 @@ class LintMemo:
     * takes each skill's own findings (spec, trigger language, keywords, name tokens, its
       parse warnings) from the last run when its file's content hash is the same and the
       settings they depend on (config, tuning, `claude_code`) are too;
-    * takes the dense near-duplicate pairs between descriptions it has seen (by text
-      hash: a vector is a function of its text) from the last run, and computes cosines
-      only for the rows of new descriptions against all.
+    * takes the dense near-duplicate pairs between skills it has seen (by their files'
+      content hashes, with the dense model and the part of the body it reads in the
+      key: a vector is a function of its text, and the text of its file) from the last
+      run, and computes cosines only for the rows of new files against all.
 
     Library-wide figures that move with every edit (BM25 statistics, document
     frequencies, the listing budget) are computed again each time, exactly. The answer
@@ -565,7 +565,7 @@ class LintMemo:
         # Each file's findings as plain rows (Finding's fields): see skill_findings.
         self._skills: dict[str, _KeptFindings] = {}  # SKILL.md path -> its findings
         self._dense_key: object = None
-        self._hash_ids: dict[str, int] = {}  # description text hash -> a number of its own
+        self._hash_ids: dict[str, int] = {}  # file content hash -> a number of its own
         # Pairs of numbered descriptions over the threshold: first < second, and cosine.
         self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray] = _no_pairs()
 
@@ -617,10 +617,10 @@ class LintMemo:
         first, second, cosine = self._pairs
         keep = alive[first] & alive[second]
         first, second, cosine = first[keep], second[keep], cosine[keep]
-        # Rows of descriptions not seen before (one row per text): cosines against all.
+        # Rows of files not seen before (one row per content): cosines against all.
         new_rows = np.flatnonzero(row_ids >= known)
         if len(new_rows):
-            # One row and one column per text: its first position.
+            # One row and one column per content: its first position.
             _, first_at = np.unique(row_ids, return_index=True)
             is_column = np.zeros(len(row_ids), dtype=bool)
             is_column[first_at] = True
@@ -644,7 +644,7 @@ class LintMemo:
                     keep = is_column[at_col]
                     a, b = row_ids[rows[at_row[keep]]], row_ids[at_col[keep]]
                     value = value[keep]
-                    # A pair of two new texts is found from both rows: keep it once. A text
+                    # A pair of two new files is found from both rows: keep it once. A file
                     # with itself is kept too: it pairs the skills that share it, now or later.
                     once = (b < known) | (b >= a)
                     a, b, value = a[once], b[once], value[once]
@@ -652,7 +652,7 @@ class LintMemo:
             first = np.concatenate([part[0] for part in parts])
             second = np.concatenate([part[1] for part in parts])
             cosine = np.concatenate([part[2] for part in parts])
-        # Forget texts no row holds any more, renumbering the rest compactly.
+        # Forget contents no row holds any more, renumbering the rest compactly.
         if len(ids) > 2 * len(hashes) + 64:
             live = np.flatnonzero(alive)
             renumber = np.full(len(ids), -1, dtype=np.int64)
@@ -673,16 +673,16 @@ def _no_pairs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _positions(
     first: np.ndarray, second: np.ndarray, cosine: np.ndarray, row_ids: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pairs of numbered texts as pairs of positions: a text held by several skills stands
-    for each of them (two skills with one text: a pair of their own, cosine of the text
-    with itself)."""
+    """Pairs of numbered contents as pairs of positions: a file's content held by several
+    skills (copies) stands for each of them (two copies: a pair of their own, cosine of
+    the vector with itself)."""
     order = np.argsort(row_ids, kind="stable")
     sorted_ids = row_ids[order]
     starts = np.searchsorted(sorted_ids, np.arange(int(row_ids.max(initial=-1)) + 2))
     counts = np.diff(starts)
     single = (counts[first] == 1) & (counts[second] == 1)
     simple = single & (first != second)
-    shared = ~single  # a text that several skills hold
+    shared = ~single  # a content that several skills hold
     i = order[starts[first[simple]]]
     j = order[starts[second[simple]]]
     out_i, out_j, out_c = [np.minimum(i, j)], [np.maximum(i, j)], [cosine[simple]]
@@ -769,8 +769,10 @@ def near_duplicate_arrays(
     vectors = index.vectors
     dense_i, dense_j, dense_c = empty, empty, np.zeros(0)
     if vectors is not None:
-        key = (index.models.status.dense, vectors.shape[1], threshold)
-        hashes = [text_hash(index.dense_text(skill)) for skill in index.skills]
+        key = (index.models.status.dense, vectors.shape[1], index.dense_body_chars, threshold)
+        # The hashes each skill holds already: a hash of each one's text, made at every
+        # lint, was 26,000 new strings held through the pass.
+        hashes = [skill.hash for skill in index.skills]
         dense_i, dense_j, dense_c = (memo or LintMemo()).dense_pairs(
             key, hashes, vectors, threshold
         )
