@@ -770,8 +770,8 @@ def near_duplicate_arrays(
     dense_i, dense_j, dense_c = empty, empty, np.zeros(0)
     if vectors is not None:
         key = (index.models.status.dense, vectors.shape[1], index.dense_body_chars, threshold)
-        # The hashes each skill holds already: a hash of each one's text, made at every
-        # lint, was 26,000 new strings held through the pass.
+        # The hash each skill holds already, not a new string per skill held through the
+        # pass (see CrossScorer on objects that outlive a step).
         hashes = [skill.hash for skill in index.skills]
         dense_i, dense_j, dense_c = (memo or LintMemo()).dense_pairs(
             key, hashes, vectors, threshold

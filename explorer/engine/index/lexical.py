@@ -556,10 +556,10 @@ class CrossScorer:
     documents that reach the bar (and of those the caller names), into one buffer reused
     from query to query. Every posting's product idf x weight, each term's idf and its
     largest product are computed once, as arrays over the postings (a lint asks for each
-    term thousands of times): no Python object per term outlives its query. A cache of
-    one tuple and two arrays per term, kept for the whole pass (tens of thousands of
-    terms at 26,000 skills), was spread by the small-object allocator over arenas that
-    the explorer's other threads then kept alive after the pass.
+    term thousands of times): no Python object per term outlives its query. The explorer
+    lints in a thread beside its others, and small objects held through a pass are
+    spread over the allocator's arenas, which the other threads' objects then keep alive
+    once the pass lets go (docs/benchmarks.md, "Kept open for an afternoon").
 
     A term in more than `COMMON_SHARE` of the documents is not spread over all its
     postings: its idf is small, so its products are too, and the most they can add
