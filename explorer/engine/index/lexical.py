@@ -403,8 +403,9 @@ class LexicalIndex:
     ) -> LexicalIndex:
         """An index over arrays built earlier (the persisted store maps them from a file).
 
-        `spans` is anything with `get(term, default)` -> (start, end): a dict, or the
-        store's binary search over sorted terms, so no vocabulary is decoded up front.
+        `spans` is anything with `get(term, default)` -> (start, end) and `bounds`, the
+        CSR bounds in term order (`TermSpans`): the store's binary search over sorted
+        terms, so no vocabulary is decoded up front.
         """
         index = cls.__new__(cls)
         index.ids = tuple(ids)
@@ -537,16 +538,6 @@ class LexicalIndex:
         )
 
 
-def _term_bounds(spans: Any, postings: int) -> np.ndarray:
-    """The CSR bounds of a one-CSR index's terms: `bounds[t]` to `bounds[t + 1]` are term
-    t's postings (a term no document holds any more has an empty span)."""
-    bounds = getattr(spans, "bounds", None)
-    if bounds is not None:
-        return np.asarray(bounds, dtype=np.int64)
-    starts = sorted({start for start, _ in (spans.get(term) for term in spans)})
-    return np.array([*starts, postings], dtype=np.int64)
-
-
 class CrossScorer:
     """BM25 of many queries against every document: lint's near-duplicate check, which
     scores each description as a query on the others (§5.2 cross-scores) and keeps the
@@ -578,7 +569,7 @@ class CrossScorer:
         # postings, a lint every term's, many times.
         flat = lexical.compacted()
         self._spans, self._docs = flat._spans, flat._docs
-        bounds = _term_bounds(flat._spans, len(flat._docs))
+        bounds = np.asarray(flat._spans.bounds, dtype=np.int64)
         held = np.diff(bounds) > 0
         starts, df = bounds[:-1][held], np.diff(bounds)[held]
         idf = np.array([_idf(flat.n, count) for count in df.tolist()], dtype=np.float64)
