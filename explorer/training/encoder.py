@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 MODEL_NAME = "skill-encoder-minilm-l6"
 # The texts the shipped encoder was trained on: 300 characters of the body; the learned
-# preset now reads 150 of them (docs/routing.md §9.13, "Why 150").
+# preset reads 150 of them (docs/routing.md §9.13, "Why 150").
 BODY_CHARS = 300
 WILD = "wild-trigger-evals"
 HELD_BACK_BENCHMARKS = ("anthropic-wshobson", "k-dense-scientific-skills")
