@@ -1230,7 +1230,7 @@ def summary_rows(
     def row(label: str, routed: dict[int, Outcome], wild_only: bool) -> str:
         tally = Tally()
         for position, sample in enumerate(samples):
-            if not wild_only or sample.library == "wild-trigger-evals":
+            if not wild_only or sample.library == WILD_WHOLE:
                 tally.add(sample, routed[position])
         rate = tally.false_injects / max(tally.negatives, 1)
         fired = tally.author_fired / max(tally.author_negatives, 1)
@@ -1240,7 +1240,7 @@ def summary_rows(
             f"({tally.author_fired:,} of {tally.author_negatives:,}) |"
         )
 
-    wild = next((s.size for s in samples if s.library == "wild-trigger-evals"), 0)
+    wild = next((s.size for s in samples if s.library == WILD_WHOLE), 0)
     rows = [
         "| | recall | injections where no skill fits | an author's skill on their "
         "should-not-trigger prompts |",
@@ -1305,6 +1305,76 @@ def draw_rows(samples: Sequence[Sample], outcomes: dict[int, Outcome]) -> list[s
 
 def _in_band(low: int, high: int) -> Callable[[Sample], bool]:
     return lambda sample: low <= sample.size <= high
+
+
+# What the routing work must reach, leave-library-out (docs/quality.md, "Against the
+# targets"): (recall at least, false-inject at most) in every size band of the benchmark
+# libraries and the small libraries drawn from them, and on the wild corpus routed whole.
+BAND_TARGET = (0.90, 0.05)
+WILD_TARGET = (0.75, 0.10)
+
+
+def target_rows(
+    samples: Sequence[Sample],
+    outcomes: dict[int, Outcome],
+    sweep: Mapping[float, dict[int, Outcome]],
+) -> list[str]:
+    """Each group the targets name, at the bars the fold models chose, and at the pinned
+    bar of the sweep that finds the most right skills within the target's false-inject
+    (picked on these very prompts: what hindsight would buy, not a blind figure)."""
+
+    def benchmark(low: int, high: int) -> Callable[[Sample], bool]:
+        in_band = _in_band(low, high)
+        return lambda sample: not sample.library.startswith(WILD_WHOLE) and in_band(sample)
+
+    groups: list[tuple[str, Callable[[Sample], bool], tuple[float, float]]] = [
+        (f"benchmark libraries, {band}", benchmark(low, high), BAND_TARGET)
+        for band, low, high in BANDS
+    ]
+    groups.append(
+        ("the wild corpus as one library", lambda s: s.library == WILD_WHOLE, WILD_TARGET)
+    )
+
+    def tally(member: Callable[[Sample], bool], routed: dict[int, Outcome]) -> Tally:
+        out = Tally()
+        for position, sample in enumerate(samples):
+            if member(sample):
+                out.add(sample, routed[position])
+        return out
+
+    def rates(counted: Tally) -> tuple[float, float]:
+        return (
+            counted.hits / max(counted.positives, 1),
+            counted.false_injects / max(counted.negatives, 1),
+        )
+
+    rows = [
+        "| prompts | target: recall at false-inject | shipped bars: recall | false-inject "
+        "| met | best pinned bar in hindsight | recall | false-inject |",
+        "|---|---:|---:|---:|:---:|---:|---:|---:|",
+    ]
+    for label, member, (recall_target, fi_target) in groups:
+        shipped = tally(member, outcomes)
+        if not shipped.positives and not shipped.negatives:
+            continue
+        recall, fi = rates(shipped)
+        met = "yes" if recall >= recall_target and fi <= fi_target else "no"
+        within = [
+            (rates(counted), bar)
+            for bar, routed in sweep.items()
+            for counted in [tally(member, routed)]
+            if rates(counted)[1] <= fi_target
+        ]
+        if within:  # the most recall; then the fewest false injections; then the higher bar
+            (best_recall, best_fi), bar = max(within, key=lambda x: (x[0][0], -x[0][1], x[1]))
+            hindsight = f"{bar:.2f} | {best_recall:.3f} | {best_fi:.3f}"
+        else:
+            hindsight = "none within | – | –"
+        rows.append(
+            f"| {label} | {recall_target:.2f} at ≤ {fi_target:.2f} | {recall:.3f} | {fi:.3f} "
+            f"| {met} | {hindsight} |"
+        )
+    return rows
 
 
 def without_tasks(samples: Sequence[Sample]) -> list[Sample]:
@@ -1421,6 +1491,20 @@ def report(
         "is routed by a reranker trained the same way without that fold: its logits are as "
         "blind as the model's other features.",
         "",
+        "## Against the targets",
+        "",
+        "The routing work's bars: recall at least "
+        f"{BAND_TARGET[0]:.2f} with at most {BAND_TARGET[1]:.2f} false-inject in every size "
+        "band of the benchmark libraries and the small libraries drawn from them (the wild "
+        "corpus's own small libraries are in the tables below, not here), and "
+        f"{WILD_TARGET[0]:.2f} at {WILD_TARGET[1]:.2f} on the wild corpus routed as one "
+        "library. Beside the shipped bars, the best of the pinned bars of "
+        '"Other thresholds" whose false-inject stays within the target: a bar picked on '
+        "these prompts, so an upper bound on what another threshold rule could reach with "
+        "the same model, not a figure for a new library.",
+        "",
+        *target_rows(samples, outcomes, sweep or {}),
+        "",
         "## By library size",
         "",
         head.format("band"),
@@ -1475,7 +1559,7 @@ def report(
             sweep or {},
             [
                 ("all", lambda sample: True),
-                ("wild", lambda sample: sample.library == "wild-trigger-evals"),
+                ("wild", lambda sample: sample.library == WILD_WHOLE),
             ],
         ),
         "",
@@ -1502,7 +1586,7 @@ def report(
     per_skill: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     fold_of: dict[str, str] = {}
     for position, sample in enumerate(samples):
-        if sample.library != "wild-trigger-evals" or not sample.source:
+        if sample.library != WILD_WHOLE or not sample.source:
             continue
         counts = per_skill[sample.source]
         fold_of[sample.source] = sample.fold

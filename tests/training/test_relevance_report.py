@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -19,6 +20,7 @@ from explorer.training.relevance import (
     leave_library_out,
     route,
     summary_rows,
+    target_rows,
     threshold_rows,
     threshold_sweep,
     train_model,
@@ -214,3 +216,39 @@ def test_the_summary_counts_an_author_s_skill_firing_on_their_should_not_trigger
     assert rows[2].endswith("| 100.0 % (1 of 1) |")  # all held-out prompts
     routed[1] = Outcome(("a-2",))  # another skill may take it
     assert summary_rows(samples, routed, None)[2].endswith("| 0.0 % (0 of 1) |")
+
+
+def test_the_targets_table_counts_each_group_the_targets_name_and_no_other() -> None:
+    """The benchmark bands leave out the wild corpus's small libraries; the hindsight column
+    takes the pinned bar with the most recall whose false-inject meets the target."""
+    served, unserved = _samples()[1], _samples()[0]
+    right = next(iter(served.expect))
+
+    def copy(sample: Sample, library: str, size: int) -> Sample:
+        return dataclasses.replace(sample, library=library, size=size)
+
+    samples = [
+        copy(served, "a", 20),
+        copy(unserved, "a", 20),
+        copy(served, "wild-trigger-evals (small)", 20),  # never in a benchmark band
+        copy(served, "wild-trigger-evals", 188),
+        *[copy(unserved, "wild-trigger-evals", 188) for _ in range(10)],
+    ]
+    hit, nothing, wrong = Outcome((right,)), Outcome(()), Outcome(("elsewhere",))
+    shipped = {0: hit, 1: nothing, 2: nothing, 3: nothing, **{k: nothing for k in range(4, 14)}}
+    # 0.3: the wild prompt found at one false injection in ten (within 0.10); 0.2: two.
+    low = {**shipped, 3: hit, 4: wrong}
+    lower = {**low, 5: wrong}
+    rows = {
+        row.split(" | ")[0][2:]: row
+        for row in target_rows(samples, shipped, {0.2: lower, 0.3: low})
+    }
+    assert rows["benchmark libraries, 11–50"] == (  # both bars alike: the higher one
+        "| benchmark libraries, 11–50 | 0.90 at ≤ 0.05 | 1.000 | 0.000 | yes "
+        "| 0.30 | 1.000 | 0.000 |"
+    )
+    assert "benchmark libraries, ≤ 10" not in rows  # no prompts, no row
+    assert rows["the wild corpus as one library"] == (
+        "| the wild corpus as one library | 0.75 at ≤ 0.10 | 0.000 | 0.000 | no "
+        "| 0.30 | 1.000 | 0.100 |"
+    )
