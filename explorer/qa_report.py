@@ -391,6 +391,8 @@ def collisions_text(found: CollisionMap, top: int, negatives: int = 0) -> str:
         f"{counted(found.sentences, 'sentence')} of the descriptions{aside}); pairs that "
         f"compete: {len(found.collisions)}"
     ]
+    if not found.cases:
+        lines.append("(labelled prompts find more: --cases FILE routes them too)")
     for number, collision in enumerate(found.collisions[:top], 1):
         lines += ["", *collision_lines(collision, number)]
     if len(found.collisions) > top:

@@ -286,6 +286,11 @@ def test_lint_says_which_cases_it_cannot_use(capsys, tmp_path: Path) -> None:
     assert f"warning: {cases}: 1 case about skills not in this library (loom), left out" in err
     code, _, err = run(capsys, "lint", SAMPLES, "--cases", str(cases))
     assert code == 2 and "--cases and --skill are read by --collisions only" in err
+    # The rules report a broken file as a finding; the map has none, so it warns, and
+    # without cases it says what they would add.
+    code, out, err = run(capsys, "lint", "--collisions", SAMPLES)
+    assert code == 0 and "meeting-notes-summarizer/SKILL.md:3: invalid YAML" in err
+    assert "--cases FILE routes them too" in out.splitlines()[1]
 
 
 def test_bad_set_value_names_key_and_type(capsys) -> None:

@@ -102,7 +102,9 @@ class LintCommand(Command):
         roots = command_roots(args, loaded)
         if roots is None:
             return EXIT_USAGE
-        index = Engines(args).index(roots, loaded.config, quiet=True)
+        # The rules report a broken file as a finding; the collision map does not, so
+        # there the index says it, as every other command does.
+        index = Engines(args).index(roots, loaded.config, quiet=not args.collisions)
         if args.collisions:
             return self._collisions(args, loaded, index)
         findings = lint(
