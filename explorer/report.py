@@ -20,6 +20,7 @@ from explorer.engine.inference import sentence_attribution
 from explorer.engine.route import (
     GUARD_KEYS,
     Gate,
+    GateName,
     Row,
     excluded_query_terms,
     missing_query_terms,
@@ -48,11 +49,11 @@ def decision_summary(decision: Decision) -> str:
     """One line per injected skill, or why nothing was injected."""
     head = f"stage: {decision.stage}"
     if not decision.injected:
-        reason = next(
-            (gate for gate in reversed(decision.gates) if not gate.passed and not gate.skipped),
-            None,
-        )
-        because = f" (last failed gate: {reason.name})" if reason else ""
+        failed = [gate.name for gate in decision.gates if not gate.passed and not gate.skipped]
+        because = f" (last failed gate: {failed[-1]})" if failed else ""
+        if failed[-2:-1] and failed[-1] is GateName.TASKS:
+            # The tasks gate fails only after the whole prompt did: name that gate first.
+            because = f" (last failed gate: {failed[-2]}; no task of the prompt passed it either)"
         return f"{head}\nno skill injected{because}"
     lines = [head]
     for item in decision.injected:
@@ -382,6 +383,8 @@ def why_report(
         lines.append(f"… {hidden} more skills (--top N)")
     lines.append(COLUMNS_LEGEND)
     lines += ["", "why (the number that decided; the explorer's table says the same):"]
+    if decision.relevance is not None:
+        lines.append(RELEVANCE_LEGEND)
     lines += [reason_line(decision, row) for row in shown]
     matched = [row for row in shown if row.matches]
     if matched:
@@ -413,6 +416,13 @@ COLUMNS_LEGEND = (
     "terms summed, # the BM25 rank; rerank the cross-encoder's logit; p the relevance "
     "model's probability; "
     "overlap the prompt's terms in the description, jacc their Jaccard"
+)
+
+# Under the relevance model a reason names features with numbers that are easy to read
+# as the features' own values (a "bm25 lead +0.64" for a skill BM25 never matched).
+RELEVANCE_LEGEND = (
+    "  (beside a feature: what it adds to the log-odds s, not the feature's value; with "
+    "\"vs X\": that minus what it adds for X)"
 )
 
 EXPORT_TOP = 15  # the export's rows: the decision's first ones, then the highlighted skill

@@ -150,6 +150,7 @@ def test_why_explains_a_losing_skill(capsys) -> None:
     assert "gates, in cascade order:" in out and "recall_floor" in out
     assert "BM25 terms for xlsx" in out and "missing from the description" in out
     assert f"… {SAMPLE_COUNT - 4} more skills" in out  # the first 3, and xlsx below them
+    assert "what it adds to the log-odds" not in out  # no relevance model, no such numbers
 
 
 def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
@@ -176,6 +177,9 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     ]
     assert not any("…" in line for line in lines[start:end])  # no cell is cut
     assert "left out to fit 80 columns: proj, file, ph, fused, kw (all 0.00); jacc," in out
+    # A reason's numbers are contributions to the log-odds, not the features' values.
+    legend = lines.index(next(line for line in lines if line.startswith("why (")))
+    assert lines[legend + 1].startswith("  (beside a feature: what it adds to the log-odds s")
     monkeypatch.setenv("COLUMNS", "200")
     _, wide, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
     assert "left out" not in wide and " kw " in wide and " jacc" in wide

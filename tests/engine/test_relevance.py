@@ -458,6 +458,21 @@ CONTEXT_THEN_TASK = (
 ANNOUNCEMENT = "Write an announcement for the team about the new opening hours."
 
 
+def test_nothing_injected_names_the_whole_prompt_s_gate_before_its_tasks(
+    apache: Path, engine: Engine
+) -> None:
+    """The tasks gate fails only once the whole prompt has: `why` names the gate the whole
+    prompt failed, and says no task passed it either."""
+    from explorer.report import decision_summary
+
+    decision = _route("our basement flooded last night; then find a plumber nearby", apache, engine)
+    failed = [g.name for g in decision.gates if not g.passed and not g.skipped]
+    assert not decision.injected and failed[-2:] == [GateName.RELEVANCE, GateName.TASKS]
+    assert decision_summary(decision).endswith(
+        "no skill injected (last failed gate: relevance; no task of the prompt passed it either)"
+    )
+
+
 def test_each_task_is_routed_on_its_own(apache: Path, engine: Engine) -> None:
     """Read whole, the announcement's skill is diluted by the context around it; the clause
     asking for it alone clears the threshold and adds it (a bar of 0.6 pinned, between the

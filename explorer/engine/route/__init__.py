@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "FEATURE_LABELS": "relevance",
     "GUARD_KEYS": "presets",
     "Gate": "decision",
+    "GateName": "decision",
     "LOGIT": "reasons",
     "Match": "matches",
     "MatchKind": "matches",
@@ -36,6 +37,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from explorer.engine.route.decision import Gate as Gate
+    from explorer.engine.route.decision import GateName as GateName
     from explorer.engine.route.decision import Row as Row
     from explorer.engine.route.decision import Rows as Rows
     from explorer.engine.route.decision import RowsById as RowsById
