@@ -355,6 +355,10 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     # A held-out fix paid for with as many of the tuning part's cases is no gain.
     even = candidate("e", [flip(Effect.FIX, Part.HELD_OUT), flip(Effect.BREAK, Part.TUNING)], 1)
     assert shortcomings(even) == ["it breaks 1 case, no fewer than the 1 it fixes"]
+    # With no held-out case at all, that, not "no gain", is what keeps it back.
+    assert shortcomings(tuning_only)[0].startswith("no held-out case to check it on")
+    checked = dataclasses.replace(tuning_only, held_out=Tally(1, 2))
+    assert shortcomings(checked)[0] == "no gain on the held-out cases"
 
 
 def test_edits_keep_the_spec_and_read_cleanly() -> None:

@@ -69,8 +69,8 @@ from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.presets import generic_word
 from explorer.engine.route.relevance import (
-    excluded_terms,
     script_tokens,
+    states_exclusion,
     unspaced,
 )
 
@@ -542,7 +542,13 @@ def shortcomings(candidate: Candidate) -> list[str]:
     found = []
     held_out_gain = candidate.part_net(Part.HELD_OUT) > 0
     losing = held_out_gain and candidate.net <= 0  # its breaks and steals cancel its fixes
-    if not held_out_gain:
+    if not held_out_gain and not candidate.held_out.total:
+        found.append(
+            "no held-out case to check it on (the file has too few of the skill's cases: "
+            f"{TUNING_SHARE:.0%} of its should-trigger and of its should-not-trigger ones "
+            "are tuned on, the rest held out)"
+        )
+    elif not held_out_gain:
         found.append("no gain on the held-out cases")
     elif losing:
         lost = " and ".join(
@@ -1048,7 +1054,7 @@ def _trimmed(
         (
             i
             for i in range(1, len(parts))
-            if not excluded_terms(parts[i])
+            if not states_exclusion(parts[i])
             and not says_not_for(parts[i])
             and " ".join(parts[i].split()) != kept_first
         ),

@@ -78,6 +78,11 @@ def description_terms(description: str) -> tuple[str, ...]:
     return tuple(match_tokens(description))
 
 
+def states_exclusion(text: str) -> bool:
+    """Whether the text says what a skill is not for ("not for X", "does not cover X")."""
+    return _EXCLUSION_CUE.search(text) is not None
+
+
 @lru_cache(maxsize=65_536)
 def excluded_terms(description: str) -> frozenset[str]:
     """§9.12: the match tokens of the description's own exclusions ("not for X", "does not
