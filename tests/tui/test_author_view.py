@@ -563,6 +563,35 @@ async def test_the_footer_is_not_rebuilt_under_f2_and_is_on_return(
         assert shown == [(cell.key, cell.description) for cell in footer._cells()]
 
 
+async def test_a_new_run_shows_the_cases_summary_not_the_first_failing_case(
+    library: Path, tmp_path: Path
+) -> None:
+    """The first failing case is highlighted for enter; below a summary taller than the
+    tab, scrolling it into view hid the recall and the flips each time a run came in."""
+    kinds = ("direct", "indirect", "confusable")  # a line of the summary each
+    (library / "cases.toml").write_text(
+        "".join(
+            f'[[case]]\nprompt = "tidy spreadsheet {k}"\nexpect = ["docker"]\nkind = "{k}"\n'
+            for k in kinds
+        )
+        + '[[case]]\nprompt = "bake bread"\nexpect = []\nkind = "negative"\n',
+        encoding="utf-8",
+    )
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
+        app.query_one(TabbedContent).active = "cases-tab"
+        panel = app.query_one(CasesPanel)
+        await settle(pilot, lambda: len(panel.failures) >= 3)
+        report = app.state.cases_report
+        assert report is not None
+        panel.show(report, None, "cases.toml")  # as a run after a save is shown
+        await pilot.pause()
+        listing = panel.query_one("#cases-failures", OptionList)
+        assert listing.highlighted == 0 and panel.max_scroll_y > 0  # the case is below
+        assert panel.scroll_offset.y == 0
+
+
 async def test_the_cases_summary_comes_back_when_the_failing_list_is_left(
     library: Path, tmp_path: Path
 ) -> None:

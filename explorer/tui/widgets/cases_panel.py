@@ -179,6 +179,10 @@ class CaseList(OptionList):
         panel = self.parent
         if not isinstance(panel, VerticalScroll):
             return super().scroll_to_region(region, *args, **kwargs)
+        if not self.has_focus:
+            # A run's first failing case is highlighted for enter as the run is shown; below
+            # a summary taller than the tab, scrolling to it hid the recall and the flips.
+            return Offset()
         # The list's own lines to the panel's: where the list is in it, past its border.
         offset = self.virtual_region.offset + Offset(*self.gutter.top_left)
         return panel.scroll_to_region(region.translate(offset), *args, **kwargs)
