@@ -422,7 +422,7 @@ COLUMNS_LEGEND = (
 # as the features' own values (a "bm25 lead +0.64" for a skill BM25 never matched).
 RELEVANCE_LEGEND = (
     "  (beside a feature: what it adds to the log-odds s, not the feature's value; with "
-    "\"vs X\": that minus what it adds for X)"
+    '"vs X": that minus what it adds for X)'
 )
 
 EXPORT_TOP = 15  # the export's rows: the decision's first ones, then the highlighted skill
