@@ -216,7 +216,7 @@ def header_text(diff: RankingDiff, base_label: str) -> Text:
     moved = sum(1 for entry in diff.entries if entry.move is not Move.SAME)
     changed = sum(1 for entry in diff.entries if entry.verdict_changed)
     out.append(
-        f"\n     top {diff.depth or len(diff.entries)}: {moved} moved, "
+        f"\n     top {min(diff.depth or len(diff.entries), len(diff.entries))}: {moved} moved, "
         f"{counted(changed, 'verdict')} changed; f8 closes",
         style="dim",
     )

@@ -95,3 +95,14 @@ def test_the_previous_snapshot_against_the_current_one(
     assert diff.entries[-1].skill_id == "docker"  # gone ones after the current ranking
     assert moves["xlsx"].cosine.delta is not None and moves["xlsx"].cosine.delta > 0.05
     assert moves["pdf"].cosine.delta == pytest.approx(0.0, abs=1e-6)  # its text did not change
+
+
+def test_the_compare_header_counts_no_more_places_than_the_library_has(index: Index) -> None:
+    """The explorer diffs the top 25: in a smaller library its header said "top 25"."""
+    from explorer.tui.compare import header_text
+
+    base = decide("merge two pdf files into one", index, CONFIG)
+    current = decide("my kubernetes pod keeps crashing", index, CONFIG)
+    wide = ranking_diff(base, current, depth=len(index) + 20)
+    assert f"top {len(index)}: " in header_text(wide, "pinned").plain
+    assert "top 5: " in header_text(ranking_diff(base, current, depth=5), "pinned").plain
