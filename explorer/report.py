@@ -255,9 +255,10 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
         rest = float(trace.contributions[at].sum()) - shown
         score = trace.bias + float(trace.contributions[at].sum())
         p = shown_against(float(trace.probabilities[at]), trace.threshold)
+        others = len(trace.features) - len(trace.top_contributions(at, 4))
         lines.append(
             f"  {row.id}: p {p}, s {score:+.2f} = {trace.bias:+.2f} "
-            f"+ {trace.drivers(at, 4)}, others {rest:+.2f}"
+            f"+ {trace.drivers(at, 4)}, the other {others} features {rest:+.2f}"
         )
     return lines
 

@@ -180,6 +180,10 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     # A reason's numbers are contributions to the log-odds, not the features' values.
     legend = lines.index(next(line for line in lines if line.startswith("why (")))
     assert lines[legend + 1].startswith("  (beside a feature: what it adds to the log-odds s")
+    # The four largest shares are named; the rest is one sum, said to be one.
+    from explorer.engine.route.relevance import FEATURES
+
+    assert f", the other {len(FEATURES) - 4} features " in out
     monkeypatch.setenv("COLUMNS", "200")
     _, wide, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
     assert "left out" not in wide and " kw " in wide and " jacc" in wide
