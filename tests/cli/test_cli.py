@@ -16,6 +16,7 @@ import pytest
 from rich.cells import cell_len
 
 from explorer.cli import build_parser, main
+from explorer.engine.route.relevance import FEATURES
 from tests.conftest import REPO, SAMPLE_SKILLS
 
 SAMPLES = str(SAMPLE_SKILLS)
@@ -181,8 +182,6 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     legend = lines.index(next(line for line in lines if line.startswith("why (")))
     assert lines[legend + 1].startswith("  (beside a feature: what it adds to the log-odds s")
     # The four largest shares are named; the rest is one sum, said to be one.
-    from explorer.engine.route.relevance import FEATURES
-
     assert f", the other {len(FEATURES) - 4} features " in out
     monkeypatch.setenv("COLUMNS", "200")
     _, wide, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
