@@ -150,12 +150,16 @@ def failure_table(failures: Sequence[CaseResult], bar: float | None = None) -> F
         else:
             expected, score = "(none)", "—"
             why = f"injected {_ids(failure.injected)}"
-        runner = (
-            "—"
-            if failure.runner_up is None
-            else f"{failure.runner_up} "
-            + _strength(failure.runner_up_probability, failure.runner_up_score, bar)
-        )
+        if failure.runner_up is None:
+            runner = "—"
+        else:
+            strength = _strength(failure.runner_up_probability, failure.runner_up_score, bar)
+            # Of a false injection the strongest other skill is the injected one, which the
+            # column before names: here only how strong it stood.
+            injected = failure.runner_up in failure.injected
+            runner = (
+                f"the injected one, {strength}" if injected else f"{failure.runner_up} {strength}"
+            )
         rows.append(
             [
                 str(result.case.line or "—"),

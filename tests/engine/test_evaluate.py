@@ -312,9 +312,11 @@ def test_under_the_relevance_model_a_failure_shows_p_and_the_rival_strongest_by_
         if result.case.expect:
             assert failure.expected_probability == decision.row("kubernetes-debugger").relevance
             assert rival_by_rank != failure.runner_up  # the case the p order is for
-    missed = failure_table(report.failures, 0.48).rows[0]
+    missed, taken = failure_table(report.failures, 0.48).rows
     assert missed[3] == f"p {report.failures[0].failure.expected_probability:.2f}"
     assert missed[6].endswith(f"p {report.failures[0].failure.runner_up_probability:.2f}")
+    # The false injection's strongest other skill is the injected one, named beside it.
+    assert taken[5] == "injected pdf" and taken[6].startswith("the injected one, p ")
 
 
 def _missed(stage: Stage, gate: Verdict, **numbers: float) -> CaseResult:
