@@ -108,9 +108,9 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
 
     split = result.split
     others = (
-        f"other cases near the skill {result.others.passed}/{result.others.total} "
-        f"(of {result.others_total}; the rest are far from it and are routed again only where "
-        "an edit brings it near)"
+        f"{result.others.total} other cases near the skill, {result.others.passed} of them "
+        f"passing (of {result.others_total}; the rest are far from it and are routed again only "
+        "where an edit brings it near)"
         if result.others_total
         else "no case about other skills (a TOML/TSV file with theirs checks steals)"
     )
