@@ -114,3 +114,17 @@ def test_lint_collisions_prints_the_pairs(
     assert main([*args, "--json", "--top", "1"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert len(data["collisions"]) == 1 and data["collisions"][0]["skills"] == ["pdf", "pdf-tables"]
+
+
+def test_a_word_one_description_names_only_to_exclude_it_is_not_shared(tmp_path: Path) -> None:
+    """Shared words are what both skills claim: "not for Playwright" claims nothing."""
+    from explorer.engine.author.collisions import _shared
+
+    root = tmp_path / "skills"
+    write_skill(root, "browser-tests", "Write Playwright browser tests for web apps.")
+    write_skill(
+        root, "selenium-suites", "Build Selenium browser suites for web apps. Not for Playwright."
+    )
+    index = build_index([root], CONFIG, assemble_models(BowEmbedder()))
+    shared = _shared(index, "browser-tests", "selenium-suites")
+    assert "browser" in shared and "playwright" not in shared

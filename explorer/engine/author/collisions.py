@@ -33,6 +33,7 @@ from explorer.engine.index.snapshot import Index
 from explorer.engine.qa.cases import Case
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
+from explorer.engine.route.relevance import excluded_terms
 
 SCHEMA = "skill-explorer/collisions@1"
 SENTENCES = 3  # sampled from each description
@@ -160,9 +161,14 @@ def contests(decision: Decision, expected: Sequence[str]) -> list[tuple[str, str
 
 
 def _shared(index: Index, a: str, b: str) -> tuple[str, ...]:
-    left = set(match_tokens(index.skills[index.positions[a]].description))
-    right = set(match_tokens(index.skills[index.positions[b]].description))
-    both = sorted(left & right, key=lambda term: (-index.lexical.idf(term), term))
+    """The words both descriptions claim, rarest first: a word one of them names only to
+    exclude it ("not for Playwright suites") is not a claim the two share (§9.12)."""
+
+    def claimed(skill_id: str) -> set[str]:
+        description = index.skills[index.positions[skill_id]].description
+        return set(match_tokens(description)) - excluded_terms(description)
+
+    both = sorted(claimed(a) & claimed(b), key=lambda term: (-index.lexical.idf(term), term))
     return tuple(both[:SHARED_SHOWN])
 
 
