@@ -122,6 +122,11 @@ async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
         (library / "pdf" / "SKILL.md").write_text("---\nname: pdf\n", encoding="utf-8")
         await settle(pilot, lambda: "pdf" in table.stale)
         await settle(pilot, lambda: "stale (file broken" in table.cell_text("pdf", "why"))
+        # What runs in the hook is the file as it is, which it skips: the row says so.
+        assert (
+            "the hook skips it until it parses"
+            in table.shown_reason(next(row for row in table.rows if row.id == "pdf")).text
+        )
         row = next(i for i, position in enumerate(table.view) if table.rows[position].id == "pdf")
         assert table.line_text(row).spans[-1].style == "dim"
         # The decision panel heads with the same reason (it gave the old one alone).

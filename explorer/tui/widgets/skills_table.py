@@ -932,13 +932,15 @@ class SkillsTable(ScrollView, can_focus=True):
         return found
 
     def shown_reason(self, row: Row) -> Reason:
-        """`reason_of`, led by what matters first for a stale skill: its file is broken and
-        the router serves the last good version (the why cell and the decision panel)."""
+        """`reason_of`, led by what matters first for a stale skill: its file is broken, the
+        explorer scores the last good version, and the hook, which reads the file as it is,
+        skips the skill until it parses (the why cell and the decision panel)."""
         why = self.reason_of(row)
         stale = self.stale.get(row.id)
         if stale is None:
             return why
-        return replace(why, text=f"stale (file broken: {stale}); was: {why.text}")
+        hook = "the hook skips it until it parses"
+        return replace(why, text=f"stale (file broken: {stale}; {hook}); was: {why.text}")
 
     def _p_text(self, candidate: int) -> str:
         """`0.95 bm25 lead+1.5`: a candidate's p and the contribution that moved it most."""
