@@ -175,7 +175,8 @@ def bench_hook_cold(
             **measure.verdict(ours["median_ms"], HOOK_FACTOR * base["median_ms"]),
             "note": (
                 f"{size} skills, warm embedding cache; baseline median {base['median_ms']:.0f} ms; "
-                f"{outputs[size]}/{len(hook_ms[size])} runs printed JSON"
+                f"a skill injected in {outputs[size]} of {len(hook_ms[size])} runs (the others "
+                "printed nothing: nothing to inject)"
             ),
         }
     return results
