@@ -595,6 +595,10 @@ async def test_a_new_run_shows_the_cases_summary_not_the_first_failing_case(
         listing = panel.query_one("#cases-failures", OptionList)
         assert listing.highlighted == 0 and panel.max_scroll_y > 0  # the case is below
         assert panel.scroll_offset.y == 0
+        listing.focus()  # as tab brings a user there: the highlighted case comes into view
+        await pilot.pause()
+        top = listing.virtual_region.y + listing.gutter.top
+        assert panel.scroll_offset.y <= top < panel.scroll_offset.y + panel.size.height
 
 
 async def test_the_cases_summary_comes_back_when_the_failing_list_is_left(

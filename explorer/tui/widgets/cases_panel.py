@@ -182,10 +182,15 @@ class CaseList(OptionList):
         if not self.has_focus:
             # A run's first failing case is highlighted for enter as the run is shown; below
             # a summary taller than the tab, scrolling to it hid the recall and the flips.
+            # It is scrolled into view when the list takes the focus (on_focus).
             return Offset()
         # The list's own lines to the panel's: where the list is in it, past its border.
         offset = self.virtual_region.offset + Offset(*self.gutter.top_left)
         return panel.scroll_to_region(region.translate(offset), *args, **kwargs)
+
+    def on_focus(self) -> None:
+        # After the focus has moved here: while the event is handled, the list has it not.
+        self.call_after_refresh(self.scroll_to_highlight)
 
 
 class CasesPanel(VerticalScroll, can_focus=False):
