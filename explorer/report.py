@@ -251,14 +251,13 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
         at = trace.at(positions.get(row.id, -1))
         if at is None:
             continue
-        shown = sum(value for _, value in trace.top_contributions(at, 4))
-        rest = float(trace.contributions[at].sum()) - shown
+        named = trace.top_contributions(at, 4)
+        rest = float(trace.contributions[at].sum()) - sum(value for _, value in named)
         score = trace.bias + float(trace.contributions[at].sum())
         p = shown_against(float(trace.probabilities[at]), trace.threshold)
-        others = len(trace.features) - len(trace.top_contributions(at, 4))
         lines.append(
-            f"  {row.id}: p {p}, s {score:+.2f} = {trace.bias:+.2f} "
-            f"+ {trace.drivers(at, 4)}, the other {others} features {rest:+.2f}"
+            f"  {row.id}: p {p}, s {score:+.2f} = {trace.bias:+.2f} + {trace.drivers(at, 4)}, "
+            f"the other {len(trace.features) - len(named)} features {rest:+.2f}"
         )
     return lines
 

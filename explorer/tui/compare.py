@@ -215,9 +215,10 @@ def header_text(diff: RankingDiff, base_label: str) -> Text:
         out.append_text(plain(f" ({now})", style="dim"))
     moved = sum(1 for entry in diff.entries if entry.move is not Move.SAME)
     changed = sum(1 for entry in diff.entries if entry.verdict_changed)
+    # The places diffed: the depth, but never more than the library has.
+    places = min(diff.depth or len(diff.entries), len(diff.entries))
     out.append(
-        f"\n     top {min(diff.depth or len(diff.entries), len(diff.entries))}: {moved} moved, "
-        f"{counted(changed, 'verdict')} changed; f8 closes",
+        f"\n     top {places}: {moved} moved, {counted(changed, 'verdict')} changed; f8 closes",
         style="dim",
     )
     return out
