@@ -349,6 +349,9 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     assert "seed 'skill-explorer/tune'" in tune_text(result)[1]
     near = dataclasses.replace(result, others=Tally(19, 22), others_total=40)
     assert "; 22 other cases near the skill, 19 of them passing (of 40;" in tune_text(near)[2]
+    from explorer.tui.suggest import summary_text  # the explorer says it the same way
+
+    assert "; 22 other cases near the skill, 19 of them passing\n" in summary_text(near).plain
     own_split = dataclasses.replace(result, split=Split((), (), (), from_file=True))
     assert "(the file's split: train tuned on, validation held out)" in tune_text(own_split)[1]
     assert "; fixes 2 (1 release), breaks 0" in "\n".join(
