@@ -21,7 +21,7 @@ from explorer.engine.qa import (
     EvalReport,
     Rates,
 )
-from explorer.engine.route import shown_against
+from explorer.engine.route import bar_text, shown_against
 from explorer.report import Blocks
 from explorer.terminal import FittedTable, table
 
@@ -241,7 +241,7 @@ def _deciding(thresholds: dict[str, float]) -> str:
     """The thresholds that decide an eval's cases: the relevance model's bar where it
     decides (the floor is its fallback then), else the cascade's floor and margin."""
     if "relevance_threshold" in thresholds:
-        return f"the relevance model injects at p ≥ {thresholds['relevance_threshold']:.2f}"
+        return f"the relevance model injects at p ≥ {bar_text(thresholds['relevance_threshold'])}"
     return (
         f"min_similarity {thresholds['min_similarity']:.2f}, "
         f"score_margin {thresholds['score_margin']:.2f}"

@@ -22,6 +22,7 @@ from explorer.engine.route import (
     Gate,
     GateName,
     Row,
+    bar_text,
     excluded_query_terms,
     missing_query_terms,
     reason,
@@ -244,8 +245,8 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
     lines = [
         "",
         f"relevance model ({trace.model}): p = {trace.formula}, s = bias {trace.bias:+.2f} + "
-        f"the features' log-odds; inject at p ≥ {trace.threshold:.2f}, a second skill at "
-        f"p ≥ {trace.second_threshold:.2f}",
+        f"the features' log-odds; inject at p ≥ {bar_text(trace.threshold)}, a second skill "
+        f"at p ≥ {bar_text(trace.second_threshold)}",
     ]
     for row in rows:
         at = trace.at(positions.get(row.id, -1))
@@ -269,7 +270,7 @@ def preset_line(decision: Decision) -> str:
         return "preset: (unknown)"
     parts = [f"preset: {tuning['preset']}"]
     if tuning.get("relevance"):
-        bar = f" at p ≥ {decision.relevance.threshold:.2f}" if decision.relevance else ""
+        bar = f" at p ≥ {bar_text(decision.relevance.threshold)}" if decision.relevance else ""
         parts.append(f"the relevance model decides over every channel (§9.12){bar}")
         return "; ".join(parts)
     if tuning.get("relevance_off"):

@@ -17,6 +17,7 @@ from explorer.engine.route.reasons import (
     LOGIT,
     PROBABILITY,
     Reason,
+    bar_text,
     reason,
     reasons,
     shown_against,
@@ -56,6 +57,14 @@ def test_a_probability_is_never_rounded_onto_its_bar() -> None:
     assert shown_against(0.4801, 0.48) == "0.4801"
     assert shown_against(0.47999999, 0.48) == "0.47999999"
     assert shown_against(0.36, 0.48) == "0.36" and shown_against(0.48, 0.48) == "0.48"
+
+
+def test_a_bar_reads_as_it_was_written() -> None:
+    """A pinned bar of 0.999 printed "1.00" reads as one no probability can meet; a
+    fitted bar keeps two decimals."""
+    assert bar_text(0.999) == "0.999" and bar_text(0.9995) == "0.9995"
+    assert bar_text(0.67) == "0.67" and bar_text(0.7833333) == "0.78"
+    assert bar_text(0.44, 3) == "0.440"
 
 
 def test_a_candidate_trails_only_on_gaps_its_digits_can_show() -> None:

@@ -516,6 +516,18 @@ def test_a_pinned_threshold_is_the_bar_every_view_reads(apache: Path, engine: En
     assert decision.relevance.second_threshold >= shipped.relevance.second_threshold
 
 
+def test_a_pinned_bar_is_printed_as_pinned(apache: Path, engine: Engine) -> None:
+    """`why` at a pinned 0.999 says 0.999 wherever it names the bar, never "1.00"."""
+    from explorer.report import why_report
+
+    pinned = Config(relevance_threshold=0.999)
+    index = open_library([apache], pinned, engine=engine)
+    decision = decide("make a poster", index, pinned)
+    text = "\n".join(b for b in why_report(decision, index, top=3) if isinstance(b, str))
+    assert "≥ 0.999" in text and "≥ 1.00" not in text and "< 1.00" not in text
+    assert all("< 0.999" in reason(decision, row).text for row in decision.rows if row.relevance)
+
+
 def test_decide_reads_the_bar_of_the_library_s_size(
     apache: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,7 +19,7 @@ from explorer.cli.library import Engines, unknown_skill
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
 from explorer.engine.base import counted
-from explorer.engine.route import json_default
+from explorer.engine.route import bar_text, json_default
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def _flip_line(flip: Flip) -> str:
         moved += f", p {_signed(flip.relevance)}"
     was, now = flip.expected_p
     if flip.expected and was is not None and now is not None:  # what decided another's case
-        bar = f" (bar {flip.bar:.2f})" if flip.bar is not None else ""
+        bar = f" (bar {bar_text(flip.bar)})" if flip.bar is not None else ""
         moved += f"; {flip.expected} p {was:.3f} -> {now:.3f}{bar}"
     if flip.terms_gained:
         moved += f", +terms {' '.join(flip.terms_gained)}"

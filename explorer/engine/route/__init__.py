@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "Rows": "decision",
     "RowsById": "decision",
     "Session": "session",
+    "bar_text": "reasons",
     "excluded_query_terms": "relevance",
     "json_default": "decision",
     "load_relevance_model": "relevance",
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.presets import resolve as resolve
     from explorer.engine.route.reasons import LOGIT as LOGIT
     from explorer.engine.route.reasons import Reason as Reason
+    from explorer.engine.route.reasons import bar_text as bar_text
     from explorer.engine.route.reasons import reason as reason
     from explorer.engine.route.reasons import shown_against as shown_against
     from explorer.engine.route.relevance import FEATURE_LABELS as FEATURE_LABELS

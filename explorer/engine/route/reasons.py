@@ -67,12 +67,14 @@ class Reason:
         if self.missing is not None and self.bar is not None:
             label = {SCORE: "hybrid", LOGIT: "logit", PROBABILITY: "p", BM25: "BM25"}[self.unit]
             digits = 3 if self.unit == SCORE else 2
+            if self.unit == PROBABILITY:
+                digits = bar_places(self.bar, digits)
             # The bar as the value beside it reads it: 0.0454 for a skill at 0.0451, not
             # 0.045, which it would seem to meet already.
             bar = (
                 _pair(self.value, self.bar, digits)[1]
                 if self.value is not None
-                else _num(self.bar, digits)
+                else bar_text(self.bar, digits)
             )
             parts.append(f"missing {self.delta_text()}: needs {label} ≥ {bar}")
         if self.needs:
@@ -97,6 +99,25 @@ def _above_zero(gap: float, digits: int) -> str:
 
 def _num(value: float, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
+
+
+# The most decimals a bar is printed with to read as it was written: a pinned 0.999 reads
+# "0.999", not "1.00"; a fitted 0.78331… still reads "0.78".
+BAR_PLACES = 4
+
+
+def bar_places(bar: float, digits: int = 2) -> int:
+    """The decimals a configured threshold is printed with: `digits`, or the few more it
+    was written with, so a bar of 0.999 never reads "1.00", one no probability can meet."""
+    for places in range(digits, BAR_PLACES + 1):
+        if abs(round(bar, places) - bar) < 1e-12:
+            return places
+    return digits
+
+
+def bar_text(bar: float, digits: int = 2) -> str:
+    """A configured threshold as it was written (`bar_places`)."""
+    return _num(bar, bar_places(bar, digits))
 
 
 def _pair(value: float, bar: float, digits: int = 3) -> tuple[str, str]:
@@ -131,11 +152,12 @@ def reason(decision: Decision, row: Row) -> Reason:
     if verdict is Verdict.INJECT:
         task = decision.task_for(row.id)
         if trace is not None and task is not None:  # §9.12: a clause asked for it on its own
-            text = f"task {task.clause!r}: p {task.p:.2f} ≥ {trace.threshold:.2f}: {task.drivers}"
+            shown, bar_shown = _pair(task.p, trace.threshold, bar_places(trace.threshold))
+            text = f"task {task.clause!r}: p {shown} ≥ {bar_shown}: {task.drivers}"
             return Reason(verdict, text, None, PROBABILITY, task.p, trace.threshold)
         if trace is not None and row.relevance is not None:
             bar = trace.threshold if row.id == decision.injected_ids[0] else trace.second_threshold
-            shown, bar_shown = _pair(row.relevance, bar, 2)
+            shown, bar_shown = _pair(row.relevance, bar, bar_places(bar))
             text = f"p {shown} ≥ {bar_shown}: {_drivers(decision, row)}"
             return Reason(verdict, text, None, PROBABILITY, row.relevance, bar)
         injected = next((item for item in decision.injected if item.id == row.id), None)
@@ -155,13 +177,14 @@ def reason(decision: Decision, row: Row) -> Reason:
             weakest = min(picked, default=bar)
             return _gap(
                 verdict,
-                f"p {p:.2f} ≥ {bar:.2f}, but {', '.join(decision.injected_ids)} ranked higher",
+                f"p {shown_against(p, bar, bar_places(bar))} ≥ {bar_text(bar)}, but "
+                f"{', '.join(decision.injected_ids)} ranked higher",
                 p,
                 weakest,
                 PROBABILITY,
             )
         label = "second skill's bar " if second else ""
-        shown, bar_shown = _pair(p, bar, 2)
+        shown, bar_shown = _pair(p, bar, bar_places(bar))
         text = f"p {shown} < {label}{bar_shown}: {_shortfall(decision, row)}"
         return _gap(verdict, text, p, bar, PROBABILITY)
     if verdict is Verdict.MIN_SIMILARITY:

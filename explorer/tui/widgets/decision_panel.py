@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from explorer.engine import Decision, Verdict
-from explorer.engine.route import Gate, Reason
+from explorer.engine.route import Gate, Reason, bar_text
 from explorer.report import format_value, thresholds_text
 from explorer.terminal import plain, visible
 from explorer.tui.widgets import update_text
@@ -111,7 +111,7 @@ def relevance_text(decision: Decision, count: int = 6) -> Text:
         return out
     out.append(
         f"\nrelevance: p = {trace.formula}, s = bias {trace.bias:+.2f} + contributions; inject at "
-        f"p ≥ {trace.threshold:.2f}, a second at p ≥ {trace.second_threshold:.2f}\n",
+        f"p ≥ {bar_text(trace.threshold)}, a second at p ≥ {bar_text(trace.second_threshold)}\n",
         style="bold",
     )
     order = sorted(range(len(trace.candidates)), key=lambda row: -trace.probabilities[row])
