@@ -28,7 +28,7 @@ from explorer.engine.route import (
     reason,
     shown_against,
 )
-from explorer.terminal import FittedTable, Verbatim, plain, render, table, visible
+from explorer.terminal import ColumnLegend, FittedTable, Verbatim, plain, render, table, visible
 
 Blocks = list[str | RenderableType]
 
@@ -378,11 +378,12 @@ def why_report(
         "",
     ]
     shown = shown_rows(decision, top, skill)
-    lines.append(channel_table(decision, shown))
+    channels = channel_table(decision, shown)
+    lines.append(channels)
     hidden = len(decision.rows) - len(shown)
     if hidden > 0:
         lines.append(f"… {hidden} more skills (--top N)")
-    lines.append(COLUMNS_LEGEND)
+    lines.append(ColumnLegend(channels, COLUMN_PHRASES, "columns: "))
     lines += ["", "why (the number that decided; the explorer's table says the same):"]
     if decision.relevance is not None:
         lines.append(RELEVANCE_LEGEND)
@@ -410,14 +411,19 @@ def why_report(
 
 # What the channel table's headers stand for, under it (docs/routing.md has each channel):
 # `fused`, `#`, `proj` and `jacc` say little on their own.
-COLUMNS_LEGEND = (
-    "columns: rank by hybrid score (as in --json and eval), the rows in the decision's "
-    "order; score = cos + kw + ph (phrase) + file + proj (project) + fused (BM25 in the "
-    "score, by bm25_weight); bm25 the BM25 score, norm = bm25 / the idf of the prompt's "
-    "terms summed, # the BM25 rank; rerank the cross-encoder's logit; p the relevance "
-    "model's probability; "
-    "overlap the prompt's terms in the description, jacc their Jaccard"
-)
+COLUMN_PHRASES = {
+    "rank": "rank by hybrid score (as in --json and eval), the rows in the decision's order",
+    "score": "score = cos + kw + ph (phrase) + file + proj (project) + fused (BM25 in the "
+    "score, by bm25_weight)",
+    "bm25": "bm25 the BM25 score",
+    "norm": "norm = bm25 / the idf of the prompt's terms summed",
+    "#": "# the BM25 rank",
+    "rerank": "rerank the cross-encoder's logit",
+    "p": "p the relevance model's probability",
+    "overlap": "overlap the prompt's terms in the description",
+    "jacc": "jacc the Jaccard of the prompt's and the description's terms",
+}
+
 
 # Under the relevance model a reason names features with numbers that are easy to read
 # as the features' own values (a "bm25 lead +0.64" for a skill BM25 never matched).

@@ -258,6 +258,25 @@ class FittedTable:
             yield plain(f"left out to fit {options.max_width} columns: {named}", style="dim")
 
 
+class ColumnLegend:
+    """What a `FittedTable`'s headers stand for, one phrase per column, saying only the
+    columns the table keeps at the width both are drawn at: a legend describing a column
+    the reader cannot see sends them looking for it."""
+
+    def __init__(self, fitted: FittedTable, phrases: Mapping[str, str], lead: str) -> None:
+        self.fitted = fitted
+        self.phrases = phrases
+        self.lead = lead
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
+        out = {self.fitted.headers[c] for c in self.fitted.left_out(options.max_width)}
+        kept = [phrase for header, phrase in self.phrases.items() if header not in out]
+        legend = plain(f"{self.lead}{'; '.join(kept)}")
+        if not options.is_terminal:  # a pipe keeps each line whole, as `emit` does
+            legend.no_wrap, legend.overflow = True, "ignore"
+        yield legend
+
+
 def _terminal_width(stream: IO[str]) -> int:
     """The columns of the terminal `stream` writes to (stdout's, when it has no file)."""
     try:
@@ -341,7 +360,7 @@ def emit(*blocks: str | RenderableType, file: IO[str] | None = None) -> None:
             continue
         if out is None:
             out = console(stream)
-        out.print(block)
+        out.print(block, crop=bool(width))  # a pipe: a renderable's unwrapped line stays whole
     stream.flush()
 
 

@@ -178,6 +178,11 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     ]
     assert not any("…" in line for line in lines[start:end])  # no cell is cut
     assert "left out to fit 80 columns: proj, file, ph, fused, kw (all 0.00); jacc," in out
+    # The legend says what the kept columns stand for, and no more.
+    first = next(n for n, line in enumerate(lines) if line.startswith("columns: rank"))
+    legend_text = " ".join(" ".join(lines[first : lines.index("", first)]).split())
+    assert "bm25 the BM25 score" in legend_text and "p the relevance" in legend_text
+    assert "jacc" not in legend_text and "score =" not in legend_text
     # A reason's numbers are contributions to the log-odds, not the features' values.
     legend = lines.index(next(line for line in lines if line.startswith("why (")))
     assert lines[legend + 1].startswith("  (beside a feature: what it adds to the log-odds s")
@@ -186,6 +191,11 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     monkeypatch.setenv("COLUMNS", "200")
     _, wide, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
     assert "left out" not in wide and " kw " in wide and " jacc" in wide
+    # Piped, the legend is one whole line (docs/cli.md), whatever COLUMNS says.
+    legend_line = next(line for line in wide.splitlines() if line.startswith("columns: "))
+    assert "score = cos" in legend_line and legend_line.endswith(
+        "; jacc the Jaccard of the prompt's and the description's terms"
+    )
 
 
 def test_the_failures_of_eval_fit_80_columns_a_case_a_line(
@@ -520,6 +530,7 @@ def test_why_says_what_each_column_of_its_table_is(capsys) -> None:
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("rank"))
     legend = " ".join(lines[lines.index(header) :]).split("columns: ", 1)[1].split("why (")[0]
+    legend = " ".join(legend.split())
     assert code == 0
     for name in [header.split()[0], *header.split()[3:]]:  # skill and verdict need none
         assert re.search(rf"(^|[;,(+=] ){re.escape(name)} ", legend), name
