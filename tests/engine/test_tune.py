@@ -834,3 +834,41 @@ def test_a_steal_whose_own_skill_keeps_the_case_says_the_two_share_it() -> None:
     assert shared is not None and shared.effect is Effect.STEAL and shared.beside
     assert taken is not None and taken.effect is Effect.STEAL and not taken.beside
     assert shared.to_dict()["beside"] is True
+
+
+def test_a_candidate_whose_extra_steps_win_nothing_is_left_out() -> None:
+    """good-repo's run listed its quote, then the quote with "demo", "sidebar" or
+    "correctly" added: each fixing the same three prompts. A longer edit stays when its
+    extra step wins a case, or loses one fewer."""
+    from explorer.engine.author.tune import (
+        Candidate,
+        Flip,
+        Shift,
+        Tally,
+        _without_idle_steps,
+    )
+
+    first, second, third = (Case(prompt=p, expect=(SKILL,), kind="direct") for p in "xyz")
+
+    def flip(target: Case, effect: Effect = Effect.FIX) -> Flip:
+        return Flip(target, Part.TUNING, effect, 0.0, 0.0, None, None, (), (), ("x", "x"), None)
+
+    def candidate(steps: tuple[str, ...], flips: list[Flip]) -> Candidate:
+        return Candidate(
+            " ".join(steps), steps, (), Tally(0, 0), Tally(0, 0), tuple(flips), len(flips), 0,
+            Shift(0.0, 0.0, None, None, ()), "",
+        )  # fmt: skip
+
+    quote = candidate(("quote",), [flip(first), flip(second)])
+    padded = candidate(("quote", 'add "demo"'), [flip(first), flip(second)])
+    fewer = candidate(("quote", 'add "sidebar"'), [flip(first)])
+    wins_more = candidate(("quote", 'add "invoice"'), [flip(first), flip(second), flip(third)])
+    other_idea = candidate(("trim",), [flip(first)])
+    kept = _without_idle_steps([quote, padded, fewer, wins_more, other_idea])
+    assert kept == [quote, wins_more, other_idea]
+    # One that breaks a case the shorter breaks too, and fixes nothing more: idle.
+    breaking = candidate(("quote",), [flip(first), flip(third, Effect.BREAK)])
+    unbroken = candidate(("quote", "drop"), [flip(first)])
+    assert _without_idle_steps([breaking, unbroken]) == [breaking, unbroken]
+    still_broken = candidate(("quote", "drop"), [flip(first), flip(third, Effect.BREAK)])
+    assert _without_idle_steps([breaking, still_broken]) == [breaking]

@@ -571,6 +571,36 @@ def recommendable(candidate: Candidate) -> bool:
     return not shortcomings(candidate)
 
 
+def _outcomes(candidate: Candidate) -> tuple[set[tuple[int, Part]], set[tuple[int, Part]]]:
+    """The cases `candidate` wins (fixes, releases) and loses (breaks, steals)."""
+    good: set[tuple[int, Part]] = set()
+    bad: set[tuple[int, Part]] = set()
+    for flip in candidate.flips:
+        wins = flip.effect in (Effect.FIX, Effect.RELEASE)
+        (good if wins else bad).add((id(flip.case), flip.part))
+    return good, bad
+
+
+def _adds_nothing(longer: Candidate, shorter: Candidate) -> bool:
+    """`longer` is `shorter` with more steps that win no case it does not win and lose
+    every case it loses: the extra steps are noise (a word only one prompt has, added
+    where the quote above it already fixed that prompt)."""
+    if not set(shorter.steps) < set(longer.steps):
+        return False
+    (good_long, bad_long), (good_short, bad_short) = _outcomes(longer), _outcomes(shorter)
+    return good_long <= good_short and bad_short <= bad_long
+
+
+def _without_idle_steps(ranked: Sequence[Candidate]) -> list[Candidate]:
+    """`ranked` (best first) less each candidate that only adds idle steps to one ranked
+    above it: an author reads one edit per idea, not the same edit padded three ways."""
+    kept: list[Candidate] = []
+    for candidate in ranked:
+        if not any(_adds_nothing(candidate, better) for better in kept):
+            kept.append(candidate)
+    return kept
+
+
 @dataclass(frozen=True)
 class TuneResult:
     skill_id: str
@@ -1545,7 +1575,7 @@ def tune(
         tell("checking the best edits on the held-out part and other cases", number, len(finalists))
         candidates.append(_finalise(tuner, item, original, base_tuning, base_held, reaches))
     candidates = [candidate for candidate in candidates if candidate.fixes > 0]
-    candidates.sort(key=rank_key)
+    candidates = _without_idle_steps(sorted(candidates, key=rank_key))
     recommended = next(
         (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
     )
