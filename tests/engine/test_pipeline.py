@@ -147,6 +147,25 @@ def test_confidence_and_body_injection(bow_index) -> None:
     assert shy.injected[0].mode == "description" and "Extract text and tables" in shy.text
 
 
+def test_a_skill_with_no_body_is_injected_by_its_description(tmp_path: Path) -> None:
+    """A frontmatter never closed reads to the end of the file: no body. "Its instructions
+    follow" with nothing after it would point the model at nothing; the reference's
+    format keeps the reference's empty block."""
+    (tmp_path / "helm").mkdir()
+    (tmp_path / "helm" / "SKILL.md").write_text(
+        "---\nname: helm\ndescription: Scaffold helm charts for kubernetes services.\n",
+        encoding="utf-8",
+    )
+    write_skill(tmp_path, "pdf", "Merge and split PDF documents.")
+    config = Config(preset="reference", min_similarity=0.05)
+    index = build_index([tmp_path], config, assemble_models(BowEmbedder()))
+    own = decide("scaffold a helm chart", index, config)
+    assert own.injected_ids == ("helm",) and own.injected[0].mode == "description"
+    assert "Scaffold helm charts" in own.text and "instructions follow" not in own.text
+    reference = config.replace(inject_format="reference")
+    assert decide("scaffold a helm chart", index, reference).injected[0].mode == "body"
+
+
 def test_char_budget_limits_the_text(bow_index) -> None:
     loose = Config(
         preset="reference", min_similarity=0.0, score_margin=10.0, max_skills=5, body_inject_min=1.0
