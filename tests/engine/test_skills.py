@@ -575,6 +575,11 @@ def test_empty_root_list() -> None:
         ("description: first\n  continued here\n", {"description": "first continued here"}),
         ("empty:\nname: x\n", {"empty": "", "name": "x"}),
         ("not a key line\n# comment: no\nname: x\n", {"name": "x"}),
+        (
+            "metadata:\n  author: K-Dense Inc.\n  version: '1.2'\nname: x\n",
+            {"metadata": {"author": "K-Dense Inc.", "version": "1.2"}, "name": "x"},
+        ),
+        ("metadata:\n  a:\n    b: c\n", {"metadata": "a: b: c"}),  # deeper: not guessed
         ("", {}),
     ],
 )

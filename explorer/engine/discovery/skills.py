@@ -803,7 +803,10 @@ def lenient_frontmatter(text: str) -> dict[str, Any]:
 
     Everything after the first `: ` is the value, so an unquoted colon inside a
     description (the commonest authoring slip) no longer breaks it. Block scalars and
-    indented continuation lines are honoured; lists come back as lists of strings.
+    indented continuation lines are honoured; lists come back as lists of strings, and a
+    key with nothing after it whose indented lines are all `key: value` comes back as a
+    mapping of strings (`metadata:` with `author: …` under it), so a slip elsewhere in
+    the file does not make a well-formed mapping read as a string.
     """
     result: dict[str, Any] = {}
     lines = text.splitlines()
@@ -833,6 +836,15 @@ def _lenient_value(value: str, continuation: list[str]) -> Any:
         return " ".join(line for line in stripped if line)
     if not value and continuation and continuation[0].lstrip().startswith("-"):
         return [_unquote(line.strip()[1:].strip()) for line in continuation if line.strip()]
+    lines = [line for line in continuation if line.strip()]
+    entries = [_KEY_RE.match(line.strip()) for line in lines]
+    one_level = len({len(line) - len(line.lstrip()) for line in lines}) == 1
+    if not value and entries and all(entries) and one_level:
+        return {
+            entry.group(1): _unquote((entry.group(2) or "").strip())
+            for entry in entries
+            if entry is not None
+        }
     if value.startswith("[") and value.endswith("]"):
         return [_unquote(part.strip()) for part in value[1:-1].split(",") if part.strip()]
     parts = [value, *(line.strip() for line in continuation)]
