@@ -273,6 +273,23 @@ def test_doctor_reports_what_the_router_uses(project: Path, capsys) -> None:
     assert "skill-explorer init" in out  # the hook is not wired in this project
 
 
+def test_doctor_warns_of_a_skill_other_hosts_cannot_read(project: Path, capsys) -> None:
+    """meeting-notes-summarizer's frontmatter is not YAML: this router routes it by the
+    line reader, Claude Code may not load it. lint calls it an error; doctor must not
+    file it with the harmless reading differences."""
+    args = ("doctor", "--skills", str(SAMPLE_SKILLS), "--set", "model=bow", "--json")
+    code, out, _ = run(capsys, *args)
+    warnings = [c["message"] for c in json.loads(out) if c["status"] == "warning"]
+    assert (
+        code == 0
+        and (
+            "frontmatter YAML cannot read: 1 skill, routed here by the line reader; Claude Code "
+            "and other hosts may not load it (lint shows which)"
+        )
+        in warnings
+    )
+
+
 def test_doctor_quotes_the_floor_decide_runs_with(project: Path, capsys) -> None:
     """Under the calibrated preset the floor follows the library's size, not the model's
     own knee: doctor says the number `why` and the hook use."""

@@ -21,7 +21,13 @@ import numpy as np
 from explorer.engine.base.config import PRESET_MODEL, Config, dense_model
 from explorer.engine.base.text import STOPWORDS, counted, norm_token, tokenize
 from explorer.engine.base.turns import checkpoint
-from explorer.engine.discovery.skills import Problem, Skill, discover, read_skill_bytes
+from explorer.engine.discovery.skills import (
+    INVALID_YAML,
+    Problem,
+    Skill,
+    discover,
+    read_skill_bytes,
+)
 from explorer.engine.index.lexical import CrossScorer
 from explorer.engine.index.rows import DenseRows
 from explorer.engine.index.snapshot import Index, index_skills
@@ -262,10 +268,10 @@ def _parse_warnings(skill: Skill) -> list[Finding]:
     because every other host's parser rejects the file."""
     findings = []
     for problem in skill.warnings:
-        if "invalid YAML" in problem.message:
+        if problem.rule == INVALID_YAML:
             findings.append(
                 Finding(
-                    "parse/invalid-yaml",
+                    INVALID_YAML,
                     ERROR,
                     problem.path,
                     f"{problem.message}; this router still routes it, other hosts will not",

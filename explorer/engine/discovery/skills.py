@@ -593,7 +593,10 @@ def _yaml_frontmatter(
         error_line, reason = _yaml_error_line(error), _yaml_reason(error)
         warnings.append(
             Problem(
-                path, f"invalid YAML frontmatter ({reason}); recovered by line reader", error_line
+                path,
+                f"invalid YAML frontmatter ({reason}); recovered by line reader",
+                error_line,
+                INVALID_YAML,
             )
         )
         return lenient_frontmatter(frontmatter_text), None, False
@@ -602,6 +605,7 @@ def _yaml_frontmatter(
             Problem(
                 path,
                 f"invalid YAML frontmatter ({yaml_value_reason(error)}); recovered by line reader",
+                rule=INVALID_YAML,
             )
         )
         return lenient_frontmatter(frontmatter_text), None, False
@@ -623,6 +627,8 @@ def _yaml_frontmatter(
 
 
 READING_RULE = "parse/reading-differs"
+# Frontmatter YAML cannot read: routed here by the line reader, rejected by other hosts.
+INVALID_YAML = "parse/invalid-yaml"
 
 
 def _yaml_hint(yaml_read: dict[str, Any] | None, key: str) -> str:

@@ -24,6 +24,7 @@ from explorer.engine.base.config import (
 )
 from explorer.engine.base.text import counted
 from explorer.engine.discovery.roots import Roots, resolve_roots
+from explorer.engine.discovery.skills import INVALID_YAML
 from explorer.engine.host.setup import (
     WiredCommand,
     missing_session_events,
@@ -166,7 +167,22 @@ def _skill_checks(
     )
     for problem in discovery.rejected:
         report.add("skills", WARNING, f"skipped {problem}")
-    warned = sum(1 for skill in discovery.skills if skill.warnings)
+    unreadable = sum(
+        any(problem.rule == INVALID_YAML for problem in skill.warnings)
+        for skill in discovery.skills
+    )
+    if unreadable:
+        report.add(
+            "skills",
+            WARNING,
+            f"frontmatter YAML cannot read: {counted(unreadable, 'skill')}, routed here by "
+            f"the line reader; Claude Code and other hosts may not load "
+            f"{'it' if unreadable == 1 else 'them'} (lint shows which)",
+        )
+    warned = sum(
+        any(problem.rule != INVALID_YAML for problem in skill.warnings)
+        for skill in discovery.skills
+    )
     if warned:
         report.add(
             "skills",

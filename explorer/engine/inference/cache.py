@@ -27,7 +27,7 @@ from explorer.engine.discovery.skills import Skill, skill_from_data, skill_recor
 from explorer.engine.inference.embed import BulkEmbedder, Embedder
 
 SCHEMA_VERSION = 3
-PARSER_VERSION = 3  # bump when parsing or derived fields change: old records are then ignored
+PARSER_VERSION = 4  # bump when parsing or derived fields change: old records are then ignored
 CACHE_FILE = "embeddings.sqlite3"
 LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
 
