@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.cli.base import EXIT_FAILED, EXIT_USAGE, say
@@ -150,6 +151,13 @@ def unknown_skill(index: Index, skill_id: str | None) -> bool:
     ids: the command then exits 2, rather than routing cases that can never pass."""
     if skill_id is None or skill_id in index.positions:
         return False
+    skipped = next(
+        (problem for problem in index.rejected if Path(problem.path).parent.name == skill_id),
+        None,
+    )
+    if skipped is not None:  # its folder is there, but the file was not read as a skill
+        say(f"skill {skill_id!r} is not routed: its file was skipped: {skipped}")
+        return True
     hint = did_you_mean(skill_id, index.ids)
     say(f"no skill {skill_id!r} in {', '.join(index.roots)}{hint}")
     return True

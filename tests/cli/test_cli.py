@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -287,6 +288,20 @@ def test_an_unknown_skill_is_a_usage_error_in_every_command_that_takes_one(capsy
     # Compared folded: another case, or the name's spaces written as dashes.
     code, _, err = run(capsys, "why", "x", "--skills", SAMPLES, "--skill", "KUBERNETES DEBUGGER")
     assert code == 2 and "did you mean 'kubernetes-debugger'" in err
+
+
+def test_a_skill_whose_file_was_skipped_is_named_with_the_reason(capsys, tmp_path: Path) -> None:
+    """`--skill release-notes` said "no skill 'release-notes'" of a folder that is there,
+    its SKILL.md skipped for an empty description: it says that now."""
+    shutil.copytree(SAMPLE_SKILLS / "pdf", tmp_path / "pdf")
+    (tmp_path / "release-notes").mkdir()
+    (tmp_path / "release-notes" / "SKILL.md").write_text(
+        '---\nname: release-notes\ndescription: ""\n---\nbody\n', encoding="utf-8"
+    )
+    argv = ("why", "x", "--skills", str(tmp_path), "--skill", "release-notes", "--set", "model=bow")
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "skill 'release-notes' is not routed: its file was skipped: " in err
+    assert "release-notes/SKILL.md: missing or empty 'description'" in err
 
 
 def test_lint_says_which_cases_it_cannot_use(capsys, tmp_path: Path) -> None:
