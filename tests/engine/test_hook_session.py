@@ -113,6 +113,8 @@ def test_post_tool_use_reads_the_skill_a_tool_loaded(tmp_path: Path) -> None:
     skill_md = str(SAMPLES / "pdf" / "SKILL.md")
     assert loaded_skill_id({"tool_name": "Read", "tool_input": {"file_path": skill_md}}) == "pdf"
     assert loaded_skill_id({"tool_name": "Skill", "tool_input": {"skill": "docs:pdf"}}) == "pdf"
+    # Earlier Claude Code releases named the skill `command`.
+    assert loaded_skill_id({"tool_name": "Skill", "tool_input": {"command": "pdf"}}) == "pdf"
     other = {"tool_name": "Read", "tool_input": {"file_path": str(SAMPLES / "README.md")}}
     assert loaded_skill_id(other) is None
     assert loaded_skill_id({"tool_name": "Bash", "tool_input": {"command": "ls"}}) is None

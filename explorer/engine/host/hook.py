@@ -269,7 +269,9 @@ def _root_problems(index: Index, roots: Sequence[str]) -> list[str]:
 
 def loaded_skill_id(payload: dict[str, Any]) -> str | None:
     """The skill a PostToolUse loaded: a Read of a SKILL.md (its name, as the index would
-    id it) or a Skill tool call (`plugin:skill` names `skill`), as src/observe.rs reads it."""
+    id it) or a Skill tool call (`plugin:skill` names `skill`), as src/observe.rs reads it.
+    The Skill tool's input names the skill in `skill`; earlier Claude Code releases named
+    it `command`, read too so a ledger on those still learns what the model loaded."""
     tool = str(payload.get("tool_name", "")).lower()
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
@@ -281,7 +283,7 @@ def loaded_skill_id(payload: dict[str, Any]) -> str | None:
         skill = load_skill(path.strip())
         return skill.id if isinstance(skill, Skill) else None
     if tool == "skill":
-        name = tool_input.get("skill")
+        name = tool_input.get("skill") or tool_input.get("command")
         if isinstance(name, str) and name.strip():
             return name.strip().rsplit(":", 1)[-1].strip() or None
     return None
