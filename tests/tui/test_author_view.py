@@ -308,6 +308,9 @@ def test_a_narrow_status_bar_names_the_roots_by_their_last_names() -> None:
     assert shown.startswith(" skills 25 skills │ 1 warning · lint 2 │ ✗7 ✓17 recall 0.875 │ F2:"), (
         shown
     )
+    # Lint's errors alone in short: no separator before them, nothing left blank.
+    alone = dataclasses.replace(flips, warnings=0).text(80).plain
+    assert alone.startswith(" skills 25 skills │ lint 2 │ ✗7 ✓17 recall 0.875 │"), alone
 
 
 def test_short_roots_tell_roots_of_the_same_last_name_apart() -> None:

@@ -72,8 +72,8 @@ class Status:
         if self.warnings:
             space = " " if said_errors else ""
             text.append(f"{space}{counted(self.warnings, 'warning')}", style="bold yellow")
-        if self.lint_errors:
-            text.append(" · lint ", style="dim")
+        if self.lint_errors:  # after another count, a separator; alone, none
+            text.append(" · lint " if said_errors or self.warnings else "lint ", style="dim")
             lint = str(self.lint_errors) if short else counted(self.lint_errors, "error")
             text.append(lint, style="red")
         if (self.errors or self.warnings or self.lint_errors) and not compact:
