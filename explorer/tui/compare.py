@@ -9,6 +9,7 @@ only lays them out, in fewer columns when the terminal is narrow.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -213,12 +214,18 @@ def header_text(diff: RankingDiff, base_label: str) -> Text:
         out.append("\n     → now ", style="dim")
         out.append_text(plain(repr(diff.prompt)))
         out.append_text(plain(f" ({now})", style="dim"))
-    moved = sum(1 for entry in diff.entries if entry.move is not Move.SAME)
+    # Each kind of move counted apart: the rows are the top now and those that left it,
+    # so one count of every move ("44 moved" in a top 25) would read as impossible.
+    counts = Counter(entry.move for entry in diff.entries)
+    moves = [f"{counts[Move.UP] + counts[Move.DOWN]} moved"]
+    moves += [f"{counts[kind]} {word}" for kind, word in ((Move.NEW, "new"), (Move.GONE, "left"))]
     changed = sum(1 for entry in diff.entries if entry.verdict_changed)
-    # The places diffed: the depth, but never more than the library has.
-    places = min(diff.depth or len(diff.entries), len(diff.entries))
+    # The places diffed: the depth, but never more than the library has, nor than it
+    # shows now (the rows that left it are listed after).
+    places = min(diff.depth or len(diff.entries), len(diff.entries) - counts[Move.GONE])
     out.append(
-        f"\n     top {places}: {moved} moved, {counted(changed, 'verdict')} changed; f8 closes",
+        f"\n     top {places}: {', '.join(moves)}; {counted(changed, 'verdict')} changed; "
+        "f8 closes",
         style="dim",
     )
     return out

@@ -4,6 +4,7 @@ changes between two decisions, over the real model and a copy of sample_skills."
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,10 @@ def test_the_compare_header_counts_no_more_places_than_the_library_has(index: In
     wide = ranking_diff(base, current, depth=len(index) + 20)
     assert f"top {len(index)}: " in header_text(wide, "pinned").plain
     assert "top 5: " in header_text(ranking_diff(base, current, depth=5), "pinned").plain
+    # Moves counted by kind: the top now and those that left it are more rows than places.
+    top3 = ranking_diff(base, current, depth=3)
+    kinds = Counter(entry.move for entry in top3.entries)
+    assert len(top3.entries) > 3 and kinds[Move.GONE] > 0
+    moved = kinds[Move.UP] + kinds[Move.DOWN]
+    counts = f"top 3: {moved} moved, {kinds[Move.NEW]} new, {kinds[Move.GONE]} left; "
+    assert counts in header_text(top3, "pinned").plain
