@@ -116,8 +116,13 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     ),
     (
         "BROKE FIXED",
-        "a case that fails, or passes, since the cases last ran (Cases tab); ✗7 ✓17 in the "
-        "status bar when it is short of room",
+        "a case that fails, or passes, since the last re-index or edit that changed one "
+        "(Cases tab); ✗7 ✓17 in the status bar when it is short of room",
+    ),
+    (
+        "host value",
+        "in the Cases tab: recall less 0.15 x the false-inject rate, one number for a "
+        "router's worth to its host (as the reference's eval scores it)",
     ),
     ("✓ ✗ ·", "a gate in the decision panel: passed, failed, skipped"),
     (

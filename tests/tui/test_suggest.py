@@ -132,6 +132,9 @@ async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
         body = app.query_one(CasesPanel).query_one("#cases-body", Static)
         await settle(pilot, lambda: "FIXED" in render(body.content))
         assert PROMPT in render(body.content)
+        # The heading says which run it is: a later re-index that changes no case keeps it.
+        heading = "the last re-index or edit that changed a case:"
+        assert heading in " ".join(render(body.content).split())
 
 
 async def test_suggest_without_cases_says_what_to_do(tmp_path: Path) -> None:

@@ -131,9 +131,9 @@ def cases_text(
         f"host value {_rate(rates.host_value)}\n"
     )
     if comparison is not None:
-        out.append("\nsince the cases last ran (a re-index or an edit): ", style="bold")
+        out.append("\nthe last re-index or edit that changed a case: ", style="bold")
         if not comparison.flipped:
-            out.append("no case changed outcome\n", style="dim")
+            out.append("no case changed outcome (what some inject did)\n", style="dim")
         else:
             out.append("\n")
     failures = report.failures
