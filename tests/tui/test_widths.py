@@ -61,7 +61,9 @@ def test_why_shortens_first_then_columns_drop_in_order() -> None:
     wide = SkillsTable._fit(CONTENT, 198, score=6)
     assert wide == {**CONTENT}  # 200 columns: every column, "why" whole
     mid = SkillsTable._fit(CONTENT, 118, score=6)  # 120 columns
-    assert set(CONTENT) - set(mid) == {"cosine", "rerank", "overlap", "bm25"}
+    # Dropping bm25 left room for overlap (11 cells), dropped before it: it comes back.
+    assert set(CONTENT) - set(mid) == {"cosine", "rerank", "bm25"}
+    assert list(mid) == [key for key in CONTENT if key in mid]  # in their order
     assert mid["hybrid"] == 22 and mid["delta"] == 7 and mid["skill"] == 24
     assert WHY_MIN <= mid["why"] < CONTENT["why"]  # shortened, not a column kept out for it
     narrow = SkillsTable._fit(CONTENT, 78, score=6)  # 80 columns
@@ -99,6 +101,14 @@ def test_the_deciding_column_stays_at_every_width() -> None:
     # "why" hidden: its room goes to the columns; only what cannot fit goes (4 cells: cos).
     assert SkillsTable._fit(hidden_why, 122, score=6) == hidden_why
     assert set(hidden_why) - set(SkillsTable._fit(hidden_why, 118, score=6)) == {"cosine"}
+    # With p's 18 cells, dropping in order pushed bm25 out after cos, and bm25's 13 left
+    # room for cos's 7: it comes back rather than leave the cells empty.
+    with_p = {**hidden_why, "p": 18}
+    assert set(with_p) - set(SkillsTable._fit(with_p, 108, score=6)) == {
+        "bm25",
+        "overlap",
+        "rerank",
+    }
 
 
 # Three terminal sizes; test_the_deciding_column_shows_at_every_width keeps widths in the default

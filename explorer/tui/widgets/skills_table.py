@@ -668,7 +668,11 @@ class SkillsTable(ScrollView, can_focus=True):
         "drivers" step the p column to P_WIDTH) and names are cut until it has them; "why"
         takes what is left, up to its content. Numbers are never cut, and `keep` (the
         deciding column, the sort column) is never dropped: "why" shortens below WHY_MIN
-        instead, and goes when not even WHY_SHORTEST are left."""
+        instead, and goes when not even WHY_SHORTEST are left. A column dropped on the way
+        comes back when the ones dropped after it left room for it: dropping in order
+        overshoots (a hidden "why" gave room back to p, not to the cos it had pushed out)."""
+        order = list(widths)
+        content = dict(widths)
         widths = dict(widths)
         why = widths.pop("why", None)
 
@@ -676,6 +680,7 @@ class SkillsTable(ScrollView, can_focus=True):
             return sum(w + GAP for w in widths.values())
 
         wanted = min(why, WHY_MIN) + GAP if why is not None else 0
+        dropped: list[str] = []
         short = total() + wanted - room
         if short > 0 and "skill" in widths:  # a name longer than NAME_KEEP goes first
             widths["skill"] = max(min(widths["skill"], NAME_KEEP), widths["skill"] - short)
@@ -688,8 +693,13 @@ class SkillsTable(ScrollView, can_focus=True):
             elif key == "drivers":
                 if "p" in widths:
                     widths["p"] = min(widths["p"], P_WIDTH)
-            elif key not in keep:
-                widths.pop(key, None)
+            elif key not in keep and key in widths:
+                dropped.append(key)
+                del widths[key]
+        for key in reversed(dropped):  # the most telling first
+            if total() + content[key] + GAP + wanted <= room:
+                widths[key] = content[key]
+        widths = {key: widths[key] for key in order if key in widths}
         if why is not None and "skill" in widths:
             short = total() + min(why, WHY_MIN) + GAP - room
             if short > 0:
