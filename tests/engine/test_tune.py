@@ -677,6 +677,11 @@ def test_the_assistants_name_and_the_calendar_are_never_words_to_add() -> None:
     offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
     assert {"reconcile", "ledger"} <= offered
     assert not offered & {"claude", "codex", "friday", "april"}  # nor a day or a month
+    # Nor how often or how much: "Use it for angles and once." named no task.
+    missed = ["review this PR from several angles at once", "review my PR again, several ways"]
+    evidence = _evidence("Code review.", missed, [], missed, lambda _term: 5.0)
+    offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
+    assert "angles" in offered and not offered & {"once", "several", "again"}
 
 
 def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:

@@ -95,7 +95,12 @@ FILLER: frozenset[str] = frozenset(
         "maybe usual usually quick quickly simple stuff lot lots kind sort okay hey yes they "
         "them their someone somebody right able anymore gave given got gotten took taken "
         "went gone came seen saw said told knew known thought felt kept left meant brought "
-        "began held happened seems seemed tried"
+        "began held happened seems seemed tried "
+        # How often, how much, how sure: "review it from several angles at once" offered
+        # "Use it for angles and once."
+        "once twice several again already still even ever never always often sometimes "
+        "soon later almost enough instead rather quite whole entire else otherwise anyway "
+        "somehow basically literally totally definitely probably perhaps especially"
     ).split()
 )
 # Names users call the assistant by: "ask Claude to …" says who is asked, not what for, so
