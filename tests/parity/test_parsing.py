@@ -104,6 +104,18 @@ def test_values_yaml_reads_differently_route_as_the_reference_reads_them(
         assert f"as {yaml_says}" in finding and repr(routed) in finding
 
 
+def test_a_reading_difference_quotes_the_stretch_where_they_part(tmp_path: Path) -> None:
+    """A valid YAML escape: YAML reads a quote, the reference a backslash and a quote. The
+    finding shows the author's backslash once (repr doubled it) and only where the two
+    readings part, not a 400-character description twice."""
+    head = "Write marketing copy for landing pages and emails. Use when the user says "
+    text = f'---\nname: pdf\ndescription: "{head}\\"write copy for\\" or a headline."\n---\n'
+    (finding,) = reading_findings(tmp_path, text)
+    assert "as '… when the user says \"write copy for\" or a headline.'" in finding
+    assert "router as '… when the user says \\\"write copy for\\\" or a headline.'" in finding
+    assert head[:20] not in finding
+
+
 def test_only_outer_quotes_are_removed() -> None:
     """reference: src/skill.rs unquote drops one matching pair of outer quotes."""
     skill = parse("---\nname: pdf\ndescription: \"Say 'merge two pdf files' to use it.\"\n---\n")

@@ -654,7 +654,29 @@ def _describe(value: Any) -> str:
         return "a list"
     if value is None:
         return "nothing"
-    return repr(_collapse(str(value)))
+    return f"'{_collapse(str(value))}'"
+
+
+EXCERPT_BEFORE, EXCERPT_AFTER = 20, 40  # characters around where two readings part
+
+
+def _excerpts(first: str, second: str) -> tuple[str, str]:
+    """Both texts quoted as they are (no escapes added: `repr` doubled the backslash the
+    author should see once), each cut to the stretch where they part when either is long,
+    so a 1,000-character description is not printed twice on every command."""
+    if max(len(first), len(second)) <= EXCERPT_BEFORE + EXCERPT_AFTER:
+        return f"'{first}'", f"'{second}'"
+    at = next(
+        (n for n, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+        min(len(first), len(second)),
+    )
+    start = max(0, at - EXCERPT_BEFORE)
+
+    def cut(text: str) -> str:
+        end = at + EXCERPT_AFTER
+        return f"'{'…' if start else ''}{text[start:end]}{'…' if end < len(text) else ''}'"
+
+    return cut(first), cut(second)
 
 
 def _advice(value: Any, routed: str) -> str:
@@ -686,12 +708,14 @@ def _reading_differences(
             and _collapse(str(value)) == _collapse(routed)
         ):
             continue  # a number reads the same either way
+        said, routed_said = _describe(value), f"'{_collapse(routed)}'"
+        if isinstance(value, str):
+            said, routed_said = _excerpts(_collapse(value), _collapse(routed))
         found.append(
             Problem(
                 path,
-                f"YAML reads {key} as {_describe(value)}, the reference router as "
-                f"{_collapse(routed)!r}; routing follows the reference. "
-                f"{_advice(value, routed)}",
+                f"YAML reads {key} as {said}, the reference router as {routed_said}; "
+                f"routing follows the reference. {_advice(value, routed)}",
                 rule=READING_RULE,
             )
         )
