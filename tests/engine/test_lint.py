@@ -194,6 +194,20 @@ def test_short_descriptions(tmp_path: Path) -> None:
     assert "helper" in finding.path and "6 distinct terms" in finding.message
 
 
+def test_a_description_in_another_script_is_short_only_for_bm25(tmp_path: Path) -> None:
+    """A Chinese description of 90 characters read "4 distinct terms; too few for BM25 or
+    an embedding": the embedding reads it whole. The finding says what BM25 cannot read."""
+    write_skill(
+        tmp_path,
+        "code-review",
+        "审查代码变更，找出缺陷、安全问题和可读性问题。当用户提交 PR 或 diff 并请求 review 时使用，"
+        "也适用于检查 commit 的风格和测试覆盖率。",
+    )
+    (finding,) = only(lint([tmp_path]), "retrieval/short-description")
+    assert "BM25 reads ASCII words only" in finding.message
+    assert "embedding to match" not in finding.message
+
+
 def test_keywords_that_can_never_match(tmp_path: Path) -> None:
     raw_skill(
         tmp_path,

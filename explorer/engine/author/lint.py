@@ -37,6 +37,7 @@ from explorer.engine.inference.models import (
     assemble_models,
 )
 from explorer.engine.route.presets import GENERIC_WORDS, Tuning, resolve
+from explorer.engine.route.relevance import script_tokens
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
@@ -413,17 +414,21 @@ def trigger_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[
         )
     terms = set(skill.description_tokens)
     if len(terms) < SHORT_DESCRIPTION_TERMS:
-        found.append(
-            Finding(
-                "retrieval/short-description",
-                WARNING,
-                skill.path,
-                f"the description has {counted(len(terms), 'distinct term')} "
-                f"({', '.join(sorted(terms)) or 'none'}); too few for BM25 or an embedding "
-                "to match real prompts",
-                line,
+        listed = f"({', '.join(sorted(terms)) or 'none'})"
+        if len(script_tokens(skill.description)) >= SHORT_DESCRIPTION_TERMS:
+            # Written mostly in another script: its words are there, BM25 cannot read them.
+            message = (
+                f"the description has {counted(len(terms), 'term')} BM25 reads {listed}: "
+                "BM25 reads ASCII words only, so a prompt in the description's own script "
+                "is matched by the multilingual encoder and the script overlap alone "
+                "(routing.md §9.14); the English words users type for it give BM25 more"
             )
-        )
+        else:
+            message = (
+                f"the description has {counted(len(terms), 'distinct term')} {listed}; "
+                "too few for BM25 or an embedding to match real prompts"
+            )
+        found.append(Finding("retrieval/short-description", WARNING, skill.path, message, line))
     return found
 
 
