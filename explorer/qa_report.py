@@ -359,6 +359,14 @@ COLLISION_FLIPS_SHOWN = 3
 COLLISION_PROMPT_WIDTH = 80
 
 
+def _clipped(prompt: str) -> str:
+    """A prompt on one line, cut with an ellipsis past COLLISION_PROMPT_WIDTH."""
+    prompt = prompt.replace("\n", " ")
+    if len(prompt) > COLLISION_PROMPT_WIDTH:
+        prompt = prompt[: COLLISION_PROMPT_WIDTH - 1] + "…"
+    return prompt
+
+
 def collision_lines(collision: Collision, number: int) -> list[str]:
     """One pair: its weight and counts, the words both descriptions have, the flips."""
     takes, shares, near = (collision.count(kind) for kind in ("take", "share", "near"))
@@ -369,18 +377,24 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
     ]
     flips = collision.flips
     for contest in flips[:COLLISION_FLIPS_SHOWN]:
-        prompt = contest.prompt.replace("\n", " ")
-        if len(prompt) > COLLISION_PROMPT_WIDTH:
-            prompt = prompt[: COLLISION_PROMPT_WIDTH - 1] + "…"
+        prompt = _clipped(contest.prompt)
         lines.append(f"    FLIP {prompt!r}: expects {contest.expected}, {contest.rival} took it")
     if len(flips) > COLLISION_FLIPS_SHOWN:
         lines.append(f"    … {len(flips) - COLLISION_FLIPS_SHOWN} more flipped cases")
     sampled = [c for c in collision.contests if c.source == "sentence" and c.kind == "take"]
     for contest in sampled[:1]:
-        prompt = contest.prompt[:COLLISION_PROMPT_WIDTH]
+        prompt = _clipped(contest.prompt)
         lines.append(
             f"    {contest.rival} takes a sentence of {contest.expected}'s own: {prompt!r}"
         )
+    if not flips and not sampled and collision.contests:
+        # Only shares and near misses: one of them, so the pair is not a bare count (a
+        # cross-reference sentence, "see schema-markup", reads as one at once).
+        contest = collision.contests[0]
+        prompt = _clipped(contest.prompt)
+        whose = "a case of" if contest.source == "case" else "a sentence of"
+        did = {"share": "was injected beside it", "near": "came close"}.get(contest.kind, "took it")
+        lines.append(f"    {whose} {contest.expected}'s, {contest.rival} {did}: {prompt!r}")
     return lines
 
 

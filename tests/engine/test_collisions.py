@@ -116,6 +116,18 @@ def test_lint_collisions_prints_the_pairs(
     assert len(data["collisions"]) == 1 and data["collisions"][0]["skills"] == ["pdf", "pdf-tables"]
 
 
+def test_a_pair_with_only_near_misses_shows_one() -> None:
+    """ "1 near miss; shared words: (none)" hid the prompt: a cross-reference sentence
+    ("see schema-markup") reads as one at once."""
+    from explorer.engine.author.collisions import Collision, Contest
+    from explorer.qa_report import collision_lines
+
+    sentence = "For adding structured data, see schema-markup."
+    near = Contest(sentence, "sentence", expected="seo-audit", rival="helm-charts", kind="near")
+    lines = collision_lines(Collision("helm-charts", "seo-audit", [near]), 1)
+    assert lines[-1] == f"    a sentence of seo-audit's, helm-charts came close: {sentence!r}"
+
+
 def test_a_word_one_description_names_only_to_exclude_it_is_not_shared(tmp_path: Path) -> None:
     """Shared words are what both skills claim: "not for Playwright" claims nothing."""
     from explorer.engine.author.collisions import _shared
