@@ -6,7 +6,7 @@ competed for; esc goes back to the list, then to the main screen."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -96,10 +96,20 @@ class CollisionsScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "back", "Back", id="collisions-back"), HELP_BINDING]
 
     def __init__(
-        self, snapshot: Index, config: Config, cases: Sequence[Case] = (), source: str = ""
+        self,
+        snapshot: Index,
+        config: Config,
+        cases: Sequence[Case] = (),
+        source: str = "",
+        *,
+        known: CollisionMap | None = None,
+        remember: Callable[[CollisionMap], None] | None = None,
     ) -> None:
+        """`known`: the map already made for this snapshot, config and cases (shown at
+        once: on 181 skills one takes half a minute); `remember` keeps a new one."""
         super().__init__()
         self.snapshot, self.config, self.cases, self.source = snapshot, config, cases, source
+        self.known, self.remember = known, remember
         self.found: CollisionMap | None = None  # tests read it
 
     def compose(self) -> ComposeResult:
@@ -124,6 +134,9 @@ class CollisionsScreen(ModalScreen[None]):
         return out
 
     def on_mount(self) -> None:
+        if self.known is not None:
+            self._show(self.known)
+            return
         self.run_worker(self._work, thread=True, exclusive=True, description="collisions")
 
     def _work(self) -> None:
@@ -132,7 +145,12 @@ class CollisionsScreen(ModalScreen[None]):
                 self.app.call_from_thread(self._progress, done, total)
 
         found = collision_map(self.snapshot, self.config, self.cases, progress=progress)
-        self.app.call_from_thread(self._show, found)
+        self.app.call_from_thread(self._made, found)
+
+    def _made(self, found: CollisionMap) -> None:
+        if self.remember is not None:  # kept even if esc closed the screen meanwhile
+            self.remember(found)
+        self._show(found)
 
     def _progress(self, done: int, total: int) -> None:
         if self.is_attached:

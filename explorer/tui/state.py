@@ -23,6 +23,7 @@ from explorer.tui.health import layers_text, stale_reasons, warned_reasons
 
 if TYPE_CHECKING:
     from explorer.engine import Decision, Index, LiveIndex
+    from explorer.engine.author import CollisionMap
     from explorer.engine.discovery import Problem
     from explorer.engine.host import Replay
     from explorer.engine.qa import Comparison, EvalReport, FlipCause
@@ -212,6 +213,9 @@ class ExplorerState:
     comparison: Comparison | None = None  # the last re-run against the one before
     flip_causes: Mapping[str, FlipCause] = field(default_factory=dict)  # prompt -> its cause
     history_replay: Replay | None = None
+    # ctrl+l's map, with what it was made for (the snapshot's roots and version, the
+    # config, the cases): opened again on the same, it shows at once.
+    collisions: tuple[tuple[object, ...], CollisionMap] | None = None
     quality_for: tuple[tuple[object, ...], Config] | None = None  # the last lint's input
     quality_running: bool = False  # lint and the cases run for a newer snapshot or config
     history_for: tuple[tuple[object, ...], Config] | None = None  # the last replay's input

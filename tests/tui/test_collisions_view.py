@@ -64,6 +64,14 @@ async def test_ctrl_l_ranks_the_pairs_and_shows_one(library: Path, tmp_path: Pat
         assert isinstance(app.screen, CollisionsScreen) and listing.display
         await pilot.press("escape")
         await settle(pilot, lambda: not isinstance(app.screen, CollisionsScreen))
+        # Opened again on the same snapshot, config and cases: the map made is shown at
+        # once (it took half a minute at 181 skills), not made again.
+        await pilot.press("ctrl+l")
+        await settle(pilot, lambda: isinstance(app.screen, CollisionsScreen))
+        again = app.screen
+        assert isinstance(again, CollisionsScreen) and again is not screen
+        await settle(pilot, lambda: again.found is not None)
+        assert again.found is found and again.known is found
 
 
 def test_a_long_prompt_in_a_pair_s_detail_ends_in_an_ellipsis() -> None:

@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 
 from explorer.engine import Config, Decision, Index
-from explorer.engine.author import RankingDiff, SaveError
+from explorer.engine.author import CollisionMap, RankingDiff, SaveError
 from explorer.engine.base import FIELD_NAMES, PROJECT_CONFIG_NAME, did_you_mean, give_back
 from explorer.engine.host import Replay, UsageReport
 from explorer.engine.inference import Attribution
@@ -520,7 +520,19 @@ class MainScreen(Screen[None]):
         report = state.cases_report
         cases = [result.case for result in report.results] if report else []
         source = os.path.basename(self.options.cases_path or "")
-        self.app.push_screen(CollisionsScreen(state.snapshot, state.config, cases, source))
+        snapshot = state.snapshot
+        made_for = (snapshot.roots, snapshot.version, state.config, tuple(cases))
+        known = (
+            state.collisions[1] if state.collisions and state.collisions[0] == made_for else None
+        )
+
+        def remember(found: CollisionMap) -> None:
+            state.collisions = (made_for, found)
+
+        screen = CollisionsScreen(
+            snapshot, state.config, cases, source, known=known, remember=remember
+        )
+        self.app.push_screen(screen)
 
     def open_whatif(self) -> None:
         """F7: edit the highlighted skill's description and see its scores before saving."""
