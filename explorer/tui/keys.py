@@ -120,6 +120,12 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
         "(Cases tab); ✗7 ✓17 in the status bar when it is short of room",
     ),
     (
+        "taken shared near",
+        "in the collision map (ctrl+l): prompts one skill of a pair lost to the other, "
+        "shared with it (both injected), or nearly lost (the other's p at least 0.1); a "
+        "pair's weight adds them as 1, 0.5 and 0.25",
+    ),
+    (
         "host value",
         "in the Cases tab: recall less 0.15 x the false-inject rate, one number for a "
         "router's worth to its host (as the reference's eval scores it)",

@@ -132,6 +132,8 @@ def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Pat
     words = {"INJECT", "p  moved most", "Δ inject", "rerank σ", "overlap J", "✗", "ℓ"}
     assert drawn and not [symbol for symbol in drawn if symbol not in page], drawn
     assert all(word.split()[-1] in page for word in words)
+    # The Cases tab's and the collision map's labels too.
+    assert "host value" in page and "taken shared near" in page
 
 
 def test_help_at_80_columns_wraps_each_description_in_its_own_column(
