@@ -96,8 +96,7 @@ FILLER: frozenset[str] = frozenset(
         "them their someone somebody right able anymore gave given got gotten took taken "
         "went gone came seen saw said told knew known thought felt kept left meant brought "
         "began held happened seems seemed tried "
-        # How often, how much, how sure: "review it from several angles at once" offered
-        # "Use it for angles and once."
+        # How often, how much, how sure: "at once" names no task ("Use it for once.")
         "once twice several again already still even ever never always often sometimes "
         "soon later almost enough instead rather quite whole entire else otherwise anyway "
         "somehow basically literally totally definitely probably perhaps especially"

@@ -661,9 +661,9 @@ EXCERPT_BEFORE, EXCERPT_AFTER = 20, 40  # characters around where two readings p
 
 
 def _excerpts(first: str, second: str) -> tuple[str, str]:
-    """Both texts quoted as they are (no escapes added: `repr` doubled the backslash the
-    author should see once), each cut to the stretch where they part when either is long,
-    so a 1,000-character description is not printed twice on every command."""
+    """Both texts quoted as they are (no escapes added, so the author's backslash shows
+    once), each cut to the stretch where they part when either is long, so a
+    1,000-character description is not printed twice on every command."""
     if max(len(first), len(second)) <= EXCERPT_BEFORE + EXCERPT_AFTER:
         return f"'{first}'", f"'{second}'"
     at = next(
