@@ -362,3 +362,23 @@ async def test_the_cases_run_leaves_its_logits_for_the_next_run_and_the_what_if(
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, lambda: ready(app) and app.state.cases_report is not None)
         assert app.state.logits.pairs > 0
+
+
+def test_the_cases_tab_says_when_a_case_names_a_skill_the_library_lacks() -> None:
+    """A case expecting a skill the library lacks can never pass: eval warns, and so does
+    the Cases tab, under the rates it lowers."""
+    from explorer.engine.index.opening import open_library
+    from explorer.engine.qa.cases import Case
+    from explorer.engine.qa.evaluate import evaluate
+    from explorer.terminal import render
+    from explorer.tui.widgets.cases_panel import cases_text
+
+    config = Config(model="bow", reranker="off", preset="reference")
+    index = open_library([str(SAMPLE_SKILLS)], config)
+    cases = [
+        Case("merge two pdf files", ("pdf",), "direct"),
+        Case("a gantt chart", ("gantt",), "direct"),
+    ]
+    report = evaluate(cases, index, config)
+    shown = " ".join(render(cases_text(report, None, "cases.toml"), width=200).split())
+    assert "⚠ expected skill 'gantt' is not in the library; a case that expects only it" in shown

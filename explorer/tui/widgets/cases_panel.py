@@ -130,10 +130,13 @@ def cases_text(
         f"recall {_rate(rates.recall)}  false-inject {_rate(rates.false_inject_rate)}  "
         f"host value {_rate(rates.host_value)}\n"
     )
+    for warning in report.warnings:  # a case naming a skill the library lacks, say
+        out.append_text(plain(f"⚠ {warning}\n", style="yellow"))
     if comparison is not None:
         out.append("\nthe last re-index or edit that changed a case: ", style="bold")
         if not comparison.flipped:
-            out.append("no case changed outcome (what some inject did)\n", style="dim")
+            changed = counted(comparison.changed, "case")
+            out.append(f"none changed outcome; {changed} inject other skills\n", style="dim")
         else:
             out.append("\n")
     failures = report.failures
