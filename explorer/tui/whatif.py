@@ -48,7 +48,7 @@ from explorer.tui.editor import open_in_editor
 from explorer.tui.health import short_path
 from explorer.tui.keys import HELP_BINDING
 from explorer.tui.suggest import SuggestScreen
-from explorer.tui.widgets.cases_panel import with_flips
+from explorer.tui.widgets.cases_panel import Headline, with_flips
 from explorer.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
@@ -293,10 +293,9 @@ class WhatIfScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="whatif"):
-            title = Text()
-            title.append("What-if ", style="bold")
-            title.append_text(plain(self.skill_id, style="bold cyan"))
-            title.append_text(plain(f"  {self.path}", style="dim"))
+            lead = Text("What-if ", style="bold")
+            lead.append_text(plain(self.skill_id, style="bold cyan"))
+            title = Headline(lead, self.path)  # a long path keeps its end, not cut mid-word
             keys = (
                 ("f4/ctrl+s", "save to SKILL.md"),
                 ("esc esc", "discard"),

@@ -197,15 +197,15 @@ async def test_an_emptied_description_says_the_cases_are_not_run(
         )
 
 
-async def test_at_80x24_the_page_keys_bring_the_flips_into_view(
+async def test_at_80x20_the_page_keys_bring_the_flips_into_view(
     library: Path, tmp_path: Path
 ) -> None:
     """The editor is as tall as its text, and its page keys page the results below while
-    the text fits: at 80x24 the flips start below the fold, and the editor has the focus."""
+    the text fits: at 80x20 the flips start below the fold, and the editor has the focus."""
     from textual.containers import VerticalScroll
 
     app = make_app(library, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 20)) as pilot:
         screen = await _open_whatif(pilot, app, "pdf", "merge pdf")
         editor, results = screen.query_one(TextArea), screen.query_one("#whatif-results")
         assert isinstance(results, VerticalScroll) and results.max_scroll_y > 0

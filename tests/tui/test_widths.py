@@ -348,6 +348,15 @@ def test_the_cases_head_line_keeps_the_file_name_whole() -> None:
     assert first == "1 case  …/sample-library-v2/routing-cases.toml"
     assert render(cases_text(report, None, source), width=120).splitlines()[0].endswith(source)
     assert fit_path("/a/very-long-file-name.toml", 12) == "…e-name.toml"  # the name cut too
+    # The what-if screen's title line: its skill, then the SKILL.md's path, never split
+    # mid-word ("…/SKI" over "LL.md").
+    from rich.text import Text
+
+    from explorer.tui.widgets.cases_panel import Headline
+
+    path = "/home/author/skills/multi-reviewer-patterns/SKILL.md"
+    title = render(Headline(Text("What-if multi-reviewer-patterns"), path), width=60)
+    assert title == "What-if multi-reviewer-patterns  …/SKILL.md"
 
 
 @pytest.mark.slow  # the default preset's models: its cross-encoder scores the cases

@@ -53,12 +53,15 @@ class Headline:
     """The head line, "105 cases  /the/cases/file.toml", on one line: a path too long for
     the panel keeps its end, cut at a "/" (fit_path); Rich folded it at the edge, mid-word."""
 
-    def __init__(self, count: str, source: str) -> None:
-        self.count, self.source = count, visible(source)
+    def __init__(self, lead: str | Text, source: str) -> None:
+        """`lead`: the count ("105 cases", bold), or a Text styled its own way."""
+        self.lead, self.source = lead, visible(source)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        room = options.max_width - cell_len(self.count) - 2
-        line = Text(self.count, style="bold", no_wrap=True, overflow="ellipsis")
+        lead = self.lead
+        line = lead.copy() if isinstance(lead, Text) else Text(lead, style="bold")
+        line.no_wrap, line.overflow = True, "ellipsis"
+        room = options.max_width - line.cell_len - 2
         if self.source:
             line.append(f"  {fit_path(self.source, max(room, 2))}", style="dim")
         yield line
