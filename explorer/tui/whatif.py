@@ -142,6 +142,13 @@ def scores_text(result: WhatIf) -> Text:
     out.append(" → ")
     out.append_text(_verdict(after))
     out.append("\n")
+    if result.unread_past is not None:
+        out.append(
+            f"the cross-encoder reads the first {result.unread_past:,} characters of the "
+            "description beside this prompt; the edit starts past them, so its logit "
+            "cannot move (an edit nearer the start can)\n",
+            style="dim",
+        )
     out.append("now     ", style="dim")
     out.append_text(plain(before.reason + "\n"))  # a reason can quote a skill's id
     out.append("edited  ", style="dim")

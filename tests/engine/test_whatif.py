@@ -200,6 +200,38 @@ def test_with_the_packaged_reranker_the_logit_is_previewed_and_diffed(tmp_path: 
     assert _answer(result.decision) == _answer(after)
 
 
+def test_an_edit_past_the_cross_encoders_window_says_its_logit_cannot_move(
+    tmp_path: Path,
+) -> None:
+    """A sentence appended to a long description falls past the few dozen word pieces the
+    cross-encoder reads beside the prompt: the logit holds, and the what-if says why."""
+    from explorer.engine.inference.models import load_models
+
+    config = Config(reranker="packaged", preset="reference")
+    models = load_models(config)
+    library = tmp_path / "skills"
+    shutil.copytree(SAMPLE_SKILLS, library)
+    index = build_index([library], config, models)
+    prompt, skill = "write release notes from the last 20 commits", "changelog-generator"
+    original = read_skill_text(str(library / skill / "SKILL.md"))
+    description = index.skills[index.positions[skill]].description
+    appended = what_if(
+        index, config, skill, description + " Also drafts tweets.", prompt, original=original
+    )
+    assert appended.unread_past is not None and appended.unread_past < len(description)
+    assert appended.after is not None and appended.before is not None
+    assert appended.after.rerank == pytest.approx(appended.before.rerank)
+    from explorer.tui.whatif import scores_text  # the what-if screen says it
+
+    shown = " ".join(scores_text(appended).plain.split())
+    assert f"reads the first {appended.unread_past:,} characters" in shown
+    assert "the edit starts past them, so its logit cannot move" in shown
+    leading = what_if(
+        index, config, skill, "Drafts tweets. " + description, prompt, original=original
+    )
+    assert leading.unread_past is None  # the start is read: its logit may move
+
+
 class _CountedPairs:
     """A reranker that counts the pairs it scores, passing each to the real one."""
 

@@ -29,6 +29,7 @@ from explorer.engine.discovery.skills import Discovery, Skill
 from explorer.engine.index.incremental import patch_index
 from explorer.engine.index.snapshot import Index, index_skills
 from explorer.engine.inference.models import LogitMemo, Models
+from explorer.engine.inference.rerank import ReadWindow, rerank_document
 from explorer.engine.qa.cases import Case
 from explorer.engine.qa.evaluate import CaseResult, Comparison, EvalReport, compare, evaluate
 from explorer.engine.qa.flips import FlipCause, flip_causes
@@ -101,6 +102,9 @@ class WhatIf:
     cases_after: EvalReport | None = None
     comparison: Comparison | None = None  # before -> after: the flips
     causes: Mapping[str, FlipCause] = dataclasses.field(default_factory=dict)  # prompt -> why
+    # The characters of the edited description the cross-encoder reads beside the prompt,
+    # when the edit starts past them: its logit cannot move, whatever the edit says.
+    unread_past: int | None = None
 
 
 class WhatIfMemo:
@@ -200,10 +204,28 @@ def what_if(
     copy = patched_index(index, edit.skill, config, memo.models if memo is not None else None)
     decision = decide(prompt, copy, config, cwd=cwd)
     new = standing(decision, edit.skill.id)
-    result = WhatIf(skill_id, prompt, edit, old, new, decision, copy, cases_before)
+    unread = _unread_past(copy, prompt, index.skills[position].description, edit.skill)
+    result = WhatIf(
+        skill_id, prompt, edit, old, new, decision, copy, cases_before, unread_past=unread
+    )
     if cases is None:
         return result
     return with_cases(result, index, config, cases, cases_before, cwd=cwd, memo=memo)
+
+
+def _unread_past(index: Index, prompt: str, old: str, skill: Skill) -> int | None:
+    """Where the cross-encoder stops reading `skill`'s edited description beside `prompt`,
+    when the edit starts at or past that point (None otherwise, or with no window to
+    tell): an author who appends a sentence sees the logit hold and should know why."""
+    reranker, new = index.models.reranker, skill.description
+    if not isinstance(reranker, ReadWindow) or not prompt.strip() or old == new:
+        return None
+    start = next(
+        (at for at, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    read = reranker.read_chars(prompt, rerank_document(new, skill.body_head))
+    return read if read is not None and start >= read else None
 
 
 def with_cases(
