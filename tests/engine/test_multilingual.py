@@ -273,3 +273,32 @@ print(int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).s
         )
         peaks[where or "memory"] = int(run.stdout)
     assert peaks["memory"] - peaks[str(tmp_path / "cache")] > 60_000, peaks  # KB
+
+
+def test_a_failed_preload_prints_nothing_and_the_first_use_loads_again(
+    encoder: MultilingualEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error in the preload thread must not print a traceback on the hook's stderr. A
+    passing failure (CPython 3.11's shared syntax-tree counter while numpy reads an
+    array header, gh-106905) is left to the first use, which loads under the same lock."""
+    import threading
+
+    fresh = MultilingualEmbedder(Path(encoder.model_path).parent)
+    caught: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: caught.append(args.exc_value))
+    real, calls = fresh._encoder, []
+
+    def flaky() -> object:
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=33, after=29)")
+        return real()
+
+    monkeypatch.setattr(fresh, "_encoder", flaky)
+    fresh.preload()
+    for thread in threading.enumerate():
+        if thread.name == "multilingual-load":
+            thread.join(timeout=30)
+    assert calls == ["multilingual-load"] and caught == []
+    assert fresh.embed_query("帮我做一张海报").shape == (encoder.dim,)
+    assert calls[1:] == [threading.current_thread().name]

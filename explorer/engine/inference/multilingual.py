@@ -28,6 +28,7 @@ layout, to a file beside the embedding cache; later loads read only the dense la
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -149,7 +150,16 @@ class MultilingualEmbedder:
     def preload(self) -> None:
         """Load the weights in a thread now, so that the first prompt finds them ready:
         most of the load overlaps the other models' (the hook's floor, §7)."""
-        threading.Thread(target=self._encoder, name="multilingual-load", daemon=True).start()
+        threading.Thread(target=self._load_quietly, name="multilingual-load", daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        """The preload's work. A failure here is left to the first use, which loads again
+        under the same lock and raises where the caller handles it: an error left to the
+        thread would print a traceback on the hook's stderr. (Loading can fail for a
+        passing reason too: CPython 3.11 builds the syntax tree of numpy's array headers
+        with a recursion counter other threads share, gh-106905.)"""
+        with contextlib.suppress(Exception):  # retried, and reported, on first use
+            self._encoder()
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
