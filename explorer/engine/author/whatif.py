@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from explorer.engine.author.reach import Reach, changed_terms, measure, reach
 from explorer.engine.author.rewrite import Edit, edit_description
 from explorer.engine.base.config import Config
+from explorer.engine.base.text import shared_prefix
 from explorer.engine.discovery.skills import Discovery, Skill
 from explorer.engine.index.incremental import patch_index
 from explorer.engine.index.snapshot import Index, index_skills
@@ -220,10 +221,7 @@ def _unread_past(index: Index, prompt: str, old: str, skill: Skill) -> int | Non
     reranker, new = index.models.reranker, skill.description
     if not isinstance(reranker, ReadWindow) or not prompt.strip() or old == new:
         return None
-    start = next(
-        (at for at, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
-        min(len(old), len(new)),
-    )
+    start = shared_prefix(old, new)  # where the edit begins
     read = reranker.read_chars(prompt, rerank_document(new, skill.body_head))
     return read if read is not None and start >= read else None
 

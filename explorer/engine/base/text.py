@@ -134,6 +134,15 @@ def trigger_phrases(description: str) -> list[str]:
     return phrases
 
 
+def shared_prefix(first: str, second: str) -> int:
+    """How many leading characters two texts share: where an edit of one into the other
+    begins."""
+    for at, (a, b) in enumerate(zip(first, second, strict=False)):
+        if a != b:
+            return at
+    return min(len(first), len(second))
+
+
 def counted(number: int, noun: str, plural: str = "") -> str:
     """'1 skill', '2 skills': a count a user reads (`plural` when not noun + 's')."""
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from explorer.engine.base.text import match_tokens, tokenize, trigger_phrases
+from explorer.engine.base.text import match_tokens, shared_prefix, tokenize, trigger_phrases
 from explorer.engine.discovery.line_reader import LineReading, is_placeholder, read_frontmatter
 from explorer.engine.discovery.line_reader import body_head as reference_body_head
 
@@ -666,10 +666,7 @@ def _excerpts(first: str, second: str) -> tuple[str, str]:
     1,000-character description is not printed twice on every command."""
     if max(len(first), len(second)) <= EXCERPT_BEFORE + EXCERPT_AFTER:
         return f"'{first}'", f"'{second}'"
-    at = next(
-        (n for n, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
-        min(len(first), len(second)),
-    )
+    at = shared_prefix(first, second)
     start = max(0, at - EXCERPT_BEFORE)
 
     def cut(text: str) -> str:
