@@ -360,11 +360,8 @@ COLLISION_PROMPT_WIDTH = 80
 
 
 def _clipped(prompt: str) -> str:
-    """A prompt on one line, cut with an ellipsis past COLLISION_PROMPT_WIDTH."""
-    prompt = prompt.replace("\n", " ")
-    if len(prompt) > COLLISION_PROMPT_WIDTH:
-        prompt = prompt[: COLLISION_PROMPT_WIDTH - 1] + "…"
-    return prompt
+    """A collision's prompt on one line, cut (`_clip`) past COLLISION_PROMPT_WIDTH."""
+    return _clip(prompt.replace("\n", " "), COLLISION_PROMPT_WIDTH)
 
 
 def collision_lines(collision: Collision, number: int) -> list[str]:
