@@ -18,6 +18,7 @@ are the reference's.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from explorer.engine.base.config import Config
@@ -90,8 +91,14 @@ def _explorer(picks: list[Pick], config: Config) -> Built:
         summary = (
             f"{skill.id} (confidence {pick.confidence:.2f}, {band(pick.confidence)}; {skill.path})"
         )
+        body = skill.body if pick.body else ""  # read once: it may come from the file
+        if pick.body and not body.strip():
+            # No body (a frontmatter never closed reads to the end of the file): "Its
+            # instructions follow" and nothing would point the model at nothing, so the
+            # description goes instead. The reference's format keeps its empty block.
+            pick = dataclasses.replace(pick, body=False)
         if pick.body:
-            entry = f"- {summary}. Its instructions follow.\n\n{skill.body}"
+            entry = f"- {summary}. Its instructions follow.\n\n{body}"
         else:
             entry = f"- {summary}: {' '.join(skill.description.split())}"
         room = config.char_budget - used - (1 if parts else 0)

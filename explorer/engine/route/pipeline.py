@@ -1143,19 +1143,14 @@ def _drop_and_cap(
 def _inject(
     run: _Run, survivors: list[tuple[int, float]], body: bool
 ) -> tuple[tuple[Injection, ...], str]:
-    """§5.6: the injected text within char_budget; a pick it cannot hold is dropped.
-
-    In this engine's format a skill with no body (its frontmatter never closed, or nothing
-    after it) is injected by its description: its instructions would be an empty
-    promise. The reference's format keeps the reference's empty body block."""
+    """§5.6: the injected text within char_budget; a pick it cannot hold is dropped."""
     config, skills, channels = run.config, run.index.skills, run.channels
-    own_format = config.inject_format != "reference"
     picks = [
         Pick(
             position,
             skills[position],
             confidence,
-            body and (not own_format or bool(skills[position].body.strip())),
+            body,
             file_evidence=bool(channels.file[position] > 0),
             project_term=run.project_terms.get(skills[position].id),
         )
