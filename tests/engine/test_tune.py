@@ -225,6 +225,17 @@ def test_the_authors_own_split_is_kept_when_every_case_has_one(tmp_path: Path) -
     assert [c.prompt for c in hashed.held_out] == [c.prompt for c in plain.held_out]
 
 
+def test_cases_about_other_skills_only_say_what_the_file_needs(tmp_path: Path) -> None:
+    """An author who asks for suggestions with no case of this skill learns what to add,
+    not only that there is nothing to tune on."""
+    others = [Case(prompt, ("timesheet",), "direct") for prompt in SIBLING]
+    result = _run(tmp_path / "skills", others)
+    assert not result.candidates and result.notes[0] == (
+        f"no case is about {SKILL}: nothing to tune on; the cases file needs prompts that "
+        "should trigger it and prompts that should not (docs/cli.md, Cases files)"
+    )
+
+
 def test_an_unknown_skill_is_refused(tmp_path: Path) -> None:
     index = _index(tmp_path / "skills")
     with pytest.raises(KeyError):

@@ -1462,7 +1462,10 @@ def tune(
     timings: dict[str, float] = {}
     notes: list[str] = []
     if not split.tuning:
-        notes.append(f"no case is about {skill_id}: nothing to tune on")
+        notes.append(
+            f"no case is about {skill_id}: nothing to tune on; the cases file needs prompts "
+            "that should trigger it and prompts that should not (docs/cli.md, Cases files)"
+        )
     if not split.from_file and any(case.split for case in (*split.tuning, *split.held_out)):
         notes.append(
             "the file's train/validation split is not used: it needs a should-trigger "
