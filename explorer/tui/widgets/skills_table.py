@@ -670,8 +670,7 @@ class SkillsTable(ScrollView, can_focus=True):
         deciding column, the sort column) is never dropped: "why" shortens below WHY_MIN
         instead, and goes when not even WHY_SHORTEST are left. A column dropped on the way
         comes back when the ones dropped after it left room for it: dropping in order
-        overshoots (a hidden "why" gave room back to p, not to the cos it had pushed out)."""
-        order = list(widths)
+        overshoots (a hidden "why" would give its room to p, not to the cos it pushed out)."""
         content = dict(widths)
         widths = dict(widths)
         why = widths.pop("why", None)
@@ -699,7 +698,7 @@ class SkillsTable(ScrollView, can_focus=True):
         for key in reversed(dropped):  # the most telling first
             if total() + content[key] + GAP + wanted <= room:
                 widths[key] = content[key]
-        widths = {key: widths[key] for key in order if key in widths}
+        widths = {key: widths[key] for key in content if key in widths}  # in their order
         if why is not None and "skill" in widths:
             short = total() + min(why, WHY_MIN) + GAP - room
             if short > 0:
