@@ -218,14 +218,16 @@ def test_the_failures_of_eval_fit_80_columns_a_case_a_line(
 def test_the_channel_table_lists_the_decisions_order_under_the_hybrid_rank(capsys) -> None:
     """The injected skill comes first, under its rank by hybrid score, 2: the rank that
     --json and eval give it (sql-query-optimizer has the best hybrid score; the relevance
-    model decides by p)."""
+    model decides by p). The rows after it follow p, the model's order, not the hybrid
+    rank: data-chart-maker (p 0.0018, 4th by hybrid score) before productivity-helper
+    (3rd)."""
     prompt = "write a bean-query report of my grocery spending per month"
     code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES, "--top", "3")
     lines = out.splitlines()
     start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
     rows = [line.split()[:2] for line in lines[start + 1 : start + 4]]
     assert code == 0 and rows[0] == ["2", "plaintext-accounting"]
-    assert rows[1] == ["1", "sql-query-optimizer"] and rows[2][0] == "3"
+    assert rows[1] == ["1", "sql-query-optimizer"] and rows[2] == ["4", "data-chart-maker"]
     _, decision, _ = run(capsys, "route", prompt, "--skills", SAMPLES, "--json")
     ranks = {row["id"]: row["rank"] for row in json.loads(decision)["skills"]}
     assert ranks["sql-query-optimizer"] == 1 and ranks["plaintext-accounting"] == 2
@@ -233,17 +235,17 @@ def test_the_channel_table_lists_the_decisions_order_under_the_hybrid_rank(capsy
 
 def test_why_shows_the_skill_that_came_closest_wherever_it_ranks(capsys) -> None:
     """regex-builder is the relevance model's best for a Chinese request (p 0.09, under
-    the bar) but 9th in the decision's order: the table of the first 8 left out the one
-    row that explains the miss. It is shown, under its own rank."""
+    the bar) but 9th by hybrid score: the row that explains the miss is the table's first,
+    under its own rank, since the rows follow p."""
     prompt = "帮我写一个正则表达式来匹配邮箱地址"
     code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
     lines = out.splitlines()
     start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
     end = next(n for n, line in enumerate(lines) if line.startswith("… "))
-    rows = {line.split()[1]: line.split()[0] for line in lines[start + 1 : end]}
+    rows = [line.split()[:2] for line in lines[start + 1 : end]]
     assert code == 0 and "best=regex-builder" in out
-    assert rows["regex-builder"] == "9" and len(rows) == 9, rows
-    assert f"… {SAMPLE_COUNT - 9} more skills" in out
+    assert rows[0] == ["9", "regex-builder"] and len(rows) == 8, rows
+    assert f"… {SAMPLE_COUNT - 8} more skills" in out
 
 
 def test_with_rerank_top_k_0_the_reason_names_the_one_hybrid_candidate(capsys) -> None:

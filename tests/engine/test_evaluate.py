@@ -308,9 +308,11 @@ def test_under_the_relevance_model_a_failure_shows_p_and_the_rival_strongest_by_
             others.pop(skill, None)
         assert failure.runner_up == max(others, key=lambda skill: others[skill])
         assert failure.runner_up_probability == others[failure.runner_up]
-        rival_by_rank = next(row.id for row in decision.rows if row.id not in result.case.expect)
         if result.case.expect:
             assert failure.expected_probability == decision.row("kubernetes-debugger").relevance
+            ids = decision.channels.ids
+            by_hybrid = (ids[int(i)] for i in decision.channels.hybrid_order)
+            rival_by_rank = next(skill for skill in by_hybrid if skill not in result.case.expect)
             assert rival_by_rank != failure.runner_up  # the case the p order is for
     missed, taken = failure_table(report.failures, 0.48).rows
     assert missed[3] == f"p {report.failures[0].failure.expected_probability:.2f}"

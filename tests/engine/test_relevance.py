@@ -294,6 +294,21 @@ def test_a_flip_made_by_an_edited_threshold_says_the_bar_moved(
     assert f"p {p:.2f} → {p:.2f} (bar {bar:.2f} → 0.01)" in took.text()
 
 
+@pytest.mark.slow  # the default models on a real library
+def test_the_rows_follow_p_where_the_relevance_model_decided(apache: Path, engine: Engine) -> None:
+    """With nothing injected, the first row is the candidate that came closest to the bar,
+    and every candidate comes before the skills the model never judged: the table, `why`
+    and `route` show the order that decided, not the hybrid score's."""
+    decision = _route("make a poster for our jazz night", apache, engine)
+    assert decision.injected_ids == () and decision.relevance is not None
+    judged = len(decision.relevance.candidates)
+    p = [row.relevance for row in decision.rows[:judged]]
+    assert None not in p and p == sorted(p, reverse=True)  # type: ignore[type-var]
+    assert all(row.relevance is None for row in decision.rows[judged:])
+    by_hybrid = [decision.channels.ids[int(i)] for i in decision.channels.hybrid_order[:judged]]
+    assert decision.rows.ids[:judged] != tuple(by_hybrid)  # the case this order is for
+
+
 @pytest.mark.slow  # the default models on sample_skills
 def test_a_change_of_verdict_names_what_decided_each_side(engine: Engine) -> None:
     """F8's cause for "rerank_top_k → INJECT": the hybrid score that made the skill a

@@ -6,8 +6,9 @@ for each: how its place moved (↑3, ↓1, new, gone), how each channel's score 
 BM25, the boosts, the hybrid score, the reranker's logit when both were reranked) and
 whether its verdict changed. It reads the two Decisions only: nothing is scored again.
 
-A place is the row's place in the explorer's table: injected skills first, then by hybrid
-score (Decision.rows). With `depth`, only the top `depth` places of each side count:
+A place is the row's place in the explorer's table: injected skills first, then the
+relevance model's other candidates by p when it decided, then by hybrid score
+(Decision.rows). With `depth`, only the top `depth` places of each side count:
 a skill that enters them is `new`, one that leaves them is `gone` (as a search-results
 diff shows a document that entered or left the first page); without it, `new` and `gone`
 mean added to or removed from the library.

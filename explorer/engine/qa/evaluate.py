@@ -333,20 +333,6 @@ def evaluate(
     return report_from(results, index, config, label=label)
 
 
-def _by_strength(decision: Decision) -> Iterable[int]:
-    """Skill positions, strongest first by what decided: the injected ones (whatever stage
-    chose them), then the relevance model's candidates by probability when it decided,
-    then every skill by stage-1 rank."""
-    ids, positions = decision.channels.ids, decision.channels.positions
-    for skill in decision.injected_ids:
-        yield positions[skill] if positions is not None else ids.index(skill)
-    trace = decision.relevance
-    if trace is not None and decision.stage is Stage.RELEVANCE:
-        order = np.argsort(-trace.probabilities, kind="stable")
-        yield from (trace.candidates[int(row)] for row in order)
-    yield from (int(position) for position in decision.channels.hybrid_order)
-
-
 def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     """Judge one decision against its case, naming the gate behind a failure."""
     injected = decision.injected_ids
@@ -365,9 +351,10 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
     extra = tuple(skill for skill in injected if skill not in case.expect) if case.positive else ()
     failure = None
     if not passed:
-        runner_id = next(
-            (ids[i] for i in _by_strength(decision) if ids[i] not in case.expect), None
-        )
+        # The rows' order is strength by what decided (Decision.rows): the injected, then
+        # the relevance model's candidates by p when it decided, then by hybrid rank.
+        strongest = map(rows.id_at, range(len(rows)))  # lazily: a library is 26,000 rows
+        runner_id = next((skill for skill in strongest if skill not in case.expect), None)
         runner: Row | None = decision.row(runner_id) if runner_id is not None else None
         failure = Failure(
             reason="missed" if case.positive else "false_inject",

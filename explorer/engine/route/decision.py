@@ -344,7 +344,8 @@ class Decision:
 
     @cached_property
     def rows(self) -> Rows:
-        """Every skill: the injected first, in injection order, then by hybrid score.
+        """Every skill: the injected first, in injection order; then, when the relevance
+        model decided, its other candidates by `p`; then the rest by hybrid score.
 
         A lazy sequence: the order is computed vectorised, and a `Row` is made only when
         it is read (the explorer draws a screenful, `route` prints its top N). Reading all
@@ -420,12 +421,28 @@ _CHANNEL_FIELDS = (
 )
 
 
+def _by_probability(
+    relevance: RelevanceTrace | None, hybrid_rank: np.ndarray, exclude: Sequence[int]
+) -> list[int]:
+    """§9.12: the relevance model's candidates, highest `p` first (ties by hybrid rank),
+    leaving out `exclude`. Under that model `p` decides, so the rows after the injected
+    ones are in the order it judged them: the skill that came closest is the next row,
+    not the one the hybrid score happens to rank first."""
+    if relevance is None or not relevance.candidates:
+        return []
+    positions = np.asarray(relevance.candidates, dtype=np.int64)
+    order = np.lexsort((hybrid_rank[positions], -np.asarray(relevance.probabilities)))
+    skip = set(exclude)
+    return [int(position) for position in positions[order] if int(position) not in skip]
+
+
 class Rows(Sequence[Row]):
     """A decision's rows in order, each made when first read (lazy rows).
 
     Building every row of the library on every keystroke would cost, at 26,000 skills,
     0.4-0.6 s, twenty times the decision itself. The order (injected
-    first, in injection order, then by hybrid rank) and the whole columns (`column`,
+    first, in injection order; then the relevance model's candidates by `p`, when it
+    decided; then by hybrid rank) and the whole columns (`column`,
     `ids`) come from the channel arrays at numpy speed; a `Row` object is made for the
     rows that are shown, asked for or pinned, and kept for the next reader.
 
@@ -449,6 +466,7 @@ class Rows(Sequence[Row]):
         self._rank = rank
         by_id = self._positions()
         first = [by_id[item.id] for item in decision.injected if item.id in by_id]
+        first += _by_probability(decision.relevance, rank, exclude=first)
         rest = c.hybrid_order
         if first:
             keep = np.ones(n, dtype=bool)
