@@ -24,7 +24,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import ProgressBar, Static, TextArea
 
-from explorer.engine import Config, Index, tune
+from explorer.engine import Config, Index, decide, tune
 from explorer.engine.author import (
     Candidate,
     Edit,
@@ -38,6 +38,7 @@ from explorer.engine.author import (
     patched_index,
     read_skill_text,
     save,
+    typed_case,
     what_if,
     with_cases,
 )
@@ -259,7 +260,8 @@ class WhatIfScreen(ModalScreen[None]):
         Binding("f4", "save", "Save to SKILL.md", key_display="f4/^s", id="whatif-save"),
         Binding("ctrl+s", "save", "Save to SKILL.md", show=False, id="whatif-save-ctrl-s"),
         Binding("ctrl+o", "external_editor", "$EDITOR", id="whatif-editor"),
-        # ctrl+t: `tune` on the loaded cases (suggest.py); the main screen's pin is not here.
+        # ctrl+t: `tune` on the loaded cases and the prompt (suggest.py); the main screen's
+        # pin is not here.
         Binding("ctrl+t", "suggest", "Suggest edits", key_display="^t", id="whatif-suggest"),
     ]
 
@@ -466,14 +468,17 @@ class WhatIfScreen(ModalScreen[None]):
     # -- suggestions (suggest.py) ---------------------------------------------------------
 
     def action_suggest(self) -> None:
-        """ctrl+t: `tune` for this skill on the loaded cases, off the event loop, starting
-        from the description in the editor: an author asks for help with what they typed."""
+        """ctrl+t: `tune` for this skill on the loaded cases and the prompt typed (when the
+        skill misses it: `typed_case`), off the event loop, starting from the description
+        in the editor: an author asks for help with what they typed."""
         if self.suggesting:
             self.notify("still looking for suggestions", timeout=3)
             return
-        if not self.cases:
+        if not self.cases and not self.prompt.strip():
             self.notify(
-                "no cases to tune on: start the explorer with --cases FILE", severity="warning"
+                "no cases to tune on: type a prompt the skill should take, or start the "
+                "explorer with --cases FILE",
+                severity="warning",
             )
             return
         edit = edit_description(self.path, self.original, self.text) if self.edited else None
@@ -488,7 +493,7 @@ class WhatIfScreen(ModalScreen[None]):
         self.query_one("#whatif-status", Static).update(
             Text("suggesting: routing the cases…", style="bold cyan")
         )
-        cases = list(self.cases)
+        cases = list(self.cases or ())
         self.run_worker(
             lambda: self._suggest_work(cases, edit),
             thread=True,
@@ -507,7 +512,25 @@ class WhatIfScreen(ModalScreen[None]):
             index, original = self.snapshot, self.original
             if edit is not None and edit.skill is not None and edit.text is not None:
                 index, original = patched_index(index, edit.skill, self.config), edit.text
-            result = tune(index, self.config, self.skill_id, cases, original, progress=progress)
+            prompt = self.prompt
+            taken = decide(prompt, index, self.config, cwd=self.cwd).injected_ids if prompt else ()
+            typed = typed_case(prompt, self.skill_id, cases, self.skill_id in taken)
+            if typed is None and not cases:
+                self.app.call_from_thread(
+                    self._suggest_nothing,
+                    f"{self.skill_id} takes the prompt typed already, and there are no cases "
+                    "to tune on: start the explorer with --cases FILE",
+                )
+                return
+            result = tune(
+                index,
+                self.config,
+                self.skill_id,
+                cases,
+                original,
+                progress=progress,
+                must_fix=() if typed is None else (typed,),
+            )
         except Exception as error:  # a model that fails to run: say so, keep the editor
             self.app.call_from_thread(self._suggest_failed, f"{type(error).__name__}: {error}")
             return
@@ -529,6 +552,13 @@ class WhatIfScreen(ModalScreen[None]):
     def _suggest_failed(self, message: str) -> None:
         self._suggest_stopped()
         self.notify(visible(f"suggestions failed: {message}"), severity="error", markup=False)
+
+    def _suggest_nothing(self, message: str) -> None:
+        """Nothing to tune on: said as a warning, not a failure."""
+        self._suggest_stopped()
+        if self.is_attached:
+            self.query_one("#whatif-status", Static).update(Text(message, style="yellow"))
+        self.notify(visible(message), severity="warning", markup=False, timeout=10)
 
     def _suggest_done(self, result: TuneResult) -> None:
         self._suggest_stopped()

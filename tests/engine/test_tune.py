@@ -24,6 +24,7 @@ from explorer.engine.author.tune import (
     rank_key,
     split_cases,
     tune,
+    typed_case,
 )
 from explorer.engine.base.config import Config
 from explorer.engine.index.snapshot import Index, build_index
@@ -234,6 +235,36 @@ def test_cases_about_other_skills_only_say_what_the_file_needs(tmp_path: Path) -
         f"no case is about {SKILL}: nothing to tune on; the cases file needs prompts that "
         "should trigger it and prompts that should not (docs/cli.md, Cases files)"
     )
+
+
+def test_the_prompt_typed_is_a_case_only_when_the_skill_misses_it_and_the_file_has_none() -> None:
+    """The explorer's ctrl+t asks "why not mine?" of the prompt typed: it joins the cases as a
+    should-trigger case of the skill, unless the skill takes it already or the file labels
+    that prompt itself (the file's label wins)."""
+    cases = [Case("bill my customer", (SKILL,), "direct")]
+    typed = typed_case("invoice a customer in euros", SKILL, cases, injected=False)
+    assert typed is not None and typed.expect == (SKILL,) and typed.positive
+    assert typed_case("invoice a customer in euros", SKILL, cases, injected=True) is None
+    assert typed_case("bill my customer", SKILL, cases, injected=False) is None
+    assert typed_case("  ", SKILL, cases, injected=False) is None
+
+
+def test_a_case_that_must_be_fixed_is_tuned_on_never_held_out(tmp_path: Path) -> None:
+    """With no cases file, the prompt typed alone is tuned on: edits that make the skill
+    take it are proposed and scored, none recommended (nothing is held out to check them)."""
+    index = _index(tmp_path / "skills")
+    original = read_skill_text(str(tmp_path / "skills" / SKILL / "SKILL.md"))
+    typed = typed_case("bill my customer for consulting", SKILL, [], injected=False)
+    assert typed is not None
+    result = tune(index, CONFIG, SKILL, [], original, must_fix=(typed,))
+    assert result.split.tuning == (typed,) and result.split.held_out == ()
+    assert result.notes[0] == (
+        'the prompt typed is a should-trigger case, tuned on and never held out: "bill my '
+        'customer for consulting"'
+    )
+    best = result.candidates[0]
+    assert [flip.case for flip in best.flips if flip.effect is Effect.FIX] == [typed]
+    assert result.recommended is None
 
 
 def test_an_unknown_skill_is_refused(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ async def _whatif(pilot, app: ExplorerApp) -> WhatIfScreen:  # type: ignore[no-u
 
 
 # A journey over three screens; test_tune.py holds the suggestions and
-# test_suggest_without_cases_says_what_to_do the key.
+# test_suggest_without_cases_or_a_prompt_says_what_to_do the key.
 @pytest.mark.slow
 async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
     library: Path, tmp_path: Path
@@ -137,20 +137,52 @@ async def test_suggest_choose_and_save_updates_the_table_and_the_cases_tab(
         assert heading in " ".join(render(body.content).split())
 
 
-async def test_suggest_without_cases_says_what_to_do(tmp_path: Path) -> None:
+async def test_suggest_without_cases_or_a_prompt_says_what_to_do(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "docker", DOCKER)
     app = make_app(root, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: ready(app))
-        await enter(pilot, app, PROMPT)
         app.go_to_skill("docker")
         await pilot.press("f7")
         await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
         await pilot.press("ctrl+t")
         await pilot.pause()
-        assert any("--cases" in n.message for n in app._notifications)
+        (said,) = [n.message for n in app._notifications]
+        assert "type a prompt the skill should take" in said and "--cases" in said
         assert isinstance(app.screen, WhatIfScreen)
+
+
+@pytest.mark.slow
+async def test_without_cases_the_prompt_typed_is_tuned_on(tmp_path: Path) -> None:
+    """No cases file: the prompt the skill misses is the case to fix, and the summary says
+    so; once the skill takes the prompt, there is nothing to tune on and it says why."""
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", "Merge, split and extract tables from PDF files.")
+    write_skill(root, "docker", DOCKER)
+    app = make_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        await enter(pilot, app, PROMPT)
+        assert app.decision is not None and "docker" not in app.decision.injected_ids
+        app.go_to_skill("docker")
+        await pilot.press("f7")
+        await settle(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        screen = app.screen
+        assert isinstance(screen, WhatIfScreen)
+        await pilot.press("ctrl+t")
+        await settle(pilot, lambda: _suggestions_shown(app) or not screen.suggesting)
+        assert screen.suggestions is not None, [n.message for n in app._notifications]
+        assert [case.prompt for case in screen.suggestions.split.tuning] == [PROMPT]
+        summary = " ".join(_text(app.screen, "#suggest-summary").split())
+        assert "note: the prompt typed is a should-trigger case" in summary
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen is screen)
+        screen.query_one(TextArea).load_text(f"{DOCKER} Use it to bake a sourdough loaf.")
+        await settle(pilot, lambda: screen.result is not None and screen.edited)
+        await pilot.press("ctrl+t")
+        await settle(pilot, lambda: not screen.suggesting)
+        assert any("takes the prompt typed already" in n.message for n in app._notifications)
 
 
 @pytest.mark.slow

@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "remembering": "tune",
     "save": "rewrite",
     "split_cases": "tune",
+    "typed_case": "tune",
     "what_if": "whatif",
     "with_cases": "whatif",
 }
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.tune import remembering as remembering
     from explorer.engine.author.tune import shortcomings as shortcomings
     from explorer.engine.author.tune import split_cases as split_cases
+    from explorer.engine.author.tune import typed_case as typed_case
     from explorer.engine.author.whatif import Standing as Standing
     from explorer.engine.author.whatif import WhatIf as WhatIf
     from explorer.engine.author.whatif import WhatIfMemo as WhatIfMemo

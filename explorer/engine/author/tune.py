@@ -63,7 +63,7 @@ from explorer.engine.base.text import STOPWORDS, counted, match_tokens, norm_tok
 from explorer.engine.base.threads import batch_workers, kept_pool
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.rerank import RememberedLogits, rerank_document
-from explorer.engine.qa.cases import Case, CaseSet, load_cases
+from explorer.engine.qa.cases import SHOULD_TRIGGER, Case, CaseSet, load_cases
 from explorer.engine.qa.evaluate import passes
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
@@ -193,6 +193,17 @@ def split_cases(cases: Sequence[Case], skill_id: str, share: float = TUNING_SHAR
         tuning += ordered[:cut]
         held += ordered[cut:]
     return Split(tuple(tuning), tuple(held), others)
+
+
+def typed_case(prompt: str, skill_id: str, cases: Sequence[Case], injected: bool) -> Case | None:
+    """The prompt an author typed, as a should-trigger case of `skill_id`, for the tuning
+    part: when it is not injected for it (the question "why not mine?") and no case of the
+    file has that prompt (the file's own label wins). None otherwise: a prompt the skill
+    already takes asks nothing of the tuner, and one it should not take is the file's to
+    say."""
+    if injected or not prompt.strip() or any(case.prompt == prompt for case in cases):
+        return None
+    return Case(prompt=prompt, expect=(skill_id,), kind=SHOULD_TRIGGER, source="the prompt typed")
 
 
 @dataclass(frozen=True)
@@ -1446,21 +1457,32 @@ def tune(
     *,
     cache: TuneCache | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    must_fix: Sequence[Case] = (),
 ) -> TuneResult:
     """Propose and score description edits for `skill_id` on `cases` (see the module).
 
     `cache`: shared with other runs on the same `index` and `config` (see TuneCache).
-    `progress(stage, done, total)` is called as the work goes (the explorer's bar)."""
+    `progress(stage, done, total)` is called as the work goes (the explorer's bar).
+    `must_fix`: cases always in the tuning part, never held out: the prompt an author
+    typed (`typed_case`) is the one they asked for help with, so edits are sought for it;
+    it never counts towards the held-out figures that recommend one."""
     options = options or Options()
     started = time.perf_counter()
     if skill_id not in index.positions:
         raise KeyError(f"no skill {skill_id!r} in this library")
     split = split_cases(cases, skill_id, options.share)
+    if must_fix:
+        split = dataclasses.replace(split, tuning=(*must_fix, *split.tuning))
     index = remembering(index)
     tuner = _Tuner(index, config, skill_id, split, original_text, cache)
     original = index.skills[tuner.position].description
     timings: dict[str, float] = {}
     notes: list[str] = []
+    notes += [
+        f"{case.source or 'a case'} is a should-trigger case, tuned on and never held out: "
+        + _head(case.prompt, words=8, chars=60)
+        for case in must_fix
+    ]
     if not split.tuning:
         notes.append(
             f"no case is about {skill_id}: nothing to tune on; the cases file needs prompts "
