@@ -187,6 +187,28 @@ def test_trigger_language(tmp_path: Path) -> None:
     ]
 
 
+def test_trigger_language_in_other_languages_and_in_when_to_use(tmp_path: Path) -> None:
+    """A description that says when to use the skill in Danish, Dutch, Swedish or Chinese
+    says it (these are descriptions of public skills); a when_to_use field that says it
+    is named, since a router reading the description alone never sees it."""
+    for name, description in {
+        "da": "Madplanlægning og opskrifter. Brug den hver gang brugeren vil lave mad.",
+        "nl": "Vertaalt SRT-ondertitels. Gebruik bij verzoeken om ondertitels te vertalen.",
+        "sv": "Skriver kalkyler och budgetar. Använd när användaren planerar en budget.",
+        "zh": "维护个人知识库 wiki。触发词：wiki、知识库、笔记整理。",
+    }.items():
+        write_skill(tmp_path, name, description)
+    write_skill(
+        tmp_path,
+        "plc",
+        "Writes and reviews PLC programs in ladder logic and structured text.",
+        when_to_use='"Use when the user asks about PLC ladder rungs or Structured Text."',
+    )
+    (finding,) = only(lint([tmp_path]), "retrieval/no-trigger-language")
+    assert finding.path.split("/")[-2] == "plc"
+    assert "its when_to_use field does" in finding.message
+
+
 def test_short_descriptions(tmp_path: Path) -> None:
     write_skill(tmp_path, "helper", "Helps with various tasks and makes work easier.")
     write_skill(tmp_path, "pdf", GOOD)

@@ -709,6 +709,21 @@ def test_words_to_add_are_never_another_languages_function_words_or_fragments() 
     assert "LNP" in {surface for _, surface in evidence.terms}
 
 
+def test_danish_function_words_are_never_added_nor_removed() -> None:
+    """A Danish cooking skill's missed prompts offered "gerne" (gladly) and "min" (my) as
+    words to add, and its should-not-trigger prompts "de" (they) as a word to remove,
+    which left the author's sentence ungrammatical."""
+    from explorer.engine.author.tune import _evidence
+
+    description = "Madplan for familien: hvad de skal lave, og hvordan de når det i tide."
+    missed = ["jeg vil gerne have en madplan til min familie", "kan du gerne lave min indkøbsliste"]
+    wrong = ["hvad skal de se i biografen i aften"]
+    evidence = _evidence(description, missed, wrong, missed, lambda _term: 5.0)
+    offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
+    assert "familie" in offered and not offered & {"gerne", "min", "kan", "jeg"}
+    assert "de" not in {term for term, _ in evidence.pulling}
+
+
 def test_the_assistants_name_and_the_calendar_are_never_words_to_add() -> None:
     """A prompt that asks Claude names who is asked, and one that dates the request names
     when: "Use it for claude." or "Use for april." names no task."""

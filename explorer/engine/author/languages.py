@@ -54,7 +54,25 @@ _FUNCTION_WORDS = {
     ),
     "dutch": (
         "voor met zonder het een van op te dat die dit deze maar meer heel zijn hebben "
-        "wordt worden mijn jouw ook hoe waar wanneer omdat dan nog tot ik wij jullie nu"
+        "wordt worden mijn jouw ook hoe waar wanneer omdat dan nog tot ik wij jullie nu de"
+    ),
+    # Danish and Norwegian share most of these; the ASCII ones only (§2.1 splits a word at
+    # æ, ø or å, so "når" is no token to add).
+    "danish-norwegian": (
+        "og at det den de en et til er som med jeg han hun af av for ikke der var mig meg sig "
+        "seg men har om vi min mit mine din dit dine hans hendes hennes deres havde hadde "
+        "ham hende nu da fra du ud ut sin sit sine dem os oss op opp man hvor eller hvad "
+        "hva skal selv alle vil blev ble kan kunne ind inn have dig deg jer noget noe ville "
+        "jo efter etter ned skulle denne dette disse end enn under mod mot hvis nogle noen "
+        "hos blive bli mange bliver blir gerne gjerne lidt litt bare helt lige hvordan "
+        "hvorfor hvilken hvilke hver"
+    ),
+    "swedish": (
+        "och att det den de en ett till som med jag han hon av for inte var mig sig men har om "
+        "vi min mitt mina din ditt dina hans hennes deras hade honom henne nu da fran du ut "
+        "sin sitt sina dem oss upp man hur eller vad ska skall sjalv alla vill blev kan kunna "
+        "dig er nagot nagon efter ner skulle denna detta dessa under mot om hos bli manga "
+        "blir garna lite bara helt hur varfor vilken vilka varje"
     ),
 }
 
@@ -93,9 +111,31 @@ _NOT_FOR = re.compile(
     r"|ne\s+pas\s+utiliser|n'est\s+pas\s+pour|pas\s+pour"
     r"|nicht\s+(?:für|fur|verwenden|benutzen|geeignet)"
     r"|non\s+(?:usare|utilizzare|per|adatto)"
-    r"|niet\s+(?:voor|gebruiken))\b",
+    r"|niet\s+(?:voor|gebruiken)"
+    r"|ikke\s+(?:til|for|brug|bruk)|brug\s+(?:den\s+)?ikke|bruk\s+(?:den\s+)?ikke"
+    r"|inte\s+f[öo]r|anv[äa]nd\s+(?:den\s+)?inte)\b",
     re.IGNORECASE,
 )
+
+# "Use when", "use for", "triggers on" in the languages descriptions are written in besides
+# English (lint's own pattern): a description that says when to use the skill in Danish or
+# Chinese says it as well as one in English.
+_WHEN_TO_USE = re.compile(
+    r"触发|适用于|用于|使用场景|何时使用|当用户|時に使|ときに使|場合に使|使用する場合|トリガー|"
+    r"때\s*사용|사용하세요|트리거|"
+    r"\b(?:brug|bruk|anv[äa]nd|gebruik|verwende[nt]?|benutze[nt]?|nutze[nt]?|usa[r]?|"
+    r"[úu]salo|utiliza[r]?|utilize|use|utilise[rz]?|usare|utilizza(?:re)?)"
+    r"(?:\s+(?:den|denne|dette|denna|deze|dit|diese[nsr]?|es|lo|la|ce|cette|questo|questa))?"
+    r"\s+(?:n[åäa]r|til|ved|hver\s+gang|f[öo]r|vid|wanneer|bij|als|voor|wenn|bei|f[üu]r|"
+    r"cuando|para|quando|lorsque|quand|pour|per)\b"
+    r"|\b[àa]\s+utiliser\s+(?:quand|lorsque|pour)\b",
+    re.IGNORECASE,
+)
+
+
+def says_when_to_use(text: str) -> bool:
+    """Whether a description in another language says when to use the skill."""
+    return _WHEN_TO_USE.search(text) is not None
 
 
 def says_not_for(sentence: str) -> bool:

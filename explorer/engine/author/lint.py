@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from explorer.engine.author.languages import says_when_to_use
 from explorer.engine.base.config import PRESET_MODEL, Config, dense_model
 from explorer.engine.base.text import STOPWORDS, counted, norm_token, tokenize
 from explorer.engine.base.turns import checkpoint
@@ -401,14 +402,20 @@ def trigger_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[
     """A description that never says when to use the skill gives prompts little to match."""
     line = (lines or {}).get("description")
     found = []
-    if not _TRIGGER_RE.search(skill.description):
+    if not _TRIGGER_RE.search(skill.description) and not says_when_to_use(skill.description):
+        when = skill.frontmatter.get("when_to_use")
+        told = (
+            "; its when_to_use field does, which Claude Code lists beside it, but a router "
+            "that reads the description alone never sees it"
+            if isinstance(when, str) and when.strip()
+            else "; name the situations and the words users type"
+        )
         found.append(
             Finding(
                 "retrieval/no-trigger-language",
                 WARNING,
                 skill.path,
-                "the description never says when to use the skill ('Use when ...'); "
-                "name the situations and the words users type",
+                f"the description never says when to use the skill ('Use when ...'){told}",
                 line,
             )
         )

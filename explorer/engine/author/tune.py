@@ -846,7 +846,10 @@ def _evidence(
         (
             term
             for term in own
-            if term in wrong_terms and term not in wanted_terms and not generic_word(term)
+            if term in wrong_terms
+            and term not in wanted_terms
+            and not generic_word(term)
+            and term not in FOREIGN_FUNCTION_WORDS  # removing one breaks the sentence
         ),
         key=lambda term: (-idf(term) * wrong_terms[term], term),
     )
