@@ -26,6 +26,7 @@ from explorer.report import Blocks
 from explorer.terminal import FittedTable, table
 
 PROMPT_WIDTH = 60
+CLAUSE_SHOWN = 30  # of the clause that injected a rival (§9.12, several tasks)
 
 
 def _rate(value: float | None) -> str:
@@ -154,6 +155,8 @@ def failure_table(failures: Sequence[CaseResult], bar: float | None = None) -> F
             runner = "—"
         else:
             strength = _strength(failure.runner_up_probability, failure.runner_up_score, bar)
+            if failure.runner_up_clause is not None:  # a clause's own p injected it
+                strength += f' for "{_clip(failure.runner_up_clause, CLAUSE_SHOWN)}"'
             # Of a false injection the strongest other skill is the injected one, which the
             # column before names: here only how strong it stood.
             injected = failure.runner_up in failure.injected

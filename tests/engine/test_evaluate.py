@@ -321,6 +321,25 @@ def test_under_the_relevance_model_a_failure_shows_p_and_the_rival_strongest_by_
     assert taken[5] == "injected pdf" and taken[6].startswith("the injected one, p ")
 
 
+def test_a_rival_a_clause_injected_shows_the_clause_s_p(sample_default: Index) -> None:
+    """A two-task prompt: the chart clause's own p injected data-chart-maker (0.92) while the
+    whole prompt's p for it is 0.17. The best rival column shows the p that decided, and
+    the clause it was for, not the whole prompt's p under the bar."""
+    from explorer.engine.route.pipeline import decide
+    from explorer.qa_report import failure_table
+
+    prompt = "Tell me a joke about lawyers; then make a chart of sales by month from sales.xlsx"
+    report = evaluate([Case(prompt, ("xlsx",), "direct", line=1)], sample_default, Config())
+    (result,) = report.failures
+    failure = result.failure
+    assert failure is not None and failure.runner_up == "data-chart-maker"
+    task = decide(prompt, sample_default, Config()).task_for("data-chart-maker")
+    assert task is not None and failure.runner_up_clause == task.clause
+    assert failure.runner_up_probability == task.p > 0.5
+    (row,) = failure_table(report.failures, 0.59).rows
+    assert row[6] == f'the injected one, p {task.p:.2f} for "then make a chart of sales by…"'
+
+
 def _missed(stage: Stage, gate: Verdict, **numbers: float) -> CaseResult:
     """A case that expected `alpha` and got nothing, with `beta` its rival."""
     failure = Failure(

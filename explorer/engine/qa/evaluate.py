@@ -162,6 +162,9 @@ class Failure:
     # §9.12: the relevance model's probabilities, when it decided and scored the skill
     expected_probability: float | None = None
     runner_up_probability: float | None = None
+    # The clause whose own p injected the runner-up, when one did (§9.12, several tasks):
+    # then runner_up_probability is that clause's p, not the whole prompt's.
+    runner_up_clause: str | None = None
 
 
 @dataclass(frozen=True)
@@ -356,6 +359,7 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
         strongest = map(rows.id_at, range(len(rows)))  # lazily: a library is 26,000 rows
         runner_id = next((skill for skill in strongest if skill not in case.expect), None)
         runner: Row | None = decision.row(runner_id) if runner_id is not None else None
+        task = decision.task_for(runner_id) if runner_id is not None else None
         failure = Failure(
             reason="missed" if case.positive else "false_inject",
             stage=decision.stage,
@@ -369,7 +373,8 @@ def case_result(case: Case, decision: Decision, ms: float = 0.0) -> CaseResult:
             runner_up_score=runner.score if runner else None,
             min_similarity=float(decision.thresholds["min_similarity"]),
             expected_probability=best.relevance if best else None,
-            runner_up_probability=runner.relevance if runner else None,
+            runner_up_probability=task.p if task else runner.relevance if runner else None,
+            runner_up_clause=task.clause if task else None,
         )
     return CaseResult(
         case=case,
