@@ -161,6 +161,15 @@ def test_eval_compare_configs_and_libraries(
     assert data["compare"]["changed"] == 2 and data["compare"]["b"] == f"skills {edited}"
 
 
+def test_eval_takes_the_cases_file_as_tune_does(capsys: Capture, library: Library) -> None:
+    """`--cases FILE` as tune and lint --collisions take it; the file once, not twice."""
+    _, cases, common = library
+    code, out, _ = run(capsys, "eval", "--cases", str(cases), *common, "--json")
+    assert code == 0 and json.loads(out)["metrics"]["hits"] == 2
+    code, _, err = run(capsys, "eval", str(cases), "--cases", str(cases), *common)
+    assert code == 2 and "give the cases file once" in err
+
+
 def test_eval_usage_errors(capsys: Capture, library: Library, tmp_path: Path) -> None:
     root, cases, common = library
     bad = tmp_path / "bad.toml"

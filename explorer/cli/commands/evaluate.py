@@ -86,6 +86,12 @@ class EvalCommand(Command):
             "trigger evals (evals/*.json beside its SKILL.md)",
         )
         parser.add_argument(
+            "--cases",
+            dest="cases_option",
+            metavar="FILE",
+            help="CASES as an option, as tune and lint --collisions take it",
+        )
+        parser.add_argument(
             "--skill",
             metavar="ID",
             help="the skill a skill-creator trigger eval set is about: a list of "
@@ -140,6 +146,10 @@ class EvalCommand(Command):
         from explorer.engine.qa import compare
         from explorer.qa_report import compare_text, eval_text
 
+        if args.cases and args.cases_option:
+            say("give the cases file once: CASES or --cases FILE")
+            return EXIT_USAGE
+        args.cases = args.cases or args.cases_option
         if args.by_library or wants_libraries(args):
             if args.cases or args.compare_config or args.compare_skills:
                 say("--by-library runs the libraries' own cases: no CASES or --compare-*")
