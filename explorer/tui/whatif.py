@@ -476,8 +476,8 @@ class WhatIfScreen(ModalScreen[None]):
             return
         if not self.cases and not self.prompt.strip():
             self.notify(
-                "no cases to tune on: type a prompt the skill should take, or start the "
-                "explorer with --cases FILE",
+                "no cases to tune on: type a prompt the skill should take, or give the "
+                "explorer cases (--cases FILE, or a cases.toml in the skills folder)",
                 severity="warning",
             )
             return
@@ -519,7 +519,8 @@ class WhatIfScreen(ModalScreen[None]):
                 self.app.call_from_thread(
                     self._suggest_nothing,
                     f"{self.skill_id} takes the prompt typed already, and there are no cases "
-                    "to tune on: start the explorer with --cases FILE",
+                    "to tune on: give the explorer cases (--cases FILE, or a cases.toml in "
+                    "the skills folder)",
                 )
                 return
             result = tune(

@@ -262,6 +262,7 @@ def test_a_case_that_must_be_fixed_is_tuned_on_never_held_out(tmp_path: Path) ->
         'the prompt typed is a should-trigger case, tuned on and never held out: "bill my '
         'customer for consulting"'
     )
+    assert result.notes[1].startswith(f"every case is one {SKILL} should take: nothing checks")
     best = result.candidates[0]
     assert [flip.case for flip in best.flips if flip.effect is Effect.FIX] == [typed]
     assert result.recommended is None

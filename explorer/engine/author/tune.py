@@ -559,9 +559,9 @@ def shortcomings(candidate: Candidate) -> list[str]:
     losing = held_out_gain and candidate.net <= 0  # its breaks and steals cancel its fixes
     if not held_out_gain and not candidate.held_out.total:
         found.append(
-            "no held-out case to check it on (the file has too few of the skill's cases: "
-            f"{TUNING_SHARE:.0%} of its should-trigger and of its should-not-trigger ones "
-            "are tuned on, the rest held out)"
+            "no held-out case to check it on (of the skill's should-trigger cases and of its "
+            f"should-not-trigger ones, {TUNING_SHARE:.0%} are tuned on and the rest held "
+            "out, once there are two or more)"
         )
     elif not held_out_gain:
         found.append("no gain on the held-out cases")
@@ -1486,6 +1486,16 @@ def tune(
         + _head(case.prompt, words=8, chars=60)
         for case in must_fix
     ]
+    if (
+        split.tuning
+        and not split.others
+        and all(case.positive for case in (*split.tuning, *split.held_out))
+    ):
+        notes.append(
+            f"every case is one {skill_id} should take: nothing checks what an edit makes it "
+            "take besides (a word added from a prompt brings every prompt with that word); "
+            "add prompts it should not take, and other skills' cases"
+        )
     if not split.tuning:
         notes.append(
             f"no case is about {skill_id}: nothing to tune on; the cases file needs prompts "
