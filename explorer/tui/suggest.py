@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -140,6 +140,22 @@ def summary_text(result: TuneResult, from_edit: bool = False) -> Text:
     return out
 
 
+class Notes(VerticalScroll):
+    """The summary's notes: they take tab's focus (and the footer names the key) only while
+    they do not fit, which the layout decides."""
+
+    can_focus = False
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        self.can_focus = self.max_scroll_y > 0
+        if not self.can_focus and self.has_focus:
+            self.screen.focus_next()
+        self.screen.refresh_bindings()
+
+
 class SuggestScreen(ModalScreen[int | None]):
     """The ranked candidates of one `tune` run; dismissed with the chosen index (0-based)."""
 
@@ -147,16 +163,20 @@ class SuggestScreen(ModalScreen[int | None]):
     SuggestScreen { align: center middle; }
     #suggest { width: 100; max-width: 100%; height: 90%; background: $surface;
                border: thick $primary; padding: 0 1; }
-    /* The candidates are what the dialog is for: the summary (its notes scroll) takes at
-       most a third of it, so at 80x24 a whole candidate, flips included, fits below. */
-    #suggest-summary { height: auto; max-height: 33%; overflow-y: auto; }
-    #suggest-summary.-alone { max-height: 100%; }
+    /* The candidates are what the dialog is for: the summary (its notes scroll, tab
+       reaches them) takes at most a third of it, so at 80x24 a whole candidate, flips
+       included, fits below. */
+    #suggest-notes { height: auto; max-height: 33%; }
+    #suggest-notes.-alone { max-height: 100%; }
+    #suggest-summary { height: auto; }
     #suggest-list { height: 1fr; min-height: 8; }
     """
     # enter as the list's own: a priority binding, so that the footer shows it.
     BINDINGS = [
         Binding("enter", "choose", "Load into editor", priority=True, id="suggest-choose"),
         Binding("escape", "cancel", "Close", id="suggest-close"),
+        # Shown only while the summary's notes do not fit (check_action).
+        Binding("tab", "switch", "Notes ↔ list", id="suggest-switch"),
         HELP_BINDING,
     ]
 
@@ -177,8 +197,9 @@ class SuggestScreen(ModalScreen[int | None]):
             ]
             listing = OptionList(*options, id="suggest-list")
             listing.display = bool(options)
-            summary.set_class(not options, "-alone")  # none: the summary's notes say why
-            yield summary
+            with Notes(id="suggest-notes") as notes:
+                notes.set_class(not options, "-alone")  # none: the summary's notes say why
+                yield summary
             yield listing
         yield QuietFooter()
 
@@ -188,12 +209,21 @@ class SuggestScreen(ModalScreen[int | None]):
         if self.result.candidates:
             listing.highlighted = self.result.recommended or 0
 
+    def action_switch(self) -> None:
+        notes = self.query_one(Notes)
+        (self.query_one(OptionList) if notes.has_focus else notes).focus()
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option_index)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return bool(self.result.candidates) if action == "choose" else True
+        if action == "choose":
+            return bool(self.result.candidates)
+        if action == "switch":
+            notes = self.query(Notes)
+            return bool(notes) and notes.first().can_focus
+        return True
 
     def action_choose(self) -> None:
         highlighted = self.query_one(OptionList).highlighted

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from textual.app import App
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import OptionList, ProgressBar, Static, TextArea
 
@@ -18,6 +20,7 @@ from explorer.tui.app import ExplorerApp
 from explorer.tui.suggest import SuggestScreen, summary_text
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.cases_panel import CasesPanel
+from explorer.tui.widgets.footer import KeyCell, QuietFooter
 from tests.conftest import write_skill
 from tests.tui.test_app import SIZE, enter, make_app, ready, settle, shown_for
 
@@ -260,6 +263,17 @@ async def test_at_80x24_a_long_summary_leaves_a_whole_candidate_in_view(tmp_path
             flips = [line for line in str(option).splitlines() if line.startswith(labels)]
             assert flips and all(len(line) <= width for line in flips)
         assert listing.display
+        # The notes that do not fit are reached by tab, which the footer names, and scroll.
+        notes = pilot.app.screen.query_one("#suggest-notes", VerticalScroll)
+        await settle(pilot, lambda: ("tab", "Notes ↔ list") in _footer(pilot.app))
+        assert notes.max_scroll_y > 0
+        await pilot.press("tab")
+        assert notes.has_focus
+        await pilot.press("end")
+        await pilot.wait_for_scheduled_animations()
+        assert notes.scroll_y == notes.max_scroll_y > 0
+        await pilot.press("tab")
+        assert listing.has_focus
     # None found: the dialog says so, rather than a box with nothing in it, and the notes
     # that say why have the whole dialog.
     empty = dataclasses.replace(result, candidates=(), recommended=None, notes=())
@@ -275,6 +289,11 @@ async def test_at_80x24_a_long_summary_leaves_a_whole_candidate_in_view(tmp_path
         assert shown.size.height >= len(lines) > 7  # every note in view, more than a third
 
 
+def _footer(app: App[None]) -> list[tuple[str, str]]:
+    cells = app.screen.query_one(QuietFooter).query(KeyCell)
+    return [(cell.key, cell.description) for cell in cells]
+
+
 async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
     tmp_path: Path,
 ) -> None:
@@ -285,7 +304,6 @@ async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
     from textual.app import App
 
     from explorer.engine.qa.cases import Case
-    from explorer.tui.widgets.footer import KeyCell, QuietFooter
     from tests.engine.test_tune import OWN, _run
 
     cases = [Case(prompt, ("invoice-maker",) if fits else (), "direct") for prompt, fits in OWN]
@@ -301,13 +319,10 @@ async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
         def on_mount(self) -> None:
             self.push_screen(SuggestScreen(self.shown), chosen.append)
 
-    def footer(app: App[None]) -> list[tuple[str, str]]:
-        cells = app.screen.query_one(QuietFooter).query(KeyCell)
-        return [(cell.key, cell.description) for cell in cells]
-
     async with Host(result).run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert ("enter", "Load into editor") in footer(pilot.app)
+        assert ("enter", "Load into editor") in _footer(pilot.app)
+        assert ("tab", "Notes ↔ list") not in _footer(pilot.app)  # its notes fit
         pilot.app.screen.query_one(OptionList).highlighted = 1
         await pilot.press("enter")
         await pilot.pause()
@@ -315,7 +330,7 @@ async def test_the_suggestions_footer_names_enter_where_there_is_one_to_load(
     empty = dataclasses.replace(result, candidates=(), recommended=None, notes=())
     async with Host(empty).run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert [key for key, _ in footer(pilot.app)] == ["escape", "f1"]
+        assert [key for key, _ in _footer(pilot.app)] == ["escape", "f1"]
 
 
 def test_a_shared_steal_says_so_beside_the_skill_it_expects(tmp_path: Path) -> None:
