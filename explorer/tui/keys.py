@@ -72,8 +72,14 @@ HELP_NOTES = (
     "stays highlighted as the prompt changes. ctrl+p opens the command palette (toggle "
     "columns, sort, compare with the pinned prompt, …).\nIn the editors (f2 thresholds, f7 "
     "what-if): f4 or ctrl+s saves, esc closes; ctrl+s takes a screenshot on the main "
-    "screen only. The footer shows the keys that fit, most used first; this page lists "
-    'them all.\nRemap any key by id in the config: keymap = { reindex = "ctrl+b" }.\n\n'
+    "screen only. In the what-if, ctrl+t suggests edits (tune, on the cases and on the "
+    "prompt typed when the skill misses it; ctrl+t pins a prompt on the main screen only) "
+    "and ctrl+o opens $EDITOR; in the suggestions, enter loads one into the editor and tab "
+    "reaches notes that do not fit. The footer shows the keys that fit, most used first; "
+    "this page lists them all.\n"
+    'Remap any key by id in the config: keymap = { reindex = "ctrl+b" }.\n\n'
+    "Rows: the injected first; then, where the relevance model decided, its other "
+    "candidates by p (the closest to its bar first); then the rest by hybrid score.\n"
     "Columns: hybrid = cos + kw + ph + file (§3); bm25 raw (normalised) #rank; rerank "
     "logit (sigmoid), — when not reranked, off without a model; overlap matched/query "
     "terms and Jaccard.\nVerdict: INJECT, or the gate that dropped the skill.\nWhile the "

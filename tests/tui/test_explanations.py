@@ -134,6 +134,10 @@ def test_help_explains_every_symbol_the_table_draws(library: Path, tmp_path: Pat
     assert all(word.split()[-1] in page for word in words)
     # The Cases tab's and the collision map's labels too.
     assert "host value" in page and "taken shared near" in page
+    # The rows' order, and the what-if's keys (its ctrl+t is not the main screen's pin).
+    flat = " ".join(page.split())
+    assert "then, where the relevance model decided, its other candidates by p" in flat
+    assert "In the what-if, ctrl+t suggests edits" in flat
 
 
 def test_help_at_80_columns_wraps_each_description_in_its_own_column(
