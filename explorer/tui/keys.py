@@ -93,7 +93,11 @@ HELP_HEADERS = ("key", "command", "id (keymap)", "what it does")
 # checks that the table's symbols are all here).
 SYMBOLS: tuple[tuple[str, str], ...] = (
     ("INJECT", "injected; any other verdict is the gate that dropped the skill"),
-    ("p", "the relevance model's probability (learned preset): inject at p ≥ its bar"),
+    (
+        "p",
+        "the relevance model's probability (learned preset): inject at p ≥ its bar; "
+        "<.01: under a hundredth",
+    ),
     ("moved most", "the contribution (log-odds) that moved p most, e.g. bm25 lead+1.5"),
     ("Δ inject", "what the deciding number lacks to pass its gate: +0.041 (hybrid)"),
     ("ℓ", "a reranker logit, in Δ inject: +0.60ℓ; p and bm25 gaps say their unit"),

@@ -404,3 +404,17 @@ async def test_the_terms_tab_gets_the_prompt_it_explains(tmp_path: Path) -> None
         await pilot.pause(0.2)
         shown = app.query_one(TermsPanel).query_one("#terms-body").render().plain
         assert "no BM25 term (§2.1 reads ASCII words): 파일, 합쳐, 주세요;" in shown
+
+
+def test_a_p_the_model_all_but_ruled_out_reads_under_a_hundredth() -> None:
+    """Candidates listed by p read 0.00, 0.00, 0.00 …, which looked like ties in no order:
+    under a hundredth they read <.01, and the rest with two decimals as everywhere."""
+    from explorer.tui.widgets.skills_table import _p_shown
+
+    assert [_p_shown(p) for p in (0.0039, 0.0049, 0.005, 0.09, 0.985)] == [
+        "<.01",
+        "<.01",
+        "0.01",
+        "0.09",
+        "0.98",
+    ]

@@ -127,6 +127,13 @@ def _short(value: float, digits: int = 2) -> str:
     return "-" + text[2:] if text.startswith("-0.") else text
 
 
+def _p_shown(p: float) -> str:
+    """A p as the table shows it: two decimals, and `<.01` for one that would read 0.00, so a
+    column of candidates the model all but ruled out does not look like a column of ties
+    listed in no order (the rows follow p)."""
+    return "<.01" if round(p, 2) == 0 else f"{p:.2f}"
+
+
 def _delta(now: float, before: float | None) -> Text:
     if before is None:
         return Text(" new", style="bold cyan")
@@ -957,8 +964,8 @@ class SkillsTable(ScrollView, can_focus=True):
         if trace is None:
             return "—"
         (name, value), *_ = trace.top_contributions(candidate, 1)
-        p = float(trace.probabilities[candidate])
-        return f"{p:.2f} {FEATURE_LABELS.get(name, name)}{value:+.1f}"
+        p = _p_shown(float(trace.probabilities[candidate]))
+        return f"{p} {FEATURE_LABELS.get(name, name)}{value:+.1f}"
 
     def _p_cell(self, row: Row, injected: bool) -> Text:
         decision = self._decision
@@ -974,7 +981,7 @@ class SkillsTable(ScrollView, can_focus=True):
         if trace is None or at is None:
             return Text("—", style="dim")
         p, driver = self._p_text(at).split(" ", 1)
-        over = float(p) >= trace.second_threshold
+        over = float(trace.probabilities[at]) >= trace.second_threshold
         cell = Text().append(p, style="bold green" if injected else ("yellow" if over else ""))
         if self.drivers:
             cell.append(f" {driver}", style="dim")
