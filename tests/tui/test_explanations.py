@@ -418,3 +418,39 @@ def test_a_p_the_model_all_but_ruled_out_reads_under_a_hundredth() -> None:
         "0.09",
         "0.98",
     ]
+
+
+@pytest.mark.slow  # the default preset's models, where p is what decides
+async def test_under_the_relevance_model_the_why_cell_leaves_p_to_its_column(
+    tmp_path: Path, warm_cache_dir: Path
+) -> None:
+    """At 80 columns every why cell read "p 0.00 < 0.59: cos lead…", the p its own column
+    shows: the cell now starts with what moved p, the p column says <.01 where 0.00 said
+    nothing, and the decision panel keeps the whole sentence."""
+    from explorer.engine.base.config import Config
+    from explorer.tui.app import ExplorerApp
+    from explorer.tui.history import PromptHistory
+    from explorer.tui.widgets.skills_table import SkillsTable
+
+    app = ExplorerApp(
+        [str(SAMPLE_SKILLS)],
+        Config(),
+        cache_dir=str(warm_cache_dir),
+        history=PromptHistory(tmp_path / "history.txt"),
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await enter(pilot, app, "write a bean-query report of my grocery spending per month")
+        table = app.query_one(SkillsTable)
+        decision = app.decision
+        assert decision is not None and decision.injected_ids == ("plaintext-accounting",)
+        second = decision.rows[1]
+        assert table.reason_of(second).text.startswith("p 0.00 < 0.59: ")  # the engine's
+        assert table.why_text(second) == table.reason_of(second).text.removeprefix(
+            "p 0.00 < 0.59: "
+        )
+        assert table.cell_text(second.id, "p").startswith("<.01")
+        await pilot.press("down")
+        await settle(pilot, lambda: table.current_id() == second.id)
+        await pilot.pause()
+        panel = render(app.query_one("#decision-reason", Static).content)
+        assert "p 0.00 < 0.59" in panel

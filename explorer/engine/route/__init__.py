@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "Gate": "decision",
     "GateName": "decision",
     "LOGIT": "reasons",
+    "PROBABILITY": "reasons",
     "Match": "matches",
     "MatchKind": "matches",
     "PRESETS": "presets",
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.presets import PRESETS as PRESETS
     from explorer.engine.route.presets import resolve as resolve
     from explorer.engine.route.reasons import LOGIT as LOGIT
+    from explorer.engine.route.reasons import PROBABILITY as PROBABILITY
     from explorer.engine.route.reasons import Reason as Reason
     from explorer.engine.route.reasons import bar_text as bar_text
     from explorer.engine.route.reasons import reason as reason

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -21,7 +22,16 @@ from textual.strip import Strip
 
 from explorer.engine import Decision, Verdict
 from explorer.engine.discovery import Problem
-from explorer.engine.route import FEATURE_LABELS, LOGIT, Reason, Row, Rows, RowsById, reason
+from explorer.engine.route import (
+    FEATURE_LABELS,
+    LOGIT,
+    PROBABILITY,
+    Reason,
+    Row,
+    Rows,
+    RowsById,
+    reason,
+)
 from explorer.terminal import one_line
 
 # (key, label): the order on screen. Widths come from the content (see _widths): the
@@ -620,7 +630,7 @@ class SkillsTable(ScrollView, can_focus=True):
             return WHY_MAX
         rows = self.rows
         shown = min(WHY_SAMPLE, max(1, (self.size.height or WHY_SAMPLE) - 1))
-        longest = max((len(self.shown_reason(rows[i]).text) for i in self.view[:shown]), default=0)
+        longest = max((len(self.why_text(rows[i])) for i in self.view[:shown]), default=0)
         return max(len("why"), min(WHY_MAX, longest))
 
     def _number_format(self, key: str) -> str:
@@ -947,6 +957,15 @@ class SkillsTable(ScrollView, can_focus=True):
             found = self._reasons[row.id] = reason(self._decision, row)
         return found
 
+    def why_text(self, row: Row) -> str:
+        """The why cell: `shown_reason`'s text, less a leading `p 0.00 < 0.59: ` where the p
+        column (and Δ inject) say it, so a narrow cell keeps what moved p, not the p it
+        repeats. The decision panel keeps the whole sentence."""
+        why = self.shown_reason(row)
+        if why.unit == PROBABILITY and "p" not in self.hidden:
+            return _P_COMPARISON.sub("", why.text, count=1)
+        return why.text
+
     def shown_reason(self, row: Row) -> Reason:
         """`reason_of`, led by what matters first for a stale skill: its file is broken, the
         explorer scores the last good version, and the hook, which reads the file as it is,
@@ -1049,7 +1068,9 @@ class SkillsTable(ScrollView, can_focus=True):
                 why.delta_text().replace(" logit", "ℓ") if why.unit == LOGIT else why.delta_text(),
                 style="yellow" if why.missing is not None and why.missing < 0.05 else "dim",
             ),
-            "why": Text(why.text, style="green" if injected else ("" if over_floor else "dim")),
+            "why": Text(
+                self.why_text(row), style="green" if injected else ("" if over_floor else "dim")
+            ),
             "rank": Text(
                 f"{'▸' if followed else ' '}{position + 1}", style="bold" if followed else "dim"
             ),
@@ -1068,6 +1089,8 @@ class SkillsTable(ScrollView, can_focus=True):
         return [cells[key] for key, _ in self.columns]
 
 
+# A relevance reason's opening comparison, "p 0.09 < 0.59: " (or "< second bar 0.99: ").
+_P_COMPARISON = re.compile(r"^p [^:,]+: ")
 WARNED = "⚠ "  # before a name: its SKILL.md is invalid (its YAML, say) but was recovered
 
 
