@@ -132,7 +132,8 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     (
         "taken shared near",
         "in the collision map (ctrl+l): prompts one skill of a pair lost to the other, "
-        "shared with it (both injected), or nearly lost (the other's p at least 0.1); a "
+        "shared with it (both injected), or nearly lost (the other's p at least 0.1, "
+        "behind it, or ahead of it with nothing injected); a "
         "pair's weight adds them as 1, 0.5 and 0.25",
     ),
     (

@@ -140,3 +140,32 @@ def test_a_word_one_description_names_only_to_exclude_it_is_not_shared(tmp_path:
     index = build_index([root], CONFIG, assemble_models(BowEmbedder()))
     shared = _shared(index, "browser-tests", "selenium-suites")
     assert "browser" in shared and "playwright" not in shared
+
+
+@pytest.mark.slow  # the default preset's models, where p is what decides
+def test_a_rival_the_model_put_ahead_of_a_missed_skill_is_a_near_miss(
+    warm_cache_dir: Path,
+) -> None:
+    """Nothing injected, and changelog-generator (p 0.44) ahead of kubernetes-debugger
+    (p 0.33) for a request of the latter: the pair competes for the prompt, though no
+    skill took it. The map counted nothing here."""
+    from explorer.engine.index.opening import open_engine, open_library
+    from tests.conftest import SAMPLE_SKILLS
+
+    config = Config()
+    index = open_library([SAMPLE_SKILLS], config, engine=open_engine(config, warm_cache_dir))
+    prompt = (
+        "after we deployed the new version to staging the api containers restart over "
+        "and over and the rollout never finishes"
+    )
+    decision = decide(prompt, index, config)
+    mine = decision.row("kubernetes-debugger").relevance
+    rival = decision.row("changelog-generator").relevance
+    assert decision.injected_ids == () and mine is not None and rival is not None
+    assert rival > mine
+    assert contests(decision, ("kubernetes-debugger",)) == [
+        ("kubernetes-debugger", "changelog-generator", "near")
+    ]
+    # A skill ahead of every rival, nothing injected: no one held it down.
+    ahead = decide("plot revenue by quarter", index, config)
+    assert ahead.injected_ids == () and contests(ahead, ("data-chart-maker",)) == []

@@ -8,9 +8,11 @@ Two kinds of prompt are routed through the one `decide()`:
   skill does is a prompt the skill should win.
 
 For each prompt the expected skill meets its strongest rival: another skill injected in
-its place (a **take**), beside it (a **share**), or ranked right behind it with a
-relevance of at least `NEAR_P` (without the relevance model: within `CLOSE` of its hybrid
-score), a **near miss**. A pair's weight adds these up, a take
+its place (a **take**), beside it (a **share**), or a **near miss**: ranked right behind
+it with a relevance of at least `NEAR_P` (without the relevance model: within `CLOSE` of
+its hybrid score), or, when nothing is injected, ranked ahead of it by the relevance
+model with at least `NEAR_P` (its lead over the expected skill is what held that one's
+p down). A pair's weight adds these up, a take
 counting most, so the pairs at the top are the ones whose descriptions the router cannot
 keep apart. Each pair carries the description words the two share (by idf, the words
 that pull the same prompts) and the cases that flip between them: a case that expects one
@@ -137,27 +139,41 @@ def contests(decision: Decision, expected: Sequence[str]) -> list[tuple[str, str
     out: list[tuple[str, str, str]] = []
     for skill in expected:
         others = [rival for rival in injected if rival not in expected]
+        if others:
+            kind = "share" if skill in injected else "take"
+            out += [(skill, rival, kind) for rival in others]
+            continue
+        mine = decision.rows.by_id(skill)
+        learned = mine.relevance is not None
+        if skill not in injected and not learned:
+            continue  # under the gates a miss with nothing injected is the floor's, no rival's
+        found = _strongest_rival(decision, expected, learned)
+        if found is None:
+            continue
+        theirs, rival = found
         if skill in injected:
-            out += [(skill, rival, "share") for rival in others]
-            if others:
-                continue
-            mine = decision.rows.by_id(skill)
-            learned = mine.relevance is not None
-            rivals = [
-                (row.relevance if learned else row.score, row.id)
-                for row in decision.rows[:RIVALS]
-                if row.id not in expected and (row.relevance is not None) == learned
-            ]
-            if not rivals:
-                continue
-            theirs, rival = max(rivals, key=lambda item: (item[0] or 0.0, item[1]))
-            if theirs is None:
-                continue
-            if (theirs >= NEAR_P) if learned else (mine.score - theirs <= CLOSE):
-                out.append((skill, rival, "near"))
-        else:
-            out += [(skill, rival, "take") for rival in others]
+            near = theirs >= NEAR_P if learned else mine.score - theirs <= CLOSE
+        else:  # nothing injected: a rival the model put ahead of it held its leads down
+            near = theirs >= NEAR_P and theirs > (mine.relevance or 0.0)
+        if near:
+            out.append((skill, rival, "near"))
     return out
+
+
+def _strongest_rival(
+    decision: Decision, expected: Sequence[str], learned: bool
+) -> tuple[float, str] | None:
+    """The strongest of the first RIVALS rows that is not expected: by p when the relevance
+    model judged the expected skill (and then only its candidates), else by hybrid score."""
+    rivals = [
+        (row.relevance if learned else row.score, row.id)
+        for row in decision.rows[:RIVALS]
+        if row.id not in expected and (row.relevance is not None) == learned
+    ]
+    if not rivals:
+        return None
+    theirs, rival = max(rivals, key=lambda item: (item[0] or 0.0, item[1]))
+    return None if theirs is None else (theirs, rival)
 
 
 def _shared(index: Index, a: str, b: str) -> tuple[str, ...]:
