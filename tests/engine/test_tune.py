@@ -531,6 +531,13 @@ def test_trimming_keeps_the_first_sentence_and_exclusions_and_leading_moves_one(
     assert kept.startswith("Create invoices for clients.") and "Do not use for payroll." in kept
     assert "nothing in particular" not in kept and gone.startswith("A long sentence")
     assert _trimmed("One sentence only.", 5, worth, "One sentence only.") is None
+    # A sentence that says when to use the skill is a trigger: never the one dropped.
+    told = f"{first} Bill customers for hours. Also use it when a folder has those files."
+    kept, gone = _trimmed(told, len(told) - 10, worth, first) or ("", "")
+    assert (
+        kept == f"{first} Also use it when a folder has those files."
+        and gone == "Bill customers for hours."
+    )
     # An edit that put a sentence before the author's first: the author's still stays.
     led = "Use it for bills. Create invoices for clients. A dull line nobody asks about."
     kept, gone = _trimmed(led, len(led) - 5, worth, first) or ("", "")
@@ -723,6 +730,19 @@ def test_danish_function_words_are_never_added_nor_removed() -> None:
     offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
     assert "familie" in offered and not offered & {"gerne", "min", "kan", "jeg"}
     assert "de" not in {term for term, _ in evidence.pulling}
+
+
+def test_where_words_and_code_literals_are_never_words_to_add() -> None:
+    """twincat-st was offered "Use it for inside, TRUE and FALSE.": words of where, and a
+    Structured Text literal, that name no task."""
+    from explorer.engine.author.tune import _evidence
+
+    missed = ["the flag stays TRUE inside the FB after reset", "set the output FALSE inside a loop"]
+    evidence = _evidence("Structured Text help.", missed, [], missed, lambda _term: 5.0)
+    offered = {surface.lower() for _, surface in evidence.terms} | {
+        word.lower() for word in evidence.shared
+    }
+    assert "flag" in offered and not offered & {"inside", "true", "false"}
 
 
 def test_the_assistants_name_and_the_calendar_are_never_words_to_add() -> None:

@@ -1,5 +1,5 @@
-"""What the tuner must know of languages other than English (docs/tune.md, "What it
-does").
+"""What the tuner and lint must know of languages other than English (docs/tune.md, "What
+it does"), and of the ways a description says when to use its skill.
 
 The router's stopwords are English (§2.2), so a Portuguese prompt's "pra" or "esse" is a
 rare word to it, rare words weigh most, and the tuner would offer them as the words a
@@ -117,24 +117,29 @@ _NOT_FOR = re.compile(
     re.IGNORECASE,
 )
 
-# "Use when", "use for", "triggers on" in the languages descriptions are written in besides
-# English (lint's own pattern): a description that says when to use the skill in Danish or
-# Chinese says it as well as one in English.
+# "Use when", "use for", "triggers on", in English and in the other languages descriptions
+# are written in: a description that says when to use the skill in Danish or Chinese says
+# it as well as one in English.
 _WHEN_TO_USE = re.compile(
+    r"\buse\b(?:\s+(?:this|it|the|skill))*\s+(?:when|whenever|for|if|after|before)\b"
+    r"|\bwhen(?:ever)?\s+(?:the\s+|a\s+)?users?\b"
+    r"|\btrigger"
+    r"|\binvoke(?:\s+\w+)?\s+when\b|"
     r"触发|适用于|用于|使用场景|何时使用|当用户|時に使|ときに使|場合に使|使用する場合|トリガー|"
     r"때\s*사용|사용하세요|트리거|"
     r"\b(?:brug|bruk|anv[äa]nd|gebruik|verwende[nt]?|benutze[nt]?|nutze[nt]?|usa[r]?|"
-    r"[úu]salo|utiliza[r]?|utilize|use|utilise[rz]?|usare|utilizza(?:re)?)"
+    r"[úu]salo|utiliza[r]?|utilize|utilise[rz]?|usare|utilizza(?:re)?)"
     r"(?:\s+(?:den|denne|dette|denna|deze|dit|diese[nsr]?|es|lo|la|ce|cette|questo|questa))?"
     r"\s+(?:n[åäa]r|til|ved|hver\s+gang|f[öo]r|vid|wanneer|bij|als|voor|wenn|bei|f[üu]r|"
     r"cuando|para|quando|lorsque|quand|pour|per)\b"
-    r"|\b[àa]\s+utiliser\s+(?:quand|lorsque|pour)\b",
+    r"|\b[àa]\s+utiliser\s+(?:quand|lorsque|pour)\b|\buse\s+(?:quando|para)\b",
     re.IGNORECASE,
 )
 
 
 def says_when_to_use(text: str) -> bool:
-    """Whether a description in another language says when to use the skill."""
+    """Whether a text says when to use the skill, in English or another language (lint's
+    no-trigger-language rule; the tuner never drops such a sentence)."""
     return _WHEN_TO_USE.search(text) is not None
 
 

@@ -82,14 +82,6 @@ GENERIC_DF_FRACTION = 0.25  # a term in at least a quarter of the library is com
 GENERIC_TERMS_FRACTION = 0.80  # ... and a description made 80 % of such terms is generic
 GENERIC_MIN_LIBRARY = 8  # below this, document frequencies say nothing
 SHORT_DESCRIPTION_TERMS = 8  # distinct match terms
-_TRIGGER_RE = re.compile(
-    r"\buse\b(?:\s+(?:this|it|the|skill))*\s+(?:when|whenever|for|if|after|before)\b"
-    r"|\bwhen(?:ever)?\s+(?:the\s+|a\s+)?users?\b"
-    r"|\btrigger"
-    r"|\binvoke(?:\s+\w+)?\s+when\b",
-    re.IGNORECASE,
-)
-
 # Claude Code's skill listing.
 LISTING_ENTRY_MAX = 1536  # characters of description (+ when_to_use) per entry
 LISTING_SHARE = 0.01  # of the context window
@@ -402,7 +394,7 @@ def trigger_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[
     """A description that never says when to use the skill gives prompts little to match."""
     line = (lines or {}).get("description")
     found = []
-    if not _TRIGGER_RE.search(skill.description) and not says_when_to_use(skill.description):
+    if not says_when_to_use(skill.description):
         when = skill.frontmatter.get("when_to_use")
         told = (
             "; its when_to_use field does, which Claude Code lists beside it, but a router "

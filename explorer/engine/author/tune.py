@@ -54,6 +54,7 @@ from explorer.engine.author.languages import (
     UNSPACED_EDGES,
     UNSPACED_FUNCTION_PHRASES,
     says_not_for,
+    says_when_to_use,
 )
 from explorer.engine.author.reach import Measured, Reach, changed_terms, measure, reach
 from explorer.engine.author.rewrite import Edit, edit_description, save
@@ -99,7 +100,9 @@ FILLER: frozenset[str] = frozenset(
         # How often, how much, how sure: "at once" names no task ("Use it for once.")
         "once twice several again already still even ever never always often sometimes "
         "soon later almost enough instead rather quite whole entire else otherwise anyway "
-        "somehow basically literally totally definitely probably perhaps especially"
+        "somehow basically literally totally definitely probably perhaps especially "
+        # Where, and a code literal: "Use it for inside, TRUE and FALSE." names no task.
+        "inside outside true false"
     ).split()
 )
 # Names users call the assistant by: "ask Claude to …" says who is asked, not what for, so
@@ -1097,13 +1100,16 @@ def _trimmed(
         return _worth(sentence, worth) / len(sentence)
 
     # A sentence that says what the skill is not for keeps the prompts it must not take
-    # out (the relevance model's exclusions, §9.12, or another language's): never dropped.
+    # out (the relevance model's exclusions, §9.12, or another language's), and one that
+    # says when to use it is a trigger a host model reads (the author's, or an earlier
+    # step's, which dropping would undo): never dropped.
     order = sorted(
         (
             i
             for i in range(1, len(parts))
             if not states_exclusion(parts[i])
             and not says_not_for(parts[i])
+            and not says_when_to_use(parts[i])
             and " ".join(parts[i].split()) != kept_first
         ),
         key=lambda i: (value(parts[i]), -len(parts[i]), -i),
