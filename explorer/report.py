@@ -26,6 +26,7 @@ from explorer.engine.route import (
     excluded_query_terms,
     missing_query_terms,
     reason,
+    room_text,
     shown_against,
 )
 from explorer.terminal import ColumnLegend, FittedTable, Verbatim, plain, render, table, visible
@@ -248,6 +249,7 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
         f"the features' log-odds; inject at p ≥ {bar_text(trace.threshold)}, a second skill "
         f"at p ≥ {bar_text(trace.second_threshold)}",
     ]
+    roomed = False
     for row in rows:
         at = trace.at(positions.get(row.id, -1))
         if at is None:
@@ -259,6 +261,14 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
         lines.append(
             f"  {row.id}: p {p}, s {score:+.2f} = {trace.bias:+.2f} + {trace.drivers(at, 4)}, "
             f"the other {len(trace.features) - len(named)} features {rest:+.2f}"
+        )
+        if room := room_text(decision, row):
+            lines.append(f"    room: {room}")
+            roomed = True
+    if roomed:
+        lines.append(
+            "  (room: what a channel would add to s, and p then, if it favoured the skill as "
+            "strongly as the model ever rewards: where the skill is weakest for this prompt)"
         )
     return lines
 

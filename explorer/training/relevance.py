@@ -69,6 +69,7 @@ from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.relevance import (
     FEATURES,
+    MONOTONE,
     RELEVANCE_MODEL,
     ModelForm,
     RelevanceModel,
@@ -107,34 +108,6 @@ TREE_SETTINGS: dict[str, Any] = {
     "learning_rate": 0.1,
     "max_leaf_nodes": 15,
     "min_samples_leaf": 40,
-}
-# +1: more of the feature never lowers p; -1: never raises it; 0: either way. Evidence
-# for a skill only ever counts for it, so a tree cannot learn a kink of its training
-# libraries (a cosine "too high to be right") that no new library shares.
-MONOTONE = {
-    "cosine": 1,
-    "cosine_lead": 1,
-    "cosine_rank": 1,
-    "bm25_norm": 1,
-    "bm25_lead": 1,
-    "bm25_rank": 1,
-    "overlap": 1,
-    "shared_terms": 1,
-    "query_terms": 0,
-    "keyword": 1,
-    "phrase": 1,
-    "file": 1,
-    "rerank": 1,
-    "rerank_lead": 1,
-    "rerank_rank": 1,
-    "excluded": -1,
-    "negated": -1,
-    "script_overlap": 1,
-    "library_size": 0,
-    "description_length": 0,
-    "multilingual": 1,
-    "multilingual_lead": 1,
-    "multilingual_rank": 1,
 }
 INNER_GROUPS = 3  # out-of-fold predictions for choosing thresholds: the folds in 3 groups
 # Thresholds are chosen per library size (§9.12 "One bar per library size"): up to 10

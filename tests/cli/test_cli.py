@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -231,6 +232,24 @@ def test_the_channel_table_lists_the_decisions_order_under_the_hybrid_rank(capsy
     _, decision, _ = run(capsys, "route", prompt, "--skills", SAMPLES, "--json")
     ranks = {row["id"]: row["rank"] for row in json.loads(decision)["skills"]}
     assert ranks["sql-query-optimizer"] == 1 and ranks["plaintext-accounting"] == 2
+
+
+def test_why_says_where_each_skill_under_the_bar_has_room(capsys) -> None:
+    """Under the relevance model's section, each candidate kept under the bar gets a room
+    line (the channels at their strongest and the p then), and a legend says what it is;
+    the injected skill gets none."""
+    prompt = "write a bean-query report of my grocery spending per month"
+    code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES, "--top", "3")
+    section = out[out.index("relevance model (") :].split("\n\n")[0].splitlines()
+    names = [
+        line.split(":")[0].strip() for line in section if line.startswith("  ") and ": p " in line
+    ]
+    rooms = [n for n, line in enumerate(section) if line.startswith("    room: ")]
+    assert code == 0 and names[0] == "plaintext-accounting" and len(names) == 3
+    assert len(rooms) == 2 and all(section[n - 1].startswith("  ") for n in rooms)
+    assert section[1].startswith("  plaintext-accounting") and "room" not in section[2]
+    assert re.match(r"    room: \w[\w ,]* \+\d+\.\d → p \d\.\d+", section[rooms[0]])
+    assert section[-1].startswith("  (room: what a channel would add to s")
 
 
 def test_why_shows_the_skill_that_came_closest_wherever_it_ranks(capsys) -> None:

@@ -309,6 +309,36 @@ def test_the_rows_follow_p_where_the_relevance_model_decided(apache: Path, engin
     assert decision.rows.ids[:judged] != tuple(by_hybrid)  # the case this order is for
 
 
+@pytest.mark.slow  # the default models on a real library
+def test_room_says_which_channel_holds_a_missed_skill_back(apache: Path, engine: Engine) -> None:
+    """canvas-design says "create a poster", yet "make a poster for our jazz night" leaves it
+    at p 0.09, and its contributions are what raised it. Room says where it is weakest:
+    the cross-encoder, at its strongest, would carry it over the bar. Each channel's room
+    is what the same trees give the row with that channel's features past every split:
+    never negative (the trees are monotone), and nothing for an injected skill."""
+    from explorer.engine.route.reasons import room_text
+    from explorer.engine.route.relevance import CHANNELS, MONOTONE, load_relevance_model
+
+    decision = _route("make a poster for our jazz night", apache, engine)
+    trace = decision.relevance
+    assert trace is not None
+    at = trace.at((decision.channels.positions or {})["canvas-design"])
+    assert at is not None
+    room = dict(trace.room(at))
+    assert set(room) == set(CHANNELS) and min(room.values()) >= 0.0
+    assert max(room, key=room.__getitem__) == "rerank"
+    model = load_relevance_model()
+    row = trace.values[at].copy()
+    for name in CHANNELS["rerank"]:
+        row[trace.features.index(name)] = np.inf if MONOTONE[name] > 0 else -np.inf
+    lifted = float(model.probability(row[None])[0])
+    text = room_text(decision, decision.row("canvas-design"))
+    assert lifted >= trace.threshold and text.startswith(f"rerank +{room['rerank']:.1f} → p ")
+    injected = _route("write an announcement for the team about the outage", apache, engine)
+    (taken,) = injected.injected_ids
+    assert room_text(injected, injected.row(taken)) == ""
+
+
 @pytest.mark.slow  # the default models on sample_skills
 def test_a_change_of_verdict_names_what_decided_each_side(engine: Engine) -> None:
     """F8's cause for "rerank_top_k → INJECT": the hybrid score that made the skill a

@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "load_relevance_model": "relevance",
     "missing_query_terms": "relevance",
     "reason": "reasons",
+    "room_text": "reasons",
     "resolve": "presets",
     "shown_against": "reasons",
 }
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.reasons import Reason as Reason
     from explorer.engine.route.reasons import bar_text as bar_text
     from explorer.engine.route.reasons import reason as reason
+    from explorer.engine.route.reasons import room_text as room_text
     from explorer.engine.route.reasons import shown_against as shown_against
     from explorer.engine.route.relevance import FEATURE_LABELS as FEATURE_LABELS
     from explorer.engine.route.relevance import excluded_query_terms as excluded_query_terms

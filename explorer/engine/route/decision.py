@@ -7,7 +7,7 @@ because hooks, CI scripts and the explorer read them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -151,6 +151,10 @@ class RelevanceTrace:
     second_threshold: float
     model: str
     form: ModelForm = ModelForm.LOGISTIC
+    # The model's RelevanceModel.room, asked only for the rows an explanation shows.
+    room_of: Callable[[np.ndarray], tuple[tuple[str, float], ...]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def formula(self) -> str:
@@ -163,6 +167,11 @@ class RelevanceTrace:
             return self.candidates.index(position)
         except ValueError:
             return None
+
+    def room(self, row: int) -> tuple[tuple[str, float], ...]:
+        """What each channel at its strongest would add to candidate `row`'s log-odds,
+        largest first (RelevanceModel.room); empty when the model cannot say."""
+        return () if self.room_of is None else self.room_of(self.values[row])
 
     def top_contributions(self, row: int, count: int = 3) -> list[tuple[str, float]]:
         """The features that moved this candidate's log-odds most, signed, largest first."""

@@ -632,6 +632,7 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         second_threshold=max(second_bar, threshold),
         model=model.name,
         form=model.form,
+        room_of=model.room,
     )
     run.relevance = trace
     order = sorted(

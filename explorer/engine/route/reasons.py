@@ -19,7 +19,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from explorer.engine.inference.rerank import sigmoid
 from explorer.engine.route.decision import Decision, GateName, Row, Stage, Verdict
+from explorer.engine.route.relevance import ModelForm
 
 SCORE, LOGIT, PROBABILITY, BM25 = "score", "logit", "p", "bm25"
 # The table column that shows each unit's number: the deciding column of a row.
@@ -300,6 +302,32 @@ def _shortfall(decision: Decision, row: Row) -> str:
         return f"closest: {drivers}"
     gaps = trace.behind(at, ahead[1])
     return f"{gaps} vs {ahead[0]}" if gaps else drivers
+
+
+ROOM_SHOWN = 2  # channels named by room_text, most room first
+ROOM_MIN = 0.05  # log-odds: less room than this is no room
+
+
+def room_text(decision: Decision, row: Row, count: int = ROOM_SHOWN) -> str:
+    """§9.12, "Room": for a candidate the relevance model kept under its bar, the channels
+    with the most room and the p each would give, `rerank +4.2 → p 0.86, bm25 +2.7 → p
+    0.59`: where the skill is weakest for this prompt, which its contributions (what
+    raised it) cannot say. Empty for an injected skill, a skill the model did not judge,
+    or a model that cannot say."""
+    trace = decision.relevance
+    positions = decision.channels.positions or {}
+    at = None if trace is None else trace.at(positions.get(row.id, -1))
+    if trace is None or at is None or row.id in decision.injected_ids:
+        return ""
+    if trace.form is not ModelForm.LOGISTIC:  # p is then not sigmoid(s) alone
+        return ""
+    score = trace.bias + float(trace.contributions[at].sum())
+    shown = [
+        f"{channel} {gain:+.1f} → p {shown_against(sigmoid(score + gain), trace.threshold)}"
+        for channel, gain in trace.room(at)[:count]
+        if gain >= ROOM_MIN
+    ]
+    return ", ".join(shown)
 
 
 @lru_cache(maxsize=2)

@@ -174,6 +174,44 @@ FEATURES: tuple[str, ...] = (
     "multilingual_lead",  # that cosine - the best other candidate's
     "multilingual_rank",  # 1 / rank by that cosine among all skills
 )
+# +1: more of the feature never lowers p; -1: never raises it; 0: either way. Evidence
+# for a skill only ever counts for it, so a tree cannot learn a kink of its training
+# libraries (a cosine "too high to be right") that no new library shares.
+MONOTONE: dict[str, int] = {
+    "cosine": 1,
+    "cosine_lead": 1,
+    "cosine_rank": 1,
+    "bm25_norm": 1,
+    "bm25_lead": 1,
+    "bm25_rank": 1,
+    "overlap": 1,
+    "shared_terms": 1,
+    "query_terms": 0,
+    "keyword": 1,
+    "phrase": 1,
+    "file": 1,
+    "rerank": 1,
+    "rerank_lead": 1,
+    "rerank_rank": 1,
+    "excluded": -1,
+    "negated": -1,
+    "script_overlap": 1,
+    "library_size": 0,
+    "description_length": 0,
+    "multilingual": 1,
+    "multilingual_lead": 1,
+    "multilingual_rank": 1,
+}
+# The channels an author's edit can move, each with the features it feeds: what `room`
+# measures (§9.12, "Room").
+CHANNELS: dict[str, tuple[str, ...]] = {
+    "rerank": ("rerank", "rerank_lead", "rerank_rank"),
+    "bm25": ("bm25_norm", "bm25_lead", "bm25_rank", "overlap", "shared_terms"),
+    "cos": ("cosine", "cosine_lead", "cosine_rank"),
+    "ml cos": ("multilingual", "multilingual_lead", "multilingual_rank"),
+    "keyword, phrase, file": ("keyword", "phrase", "file"),
+    "exclusions": ("excluded", "negated"),
+}
 FEATURE_LABELS: dict[str, str] = {
     "cosine": "cos",
     "cosine_lead": "cos lead",
@@ -509,6 +547,29 @@ class RelevanceModel:
         if contributions is None:
             contributions = self.contributions(matrix)
         return np.asarray(contributions.sum(axis=1) + self.bias, dtype=np.float64)
+
+    def room(self, values: np.ndarray) -> tuple[tuple[str, float], ...]:
+        """§9.12, "Room": for one candidate's feature row, what each channel would add to
+        its log-odds s if it favoured the candidate as strongly as the trees ever reward
+        (its features past every split, the way MONOTONE says is better), the rest as
+        they are; largest first. Monotone trees cannot lower s that way, so each is ≥ 0:
+        the channel with the most room is where the candidate is weakest. Empty for a
+        linear model, whose features have no strongest value."""
+        if self.trees is None:
+            return ()
+        column = {name: i for i, name in enumerate(self.features)}
+        rows = [values]
+        for members in CHANNELS.values():
+            row = values.copy()
+            for name in members:
+                row[column[name]] = np.inf if MONOTONE[name] > 0 else -np.inf
+            rows.append(row)
+        scores = self.log_odds(np.vstack(rows))
+        room = [
+            (channel, float(gain))
+            for channel, gain in zip(CHANNELS, scores[1:] - scores[0], strict=True)
+        ]
+        return tuple(sorted(room, key=lambda item: -item[1]))
 
     def probability(
         self, matrix: np.ndarray, contributions: np.ndarray | None = None

@@ -29,6 +29,7 @@ from explorer.engine.author import CollisionMap, RankingDiff, SaveError
 from explorer.engine.base import FIELD_NAMES, PROJECT_CONFIG_NAME, did_you_mean, give_back
 from explorer.engine.host import Replay, UsageReport
 from explorer.engine.inference import Attribution
+from explorer.engine.route import room_text
 from explorer.terminal import plain, visible
 from explorer.tui import tasks
 from explorer.tui.collisions import CollisionsScreen
@@ -440,7 +441,9 @@ class MainScreen(Screen[None]):
         table = self.table
         row = table.row_of(skill_id)
         if row is not None:
-            self.decision_panel.show_reason(skill_id, table.shown_reason(row))
+            self.decision_panel.show_reason(
+                skill_id, table.shown_reason(row), room_text(decision, row)
+            )
         if self.tabs.active == "skill-tab":  # only the tab on screen
             findings = self.state.findings.get(skill.path)
             panel = self.query_one(SkillPanel)

@@ -161,14 +161,17 @@ class DecisionPanel(VerticalScroll, can_focus=True):
         yield Static(id="decision-reason")
         yield Static(id="decision-body")
 
-    def show_reason(self, skill_id: str, why: Reason) -> None:
-        """The highlighted skill's reason: the same sentence as its row's "why" cell."""
+    def show_reason(self, skill_id: str, why: Reason, room: str = "") -> None:
+        """The highlighted skill's reason: the same sentence as its row's "why" cell, and
+        under the relevance model's bar, the channels with the most room (room_text)."""
         line = Text()
         line.append_text(plain(skill_id, style="bold"))
         line.append(": ")
         line.append(why.text, style="green" if why.gate == Verdict.INJECT else "yellow")
         if why.gap_text():  # gap to win: what would pass the gate
             line.append(f"  ({why.gap_text()} to pass {why.gate})", style="dim")
+        if room:
+            line.append(f"\n  room (a channel at its strongest): {room}", style="dim")
         line.append("\n")
         update_text(self.query_one("#decision-reason", Static), line)
 
