@@ -18,7 +18,7 @@ import pytest
 from rich.cells import cell_len
 
 from explorer.cli import build_parser, main
-from explorer.engine.route.relevance import FEATURES
+from explorer.engine.route.relevance import CHANNELS, FEATURES
 from tests.conftest import REPO, SAMPLE_SKILLS
 
 SAMPLES = str(SAMPLE_SKILLS)
@@ -124,6 +124,8 @@ def test_route_json_has_the_documented_keys(capsys) -> None:
     assert isinstance(row["rerank"], float) and 0 < row["relevance"] <= 1
     candidates = data["relevance"]["candidates"]
     assert set(candidates[row["id"]]["contributions"]) == set(candidates[row["id"]]["features"])
+    room = candidates[row["id"]]["room"]  # §9.12, "Room": each channel's, largest first
+    assert set(room) == set(CHANNELS) and list(room.values()) == sorted(room.values())[::-1]
     assert all({"name", "passed"} <= set(gate) for gate in data["gates"])
 
 

@@ -210,6 +210,7 @@ class RelevanceTrace:
                 name: float(value)
                 for name, value in zip(self.features, self.values[row], strict=True)
             },
+            "room": dict(self.room(row)),  # §9.12, "Room": log-odds, largest first
         }
 
 
