@@ -205,7 +205,7 @@ class ExplorerState:
     delta_base: Mapping[str, Row] | None = None  # the rows ▲/▼ compare with
     typing: bool = False  # the last decision came from a keystroke: panels wait for a pause
     comparing: bool = False  # F8: the ranking diff in place of the table
-    last_change: str = "not yet re-indexed"
+    last_change: str = "watching: no change yet"
     findings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SKILL.md -> lint's
     lint_errors: int = 0  # among the findings: the status bar's count (tasks.Quality)
     cases_report: EvalReport | None = None

@@ -276,7 +276,7 @@ def test_a_narrow_status_bar_names_the_roots_by_their_last_names() -> None:
         25,
         "dense skill-encoder",
         "reranker r",
-        last="not yet re-indexed",
+        last="watching: no change yet",
         errors=0,
         warnings=1,
         lint_errors=2,
