@@ -730,6 +730,12 @@ def test_danish_function_words_are_never_added_nor_removed() -> None:
     offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
     assert "familie" in offered and not offered & {"gerne", "min", "kan", "jeg"}
     assert "de" not in {term for term, _ in evidence.pulling}
+    # English words a task may be named by stay offerable, whatever they mean in Danish.
+    from explorer.engine.author.languages import FOREIGN_FUNCTION_WORDS
+
+    assert not {"man", "mod", "bare", "din", "dig", "var", "mine", "under"} & (
+        FOREIGN_FUNCTION_WORDS
+    )
 
 
 def test_where_words_and_code_literals_are_never_words_to_add() -> None:

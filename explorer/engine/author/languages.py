@@ -57,22 +57,21 @@ _FUNCTION_WORDS = {
         "wordt worden mijn jouw ook hoe waar wanneer omdat dan nog tot ik wij jullie nu de"
     ),
     # Danish and Norwegian share most of these; the ASCII ones only (§2.1 splits a word at
-    # æ, ø or å, so "når" is no token to add).
+    # æ, ø or å, so "når" is no token to add), and none that is an English word a task
+    # may be named by ("man" pages, a game "mod", "bare" metal, a "DIN" rail, "dig").
     "danish-norwegian": (
-        "og at det den de en et til er som med jeg han hun af av for ikke der var mig meg sig "
-        "seg men har om vi min mit mine din dit dine hans hendes hennes deres havde hadde "
-        "ham hende nu da fra du ud ut sin sit sine dem os oss op opp man hvor eller hvad "
-        "hva skal selv alle vil blev ble kan kunne ind inn have dig deg jer noget noe ville "
-        "jo efter etter ned skulle denne dette disse end enn under mod mot hvis nogle noen "
-        "hos blive bli mange bliver blir gerne gjerne lidt litt bare helt lige hvordan "
-        "hvorfor hvilken hvilke hver"
+        "og at det den de en et til er som med jeg hun af ikke der meg seg men har om vi "
+        "min dit hans hendes hennes deres havde hadde hende nu da fra du ud ut oss opp "
+        "hvor eller hvad hva skal selv alle vil blev ble kan kunne ind deg jer noget noe "
+        "ville jo efter etter ned skulle denne dette disse enn hvis nogle noen hos blive "
+        "bli mange bliver blir gerne gjerne lidt litt helt lige hvordan hvorfor hvilken "
+        "hvilke hver"
     ),
     "swedish": (
-        "och att det den de en ett till som med jag han hon av for inte var mig sig men har om "
-        "vi min mitt mina din ditt dina hans hennes deras hade honom henne nu da fran du ut "
-        "sin sitt sina dem oss upp man hur eller vad ska skall sjalv alla vill blev kan kunna "
-        "dig er nagot nagon efter ner skulle denna detta dessa under mot om hos bli manga "
-        "blir garna lite bara helt hur varfor vilken vilka varje"
+        "och att det den de en ett till som med jag hon inte men har om min mitt mina ditt "
+        "dina hans hennes deras hade honom henne nu da du ut sitt sina oss upp hur eller "
+        "vad ska skall alla vill blev kan kunna er efter skulle denna detta dessa hos bli "
+        "blir bara helt vilken vilka varje"
     ),
 }
 
