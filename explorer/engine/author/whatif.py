@@ -44,7 +44,7 @@ class Standing:
     """One skill's place in one decision: the numbers the table's row shows."""
 
     skill_id: str
-    rank: int  # the row's place in the table (Decision.rows: injected first, then by p, hybrid)
+    rank: int  # the row's place in the table, Decision.rows' order
     hybrid_rank: int  # stage-1 rank by hybrid score
     cosine: float
     bm25: float

@@ -210,7 +210,7 @@ class RelevanceTrace:
                 name: float(value)
                 for name, value in zip(self.features, self.values[row], strict=True)
             },
-            "room": dict(self.room(row)),  # §9.12, "Room": log-odds, largest first
+            "room": dict(self.room(row)),  # §9.12, "Room": log-odds, most first
         }
 
 
@@ -431,17 +431,20 @@ _CHANNEL_FIELDS = (
 )
 
 
-def _by_probability(
-    relevance: RelevanceTrace | None, hybrid_rank: np.ndarray, exclude: Sequence[int]
-) -> list[int]:
-    """§9.12: the relevance model's candidates, highest `p` first (ties by hybrid rank),
-    leaving out `exclude`. Under that model `p` decides, so the rows after the injected
-    ones are in the order it judged them: the skill that came closest is the next row,
-    not the one the hybrid score happens to rank first."""
-    if relevance is None or not relevance.candidates:
+def _by_probability(decision: Decision, exclude: Sequence[int]) -> list[int]:
+    """§9.12: the relevance model's candidates, highest `p` first, ties in id order as the
+    pipeline breaks them, leaving out `exclude`. Under that model `p` decides, so the rows
+    after the injected ones are in the order it judged them: the skill that came closest
+    is the next row, not the one the hybrid score happens to rank first."""
+    relevance = decision.relevance
+    if relevance is None or decision.stage is not Stage.RELEVANCE or not relevance.candidates:
         return []
+    ids = decision.channels.ids
     positions = np.asarray(relevance.candidates, dtype=np.int64)
-    order = np.lexsort((hybrid_rank[positions], -np.asarray(relevance.probabilities)))
+    by_id = np.argsort(np.array([ids[i] for i in relevance.candidates], dtype=object))
+    id_order = np.empty(len(positions), dtype=np.int64)
+    id_order[by_id] = np.arange(len(positions))
+    order = np.lexsort((id_order, -np.asarray(relevance.probabilities)))
     skip = set(exclude)
     return [int(position) for position in positions[order] if int(position) not in skip]
 
@@ -476,7 +479,7 @@ class Rows(Sequence[Row]):
         self._rank = rank
         by_id = self._positions()
         first = [by_id[item.id] for item in decision.injected if item.id in by_id]
-        first += _by_probability(decision.relevance, rank, exclude=first)
+        first += _by_probability(decision, exclude=first)
         rest = c.hybrid_order
         if first:
             keep = np.ones(n, dtype=bool)

@@ -432,6 +432,7 @@ def _relevance_or_gates(run: _Run, c: Channels, prompt: str) -> Outcome | None:
     try:
         return _relevance_stage(run, c, prompt)
     except (OSError, ValueError) as error:  # the model file missing or malformed
+        run.relevance = None
         run.pool.clear()
         run.rerank.clear()
         run.gates.append(
