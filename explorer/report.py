@@ -267,8 +267,9 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
             roomed = True
     if roomed:
         lines.append(
-            "  (room: what a channel would add to s, and p then, if it favoured the skill as "
-            "strongly as the model ever rewards: where the skill is weakest for this prompt)"
+            "  (room: what a channel would add to s, and p then, if it alone favoured the skill "
+            "as strongly as the model ever rewards: the most headroom first; rooms do not add "
+            "up)"
         )
     return lines
 

@@ -124,6 +124,25 @@ def test_a_choice_leaves_room_for_injecting_nothing() -> None:
     assert choice_probabilities(np.zeros(0)).shape == (0,)
 
 
+def test_the_shipped_trees_are_monotone_where_room_relies_on_it() -> None:
+    """Room (§9.12) sets a channel's features past every split on MONOTONE's better side and
+    reads the gain as headroom: that holds only if the shipped trees never lower s as such
+    a feature grows (or, for -1, shrinks). Every channel's features have a direction."""
+    from explorer.engine.route.relevance import CHANNELS, MONOTONE, load_relevance_model
+
+    model = load_relevance_model()
+    assert all(MONOTONE[name] != 0 for members in CHANNELS.values() for name in members)
+    rng = np.random.default_rng(7)
+    rows = rng.uniform(-1.0, 1.0, size=(300, len(FEATURES)))
+    base = model.log_odds(rows)
+    for column, name in enumerate(FEATURES):
+        if MONOTONE[name] == 0:
+            continue
+        moved = rows.copy()
+        moved[:, column] += MONOTONE[name] * rng.uniform(0.0, 2.0, size=len(rows))
+        assert (model.log_odds(moved) >= base - 1e-9).all(), name
+
+
 def test_a_broken_model_file_is_refused_with_its_reason(tmp_path: Path) -> None:
     data = json.loads(RELEVANCE_MODEL.read_text(encoding="utf-8"))
     RelevanceModel.from_dict(data)

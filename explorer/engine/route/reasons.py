@@ -310,20 +310,21 @@ ROOM_MIN = 0.05  # log-odds: less room than this is no room
 
 def room_text(decision: Decision, row: Row, count: int = ROOM_SHOWN) -> str:
     """§9.12, "Room": for a candidate the relevance model kept under its bar, the channels
-    with the most room and the p each would give, `rerank +4.2 → p 0.86, bm25 +2.7 → p
-    0.59`: where the skill is weakest for this prompt, which its contributions (what
-    raised it) cannot say. Empty for an injected skill, a skill the model did not judge,
-    or a model that cannot say."""
+    with the most headroom and the p each would give, `rerank +4.2 → p 0.86, bm25 +2.7 →
+    p 0.59`, which its contributions (what raised it) cannot say. Empty for a skill over
+    its bar (injected, or dropped after it by max_skills, deny, …), one the model did not
+    judge, or a model that cannot say."""
     trace = decision.relevance
     positions = decision.channels.positions or {}
     at = None if trace is None else trace.at(positions.get(row.id, -1))
-    if trace is None or at is None or row.id in decision.injected_ids:
-        return ""
-    if trace.form is not ModelForm.LOGISTIC:  # p is then not sigmoid(s) alone
+    if trace is None or at is None or trace.form is not ModelForm.LOGISTIC:
+        return ""  # under the choice form p is not sigmoid(s) alone
+    bar = {Verdict.RELEVANCE: trace.threshold, Verdict.SECOND_SKILL: trace.second_threshold}
+    if row.verdict not in bar or float(trace.probabilities[at]) >= bar[row.verdict]:
         return ""
     score = trace.bias + float(trace.contributions[at].sum())
     shown = [
-        f"{channel} {gain:+.1f} → p {shown_against(sigmoid(score + gain), trace.threshold)}"
+        f"{channel} {gain:+.1f} → p {shown_against(sigmoid(score + gain), bar[row.verdict])}"
         for channel, gain in trace.room(at)[:count]
         if gain >= ROOM_MIN
     ]

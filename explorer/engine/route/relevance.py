@@ -202,14 +202,15 @@ MONOTONE: dict[str, int] = {
     "multilingual_lead": 1,
     "multilingual_rank": 1,
 }
-# The channels an author's edit can move, each with the features it feeds: what `room`
-# measures (§9.12, "Room").
+# The channels an edit of a description can move, each with the features it feeds (every
+# one monotone, so each has a strongest side): what `room` measures (§9.12, "Room").
 CHANNELS: dict[str, tuple[str, ...]] = {
     "rerank": ("rerank", "rerank_lead", "rerank_rank"),
     "bm25": ("bm25_norm", "bm25_lead", "bm25_rank", "overlap", "shared_terms"),
     "cos": ("cosine", "cosine_lead", "cosine_rank"),
     "ml cos": ("multilingual", "multilingual_lead", "multilingual_rank"),
-    "keyword, phrase, file": ("keyword", "phrase", "file"),
+    "hits": ("keyword", "phrase", "file"),
+    "other scripts": ("script_overlap",),
     "exclusions": ("excluded", "negated"),
 }
 FEATURE_LABELS: dict[str, str] = {
@@ -551,10 +552,10 @@ class RelevanceModel:
     def room(self, values: np.ndarray) -> tuple[tuple[str, float], ...]:
         """§9.12, "Room": for one candidate's feature row, what each channel would add to
         its log-odds s if it favoured the candidate as strongly as the trees ever reward
-        (its features past every split, the way MONOTONE says is better), the rest as
-        they are; largest first. Monotone trees cannot lower s that way, so each is ≥ 0:
-        the channel with the most room is where the candidate is weakest. Empty for a
-        linear model, whose features have no strongest value."""
+        (its features past every split, on the side MONOTONE calls better), the rest as
+        they are; most first. Monotone trees cannot lower s that way, so each is ≥ 0 (a
+        rounding below zero reads 0). Rooms do not add up: each is measured alone. Empty
+        for a linear model, whose features have no strongest value."""
         if self.trees is None:
             return ()
         column = {name: i for i, name in enumerate(self.features)}
@@ -566,7 +567,7 @@ class RelevanceModel:
             rows.append(row)
         scores = self.log_odds(np.vstack(rows))
         room = [
-            (channel, float(gain))
+            (channel, max(float(gain), 0.0))
             for channel, gain in zip(CHANNELS, scores[1:] - scores[0], strict=True)
         ]
         return tuple(sorted(room, key=lambda item: -item[1]))
