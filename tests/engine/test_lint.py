@@ -196,6 +196,8 @@ def test_trigger_language_in_other_languages_and_in_when_to_use(tmp_path: Path) 
         "nl": "Vertaalt SRT-ondertitels. Gebruik bij verzoeken om ondertitels te vertalen.",
         "sv": "Skriver kalkyler och budgetar. Använd när användaren planerar en budget.",
         "zh": "维护个人知识库 wiki。触发词：wiki、知识库、笔记整理。",
+        "de": "Prüft SPS-Programme auf Fehler. Verwende diesen Skill, wenn ein Baustein hängt.",
+        "es": "Redacta contratos de alquiler. Úsala cuando el usuario pida un contrato.",
     }.items():
         write_skill(tmp_path, name, description)
     write_skill(
@@ -204,8 +206,10 @@ def test_trigger_language_in_other_languages_and_in_when_to_use(tmp_path: Path) 
         "Writes and reviews PLC programs in ladder logic and structured text.",
         when_to_use='"Use when the user asks about PLC ladder rungs or Structured Text."',
     )
-    (finding,) = only(lint([tmp_path]), "retrieval/no-trigger-language")
-    assert finding.path.split("/")[-2] == "plc"
+    write_skill(tmp_path, "usa", "Sales tax rules of the USA for online shops and invoices.")
+    found = only(lint([tmp_path]), "retrieval/no-trigger-language")
+    assert sorted(f.path.split("/")[-2] for f in found) == ["plc", "usa"]
+    (finding,) = [f for f in found if "/plc/" in f.path]
     assert "its when_to_use field does" in finding.message
 
 

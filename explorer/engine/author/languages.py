@@ -58,17 +58,19 @@ _FUNCTION_WORDS = {
     ),
     # Danish and Norwegian share most of these; the ASCII ones only (§2.1 splits a word at
     # æ, ø or å, so "når" is no token to add), and none that is an English word a task
-    # may be named by ("man" pages, a game "mod", "bare" metal, a "DIN" rail, "dig").
+    # may be named by ("man" pages, a game "mod", "bare" metal, a "DIN" rail, "dig",
+    # "med", "deg", "men", a cash "till"). "min" stays: "my" in a Danish prompt far more
+    # often than a minimum in a description.
     "danish-norwegian": (
-        "og at det den de en et til er som med jeg hun af ikke der meg seg men har om vi "
-        "min dit hans hendes hennes deres havde hadde hende nu da fra du ud ut oss opp "
-        "hvor eller hvad hva skal selv alle vil blev ble kan kunne ind deg jer noget noe "
+        "og at det den de en et til er som jeg hun af ikke der meg seg har om vi min dit "
+        "hans hendes hennes deres havde hadde hende nu da fra du ud ut oss opp hvor eller "
+        "hvad hva skal selv alle vil blev ble kan kunne jer noget noe "
         "ville jo efter etter ned skulle denne dette disse enn hvis nogle noen hos blive "
         "bli mange bliver blir gerne gjerne lidt litt helt lige hvordan hvorfor hvilken "
         "hvilke hver"
     ),
     "swedish": (
-        "och att det den de en ett till som med jag hon inte men har om min mitt mina ditt "
+        "och att det den de en ett som jag hon inte har om min mitt mina ditt "
         "dina hans hennes deras hade honom henne nu da du ut sitt sina oss upp hur eller "
         "vad ska skall alla vill blev kan kunna er efter skulle denna detta dessa hos bli "
         "blir bara helt vilken vilka varje"
@@ -112,7 +114,8 @@ _NOT_FOR = re.compile(
     r"|non\s+(?:usare|utilizzare|per|adatto)"
     r"|niet\s+(?:voor|gebruiken)"
     r"|ikke\s+(?:til|for|brug|bruk)|brug\s+(?:den\s+)?ikke|bruk\s+(?:den\s+)?ikke"
-    r"|inte\s+f[öo]r|anv[äa]nd\s+(?:den\s+)?inte)\b",
+    r"|inte\s+f[öo]r|anv[äa]nd\s+(?:den\s+)?inte"
+    r"|ikke\s+(?:bruges|brukes)|inte\s+anv[äa]ndas)\b",
     re.IGNORECASE,
 )
 
@@ -126,10 +129,13 @@ _WHEN_TO_USE = re.compile(
     r"|\binvoke(?:\s+\w+)?\s+when\b|"
     r"触发|适用于|用于|使用场景|何时使用|当用户|時に使|ときに使|場合に使|使用する場合|トリガー|"
     r"때\s*사용|사용하세요|트리거|"
-    r"\b(?:brug|bruk|anv[äa]nd|gebruik|verwende[nt]?|benutze[nt]?|nutze[nt]?|usa[r]?|"
-    r"[úu]salo|utiliza[r]?|utilize|utilise[rz]?|usare|utilizza(?:re)?)"
-    r"(?:\s+(?:den|denne|dette|denna|deze|dit|diese[nsr]?|es|lo|la|ce|cette|questo|questa))?"
-    r"\s+(?:n[åäa]r|til|ved|hver\s+gang|f[öo]r|vid|wanneer|bij|als|voor|wenn|bei|f[üu]r|"
+    r"\b(?:brug|bruk|bruges|brukes|anv[äa]nd|anv[äa]nds|gebruik|verwende[nt]?|benutze[nt]?|"
+    r"nutze[nt]?|usa[r]?|[úu]sal[oa]|utiliza[r]?|utilize|utilise[rz]?|usare|utilizza(?:re)?)"
+    r"(?:\s+(?:den|denne|dette|denna|deze|dit|diese[nsr]?|es|lo|la|esta|este|ce|cette|"
+    r"questo|questa))?"
+    r"(?:\s+(?:skill|skillen|f[æa]rdighed|vaardigheid|habilidad|comp[ée]tence|competenza|"
+    r"f[äa]higkeit))?"
+    r",?\s+(?:n[åäa]r|til|ved|hver\s+gang|för|vid|wanneer|bij|voor|wenn|bei|f[üu]r|"
     r"cuando|para|quando|lorsque|quand|pour|per)\b"
     r"|\b[àa]\s+utiliser\s+(?:quand|lorsque|pour)\b|\buse\s+(?:quando|para)\b",
     re.IGNORECASE,
