@@ -146,7 +146,13 @@ class Notes(VerticalScroll):
 
     can_focus = False
 
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._fit)
+
     def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def watch_virtual_size(self) -> None:
         self.call_after_refresh(self._fit)
 
     def _fit(self) -> None:

@@ -407,8 +407,8 @@ async def test_the_terms_tab_gets_the_prompt_it_explains(tmp_path: Path) -> None
 
 
 def test_a_p_the_model_all_but_ruled_out_reads_under_a_hundredth() -> None:
-    """Candidates listed by p read 0.00, 0.00, 0.00 …, which looked like ties in no order:
-    under a hundredth they read <.01, and the rest with two decimals as everywhere."""
+    """Candidates listed by p would read 0.00, 0.00, 0.00 …, ties in no order to the eye:
+    under a hundredth a p reads <.01, and the rest with two decimals as everywhere."""
     from explorer.tui.widgets.skills_table import _p_shown
 
     assert [_p_shown(p) for p in (0.0039, 0.0049, 0.005, 0.09, 0.985)] == [
@@ -424,9 +424,9 @@ def test_a_p_the_model_all_but_ruled_out_reads_under_a_hundredth() -> None:
 async def test_under_the_relevance_model_the_why_cell_leaves_p_to_its_column(
     tmp_path: Path, warm_cache_dir: Path
 ) -> None:
-    """At 80 columns every why cell read "p 0.00 < 0.59: cos lead…", the p its own column
-    shows: the cell now starts with what moved p, the p column says <.01 where 0.00 said
-    nothing, and the decision panel keeps the whole sentence."""
+    """At 80 columns a why cell that opened with "p 0.00 < 0.59: " would repeat the p its
+    own column shows and lose what moved p: the cell starts with the drivers, the p column
+    says <.01, and the decision panel keeps the whole sentence and the row's room."""
     from explorer.engine.base.config import Config
     from explorer.tui.app import ExplorerApp
     from explorer.tui.history import PromptHistory

@@ -53,8 +53,14 @@ def library(tmp_path: Path) -> Path:
 
 
 def _suggestions_shown(app: ExplorerApp) -> bool:
-    """The suggestions dialog is up and composed (it is pushed before its widgets mount)."""
-    return isinstance(app.screen, SuggestScreen) and bool(app.screen.query(OptionList))
+    """The suggestions dialog is up and composed (it is pushed before its widgets mount,
+    and the summary inside its notes may mount after the list)."""
+    screen = app.screen
+    return (
+        isinstance(screen, SuggestScreen)
+        and bool(screen.query(OptionList))
+        and bool(screen.query("#suggest-summary"))
+    )
 
 
 def _text(screen: Screen[object], selector: str) -> str:

@@ -958,11 +958,11 @@ class SkillsTable(ScrollView, can_focus=True):
         return found
 
     def why_text(self, row: Row) -> str:
-        """The why cell: `shown_reason`'s text, less a leading `p 0.00 < 0.59: ` where the p
-        column (and Δ inject) say it, so a narrow cell keeps what moved p, not the p it
-        repeats. The decision panel keeps the whole sentence."""
+        """The why cell: `shown_reason`'s text, less a leading `p 0.00 < 0.59: ` while the p
+        column is on screen to say it (Δ inject gives the gap), so a narrow cell keeps what
+        moved p, not the p it repeats. The decision panel keeps the whole sentence."""
         why = self.shown_reason(row)
-        if why.unit == PROBABILITY and "p" not in self.hidden:
+        if why.unit == PROBABILITY and "p" in self._widths:
             return _P_COMPARISON.sub("", why.text, count=1)
         return why.text
 
@@ -1089,7 +1089,8 @@ class SkillsTable(ScrollView, can_focus=True):
         return [cells[key] for key, _ in self.columns]
 
 
-# A relevance reason's opening comparison, "p 0.09 < 0.59: " (or "< second bar 0.99: ").
+# A relevance reason's opening comparison: "p 0.09 < 0.59: ", "p 0.70 < second skill's bar
+# 0.99: ".
 _P_COMPARISON = re.compile(r"^p [^:,]+: ")
 WARNED = "⚠ "  # before a name: its SKILL.md is invalid (its YAML, say) but was recovered
 
