@@ -148,7 +148,7 @@ def test_a_rival_the_model_put_ahead_of_a_missed_skill_is_a_near_miss(
 ) -> None:
     """Nothing injected, and changelog-generator (p 0.44) ahead of kubernetes-debugger
     (p 0.33) for a request of the latter: the pair competes for the prompt, though no
-    skill took it. The map counted nothing here."""
+    skill took it, so it is a near miss."""
     from explorer.engine.index.opening import open_engine, open_library
     from tests.conftest import SAMPLE_SKILLS
 

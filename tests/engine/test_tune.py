@@ -246,6 +246,7 @@ def test_the_prompt_typed_is_a_case_only_when_the_skill_misses_it_and_the_file_h
     assert typed is not None and typed.expect == (SKILL,) and typed.positive
     assert typed_case("invoice a customer in euros", SKILL, cases, injected=True) is None
     assert typed_case("bill my customer", SKILL, cases, injected=False) is None
+    assert typed_case(" bill  my customer\n", SKILL, cases, injected=False) is None
     assert typed_case("  ", SKILL, cases, injected=False) is None
 
 
@@ -718,9 +719,9 @@ def test_words_to_add_are_never_another_languages_function_words_or_fragments() 
 
 
 def test_danish_function_words_are_never_added_nor_removed() -> None:
-    """A Danish cooking skill's missed prompts offered "gerne" (gladly) and "min" (my) as
-    words to add, and its should-not-trigger prompts "de" (they) as a word to remove,
-    which left the author's sentence ungrammatical."""
+    """A Danish cooking skill's missed prompts have "gerne" (gladly) and "min" (my), which
+    name no task, and its should-not-trigger prompts "de" (they), whose removal would
+    leave the author's sentence ungrammatical: none is a word to add or to remove."""
     from explorer.engine.author.tune import _evidence
 
     description = "Madplan for familien: hvad de skal lave, og hvordan de når det i tide."
@@ -739,8 +740,8 @@ def test_danish_function_words_are_never_added_nor_removed() -> None:
 
 
 def test_where_words_and_code_literals_are_never_words_to_add() -> None:
-    """twincat-st was offered "Use it for inside, TRUE and FALSE.": words of where, and a
-    Structured Text literal, that name no task."""
+    """ "Use it for inside, TRUE and FALSE." for a Structured Text skill: words of where,
+    and a code literal, name no task."""
     from explorer.engine.author.tune import _evidence
 
     missed = ["the flag stays TRUE inside the FB after reset", "set the output FALSE inside a loop"]

@@ -10,7 +10,7 @@ Two kinds of prompt are routed through the one `decide()`:
 For each prompt the expected skill meets its strongest rival: another skill injected in
 its place (a **take**), beside it (a **share**), or a **near miss**: ranked right behind
 it with a relevance of at least `NEAR_P` (without the relevance model: within `CLOSE` of
-its hybrid score), or, when nothing is injected, ranked ahead of it by the relevance
+its hybrid score), or, when no other skill is injected, ranked ahead of it by the relevance
 model with at least `NEAR_P` (its lead over the expected skill is what held that one's
 p down). A pair's weight adds these up, a take
 counting most, so the pairs at the top are the ones whose descriptions the router cannot
@@ -153,7 +153,7 @@ def contests(decision: Decision, expected: Sequence[str]) -> list[tuple[str, str
         theirs, rival = found
         if skill in injected:
             near = theirs >= NEAR_P if learned else mine.score - theirs <= CLOSE
-        else:  # nothing injected: a rival the model put ahead of it held its leads down
+        else:  # no other skill injected: a rival the model put ahead held its leads down
             near = theirs >= NEAR_P and theirs > (mine.relevance or 0.0)
         if near:
             out.append((skill, rival, "near"))

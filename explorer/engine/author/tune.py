@@ -204,7 +204,8 @@ def typed_case(prompt: str, skill_id: str, cases: Sequence[Case], injected: bool
     file has that prompt (the file's own label wins). None otherwise: a prompt the skill
     already takes asks nothing of the tuner, and one it should not take is the file's to
     say."""
-    if injected or not prompt.strip() or any(case.prompt == prompt for case in cases):
+    words = " ".join(prompt.split())
+    if injected or not words or any(" ".join(case.prompt.split()) == words for case in cases):
         return None
     return Case(prompt=prompt, expect=(skill_id,), kind=SHOULD_TRIGGER, source="the prompt typed")
 
