@@ -25,6 +25,7 @@ from explorer.engine.route import (
     bar_text,
     excluded_query_terms,
     missing_query_terms,
+    p_text,
     reason,
     room_text,
     shown_against,
@@ -487,7 +488,7 @@ def markdown_report(
         rows.append(decision.row(skill))
     for row in rows:
         rerank = "—" if row.rerank is None else f"{row.rerank:.2f}"
-        p = "—" if row.relevance is None else f"{row.relevance:.2f}"
+        p = "—" if row.relevance is None else p_text(row.relevance)
         why = reason(decision, row)
         gap = f" ({why.gap_text()})" if why.gap_text() else ""
         lines.append(

@@ -409,9 +409,9 @@ async def test_the_terms_tab_gets_the_prompt_it_explains(tmp_path: Path) -> None
 def test_a_p_the_model_all_but_ruled_out_reads_under_a_hundredth() -> None:
     """Candidates listed by p would read 0.00, 0.00, 0.00 …, ties in no order to the eye:
     under a hundredth a p reads <.01, and the rest with two decimals as everywhere."""
-    from explorer.tui.widgets.skills_table import _p_shown
+    from explorer.engine.route import p_text
 
-    assert [_p_shown(p) for p in (0.0039, 0.0049, 0.005, 0.09, 0.985)] == [
+    assert [p_text(p) for p in (0.0039, 0.0049, 0.005, 0.09, 0.985)] == [
         "<.01",
         "<.01",
         "0.01",

@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "json_default": "decision",
     "load_relevance_model": "relevance",
     "missing_query_terms": "relevance",
+    "p_text": "reasons",
     "reason": "reasons",
     "room_text": "reasons",
     "resolve": "presets",
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.reasons import PROBABILITY as PROBABILITY
     from explorer.engine.route.reasons import Reason as Reason
     from explorer.engine.route.reasons import bar_text as bar_text
+    from explorer.engine.route.reasons import p_text as p_text
     from explorer.engine.route.reasons import reason as reason
     from explorer.engine.route.reasons import room_text as room_text
     from explorer.engine.route.reasons import shown_against as shown_against

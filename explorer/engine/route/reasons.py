@@ -132,6 +132,13 @@ def _pair(value: float, bar: float, digits: int = 3) -> tuple[str, str]:
     return shown
 
 
+def p_text(p: float) -> str:
+    """A p in a table column: two decimals, and `<.01` for one that would read 0.00, so a
+    column of candidates the model all but ruled out, listed by p, does not read as ties
+    in no order."""
+    return "<.01" if round(p, 2) == 0 else f"{p:.2f}"
+
+
 def shown_against(value: float, bar: float, digits: int = 2) -> str:
     """`value` as `_pair` prints it beside `bar`: with `digits` decimals, or more where
     fewer would round it onto the bar (p 0.478 reads "0.478", not "0.48", against 0.48)."""

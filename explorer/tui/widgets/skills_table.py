@@ -30,6 +30,7 @@ from explorer.engine.route import (
     Row,
     Rows,
     RowsById,
+    p_text,
     reason,
 )
 from explorer.terminal import one_line
@@ -135,13 +136,6 @@ def _short(value: float, digits: int = 2) -> str:
     if text.startswith("0."):
         return text[1:]
     return "-" + text[2:] if text.startswith("-0.") else text
-
-
-def _p_shown(p: float) -> str:
-    """A p as the table shows it: two decimals, and `<.01` for one that would read 0.00, so a
-    column of candidates the model all but ruled out does not look like a column of ties
-    listed in no order (the rows follow p)."""
-    return "<.01" if round(p, 2) == 0 else f"{p:.2f}"
 
 
 def _delta(now: float, before: float | None) -> Text:
@@ -983,7 +977,7 @@ class SkillsTable(ScrollView, can_focus=True):
         if trace is None:
             return "—"
         (name, value), *_ = trace.top_contributions(candidate, 1)
-        p = _p_shown(float(trace.probabilities[candidate]))
+        p = p_text(float(trace.probabilities[candidate]))
         return f"{p} {FEATURE_LABELS.get(name, name)}{value:+.1f}"
 
     def _p_cell(self, row: Row, injected: bool) -> Text:
