@@ -354,9 +354,8 @@ def shown_rows(decision: Decision, top: int, skill: str | None) -> list[Row]:
     shown = list(decision.rows[: max(top, 1)])
     wanted = list(decision.injected_ids)
     trace = decision.relevance
-    if trace is not None and len(trace.candidates):
-        best = max(range(len(trace.candidates)), key=lambda at: trace.probabilities[at])
-        wanted.append(decision.channels.ids[trace.candidates[best]])
+    if trace is not None and trace.ranked:
+        wanted.append(decision.channels.ids[trace.candidates[trace.ranked[0]]])
     if skill:
         wanted.append(skill)
     extra = {

@@ -151,6 +151,8 @@ class RelevanceTrace:
     second_threshold: float
     model: str
     form: ModelForm = ModelForm.LOGISTIC
+    # Candidate rows, most probable first, ties in id order: the order the picks come from.
+    ranked: tuple[int, ...] = ()
     # The model's RelevanceModel.room, asked only for the rows an explanation shows.
     room_of: Callable[[np.ndarray], tuple[tuple[str, float], ...]] | None = field(
         default=None, compare=False, repr=False
@@ -432,21 +434,16 @@ _CHANNEL_FIELDS = (
 
 
 def _by_probability(decision: Decision, exclude: Sequence[int]) -> list[int]:
-    """§9.12: the relevance model's candidates, highest `p` first, ties in id order as the
-    pipeline breaks them, leaving out `exclude`. Under that model `p` decides, so the rows
-    after the injected ones are in the order it judged them: the skill that came closest
-    is the next row, not the one the hybrid score happens to rank first."""
+    """§9.12: the relevance model's candidates in its order (`RelevanceTrace.ranked`),
+    leaving out `exclude`. Under that model `p` decides, so the rows after the injected
+    ones are in the order it judged them: the skill that came closest is the next row,
+    not the one the hybrid score happens to rank first."""
     relevance = decision.relevance
-    if relevance is None or decision.stage is not Stage.RELEVANCE or not relevance.candidates:
+    if relevance is None or decision.stage is not Stage.RELEVANCE:
         return []
-    ids = decision.channels.ids
-    positions = np.asarray(relevance.candidates, dtype=np.int64)
-    by_id = np.argsort(np.array([ids[i] for i in relevance.candidates], dtype=object))
-    id_order = np.empty(len(positions), dtype=np.int64)
-    id_order[by_id] = np.arange(len(positions))
-    order = np.lexsort((id_order, -np.asarray(relevance.probabilities)))
     skip = set(exclude)
-    return [int(position) for position in positions[order] if int(position) not in skip]
+    positions = (relevance.candidates[row] for row in relevance.ranked)
+    return [position for position in positions if position not in skip]
 
 
 class Rows(Sequence[Row]):

@@ -622,6 +622,10 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
     matrix = features(run.query, _evidence(run, c, candidates, multilingual))
     contributions = model.contributions(matrix)
     probabilities = model.probability(matrix, contributions)
+    order = sorted(
+        range(len(candidates)),
+        key=lambda r: (-probabilities[r], run.index.id_rank[candidates[r]]),
+    )
     trace = RelevanceTrace(
         candidates=tuple(candidates),
         features=model.features,
@@ -633,13 +637,10 @@ def _relevance_stage(run: _Run, c: Channels, prompt: str) -> Outcome:
         second_threshold=max(second_bar, threshold),
         model=model.name,
         form=model.form,
+        ranked=tuple(order),
         room_of=model.room,
     )
     run.relevance = trace
-    order = sorted(
-        range(len(candidates)),
-        key=lambda r: (-probabilities[r], run.index.id_rank[candidates[r]]),
-    )
     best = order[0]
     picks = [best] if probabilities[best] >= trace.threshold else []
     second = order[1] if picks and len(order) > 1 else None

@@ -17,8 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
-
 from explorer.engine.inference.rerank import sigmoid
 from explorer.engine.route.decision import Decision, GateName, Row, Stage, Verdict
 from explorer.engine.route.relevance import ModelForm
@@ -301,8 +299,8 @@ def _shortfall(decision: Decision, row: Row) -> str:
         ),
         None,
     )
-    if ahead is None and len(trace.candidates):
-        best = int(np.argmax(trace.probabilities))
+    if ahead is None and trace.ranked:
+        best = trace.ranked[0]
         ahead = (decision.channels.ids[trace.candidates[best]], best)
     drivers = trace.drivers(at, 2, digits=1)
     if ahead is None or ahead[1] == at:
