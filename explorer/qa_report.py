@@ -7,6 +7,7 @@ makes prompts and skill text visible-safe and fits tables to the terminal.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 
@@ -105,8 +106,13 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
         ]
     failures = report.failures
     lines += ["", f"failures ({len(failures)}):"]
-    if failures:
-        lines.append(failure_table(failures, report.thresholds.get("relevance_threshold")))
+    bar = report.thresholds.get("relevance_threshold")
+    by_file = _by_file(failures)
+    if len(by_file) > 1:  # the skills' own trigger evals: a line says where only in its file
+        for path, results in by_file.items():
+            lines += [f"{path} ({len(results)}):", failure_table(results, bar)]
+    elif failures:
+        lines.append(failure_table(failures, bar))
     else:
         lines.append("  none")
     t = report.timings
@@ -116,6 +122,22 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
         f"total {t.total_ms / 1000:.2f} s for {r.cases} cases",
     ]
     return lines
+
+
+def _by_file(failures: Sequence[CaseResult]) -> dict[str, list[CaseResult]]:
+    """The failures by the file their case came from, named from the folder the files
+    share (`pdf/evals/evals.json`), in the order the cases were read."""
+    sources = list(dict.fromkeys(result.case.source for result in failures))
+    try:
+        shared = os.path.commonpath([os.path.dirname(source) or "." for source in sources])
+    except ValueError:  # absolute paths beside relative ones: each is named whole
+        shared = ""
+    groups: dict[str, list[CaseResult]] = {}
+    for result in failures:
+        source = result.case.source
+        name = os.path.relpath(source, shared) if shared and source else source or "—"
+        groups.setdefault(name, []).append(result)
+    return groups
 
 
 # The failures' columns in the order they give way on a narrow terminal: the case's

@@ -329,6 +329,25 @@ def test_qa_commands_have_help(command: str, capsys: Capture) -> None:
     assert "--set" in text and "--json" in text
 
 
+def test_eval_of_the_skills_own_evals_lists_failures_under_their_files(
+    capsys: Capture, library: Library
+) -> None:
+    """Each skill's evals are a file of their own: a failure's line says where only under the
+    file it is in, named from the folder the skills share."""
+    root, _, common = library
+    for skill, query in (("pdf", "banana bread recipe"), ("changelog-generator", "make it nice")):
+        (root / skill / "evals").mkdir()
+        (root / skill / "evals" / "trigger.json").write_text(
+            json.dumps([{"query": query, "should_trigger": True}], indent=2)
+        )
+    code, out, err = run(capsys, "eval", *common)
+    assert code == 0, err
+    failures = out[out.index("failures (2):") :].splitlines()
+    assert failures[1] == "changelog-generator/evals/trigger.json (1):"
+    assert failures[3].split()[0] == "3"  # the line of the query in its file
+    assert "pdf/evals/trigger.json (1):" in failures
+
+
 def test_eval_without_cases_runs_the_skills_own_trigger_evals(
     capsys: Capture, library: Library
 ) -> None:
