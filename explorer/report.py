@@ -368,8 +368,27 @@ def shown_rows(decision: Decision, top: int, skill: str | None) -> list[Row]:
     return shown
 
 
+def injection_lines(text: str, shown_lines: int | None) -> Blocks:
+    """What the hook would inject, as the agent receives it: its first `shown_lines`, which
+    name the skills and open a body, then how much more there is (None: all of it). A body
+    injected whole would be most of a `why`."""
+    lines = text.splitlines()
+    if shown_lines is None or len(lines) <= shown_lines:
+        return ["hook would inject:", Verbatim(text)]
+    return [
+        f"hook would inject ({len(text):,} characters; --text shows them all):",
+        Verbatim("\n".join(lines[:shown_lines])),
+        f"[… {counted(len(lines) - shown_lines, 'more line')}]",
+    ]
+
+
 def why_report(
-    decision: Decision, index: Index, *, top: int = 8, skill: str | None = None
+    decision: Decision,
+    index: Index,
+    *,
+    top: int = 8,
+    skill: str | None = None,
+    text_lines: int | None = None,
 ) -> Blocks:
     models = decision.models
     reranker = models["reranker"] or f"none — {models['reranker_note']}"
@@ -414,7 +433,7 @@ def why_report(
     if decision.text and is_control_payload(decision.prompt):
         lines += ["", "hook would inject: nothing (it ignores a control payload, §7)"]
     elif decision.text:
-        lines += ["", "hook would inject:", Verbatim(decision.text)]
+        lines += ["", *injection_lines(decision.text, text_lines)]
     timings = ", ".join(f"{name} {value:.1f}" for name, value in decision.timings_ms.items())
     lines += ["", f"timings (ms): {timings}"]
     return lines

@@ -290,6 +290,27 @@ def test_why_quotes_a_long_prompt_cut(capsys) -> None:
     assert "more terms, none in the description" in out
 
 
+def test_why_shows_the_head_of_what_the_hook_would_inject_and_text_all_of_it(capsys) -> None:
+    """A body injected whole was most of why's output (200 of 310 lines): by default the
+    lines that name the skill and open its body, and how many more; --text prints it all."""
+    from explorer.cli.commands.why import INJECTION_SHOWN_LINES
+
+    argv = ("merge two pdf files", "--skills", SAMPLES)
+    code, out, _ = run(capsys, "route", *argv, "--json")
+    text = json.loads(out)["text"]
+    lines = text.splitlines()
+    assert code == 0 and len(lines) > INJECTION_SHOWN_LINES + 1  # a body is injected
+    code, out, _ = run(capsys, "why", *argv)
+    shown = out[out.index("hook would inject") :].splitlines()
+    assert shown[0] == f"hook would inject ({len(text):,} characters; --text shows them all):"
+    assert shown[1 : INJECTION_SHOWN_LINES + 1] == lines[:INJECTION_SHOWN_LINES]
+    assert shown[INJECTION_SHOWN_LINES + 1] == (
+        f"[… {len(lines) - INJECTION_SHOWN_LINES} more lines]"
+    )
+    code, out, _ = run(capsys, "why", *argv, "--text")
+    assert code == 0 and text in out
+
+
 def test_why_says_the_hook_ignores_a_control_payload(capsys) -> None:
     """The hook answers nothing to a system reminder; why said it would inject pdf."""
     code, out, _ = run(capsys, "why", "<system-reminder> merge two pdf files", "--skills", SAMPLES)

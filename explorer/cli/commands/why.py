@@ -17,6 +17,10 @@ from explorer.cli.library import library_index, unknown_skill
 from explorer.engine import LoadedConfig
 from explorer.terminal import emit
 
+# Of what the hook would inject, the lines `why` shows unless --text: the skills it names
+# and the head of a body; the body itself is the skill's SKILL.md.
+INJECTION_SHOWN_LINES = 12
+
 
 class WhyCommand(Command):
     name = "why"
@@ -30,6 +34,12 @@ class WhyCommand(Command):
         )
         parser.add_argument(
             "--top", type=positive_int, default=8, metavar="N", help="rows to show (default 8)"
+        )
+        parser.add_argument(
+            "--text",
+            action="store_true",
+            help="print the whole text the hook would inject (by default its first "
+            f"{INJECTION_SHOWN_LINES} lines)",
         )
         parser.add_argument(
             "--json",
@@ -51,5 +61,6 @@ class WhyCommand(Command):
         if args.json:
             print(decision.to_json())
             return EXIT_OK
-        emit(*why_report(decision, index, top=args.top, skill=args.skill))
+        shown = None if args.text else INJECTION_SHOWN_LINES
+        emit(*why_report(decision, index, top=args.top, skill=args.skill, text_lines=shown))
         return EXIT_OK
