@@ -594,14 +594,16 @@ async def test_a_new_run_shows_the_cases_summary_not_the_first_failing_case(
         report = app.state.cases_report
         assert report is not None
         panel.show(report, None, "cases.toml")  # as a run after a save is shown
-        await pilot.pause()
         listing = panel.query_one("#cases-failures", OptionList)
-        assert listing.highlighted == 0 and panel.max_scroll_y > 0  # the case is below
-        assert panel.scroll_offset.y == 0
+        await settle(pilot, lambda: panel.max_scroll_y > 0)  # laid out: the case is below
+        assert listing.highlighted == 0 and panel.scroll_offset.y == 0
+
+        def in_view() -> bool:
+            top = listing.virtual_region.y + listing.gutter.top
+            return panel.scroll_offset.y <= top < panel.scroll_offset.y + panel.size.height
+
         listing.focus()  # as tab brings a user there: the highlighted case comes into view
-        await pilot.pause()
-        top = listing.virtual_region.y + listing.gutter.top
-        assert panel.scroll_offset.y <= top < panel.scroll_offset.y + panel.size.height
+        await settle(pilot, in_view)  # the scroll is animated
 
 
 async def test_the_cases_summary_comes_back_when_the_failing_list_is_left(
