@@ -188,8 +188,9 @@ def test_trigger_language(tmp_path: Path) -> None:
 
 
 def test_trigger_language_in_other_languages_and_in_when_to_use(tmp_path: Path) -> None:
-    """A description that says when to use the skill in Danish, Dutch, Swedish or Chinese
-    says it (these are descriptions of public skills); a when_to_use field that says it
+    """A description that says when to use the skill in Danish, Dutch, Swedish or Chinese,
+    or in the passive ("should be used when"), says it (these are descriptions of public
+    skills); a when_to_use field that says it
     is named, since a router reading the description alone never sees it."""
     for name, description in {
         "da": "Madplanlægning og opskrifter. Brug den hver gang brugeren vil lave mad.",
@@ -198,6 +199,7 @@ def test_trigger_language_in_other_languages_and_in_when_to_use(tmp_path: Path) 
         "zh": "维护个人知识库 wiki。触发词：wiki、知识库、笔记整理。",
         "de": "Prüft SPS-Programme auf Fehler. Verwende diesen Skill, wenn ein Baustein hängt.",
         "es": "Redacta contratos de alquiler. Úsala cuando el usuario pida un contrato.",
+        "en": "Formats manuscripts. This skill should be used when preparing a submission.",
     }.items():
         write_skill(tmp_path, name, description)
     write_skill(

@@ -123,7 +123,7 @@ _NOT_FOR = re.compile(
 # are written in: a description that says when to use the skill in Danish or Chinese says
 # it as well as one in English.
 _WHEN_TO_USE = re.compile(
-    r"\buse\b(?:\s+(?:this|it|the|skill))*\s+(?:when|whenever|for|if|after|before)\b"
+    r"\b(?:use|used)\b(?:\s+(?:this|it|the|skill))*\s+(?:when|whenever|for|if|after|before)\b"
     r"|\bwhen(?:ever)?\s+(?:the\s+|a\s+)?users?\b"
     r"|\btrigger"
     r"|\binvoke(?:\s+\w+)?\s+when\b|"
