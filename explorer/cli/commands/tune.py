@@ -103,7 +103,10 @@ def _channels(candidate: Candidate) -> str:
     return ", ".join(parts)
 
 
-def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
+def tune_text(result: TuneResult, *, applied: int | None = None) -> list[str]:
+    """The report: the split, the figures before, then each candidate; with `applied` (the
+    number --apply wrote) that candidate alone, so that the last one listed is the one
+    written."""
     from explorer.engine.author import SPLIT_SEED, Part
 
     split = result.split
@@ -130,6 +133,8 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
     ]
     lines += [f"note: {note}" for note in result.notes]
     for number, candidate in enumerate(result.candidates, 1):
+        if applied not in (None, number):
+            continue
         flags = []
         if result.recommended == number - 1:
             flags.append("RECOMMENDED")
@@ -166,7 +171,7 @@ def tune_text(result: TuneResult, *, applied: bool = False) -> list[str]:
             ),
         ]
         lines += [_flip_line(flip) for flip in candidate.flips]
-    if result.candidates and not applied:
+    if result.candidates and applied is None:
         lines += [
             "",
             "Write one with --apply N (only the description changes; the file is replaced "
@@ -251,7 +256,7 @@ class TuneCommand(Command):
             data["applied"] = None if applied is None else {"number": args.apply, "path": applied}
             print(json.dumps(data, indent=2, default=json_default, ensure_ascii=True))
         else:
-            emit(*tune_text(result, applied=applied is not None))
+            emit(*tune_text(result, applied=None if applied is None else args.apply))
             if applied is not None:
                 print()
                 emit(f"wrote candidate {args.apply} into {applied} (only the description changed)")
