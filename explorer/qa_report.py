@@ -369,14 +369,18 @@ def calibration_text(report: CalibrationReport, source: str, top: int) -> Blocks
     return lines
 
 
-def lint_text(findings: Sequence[Finding], skills: int) -> str:
+def lint_text(findings: Sequence[Finding], skills: int, ignored: int = 0) -> str:
+    """Each finding on a line, then the counts (and how many --ignore left out)."""
     lines = [str(finding) for finding in findings]
     counts = Counter(finding.severity for finding in findings)
     plurals = {"error": "errors", "warning": "warnings", "info": "info"}
     summary = ", ".join(
         counted(counts.get(severity, 0), severity, plurals[severity]) for severity in SEVERITIES
     )
-    lines += ["" if lines else "no findings", f"{summary} in {counted(skills, 'skill')}"]
+    summary += f" in {counted(skills, 'skill')}"
+    if ignored:
+        summary += f" ({counted(ignored, 'finding')} of ignored rules not shown)"
+    lines += ["" if lines else "no findings", summary]
     return "\n".join(lines)
 
 

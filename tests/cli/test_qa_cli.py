@@ -313,6 +313,14 @@ def test_lint_exit_codes_and_output(capsys: Capture, tmp_path: Path, warm_cache_
     assert code == 1 and data["schema"] == "skill-explorer/lint@1" and data["skills"] == 2
     found = {finding["rule"] for finding in data["findings"]}
     assert "spec/unknown-key" not in found and "claude-code/name-only" in found
+    # --ignore leaves out a rule's findings, or a family's; ignored errors do not fail.
+    code, out, _ = run(capsys, "lint", str(root), *cache, "--ignore", "spec")
+    assert code == 0 and "[spec/" not in out
+    assert out.splitlines()[-1].endswith("(2 findings of ignored rules not shown)")
+    code, out, _ = run(capsys, "lint", str(root), *cache, "--ignore", "spec/unknown-key")
+    assert code == 1 and "[spec/unknown-key]" not in out and "[spec/reserved-word]" in out
+    code, _, err = run(capsys, "lint", str(root), *cache, "--ignore", "unknown-key")
+    assert code == 2 and "--ignore: no rule unknown-key; the rules: claude-code/" in err
 
 
 def test_lint_usage_error_without_roots(capsys: Capture) -> None:

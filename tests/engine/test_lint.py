@@ -437,3 +437,20 @@ def test_near_duplicates_capped_per_skill(tmp_path: Path) -> None:
         lint([tmp_path], index=index, near_duplicate_shown=None), "retrieval/near-duplicate"
     )
     assert len(every) == 42 and {f.severity for f in every} == {WARNING}
+
+
+def test_every_rule_a_finding_names_is_one_lint_ignore_knows() -> None:
+    """`lint --ignore` checks names against RULES: a rule added without it could not be
+    ignored, and a typo in --ignore would pass silently were RULES not the whole list."""
+    import re
+
+    from explorer.engine.author import lint as lint_module
+    from explorer.engine.author.lint import RULES, unknown_rules
+
+    source = Path(lint_module.__file__).read_text(encoding="utf-8")
+    named = set(re.findall(r'"((?:spec|retrieval|claude-code|parse)/[a-z0-9-]+)"', source))
+    assert named == set(RULES)
+    assert unknown_rules(["spec", "claude-code/name-only", "name-only", "specs"]) == [
+        "name-only",
+        "specs",
+    ]

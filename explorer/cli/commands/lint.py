@@ -56,7 +56,17 @@ class LintCommand(Command):
             type=fraction,
             default=0.85,
             metavar="X",
-            help="dense cosine from which two descriptions count as near-duplicates (0.85)",
+            help="dense cosine from which two descriptions count as near-duplicates "
+            "(0.85); so do two that each match the other's words at a normalised BM25 of "
+            "0.5 or more, whatever X",
+        )
+        parser.add_argument(
+            "--ignore",
+            action="append",
+            default=[],
+            metavar="RULE",
+            help="leave out a rule's findings, as claude-code/name-only, or a family's, as "
+            "claude-code (repeatable); ignored errors do not fail",
         )
         parser.add_argument(
             "--all-near-duplicates",
@@ -93,11 +103,21 @@ class LintCommand(Command):
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine import lint
-        from explorer.engine.author import NEAR_DUPLICATE_SHOWN, has_errors
+        from explorer.engine.author import (
+            NEAR_DUPLICATE_SHOWN,
+            RULES,
+            has_errors,
+            ignoring,
+            unknown_rules,
+        )
         from explorer.qa_report import lint_text
 
         if not args.collisions and (args.cases or args.skill):
             say("--cases and --skill are read by --collisions only (the rules take no cases)")
+            return EXIT_USAGE
+        unknown = unknown_rules(args.ignore)
+        if unknown:
+            say(f"--ignore: no rule {', '.join(unknown)}; the rules: {', '.join(RULES)}")
             return EXIT_USAGE
         roots = command_roots(args, loaded)
         if roots is None:
@@ -116,16 +136,18 @@ class LintCommand(Command):
             near_duplicate=args.near_duplicate,
             near_duplicate_shown=None if args.all_near_duplicates else NEAR_DUPLICATE_SHOWN,
         )
+        shown = ignoring(findings, args.ignore)
         if args.json:
             data = {
                 "schema": "skill-explorer/lint@1",
                 "skills": len(index),
-                "findings": [finding.to_dict() for finding in findings],
+                "findings": [finding.to_dict() for finding in shown],
+                "ignored": len(findings) - len(shown),
             }
             print(json.dumps(data, indent=2))
         else:
-            emit(lint_text(findings, len(index)))
-        return EXIT_FAILED if has_errors(findings) else EXIT_OK
+            emit(lint_text(shown, len(index), ignored=len(findings) - len(shown)))
+        return EXIT_FAILED if has_errors(shown) else EXIT_OK
 
     def _collisions(self, args: argparse.Namespace, loaded: LoadedConfig, index: Index) -> int:
         from explorer.cli.library import load_case_set, unknown_skill

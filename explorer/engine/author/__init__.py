@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "Move": "compare",
     "NEAR_DUPLICATE_SHOWN": "lint",
     "Part": "tune",
+    "RULES": "lint",
     "RankingDiff": "compare",
     "SEVERITIES": "lint",
     "SPLIT_SEED": "tune",
@@ -40,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "collision_map": "collisions",
     "edit_description": "rewrite",
     "has_errors": "lint",
+    "ignoring": "lint",
     "lint_files": "lint",
     "patched_index": "whatif",
     "ranking_diff": "compare",
@@ -49,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "save": "rewrite",
     "split_cases": "tune",
     "typed_case": "tune",
+    "unknown_rules": "lint",
     "what_if": "whatif",
     "with_cases": "whatif",
 }
@@ -63,11 +66,14 @@ if TYPE_CHECKING:
     from explorer.engine.author.compare import RankingDiff as RankingDiff
     from explorer.engine.author.compare import ranking_diff as ranking_diff
     from explorer.engine.author.lint import NEAR_DUPLICATE_SHOWN as NEAR_DUPLICATE_SHOWN
+    from explorer.engine.author.lint import RULES as RULES
     from explorer.engine.author.lint import SEVERITIES as SEVERITIES
     from explorer.engine.author.lint import Finding as Finding
     from explorer.engine.author.lint import LintMemo as LintMemo
     from explorer.engine.author.lint import has_errors as has_errors
+    from explorer.engine.author.lint import ignoring as ignoring
     from explorer.engine.author.lint import lint_files as lint_files
+    from explorer.engine.author.lint import unknown_rules as unknown_rules
     from explorer.engine.author.rewrite import Edit as Edit
     from explorer.engine.author.rewrite import SaveError as SaveError
     from explorer.engine.author.rewrite import changed_on_disk as changed_on_disk

@@ -89,6 +89,35 @@ CHARS_PER_TOKEN = 4
 DEFAULT_CONTEXT_TOKENS = 200_000
 
 
+# Every rule a finding can name (`lint --ignore` takes one, or a family: the part before
+# the slash).
+RULES = (
+    "claude-code/listing-budget",
+    "claude-code/name-only",
+    "claude-code/truncated",
+    "parse/rejected",
+    "parse/warning",
+    "retrieval/dead-keyword",
+    "retrieval/double-keyword",
+    "retrieval/generic-name-token",
+    "retrieval/generic-terms",
+    "retrieval/near-duplicate",
+    "retrieval/no-trigger-language",
+    "retrieval/short-description",
+    "spec/compatibility",
+    "spec/description-length",
+    "spec/field-type",
+    "spec/metadata",
+    "spec/name-charset",
+    "spec/name-directory",
+    "spec/name-hyphens",
+    "spec/name-length",
+    "spec/reserved-word",
+    "spec/unknown-key",
+    "spec/xml-tags",
+)
+
+
 _FindingRow = tuple[str, str, str, str, int | None]  # Finding's fields, in order
 _KeptFindings = tuple[str, bool, tuple[_FindingRow, ...]]  # content hash, stale, findings
 
@@ -230,6 +259,24 @@ def _within_file(finding: Finding) -> tuple[int, str, str]:
 
 def has_errors(findings: Iterable[Finding]) -> bool:
     return any(finding.severity == ERROR for finding in findings)
+
+
+def unknown_rules(names: Iterable[str]) -> list[str]:
+    """The names that are neither a rule of RULES nor a family of them ("claude-code")."""
+    families = {rule.split("/")[0] for rule in RULES}
+    return [name for name in names if name not in RULES and name not in families]
+
+
+def ignoring(findings: Iterable[Finding], names: Iterable[str]) -> list[Finding]:
+    """`findings` less those of the rules `names` names, each a rule or a family: a
+    library over Claude Code's listing budget has a name-only warning per skill past it,
+    and the rest are hard to find among them."""
+    ignored = tuple(names)
+    return [
+        finding
+        for finding in findings
+        if finding.rule not in ignored and finding.rule.split("/")[0] not in ignored
+    ]
 
 
 def _library_path(index: Index, roots: Sequence[str | os.PathLike[str]]) -> str:
