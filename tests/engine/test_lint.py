@@ -11,6 +11,7 @@ from explorer.engine.author.lint import (
     ERROR,
     INFO,
     LISTING_ENTRY_MAX,
+    NAMES_SHOWN,
     WARNING,
     Finding,
     has_errors,
@@ -316,6 +317,23 @@ def test_listing_budget_overflow_names_the_tail(tmp_path: Path) -> None:
     name_only = [f.path.split("/")[-2] for f in only(findings, "claude-code/name-only")]
     # Path order: alpha, beta, delta, gamma; alpha and beta keep their descriptions.
     assert name_only == ["delta", "gamma"]
+    assert "2 of 4 skills would be listed by name only, from delta, gamma." in summary.message
+
+
+def test_the_listing_budget_finding_names_the_first_few_past_it(tmp_path: Path) -> None:
+    """At 26,000 skills the one finding named every skill past the budget on one line;
+    each has a name-only finding of its own."""
+    for number in range(12):
+        write_skill(tmp_path, f"skill-{number:02}", GOOD)
+    findings = lint([tmp_path], context_tokens=5_000)
+    (summary,) = only(findings, "claude-code/listing-budget")
+    past = [f.path.split("/")[-2] for f in only(findings, "claude-code/name-only")]
+    assert len(past) > NAMES_SHOWN + 1
+    assert (
+        f"by name only, from {', '.join(past[:NAMES_SHOWN])} and {len(past) - NAMES_SHOWN} "
+        "more (each has a name-only warning)." in summary.message
+    )
+    assert past[NAMES_SHOWN] not in summary.message
 
 
 def test_listing_skips_skills_the_model_cannot_invoke(tmp_path: Path) -> None:

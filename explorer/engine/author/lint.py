@@ -1019,6 +1019,17 @@ def listing_text(skill: Skill) -> str:
     return text
 
 
+NAMES_SHOWN = 5  # of the skills over the listing budget, in its one finding
+
+
+def _first_names(names: Sequence[str]) -> str:
+    """'a, b, c, d, e and 109 more (each has a name-only warning)': the whole list was one
+    line of 26,000 names at that many skills, and every one of them has its own finding."""
+    shown = ", ".join(names[:NAMES_SHOWN])
+    rest = len(names) - NAMES_SHOWN
+    return f"{shown} and {rest} more (each has a name-only warning)" if rest > 0 else shown
+
+
 class Listing:
     """Simulate Claude Code's skill listing: entries cut at 1,536 characters, the whole
     list in 1 % of the context window x 4 characters, the overflow listed by name only.
@@ -1084,10 +1095,10 @@ class Listing:
                 library_path,
                 f"skill listing is {total:,} characters, over the {budget:,}-character budget "
                 f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN}); {len(dropped)} of "
-                f"{len(listed)} skills would be listed by name only: "
-                f"{', '.join(skills[position].id for position in dropped.tolist())}. Claude Code "
-                "drops the least-used first; with no usage data we assume path order, so "
-                "the tail overflows",
+                f"{len(listed)} skills would be listed by name only, from "
+                f"{_first_names([skills[position].id for position in dropped.tolist()])}. "
+                "Claude Code drops the least-used first; with no usage data we assume path "
+                "order, so the tail overflows",
             )
         )
 
