@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import ClassVar
+import time
+from typing import ClassVar, TextIO
 
 from explorer.engine import ConfigError, LoadedConfig, load_config
 from explorer.terminal import visible
@@ -57,6 +58,41 @@ class Command:
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         raise NotImplementedError
+
+
+class Progress:
+    """Count, rate and ETA of a long run (a cold build's embedding, the collision map's
+    routing), on stderr: on a terminal one line rewritten in place; in a log, a line every
+    10 % or 30 s. Called with (done, total), from (0, total) to (total, total)."""
+
+    def __init__(self, stream: TextIO, doing: str, done_verb: str, things: str) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.doing, self.done_verb, self.things = doing, done_verb, things
+        self.started = 0.0
+        self.last_line = 0.0
+        self.last_share = -1.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done == 0:
+            self.started = self.last_line = now
+            self.stream.write(f"{self.doing} {total} {self.things}\n" if not self.tty else "")
+            return
+        elapsed = now - self.started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (total - done) / rate if rate > 0 else 0.0
+        share = done / total
+        line = (
+            f"{self.done_verb} {done}/{total} ({100 * share:.0f} %), {rate:.0f}/s, "
+            f"{elapsed:.0f} s elapsed, ETA {eta:.0f} s"
+        )
+        if self.tty:
+            self.stream.write(f"\r{line}" + ("\n" if done == total else ""))
+        elif done == total or share - self.last_share >= 0.1 or now - self.last_line >= 30:
+            self.stream.write(line + "\n")
+            self.last_share, self.last_line = share, now
+        self.stream.flush()
 
 
 def existing_directory(value: str) -> str:

@@ -367,6 +367,10 @@ def test_lint_says_which_cases_it_cannot_use(capsys, tmp_path: Path) -> None:
     code, out, err = run(capsys, "lint", "--collisions", SAMPLES)
     assert code == 0 and "meeting-notes-summarizer/SKILL.md:3: invalid YAML" in err
     assert "--cases FILE routes them too" in out.splitlines()[1]
+    # What it routes is counted on stderr as it goes (seconds at a hundred skills).
+    routed = [line for line in err.splitlines() if line.startswith("rout")]
+    total = routed[0].split()[1]
+    assert routed[0] == f"routing {total} prompts" and routed[-1].startswith(f"routed {total}/")
 
 
 def test_bad_set_value_names_key_and_type(capsys) -> None:
