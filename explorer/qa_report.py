@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from explorer.engine.author import SEVERITIES, Collision, CollisionMap, Finding
+from explorer.engine.author.collisions import CLOSE, NEAR_P, WEIGHTS
 from explorer.engine.base import counted
 from explorer.engine.qa import (
     HOST_VALUE_PENALTY,
@@ -424,6 +425,15 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
     return lines
 
 
+COLLISION_LEGEND = (
+    "(for a prompt of one skill: taken, the other was injected in its place; shared, "
+    "injected beside it; near miss, the other was not injected but came close, at p ≥ "
+    f"{NEAR_P:g} or within {CLOSE:g} of its hybrid score; weight = taken "
+    f"x {WEIGHTS['take']:g} + shared x {WEIGHTS['share']:g} + near misses x "
+    f"{WEIGHTS['near']:g})"
+)
+
+
 def collisions_text(found: CollisionMap, top: int, negatives: int = 0) -> str:
     """The map's pairs, heaviest first; `negatives`: the cases that expect no skill, which
     it does not route (a collision is two skills after one prompt), said beside the count
@@ -437,6 +447,8 @@ def collisions_text(found: CollisionMap, top: int, negatives: int = 0) -> str:
     ]
     if not found.cases:
         lines.append("(labelled prompts find more: --cases FILE routes them too)")
+    if found.collisions:
+        lines.append(COLLISION_LEGEND)
     for number, collision in enumerate(found.collisions[:top], 1):
         lines += ["", *collision_lines(collision, number)]
     if len(found.collisions) > top:
