@@ -126,6 +126,17 @@ def test_tsv_cases_follow_the_reference_format() -> None:
     assert cases.cases[2].context == ("with a tab inside",)
 
 
+def test_a_tsv_line_of_column_names_above_the_cases_is_skipped() -> None:
+    """A spreadsheet's export starts with its column names: "unknown kind 'kind'" on it
+    stopped the whole file. Below the first case the same line is an error, as any."""
+    header = "expected-id\tkind\tprompt\n"
+    cases = parse_tsv_cases(header + TSV, "c.tsv")
+    first = cases.cases[0]
+    assert (first.prompt, first.line, len(cases.cases)) == ("merge two pdfs", 4, 3)
+    with pytest.raises(CaseError, match=r"c\.tsv:2: unknown kind 'Kind'"):
+        parse_tsv_cases("pdf\tdirect\tmerge\nid\tKind\tprompt\n", "c.tsv")
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [

@@ -211,8 +211,10 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
     earlier turns, oldest first, separated by `|`, and a working directory.
 
     `(none)` marks a negative, several ids are comma-separated, `#` starts a comment
-    line, blank lines are skipped. TSV has no split column: every case gets split None.
-    A `# group: NAME` comment gives the cases below it that group (NAME one of GROUPS).
+    line, blank lines are skipped, and so is a first line of column names (its kind
+    column reads `kind`, as a spreadsheet exports it). TSV has no split column: every
+    case gets split None. A `# group: NAME` comment gives the cases below it that group
+    (NAME one of GROUPS).
     """
     cases: list[Case] = []
     group = ""
@@ -236,6 +238,8 @@ def parse_tsv_cases(text: str, source: str = "<cases>") -> CaseSet:
                 f"(expected-id, kind, prompt), found {len(fields)}"
             )
         ids_field, kind, prompt = (field.strip() for field in fields[:3])
+        if not cases and kind.lower() == "kind":  # column names, above the first case
+            continue
         context = tuple(turn.strip() for turn in (fields[3] if len(fields) > 3 else "").split("|"))
         cwd = fields[4].strip() if len(fields) > 4 else ""
         if not ids_field:
