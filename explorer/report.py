@@ -66,6 +66,14 @@ def decision_summary(decision: Decision) -> str:
     return "\n".join(lines)
 
 
+def closest_line(decision: Decision) -> str | None:
+    """With nothing injected, the first row's reason: the skill that came closest and the
+    number that kept it out, which `route` alone did not say (`why` lists every row)."""
+    if decision.injected or not decision.rows:
+        return None
+    return f"best candidate:{reason_line(decision, decision.rows[0]).removeprefix(' ')}"
+
+
 # The channel table's columns in the order they give way on a narrow terminal (the rank,
 # the skill, the verdict, cos and bm25 always stay): first any of these that hold one value
 # in every row (kw 0.00 when no keyword matched, p "—" without the relevance model), then

@@ -137,6 +137,25 @@ def test_route_text_and_invalid_yaml_warning(capsys) -> None:
     assert "meeting-notes-summarizer/SKILL.md:3: invalid YAML" in err
 
 
+def test_route_with_nothing_injected_names_the_skill_that_came_closest(capsys) -> None:
+    """ "no skill injected (last failed gate: relevance)" left a user to guess which skill
+    nearly took the prompt: the first row's reason says it, as why's does."""
+    argv = ("what year was the pdf format invented", "--skills", SAMPLES)
+    code, out, _ = run(capsys, "route", *argv, "--json")
+    decision = json.loads(out)
+    assert code == 0 and decision["injected"] == []
+    first = decision["skills"][0]["id"]
+    code, out, _ = run(capsys, "route", *argv)
+    lines = out.splitlines()
+    assert lines[1].startswith("no skill injected")
+    assert lines[2].startswith(f"best candidate: {first}: relevance: p ")
+    assert lines[3] == "(skill-explorer why PROMPT says what moved each skill)"
+    code, out, _ = run(
+        capsys, "route", "write a commit message for my staged diff", "--skills", SAMPLES
+    )
+    assert "best candidate" not in out and "why PROMPT" not in out
+
+
 def test_why_explains_a_losing_skill(capsys) -> None:
     code, out, _ = run(
         capsys,

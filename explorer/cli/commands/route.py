@@ -36,7 +36,10 @@ class RouteCommand(Command):
         if args.json:
             print(decision.to_json())
             return EXIT_OK
-        from explorer.report import decision_summary
+        from explorer.report import closest_line, decision_summary
 
         emit(decision_summary(decision))
+        closest = closest_line(decision)
+        if closest is not None:
+            emit(closest, "(skill-explorer why PROMPT says what moved each skill)")
         return EXIT_OK
