@@ -276,9 +276,9 @@ def relevance_lines(decision: Decision, rows: list[Row]) -> list[str]:
             roomed = True
     if roomed:
         lines.append(
-            "  (room: what a channel would add to s, and p then, if it alone favoured the skill "
-            "as strongly as the model ever rewards: the most headroom first; rooms do not add "
-            "up)"
+            "  (room: the p a channel would give, and what it would add to s, if it alone "
+            "favoured the skill as strongly as the model ever rewards: the most headroom "
+            "first; rooms do not add up)"
         )
     return lines
 

@@ -269,8 +269,8 @@ def test_why_says_where_each_skill_under_the_bar_has_room(capsys) -> None:
     assert code == 0 and names[0] == "plaintext-accounting" and len(names) == 3
     assert len(rooms) == 2 and all(section[n - 1].startswith("  ") for n in rooms)
     assert section[1].startswith("  plaintext-accounting") and "room" not in section[2]
-    assert re.match(r"    room: \w[\w ,]* \+\d+\.\d → p \d\.\d+", section[rooms[0]])
-    assert section[-1].startswith("  (room: what a channel would add to s")
+    assert re.match(r"    room: \w[\w ]* → p \d\.\d+ \(s \+\d+\.\d\)", section[rooms[0]])
+    assert section[-1].startswith("  (room: the p a channel would give, and what it would add")
 
 
 def test_why_shows_the_skill_that_came_closest_wherever_it_ranks(capsys) -> None:

@@ -352,7 +352,8 @@ def test_room_says_which_channel_holds_a_missed_skill_back(apache: Path, engine:
         row[trace.features.index(name)] = np.inf if MONOTONE[name] > 0 else -np.inf
     lifted = float(model.probability(row[None])[0])
     text = room_text(decision, decision.row("canvas-design"))
-    assert lifted >= trace.threshold and text.startswith(f"rerank +{room['rerank']:.1f} → p ")
+    assert lifted >= trace.threshold and text.startswith("rerank → p ")
+    assert text.split(", ")[0].endswith(f" (s +{room['rerank']:.1f})")
     injected = _route("write an announcement for the team about the outage", apache, engine)
     (taken,) = injected.injected_ids
     assert room_text(injected, injected.row(taken)) == ""

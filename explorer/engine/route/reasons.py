@@ -315,8 +315,9 @@ ROOM_MIN = 0.05  # log-odds: less room than this is no room
 
 def room_text(decision: Decision, row: Row, count: int = ROOM_SHOWN) -> str:
     """§9.12, "Room": for a candidate the relevance model kept under its bar, the channels
-    with the most headroom and the p each would give, `rerank +4.2 → p 0.86, bm25 +2.7 →
-    p 0.59`, which its contributions (what raised it) cannot say. Empty for a skill over
+    with the most headroom, the p each would give and what it would add to the log-odds
+    s, `rerank → p 0.86 (s +4.2), bm25 → p 0.595 (s +2.7)`: what its contributions (what
+    raised it) cannot say. p comes first: "cos +5.2" read as a cosine. Empty for a skill over
     its bar (injected, or dropped after it by max_skills, deny, …), one the model did not
     judge, or a model that cannot say."""
     trace = decision.relevance
@@ -329,7 +330,7 @@ def room_text(decision: Decision, row: Row, count: int = ROOM_SHOWN) -> str:
         return ""
     score = trace.bias + float(trace.contributions[at].sum())
     shown = [
-        f"{channel} {gain:+.1f} → p {shown_against(sigmoid(score + gain), bar[row.verdict])}"
+        f"{channel} → p {shown_against(sigmoid(score + gain), bar[row.verdict])} (s {gain:+.1f})"
         for channel, gain in trace.room(at)[:count]
         if gain >= ROOM_MIN
     ]
