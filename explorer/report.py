@@ -21,6 +21,7 @@ from explorer.engine.route import (
     GUARD_KEYS,
     Gate,
     GateName,
+    InjectionMode,
     Row,
     bar_text,
     excluded_query_terms,
@@ -61,9 +62,18 @@ def decision_summary(decision: Decision) -> str:
     lines = [head]
     for item in decision.injected:
         lines.append(
-            f"inject {item.id}  confidence {item.confidence:.2f} ({item.band}, {item.mode})"
+            f"inject {item.id}  confidence {item.confidence:.2f} ({item.band}, "
+            f"{INJECTED_AS[item.mode]})"
         )
     return "\n".join(lines)
+
+
+# What the hook puts in the context for an injected skill (§5.7): "(high, body)" said it
+# only to a reader of configuration.md.
+INJECTED_AS = {
+    InjectionMode.BODY: "its SKILL.md body injected",
+    InjectionMode.DESCRIPTION: "its path and description injected",
+}
 
 
 def closest_line(decision: Decision) -> str | None:

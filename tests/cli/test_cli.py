@@ -134,6 +134,7 @@ def test_route_text_and_invalid_yaml_warning(capsys) -> None:
         capsys, "route", "write a commit message for my staged diff", "--skills", SAMPLES
     )
     assert code == 0 and "inject git-commit-writer" in out
+    assert out.splitlines()[1].endswith("(high, its SKILL.md body injected)")  # not "(high, body)"
     assert "meeting-notes-summarizer/SKILL.md:3: invalid YAML" in err
 
 

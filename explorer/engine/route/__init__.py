@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "GUARD_KEYS": "presets",
     "Gate": "decision",
     "GateName": "decision",
+    "InjectionMode": "decision",
     "LOGIT": "reasons",
     "PROBABILITY": "reasons",
     "Match": "matches",
@@ -42,6 +43,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from explorer.engine.route.decision import Gate as Gate
     from explorer.engine.route.decision import GateName as GateName
+    from explorer.engine.route.decision import InjectionMode as InjectionMode
     from explorer.engine.route.decision import Row as Row
     from explorer.engine.route.decision import Rows as Rows
     from explorer.engine.route.decision import RowsById as RowsById
