@@ -104,6 +104,7 @@ RULES = (
     "retrieval/near-duplicate",
     "retrieval/no-trigger-language",
     "retrieval/short-description",
+    "router/extension-keys",
     "spec/compatibility",
     "spec/description-length",
     "spec/field-type",
@@ -396,7 +397,10 @@ def _key_rules(front: dict[str, Any], claude_code: bool, lines: dict[str, int], 
     for key in front:
         if key not in allowed:
             hint = (
-                " (a Claude Code key: lint with --claude-code)" if key in CLAUDE_CODE_KEYS else ""
+                " (a Claude Code key: lint with --claude-code)"
+                if key in CLAUDE_CODE_KEYS
+                else f"; the spec's place for other fields is metadata, a map of strings "
+                f'(metadata: {{{key}: "…"}})'
             )
             add("spec/unknown-key", f"frontmatter key {key!r} is not in the spec{hint}", key)
     extensions = sorted(ROUTER_KEYS & set(front), key=lambda key: (lines.get(key, 0), key))
