@@ -108,14 +108,14 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
     failures = report.failures
     lines += ["", f"failures ({len(failures)}):"]
     bar = report.thresholds.get("relevance_threshold")
-    by_file = _by_file(failures)
-    if len(by_file) > 1:  # the skills' own trigger evals: a line says where only in its file
-        for path, results in by_file.items():
-            lines += [f"{path} ({len(results)}):", failure_table(results, bar)]
-    elif failures:
-        lines.append(failure_table(failures, bar))
-    else:
+    sources = list(dict.fromkeys(result.case.source for result in report.results))
+    if not failures:
         lines.append("  none")
+    elif len(sources) > 1:  # the skills' own trigger evals: a line says where only in its file
+        for path, results in _by_file(failures, sources).items():
+            lines += [f"{path} ({len(results)}):", failure_table(results, bar)]
+    else:
+        lines.append(failure_table(failures, bar))
     t = report.timings
     lines += [
         "",
@@ -125,10 +125,10 @@ def eval_text(report: EvalReport, source: str) -> Blocks:
     return lines
 
 
-def _by_file(failures: Sequence[CaseResult]) -> dict[str, list[CaseResult]]:
-    """The failures by the file their case came from, named from the folder the files
-    share (`pdf/evals/evals.json`), in the order the cases were read."""
-    sources = list(dict.fromkeys(result.case.source for result in failures))
+def _by_file(failures: Sequence[CaseResult], sources: Sequence[str]) -> dict[str, list[CaseResult]]:
+    """The failures by the file their case came from, in the order the cases were read,
+    each file named from the folder all the run's `sources` share (`pdf/evals/evals.json`:
+    the skill's folder is in the name even when one skill's files alone fail)."""
     try:
         shared = os.path.commonpath([os.path.dirname(source) or "." for source in sources])
     except ValueError:  # absolute paths beside relative ones: each is named whole
@@ -426,10 +426,10 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
 
 
 COLLISION_LEGEND = (
-    "(for a prompt of one skill: taken, the other was injected in its place; shared, "
-    "injected beside it; near miss, the other was not injected but came close, at p ≥ "
-    f"{NEAR_P:g} or within {CLOSE:g} of its hybrid score; weight = taken "
-    f"x {WEIGHTS['take']:g} + shared x {WEIGHTS['share']:g} + near misses x "
+    "(for a prompt one skill should win: taken, the other was injected in its place; "
+    "shared, injected beside it; near miss, the other was not injected but came close, at "
+    f"p ≥ {NEAR_P:g} (without the relevance model: within {CLOSE:g} of its hybrid score); "
+    f"weight = taken x {WEIGHTS['take']:g} + shared x {WEIGHTS['share']:g} + near misses x "
     f"{WEIGHTS['near']:g})"
 )
 

@@ -23,6 +23,7 @@ from explorer.engine.route import (
     GateName,
     InjectionMode,
     Row,
+    Stage,
     bar_text,
     excluded_query_terms,
     missing_query_terms,
@@ -68,8 +69,8 @@ def decision_summary(decision: Decision) -> str:
     return "\n".join(lines)
 
 
-# What the hook puts in the context for an injected skill (§5.7): "(high, body)" said it
-# only to a reader of configuration.md.
+# What the hook puts in the context for an injected skill (§5.7), in words: a bare "body"
+# means something only to a reader of configuration.md.
 INJECTED_AS = {
     InjectionMode.BODY: "its SKILL.md body injected",
     InjectionMode.DESCRIPTION: "its path and description injected",
@@ -77,11 +78,12 @@ INJECTED_AS = {
 
 
 def closest_line(decision: Decision) -> str | None:
-    """With nothing injected, the first row's reason: the skill that came closest and the
-    number that kept it out, which `route` alone did not say (`why` lists every row)."""
-    if decision.injected or not decision.rows:
+    """With nothing injected after the skills were scored, the first row's reason: the
+    skill that came closest and the number that kept it out (`why` lists every row). A
+    blank or empty prompt scored none: no row came closer than another."""
+    if decision.injected or not decision.rows or decision.stage in (Stage.BLANK, Stage.EMPTY):
         return None
-    return f"best candidate:{reason_line(decision, decision.rows[0]).removeprefix(' ')}"
+    return f"best candidate: {reason_text(decision, decision.rows[0])}"
 
 
 # The channel table's columns in the order they give way on a narrow terminal (the rank,
@@ -151,11 +153,11 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
     return FittedTable(headers, body, right={0, *range(3, 17)}, droppable=NARROW_DROPS)
 
 
-def reason_line(decision: Decision, row: Row) -> str:
+def reason_text(decision: Decision, row: Row) -> str:
     """One skill's reason from engine/route/reasons.py, with the gap to injection."""
     why = reason(decision, row)
     gap = f"  ({why.gap_text()})" if why.gap_text() else ""
-    return f"  {row.id}: {why.gate}: {why.text}{gap}"
+    return f"{row.id}: {why.gate}: {why.text}{gap}"
 
 
 def matches_text(row: Row) -> str:
@@ -435,7 +437,7 @@ def why_report(
     lines += ["", "why (the number that decided; the explorer's table says the same):"]
     if decision.relevance is not None:
         lines.append(RELEVANCE_LEGEND)
-    lines += [reason_line(decision, row) for row in shown]
+    lines += [f"  {reason_text(decision, row)}" for row in shown]
     matched = [row for row in shown if row.matches]
     if matched:
         lines += ["", "what matched (keyword, phrase, file and project boosts):"]

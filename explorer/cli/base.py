@@ -74,6 +74,8 @@ class Progress:
         self.last_share = -1.0
 
     def __call__(self, done: int, total: int) -> None:
+        if not total:  # nothing to count (no prompt, no description to embed)
+            return
         now = time.perf_counter()
         if done == 0:
             self.started = self.last_line = now

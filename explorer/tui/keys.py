@@ -94,6 +94,11 @@ HELP_HEADERS = ("key", "command", "id (keymap)", "what it does")
 SYMBOLS: tuple[tuple[str, str], ...] = (
     ("INJECT", "injected; any other verdict is the gate that dropped the skill"),
     (
+        "(body)",
+        "after inject in the decision panel: the skill's SKILL.md body is injected; "
+        "(description): its path and description",
+    ),
+    (
         "p",
         "the relevance model's probability (learned preset): inject at p ≥ its bar; "
         "<.01: under a hundredth",

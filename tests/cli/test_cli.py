@@ -139,8 +139,8 @@ def test_route_text_and_invalid_yaml_warning(capsys) -> None:
 
 
 def test_route_with_nothing_injected_names_the_skill_that_came_closest(capsys) -> None:
-    """ "no skill injected (last failed gate: relevance)" left a user to guess which skill
-    nearly took the prompt: the first row's reason says it, as why's does."""
+    """With nothing injected, route names the skill that nearly took the prompt and the
+    number that kept it out (the first row's reason, as why's), so a user need not guess."""
     argv = ("what year was the pdf format invented", "--skills", SAMPLES)
     code, out, _ = run(capsys, "route", *argv, "--json")
     decision = json.loads(out)
@@ -155,6 +155,8 @@ def test_route_with_nothing_injected_names_the_skill_that_came_closest(capsys) -
         capsys, "route", "write a commit message for my staged diff", "--skills", SAMPLES
     )
     assert "best candidate" not in out and "why PROMPT" not in out
+    code, out, _ = run(capsys, "route", "  ", "--skills", SAMPLES)  # no skill was scored
+    assert code == 0 and "best candidate" not in out
 
 
 def test_why_explains_a_losing_skill(capsys) -> None:
@@ -311,8 +313,9 @@ def test_why_quotes_a_long_prompt_cut(capsys) -> None:
 
 
 def test_why_shows_the_head_of_what_the_hook_would_inject_and_text_all_of_it(capsys) -> None:
-    """A body injected whole was most of why's output (200 of 310 lines): by default the
-    lines that name the skill and open its body, and how many more; --text prints it all."""
+    """A body injected whole would be most of why's output (200 of 310 lines on a large
+    library): by default the lines that name the skill and open its body, and how many
+    more; --text prints it all."""
     from explorer.cli.commands.why import INJECTION_SHOWN_LINES
 
     argv = ("merge two pdf files", "--skills", SAMPLES)
@@ -335,6 +338,12 @@ def test_why_says_the_hook_ignores_a_control_payload(capsys) -> None:
     """The hook answers nothing to a system reminder; why said it would inject pdf."""
     code, out, _ = run(capsys, "why", "<system-reminder> merge two pdf files", "--skills", SAMPLES)
     assert code == 0 and "inject pdf" in out  # the router's decision, as route gives it
+    code, routed, _ = run(
+        capsys, "route", "<system-reminder> merge two pdf files", "--skills", SAMPLES
+    )
+    assert code == 0 and routed.splitlines()[-1] == (
+        "the hook injects nothing for it: it ignores a control payload (§7)"
+    )
     assert "hook would inject: nothing (it ignores a control payload, §7)" in out
     assert "Skill router:" not in out
 
@@ -617,3 +626,21 @@ def test_why_says_what_each_column_of_its_table_is(capsys) -> None:
     assert code == 0
     for name in [header.split()[0], *header.split()[3:]]:  # skill and verdict need none
         assert re.search(rf"(^|[;,(+=] ){re.escape(name)} ", legend), name
+
+
+def test_progress_counts_a_run_in_a_log_and_says_nothing_of_an_empty_one() -> None:
+    """Off a terminal: a line to start, then lines as it goes and one at the end; a run of
+    nothing (a library with no sentence to route) prints nothing, not its header twice."""
+    import io
+
+    from explorer.cli.base import Progress
+
+    log = io.StringIO()
+    counting = Progress(log, "routing", "routed", "prompts")
+    for done in (0, 0):
+        counting(done, 0)
+    assert log.getvalue() == ""
+    for done in range(4):
+        counting(done, 3)
+    lines = log.getvalue().splitlines()
+    assert lines[0] == "routing 3 prompts" and lines[-1].startswith("routed 3/3 (100 %)")

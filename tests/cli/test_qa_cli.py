@@ -321,6 +321,8 @@ def test_lint_exit_codes_and_output(capsys: Capture, tmp_path: Path, warm_cache_
     assert code == 1 and "[spec/unknown-key]" not in out and "[spec/reserved-word]" in out
     code, _, err = run(capsys, "lint", str(root), *cache, "--ignore", "unknown-key")
     assert code == 2 and "--ignore: no rule unknown-key; the rules: claude-code/" in err
+    code, _, err = run(capsys, "lint", str(root), *cache, "--ignore", "spec", "--collisions")
+    assert code == 2 and "--ignore names rules; --collisions runs none" in err
 
 
 def test_lint_usage_error_without_roots(capsys: Capture) -> None:
@@ -341,18 +343,29 @@ def test_eval_of_the_skills_own_evals_lists_failures_under_their_files(
     capsys: Capture, library: Library
 ) -> None:
     """Each skill's evals are a file of their own: a failure's line says where only under the
-    file it is in, named from the folder the skills share."""
+    file it is in, named from the folder the skills share, when one skill's file fails as
+    when several do."""
     root, _, common = library
-    for skill, query in (("pdf", "banana bread recipe"), ("changelog-generator", "make it nice")):
+    queries = {
+        "pdf": ["merge and split pdf files"],  # passes
+        "changelog-generator": ["make it nice", "release notes from git history"],
+    }
+    for skill, prompts in queries.items():
         (root / skill / "evals").mkdir()
         (root / skill / "evals" / "trigger.json").write_text(
-            json.dumps([{"query": query, "should_trigger": True}], indent=2)
+            json.dumps([{"query": query, "should_trigger": True} for query in prompts], indent=2)
         )
     code, out, err = run(capsys, "eval", *common)
     assert code == 0, err
-    failures = out[out.index("failures (2):") :].splitlines()
+    failures = out[out.index("failures (1):") :].splitlines()
     assert failures[1] == "changelog-generator/evals/trigger.json (1):"
     assert failures[3].split()[0] == "3"  # the line of the query in its file
+    (root / "pdf" / "evals" / "trigger.json").write_text(
+        json.dumps([{"query": "banana bread recipe", "should_trigger": True}], indent=2)
+    )
+    code, out, err = run(capsys, "eval", *common)
+    failures = out[out.index("failures (2):") :].splitlines()
+    assert failures[1] == "changelog-generator/evals/trigger.json (1):"
     assert "pdf/evals/trigger.json (1):" in failures
 
 

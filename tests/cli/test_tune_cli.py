@@ -207,7 +207,7 @@ def test_applying_a_candidate_it_would_not_recommend_says_why(
         capsys, "tune", SKILL, "--cases", str(cases), "--apply", str(stealer), *common
     )
     assert code == 0 and f"wrote candidate {stealer}" in out
-    # The one written is the one listed: the others' diffs above "wrote" read as written.
+    # The one written is the one listed: another's diff above "wrote" would read as written.
     listed = [line.split()[0] for line in out.splitlines() if line.startswith("#")]
     assert listed == [f"#{stealer}"] and len(candidates) > 1
     steals = candidates[stealer - 1]["steals"]

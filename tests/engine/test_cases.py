@@ -127,8 +127,9 @@ def test_tsv_cases_follow_the_reference_format() -> None:
 
 
 def test_a_tsv_line_of_column_names_above_the_cases_is_skipped() -> None:
-    """A spreadsheet's export starts with its column names: "unknown kind 'kind'" on it
-    stopped the whole file. Below the first case the same line is an error, as any."""
+    """A spreadsheet's export starts with its column names, which name no kind: skipped
+    there, not an error that stops the file. Below the first case such a line is an error,
+    as any."""
     header = "expected-id\tkind\tprompt\n"
     cases = parse_tsv_cases(header + TSV, "c.tsv")
     first = cases.cases[0]

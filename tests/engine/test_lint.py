@@ -21,7 +21,7 @@ from explorer.engine.base.config import Config
 from explorer.engine.index.snapshot import build_index
 from explorer.engine.inference.embed import BowEmbedder
 from explorer.engine.inference.models import assemble_models
-from tests.conftest import write_skill
+from tests.conftest import SAMPLE_SKILLS, write_skill
 
 GOOD = "Merges and splits PDF files. Use when the user needs pages combined or separated."
 
@@ -214,8 +214,10 @@ def test_trigger_language_in_other_languages_and_in_when_to_use(tmp_path: Path) 
         when_to_use='"Use when the user asks about PLC ladder rungs or Structured Text."',
     )
     write_skill(tmp_path, "usa", "Sales tax rules of the USA for online shops and invoices.")
+    # What a tool is used for is what it does, not when to use the skill.
+    write_skill(tmp_path, "used", "A Python library used for parsing PDF files and tables.")
     found = only(lint([tmp_path]), "retrieval/no-trigger-language")
-    assert sorted(f.path.split("/")[-2] for f in found) == ["plc", "usa"]
+    assert sorted(f.path.split("/")[-2] for f in found) == ["plc", "usa", "used"]
     (finding,) = [f for f in found if "/plc/" in f.path]
     assert "its when_to_use field does" in finding.message
 
@@ -321,12 +323,12 @@ def test_listing_budget_overflow_names_the_tail(tmp_path: Path) -> None:
     name_only = [f.path.split("/")[-2] for f in only(findings, "claude-code/name-only")]
     # Path order: alpha, beta, delta, gamma; alpha and beta keep their descriptions.
     assert name_only == ["delta", "gamma"]
-    assert "2 of 4 skills would be listed by name only, from delta, gamma." in summary.message
+    assert "2 of 4 skills would be listed by name only: delta, gamma." in summary.message
 
 
 def test_the_listing_budget_finding_names_the_first_few_past_it(tmp_path: Path) -> None:
-    """At 26,000 skills the one finding named every skill past the budget on one line;
-    each has a name-only finding of its own."""
+    """The one finding names the first few skills past the budget and counts the rest:
+    each has a name-only finding of its own, and at 26,000 skills the list is that long."""
     for number in range(12):
         write_skill(tmp_path, f"skill-{number:02}", GOOD)
     findings = lint([tmp_path], context_tokens=5_000)
@@ -334,8 +336,8 @@ def test_the_listing_budget_finding_names_the_first_few_past_it(tmp_path: Path) 
     past = [f.path.split("/")[-2] for f in only(findings, "claude-code/name-only")]
     assert len(past) > NAMES_SHOWN + 1
     assert (
-        f"by name only, from {', '.join(past[:NAMES_SHOWN])} and {len(past) - NAMES_SHOWN} "
-        "more (each has a name-only warning)." in summary.message
+        f"by name only, the first {NAMES_SHOWN}: {', '.join(past[:NAMES_SHOWN])}, and "
+        f"{len(past) - NAMES_SHOWN} more." in summary.message
     )
     assert past[NAMES_SHOWN] not in summary.message
 
@@ -461,17 +463,23 @@ def test_near_duplicates_capped_per_skill(tmp_path: Path) -> None:
     assert len(every) == 42 and {f.severity for f in every} == {WARNING}
 
 
-def test_every_rule_a_finding_names_is_one_lint_ignore_knows() -> None:
-    """`lint --ignore` checks names against RULES: a rule added without it could not be
-    ignored, and a typo in --ignore would pass silently were RULES not the whole list."""
+def test_every_rule_a_finding_names_is_one_lint_ignore_knows(tmp_path: Path) -> None:
+    """`lint --ignore` checks names against RULES, so each rule a finding can carry is in
+    it: those lint names itself and those discovery gives a file it reads (the sample
+    library has a file of invalid YAML; a frontmatter never closed gives the other)."""
     import re
 
     from explorer.engine.author import lint as lint_module
     from explorer.engine.author.lint import RULES, unknown_rules
+    from explorer.engine.discovery.skills import INVALID_YAML, READING_RULE
 
     source = Path(lint_module.__file__).read_text(encoding="utf-8")
-    named = set(re.findall(r'"([a-z-]+/[a-z0-9-]+)"', source))
-    assert named == set(RULES)
+    assert set(re.findall(r'"([a-z-]+/[a-z0-9-]+)"', source)) <= set(RULES)
+    unclosed = tmp_path / "unclosed" / "SKILL.md"  # read to its end by the reference
+    unclosed.parent.mkdir()
+    unclosed.write_text(f"---\nname: unclosed\ndescription: {GOOD}\n", encoding="utf-8")
+    found = {f.rule for f in lint([SAMPLE_SKILLS, tmp_path])}
+    assert {INVALID_YAML, READING_RULE} <= found <= set(RULES)
     assert unknown_rules(["spec", "claude-code/name-only", "name-only", "specs"]) == [
         "name-only",
         "specs",

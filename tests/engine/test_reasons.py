@@ -22,7 +22,7 @@ from explorer.engine.route.reasons import (
     reasons,
     shown_against,
 )
-from explorer.report import reason_line, why_report
+from explorer.report import reason_text, why_report
 
 NUMBER = r"-?\d+\.\d+"
 
@@ -155,7 +155,7 @@ def test_why_prints_the_same_sentence(bow_index) -> None:
     )
     text = "\n".join(b for b in why_report(decision, bow_index, top=3) if isinstance(b, str))
     for row in decision.rows[:3]:
-        assert reason_line(decision, row) in text
+        assert f"  {reason_text(decision, row)}" in text
         assert reason(decision, row).text in text
 
 

@@ -158,6 +158,11 @@ def test_help_at_80_columns_wraps_each_description_in_its_own_column(
     width = max(map(len, symbols)) + 4  # two cells of edge and two between the columns
     rows = [line for line in lines[lines.index("Symbols") + 1 :] if line.strip()]
     assert all(line[:width].strip() in symbols | {""} for line in rows), rows
+    # The decision panel's "(body)" after an injected skill: each injection mode is said.
+    from explorer.engine.route import InjectionMode
+
+    said = " ".join(f"{symbol} {meaning}" for symbol, meaning in SYMBOLS)
+    assert all(f"({mode.value})" in said for mode in InjectionMode)
 
 
 @pytest.mark.slow  # tests/engine/test_attribution.py holds the sentence attribution the tab shows

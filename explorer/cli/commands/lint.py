@@ -117,6 +117,9 @@ class LintCommand(Command):
         if not args.collisions and (args.cases or args.skill):
             say("--cases and --skill are read by --collisions only (the rules take no cases)")
             return EXIT_USAGE
+        if args.collisions and args.ignore:
+            say("--ignore names rules; --collisions runs none")
+            return EXIT_USAGE
         unknown = unknown_rules(args.ignore)
         if unknown:
             say(f"--ignore: no rule {', '.join(unknown)}; the rules: {', '.join(RULES)}")

@@ -36,10 +36,13 @@ class RouteCommand(Command):
         if args.json:
             print(decision.to_json())
             return EXIT_OK
+        from explorer.engine.host import is_control_payload
         from explorer.report import closest_line, decision_summary
 
         emit(decision_summary(decision))
         closest = closest_line(decision)
         if closest is not None:
             emit(closest, "(skill-explorer why PROMPT says what moved each skill)")
+        if decision.injected and is_control_payload(decision.prompt):
+            emit("the hook injects nothing for it: it ignores a control payload (§7)")
         return EXIT_OK

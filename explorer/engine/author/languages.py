@@ -123,7 +123,9 @@ _NOT_FOR = re.compile(
 # are written in: a description that says when to use the skill in Danish or Chinese says
 # it as well as one in English.
 _WHEN_TO_USE = re.compile(
-    r"\b(?:use|used)\b(?:\s+(?:this|it|the|skill))*\s+(?:when|whenever|for|if|after|before)\b"
+    r"\buse\b(?:\s+(?:this|it|the|skill))*\s+(?:when|whenever|for|if|after|before)\b"
+    r"|\b(?:should|must|can|may)\s+be\s+used\s+(?:when|whenever|for|if|after|before)\b"
+    r"|\b(?:is|are)\s+used\s+(?:when|whenever|if)\b"
     r"|\bwhen(?:ever)?\s+(?:the\s+|a\s+)?users?\b"
     r"|\btrigger"
     r"|\binvoke(?:\s+\w+)?\s+when\b|"

@@ -24,6 +24,7 @@ from explorer.engine.base.text import STOPWORDS, counted, norm_token, tokenize
 from explorer.engine.base.turns import checkpoint
 from explorer.engine.discovery.skills import (
     INVALID_YAML,
+    READING_RULE,
     Problem,
     Skill,
     discover,
@@ -95,6 +96,8 @@ RULES = (
     "claude-code/listing-budget",
     "claude-code/name-only",
     "claude-code/truncated",
+    INVALID_YAML,
+    READING_RULE,
     "parse/rejected",
     "parse/warning",
     "retrieval/dead-keyword",
@@ -1027,11 +1030,12 @@ NAMES_SHOWN = 5  # of the skills over the listing budget, in its one finding
 
 
 def _first_names(names: Sequence[str]) -> str:
-    """'a, b, c, d, e and 109 more (each has a name-only warning)': the whole list was one
-    line of 26,000 names at that many skills, and every one of them has its own finding."""
-    shown = ", ".join(names[:NAMES_SHOWN])
-    rest = len(names) - NAMES_SHOWN
-    return f"{shown} and {rest} more (each has a name-only warning)" if rest > 0 else shown
+    """': a, b' or ', the first five: a, b, c, d, e, and 109 more': a library of 26,000
+    skills has that many names past the budget, and each has a name-only finding."""
+    if len(names) <= NAMES_SHOWN:
+        return f": {', '.join(names)}"
+    first = ", ".join(names[:NAMES_SHOWN])
+    return f", the first {NAMES_SHOWN}: {first}, and {len(names) - NAMES_SHOWN} more"
 
 
 class Listing:
@@ -1099,7 +1103,7 @@ class Listing:
                 library_path,
                 f"skill listing is {total:,} characters, over the {budget:,}-character budget "
                 f"(1 % of {context_tokens:,} tokens x {CHARS_PER_TOKEN}); {len(dropped)} of "
-                f"{len(listed)} skills would be listed by name only, from "
+                f"{len(listed)} skills would be listed by name only"
                 f"{_first_names([skills[position].id for position in dropped.tolist()])}. "
                 "Claude Code drops the least-used first; with no usage data we assume path "
                 "order, so the tail overflows",

@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "Rows": "decision",
     "RowsById": "decision",
     "Session": "session",
+    "Stage": "decision",
     "bar_text": "reasons",
     "excluded_query_terms": "relevance",
     "json_default": "decision",
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.decision import Row as Row
     from explorer.engine.route.decision import Rows as Rows
     from explorer.engine.route.decision import RowsById as RowsById
+    from explorer.engine.route.decision import Stage as Stage
     from explorer.engine.route.decision import json_default as json_default
     from explorer.engine.route.matches import Match as Match
     from explorer.engine.route.matches import MatchKind as MatchKind

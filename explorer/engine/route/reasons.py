@@ -317,9 +317,9 @@ def room_text(decision: Decision, row: Row, count: int = ROOM_SHOWN) -> str:
     """§9.12, "Room": for a candidate the relevance model kept under its bar, the channels
     with the most headroom, the p each would give and what it would add to the log-odds
     s, `rerank → p 0.86 (s +4.2), bm25 → p 0.595 (s +2.7)`: what its contributions (what
-    raised it) cannot say. p comes first: "cos +5.2" read as a cosine. Empty for a skill over
-    its bar (injected, or dropped after it by max_skills, deny, …), one the model did not
-    judge, or a model that cannot say."""
+    raised it) cannot say. p comes first and s is named: a bare "cos +5.2" reads as a
+    cosine. Empty for a skill over its bar (injected, or dropped after it by max_skills,
+    deny, …), one the model did not judge, or a model that cannot say."""
     trace = decision.relevance
     positions = decision.channels.positions or {}
     at = None if trace is None else trace.at(positions.get(row.id, -1))
