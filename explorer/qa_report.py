@@ -11,8 +11,15 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 
-from explorer.engine.author import SEVERITIES, Collision, CollisionMap, Finding
-from explorer.engine.author.collisions import CLOSE, NEAR_P, WEIGHTS
+from explorer.engine.author import (
+    COLLISION_WEIGHTS,
+    NEAR_HYBRID,
+    NEAR_P,
+    SEVERITIES,
+    Collision,
+    CollisionMap,
+    Finding,
+)
 from explorer.engine.base import counted
 from explorer.engine.qa import (
     HOST_VALUE_PENALTY,
@@ -428,9 +435,13 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
 COLLISION_LEGEND = (
     "(for a prompt one skill should win: taken, the other was injected in its place; "
     "shared, injected beside it; near miss, the other was not injected but came close, at "
-    f"p ≥ {NEAR_P:g} (without the relevance model: within {CLOSE:g} of its hybrid score); "
-    f"weight = taken x {WEIGHTS['take']:g} + shared x {WEIGHTS['share']:g} + near misses x "
-    f"{WEIGHTS['near']:g})"
+    f"p ≥ {NEAR_P:g} (without the relevance model: within {NEAR_HYBRID:g} of its hybrid "
+    "score); weight = "
+    + " + ".join(
+        f"{name} x {COLLISION_WEIGHTS[kind]:g}"
+        for kind, name in (("take", "taken"), ("share", "shared"), ("near", "near misses"))
+    )
+    + ")"
 )
 
 

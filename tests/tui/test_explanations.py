@@ -5,6 +5,7 @@ fallback to a file, and warnings told from errors."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -456,6 +457,11 @@ async def test_under_the_relevance_model_the_why_cell_leaves_p_to_its_column(
         assert table.cell_text(second.id, "p").startswith("<.01")
         await pilot.press("down")
         await settle(pilot, lambda: table.current_id() == second.id)
-        await pilot.pause()
-        panel = render(app.query_one("#decision-reason", Static).content)
-        assert "p 0.00 < 0.59" in panel
+
+        def panel() -> str:
+            return render(app.query_one("#decision-reason", Static).content)
+
+        await settle(pilot, lambda: "p 0.00 < 0.59" in panel())
+        assert re.search(
+            r"room \(a channel at its strongest\): \w[\w ]* → p [\d.]+ \(s \+", panel()
+        )

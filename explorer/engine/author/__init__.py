@@ -12,6 +12,7 @@ from explorer.engine._lazy import lazy_exports
 
 # public name -> the module of this package that defines it ("<module>": the module itself)
 _EXPORTS: dict[str, str] = {
+    "COLLISION_WEIGHTS": "collisions",
     "Candidate": "tune",
     "Channel": "compare",
     "Collision": "collisions",
@@ -24,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "LintMemo": "lint",
     "Move": "compare",
     "NEAR_DUPLICATE_SHOWN": "lint",
+    "NEAR_HYBRID": "collisions",
+    "NEAR_P": "collisions",
     "Part": "tune",
     "RULES": "lint",
     "RankingDiff": "compare",
@@ -57,6 +60,9 @@ _EXPORTS: dict[str, str] = {
 }
 __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
+    from explorer.engine.author.collisions import COLLISION_WEIGHTS as COLLISION_WEIGHTS
+    from explorer.engine.author.collisions import NEAR_HYBRID as NEAR_HYBRID
+    from explorer.engine.author.collisions import NEAR_P as NEAR_P
     from explorer.engine.author.collisions import Collision as Collision
     from explorer.engine.author.collisions import CollisionMap as CollisionMap
     from explorer.engine.author.collisions import collision_map as collision_map

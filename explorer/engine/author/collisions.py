@@ -9,14 +9,14 @@ Two kinds of prompt are routed through the one `decide()`:
 
 For each prompt the expected skill meets its strongest rival: another skill injected in
 its place (a **take**), beside it (a **share**), or a **near miss**: ranked right behind
-it with a relevance of at least `NEAR_P` (without the relevance model: within `CLOSE` of
-its hybrid score), or, when no other skill is injected, ranked ahead of it by the relevance
-model with at least `NEAR_P` (its lead over the expected skill is what held that one's
-p down). A pair's weight adds these up, a take
-counting most, so the pairs at the top are the ones whose descriptions the router cannot
-keep apart. Each pair carries the description words the two share (by idf, the words
-that pull the same prompts) and the cases that flip between them: a case that expects one
-and that the other takes.
+it with a relevance of at least `NEAR_P` (without the relevance model: within
+`NEAR_HYBRID` of its hybrid score), or, when no other skill is injected, ranked ahead of
+it by the relevance model with at least `NEAR_P` (its lead over the expected skill is
+what held that one's p down). A pair's weight adds these up, a take counting most, so
+the pairs at the top are the ones whose descriptions the router cannot keep apart. Each
+pair carries the description words the two share (by idf, the words that pull the same
+prompts) and the cases that flip between them: a case that expects one and that the
+other takes.
 
 Pure: nothing is printed or written; the CLI (`lint --collisions`) and the explorer
 (`tui/collisions.py`) show the result.
@@ -41,8 +41,8 @@ SCHEMA = "skill-explorer/collisions@1"
 SENTENCES = 3  # sampled from each description
 MIN_WORDS = 3  # content words a sampled sentence needs
 NEAR_P = 0.1  # a runner-up the relevance model gives at least this is a near miss
-CLOSE = 0.1  # without the relevance model: a runner-up this close in hybrid score
-WEIGHTS = {"take": 1.0, "share": 0.5, "near": 0.25}
+NEAR_HYBRID = 0.1  # without the relevance model: a runner-up this close in hybrid score
+COLLISION_WEIGHTS = {"take": 1.0, "share": 0.5, "near": 0.25}
 SHARED_SHOWN = 8
 RIVALS = 8  # the runner-up is looked for among the first rows
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -81,7 +81,7 @@ class Collision:
 
     @property
     def weight(self) -> float:
-        return sum(WEIGHTS[contest.kind] for contest in self.contests)
+        return sum(COLLISION_WEIGHTS[contest.kind] for contest in self.contests)
 
     @property
     def flips(self) -> list[Contest]:
@@ -152,7 +152,7 @@ def contests(decision: Decision, expected: Sequence[str]) -> list[tuple[str, str
             continue
         theirs, rival = found
         if skill in injected:
-            near = theirs >= NEAR_P if learned else mine.score - theirs <= CLOSE
+            near = theirs >= NEAR_P if learned else mine.score - theirs <= NEAR_HYBRID
         else:  # no other skill injected: a rival the model put ahead held its leads down
             near = theirs >= NEAR_P and theirs > (mine.relevance or 0.0)
         if near:
