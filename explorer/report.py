@@ -345,16 +345,20 @@ def preset_line(decision: Decision) -> str:
 
 
 def dense_line(decision: Decision) -> str:
-    """The dense model and the floor it gives the cascade: where the relevance model
-    decides, that floor serves only prompts it cannot judge, and the line says so."""
+    """The dense model and the floor it gives the cascade, with where that floor comes
+    from. Where the relevance model decides, the floor serves only prompts it cannot
+    judge: the line says that, and leaves the floor's provenance to --json."""
     models, thresholds = decision.models, decision.thresholds
-    floor = (
-        f"min_similarity {thresholds['min_similarity']:.2f}, score_margin "
-        f"{thresholds['score_margin']:.2f}: {models['calibration']}"
-    )
     if decision.tuning.get("relevance"):
-        floor = f"the relevance model's fallback: {floor}"
-    return f"dense model: {models['dense']} ({floor})"
+        return (
+            f"dense model: {models['dense']} (the cascade's floor, min_similarity "
+            f"{thresholds['min_similarity']:.2f}, serves only prompts the relevance model "
+            "cannot judge)"
+        )
+    return (
+        f"dense model: {models['dense']} (min_similarity {thresholds['min_similarity']:.2f}, "
+        f"score_margin {thresholds['score_margin']:.2f}: {models['calibration']})"
+    )
 
 
 PROMPT_SHOWN = 500  # characters of the prompt `why` quotes: a pasted log is not repeated whole

@@ -420,4 +420,5 @@ def test_under_the_relevance_model_eval_and_why_lead_with_its_bar(
     assert json.loads(out)["thresholds"]["relevance_threshold"] == 0.4
     _, out, _ = run(capsys, "why", "merge two report.pdf files", *common)
     assert "the relevance model decides over every channel (§9.12) at p ≥ 0.40" in out
-    assert "(the relevance model's fallback: min_similarity " in out
+    assert "(the cascade's floor, min_similarity 0.44, serves only prompts the relevance " in out
+    assert "calibrated knee" not in out  # the floor's provenance: --json, or the cascade's line
