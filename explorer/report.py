@@ -86,12 +86,12 @@ def closest_line(decision: Decision) -> str | None:
     return f"best candidate: {reason_text(decision, decision.rows[0])}"
 
 
-# The channel table's columns in the order they give way on a narrow terminal (the rank,
+# The channel table's columns in the order they give way on a narrow terminal (hybrid#,
 # the skill, the verdict, cos and bm25 always stay): first any of these that hold one value
 # in every row (kw 0.00 when no keyword matched, p "—" without the relevance model), then
 # the rest in this order.
 NARROW_DROPS = (
-    *("jacc", "proj", "file", "ph", "fused", "#", "norm", "kw", "score", "overlap"),
+    *("jacc", "proj", "file", "ph", "fused", "bm25#", "norm", "kw", "score", "overlap"),
     *("rerank", "p"),
 )
 
@@ -110,7 +110,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
         return trace.second_threshold if second else trace.threshold
 
     headers = [
-        "rank",
+        "hybrid#",
         "skill",
         "verdict",
         "score",
@@ -122,7 +122,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
         "bm25",
         "norm",
         "fused",
-        "#",
+        "bm25#",
         "rerank",
         "p",
         "overlap",
@@ -466,12 +466,13 @@ def why_report(
 # What the channel table's headers stand for, under it (docs/routing.md has each channel):
 # `fused`, `#`, `proj` and `jacc` say little on their own.
 COLUMN_PHRASES = {
-    "rank": "rank by hybrid score (as in --json and eval), the rows in the decision's order",
+    "hybrid#": "hybrid# the rank by hybrid score (--json's rank, eval's expected#rank), beside "
+    "rows in the decision's order",
     "score": "score = cos + kw + ph (phrase) + file + proj (project) + fused (BM25 in the "
     "score, by bm25_weight)",
     "bm25": "bm25 the BM25 score",
     "norm": "norm = bm25 / the idf of the prompt's terms summed",
-    "#": "# the BM25 rank",
+    "bm25#": "bm25# the BM25 rank",
     "rerank": "rerank the cross-encoder's logit",
     "p": "p the relevance model's probability",
     "overlap": "overlap the prompt's terms in the description",

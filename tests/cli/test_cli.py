@@ -189,11 +189,11 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
     lines = out.splitlines()
-    start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
+    start = next(n for n, line in enumerate(lines) if line.startswith("hybrid#"))
     end = next(n for n, line in enumerate(lines) if line.startswith("left out"))
     assert code == 0 and all(len(line) <= 80 for line in lines[start : end + 2])
     assert lines[start].split() == [
-        "rank",
+        "hybrid#",
         "skill",
         "verdict",
         "cos",
@@ -205,7 +205,7 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
     assert not any("…" in line for line in lines[start:end])  # no cell is cut
     assert "left out to fit 80 columns: proj, file, ph, fused, kw (all 0.00); jacc," in out
     # The legend says what the kept columns stand for, and no more.
-    first = next(n for n, line in enumerate(lines) if line.startswith("columns: rank"))
+    first = next(n for n, line in enumerate(lines) if line.startswith("columns: hybrid#"))
     legend_text = " ".join(" ".join(lines[first : lines.index("", first)]).split())
     assert "bm25 the BM25 score" in legend_text and "p the relevance" in legend_text
     assert "jacc" not in legend_text and "score =" not in legend_text
@@ -249,7 +249,7 @@ def test_the_channel_table_lists_the_decisions_order_under_the_hybrid_rank(capsy
     prompt = "write a bean-query report of my grocery spending per month"
     code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES, "--top", "3")
     lines = out.splitlines()
-    start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
+    start = next(n for n, line in enumerate(lines) if line.startswith("hybrid#"))
     rows = [line.split()[:2] for line in lines[start + 1 : start + 4]]
     assert code == 0 and rows[0] == ["2", "plaintext-accounting"]
     assert rows[1] == ["1", "sql-query-optimizer"] and rows[2] == ["4", "data-chart-maker"]
@@ -283,7 +283,7 @@ def test_why_shows_the_skill_that_came_closest_wherever_it_ranks(capsys) -> None
     prompt = "帮我写一个正则表达式来匹配邮箱地址"
     code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
     lines = out.splitlines()
-    start = next(n for n, line in enumerate(lines) if line.startswith("rank"))
+    start = next(n for n, line in enumerate(lines) if line.startswith("hybrid#"))
     end = next(n for n, line in enumerate(lines) if line.startswith("… "))
     rows = [line.split()[:2] for line in lines[start + 1 : end]]
     assert code == 0 and "best=regex-builder" in out
@@ -620,7 +620,7 @@ def test_why_says_what_each_column_of_its_table_is(capsys) -> None:
 
     code, out, _ = run(capsys, "why", "merge two pdf files", "--skills", SAMPLES)
     lines = out.splitlines()
-    header = next(line for line in lines if line.startswith("rank"))
+    header = next(line for line in lines if line.startswith("hybrid#"))
     legend = " ".join(lines[lines.index(header) :]).split("columns: ", 1)[1].split("why (")[0]
     legend = " ".join(legend.split())
     assert code == 0
