@@ -144,7 +144,7 @@ def channel_table(decision: Decision, rows: Sequence[Row]) -> FittedTable:
             f"{row.bm25_fused:.2f}",
             str(row.bm25_rank or "—"),
             "—" if row.rerank is None else f"{row.rerank:.2f}",
-            "—" if row.relevance is None else shown_against(row.relevance, bar(row)),
+            "—" if row.relevance is None else p_text(row.relevance, bar(row)),
             f"{row.matched_terms}/{row.query_terms}",
             f"{row.jaccard:.2f}",
         ]

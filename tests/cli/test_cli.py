@@ -203,6 +203,8 @@ def test_the_channel_table_fits_an_80_column_terminal_by_leaving_columns_out(
         "overlap",
     ]
     assert not any("…" in line for line in lines[start:end])  # no cell is cut
+    # A p under a hundredth reads <.01, as in the explorer: a column of 0.00 read as ties.
+    assert "<.01" in [line.split()[-2] for line in lines[start + 1 : end]]
     assert "left out to fit 80 columns: proj, file, ph, fused, kw (all 0.00); jacc," in out
     # The legend says what the kept columns stand for, and no more.
     first = next(n for n, line in enumerate(lines) if line.startswith("columns: hybrid#"))

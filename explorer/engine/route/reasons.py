@@ -130,11 +130,14 @@ def _pair(value: float, bar: float, digits: int = 3) -> tuple[str, str]:
     return shown
 
 
-def p_text(p: float) -> str:
-    """A p in a table column: two decimals, and `<.01` for one that would read 0.00, so a
+def p_text(p: float, bar: float | None = None) -> str:
+    """A p in a table column: two decimals (beside its `bar`, more where two would round
+    it onto the bar, as `shown_against`), and `<.01` for one that would read 0.00, so a
     column of candidates the model all but ruled out, listed by p, does not read as ties
     in no order."""
-    return "<.01" if round(p, 2) == 0 else f"{p:.2f}"
+    if round(p, 2) == 0:
+        return "<.01"
+    return f"{p:.2f}" if bar is None else shown_against(p, bar)
 
 
 def shown_against(value: float, bar: float, digits: int = 2) -> str:
