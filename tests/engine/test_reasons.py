@@ -123,10 +123,15 @@ def test_gates_after_the_stage_say_what_they_dropped(bow_index) -> None:
     loose = Config(min_similarity=0.0, score_margin=10.0, max_skills=10)
     prompt = "git pdf xlsx docker changelog"
     denied = decide(prompt, bow_index, loose.replace(deny=["pdf"]))
-    assert "deny list" in reason(denied, denied.row("pdf")).text
+    assert (
+        reason(denied, denied.row("pdf")).text
+        == "would be injected, but the config's deny list names it"
+    )
     capped = decide(prompt, bow_index, loose.replace(max_skills=2))
     dropped = next(row for row in capped.rows if row.verdict == "max_skills")
-    assert reason(capped, dropped).text == "passed, but max_skills = 2 were already picked"
+    assert (
+        reason(capped, dropped).text == "would be injected, but max_skills = 2 were already picked"
+    )
     # Gap-to-win: what it takes to replace the weakest of the skills picked.
     weakest = min(capped.row(skill).score for skill in capped.injected_ids)
     assert reason(capped, dropped).missing == pytest.approx(weakest - dropped.score)

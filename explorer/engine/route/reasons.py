@@ -243,7 +243,7 @@ def reason(decision: Decision, row: Row) -> Reason:
     if verdict is Verdict.MAX_SKILLS:
         gate = gates.get(GateName.MAX_SKILLS)
         cap = gate.thresholds.get("max_skills") if gate else None
-        text = f"passed, but max_skills = {cap} were already picked"
+        text = f"would be injected, but max_skills = {cap} were already picked"
         if trace is not None and row.relevance is not None:
             picked = [decision.row(skill).relevance or 0.0 for skill in decision.injected_ids]
             return _gap(verdict, text, row.relevance, min(picked, default=0.0), PROBABILITY)
@@ -252,10 +252,10 @@ def reason(decision: Decision, row: Row) -> Reason:
     if verdict is Verdict.CHAR_BUDGET:
         gate = gates.get(GateName.CHAR_BUDGET)
         budget = gate.thresholds.get("char_budget") if gate else None
-        text = f"passed, but its text would exceed char_budget = {budget}"
+        text = f"would be injected, but its text would exceed char_budget = {budget}"
         return Reason(verdict, text, needs=f"needs a shorter text, or char_budget above {budget}")
     if verdict is Verdict.DENY:
-        text = "passed, but the config's deny list names it"
+        text = "would be injected, but the config's deny list names it"
         return Reason(verdict, text, needs="needs its id off the deny list")
     if verdict is Verdict.STALE:  # the explorer's why cell leads with the file's error
         text = "passed every gate on its last good version; its file no longer parses"
@@ -263,7 +263,7 @@ def reason(decision: Decision, row: Row) -> Reason:
             return Reason(verdict, text, None, PROBABILITY, row.relevance)
         return Reason(verdict, text, None, SCORE, row.score)
     if verdict is Verdict.INVOKED:
-        text = f"passed, but the prompt invokes /{row.id} (the host loads it)"
+        text = f"would be injected, but the prompt invokes /{row.id} (the host loads it)"
         return Reason(verdict, text, needs="nothing: the host loads it itself")
     if verdict is Verdict.BLANK_PROMPT:
         return Reason(verdict, "blank prompt: nothing to route")
