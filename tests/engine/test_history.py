@@ -89,6 +89,19 @@ def test_usage_report_classifies_every_turn(tmp_path: Path) -> None:
     assert report.totals().injected == 2
 
 
+def test_a_skill_whose_body_was_given_is_not_counted_ignored(tmp_path: Path) -> None:
+    """The hook gives a lone confident pick its SKILL.md body: the model then has nothing to
+    read, and not loading it says nothing about whether it was used."""
+    log = TelemetryLog(tmp_path / "t.jsonl")
+    whole = [Ranked("pdf", 0.95)]
+    log.recommend("s1", "fill the form", "relevance", whole, whole, bodies=["pdf"])
+    log.recommend("s2", "merge pdfs", "relevance", whole, whole)
+    events = read_events([tmp_path / "t.jsonl"]).events
+    assert events[0].bodies == ("pdf",) and events[1].bodies == ()
+    pdf = usage_report(events).skills["pdf"]
+    assert (pdf.injected, pdf.body_given, pdf.ignored, pdf.loaded_after_injection) == (2, 1, 1, 0)
+
+
 def test_replay_lists_the_prompts_an_edit_changes(tmp_path: Path) -> None:
     _recorded_session(tmp_path / "t.jsonl")
     events = read_events([tmp_path / "t.jsonl"]).events

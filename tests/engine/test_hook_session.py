@@ -45,8 +45,9 @@ class Host:
         assert not any("Error" in line for line in answer.debug), answer.debug
         self.debug = answer.debug
         if answer.payload is None:
+            self.text = ""
             return []
-        text = answer.payload["hookSpecificOutput"]["additionalContext"]
+        text = self.text = answer.payload["hookSpecificOutput"]["additionalContext"]
         return [skill for skill in ("pdf", "xlsx") if f"{skill}/SKILL.md" in text]
 
     def prompt(self, prompt: str) -> list[str]:
@@ -127,11 +128,15 @@ def test_telemetry_records_turns_and_uses_only_when_asked(
     host.prompt(PDF_PROMPT)
     assert not (host.state / "telemetry.jsonl").exists()
     monkeypatch.setenv("SKILL_EXPLORER_TELEMETRY", "1")
+    host.assignments.append("body_inject_min=0.5")  # xlsx's 0.73 gets its body
     host.prompt(SHEET_PROMPT)
+    answered = host.text
     host.send(HookEvent.TOOL_USED, tool_name="Skill", tool_input={"skill": "xlsx"})
     events = read_events([host.state / "telemetry.jsonl"]).events
     assert [event.kind for event in events] == [EventKind.RECOMMEND, EventKind.USE]
     assert events[0].injected[0].id == "xlsx" and not events[0].prompt  # text not kept
+    # A body given whole is logged as such, so history does not count it ignored.
+    assert "Its instructions follow." in answered and events[0].bodies == ("xlsx",)
 
 
 def _observe_many(state: str, worker: int, count: int) -> None:

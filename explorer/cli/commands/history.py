@@ -2,9 +2,10 @@
 
 Reads the opt-in telemetry log (ours, default `<state dir>/telemetry.jsonl`, or the
 reference router's), prints per skill how often it was injected, loaded after injection,
-ignored, a near-miss (ranked <= 3, not injected, loaded by the model anyway) or never
-surfaced; then decides every logged prompt whose text was kept again, against the current
-descriptions and config, and lists the prompts whose injection would change.
+injected with its body (nothing left to load), ignored, a near-miss (ranked <= 3, not
+injected, loaded by the model anyway) or never surfaced; then decides every logged prompt
+whose text was kept again, against the current descriptions and config, and lists the
+prompts whose injection would change.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ def usage_blocks(report: UsageReport, paths: list[Path]) -> list[RenderableType]
             name,
             str(usage.injected),
             str(usage.loaded_after_injection),
+            str(usage.body_given),
             str(usage.ignored),
             str(usage.near_miss),
             str(usage.never_surfaced),
@@ -140,10 +142,18 @@ def usage_blocks(report: UsageReport, paths: list[Path]) -> list[RenderableType]
         f"{report.uses_without_prompt} loads with no logged prompt; from "
         + ", ".join(str(path) for path in paths)
     )
-    headers = ["skill", "injected", "loaded after", "ignored", "near-miss", "never surfaced"]
+    headers = [
+        "skill",
+        "injected",
+        "loaded after",
+        "body given",
+        "ignored",
+        "near-miss",
+        "never surfaced",
+    ]
     rows = [cells(skill, report.skills[skill]) for skill in sorted(report.skills)]
     rows.append(cells("total", report.totals()))
-    return [summary, table(headers, rows, right=range(1, 6))]
+    return [summary, table(headers, rows, right=range(1, 7))]
 
 
 def replay_blocks(result: Replay) -> list[RenderableType]:

@@ -4,7 +4,8 @@ Two questions a skill author cannot answer from labelled cases alone:
 
 * **How did the router do in real sessions?** For each `recommend` event, the `use` events
   that follow it in the same session (before the next prompt) say what the model loaded.
-  An injected skill the model then loaded was useful; one it never loaded was ignored; a
+  An injected skill the model then loaded was useful; one whose body the hook gave whole
+  needed no loading; one it never loaded otherwise was ignored; a
   skill the model loaded on its own while we ranked it in the top three but stayed quiet
   is a near-miss, and one we never ranked at all is a skill we never surfaced.
 * **What would an edit change?** Every logged prompt whose text was kept is decided again
@@ -55,7 +56,8 @@ class Turn:
 class SkillUsage:
     injected: int = 0
     loaded_after_injection: int = 0
-    ignored: int = 0  # injected, never loaded in that turn
+    body_given: int = 0  # injected with its body, not loaded after: nothing left to load
+    ignored: int = 0  # injected without its body, never loaded in that turn
     near_miss: int = 0  # loaded by the model while ranked <= 3 and not injected
     never_surfaced: int = 0  # loaded by the model and not in the logged ranking
 
@@ -72,6 +74,7 @@ class UsageReport:
         for usage in self.skills.values():
             total.injected += usage.injected
             total.loaded_after_injection += usage.loaded_after_injection
+            total.body_given += usage.body_given
             total.ignored += usage.ignored
             total.near_miss += usage.near_miss
             total.never_surfaced += usage.never_surfaced
@@ -116,6 +119,8 @@ def usage_report(events: Sequence[Event]) -> UsageReport:
             usage.injected += 1
             if skill_id in turn.loaded:
                 usage.loaded_after_injection += 1
+            elif skill_id in turn.recommend.bodies:
+                usage.body_given += 1
             else:
                 usage.ignored += 1
         for skill_id in turn.loaded:
@@ -254,6 +259,7 @@ def report_json(report: UsageReport) -> dict[str, object]:
         return {
             "injected": usage.injected,
             "loaded_after_injection": usage.loaded_after_injection,
+            "body_given": usage.body_given,
             "ignored": usage.ignored,
             "near_miss": usage.near_miss,
             "never_surfaced": usage.never_surfaced,

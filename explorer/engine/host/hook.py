@@ -36,7 +36,7 @@ from explorer.engine.host.trust import project_trust
 from explorer.engine.index.opening import open_cache, open_engine, open_library
 from explorer.engine.index.snapshot import BUDGET_NOTE, Index
 from explorer.engine.index.store import prevalidate
-from explorer.engine.route.decision import Decision, GateName
+from explorer.engine.route.decision import Decision, GateName, InjectionMode
 from explorer.engine.route.pipeline import decide
 from explorer.engine.route.session import LedgerUnavailable, Session, SessionStore
 
@@ -230,6 +230,7 @@ def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
             [Ranked(injection.id, injection.confidence) for injection in decision.injected],
             abstained="" if decision.injected else str(failed[-1] if failed else "no_hit"),
             budget=cut_short,
+            bodies=[item.id for item in decision.injected if item.mode is InjectionMode.BODY],
         )
     debug = (
         *engine.warnings,

@@ -79,6 +79,9 @@ class Event:
     # Ours only: why the hook answered with less than every channel (its time budget ran
     # out before the library's new descriptions were embedded: lexical channels alone).
     budget: str = ""
+    # Ours only: the injected skills whose SKILL.md body the hook gave whole, which the
+    # model then has no reason to read: not loading one is no sign it was ignored.
+    bodies: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -95,6 +98,8 @@ class Event:
                 data["abstained"] = self.abstained
             if self.budget:
                 data["budget"] = self.budget
+            if self.bodies:
+                data["bodies"] = list(self.bodies)
         elif self.kind is EventKind.USE:
             data["skill"] = self.skill
             data["via"] = self.via
@@ -124,6 +129,7 @@ class Event:
             skill=str(data.get("skill", "")),
             via=str(data.get("via", "")),
             budget=str(data.get("budget") or ""),
+            bodies=tuple(str(item) for item in data.get("bodies") or [] if isinstance(item, str)),
         )
 
 
@@ -143,6 +149,7 @@ class TelemetryLog:
         injected: Sequence[Ranked],
         abstained: str = "",
         budget: str = "",
+        bodies: Sequence[str] = (),
     ) -> None:
         self._append(
             Event(
@@ -156,6 +163,7 @@ class TelemetryLog:
                 injected=tuple(injected),
                 abstained=abstained,
                 budget=budget,
+                bodies=tuple(bodies),
             )
         )
 

@@ -29,7 +29,8 @@ def history_text(report: UsageReport, replay: Replay | None, source: str) -> Tex
     out.append_text(plain(f"  {source}", style="dim"))
     out.append("\n\n")
     out.append(
-        f"{'skill':<28} {'injected':>8} {'loaded':>7} {'ignored':>8} {'near':>5} {'never':>6}\n",
+        f"{'skill':<28} {'injected':>8} {'loaded':>7} {'body':>5} {'ignored':>8} {'near':>5} "
+        f"{'never':>6}\n",
         style="bold",
     )
     by_use = sorted(
@@ -40,14 +41,15 @@ def history_text(report: UsageReport, replay: Replay | None, source: str) -> Tex
         name = name if len(name) <= 28 else name[:27] + "…"
         out.append(
             f"{name:<28} {usage.injected:>8} {usage.loaded_after_injection:>7} "
-            f"{usage.ignored:>8} {usage.near_miss:>5} {usage.never_surfaced:>6}\n",
+            f"{usage.body_given:>5} {usage.ignored:>8} {usage.near_miss:>5} "
+            f"{usage.never_surfaced:>6}\n",
             style="bold" if skill_id == "total" else "",
         )
     if len(by_use) > MAX_SKILL_ROWS:
         out.append(f"… and {len(by_use) - MAX_SKILL_ROWS} more skills\n", style="dim")
     out.append(
-        "loaded: after injection · near: ranked ≤ 3, not injected, loaded anyway · "
-        "never: loaded, never ranked\n",
+        "loaded: after injection · body: injected whole, nothing to load · near: ranked ≤ "
+        "3, not injected, loaded anyway · never: loaded, never ranked\n",
         style="dim",
     )
     if replay is None:
