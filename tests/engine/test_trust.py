@@ -134,6 +134,23 @@ def test_trust_command_adds_lists_and_removes(
     assert main(["trust", str(tmp_path / "missing")]) == 2
 
 
+def test_trusting_the_home_directory_or_above_it_needs_all_under(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trust covers every directory under the one trusted: the home directory (or the root)
+    would let any repository cloned under it configure the hook, so it takes --all-under."""
+    home = tmp_path / "home"
+    (home / "code").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for directory in (home, tmp_path, Path("/")):
+        assert main(["trust", str(directory)]) == 2
+        assert "holds your home directory" in capsys.readouterr().err
+        assert not is_trusted(home / "code")
+    assert main(["trust", str(home / "code")]) == 0  # a project under home: as ever
+    assert "and every directory under it" in capsys.readouterr().out
+    assert main(["trust", "--all-under", str(home)]) == 0 and is_trusted(home / "elsewhere")
+
+
 def test_doctor_shows_whether_the_project_config_is_trusted(
     tmp_path: Path, warm_cache_dir: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """`trust [DIR]`: let the hook read DIR's skill-explorer.toml (workspace trust).
 
-With no DIR it trusts the current directory, with DIR that one; --list shows the list,
+With no DIR it trusts the current directory, with DIR that one, and every directory under
+it; your home directory, or one above it, only with --all-under. --list shows the list,
 --remove DIR takes one off. The hook ignores a project config until its directory is
 trusted, because the hook runs in every repository the agent opens, cloned ones included.
 """
@@ -25,6 +26,12 @@ class TrustCommand(Command):
         group = parser.add_mutually_exclusive_group()
         group.add_argument("--list", action="store_true", help="show the trusted directories")
         group.add_argument("--remove", action="store_true", help="stop trusting DIR")
+        parser.add_argument(
+            "--all-under",
+            action="store_true",
+            help="trust DIR even when it is your home directory, the filesystem's root or "
+            "above your home: every project under it, cloned ones included",
+        )
 
     def main(self, args: argparse.Namespace) -> int:
         # No config is loaded: trust is about the config files themselves.
@@ -51,10 +58,17 @@ class TrustCommand(Command):
             say(f"{directory}: not a directory")
             return EXIT_USAGE
         real = os.path.realpath(directory)
+        home = os.path.realpath(os.path.expanduser("~"))
+        if not args.all_under and (home + os.sep).startswith(real.rstrip(os.sep) + os.sep):
+            say(
+                f"{real} holds your home directory: trusting it trusts every project under "
+                "it, cloned ones included. Trust each project's directory, or pass "
+                "--all-under to mean it"
+            )
+            return EXIT_USAGE
         added = add_trusted(real)
         emit(
-            f"{'trusted' if added else 'already trusted'}: {real}"
-            f" (the hook now reads {os.path.join(real, 'skill-explorer.toml')}; list in "
-            f"{trust_file()})"
+            f"{'trusted' if added else 'already trusted'}: {real} and every directory under "
+            f"it (the hook now reads their skill-explorer.toml; list in {trust_file()})"
         )
         return EXIT_OK

@@ -57,11 +57,7 @@ def trusted() -> list[str]:
 
 def is_trusted(directory: str | os.PathLike[str]) -> bool:
     """Whether `directory` (by its real path) is a trusted directory or lies under one."""
-    real = _real(directory)
-    for entry in trusted():
-        if real == entry or real.startswith(entry.rstrip(os.sep) + os.sep):
-            return True
-    return False
+    return project_trust()(Path(directory))
 
 
 def project_trust() -> Callable[[Path], bool]:
