@@ -52,6 +52,22 @@ def test_init_creates_the_settings_file(project: Path, capsys) -> None:
     assert not list((project / ".claude").glob("*.bak*"))
 
 
+def test_init_says_when_no_personal_skills_root_exists(
+    project: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wired to the default roots with neither ~/.claude/skills nor ~/.claude/plugins, the
+    hook injects nothing outside a project with its own skills: init says so."""
+    home = project.parent / "home"
+    monkeypatch.setenv("HOME", str(home))
+    code, out, _ = run(capsys, "init")
+    assert code == 0 and "note: neither " in out and "the hook injects nothing" in out
+    (home / ".claude" / "skills").mkdir(parents=True)
+    (project.parent / "other").mkdir()
+    monkeypatch.chdir(project.parent / "other")
+    code, out, _ = run(capsys, "init")
+    assert code == 0 and "added the hook" in out and "note: neither" not in out
+
+
 def test_init_merges_keeps_everything_and_backs_up(project: Path, capsys) -> None:
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()

@@ -88,6 +88,8 @@ class InitCommand(Command):
                 print(f"  {event}: {event_command(installed.command, event)}")
             print("next: `skill-explorer index` fills the embedding cache; `skill-explorer doctor`")
             print("      shows the roots, model and config the hook will use")
+            if not args.skills:
+                _say_if_no_personal_root()
         if others:
             print(f"  the prompt's hook runs: {others[0]}")
             print(f"  init would run:         {command}")
@@ -96,3 +98,17 @@ class InitCommand(Command):
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:  # pragma: no cover
         raise NotImplementedError  # main() does the work
+
+
+def _say_if_no_personal_root() -> None:
+    """Without --skills the hook reads the default roots; when neither of the personal ones
+    exists it injects nothing outside a project with ./.claude/skills, and says so only in
+    doctor: init says it where the user is looking."""
+    from explorer.engine.discovery import default_roots
+
+    personal = default_roots()[:2]  # the third is the agent's ./.claude/skills, per project
+    if not any(os.path.isdir(root) for root in personal):
+        print(
+            f"note: neither {' nor '.join(personal)} exists yet: the hook injects nothing "
+            "outside a project with ./.claude/skills until one does (or `init --skills DIR`)"
+        )

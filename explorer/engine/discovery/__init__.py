@@ -15,11 +15,13 @@ _EXPORTS: dict[str, str] = {
     "Discovery": "skills",
     "Problem": "skills",
     "Skill": "skills",
+    "default_roots": "roots",
     "discover": "skills",
     "resolve_roots": "roots",
 }
 __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
+    from explorer.engine.discovery.roots import default_roots as default_roots
     from explorer.engine.discovery.roots import resolve_roots as resolve_roots
     from explorer.engine.discovery.skills import Discovery as Discovery
     from explorer.engine.discovery.skills import Problem as Problem
