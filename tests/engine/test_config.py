@@ -424,10 +424,32 @@ def test_a_config_file_refuses_unusable_numbers_naming_key_and_file(
     with pytest.raises(ConfigError) as raised:
         load_config(use_ski_config=False)
     assert str(raised.value) == f"{path}: {message}"
-    loaded = load_config(use_ski_config=False, strict=False)  # the hook: the file is skipped
-    assert loaded.config == Config() and f"{path}: {message}; this file is ignored" in (
-        loaded.warnings
+    loaded = load_config(use_ski_config=False, strict=False)  # the hook: the key is skipped
+    assert loaded.config == Config()
+    assert f"{path}: {message}; this key is ignored, the file's others apply" in loaded.warnings
+
+
+def test_the_hook_skips_a_bad_key_and_keeps_the_rest_of_its_file(env: dict[str, Path]) -> None:
+    """Under the hook a bad value skips its own key: the file's deny list still applies
+    (skipping the whole file would inject a skill the user denied). A file TOML cannot
+    read is skipped whole."""
+    path = write(
+        env["project"] / PROJECT_CONFIG_NAME,
+        'max_skills = "two"\ndeny = ["pdf"]\n[routing]\nbm25_b = 5\n',
     )
+    loaded = load_config(use_ski_config=False, strict=False)
+    assert loaded.config.deny == ["pdf"] and loaded.config.max_skills == Config().max_skills
+    assert loaded.sources["deny"] == str(path) and "max_skills" not in loaded.sources
+    skipped = [
+        warning for warning in loaded.warnings if warning.endswith("the file's others apply")
+    ]
+    assert [warning.split(": ")[1].split(" =")[0] for warning in skipped] == [
+        "max_skills",
+        "bm25_b",
+    ]
+    write(path, 'deny = ["pdf"\n')
+    loaded = load_config(use_ski_config=False, strict=False)
+    assert loaded.config.deny != ["pdf"] and loaded.warnings[-1].endswith("; this file is ignored")
 
 
 @pytest.mark.parametrize(

@@ -290,6 +290,22 @@ def apply(
     return config.replace(**changes), dict.fromkeys(changes, source)
 
 
+def _apply_each(
+    config: Config, values: Mapping[str, Any], source: str, warnings: list[str]
+) -> tuple[Config, dict[str, str]]:
+    """`apply` key by key, each bad value a warning that skips that key alone: the hook
+    keeps a file's `deny` and `roots` when its `max_skills` has a typo."""
+    changed: dict[str, str] = {}
+    for key, value in _flatten(values):
+        try:
+            config, one = apply(config, {key: value}, source, warnings)
+        except ConfigError as error:
+            warnings.append(f"{error}{KEY_IGNORED}")
+            continue
+        changed.update(one)
+    return config, changed
+
+
 def _flatten(values: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
     for key, value in values.items():
         if isinstance(value, dict) and key not in _HINTS:
@@ -412,14 +428,16 @@ def read_ski_config(
     return values
 
 
-# What a lenient load (strict=False) appends to the error of a file or --set it skips.
+# What a lenient load (strict=False) appends to the error of a file, a key or a --set it
+# skips.
 FILE_IGNORED = "; this file is ignored"
+KEY_IGNORED = "; this key is ignored, the file's others apply"
 SET_IGNORED = "; this --set is ignored"
 
 
 def skipped_error(warning: str) -> str | None:
-    """The error behind a warning of a lenient load that skipped a file or a --set."""
-    for suffix in (FILE_IGNORED, SET_IGNORED):
+    """The error behind a warning of a lenient load that skipped a file, a key or a --set."""
+    for suffix in (FILE_IGNORED, KEY_IGNORED, SET_IGNORED):
         if warning.endswith(suffix):
             return warning.removesuffix(suffix)
     return None
@@ -474,12 +492,20 @@ def load_config(
             )
             continue
         try:
-            config, changed = apply(config, read_toml(path), str(path), warnings)
+            values = read_toml(path)
         except ConfigError as error:
             if strict:
                 raise
-            warnings.append(f"{error}{FILE_IGNORED}")
+            warnings.append(f"{error}{FILE_IGNORED}")  # no key of it can be read
             continue
+        said = len(warnings)
+        try:
+            config, changed = apply(config, values, str(path), warnings)
+        except ConfigError:
+            if strict:
+                raise
+            del warnings[said:]  # each key again, alone: a bad value loses only its own key
+            config, changed = _apply_each(config, values, str(path), warnings)
         sources.update(changed)
         files.append(str(path))
     for assignment in assignments:
