@@ -344,7 +344,13 @@ def test_doctor_says_what_is_wrong(project: Path, capsys, monkeypatch) -> None:
     errors = [check["message"] for check in checks if check["status"] == "error"]
     assert any("no skills root" in message for message in errors)
     warnings = " ".join(check["message"] for check in checks if check["status"] == "warning")
-    assert str(ski) in warnings and "unknown model 'nope'" in warnings
+    assert str(ski) in warnings
+    # A model the config names that does not exist is the reference's fallback, words only,
+    # and the relevance model off: an error here, with the nearest name.
+    assert any(message.startswith("model = 'nope' names no model:") for message in errors)
+    code, out, _ = run(capsys, "doctor", "--set", "model=minlm", "--json")
+    errors = [check["message"] for check in json.loads(out) if check["status"] == "error"]
+    assert any("'minlm' names no model (did you mean 'minilm'?)" in message for message in errors)
 
 
 def test_doctor_checks_the_wired_command_can_run_and_finds_skills(project: Path, capsys) -> None:

@@ -7,6 +7,7 @@ router skips) is a warning; the rest is information.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -18,6 +19,7 @@ from pathlib import Path
 from explorer.engine.base.config import (
     Config,
     LoadedConfig,
+    dense_model,
     ski_config_path,
     skipped_error,
     user_config_path,
@@ -195,7 +197,12 @@ def _skill_checks(
 def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_count: int) -> None:
     """The cache, the models, and the thresholds they give this library."""
     from explorer.engine.inference.cache import EmbeddingCache
-    from explorer.engine.inference.models import load_models, reranker_off
+    from explorer.engine.inference.models import (
+        MODEL_CHOICES,
+        is_known_model,
+        load_models,
+        reranker_off,
+    )
     from explorer.engine.route.presets import guards_summary, resolve
     from explorer.engine.route.relevance import load_relevance_model
 
@@ -212,9 +219,22 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
     else:
         where = f" ({model_status.dense_path})" if model_status.dense_path else ""
         report.add("model", OK, f"dense model {model_status.dense}{where}")
+    if not is_known_model(config):
+        # The reference's fallback, so only a warning where it routes; here it is a typo
+        # that costs every channel but words, and the relevance model with them.
+        near = difflib.get_close_matches(dense_model(config), MODEL_CHOICES, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        report.add(
+            "model",
+            ERROR,
+            f"model = {dense_model(config)!r} names no model{hint}: the hook routes on the "
+            f"bag-of-words lane; known: {', '.join(MODEL_CHOICES)}",
+        )
     for warning in models.warnings:
         if warning == model_status.reranker_note:
             continue  # the reranker's section says it
+        if not is_known_model(config) and warning.startswith("unknown model"):
+            continue  # the error above says it
         if models.embedder is not None or "dense model" not in warning:
             report.add("model", WARNING, warning)
     # The floor and margin in force are the preset's for this model and library size
