@@ -87,6 +87,7 @@ def isolated_homes(homes: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # ledgers, telemetry
     monkeypatch.delenv("SKILL_EXPLORER_ROOTS", raising=False)
     monkeypatch.delenv("SKILL_EXPLORER_DEBUG", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)  # the hook's project root
     # A pipe's page width is $COLUMNS or 200 (explorer/terminal.py): a runner that exports
     # its own (pytest-xdist's workers set 80) must not change what a CLI test reads.
     monkeypatch.delenv("COLUMNS", raising=False)

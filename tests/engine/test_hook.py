@@ -82,6 +82,31 @@ def test_roots_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert "pdf (confidence" in context and str(SAMPLE_SKILLS / "pdf" / "SKILL.md") in context
 
 
+def test_the_project_s_skills_and_config_are_read_at_claude_s_project_root(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The event's cwd follows the agent's cd into a subdirectory; the project's
+    ./.claude/skills and trusted skill-explorer.toml are at $CLAUDE_PROJECT_DIR, its root."""
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(SAMPLE_SKILLS / "pdf", project / ".claude" / "skills" / "pdf")
+    (project / "sub").mkdir()
+    prompt = "merge two report.pdf files into one"
+    payload = json.dumps({"prompt": prompt, "cwd": str(project / "sub")})
+    reference = ("model=bow", "preset=reference")  # one skill: the bag of words takes it
+    assert _run(payload, assignments=reference) == (0, "", "")  # sub has no ./.claude/skills
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    code, out, _ = _run(payload, assignments=reference)
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert code == 0 and str(project / ".claude" / "skills" / "pdf" / "SKILL.md") in context
+    from explorer.engine.host import add_trusted
+
+    (project / "skill-explorer.toml").write_text('deny = ["pdf"]\n', encoding="utf-8")
+    add_trusted(project)
+    assert _run(payload, assignments=reference) == (0, "", "")  # the root's config: denied
+
+
 def test_no_roots_means_no_output() -> None:
     assert _run(json.dumps({"prompt": "merge pdf files"})) == (0, "", "")
 

@@ -114,11 +114,12 @@ def answer_hook(
             return HookAnswer(debug=(f"event {name!r} is not one the hook answers",))
         cwd = payload.get("cwd")
         workdir = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
+        project = project_dir(workdir)
         loaded = load_config(
             config_file,
             assignments,
             use_ski_config=use_ski_config,
-            cwd=workdir,
+            cwd=project,
             strict=False,
             trust=project_trust(),  # a cloned repository's config waits for the user's trust
         )
@@ -127,6 +128,7 @@ def answer_hook(
             payload,
             loaded.config,
             workdir,
+            project,
             Path(state_dir) if state_dir else user_state_dir(),
             cli_roots,
             cache_dir,
@@ -142,13 +144,25 @@ def answer_hook(
         return HookAnswer(warnings=warnings, debug=(f"{type(error).__name__}: {error}",))
 
 
+PROJECT_VARIABLE = "CLAUDE_PROJECT_DIR"  # Claude Code's project root, set for every hook
+
+
+def project_dir(workdir: str | None) -> str | None:
+    """The project's root: `$CLAUDE_PROJECT_DIR` when it names a directory, else the event's
+    cwd. The agent's cwd follows its `cd`s into subdirectories, where the project's
+    skill-explorer.toml and ./.claude/skills are not."""
+    root = os.environ.get(PROJECT_VARIABLE, "")
+    return root if root and os.path.isdir(root) else workdir
+
+
 @dataclass(frozen=True)
 class _Call:
     """One hook call's inputs, shared by the three events."""
 
     payload: dict[str, Any]
     config: Config
-    workdir: str | None
+    workdir: str | None  # the event's cwd: the project channel's manifests walk up from it
+    project: str | None  # project_dir: its skill-explorer.toml and ./.claude/skills
     state_dir: Path
     cli_roots: Sequence[str]
     cache_dir: str | None
@@ -174,7 +188,7 @@ class _Call:
         return TelemetryLog(self.state_dir / TELEMETRY_FILE, keep_prompts=keep)
 
     def roots(self) -> list[str]:
-        return list(resolve_roots(self.cli_roots, self.config.roots, cwd=self.workdir).roots)
+        return list(resolve_roots(self.cli_roots, self.config.roots, cwd=self.project).roots)
 
 
 def _route(call: _Call) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
