@@ -18,6 +18,7 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
+from explorer.engine.author import COLLISION_WEIGHTS, NEAR_P
 from explorer.terminal import visible
 
 # (key, action, description: the footer's and the palette's name, tooltip: the palette's
@@ -137,9 +138,10 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
     (
         "taken shared near",
         "in the collision map (ctrl+l): prompts one skill of a pair lost to the other, "
-        "shared with it (both injected), or nearly lost (the other's p at least 0.1, "
-        "behind it, or ahead of it with nothing injected); a "
-        "pair's weight adds them as 1, 0.5 and 0.25",
+        f"shared with it (both injected), or nearly lost (the other's p at least {NEAR_P:g}, "
+        "behind it, or ahead of it with nothing injected); a pair's weight adds them as "
+        + ", ".join(f"{COLLISION_WEIGHTS[kind]:g}" for kind in ("take", "share"))
+        + f" and {COLLISION_WEIGHTS['near']:g}",
     ),
     (
         "host value",

@@ -233,7 +233,7 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
     for warning in models.warnings:
         if warning == model_status.reranker_note:
             continue  # the reranker's section says it
-        if not is_known_model(config) and warning.startswith("unknown model"):
+        if warning.startswith("unknown model"):
             continue  # the error above says it
         if models.embedder is not None or "dense model" not in warning:
             report.add("model", WARNING, warning)
