@@ -19,6 +19,7 @@ from explorer.engine.host import is_control_payload
 from explorer.engine.inference import sentence_attribution
 from explorer.engine.route import (
     GUARD_KEYS,
+    PROMPT_READ_CHARS,
     Gate,
     GateName,
     InjectionMode,
@@ -365,10 +366,15 @@ PROMPT_SHOWN = 500  # characters of the prompt `why` quotes: a pasted log is not
 
 
 def prompt_line(prompt: str) -> str:
-    """`why`'s first line: the prompt quoted, cut at PROMPT_SHOWN characters with its length."""
+    """`why`'s first line: the prompt quoted, cut at PROMPT_SHOWN characters with its length,
+    and how much of it the router read when that is not all of it (routing.md §2.6)."""
     if len(prompt) <= PROMPT_SHOWN:
         return f"prompt: {prompt!r}"
-    return f"prompt: {prompt[:PROMPT_SHOWN]!r}… ({len(prompt):,} characters)"
+    read = ""
+    if len(prompt) > PROMPT_READ_CHARS:
+        half = f"{PROMPT_READ_CHARS // 2:,}"
+        read = f"; the router reads its first and last {half} (§2.6)"
+    return f"prompt: {prompt[:PROMPT_SHOWN]!r}… ({len(prompt):,} characters{read})"
 
 
 def shown_rows(decision: Decision, top: int, skill: str | None) -> list[Row]:

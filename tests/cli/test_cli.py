@@ -314,6 +314,15 @@ def test_why_quotes_a_long_prompt_cut(capsys) -> None:
     assert "more terms, none in the description" in out
 
 
+def test_why_says_how_much_of_a_very_long_prompt_the_router_read(capsys) -> None:
+    prompt = "merge these pdf files\n" + "lorem ipsum " * 20_000
+    code, out, _ = run(capsys, "why", prompt, "--skills", SAMPLES)
+    assert code == 0
+    assert out.splitlines()[0].endswith(
+        f"… ({len(prompt):,} characters; the router reads its first and last 50,000 (§2.6))"
+    )
+
+
 def test_why_shows_the_head_of_what_the_hook_would_inject_and_text_all_of_it(capsys) -> None:
     """A body injected whole would be most of why's output (200 of 310 lines on a large
     library): by default the lines that name the skill and open its body, and how many

@@ -19,7 +19,7 @@ from explorer.engine.index.opening import open_engine, open_library
 from explorer.engine.index.snapshot import Index
 from explorer.engine.route.decision import Stage
 from explorer.engine.route.pipeline import decide
-from explorer.engine.route.query import Query
+from explorer.engine.route.query import PROMPT_READ_CHARS, Query, prompt_read
 from tests.conftest import LIBRARY
 
 PROMPT = "fill the forms in this pdf report.xlsx, without the linter 海报"
@@ -86,3 +86,19 @@ def test_the_query_holds_what_each_channel_read_on_its_own() -> None:
     assert "海报" in query.script_tokens
     assert dict(query.families) == {"xlsx": "report.xlsx", "docx": "notes.docx"}
     assert not query.blank and Query.parse("  ").blank
+
+
+def test_a_prompt_past_the_read_bound_is_read_at_its_two_ends(bow_index: Index) -> None:
+    """A request before or after a pasted log is read; the megabytes between are not, and
+    the decision keeps the whole prompt (routing.md §2.6)."""
+    filler = "lorem ipsum dolor " * (PROMPT_READ_CHARS // 18)
+    prompt = f"merge these pages\n{filler} xylophone {filler}\nthen fill the forms"
+    assert len(prompt) > 2 * PROMPT_READ_CHARS
+    read = prompt_read(prompt)
+    assert len(read) == PROMPT_READ_CHARS + 1
+    assert read.startswith("merge these pages") and read.endswith("fill the forms")
+    decision = decide(prompt, bow_index, Config(), context=[prompt])
+    assert decision.prompt == prompt
+    assert {"merge", "page", "fill", "form"} <= set(decision.query_terms)
+    assert "xylophone" not in decision.query_terms
+    assert prompt_read(PROMPT) == PROMPT

@@ -5,8 +5,8 @@ NaN, infinity and minus infinity, in every numeric field, from a config file and
 `--set`: each is refused with the key and the source named (config.coerce, ranges.py), and
 the hook, which skips an unusable file instead of failing, routes on as before. A 2 MB
 prompt through the hook, with both models, costs a bounded, linear amount more than a
-short one (it is cut to what each model reads before it is tokenised:
-embed.readable_chars). A lone surrogate (a command line's byte that is not UTF-8, half a
+short one (the router reads its two ends, routing.md §2.6, and each model only what it
+reads: embed.readable_chars). A lone surrogate (a command line's byte that is not UTF-8, half a
 pair in a JSON escape) reaches each model as U+FFFD (text.scrub_surrogates): the tokenizers
 refused the whole prompt for it."""
 
@@ -183,8 +183,7 @@ def test_a_2_mb_prompt_costs_a_bounded_linear_amount_more(
     started = time.monotonic()
     long_s, long_mb, answer = hook(PROMPT + " and" + " merge the pdf pages" * 100_000)
     assert time.monotonic() - started < 300
-    # Linear, not the audit's blow-up: the lexical channels still read all 2 MB (about
-    # +200 MB and a few seconds at load 20 on two cores), the models only what they read.
+    # Bounded: the channels read 100,000 characters of the 2 MB, the models what they read.
     assert long_mb < short_mb + 500, (short_mb, long_mb)
     assert long_s < short_s + 30.0, (short_s, long_s)
     assert "pdf" in answer  # the answer is still the router's

@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "Match": "matches",
     "MatchKind": "matches",
     "PRESETS": "presets",
+    "PROMPT_READ_CHARS": "query",
     "Reason": "reasons",
     "Row": "decision",
     "Rows": "decision",
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.presets import GUARD_KEYS as GUARD_KEYS
     from explorer.engine.route.presets import PRESETS as PRESETS
     from explorer.engine.route.presets import resolve as resolve
+    from explorer.engine.route.query import PROMPT_READ_CHARS as PROMPT_READ_CHARS
     from explorer.engine.route.reasons import LOGIT as LOGIT
     from explorer.engine.route.reasons import PROBABILITY as PROBABILITY
     from explorer.engine.route.reasons import Reason as Reason

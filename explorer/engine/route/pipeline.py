@@ -43,7 +43,7 @@ from explorer.engine.route.project import (
     manifest_terms,
     skills_for_terms,
 )
-from explorer.engine.route.query import Query
+from explorer.engine.route.query import Query, prompt_read
 from explorer.engine.route.query import file_families as file_families
 from explorer.engine.route.query import invoked_names as invoked_names
 from explorer.engine.route.relevance import (
@@ -137,6 +137,8 @@ def decide(
     started = time.perf_counter()
     timings: dict[str, float] = {}
     tuning = resolve(config, index.models.status, len(index))
+    shown, prompt = prompt, prompt_read(prompt)  # §2.6: the Decision keeps the whole prompt
+    context = tuple(prompt_read(turn) for turn in context)
     query = Query.parse(prompt, context)
     one = _stage_one(query, index, config, tuning, cwd, timings)
     clock = time.perf_counter()
@@ -167,7 +169,7 @@ def decide(
     injected, text = _finish(run, picked, prompt, stage)
     _lap(timings, "text", clock)
     timings["total"] = (time.perf_counter() - started) * 1000
-    return _decision(run, prompt, stage, default_verdict, injected, text, one.query_terms)
+    return _decision(run, shown, stage, default_verdict, injected, text, one.query_terms)
 
 
 def _decision(

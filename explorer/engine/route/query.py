@@ -29,6 +29,22 @@ _COMMAND_RE = re.compile(r"[A-Za-z0-9_:-]+", re.ASCII)
 _WHITESPACE_RE = re.compile(f"[{re.escape(WHITESPACE)}]+")
 
 
+# docs/routing.md §2.6: how much of a prompt the router reads, from its head and its tail.
+PROMPT_READ_CHARS = 100_000
+
+
+def prompt_read(prompt: str) -> str:
+    """The part of a prompt the router reads (docs/routing.md §2.6): all of it up to
+    PROMPT_READ_CHARS, else that many characters, half from its start and half from its
+    end, joined by a line break. A pasted log or file around a request puts the request at
+    one end; reading megabytes between costs the hook its time budget and changes no
+    model's input (each reads its first few hundred tokens)."""
+    if len(prompt) <= PROMPT_READ_CHARS:
+        return prompt
+    half = PROMPT_READ_CHARS // 2
+    return f"{prompt[:half]}\n{prompt[-half:]}"
+
+
 def named_files(text: str) -> list[tuple[str, str]]:
     """(file name, extension) for every file-shaped word, as the reference reads them
     (src/context.rs).
