@@ -543,6 +543,20 @@ def test_watch_prints_one_line_per_reindex(tmp_path: Path, warm_cache_dir: Path)
         _wait_for_line(lines, "~pdf", 30)
         warning = _wait_for_line(lines, "  warning ", 10)
         assert "pdf/SKILL.md" in warning and "invalid YAML" in warning
+        # Errors already named are not named again at each save; a mended file is fixed.
+        (root / "broken" / "SKILL.md").write_text(
+            "---\nname: broken\ndescription: Mended at last.\n---\nbody\n"
+        )
+        fixed = _wait_for_line(lines, "  fixed ", 30)
+        assert fixed.startswith(f"  fixed {root / 'broken' / 'SKILL.md'} (was: no frontmatter")
+        (root / "csv" / "SKILL.md").write_text("---\nname: csv\n---\n")
+        error = _wait_for_line(lines, "  error ", 30)
+        assert "csv/SKILL.md" in error
+        (root / "pdf" / "SKILL.md").write_text("---\nname: pdf\ndescription: Merge.\n---\n")
+        _wait_for_line(lines, "~pdf", 30)
+        time.sleep(0.5)  # the lines of one re-index are written at once
+        after = [lines.get() for _ in range(lines.qsize())]
+        assert not [line for line in after if line.startswith("  error ")], after
         # Ctrl-C again while it shuts down (a key held, a process and its group both
         # signalled): a clean stop, not a traceback.
         deadline = time.monotonic() + 30

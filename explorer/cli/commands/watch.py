@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import threading
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
@@ -43,6 +44,28 @@ def saved_warnings(snapshot: Index, change: IndexChange) -> list[Problem]:
         if skill in snapshot.positions
     }
     return [problem for problem in snapshot.warnings if problem.path in touched]
+
+
+class ErrorLedger:
+    """The errors already named, so that a re-index names only what changed: each new error
+    once, and each file still there whose error is gone as fixed. Every save repeated every
+    broken file of the library; the summary line still counts them all."""
+
+    def __init__(self, named: Iterable[Problem]) -> None:
+        self.named = {str(problem): problem for problem in named}
+
+    def update(self, errors: Iterable[Problem]) -> list[str]:
+        """The lines for this re-index's errors against the ones named before."""
+        current = {str(problem): problem for problem in errors}
+        lines = [f"  error {text}" for text in current if text not in self.named]
+        still = {problem.path for problem in current.values()}
+        lines += [
+            f"  fixed {problem.path} (was: {problem.message})"
+            for text, problem in self.named.items()
+            if text not in current and problem.path not in still and os.path.exists(problem.path)
+        ]
+        self.named = current
+        return lines
 
 
 def watchable(roots: list[str]) -> bool:
@@ -97,10 +120,12 @@ class WatchCommand(Command):
                     said.add(note)
                     emit(f"note: {note}")
 
+        errors = ErrorLedger(first.rejected)  # problem_lines has just named them
+
         def report(change: IndexChange) -> None:
             emit(
                 change_line(change),
-                *(f"  error {problem}" for problem in change.errors),
+                *errors.update(change.errors),
                 *(f"  warning {problem}" for problem in saved_warnings(live.snapshot, change)),
             )
             notes()
