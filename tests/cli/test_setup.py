@@ -351,6 +351,14 @@ def test_doctor_says_what_is_wrong(project: Path, capsys, monkeypatch) -> None:
     code, out, _ = run(capsys, "doctor", "--set", "model=minlm", "--json")
     errors = [check["message"] for check in json.loads(out) if check["status"] == "error"]
     assert any("'minlm' names no model (did you mean 'minilm'?)" in message for message in errors)
+    # So is a reranker the config names that is not there: no stage 2, no relevance model.
+    code, out, _ = run(capsys, "doctor", "--set", "reranker=pakaged", "--json")
+    errors = [check["message"] for check in json.loads(out) if check["status"] == "error"]
+    assert code == 1 and any(
+        message.startswith("reranker pakaged is not an ONNX file")
+        and "(did you mean 'packaged'?); reranker takes auto, packaged, off or a path" in message
+        for message in errors
+    )
 
 
 def test_doctor_checks_the_wired_command_can_run_and_finds_skills(project: Path, capsys) -> None:

@@ -201,7 +201,6 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
         MODEL_CHOICES,
         is_known_model,
         load_models,
-        reranker_off,
     )
     from explorer.engine.route.presets import guards_summary, resolve
     from explorer.engine.route.relevance import load_relevance_model
@@ -274,10 +273,28 @@ def _model_checks(report: Report, config: Config, cache_dir: str | None, skill_c
     elif tuning.relevance_off:
         report.add("model", WARNING, f"the relevance model does not decide: {tuning.relevance_off}")
     if models.reranker is None:
-        severity = INFO if reranker_off(config) else WARNING
-        report.add("reranker", severity, model_status.reranker_note)
+        report.add("reranker", *_missing_reranker(config, model_status.reranker_note))
     else:
         report.add("reranker", OK, f"{model_status.reranker} ({model_status.reranker_path})")
+
+
+RERANKER_WORDS = ("auto", "packaged", "off")  # what `reranker` takes besides a path
+
+
+def _missing_reranker(config: Config, note: str) -> tuple[str, str]:
+    """The status and message for a reranker not loaded. Asked away, information; `auto`
+    finding none, a warning; one the config names that is not there, an error, with the
+    nearest word: the hook routes without stage 2, and the relevance model with it."""
+    from explorer.engine.inference.models import reranker_off
+
+    if reranker_off(config):
+        return INFO, note
+    choice = config.reranker.strip()
+    if choice.lower() == "auto":
+        return WARNING, note
+    near = difflib.get_close_matches(choice.lower(), RERANKER_WORDS, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return ERROR, f"{note}{hint}; reranker takes {', '.join(RERANKER_WORDS)} or a path"
 
 
 def _hook_checks(report: Report, cwd: str | os.PathLike[str] | None) -> None:
