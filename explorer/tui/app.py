@@ -321,7 +321,7 @@ class ExplorerApp(App[None]):
         if state.snapshot is None:
             return
         try:
-            prompt = self.main.prompt.value
+            prompt = self.main.prompt.routed
         except NoMatches:
             return  # the app is shutting down
         self._decider = self.run_decide(
@@ -335,7 +335,7 @@ class ExplorerApp(App[None]):
         or config."""
         state = self.state
         try:
-            current = self.main.prompt.value
+            current = self.main.prompt.routed
             if (
                 decision.prompt != current
                 or snapshot is not state.snapshot
@@ -407,7 +407,7 @@ class ExplorerApp(App[None]):
     # -- keys that act on the main screen ---------------------------------------------------
 
     def action_pin(self) -> None:
-        prompt = self.main.prompt.value
+        prompt = self.main.prompt.routed
         state = self.state
         state.pinned_prompt = None if state.pinned_prompt == prompt else prompt
         said = "unpinned" if state.pinned_prompt is None else f"pinned {prompt!r}"

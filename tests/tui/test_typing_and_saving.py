@@ -11,12 +11,13 @@ import pytest
 from textual import events
 from textual.widgets import Input, TextArea
 
+from explorer.engine.route import PROMPT_READ_CHARS, prompt_read
 from explorer.tui.app import ExplorerApp
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.prompt_bar import PromptBar
 from explorer.tui.widgets.skills_table import SkillsTable
-from tests.tui.test_app import SIZE, enter, library, make_app, settle
+from tests.tui.test_app import SIZE, enter, library, make_app, settle, shown_for
 
 __all__ = ["library"]  # the fixture, shared with test_app
 
@@ -111,3 +112,31 @@ async def test_keys_that_arrive_in_one_burst_act_in_their_order(
             for key, character in burst:  # queued at once, as one read of the terminal
                 app.post_message(events.Key(key, character))
             await settle(pilot, lambda: bar.value == expected, timeout=5)  # noqa: B023
+
+
+async def test_a_pasted_prompt_keeps_every_line_and_what_the_router_reads(
+    library: Path, tmp_path: Path
+) -> None:
+    """Input keeps a paste's first line: "Some context.\\nMerge these PDFs" was routed as
+    "Some context.", where the hook routes the whole prompt. Every line is kept, shown as
+    ⏎ and routed as a line break; a paste past what the router reads (routing.md §2.6) is
+    cut to that, with a note: a 2 MB value cost seconds a key."""
+    app = make_app(library, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await enter(pilot, app, "")
+        bar = app.query_one(PromptBar)
+        bar.focus()
+        app.post_message(events.Paste("Some context first.\r\nMerge these PDF files\nplease"))
+        routed = "Some context first.\nMerge these PDF files\nplease"
+        await settle(pilot, lambda: shown_for(app, routed))
+        assert bar.value == "Some context first.⏎Merge these PDF files⏎please"
+        assert app.decision is not None and app.decision.injected_ids == ("pdf",)
+        bar.value = ""
+        long = "merge the pdf " + "x" * PROMPT_READ_CHARS + " then clean the csv"
+        app.post_message(events.Paste(long))
+        await settle(pilot, lambda: shown_for(app, prompt_read(long)))
+        assert len(bar.value) == PROMPT_READ_CHARS + 1
+        notes = [n.message for n in app._notifications]
+        assert any(
+            n.startswith(f"pasted {len(long):,} characters: the router reads") for n in notes
+        )

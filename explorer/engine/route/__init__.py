@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "load_relevance_model": "relevance",
     "missing_query_terms": "relevance",
     "p_text": "reasons",
+    "prompt_read": "query",
     "reason": "reasons",
     "room_text": "reasons",
     "resolve": "presets",
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.presets import PRESETS as PRESETS
     from explorer.engine.route.presets import resolve as resolve
     from explorer.engine.route.query import PROMPT_READ_CHARS as PROMPT_READ_CHARS
+    from explorer.engine.route.query import prompt_read as prompt_read
     from explorer.engine.route.reasons import LOGIT as LOGIT
     from explorer.engine.route.reasons import PROBABILITY as PROBABILITY
     from explorer.engine.route.reasons import Reason as Reason

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import events
 from textual.binding import Binding
 
+from explorer.engine.route import PROMPT_READ_CHARS, prompt_read
 from explorer.terminal import visible
 from explorer.tui.history import PromptHistory
 from explorer.tui.widgets.eager_input import EagerInput
+
+NEWLINE_MARK = "⏎"  # a line break of the prompt, on the one-line bar
 
 
 class PromptBar(EagerInput):
@@ -40,8 +44,35 @@ class PromptBar(EagerInput):
     def validate_value(self, value: str) -> str:
         """A pasted or remembered prompt is shown, never sent: a control character becomes
         its visible picture (ESC as ␛), in what is decided too, so the prompt routed is the
-        prompt on screen."""
-        return visible(value)
+        prompt on screen. A line break shows as NEWLINE_MARK on the one-line bar and is
+        routed as a line break (`routed`); past PROMPT_READ_CHARS the bar keeps what the
+        router reads (routing.md §2.6): the bar redraws its whole value at each key."""
+        lines = value.replace("\r\n", "\n").replace("\r", "\n")
+        return visible(prompt_read(lines)).replace("\n", NEWLINE_MARK)
+
+    @property
+    def routed(self) -> str:
+        """The prompt the explorer routes: the bar's text with its line breaks back."""
+        return self.value.replace(NEWLINE_MARK, "\n")
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A paste keeps every line, where Input keeps the first: the hook routes a pasted
+        prompt whole, and a request often follows the text it is about."""
+        event.stop()
+        event.prevent_default()  # Input's own handler would paste the first line again
+        if not event.text:
+            return
+        pasted = len(event.text)
+        if self.selection.is_empty:
+            self.insert_text_at_cursor(event.text)
+        else:
+            self.replace(event.text, *self.selection)
+        if pasted > PROMPT_READ_CHARS:
+            half = f"{PROMPT_READ_CHARS // 2:,}"
+            self.notify(
+                f"pasted {pasted:,} characters: the router reads the first and last {half} "
+                "(routing.md §2.6), and the prompt keeps those"
+            )
 
     def action_history_older(self) -> None:
         self._walk_to(self.history.older(self.value))
