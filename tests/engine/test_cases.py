@@ -296,6 +296,14 @@ def test_an_author_s_split_is_kept_and_an_unusable_item_is_reported_not_fatal(
     assert len(read.warnings) == 2
     assert "skipped: no prompt text" in read.warnings[0]
     assert "'expected_trigger' = 'clarify' says neither trigger nor not" in read.warnings[1]
+    # Read for another skill than the one it names: most likely the wrong file, said first.
+    assert load_cases(path, skill="PDF").warnings == read.warnings  # the same skill
+    other = load_cases(path, skill="xlsx")
+    assert other.warnings[0] == (
+        f"{path}: the file's skill_name is 'pdf', yet its cases are read as those of 'xlsx', "
+        "the skill asked for"
+    )
+    assert [case.expect for case in other.cases] == [("xlsx",), ("xlsx",)]
 
 
 def test_a_set_over_several_skills_needs_no_skill_id(tmp_path: Path) -> None:

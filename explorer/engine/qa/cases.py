@@ -289,8 +289,12 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
     except ValueError as error:  # an integer of more digits than Python converts
         raise CaseError(f"{source}: invalid JSON ({str(error).split(':')[0]})") from error
     wanted = skill  # --skill: in a set over several skills, only this one's items
-    if isinstance(data, dict) and not skill:
-        skill = _skill_named(data)
+    named = _skill_named(data) if isinstance(data, dict) else None
+    if not skill:
+        skill = named
+    # The file says whose evals it holds, and it is not the skill asked for: a wrong file,
+    # most likely (a display name such as "Plan Grill" for plan-grill is the same skill).
+    mismatch = bool(named and wanted and _slug(named) != _slug(wanted))
     try:
         entries = _trigger_entries(data, source)
     except RecursionError as error:  # one call per level of objects in objects
@@ -340,6 +344,12 @@ def parse_trigger_evals(text: str, source: str = "<cases>", skill: str | None = 
     if others and cases:
         names = ", ".join(sorted(others))
         skipped.append(f"{source}: the items about other skills ({names}) are left out")
+    if mismatch:
+        skipped.insert(
+            0,
+            f"{source}: the file's skill_name is {named!r}, yet its cases are read as those of "
+            f"{wanted!r}, the skill asked for",
+        )
     if not cases:
         first = f" ({skipped[0]})" if skipped else ""
         raise CaseError(f"{source}: no trigger eval in it that can be run{first}")
@@ -393,6 +403,11 @@ SKILL_KEYS = ("skill_name", "skill", "expected_skill", "expect_skill")
 # An item, the label and the split its list gives it, and the skill a set over several
 # skills files it under ({"skills": {"pdf": {...}}} or {"pdf": {...}, "xlsx": {...}}).
 Entry = tuple[Any, bool | None, str | None, str | None]
+
+
+def _slug(name: str) -> str:
+    """A skill's name as an id would spell it: "Plan Grill" and plan-grill are one skill."""
+    return "-".join(name.lower().replace("_", " ").split())
 
 
 def _skill_named(data: Mapping[str, Any]) -> str | None:
