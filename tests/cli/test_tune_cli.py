@@ -100,6 +100,11 @@ def test_bad_input_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
     empty.write_text("# no cases yet\n", encoding="utf-8")
     code, _, err = _run(capsys, "tune", SKILL, "--cases", str(empty), *common)
     assert code == 2 and f"{empty}: no cases" in err
+    others = tmp_path / "others.tsv"  # cases, but none about the skill: nothing to tune on
+    others.write_text("pdf\tdirect\tmerge two pdf files\n", encoding="utf-8")
+    code, out, err = _run(capsys, "tune", SKILL, "--cases", str(others), *common)
+    assert code == 2 and out == ""
+    assert f"{others}: no case is about {SKILL}: tune needs prompts it should take" in err
 
 
 def test_control_characters_in_prompts_and_descriptions_are_shown_not_sent(

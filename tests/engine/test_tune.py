@@ -769,6 +769,21 @@ def test_the_assistants_name_and_the_calendar_are_never_words_to_add() -> None:
     assert "angles" in offered and not offered & {"once", "several", "again"}
 
 
+def test_english_function_words_and_filler_are_never_words_to_add() -> None:
+    """ "Use it for across, actual and whether." and "Use it for tomorrow." listed words
+    past the router's short stopword list that name no task."""
+    from explorer.engine.author.tune import _evidence
+
+    missed = [
+        "check whether the invoice totals add up across all tabs tomorrow",
+        "actually reconcile the invoice totals across the ledger",
+    ]
+    evidence = _evidence("Bookkeeping.", missed, [], missed, lambda _term: 5.0)
+    offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
+    assert {"invoice", "totals"} <= offered
+    assert not offered & {"whether", "across", "tomorrow", "actually", "always"}
+
+
 def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:
     """The router reads Chinese as character bigrams: the terms two wanted prompts share
     are offered, not the words of asking ("帮我看看") nor a term's particles ("这张")."""
@@ -783,6 +798,9 @@ def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:
     shared = _evidence("Test plans.", team, [], team, lambda _term: 5.0).shared
     assert "团队" in shared and not any(phrase.startswith("们") for phrase in shared)
     assert "快门" not in _evidence("调快门。", wanted, [], wanted, lambda _term: 5.0).shared
+    # A word of asking cuts a run as a particle does: "怎么设计" holds "设计", not "么设计".
+    how = ["这个系统怎么设计比较好", "微服务应该怎么设计呢"]
+    assert _evidence("架构。", how, [], how, lambda _term: 5.0).shared == ("设计",)
 
 
 def test_a_skill_is_near_a_prompt_in_either_vector_space() -> None:
@@ -880,6 +898,33 @@ def test_a_quotation_is_never_cut_and_a_joined_word_never_loses_a_piece() -> Non
         _head("给我一个封面图提示词，要顶刊那种学术风格的感觉就好")
         == '"给我一个封面图提示词，要顶刊那种学术风格的感觉就好"'[:25] + '…"'
     )
+
+
+def test_an_abbreviation_or_an_aside_ends_no_sentence_and_cjk_keeps_its_spacing() -> None:
+    """ "(e.g. a marketing campaign)" was cut at "e.g.", so a trim left "(e.g." dangling
+    in the author's exclusion and a lead put "Use for …" inside it; rejoined sentences got
+    a space after each "。", inside quoted prompts too."""
+    from explorer.engine.author.tune import _joined, _leads, _sentences, _trimmed
+
+    exclusion = (
+        "Do NOT use it for planning (e.g. a marketing campaign) or grilling that is not "
+        "about a build (e.g. prepping someone for an interview)."
+    )
+    text = f"Grill a plan. It asks hard questions, i.e. the ones that hurt. {exclusion}"
+    assert _sentences(text) == [
+        "Grill a plan.",
+        "It asks hard questions, i.e. the ones that hurt.",
+        exclusion,
+    ]
+    worth = {"interview": 9.0, "grill": 1.0}
+    trimmed = _trimmed(text, len(text) - 5, worth, "Grill a plan.")
+    assert trimmed is not None and trimmed[0] == f"Grill a plan. {exclusion}"
+    assert all(exclusion in moved for _, moved in _leads(text, worth))
+    chinese = '核查说法。优先原始论文。Use when the user says "请核查这一说法。 好吗？"'
+    assert _joined(_sentences(chinese)) == chinese
+    assert [moved for _, moved in _leads(chinese, {"原始": 5.0})] == [
+        '优先原始论文。核查说法。Use when the user says "请核查这一说法。 好吗？"'
+    ]
 
 
 def _moved(effect: Effect, part: Part, expect: tuple[str, ...], relevance: float) -> Flip:

@@ -213,7 +213,7 @@ class TuneCommand(Command):
 
     def run(self, args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from explorer.engine import tune
-        from explorer.engine.author import SaveError, apply, cases_for, read_skill_text
+        from explorer.engine.author import SaveError, apply, cases_for, is_about, read_skill_text
         from explorer.engine.qa import CaseError
 
         roots = command_roots(args, loaded)
@@ -228,6 +228,12 @@ class TuneCommand(Command):
             say(f"warning: {warning}")
         if not cases.cases:  # as eval, calibrate and lint --collisions say it
             say(f"{args.cases}: no cases")
+            return EXIT_USAGE
+        if not any(is_about(case, args.skill_id) for case in cases.cases):
+            say(
+                f"{args.cases}: no case is about {args.skill_id}: tune needs prompts it should "
+                "take and prompts it should not (docs/cli.md, Cases files)"
+            )
             return EXIT_USAGE
         index = Engines(args).index(roots, loaded.config)
         if not len(index):

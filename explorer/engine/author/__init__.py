@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "apply": "tune",
     "cases_for": "tune",
     "changed_on_disk": "rewrite",
+    "is_about": "tune",
     "collision_map": "collisions",
     "edit_description": "rewrite",
     "has_errors": "lint",
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.tune import TuneResult as TuneResult
     from explorer.engine.author.tune import apply as apply
     from explorer.engine.author.tune import cases_for as cases_for
+    from explorer.engine.author.tune import is_about as is_about
     from explorer.engine.author.tune import remembering as remembering
     from explorer.engine.author.tune import shortcomings as shortcomings
     from explorer.engine.author.tune import split_cases as split_cases

@@ -90,8 +90,9 @@ SINGLE_PROMPT = 0.5  # the weight of a word only one wanted prompt has, against 
 QUOTE_CHARS = 140  # the longest prompt a description quotes
 QUOTES = (1, 2, 3)  # how many prompts each quoting edit quotes
 # Words of a conversation that name no task, beyond the stopwords and presets.GENERIC_WORDS.
-FILLER: frozenset[str] = frozenset(
-    (
+FILLER: frozenset[str] = frozenset(  # as match tokens (§2.5): "always" is "alway"
+    norm_token(word)
+    for word in (
         "but dont don doesn didn isn aren wasn won wouldn cant shouldn couldn really actually "
         "maybe usual usually quick quickly simple stuff lot lots kind sort okay hey yes they "
         "them their someone somebody right able anymore gave given got gotten took taken "
@@ -102,7 +103,17 @@ FILLER: frozenset[str] = frozenset(
         "soon later almost enough instead rather quite whole entire else otherwise anyway "
         "somehow basically literally totally definitely probably perhaps especially "
         # Where, and a code literal: "Use it for inside, TRUE and FALSE." names no task.
-        "inside outside true false"
+        "inside outside true false "
+        # English function words past the router's short list (§2.2), and words of saying
+        # and of when: "Use it for across, actual and whether." lists, it names nothing.
+        "whether over across within between through throughout during under upon onto "
+        "toward towards against among along around behind beyond below above near since "
+        "until unless while though although because however therefore thus hence which "
+        "whose whom where there here what who how why each every either neither both other "
+        "another same such than any some much many more most less least few own very just "
+        "only also too actual current currently recently today tomorrow yesterday tonight "
+        "assume assuming saying telling asking thing things something anything everything "
+        "nothing"
     ).split()
 )
 # Names users call the assistant by: "ask Claude to …" says who is asked, not what for, so
@@ -153,7 +164,8 @@ class Split:
     from_file: bool = False  # the file's own train/validation split, not the hash's
 
 
-def _about(case: Case, skill_id: str) -> bool:
+def is_about(case: Case, skill_id: str) -> bool:
+    """Whether a case says what the skill should do: take the prompt, or leave it."""
     return skill_id in case.expect or skill_id in case.reject
 
 
@@ -174,8 +186,8 @@ def split_cases(cases: Sequence[Case], skill_id: str, share: float = TUNING_SHAR
     `share`; a group of two or more keeps at least one case on each side."""
     tuning: list[Case] = []
     held: list[Case] = []
-    own = [case for case in cases if _about(case, skill_id)]
-    others = tuple(case for case in cases if not _about(case, skill_id))
+    own = [case for case in cases if is_about(case, skill_id)]
+    others = tuple(case for case in cases if not is_about(case, skill_id))
     if {case.split for case in own} == {"train", "validation"} and all(
         any(case.positive and case.split == part for case in own)
         for part in ("train", "validation")
@@ -241,7 +253,7 @@ def _probe(
     row = decision.rows.by_id(skill_id)
     position = index.positions[skill_id]
     terms = frozenset(index.lexical.explain(case.prompt, position).matched)
-    expected = next(iter(case.expect), None) if not _about(case, skill_id) else None
+    expected = next(iter(case.expect), None) if not is_about(case, skill_id) else None
     if expected not in index.positions:
         expected = None
     return Probe(
@@ -901,7 +913,10 @@ def _unspaced_phrases(description: str, wanted: Sequence[str]) -> tuple[str, ...
         seen: set[str] = set()
         for run in re.findall(r"\w+", prompt):
             chars = [char if unspaced(char) and char not in UNSPACED_EDGES else " " for char in run]
-            for piece in "".join(chars).split():
+            text = "".join(chars)
+            for function in UNSPACED_FUNCTION_PHRASES:  # "怎么设计" holds "设计", not "么设计"
+                text = text.replace(function, " ")
+            for piece in text.split():
                 for size in range(low, min(high, len(piece)) + 1):
                     seen.update(piece[i : i + size] for i in range(len(piece) - size + 1))
         for phrase in seen:
@@ -1039,23 +1054,51 @@ def _without(description: str, term: str) -> str:
 # After a closing quote, only before what does not read as the sentence going on
 # ('… says "a." or "b."' is one sentence).
 _SENTENCE_RE = re.compile(r'(?<=[.!?])\s+|(?<=[.!?]")\s+(?=[^a-z])|(?<=[。！？])\s*')
+# A full stop that ends an abbreviation, not a sentence ("(e.g. a campaign)"). Not "etc.":
+# it ends sentences as often as not.
+_ABBREVIATION_RE = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|vs|cf|approx|incl|esp|viz|resp)\.$", re.I)
 
 
 def _sentences(description: str) -> list[str]:
-    """The description's sentences; a quoted prompt's own full stops do not end one (a
-    piece with an odd count of double quotes is joined to the next), so moving, dropping
-    or keeping a sentence never cuts a quotation in two."""
+    """The description's sentences, each with the text between its pieces as written.
+
+    A piece does not end a sentence while a double quote or a parenthesis is open in it,
+    or when it ends in an abbreviation: a quoted prompt's full stops, "(e.g. an
+    interview)" and "vs. the old API" stay whole, so moving, dropping or keeping a sentence
+    never cuts a quotation, an aside or an exclusion in two."""
+    text = description.strip()
     out: list[str] = []
-    open_quote = False
-    for part in _SENTENCE_RE.split(description.strip()):
-        if not part:
-            continue
-        if open_quote:
-            out[-1] = f"{out[-1]} {part}"
-        else:
-            out.append(part)
-        open_quote ^= part.count('"') % 2 == 1
+    start, joining = 0, False
+    for end in [*_SENTENCE_RE.finditer(text), None]:
+        piece = text[start : end.start() if end else len(text)]
+        if piece:
+            if joining:
+                out[-1] += piece
+            else:
+                out.append(piece)
+        if end is None:
+            break
+        sentence = out[-1] if out else ""
+        joining = bool(
+            sentence.count('"') % 2
+            or sentence.count("(") > sentence.count(")")
+            or _ABBREVIATION_RE.search(sentence)
+        )
+        if joining and out:
+            out[-1] += end.group()
+        start = end.end()
     return out
+
+
+def _joined(sentences: Iterable[str]) -> str:
+    """Sentences as one text: a space after each, but none after a full stop of a script
+    written without spaces ("。"), where the author put none."""
+    text = ""
+    for sentence in sentences:
+        if text and text[-1] not in "。！？":
+            text += " "
+        text += sentence
+    return text
 
 
 def _worth(sentence: str, worth: dict[str, float]) -> float:
@@ -1081,7 +1124,7 @@ def _leads(description: str, worth: dict[str, float], count: int = 2) -> list[tu
         moved = [parts[position]] + [part for i, part in enumerate(parts) if i != position]
         words = parts[position].split()
         head = " ".join(words[:5]) + (" …" if len(words) > 5 else "")
-        out.append((f'lead with "{head}"', " ".join(moved)))
+        out.append((f'lead with "{head}"', _joined(moved)))
     return out
 
 
@@ -1121,7 +1164,7 @@ def _trimmed(
         if len(text) <= length:
             break
         dropped.add(position)
-        text = " ".join(part for i, part in enumerate(parts) if i not in dropped)
+        text = _joined(part for i, part in enumerate(parts) if i not in dropped)
     if len(text) > length or not dropped:
         return None
     first = parts[min(dropped)].split()
@@ -1628,7 +1671,16 @@ def tune(
     recommended = next(
         (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
     )
-    if scored and not candidates:
+    if not scored and split.tuning:
+        notes.append(
+            "no edit was tried: none shortens the description under the spec's "
+            f"{MAX_DESCRIPTION:,} characters (the tuner never drops the first sentence, one "
+            "that says when to use the skill, nor an exclusion): shorten it by hand first"
+            if len(original) > MAX_DESCRIPTION
+            else "no edit was tried: the missed prompts of the tuning part gave no word, "
+            "phrase or prompt to add, and nothing to drop"
+        )
+    elif scored and not candidates:
         notes.append(
             "the one edit scored fixed no case of the tuning part"
             if len(scored) == 1
