@@ -87,6 +87,7 @@ class ExplorerApp(App[None]):
             initial_prompt=initial_prompt,
             show_timings=show_timings,
             cases_path=cases_path or tasks.default_cases(roots),
+            cases_given=bool(cases_path),
             cases_skill=cases_skill,
             cwd=cwd,
             history_log=history_log,

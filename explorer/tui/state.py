@@ -10,6 +10,7 @@ ignored.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -125,13 +126,21 @@ class Options:
     cache_dir: str | None = None
     initial_prompt: str = ""
     show_timings: bool = True  # off for stable screenshots in tests
-    cases_path: str | None = None
+    cases_path: str | None = None  # --cases FILE, else the library's cases.toml (cases_file)
+    cases_given: bool = False  # --cases: a missing file is a problem to show, not "no cases"
     cases_skill: str | None = None  # the skill a skill-creator trigger eval set is about
     cwd: str | None = None  # the working directory of the project channel (§3.5)
     history_log: str | None = None  # a telemetry log to replay (§10); None: no History tab
     # Where the layout is read and written, fixed at start: a save as the app closes goes
     # where the start read from, whatever the environment says by then.
     state_file: Path = field(default_factory=state_path)
+
+    @property
+    def cases_file(self) -> str | None:
+        """The cases file to run: --cases FILE, or the library's cases.toml while there is
+        one. Read at each use: a cases.toml made while the app runs is run as it appears."""
+        path = self.cases_path
+        return path if path and (self.cases_given or os.path.isfile(path)) else None
 
 
 @dataclass(frozen=True, eq=False)  # one snapshot's: compared by identity

@@ -420,9 +420,9 @@ def lint_and_cases(app: ExplorerApp, snapshot: Index, config: Config) -> None:
             # Counted here, off the event loop: 170,000 findings at 26,000 skills take
             # tens of milliseconds to walk.
             quality = Quality(findings, (snapshot, config), lint_errors=lint_errors(findings))
-            if options.cases_path:
+            if options.cases_file:
                 try:
-                    cases = load_cases(options.cases_path, skill=options.cases_skill).cases
+                    cases = load_cases(options.cases_file, skill=options.cases_skill).cases
                     # Its cross-encoder remembers the pairs the runs before scored.
                     remembering = dataclasses.replace(
                         snapshot, models=state.logits.models(snapshot.models)
@@ -522,8 +522,9 @@ def compare_rankings(
 
 
 def default_cases(roots: Sequence[str]) -> str | None:
-    """A library's own cases.toml, when the explorer opens one root that has it."""
-    if len(roots) == 1 and os.path.isfile(os.path.join(roots[0], "cases.toml")):
+    """Where a library's own cases.toml is, there or not yet, when the explorer opens one
+    root that is a directory (Options.cases_file runs it while it is there)."""
+    if len(roots) == 1 and os.path.isdir(roots[0]):
         return os.path.join(roots[0], "cases.toml")
     return None
 
@@ -535,7 +536,8 @@ def quality_key(app: ExplorerApp, snapshot: Index) -> tuple[object, ...]:
 
 
 def stat_key(path: str | None) -> tuple[int, int] | None:
-    """A file's size and mtime: an edited cases file re-runs the cases (F5)."""
+    """A file's size and mtime (None: not there): a cases file saved, made or removed re-runs
+    the cases."""
     try:
         stat = os.stat(path) if path else None
     except OSError:

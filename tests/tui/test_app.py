@@ -376,6 +376,32 @@ async def test_cases_rerun_on_save_and_lint_shows_beside_the_skill(
         )
 
 
+async def test_a_cases_toml_made_edited_broken_or_removed_while_the_app_runs_is_followed(
+    library: Path, tmp_path: Path
+) -> None:
+    """The Cases tab says "add cases.toml to the library": one added while the app ran was
+    never read, and an edit waited for F5. The status bar showed the last recall after the
+    file stopped reading."""
+    app = make_app(library, tmp_path)
+    path = library / "cases.toml"
+    one = '[[case]]\nprompt = "merge two pdf files"\nexpect = ["pdf"]\nkind = "direct"\n'
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app))
+        body = app.query_one(CasesPanel).query_one("#cases-body")
+        status = app.query_one(StatusBar)
+        assert "No cases: add cases.toml" in render(body.content)
+        path.write_text(one, encoding="utf-8")
+        await settle(pilot, lambda: "1 case" in render(body.content), timeout=20)
+        await settle(pilot, lambda: "recall 1.000" in status.render().plain)
+        path.write_text(one + one.replace("merge two", "split the"), encoding="utf-8")
+        await settle(pilot, lambda: "2 cases" in render(body.content), timeout=20)
+        path.write_text(one + "[[case]\n", encoding="utf-8")
+        await settle(pilot, lambda: "invalid TOML" in render(body.content), timeout=20)
+        await settle(pilot, lambda: "recall" not in status.render().plain)
+        path.unlink()
+        await settle(pilot, lambda: "No cases: add cases.toml" in render(body.content), timeout=20)
+
+
 def hold_cases(library: Path, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """One case in the library's cases.toml, each run of the cases held until the event
     returned is set: the test looks at the screen while they run."""

@@ -50,7 +50,7 @@ from explorer.tui.state import (
 from explorer.tui.tasks import Quality
 from explorer.tui.whatif import WhatIfScreen
 from explorer.tui.widgets import update_text
-from explorer.tui.widgets.cases_panel import CasesPanel, cases_status
+from explorer.tui.widgets.cases_panel import NO_CASES, CasesPanel, cases_status
 from explorer.tui.widgets.decision_panel import DecisionPanel
 from explorer.tui.widgets.footer import QuietFooter
 from explorer.tui.widgets.history_panel import HistoryPanel
@@ -67,6 +67,7 @@ PROMPT_EDITING_KEYS = prompt_editing_keys()
 
 PANELS_DELAY_S = 0.08  # the decision, terms and skill panels catch up when typing pauses
 PROMPT_SETTLED_S = 2.0  # a prompt that stood this long is kept in the history once cleared
+CASES_POLL_S = 1.0  # how often the cases file is looked at (one stat): no watcher sees it
 NARROW_WIDTH = 110
 RERANKER_HINT = "no reranker: set reranker = DIR"
 
@@ -134,7 +135,7 @@ class MainScreen(Screen[None]):
                     with TabPane("Skill", id="skill-tab"):
                         yield SkillPanel(id="skill")
                     with TabPane("Cases", id="cases-tab"):
-                        yield CasesPanel(self.options.cases_path, id="cases")
+                        yield CasesPanel(self.options.cases_file, id="cases")
                     if self.options.history_log:
                         with TabPane("History", id="history-tab"):
                             yield HistoryPanel(id="history")
@@ -152,6 +153,16 @@ class MainScreen(Screen[None]):
         self.set_message("Loading the library…")
         self.refresh_status()
         self.explorer.load()  # once the screen that shows the library is there
+        if self.options.cases_path:
+            self.set_interval(CASES_POLL_S, self._cases_saved)
+
+    def _cases_saved(self) -> None:
+        """The cases file is no skill, so the live index does not watch it: a cases.toml
+        made, edited or removed re-runs the cases as a saved SKILL.md does (quality() runs
+        only when the file's size or time changed)."""
+        snapshot = self.state.snapshot
+        if snapshot is not None and self.state.live is not None:
+            self.explorer.quality(snapshot, self.state.config)
 
     def on_resize(self, event: events.Resize) -> None:
         self.layout_for(event.size.width)
@@ -322,7 +333,7 @@ class MainScreen(Screen[None]):
             dense = f"no dense model (BM25 + boosts only): {status.dense_error}"
         else:
             dense = f"dense {status.dense}"
-        first_run = bool(self.options.cases_path) and state.quality_running
+        first_run = bool(self.options.cases_file) and state.quality_running
         self.status.show(
             Status(
                 roots=", ".join(short_path(root) for root in snapshot.roots),
@@ -522,7 +533,7 @@ class MainScreen(Screen[None]):
             return
         report = state.cases_report
         cases = [result.case for result in report.results] if report else []
-        source = os.path.basename(self.options.cases_path or "")
+        source = os.path.basename(self.options.cases_file or "")
         snapshot = state.snapshot
         made_for = (snapshot.roots, snapshot.version, state.config, tuple(cases))
         known = (
@@ -558,7 +569,7 @@ class MainScreen(Screen[None]):
                 # copy then decides only the cases the edit can reach (reach.py).
                 cases_current=not state.quality_running
                 and state.quality_for == (tasks.quality_key(self.explorer, snapshot), state.config),
-                cases_source=os.path.basename(self.options.cases_path or ""),
+                cases_source=os.path.basename(self.options.cases_file or ""),
                 cwd=self.options.cwd,
                 logits=state.logits,
             )
@@ -574,16 +585,18 @@ class MainScreen(Screen[None]):
         state.quality_running = self.explorer.turns.waits("quality")  # a newer run is next
         state.findings = quality.findings
         state.lint_errors = quality.lint_errors
-        if quality.problem is not None:
-            panel.message(quality.problem)
-        elif quality.report is not None:
+        if quality.report is None:  # a cases file that does not read, or none any more
+            state.cases_report = state.cases_run = None  # the status bar's recall with it
+            state.comparison, state.flip_causes = None, {}
+            panel.message(quality.problem or NO_CASES)
+        else:
             state.cases_report, state.cases_run = quality.report, quality.run
             comparison = quality.comparison
             if comparison is None or comparison.flipped or comparison.changed:
                 state.comparison, state.flip_causes = comparison, quality.causes
             # else: a re-index that changed no outcome (a second event for the same save,
             # say) keeps the last change on screen rather than hiding it.
-            source = self.options.cases_path or ""
+            source = self.options.cases_file or ""
             panel.show(quality.report, state.comparison, source, state.flip_causes)
         self.refresh_status()  # lint's counts; the flips and recall, where a presenter looks
         self.show_skill(state.highlighted)

@@ -27,6 +27,10 @@ def _rate(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+NO_CASES = (
+    "No cases: add cases.toml to the library, or start with --cases FILE (TOML, TSV or "
+    "skill-creator evals JSON)."
+)
 PROMPT_LIMIT = 400  # a prompt longer than this is cut, with an ellipsis; shorter, whole
 
 
@@ -229,10 +233,7 @@ class CasesPanel(VerticalScroll, can_focus=False):
         # for a few thousand cases on a large library), say that they run, not that
         # there are none.
         waiting = (
-            plain(f"Running the cases of {self.source} (after lint)…")
-            if self.source
-            else "No cases: add cases.toml to the library, or start with --cases FILE (TOML, "
-            "TSV or skill-creator evals JSON)."
+            plain(f"Running the cases of {self.source} (after lint)…") if self.source else NO_CASES
         )
         yield Static(waiting, id="cases-body")
         yield CaseList(id="cases-failures")
