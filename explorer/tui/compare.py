@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from explorer.engine import Verdict
@@ -299,6 +300,17 @@ class CompareView(Vertical):
             return
         if row != table.cursor_row:
             table.move_cursor(row=row, animate=False)
+
+    def move(self, step: int) -> str | None:
+        """Move the diff's cursor `step` rows (up/down and the page keys in the prompt, while
+        the diff shows in the table's place) and return the skill under it: its rows are
+        not the hidden table's, so moving that one's cursor put it on skills not here."""
+        table = self.query_one(DataTable)
+        if self.diff is None or not table.row_count:
+            return None
+        row = min(max(table.cursor_row + step, 0), table.row_count - 1)
+        table.move_cursor(row=row, animate=False)
+        return table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Moving the cursor in the diff itself highlights that skill everywhere (F7, the

@@ -500,6 +500,17 @@ async def test_in_compare_the_cursor_follows_up_down_and_f7_edits_that_skill(
         await settle(pilot, lambda: table.cursor_row == 0)
         await pilot.press("pagedown")
         await settle(pilot, lambda: table.cursor_row == table.row_count - 1 > 1)
+        # The diff's order, not the hidden table's: sorted another way, the table's next
+        # row was a skill elsewhere in the diff, or not in it.
+        rows = [entry.skill_id for entry in view.diff.entries]
+        for _ in range(4):
+            await pilot.press("f6")  # the table sorted by another column, then another
+            await pilot.press("pageup")
+            await settle(pilot, lambda: table.cursor_row == 0)
+            for row in range(1, len(rows)):
+                await pilot.press("down")
+                await settle(pilot, lambda: app.state.highlighted == rows[row])  # noqa: B023
+                assert table.cursor_row == row
 
 
 @pytest.mark.slow  # a timing edge of F7 (the cases still running)

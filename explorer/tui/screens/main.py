@@ -723,13 +723,23 @@ class MainScreen(Screen[None]):
         self.prompt.focus()
 
     def action_table_move(self, step: int) -> None:
-        self.table.move(step)
+        self._move(step)
 
     def action_table_page(self, direction: int) -> None:
         # While F8 shows the diff in the table's place, a page is the diff's: the hidden
         # table has no height of its own to page by.
         rows = self.compare_view.rows_shown() if self.state.comparing else self.table.size.height
-        self.table.move(direction * max(1, rows - 2))
+        self._move(direction * max(1, rows - 2))
+
+    def _move(self, step: int) -> None:
+        """The cursor of what is shown: the table's, or while F8 shows, the diff's, whose
+        skill is then highlighted everywhere (F7 edits the skill under it)."""
+        if not self.state.comparing:
+            self.table.move(step)
+            return
+        skill_id = self.compare_view.move(step)
+        if skill_id is not None:
+            self.go_to_skill(skill_id)
 
     def go_to_skill(self, skill_id: str) -> None:
         """Put the cursor on a skill and keep it there as the prompt changes."""
