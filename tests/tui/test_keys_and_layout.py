@@ -600,10 +600,16 @@ async def test_one_row_is_marked_followed_as_the_cursor_moves(
             drawn = ["".join(s.text for s in table.render_line(y)) for y in range(1, 12)]
             return [line.split()[1] for line in drawn if line.lstrip().startswith("▸")]
 
-        for keys in (("down", "down"), ("pagedown",), ("pageup",), ("up",)):
+        for keys in (("down", "down"), ("pagedown",), ("up",)):
             await pilot.press(*keys)
             await pilot.pause()
             assert marked() == [table.current_id()], keys
+        # Back on the top row, the top row is followed, as after Home: no skill is marked,
+        # and the next prompt opens on its own top rows, not on this skill.
+        for keys in (("pageup",), ("down", "up"), ("down", "home")):
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert table.cursor == 0 and marked() == [] and table.followed is None, keys
 
 
 async def test_the_cursor_row_is_always_on_screen(tmp_path: Path) -> None:

@@ -880,14 +880,16 @@ class SkillsTable(ScrollView, can_focus=True):
             self.post_message(self.Highlighted(skill_id))
 
     def move(self, step: int) -> None:
-        """Move the cursor by `step` rows (from the prompt too); the skill is then followed.
+        """Move the cursor by `step` rows (from the prompt too); the skill is then followed,
+        but on the top row it is the top row that is followed, as after Home: up or page up
+        back to the top left the next prompt's view on that skill, wherever it ranked.
 
         The rejected files under the scored rows are not skills the cursor can rest on:
         a step past the last row scrolls them into view instead, as a pager would."""
         if self.view:
             beyond = self.cursor + step - (len(self.view) - 1)
             self.cursor = min(max(self.cursor + step, 0), len(self.view) - 1)
-            self.followed = self.current_id()
+            self.followed = self.current_id() if self.cursor else None
             if beyond > 0 and self.rejected_view:
                 y = min(self.scroll_offset.y + beyond, self.max_scroll_y)
                 self.scroll_to(y=y, animate=False)
