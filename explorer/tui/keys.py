@@ -82,7 +82,9 @@ HELP_NOTES = (
     'Remap any key by id in the config: keymap = { reindex = "ctrl+b" }.\n\n'
     "Rows: the injected first; then, where the relevance model decided, its other "
     "candidates by p (the closest to its bar first); then the rest by hybrid score.\n"
-    "Columns: hybrid = cos + kw + ph + file (§3); bm25 raw (normalised) #rank; rerank "
+    "Columns: hybrid = cos + kw + ph + file (§3), then + proj where a working directory's "
+    "ecosystem boosts the skill (§3.5) and + the fused BM25 channel under a preset that has "
+    "one; bm25 raw (normalised) #rank; rerank "
     "logit (sigmoid), — when not reranked, off without a model; overlap matched/query "
     "terms and Jaccard.\nVerdict: INJECT, or the gate that dropped the skill.\nWhile the "
     "dense model loads, cos, hybrid and the verdict show … and the why column says so "
@@ -106,6 +108,23 @@ SYMBOLS: tuple[tuple[str, str], ...] = (
         "<.01: under a hundredth",
     ),
     ("moved most", "the contribution (log-odds) that moved p most, e.g. bm25 lead+1.5"),
+    (
+        "task",
+        "in p and moved most: injected for one task of a prompt that asks for several, "
+        "routed alone (its p is that task's; the decision panel's tasks gate lists each)",
+    ),
+    (
+        "closest",
+        "in why, with nothing injected: the skill the relevance model came closest to "
+        "injecting, and the contributions that raised it most",
+    ),
+    (
+        "room",
+        "in the decision panel, for a skill under the bar: the channels with the most "
+        "headroom, each with the p it would give at its strongest and s, what it would add "
+        "to the log-odds; cos, bm25, rerank, ml cos (the multilingual cosine), hits "
+        "(keyword, phrase and file boosts), other scripts, exclusions",
+    ),
     ("Δ inject", "what the deciding number lacks to pass its gate: +0.041 (hybrid)"),
     ("ℓ", "a reranker logit, in Δ inject: +0.60ℓ; p and bm25 gaps say their unit"),
     (

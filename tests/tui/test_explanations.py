@@ -164,6 +164,12 @@ def test_help_at_80_columns_wraps_each_description_in_its_own_column(
 
     said = " ".join(f"{symbol} {meaning}" for symbol, meaning in SYMBOLS)
     assert all(f"({mode.value})" in said for mode in InjectionMode)
+    # The words the panels print beside their numbers, each said: the p cell's "task", the
+    # why cell's "closest", the decision panel's room and its channels, the breakdown's proj.
+    from explorer.engine.route.relevance import CHANNELS
+
+    assert {"task", "closest", "room"} <= symbols
+    assert all(channel in said for channel in CHANNELS) and "+ proj" in HELP_NOTES
 
 
 @pytest.mark.slow  # tests/engine/test_attribution.py holds the sentence attribution the tab shows

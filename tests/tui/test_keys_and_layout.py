@@ -406,6 +406,23 @@ def test_green_means_injected_and_hash_is_the_row_order() -> None:
     assert [table._cells(i, limits, None)[0].plain.strip() for i in range(3)] == ["1", "2", "3"]
 
 
+def test_the_hybrid_breakdown_has_room_for_the_project_boost() -> None:
+    """A row the project channel boosted (§3.5) printed ".44+.00+.00+.00…": its "+.15" was
+    cut, so the parts did not add up to the score."""
+    table = SkillsTable()
+    boosted = replace(_row("javascript-testing", 1, 0.593, "inject"), cosine=0.443, project=0.15)
+    table.rows = [boosted, _row("other", 2, 0.3, "min_similarity")]
+    limits = Limits(
+        min_similarity=0.5, score_margin=0.1, rerank_min=-2.5, lexical_min=0.0, reranker=False
+    )
+    table._limits = limits
+    table.view = [0, 1]
+    table._widths = table._fit(table._content_widths(), 200)
+    hybrid = table._cells(0, limits, None)[[key for key, _ in table.columns].index("hybrid")]
+    assert hybrid.plain.split() == ["0.593", ".44+.00+.00+.00+.15"]
+    assert table._widths["hybrid"] >= hybrid.cell_len
+
+
 def test_a_decision_made_while_the_dense_model_loads_shows_no_cosine_floor_or_verdict() -> None:
     """The loading snapshot decides without the dense model: cosine 0 for every skill and
     the no-model floor (0.640 at 2,289 skills, where MiniLM's is 0.414). The cells the model

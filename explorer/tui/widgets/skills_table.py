@@ -578,7 +578,8 @@ class SkillsTable(ScrollView, can_focus=True):
         for key in ("score", "cosine", "keyword", "phrase", "file", "bm25", "bm25_norm"):
             values = self.column(key)
             lo[key], hi[key] = _bounds(values)
-        lo["bm25_fused"], hi["bm25_fused"] = _bounds(self.column("bm25_fused"))
+        for key in ("project", "bm25_fused"):  # the breakdown's parts a row may add
+            lo[key], hi[key] = _bounds(self.column(key))
         # A column that prints a minus sign somewhere prints a space where it has none,
         # so its decimal points stay in one line.
         self._signed = {key for key in ("score", "cosine") if format(lo[key], ".3f")[0] == "-"}
@@ -587,8 +588,9 @@ class SkillsTable(ScrollView, can_focus=True):
         logit = float(np.nanmax(np.abs(logits))) if reranked else 0.0
         channels = ("cosine", "keyword", "phrase", "file")
         parts = sum(_short_span(lo.get(k, 0.0), hi.get(k, 0.0)) for k in channels)
-        if lo.get("bm25_fused") or hi.get("bm25_fused"):  # "+.12": the §9 fused channel
-            parts += 1 + _short_span(lo.get("bm25_fused", 0.0), hi.get("bm25_fused", 0.0))
+        for key in ("project", "bm25_fused"):  # "+.15": §3.5's boost, the §9 fused channel
+            if lo.get(key) or hi.get(key):
+                parts += 1 + _short_span(lo.get(key, 0.0), hi.get(key, 0.0))
         hybrid = _span(lo["score"], hi["score"], self._number_format("score")) + 1 + parts + 3
         if self._before is not None and self._any_delta():
             hybrid += 7  # " ▲0.123": a delta is never cut
