@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Sequence
 
 from explorer.engine import LoadedConfig
 from explorer.engine.discovery import resolve_roots
@@ -25,3 +27,9 @@ def command_roots(args: argparse.Namespace, loaded: LoadedConfig) -> list[str] |
         )
         return None
     return list(found.roots)
+
+
+def watchable(roots: Sequence[str]) -> bool:
+    """Whether any root exists (a directory, or one SKILL.md): when none does there is
+    nothing to watch or explore, and a root made later would never be seen."""
+    return any(os.path.exists(root) for root in roots)

@@ -86,7 +86,7 @@ def test_a_cwd_that_is_no_directory_is_a_usage_error(
 
 
 def test_watch_takes_a_directory_or_one_skill_md_as_a_root(tmp_path: Path) -> None:
-    from explorer.cli.commands.watch import watchable
+    from explorer.cli.roots import watchable
 
     skill = tmp_path / "pdf" / "SKILL.md"
     skill.parent.mkdir()
@@ -110,6 +110,19 @@ def test_watch_on_roots_none_of_which_exists_stops_with_a_usage_error(tmp_path: 
     assert (done.returncode, done.stdout) == (2, "")
     said = f"skill-explorer: nothing to watch: no such file or directory: {missing}\n"
     assert done.stderr == said
+
+
+def test_the_explorer_on_roots_none_of_which_exists_stops_with_a_usage_error(
+    tmp_path: Path, capsys
+) -> None:
+    """It opened a table whose one row was the missing root, squeezed under the columns."""
+    missing = tmp_path / "nope"
+    code, out, err = run(capsys, str(missing), "--set", "model=bow")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"skill-explorer: nothing to explore: no such file or directory: {missing} "
+        "(skill-explorer DIR opens a skills folder)\n"
+    )
 
 
 def test_route_json_has_the_documented_keys(capsys) -> None:

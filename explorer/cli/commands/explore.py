@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, add_cwd_option
-from explorer.cli.roots import command_roots
+from explorer.cli.base import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    add_common_options,
+    add_cwd_option,
+    say,
+)
+from explorer.cli.roots import command_roots, watchable
 from explorer.engine import LoadedConfig, load_config
 
 
@@ -51,6 +58,12 @@ class ExploreCommand(Command):
 
         roots = command_roots(args, loaded)  # the order every command reads them in
         if roots is None:
+            return EXIT_USAGE
+        if not watchable(roots):  # a table of one "rejected" root would say it worse
+            say(
+                f"nothing to explore: no such file or directory: {', '.join(roots)} "
+                "(skill-explorer DIR opens a skills folder)"
+            )
             return EXIT_USAGE
         history_log = args.history or (str(default_log()) if default_log().is_file() else None)
         app = ExplorerApp(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from explorer.cli.base import EXIT_OK, EXIT_USAGE, Command, add_common_options, say
 from explorer.cli.library import engine_for, problem_lines
-from explorer.cli.roots import command_roots
+from explorer.cli.roots import command_roots, watchable
 from explorer.engine import LoadedConfig
 from explorer.engine.base import counted
 from explorer.terminal import emit
@@ -66,12 +66,6 @@ class ErrorLedger:
         ]
         self.named = current
         return lines
-
-
-def watchable(roots: list[str]) -> bool:
-    """Whether any root exists (a directory, or one SKILL.md): when none does there is
-    nothing to watch, and a root made later would never be seen."""
-    return any(os.path.exists(root) for root in roots)
 
 
 class WatchCommand(Command):
