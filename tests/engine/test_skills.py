@@ -626,3 +626,20 @@ def test_a_value_yaml_cannot_convert_is_a_recovered_warning(tmp_path: Path, line
     (warning,) = skill.warnings
     assert warning.message.startswith("invalid YAML frontmatter (a value it cannot convert")
     assert warning.message.endswith("recovered by line reader")
+
+
+def test_a_key_indented_off_column_0_is_named_where_the_file_has_it() -> None:
+    """A tab before `description:` makes the whole block invalid YAML, so the rejection
+    said only "missing or empty 'description'" beside a description plainly there."""
+    from explorer.engine.discovery.skills import Problem, parse_skill
+
+    tabbed = parse_skill("/x/SKILL.md", b"---\nname: three\n\tdescription: tabbed: yes\n---\n")
+    assert isinstance(tabbed, Problem)
+    assert tabbed.message == (
+        "missing or empty 'description'; line 3 holds 'description:' indented, and the "
+        "frontmatter's keys start at column 0"
+    )
+    spaced = parse_skill("/x/SKILL.md", b"---\n  name: x\ndescription: d\n---\n")
+    assert isinstance(spaced, Problem) and "line 2 holds 'name:' indented" in spaced.message
+    missing = parse_skill("/x/SKILL.md", b"---\nname: x\n---\n")
+    assert isinstance(missing, Problem) and missing.message == "missing or empty 'description'"

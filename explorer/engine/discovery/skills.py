@@ -479,10 +479,14 @@ def parse_skill(path: str, data: bytes, digest: str | None = None) -> Skill | Pr
     if not name:
         if not_mapping:
             return Problem(path, "frontmatter is not a mapping of keys to values", 2)
-        return Problem(path, "missing or empty 'name'" + _yaml_hint(yaml_read, "name"))
+        hint = _yaml_hint(yaml_read, "name") or _indented_hint(frontmatter_text, "name")
+        return Problem(path, "missing or empty 'name'" + hint)
     if not description:
+        hint = _yaml_hint(yaml_read, "description")
         return Problem(
-            path, "missing or empty 'description'" + _yaml_hint(yaml_read, "description")
+            path,
+            "missing or empty 'description'"
+            + (hint or _indented_hint(frontmatter_text, "description")),
         )
     if is_placeholder(description):
         return Problem(path, "description is a template placeholder ('replace with …')")
@@ -638,6 +642,20 @@ def _yaml_hint(yaml_read: dict[str, Any] | None, key: str) -> str:
             f"; YAML reads {key} {value.strip()!r}, but the reference router only reads a "
             f"'{key}:' line starting at column 0"
         )
+    return ""
+
+
+def _indented_hint(frontmatter: str, key: str) -> str:
+    """Where YAML cannot say it (a tab before the key makes the whole block invalid), the
+    line that holds `key:` indented: the author sees the key there, and the message said
+    only that it was missing."""
+    for number, line in enumerate(frontmatter.split("\n"), start=2):
+        stripped = line.lstrip(" \t")
+        if stripped != line and stripped.startswith(f"{key}:"):
+            return (
+                f"; line {number} holds '{key}:' indented, and the frontmatter's keys start "
+                "at column 0"
+            )
     return ""
 
 
