@@ -122,8 +122,7 @@ def summary_text(result: TuneResult, from_edit: bool = False) -> Text:
     out.append(
         f"\ncases: {len(result.split.tuning)} tuning, {len(result.split.held_out)} held out, "
         f"{len(result.split.others)} about other skills or none; before: tuning "
-        f"{result.tuning.passed}/{result.tuning.total}, held-out "
-        f"{result.held_out.passed}/{result.held_out.total}; {result.others.total} other cases "
+        f"{result.tuning}, held-out {result.held_out}; {result.others.total} other cases "
         f"near the skill, {result.others.passed} of them passing\n"
         f"{counted(result.evaluated, 'description')} scored in {result.seconds:.1f} s\n",
         style="dim",

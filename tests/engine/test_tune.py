@@ -143,6 +143,34 @@ def test_a_steal_is_reported_and_ranked_below(tmp_path: Path) -> None:
     assert list(result.candidates) == sorted(result.candidates, key=rank_key)
 
 
+def test_the_tallies_count_the_should_trigger_cases_apart(tmp_path: Path) -> None:
+    """ "held-out 4/8" was a skill that took none of its 4 prompts and passed its 4
+    should-not ones: the tallies say the should-trigger share too."""
+    cases = _trigger_evals(tmp_path / "evals.json")
+    result = _run(tmp_path / "skills", cases)
+    for tally, part in (
+        (result.tuning, result.split.tuning),
+        (result.held_out, result.split.held_out),
+    ):
+        assert tally.wanted == sum(case.positive for case in part) > 0
+        assert tally.wanted < tally.total and 0 <= tally.wanted_passed <= tally.passed
+    assert result.candidates[0].held_out.wanted_passed > result.held_out.wanted_passed
+
+
+def test_a_description_over_the_limit_with_nothing_to_drop_says_to_shorten_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "skills"
+    _index(root)  # the library's files
+    long = " ".join(f"Use it when the user asks to bill client number {n}." for n in range(25))
+    write_skill(root, SKILL, long)
+    index = build_index([root], CONFIG, assemble_models(BowEmbedder()))
+    text = read_skill_text(str(root / SKILL / "SKILL.md"))
+    result = tune(index, CONFIG, SKILL, _trigger_evals(tmp_path / "evals.json"), text)
+    assert len(long) > MAX_DESCRIPTION and result.evaluated == 0
+    assert any(note.startswith("no edit was tried: none shortens") for note in result.notes)
+
+
 def test_the_same_input_gives_the_same_answer(tmp_path: Path) -> None:
     first = _run(tmp_path / "one", _with_siblings(tmp_path / "cases.toml")).to_dict()
     second = _run(tmp_path / "two", _with_siblings(tmp_path / "cases.toml")).to_dict()

@@ -23,7 +23,7 @@ from explorer.engine.route import bar_text, json_default
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
-    from explorer.engine.author import Candidate, Flip, TuneResult
+    from explorer.engine.author import Candidate, Flip, Tally, TuneResult
 
 CONTEXT_WORDS = 4  # unchanged words shown on each side of a change
 PROMPT_WIDTH = 90
@@ -103,6 +103,14 @@ def _channels(candidate: Candidate) -> str:
     return ", ".join(parts)
 
 
+def _wanted_move(before: Tally, after: Tally) -> str:
+    """`should trigger 0/4 -> 1/4; `, or nothing when the part is all should-trigger."""
+    if not before.wanted or before.wanted == before.total:
+        return ""
+    was, now = f"{before.wanted_passed}/{before.wanted}", f"{after.wanted_passed}/{after.wanted}"
+    return f"should trigger {was} -> {now}; "
+
+
 def tune_text(result: TuneResult, *, applied: int | None = None) -> list[str]:
     """The report: the split, the figures before, then each candidate; with `applied` (the
     number --apply wrote) that candidate alone, so that the last one listed is the one
@@ -127,8 +135,7 @@ def tune_text(result: TuneResult, *, applied: int | None = None) -> list[str]:
         f"tune {result.skill_id}  ({result.path})",
         f"cases: {len(split.tuning)} tuning, {len(split.held_out)} held out ({how}), "
         f"{len(split.others)} about other skills or none",
-        f"before: tuning {result.tuning.passed}/{result.tuning.total}, "
-        f"held-out {result.held_out.passed}/{result.held_out.total}; {others}",
+        f"before: tuning {result.tuning}, held-out {result.held_out}; {others}",
         f"scored {counted(result.evaluated, 'description')} in {result.seconds:.1f} s",
     ]
     lines += [f"note: {note}" for note in result.notes]
@@ -147,7 +154,8 @@ def tune_text(result: TuneResult, *, applied: int | None = None) -> list[str]:
             f"#{number} {' '.join(flags)}".rstrip(),
             f"  held-out {result.held_out.passed}/{result.held_out.total} -> "
             f"{candidate.held_out.passed}/{candidate.held_out.total} "
-            f"(net {candidate.part_net(Part.HELD_OUT):+d}), tuning "
+            f"({_wanted_move(result.held_out, candidate.held_out)}"
+            f"net {candidate.part_net(Part.HELD_OUT):+d}), tuning "
             f"{result.tuning.passed}/{result.tuning.total} -> "
             f"{candidate.tuning.passed}/{candidate.tuning.total}; fixes {candidate.fixes}"
             f"{_releases(candidate)}, "

@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "SaveError": "rewrite",
     "Standing": "whatif",
     "TuneCache": "tune",
+    "Tally": "tune",
     "TuneResult": "tune",
     "WhatIf": "whatif",
     "WhatIfMemo": "whatif",
@@ -92,6 +93,7 @@ if TYPE_CHECKING:
     from explorer.engine.author.tune import Effect as Effect
     from explorer.engine.author.tune import Flip as Flip
     from explorer.engine.author.tune import Part as Part
+    from explorer.engine.author.tune import Tally as Tally
     from explorer.engine.author.tune import TuneCache as TuneCache
     from explorer.engine.author.tune import TuneResult as TuneResult
     from explorer.engine.author.tune import apply as apply

@@ -373,17 +373,33 @@ def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) ->
 
 @dataclass(frozen=True)
 class Tally:
-    """Passed cases out of all, in one part."""
+    """Passed cases out of all, in one part, and of its should-trigger cases: a skill that
+    takes none of its prompts passes every should-not one, and "10/20" hid a recall of 0/10."""
 
     passed: int
     total: int
+    wanted_passed: int = 0
+    wanted: int = 0
+
+    def __str__(self) -> str:
+        """`6/12 (should trigger 0/6)`: the share said apart when the part has others."""
+        text = f"{self.passed}/{self.total}"
+        if self.wanted and self.wanted != self.total:
+            text += f" (should trigger {self.wanted_passed}/{self.wanted})"
+        return text
 
     def to_dict(self) -> dict[str, int]:
-        return {"passed": self.passed, "total": self.total}
+        return {
+            "passed": self.passed,
+            "total": self.total,
+            "should_trigger_passed": self.wanted_passed,
+            "should_trigger": self.wanted,
+        }
 
 
-def _tally(probes: Sequence[Probe]) -> Tally:
-    return Tally(sum(probe.passed for probe in probes), len(probes))
+def _tally(probes: Sequence[Probe], cases: Sequence[Case]) -> Tally:
+    wanted = [probe.passed for probe, case in zip(probes, cases, strict=True) if case.positive]
+    return Tally(sum(probe.passed for probe in probes), len(probes), sum(wanted), len(wanted))
 
 
 @dataclass(frozen=True)
@@ -1568,9 +1584,8 @@ def tune(
     base_tuning = tuner.each(tuner.before, split.tuning)
     base_held = tuner.each(tuner.before, split.held_out)
     reaches = [tuner.reach(case) for case in split.others]
-    base_others = tuner.each(
-        tuner.before, [c for c, r in zip(split.others, reaches, strict=True) if r.near]
-    )
+    near = [case for case, reach in zip(split.others, reaches, strict=True) if reach.near]
+    base_others = tuner.each(tuner.before, near)
     timings["before"] = time.perf_counter() - started
 
     # Beam search on the tuning part.
@@ -1671,14 +1686,11 @@ def tune(
     recommended = next(
         (number for number, candidate in enumerate(candidates) if recommendable(candidate)), None
     )
-    if not scored and split.tuning:
+    if not scored and split.tuning and len(original) > MAX_DESCRIPTION:
         notes.append(
             "no edit was tried: none shortens the description under the spec's "
             f"{MAX_DESCRIPTION:,} characters (the tuner never drops the first sentence, one "
             "that says when to use the skill, nor an exclusion): shorten it by hand first"
-            if len(original) > MAX_DESCRIPTION
-            else "no edit was tried: the missed prompts of the tuning part gave no word, "
-            "phrase or prompt to add, and nothing to drop"
         )
     elif scored and not candidates:
         notes.append(
@@ -1698,9 +1710,9 @@ def tune(
         original=original,
         original_text=original_text,
         split=split,
-        tuning=_tally(base_tuning),
-        held_out=_tally(base_held),
-        others=_tally(base_others),
+        tuning=_tally(base_tuning, split.tuning),
+        held_out=_tally(base_held, split.held_out),
+        others=_tally(base_others, near),
         others_total=len(split.others),
         candidates=tuple(candidates),
         recommended=recommended,
@@ -1768,8 +1780,8 @@ def _finalise(
         description=item.description,
         steps=item.steps,
         diff=word_diff(original, item.description),
-        tuning=_tally(item.tuning),
-        held_out=_tally(held),
+        tuning=_tally(item.tuning, split.tuning),
+        held_out=_tally(held, split.held_out),
         flips=tuple(flips),
         dense_fixes=dense_fixes,
         dense_steals=dense_steals,
