@@ -407,7 +407,7 @@ def collision_lines(collision: Collision, number: int) -> list[str]:
     lines = [
         f"#{number} {collision.a} <> {collision.b}  weight {collision.weight:.2f}: "
         f"{takes} taken, {shares} shared, {counted(near, 'near miss', 'near misses')}",
-        f"    shared words: {', '.join(collision.shared) or '(none: the dense channel alone)'}",
+        f"    shared words: {', '.join(collision.shared) or '(none: the models alone)'}",
     ]
     flips = collision.flips
     for contest in flips[:COLLISION_FLIPS_SHOWN]:

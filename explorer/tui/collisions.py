@@ -56,7 +56,7 @@ def detail_text(collision: Collision, width: int = 0) -> Text:
     out = Text()
     out.append_text(plain(f"{collision.a} <> {collision.b}\n", style="bold"))
     out.append("shared words: ", style="dim")
-    out.append_text(plain(", ".join(collision.shared) or "(none: the dense channel alone)"))
+    out.append_text(plain(", ".join(collision.shared) or "(none: the models alone)"))
     out.append("\n")
     flips = collision.flips
     out.append(f"cases that flip between them ({len(flips)})\n", style="bold")

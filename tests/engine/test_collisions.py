@@ -146,6 +146,21 @@ def test_a_word_one_description_names_only_to_exclude_it_is_not_shared(tmp_path:
     assert "browser" in shared and "playwright" not in shared
 
 
+def test_words_in_other_scripts_are_shared_too(tmp_path: Path) -> None:
+    """Two Chinese descriptions that say 用户要求 and 不要用于 alike were "(none: the dense
+    channel alone)": the router reads those scripts as bigrams, and the map shows the runs
+    both hold, whole; a word of a spaced script outside ASCII is shared as a word."""
+    from explorer.engine.author.collisions import _shared
+
+    root = tmp_path / "skills"
+    write_skill(root, "code-review", "在用户要求审查代码时使用。不要用于修复。Análisis estático.")
+    write_skill(root, "diagnose", "用户要求修复缺陷时使用，不要用于审查。Análisis de fallos.")
+    index = build_index([root], CONFIG, assemble_models(BowEmbedder()))
+    shared = _shared(index, "code-review", "diagnose")
+    assert shared[0] == "análisis"
+    assert set(shared[1:]) == {"用户要求", "不要用于", "时使用", "审查", "修复"}
+
+
 @pytest.mark.slow  # the default preset's models, where p is what decides
 def test_a_rival_the_model_put_ahead_of_a_missed_skill_is_a_near_miss(
     warm_cache_dir: Path,

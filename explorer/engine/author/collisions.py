@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.engine.base.config import Config
-from explorer.engine.base.text import match_tokens
+from explorer.engine.base.text import match_tokens, whole_tokens
 from explorer.engine.index.snapshot import Index
 from explorer.engine.qa.cases import Case
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
-from explorer.engine.route.relevance import excluded_terms
+from explorer.engine.route.relevance import excluded_terms, script_tokens, unspaced
 
 SCHEMA = "skill-explorer/collisions@1"
 SENTENCES = 3  # sampled from each description
@@ -178,14 +178,41 @@ def _strongest_rival(
 
 def _shared(index: Index, a: str, b: str) -> tuple[str, ...]:
     """The words both descriptions claim, rarest first: a word one of them names only to
-    exclude it ("not for Playwright suites") is not a claim the two share (§9.12)."""
+    exclude it ("not for Playwright suites") is not a claim the two share (§9.12). Then
+    their words in other scripts (§9.12's script tokens: "análisis"), and the runs of a
+    script written without spaces that both hold, rebuilt from the character bigrams the
+    router reads ("用户要求", not "用户", "户要", "要求"): two Chinese descriptions share
+    those, and "no shared word" said the models alone had made them compete."""
 
-    def claimed(skill_id: str) -> set[str]:
-        description = index.skills[index.positions[skill_id]].description
-        return set(match_tokens(description)) - excluded_terms(description)
+    def description(skill_id: str) -> str:
+        return index.skills[index.positions[skill_id]].description
 
-    both = sorted(claimed(a) & claimed(b), key=lambda term: (-index.lexical.idf(term), term))
+    def claimed(text: str) -> set[str]:
+        return set(whole_tokens(text)) - excluded_terms(text)
+
+    first, second = description(a), description(b)
+    both = sorted(
+        claimed(first) & claimed(second), key=lambda term: (-index.lexical.idf(term), term)
+    )
+    scripts = script_tokens(first) & script_tokens(second)
+    both += sorted(token for token in scripts if not unspaced(token[0]))
+    runs = dict.fromkeys(_runs(first, {token for token in scripts if unspaced(token[0])}))
+    both += sorted(runs, key=lambda run: (-len(run), run))
     return tuple(both[:SHARED_SHOWN])
+
+
+def _runs(text: str, bigrams: set[str]) -> list[str]:
+    """The stretches of `text` whose every two neighbouring characters are in `bigrams`."""
+    runs: list[str] = []
+    run = ""
+    for at in range(len(text) - 1):
+        pair = text[at : at + 2]
+        if pair in bigrams:
+            run = run + pair[1] if run else pair
+        elif run:
+            runs.append(run)
+            run = ""
+    return [*runs, run] if run else runs
 
 
 def collision_map(

@@ -39,7 +39,6 @@ import itertools
 import os
 import re
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -60,7 +59,13 @@ from explorer.engine.author.reach import Measured, Reach, changed_terms, measure
 from explorer.engine.author.rewrite import Edit, edit_description, save
 from explorer.engine.author.whatif import patched_index
 from explorer.engine.base.config import Config
-from explorer.engine.base.text import STOPWORDS, counted, match_tokens, norm_token
+from explorer.engine.base.text import (
+    STOPWORDS,
+    counted,
+    latin_accented,
+    match_tokens,
+    norm_token,
+)
 from explorer.engine.base.threads import batch_workers, kept_pool
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.rerank import RememberedLogits, rerank_document
@@ -762,19 +767,13 @@ def _words(prompt: str) -> list[tuple[str, str]]:
         start, end = found.span()
         before = prompt[start - 1] if start else ""
         after = prompt[end] if end < len(prompt) else ""
-        if lower in STOPWORDS or _accented(before) or _accented(after):
+        if lower in STOPWORDS or latin_accented(before) or latin_accented(after):
             words.append(("", ""))
             continue
         # A capital at the start of a sentence is not part of the word; an acronym is.
         shown = surface if surface[1:] != surface[1:].lower() else lower
         words.append((shown, norm_token(lower)))
     return words
-
-
-def _accented(char: str) -> bool:
-    """A Latin letter outside ASCII: beside one, an ASCII run is a piece of a word ("voc"
-    of "você"). Beside a CJK character it is a whole word: those scripts use no spaces."""
-    return char.isalpha() and not char.isascii() and unicodedata.name(char, "").startswith("LATIN")
 
 
 def _usable(term: str) -> bool:

@@ -7,6 +7,7 @@ keyword score shown here is the one the router computes.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 # §2.1: runs of ASCII letters and digits; everything else ends a token.
@@ -39,6 +40,25 @@ def scrub_surrogates(text: str) -> str:
 def tokenize(text: str) -> list[str]:
     """§2.1: lower-cased ASCII alphanumeric tokens of length >= 2, camelCase kept whole."""
     return [token.lower() for token in _TOKEN_RE.findall(text)]
+
+
+def latin_accented(char: str) -> bool:
+    """A Latin letter outside ASCII: beside one, a §2.1 token is a piece of a word ("lisis"
+    of "análisis", "voc" of "você"). Beside a CJK character it is a whole word: those
+    scripts use no spaces ("LNP" of "给LNP做封面")."""
+    return char.isalpha() and not char.isascii() and unicodedata.name(char, "").startswith("LATIN")
+
+
+def whole_tokens(text: str) -> list[str]:
+    """§2.5 match tokens of the words §2.1 reads whole: what a person would call the text's
+    words, for showing; routing reads every token, pieces included."""
+    kept = [
+        found.group()
+        for found in _TOKEN_RE.finditer(text)
+        if not latin_accented(text[found.start() - 1 : found.start()] or " ")
+        and not latin_accented(text[found.end() : found.end() + 1] or " ")
+    ]
+    return match_tokens(" ".join(kept))
 
 
 def content_tokens(text: str) -> list[str]:
