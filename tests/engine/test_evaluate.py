@@ -340,6 +340,28 @@ def test_a_rival_a_clause_injected_shows_the_clause_s_p(sample_default: Index) -
     assert row[6] == f'the injected one, p {task.p:.2f} for "then make a chart of sales by…"'
 
 
+def test_a_task_s_pick_past_max_skills_says_its_task_not_a_p_gap(sample_default: Index) -> None:
+    """A task's pick capped by max_skills read "missing +0.00 p: needs p ≥ 0.17", the whole
+    prompt's p of a pick a task had made: picks are kept in order, the whole prompt's
+    first, so no p of its own would have kept it."""
+    from explorer.engine.route.pipeline import decide
+    from explorer.engine.route.reasons import reason
+
+    prompt = "Merge the two report.pdf files into one; then make a chart of sales by month"
+    decision = decide(prompt, sample_default, Config(max_skills=1))
+    task = decision.task_for("data-chart-maker")
+    assert decision.injected_ids == ("pdf",) and task is not None
+    said = reason(decision, decision.row("data-chart-maker"))
+    assert said.text == (
+        f"would be injected for the task 'then make a chart of sales by month' (p {task.p:.2f}), "
+        "but max_skills = 1 were already picked"
+    )
+    assert said.needs == (
+        "needs max_skills above 1 (the whole prompt's picks come first, then each task's in "
+        "its order)"
+    )
+
+
 def _missed(stage: Stage, gate: Verdict, **numbers: float) -> CaseResult:
     """A case that expected `alpha` and got nothing, with `beta` its rival."""
     failure = Failure(

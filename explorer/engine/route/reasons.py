@@ -244,8 +244,22 @@ def reason(decision: Decision, row: Row) -> Reason:
         gate = gates.get(GateName.MAX_SKILLS)
         cap = gate.thresholds.get("max_skills") if gate else None
         text = f"would be injected, but max_skills = {cap} were already picked"
+        task = decision.task_for(row.id)
+        if task is not None:  # §9.12: the whole prompt's picks come first, then each task's
+            clause = task.clause if len(task.clause) <= 40 else task.clause[:39] + "…"
+            text = (
+                f"would be injected for the task {clause!r} (p {task.p:.2f}), but "
+                f"max_skills = {cap} were already picked"
+            )
+            order = "the whole prompt's picks come first, then each task's in its order"
+            return Reason(verdict, text, needs=f"needs max_skills above {cap} ({order})")
         if trace is not None and row.relevance is not None:
-            picked = [decision.row(skill).relevance or 0.0 for skill in decision.injected_ids]
+            # Against the whole prompt's picks: a task's pick came after this one's turn.
+            picked = [
+                decision.row(skill).relevance or 0.0
+                for skill in decision.injected_ids
+                if decision.task_for(skill) is None
+            ]
             return _gap(verdict, text, row.relevance, min(picked, default=0.0), PROBABILITY)
         scores = [decision.row(skill).score for skill in decision.injected_ids]
         return _gap(verdict, text, row.score, min(scores, default=row.score))
