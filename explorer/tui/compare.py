@@ -134,6 +134,8 @@ def _columns(diff: RankingDiff, *, wide: bool, room: int) -> dict[str, list[Text
             Text("—" if e.hybrid.current is None else f"{e.hybrid.current:.3f}") for e in entries
         ]
     columns["Δhybrid"] = [_delta(entry.hybrid) for entry in entries]
+    if any(entry.p.base is not None or entry.p.current is not None for entry in entries):
+        columns["Δp"] = [_delta(entry.p, 2) for entry in entries]
     if wide:
         columns["Δcos"] = [_delta(entry.cosine) for entry in entries]
     columns["Δbm25"] = [_delta(entry.bm25, 2) for entry in entries]
@@ -167,13 +169,14 @@ def _narrowest(columns: dict[str, list[Text]], entries: Sequence[Entry], room: i
     """The narrow layout when its longest verdict change does not fit either (at 80
     columns, `agreement_floor→min_similarity hybrid .09→.13` is 46 cells; a wider table
     would scroll sideways and cut a number): the names down to NAME_NARROWEST, then Δbm25
-    goes, then the verdicts' numbers (Δhybrid beside them keeps the direction)."""
+    goes, then Δp, then the verdicts' numbers (Δhybrid beside them keeps the direction)."""
     over = _width(columns) - room
     names_width = _column_width("skill", columns["skill"])
     if over > 0:
         columns["skill"] = _names(entries, max(NAME_NARROWEST, names_width - over))
-    if _width(columns) > room:
-        columns.pop("Δbm25", None)
+    for label in ("Δbm25", "Δp"):
+        if _width(columns) > room:
+            columns.pop(label, None)
     if _width(columns) > room:
         columns["verdict"] = [_verdicts(entry, short=True, with_numbers=False) for entry in entries]
 

@@ -114,3 +114,26 @@ def test_the_compare_header_counts_no_more_places_than_the_library_has(index: In
     moved = kinds[Move.UP] + kinds[Move.DOWN]
     counts = f"top 3: {moved} moved, {kinds[Move.NEW]} new, {kinds[Move.GONE]} left; "
     assert counts in header_text(top3, "pinned").plain
+
+
+def test_under_the_relevance_model_the_diff_carries_p(warm_cache_dir: Path) -> None:
+    """A skill whose p moved from 0.08 to 0.35 showed · in every column: under the default
+    preset p decides, and no other column says it moved."""
+    from explorer.engine.index.opening import open_engine, open_library
+    from explorer.tui import compare
+
+    config = Config()
+    index = open_library([str(SAMPLE_SKILLS)], config, engine=open_engine(config, warm_cache_dir))
+    base, now = "merge two pdf files", "merge two pdf files and put the totals in a spreadsheet"
+    diff = ranking_diff(decide(base, index, config), decide(now, index, config))
+    moved = [entry for entry in diff.entries if entry.p.delta]
+    assert moved, "no p moved"
+    for entry in moved:
+        assert entry.p.base == decide(base, index, config).row(entry.skill_id).relevance
+    columns = compare._columns(diff, wide=True, room=200)
+    assert "Δp" in columns and list(columns).index("Δp") == list(columns).index("Δhybrid") + 1
+    # The reference preset has no p: no column of blanks.
+    reference = Config(preset="reference", reranker="off", model="bow")
+    plain = open_library([str(SAMPLE_SKILLS)], reference)
+    diff = ranking_diff(decide(base, plain, reference), decide(now, plain, reference))
+    assert "Δp" not in compare._columns(diff, wide=True, room=200)

@@ -62,6 +62,9 @@ class Entry:
     rerank: Channel  # logits; a side is None when that decision did not rerank the skill
     base_verdict: Verdict | None
     verdict: Verdict | None
+    # §9.12: the relevance model's p; a side is None when the skill was not its candidate
+    # there. What decides under the learned preset: a p that moved moves no other column.
+    p: Channel = Channel(None, None)
     # A changed verdict's cause: the gate and its number before -> after (engine/qa/flips.py).
     shift: Shift | None = None
 
@@ -183,6 +186,7 @@ def ranking_diff(base: Decision, current: Decision, *, depth: int | None = None)
                 boosts=_channel(old, new, "boosts"),
                 hybrid=_channel(old, new, "score"),
                 rerank=_channel(old, new, "rerank"),
+                p=_channel(old, new, "relevance"),
                 base_verdict=old.verdict if old is not None else None,
                 verdict=new.verdict if new is not None else None,
                 shift=shift(skill_id, base, current) if changed else None,
