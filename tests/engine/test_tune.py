@@ -463,6 +463,30 @@ def test_a_trigger_eval_file_is_read_by_its_content_too(tmp_path: Path) -> None:
     assert case.expect == (SKILL,)
 
 
+def test_a_set_over_several_skills_keeps_the_others_items_for_the_steal_check(
+    tmp_path: Path,
+) -> None:
+    """Items that name other skills were left out with a warning to use TOML: they are
+    the confusable prompts the steal check needs."""
+    path = tmp_path / "evals.json"
+    items = [
+        {"skill": SKILL, "prompt": "bill a customer", "should_trigger": True},
+        {"skill": SKILL, "prompt": "log my hours", "should_trigger": False},
+        {"skill": "timesheet", "prompt": "log my hours", "should_trigger": True},
+    ]
+    path.write_text(json.dumps({"cases": items}))
+    read = cases_for(path, SKILL)
+    assert [(case.expect, case.reject) for case in read.cases] == [
+        ((SKILL,), ()),
+        ((), (SKILL,)),
+        (("timesheet",), ()),
+    ]
+    assert not any("left out" in warning for warning in read.warnings)
+    # A set about the skill alone is read as before, for the skill asked for.
+    path.write_text(json.dumps({"cases": items[:2]}))
+    assert len(cases_for(path, SKILL).cases) == 2
+
+
 def test_other_cases_skipped_by_the_filter_would_not_flip(tmp_path: Path) -> None:
     """Only the other cases an edit can reach are routed again; routing every one of them
     on each finalist's library gives the same outcomes."""

@@ -69,7 +69,7 @@ from explorer.engine.base.text import (
 from explorer.engine.base.threads import batch_workers, kept_pool
 from explorer.engine.index.snapshot import Index
 from explorer.engine.inference.rerank import RememberedLogits, rerank_document
-from explorer.engine.qa.cases import SHOULD_TRIGGER, Case, CaseSet, load_cases
+from explorer.engine.qa.cases import SHOULD_TRIGGER, Case, CaseError, CaseSet, load_cases
 from explorer.engine.qa.evaluate import passes
 from explorer.engine.route.decision import Decision
 from explorer.engine.route.pipeline import decide
@@ -1792,7 +1792,8 @@ def _finalise(
 
 def cases_for(path: str | os.PathLike[str], skill_id: str) -> CaseSet:
     """The cases file of a tuning run: a skill-creator trigger eval set (`.json`, or text
-    that opens with `[` or `{`) is read as `skill_id`'s; TOML and TSV name their skills."""
+    that opens with `[` or `{`) is read as `skill_id`'s, unless its items name their skills,
+    `skill_id` among them; TOML and TSV name their skills."""
     file = Path(path)
     suffix = file.suffix.lower()
     trigger_evals = suffix == ".json"
@@ -1802,6 +1803,16 @@ def cases_for(path: str | os.PathLike[str], skill_id: str) -> CaseSet:
                 trigger_evals = stream.read(4096).lstrip()[:1] in (b"[", b"{")
         except OSError:
             trigger_evals = False  # load_cases says why it cannot read it
+    if trigger_evals:
+        # A set over several skills (each item names its own) is read whole: its items
+        # about the others are the confusable prompts a steal check needs.
+        try:
+            whole = load_cases(file)
+        except CaseError:
+            whole = None  # one skill's set that names none: read as `skill_id`'s
+        about = [is_about(case, skill_id) for case in whole.cases] if whole else []
+        if whole is not None and any(about) and not all(about):
+            return whole
     return load_cases(file, skill=skill_id if trigger_evals else None)
 
 
