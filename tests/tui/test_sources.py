@@ -136,6 +136,10 @@ async def test_the_f2_list_shows_the_source_of_each_value_and_ctrl_s_saves_like_
         await pilot.pause()
         saved = (tmp_path / "skill-explorer.toml").read_text(encoding="utf-8")
         assert "max_skills = 3" in saved
+        # Not trusted (the test's config directory trusts nothing): the notice says the
+        # hook reads the file only once it is.
+        notices = [notification.message for notification in app._notifications]
+        assert any(n.endswith("the hook once you run `skill-explorer trust` here") for n in notices)
         # The save made the project file: the status bar's layers name it at once.
         assert app.state.layers.text == "config: defaults < ./skill-explorer.toml < --set"
         assert list(tmp_path.glob("*.svg")) == []
@@ -207,3 +211,8 @@ def test_the_save_notice_says_what_was_set_removed_and_refused(
         "in ./skill-explorer.toml; not saved, not valid: score_margin"
     )
     assert saved_text(["max_skills = 3"], path, {}) == "set max_skills = 3 in ./skill-explorer.toml"
+    # A project the user has not trusted: the hook ignores the file until they do.
+    assert saved_text(["max_skills = 3"], path, {}, trusted=False) == (
+        "set max_skills = 3 in ./skill-explorer.toml; the explorer uses it now, the hook once "
+        "you run `skill-explorer trust` here"
+    )

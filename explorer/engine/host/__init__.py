@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "hook_command": "setup",
     "install_hook": "setup",
     "is_control_payload": "hook",
+    "is_trusted": "trust",
     "pipeline_decider": "history",
     "read_events": "telemetry",
     "remove_trusted": "trust",
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from explorer.engine.host.telemetry import TELEMETRY_FILE as TELEMETRY_FILE
     from explorer.engine.host.telemetry import read_events as read_events
     from explorer.engine.host.trust import add_trusted as add_trusted
+    from explorer.engine.host.trust import is_trusted as is_trusted
     from explorer.engine.host.trust import remove_trusted as remove_trusted
     from explorer.engine.host.trust import trust_file as trust_file
     from explorer.engine.host.trust import trusted as trusted

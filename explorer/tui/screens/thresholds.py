@@ -30,6 +30,7 @@ from explorer.engine.base import (
     type_label,
     update_toml,
 )
+from explorer.engine.host import is_trusted
 from explorer.engine.inference import ModelStatus
 from explorer.engine.route import resolve
 from explorer.terminal import plain, visible
@@ -159,9 +160,13 @@ class FieldList(ScrollView):
             self.post_message(self.Chosen(index))
 
 
-def saved_text(written: Sequence[str], path: Path, refused: Mapping[str, str]) -> str:
+def saved_text(
+    written: Sequence[str], path: Path, refused: Mapping[str, str], *, trusted: bool = True
+) -> str:
     """The notice after a save: what was set, what was taken out, and the fields whose
-    text was not valid, which kept their value and were not saved."""
+    text was not valid, which kept their value and were not saved; and, for a project the
+    user has not trusted, that the hook ignores the file until they do (a cloned
+    repository's config must not steer the hook unasked, docs/hook.md)."""
     removed = [item.removesuffix(" removed") for item in written if item.endswith(" removed")]
     changed = [item for item in written if not item.endswith(" removed")]
     parts = [f"set {'; '.join(changed)}"] if changed else []
@@ -170,6 +175,8 @@ def saved_text(written: Sequence[str], path: Path, refused: Mapping[str, str]) -
     text = f"{' and '.join(parts)} in {short_path(path)}"
     if refused:
         text += f"; not saved, not valid: {', '.join(refused)}"
+    if not trusted:
+        text += "; the explorer uses it now, the hook once you run `skill-explorer trust` here"
     return text
 
 
@@ -456,7 +463,16 @@ class ThresholdEditor(ModalScreen[None]):
         if self.on_saved is not None:
             self.on_saved(self.config, sources)
         self.notify(
-            visible(saved_text(written, self.save_path, self.errors)), markup=False, timeout=8
+            visible(
+                saved_text(
+                    written,
+                    self.save_path,
+                    self.errors,
+                    trusted=is_trusted(self.save_path.resolve().parent),
+                )
+            ),
+            markup=False,
+            timeout=8,
         )
 
     def action_close(self) -> None:
