@@ -400,6 +400,17 @@ def test_the_terms_tab_says_which_words_of_the_prompt_bm25_cannot_read() -> None
     assert "no BM25 term (§2.1 reads ASCII words): 파일, 두, 개를, 하나로, 합쳐, 주세요;" in text
     assert "café" not in text.split("no BM25 term")[1].split("\n")[0]  # it gives "caf"
     assert "no BM25 term" not in terms_text(skill, explain, (), "merge pdf").plain
+    # A prompt of other scripts alone: one line says where its words went, not two lines
+    # that disagree ("no content terms", then the words).
+    korean = "파일 두 개를 하나로 합쳐 주세요"
+    text = terms_text(skill, lexical.explain(korean, 0), (), korean).plain
+    assert "no BM25 term" in text and "no content terms" not in text
+    blank = terms_text(skill, lexical.explain("the", 0), (), "the").plain
+    assert "the prompt has no content terms" in blank
+    # The table's terms are singular forms: the prompt's words it lists otherwise are said.
+    plural = "merge the files from postgres"
+    text = terms_text(skill, lexical.explain(plural, 0), (), plural).plain
+    assert "terms are singular forms (§2.4): files → file, postgres → postgre" in text
 
 
 async def test_the_terms_tab_gets_the_prompt_it_explains(tmp_path: Path) -> None:

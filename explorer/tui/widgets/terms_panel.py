@@ -62,6 +62,18 @@ def other_script_words(prompt: str) -> list[str]:
     return list(dict.fromkeys(silent))
 
 
+def singular_forms(prompt: str) -> list[str]:
+    """`postgres → postgre`: the prompt's words that BM25 reads in another form (§2.4, the
+    reference's singular rule, which cuts a final s), so a term the table lists is found
+    in the prompt."""
+    pairs = (
+        (word, norm_token(word))
+        for word in dict.fromkeys(found.group().lower() for found in _WORD_RE.finditer(prompt))
+        if word not in STOPWORDS
+    )
+    return [f"{word} → {term}" for word, term in pairs if term != word]
+
+
 def terms_text(
     skill: Skill, explain: Explain, matches: tuple[Match, ...] = (), prompt: str = ""
 ) -> Text:
@@ -86,9 +98,15 @@ def terms_text(
                 f"{term.df:>5}{term.idf:>7.3f}{term.contribution:>9.3f}\n",
                 style=style,
             )
-    else:
-        out.append("the prompt has no content terms\n", style="dim")
+        singular = singular_forms(prompt)
+        if singular:
+            out.append(
+                visible(f"terms are singular forms (§2.4): {', '.join(singular[:3])}\n"),
+                style="dim",
+            )
     others = other_script_words(prompt)
+    if not explain.terms and not others:
+        out.append("the prompt has no content terms\n", style="dim")
     if others:
         out.append(
             visible(
