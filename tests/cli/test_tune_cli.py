@@ -235,3 +235,18 @@ def test_a_shared_steal_says_the_case_s_own_skill_keeps_it() -> None:
     )
     alone = _flip_line(dataclasses.replace(flip, beside=False))
     assert "(expects timesheet)" in alone and "shared" not in alone
+
+
+def test_a_fix_a_task_made_names_the_task_and_its_p() -> None:
+    """p +0.015 on the whole prompt cannot cross a bar of 0.59: the fix was one clause of
+    the prompt routed alone, at p 0.64, and the line said only "decided by relevance"."""
+    fixed = dataclasses.replace(
+        _moved(Effect.FIX, Part.TUNING, (SKILL,), 0.015),
+        task=("its components/onboarding/WelcomeModal.tsx, next 15 app router", 0.64),
+    )
+    line = _flip_line(fixed)
+    assert line.endswith(
+        "; decided by relevance, for its task 'its components/onboarding/WelcomeModal.…' "
+        "at p 0.64]"
+    )
+    assert "for its task" not in _flip_line(dataclasses.replace(fixed, task=None))

@@ -83,6 +83,10 @@ def _flip_line(flip: Flip) -> str:
         moved += f", +terms {' '.join(flip.terms_gained)}"
     before, after = flip.stages
     moved += f"; decided by {before}" if before == after else f"; decided by {before} -> {after}"
+    if flip.task is not None:  # §9.12: a clause routed alone took it, at its own p
+        clause, p = flip.task
+        clause = clause if len(clause) <= 40 else clause[:39] + "…"
+        moved += f", for its task {clause!r} at p {p:.2f}"
     return f"    {flip.effect.value.upper():7} {flip.part.value:8} {prompt!r}{expects}  [{moved}]"
 
 

@@ -244,6 +244,7 @@ class Probe:
     expected: str | None = None
     expected_p: float | None = None
     bar: float | None = None
+    task: tuple[str, float] | None = None  # the clause (and its p) that injected the skill
 
 
 def _probe(
@@ -273,6 +274,7 @@ def _probe(
         expected=expected,
         expected_p=decision.rows.by_id(expected).relevance if expected else None,
         bar=_bar_for(decision, index.positions[expected]) if expected else None,
+        task=None if (found := decision.task_for(skill_id)) is None else (found.clause, found.p),
     )
 
 
@@ -310,6 +312,9 @@ class Flip:
     # A steal whose own skill is still injected: this one fires beside it (an extra
     # injection, which the eval does not count as a failure of the case).
     beside: bool = False
+    # §9.12: the clause of a several-task prompt that injected the skill after the edit,
+    # and its p: the whole prompt's p (`relevance`) may have moved too little to say it.
+    task: tuple[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -332,6 +337,7 @@ class Flip:
             "expected_p": list(self.expected_p),
             "bar": self.bar,
             "beside": self.beside,
+            "task": None if self.task is None else {"clause": self.task[0], "p": self.task[1]},
         }
 
 
@@ -373,6 +379,7 @@ def _flip(case: Case, part: Part, skill_id: str, before: Probe, after: Probe) ->
         expected_p=(before.expected_p, after.expected_p),
         bar=after.bar,
         beside=effect is Effect.STEAL and bool(set(case.expect) & set(after.injected)),
+        task=after.task,
     )
 
 
