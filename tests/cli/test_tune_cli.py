@@ -246,7 +246,6 @@ def test_a_fix_a_task_made_names_the_task_and_its_p() -> None:
     )
     line = _flip_line(fixed)
     assert line.endswith(
-        "; decided by relevance, for its task 'its components/onboarding/WelcomeModal.…' "
-        "at p 0.64]"
+        "; decided by relevance, for its task 'its components/onboarding/WelcomeModal.…' at p 0.64]"
     )
     assert "for its task" not in _flip_line(dataclasses.replace(fixed, task=None))

@@ -34,6 +34,14 @@ def test_prompt_text_is_kept_only_with_the_second_opt_in(tmp_path: Path) -> None
     kept = TelemetryLog(tmp_path / "b.jsonl", keep_prompts=True)
     kept.recommend("s", "merge my secret.pdf files", "cosine", [Ranked("pdf", 0.9)], [])
     assert "secret.pdf" in (tmp_path / "b.jsonl").read_text()
+    # A pasted log is kept as the router read it (routing.md §2.6): the replay decides the
+    # same, and the line is not megabytes long; the digest is the whole prompt's.
+    from explorer.engine.route.query import PROMPT_READ_CHARS, prompt_read
+
+    long = "merge these pdfs\n" + "log line " * PROMPT_READ_CHARS
+    kept.recommend("s", long, "cosine", [Ranked("pdf", 0.9)], [])
+    last = json.loads((tmp_path / "b.jsonl").read_text().splitlines()[-1])
+    assert last["prompt"] == prompt_read(long) and last["prompt_sha"] == prompt_digest(long)
 
 
 def test_concurrent_writers_interleave_whole_lines(tmp_path: Path) -> None:

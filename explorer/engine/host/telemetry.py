@@ -26,6 +26,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from explorer.engine.route.query import prompt_read
+
 TELEMETRY_FILE = "telemetry.jsonl"
 ENABLE_VARIABLE = "SKILL_EXPLORER_TELEMETRY"
 PROMPTS_VARIABLE = "SKILL_EXPLORER_TELEMETRY_PROMPTS"
@@ -156,7 +158,9 @@ class TelemetryLog:
                 EventKind.RECOMMEND,
                 session,
                 _now_ms(),
-                prompt=prompt if self.keep_prompts else "",
+                # What the router read of it (routing.md §2.6): a replay decides the same,
+                # and a pasted 7 MB log is not written whole at every turn.
+                prompt=prompt_read(prompt) if self.keep_prompts else "",
                 prompt_sha=prompt_digest(prompt),
                 stage=stage,
                 considered=tuple(considered[:CONSIDERED_TOP_K]),
