@@ -20,7 +20,7 @@ from explorer.engine.author import (
     CollisionMap,
     Finding,
 )
-from explorer.engine.base import counted
+from explorer.engine.base import clipped, counted
 from explorer.engine.qa import (
     HOST_VALUE_PENALTY,
     OBSERVE_ONLY,
@@ -44,10 +44,6 @@ def _rate(value: float | None) -> str:
 
 def _delta(value: float | None) -> str:
     return "—" if value is None else f"{value:+.3f}"
-
-
-def _clip(text: str, width: int = PROMPT_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _ids(ids: Sequence[str]) -> str:
@@ -186,7 +182,7 @@ def failure_table(failures: Sequence[CaseResult], bar: float | None = None) -> F
         else:
             strength = _strength(failure.runner_up_probability, failure.runner_up_score, bar)
             if failure.runner_up_clause is not None:  # a clause's own p injected it
-                strength += f' for "{_clip(failure.runner_up_clause, CLAUSE_SHOWN)}"'
+                strength += f' for "{clipped(failure.runner_up_clause, CLAUSE_SHOWN)}"'
             # Of a false injection the strongest other skill is the injected one, which the
             # column before names: here only how strong it stood.
             injected = failure.runner_up in failure.injected
@@ -202,7 +198,7 @@ def failure_table(failures: Sequence[CaseResult], bar: float | None = None) -> F
                 failure.stage,
                 why,
                 runner,
-                _clip(result.case.prompt),
+                clipped(result.case.prompt, PROMPT_WIDTH),
             ]
         )
     headers = [
@@ -253,7 +249,7 @@ def compare_text(comparison: Comparison, report_a: EvalReport, report_b: EvalRep
                             flip.kind,
                             _ids(flip.injected_a),
                             _ids(flip.injected_b),
-                            _clip(flip.prompt),
+                            clipped(flip.prompt, PROMPT_WIDTH),
                         ]
                         for flip in flips
                     ],
@@ -398,7 +394,7 @@ COLLISION_PROMPT_WIDTH = 80
 
 def _clipped(prompt: str) -> str:
     """A collision's prompt on one line, cut (`_clip`) past COLLISION_PROMPT_WIDTH."""
-    return _clip(prompt.replace("\n", " "), COLLISION_PROMPT_WIDTH)
+    return clipped(prompt.replace("\n", " "), COLLISION_PROMPT_WIDTH)
 
 
 def collision_lines(collision: Collision, number: int) -> list[str]:

@@ -52,11 +52,12 @@ async def test_the_cases_tab_says_who_lost_a_broken_case_and_by_how_much(
 
 
 def test_a_prompt_is_cut_only_with_an_ellipsis() -> None:
-    from explorer.tui.widgets.cases_panel import PROMPT_LIMIT, clip
+    from explorer.engine.base import clipped
+    from explorer.tui.widgets.cases_panel import PROMPT_LIMIT
 
     whole = "x" * PROMPT_LIMIT
-    assert clip(whole) == whole
-    assert clip(whole + "y") == "x" * (PROMPT_LIMIT - 1) + "…"
+    assert clipped(whole, PROMPT_LIMIT) == whole
+    assert clipped(whole + "y", PROMPT_LIMIT) == "x" * (PROMPT_LIMIT - 1) + "…"
 
 
 @pytest.mark.parametrize(

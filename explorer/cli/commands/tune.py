@@ -18,8 +18,8 @@ from explorer.cli.base import (
 from explorer.cli.library import Engines, unknown_skill
 from explorer.cli.roots import command_roots
 from explorer.engine import LoadedConfig
-from explorer.engine.base import counted
-from explorer.engine.route import bar_text, json_default
+from explorer.engine.base import clipped, counted
+from explorer.engine.route import CLAUSE_SHOWN, bar_text, json_default
 from explorer.terminal import emit
 
 if TYPE_CHECKING:
@@ -59,9 +59,7 @@ def _diff_text(candidate: Candidate) -> str:
 
 
 def _flip_line(flip: Flip) -> str:
-    prompt = flip.case.prompt.replace("\n", " ")
-    if len(prompt) > PROMPT_WIDTH:
-        prompt = prompt[: PROMPT_WIDTH - 1] + "…"
+    prompt = clipped(flip.case.prompt.replace("\n", " "), PROMPT_WIDTH)
     if flip.part.value == "other":
         expected = ", ".join(flip.case.expect) or "no skill"
         shared = f"; shared: {expected} still injected, this skill beside it" if flip.beside else ""
@@ -85,8 +83,7 @@ def _flip_line(flip: Flip) -> str:
     moved += f"; decided by {before}" if before == after else f"; decided by {before} -> {after}"
     if flip.task is not None:  # §9.12: a clause routed alone took it, at its own p
         clause, p = flip.task
-        clause = clause if len(clause) <= 40 else clause[:39] + "…"
-        moved += f", for its task {clause!r} at p {p:.2f}"
+        moved += f", for its task {clipped(clause, CLAUSE_SHOWN)!r} at p {p:.2f}"
     return f"    {flip.effect.value.upper():7} {flip.part.value:8} {prompt!r}{expects}  [{moved}]"
 
 

@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "STOPWORDS": "text",
     "batch_workers": "threads",
     "coerce": "config",
+    "clipped": "text",
     "counted": "text",
     "cpu_count": "threads",
     "dense_body_chars": "config",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from explorer.engine.base.memory import hand_back_large_blocks as hand_back_large_blocks
     from explorer.engine.base.paths import state_dir as state_dir
     from explorer.engine.base.text import STOPWORDS as STOPWORDS
+    from explorer.engine.base.text import clipped as clipped
     from explorer.engine.base.text import counted as counted
     from explorer.engine.base.text import did_you_mean as did_you_mean
     from explorer.engine.base.text import match_tokens as match_tokens

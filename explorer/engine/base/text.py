@@ -163,6 +163,11 @@ def shared_prefix(first: str, second: str) -> int:
     return min(len(first), len(second))
 
 
+def clipped(text: str, limit: int) -> str:
+    """`text` whole, or cut to `limit` characters ending in an ellipsis: never cut silently."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def counted(number: int, noun: str, plural: str = "") -> str:
     """'1 skill', '2 skills': a count a user reads (`plural` when not noun + 's')."""
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"

@@ -13,6 +13,7 @@ from explorer.engine._lazy import lazy_exports
 
 # public name -> the module of this package that defines it ("<module>": the module itself)
 _EXPORTS: dict[str, str] = {
+    "CLAUSE_SHOWN": "reasons",
     "FEATURE_LABELS": "relevance",
     "GUARD_KEYS": "presets",
     "Gate": "decision",
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from explorer.engine.route.presets import resolve as resolve
     from explorer.engine.route.query import PROMPT_READ_CHARS as PROMPT_READ_CHARS
     from explorer.engine.route.query import prompt_read as prompt_read
+    from explorer.engine.route.reasons import CLAUSE_SHOWN as CLAUSE_SHOWN
     from explorer.engine.route.reasons import LOGIT as LOGIT
     from explorer.engine.route.reasons import PROBABILITY as PROBABILITY
     from explorer.engine.route.reasons import Reason as Reason

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from explorer.engine.base.text import clipped
 from explorer.engine.inference.rerank import sigmoid
 from explorer.engine.route.decision import Decision, GateName, Row, Stage, Verdict
 from explorer.engine.route.relevance import ModelForm
@@ -246,7 +247,7 @@ def reason(decision: Decision, row: Row) -> Reason:
         text = f"would be injected, but max_skills = {cap} were already picked"
         task = decision.task_for(row.id)
         if task is not None:  # §9.12: the whole prompt's picks come first, then each task's
-            clause = task.clause if len(task.clause) <= 40 else task.clause[:39] + "…"
+            clause = clipped(task.clause, CLAUSE_SHOWN)
             text = (
                 f"would be injected for the task {clause!r} (p {task.p:.2f}), but "
                 f"max_skills = {cap} were already picked"
@@ -326,6 +327,7 @@ def _shortfall(decision: Decision, row: Row) -> str:
     return f"{gaps} vs {ahead[0]}" if gaps else drivers
 
 
+CLAUSE_SHOWN = 40  # characters of a task's clause a reason quotes (§9.12)
 ROOM_SHOWN = 2  # channels named by room_text, most room first
 ROOM_MIN = 0.05  # log-odds: less room than this is no room
 

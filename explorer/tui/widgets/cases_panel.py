@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from explorer.engine.base import counted
+from explorer.engine.base import clipped, counted
 from explorer.engine.qa import CaseResult, Comparison, EvalReport, Flip, FlipCause
 from explorer.terminal import plain, visible
 
@@ -32,11 +32,6 @@ NO_CASES = (
     "skill-creator evals JSON)."
 )
 PROMPT_LIMIT = 400  # a prompt longer than this is cut, with an ellipsis; shorter, whole
-
-
-def clip(text: str, limit: int = PROMPT_LIMIT) -> str:
-    """`text` whole, or cut to `limit` characters ending in an ellipsis: never cut silently."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fit_path(path: str, width: int) -> str:
@@ -88,7 +83,7 @@ def with_flips(
         mark = Text(
             "  FIXED  " if fixed else "  BROKE  ", style="bold green" if fixed else "bold red"
         )
-        grid.add_row(mark, plain(f"{clip(flip.prompt)}  ({flip.kind})"))
+        grid.add_row(mark, plain(f"{clipped(flip.prompt, PROMPT_LIMIT)}  ({flip.kind})"))
         cause = causes.get(flip.prompt)
         if cause is not None:
             grid.add_row("", plain(cause.text(), style="italic"))
@@ -161,7 +156,7 @@ def failure_text(result: CaseResult) -> Text:
     got = ", ".join(result.injected) or "nothing"
     out = Text()
     out.append("✗ ", style="red")
-    out.append_text(plain(clip(result.case.prompt)))
+    out.append_text(plain(clipped(result.case.prompt, PROMPT_LIMIT)))
     out.append(visible(f"\n    expected {expected}, got {got}"), style="dim")
     if result.failure is not None and result.failure.gate:
         out.append(f" [{result.failure.gate}]", style="yellow")
