@@ -106,10 +106,8 @@ def _channels(candidate: Candidate) -> str:
 
 def _wanted_move(before: Tally, after: Tally) -> str:
     """`should trigger 0/4 -> 1/4; `, or nothing when the part is all should-trigger."""
-    if not before.wanted or before.wanted == before.total:
-        return ""
-    was, now = f"{before.wanted_passed}/{before.wanted}", f"{after.wanted_passed}/{after.wanted}"
-    return f"should trigger {was} -> {now}; "
+    was, now = before.should_trigger, after.should_trigger
+    return f"should trigger {was} -> {now}; " if was and now else ""
 
 
 def tune_text(result: TuneResult, *, applied: int | None = None) -> list[str]:

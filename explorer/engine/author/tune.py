@@ -393,12 +393,18 @@ class Tally:
     wanted_passed: int = 0
     wanted: int = 0
 
+    @property
+    def should_trigger(self) -> str | None:
+        """`0/6`, the should-trigger share, when the part has other cases too (else None:
+        the whole tally says it)."""
+        if not self.wanted or self.wanted == self.total:
+            return None
+        return f"{self.wanted_passed}/{self.wanted}"
+
     def __str__(self) -> str:
-        """`6/12 (should trigger 0/6)`: the share said apart when the part has others."""
-        text = f"{self.passed}/{self.total}"
-        if self.wanted and self.wanted != self.total:
-            text += f" (should trigger {self.wanted_passed}/{self.wanted})"
-        return text
+        """`6/12 (should trigger 0/6)`."""
+        share = self.should_trigger
+        return f"{self.passed}/{self.total}" + (f" (should trigger {share})" if share else "")
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -943,13 +949,7 @@ def _unspaced_phrases(description: str, wanted: Sequence[str]) -> tuple[str, ...
                     seen.update(piece[i : i + size] for i in range(len(piece) - size + 1))
         for phrase in seen:
             support[phrase] = support.get(phrase, 0) + 1
-    kept = [
-        phrase
-        for phrase, count in support.items()
-        if count >= 2
-        and phrase not in description
-        and not any(function in phrase for function in UNSPACED_FUNCTION_PHRASES)
-    ]
+    kept = [phrase for phrase, count in support.items() if count >= 2 and phrase not in description]
     whole = [
         phrase
         for phrase in kept
