@@ -10,6 +10,7 @@ import pytest
 
 from explorer.engine.discovery.skills import discover
 from explorer.engine.qa.cases import Case, CaseError, load_cases, parse_toml_cases, parse_tsv_cases
+from explorer.engine.qa.evaluate import passes
 from tests.conftest import SAMPLE_SKILLS
 
 TOML = """\
@@ -272,6 +273,20 @@ def test_the_layouts_authors_write_trigger_evals_in(tmp_path: Path, layout: str)
     ]
     assert read.warnings == ()
     assert all(case.line for case in read.cases)  # failures point at the author's line
+
+
+def test_a_should_not_trigger_case_that_names_a_skill_rejects_it() -> None:
+    """In TSV and TOML alike, the skill a should-not-trigger case names is the one it must
+    not take: it passes when another skill, or none, is injected, and fails when that one
+    is (read as an expected skill, it passed only when the skill fired)."""
+    tsv = parse_tsv_cases("pdf\tshould-not-trigger\tbake banana bread\n").cases
+    toml = parse_toml_cases(
+        '[[case]]\nprompt = "bake banana bread"\nexpect = ["pdf"]\nkind = "should-not-trigger"\n'
+    ).cases
+    for case in (*tsv, *toml):
+        assert (case.expect, case.reject, case.positive) == ((), ("pdf",), False)
+        assert passes(case, []) and passes(case, ["cooking"])
+        assert not passes(case, ["pdf"])
 
 
 def test_an_author_s_split_is_kept_and_an_unusable_item_is_reported_not_fatal(

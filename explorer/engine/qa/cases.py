@@ -538,14 +538,18 @@ def _checked(
     source: str,
     line: int | None,
 ) -> Case:
-    """Both formats share one rule set: a known kind, and negatives expect nothing."""
+    """Both formats share one rule set: a known kind, and negatives expect nothing. The
+    ids a should-not-trigger case names are the skills it must not take (its `reject`),
+    as a trigger eval set's `should_trigger: false` reads."""
     where = f"{source}:{line}" if line else source
     ids = tuple(dict.fromkeys(item.strip() for item in expect))
     if kind not in KINDS:
         raise CaseError(f"{where}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     if kind == "negative" and ids:
         raise CaseError(f"{where}: a negative case expects no skill, got {', '.join(ids)}")
-    if kind not in ("negative", SHOULD_NOT_TRIGGER) and not ids:
+    if kind == SHOULD_NOT_TRIGGER:
+        return Case(prompt, (), kind, note, split, source, line, reject=ids)
+    if kind != "negative" and not ids:
         raise CaseError(f"{where}: a {kind} case needs at least one expected skill id")
     return Case(prompt, ids, kind, note, split, source, line)
 
