@@ -303,7 +303,7 @@ class ExplorerApp(App[None]):
             return []
         facts = self.state.facts_of(snapshot)
         failures = [Problem("(watcher)", failure) for failure in live.failures] if live else []
-        return [*failures, *snapshot.rejected, *facts.stale_problems, *facts.warnings]
+        return [*failures, *snapshot.rejected, *facts.warnings]
 
     # -- deciding ------------------------------------------------------------------------
 

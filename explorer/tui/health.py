@@ -2,8 +2,8 @@
 effect.
 
 Grouped so that 271 duplicate names do not bury the one broken SKILL.md: watcher failures,
-rejected files (broken, then duplicate names), stale skills (the last good version still
-routes), parse warnings, then lint findings by rule.
+rejected files (broken, then duplicate names), parse warnings, then lint findings by
+rule.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ DUPLICATE_MARK = "duplicate skill id"
 WATCHER = "watcher failure"
 BROKEN = "rejected: broken SKILL.md"
 DUPLICATE = "rejected: duplicate name"
-STALE = "stale: the last good version routes"
 WARNING = "parse warning"
-KIND_ORDER = (WATCHER, BROKEN, DUPLICATE, STALE, WARNING)
+KIND_ORDER = (WATCHER, BROKEN, DUPLICATE, WARNING)
 _LINE = re.compile(r"^(.*) \(line (\d+)\)$")  # a kept finding's rule and its line
 
 
@@ -48,37 +47,20 @@ class Issue:
         return f"{where}: {self.message}"
 
 
-# Before a stale skill's lint findings: they are about the version it still routes.
-STALE_FINDING = "in the last good version, which the router still uses: "
-
-
 def issues(
     snapshot: Index | None,
     failures: Sequence[str] = (),
     findings: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Issue]:
-    """Every problem, in group order; lint findings last, grouped by rule. A stale skill's
-    findings are about the version it still routes, not the broken file on disk: they say
-    so."""
+    """Every problem, in group order; lint findings last, grouped by rule."""
     found = [Issue(WATCHER, "(watcher)", failure) for failure in failures]
-    stale_paths: set[str] = set()
     if snapshot is not None:
         for problem in snapshot.rejected:
             kind = DUPLICATE if DUPLICATE_MARK in problem.message else BROKEN
             found.append(Issue(kind, problem.path, problem.message, problem.line))
-        for skill in snapshot.skills:
-            if skill.stale is not None:
-                stale = skill.stale
-                stale_paths.add(stale.path)
-                found.append(Issue(STALE, stale.path, stale.message, stale.line))
         found += [Issue(WARNING, p.path, _warning(p.message), p.line) for p in snapshot.warnings]
     lint = [
-        Issue(
-            f"lint {severity}: {rule}",
-            path,
-            f"{STALE_FINDING}{message}" if path in stale_paths else message,
-            line,
-        )
+        Issue(f"lint {severity}: {rule}", path, message, line)
         for path, severity, rule, message, line in _kept_findings(findings or {})
     ]
     order = {kind: place for place, kind in enumerate(KIND_ORDER)}
@@ -130,11 +112,6 @@ def lint_errors(findings: Mapping[str, Sequence[str]]) -> int:
         severity == "error" and rule != "parse/rejected"
         for _, severity, rule, _, _ in _kept_findings(findings, parse_rules=True)
     )
-
-
-def stale_reasons(snapshot: Index) -> dict[str, str]:
-    """Skill id -> why its file no longer parses (the row is its last good version)."""
-    return {s.id: s.stale.message for s in snapshot.skills if s.stale is not None}
 
 
 def warned_reasons(snapshot: Index, warnings: Sequence[Problem]) -> dict[str, str]:

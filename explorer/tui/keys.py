@@ -26,7 +26,7 @@ from explorer.terminal import visible
 KEYS: tuple[tuple[str, str, str, str, str], ...] = (
     ("f1", "help", "Help", "every key and symbol explained", "help"),
     ("f2", "thresholds", "Thresholds", "every config field, applied as you type", "thresholds"),
-    ("f3", "errors", "Problems", "rejected files, stale skills, warnings, lint", "errors"),
+    ("f3", "errors", "Problems", "rejected files, warnings, lint", "errors"),
     ("f4", "panels", "Panels", "the tabs, the decision, or both below the table", "panels"),
     (
         "ctrl+n",

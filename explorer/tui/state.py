@@ -20,7 +20,7 @@ from explorer.engine import Config, LoadedConfig
 from explorer.engine.author import LintMemo
 from explorer.engine.base import ski_config_path, state_dir, user_config_path, write_atomically
 from explorer.engine.inference import LogitMemo
-from explorer.tui.health import layers_text, stale_reasons, warned_reasons
+from explorer.tui.health import layers_text, warned_reasons
 
 if TYPE_CHECKING:
     from explorer.engine import Decision, Index, LiveIndex
@@ -151,8 +151,6 @@ class SnapshotFacts:
     tens of milliseconds each on a busy machine, and a keystroke waited behind them)."""
 
     snapshot: Index
-    stale_problems: tuple[Problem, ...]  # why each stale skill's file no longer parses
-    stale_reasons: Mapping[str, str]  # skill id -> that reason, for its greyed row
     warned_reasons: Mapping[str, str]  # skill id -> its file's first warning (⚠)
     warnings: tuple[Problem, ...]
     # What lint and the cases read: two snapshots with the same content give the same
@@ -162,11 +160,8 @@ class SnapshotFacts:
     @classmethod
     def of(cls, snapshot: Index) -> SnapshotFacts:
         warnings = snapshot.warnings
-        stale = tuple(skill.stale for skill in snapshot.skills if skill.stale is not None)
         return cls(
             snapshot=snapshot,
-            stale_problems=stale,
-            stale_reasons=stale_reasons(snapshot),
             warned_reasons=warned_reasons(snapshot, warnings),
             warnings=warnings,
             content=_content_key(snapshot, warnings),
@@ -174,12 +169,11 @@ class SnapshotFacts:
 
 
 def _content_key(snapshot: Index, warnings: tuple[Problem, ...]) -> tuple[object, ...]:
-    """Every file's path and content hash, the stale marks, the rejected files and
-    warnings, and whether vectors exist (the dense near-duplicate check)."""
+    """Every file's path and content hash, the rejected files and warnings, and whether
+    vectors exist (the dense near-duplicate check)."""
     return (
         snapshot.paths,
         tuple(skill.hash for skill in snapshot.skills),
-        tuple(skill.stale for skill in snapshot.skills),
         snapshot.rejected,
         warnings,
         snapshot.models.status.dense,

@@ -381,16 +381,12 @@ def test_skill_records_hold_no_body_and_recalled_skills_read_it(
     memo.flush()
     ((_, record, _),) = cache.skill_records([path]).values()
     assert '"body"' not in record and isinstance(parsed, Skill) and parsed.body
-    assert cache.skill_body(path, parsed.hash) == parsed.body  # kept for a stale version
-    assert cache.skill_body(path, "another hash") is None
     recalled = load_skills([path], CachedSkills(cache))[path]
     assert isinstance(recalled, BodyOnDisk) and recalled == parsed
     assert recalled.body == parsed.body
 
 
-def test_skill_records_of_the_previous_schema_keep_their_bodies_apart(
-    tmp_path: Path, make_library
-) -> None:
+def test_skill_records_of_an_earlier_schema_lose_their_bodies(tmp_path: Path, make_library) -> None:
     from explorer.engine.discovery.skills import load_skills, skill_record
     from explorer.engine.inference.cache import PARSER_VERSION, CachedSkills
 
@@ -406,9 +402,31 @@ def test_skill_records_of_the_previous_schema_keep_their_bodies_apart(
         )
     cache = EmbeddingCache(tmp_path)
     ((_, record, _),) = cache.skill_records([path]).values()
-    assert '"body"' not in record and cache.skill_body(path, skill.hash) == skill.body
+    assert '"body"' not in record
     recalled = load_skills([path], CachedSkills(cache))[path]
     assert recalled == skill and isinstance(recalled, Skill) and recalled.body == skill.body
+
+
+def test_the_bodies_table_of_schema_3_is_dropped(tmp_path: Path) -> None:
+    """Schema 3 kept each skill's body apart for a version of a file that no longer
+    parsed; nothing reads it now, and its pages are given back."""
+    _schema_one_file(tmp_path / CACHE_FILE)
+    EmbeddingCache(tmp_path).close()  # brought to the current schema
+    with sqlite3.connect(tmp_path / CACHE_FILE) as connection:
+        connection.executescript(
+            """
+            CREATE TABLE bodies (path TEXT PRIMARY KEY, hash TEXT NOT NULL, body TEXT NOT NULL);
+            INSERT INTO bodies VALUES ('/a/SKILL.md', 'h', 'a body');
+            PRAGMA user_version=3;
+            """
+        )
+    cache = EmbeddingCache(tmp_path)
+    assert cache.available and not cache.warnings and cache.count("m") == 1
+    cache.close()
+    with sqlite3.connect(tmp_path / CACHE_FILE) as connection:
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        assert "bodies" not in tables
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:

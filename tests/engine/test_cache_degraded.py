@@ -48,7 +48,7 @@ def test_a_cache_directory_that_cannot_be_made_is_bypassed(tmp_path: Path) -> No
     assert cache.remembered_checksum("x", 1, 1) is None
     assert cache.count() == 0
     cache.put_many("m", {"a": np.ones(4, dtype=np.float32)})
-    cache.store_skill_records([SkillRow("x", "h", "{}", "body", None)])
+    cache.store_skill_records([SkillRow("x", "h", "{}", None)])
     cache.remember_checksum("x", 1, 1, "s")
     vectors, computed = embed_with_cache(BowEmbedder(), ["pdf"], cache)
     assert computed == 1 and vectors.shape == (1, 256)
@@ -101,7 +101,7 @@ def test_failed_writes_are_warnings_and_the_cache_stays_open(tmp_path: Path) -> 
     real = cache._connection
     cache._connection = Failing(sqlite3.OperationalError("disk I/O error"))  # type: ignore[assignment]
     cache.put_many("m", {"a": np.ones(4, dtype=np.float32)})
-    cache.store_skill_records([SkillRow("x", "h", "{}", "body", None)])
+    cache.store_skill_records([SkillRow("x", "h", "{}", None)])
     cache.remember_checksum("x", 1, 1, "s")  # a checksum is only a shortcut: silent
     assert cache.remembered_checksum("x", 1, 1) is None
     assert cache.warnings == [
@@ -130,7 +130,7 @@ def test_a_skill_record_from_another_build_is_parsed_again(tmp_path: Path) -> No
     memo.remember(skill, None)
     memo.flush()
     cache.store_skill_records(
-        [SkillRow("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}', "", None)]
+        [SkillRow("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}', None)]
     )
     memo.prepare([skill.path, "/elsewhere/SKILL.md", "/never/stored"])
     assert memo.recall(skill.path, skill.hash, None) == skill

@@ -42,7 +42,6 @@ SCHEMA_VALUES = {
         "tasks",  # additive: only a several-task prompt under the learned preset has it
         "invoked",
         "deny",
-        "stale",  # added (additive: only a live index's broken file, once picked, has it)
         "session_ledger",  # added (additive: old readers never see it without a ledger)
         "max_skills",
         "body_inject",
@@ -63,7 +62,6 @@ SCHEMA_VALUES = {
         "second_skill",
         "invoked",
         "deny",
-        "stale",
         "session_ledger",  # added (additive: old readers never see it without a ledger)
         "max_skills",
         "char_budget",

@@ -179,8 +179,8 @@ def test_the_memo_is_nothing_the_collector_walks(tmp_path: Path) -> None:
     for _ in range(3):  # tuples of tuples of tuples: the innermost first, then outwards
         gc.collect()
     kept = memo._skills
-    assert len(kept) == len(ids) and any(rows for _hash, _stale, rows in kept.values())
-    assert not any(gc.is_tracked(row) for _hash, _stale, rows in kept.values() for row in rows)
+    assert len(kept) == len(ids) and any(rows for _hash, rows in kept.values())
+    assert not any(gc.is_tracked(row) for _hash, rows in kept.values() for row in rows)
     assert not any(gc.is_tracked(entry) for entry in kept.values())
     again = lint_module.lint([tmp_path], index=index, config=config, memo=memo)
     assert _lint_key(again) == _lint_key(first)  # and what comes back out is the same

@@ -44,8 +44,8 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def state(index: Index) -> list[tuple[str, str, str, bool]]:
-    return [(s.id, s.hash, s.path, s.stale is not None) for s in index.skills]
+def state(index: Index) -> list[tuple[str, str, str]]:
+    return [(s.id, s.hash, s.path) for s in index.skills]
 
 
 def same_as_disk(index: Index, root: Path) -> bool:
@@ -147,20 +147,30 @@ def test_editor_noise_is_ignored(live: LiveIndex, library: Path) -> None:
     assert live.reindex_count - before <= 2
 
 
-def test_a_partial_write_serves_the_last_good_version(live: LiveIndex, library: Path) -> None:
+def test_a_file_that_breaks_is_rejected_as_the_hook_reads_it(
+    live: LiveIndex, library: Path
+) -> None:
+    """A half-written SKILL.md is what the hook would read: the skill is out of the
+    library, its file among the rejected with the reason, and every decision on the live
+    index is a fresh build's (the others compete without it); whole again, it is back."""
+    from tests.engine.test_incremental import _answer
+
     path = library / "pdf" / "SKILL.md"
     full = skill_text("pdf", "Extract tables from PDF files.")
     path.write_text(full[:20], encoding="utf-8")  # half written: no closing fence
-    assert live.wait_for(lambda snap: snap.skills[snap.positions["pdf"]].stale is not None, TIMEOUT)
-    stale = live.snapshot.skills[live.snapshot.positions["pdf"]]
-    assert stale.description == "Merge and split PDF files."  # the last good version
-    assert stale.stale is not None and stale.stale.path == str(path)
-    assert "description" in stale.stale.message  # the cut fell before the description
+    assert live.wait_for(lambda snap: "pdf" not in snap.positions, TIMEOUT)
+    (problem,) = [p for p in live.snapshot.rejected if p.path == str(path)]
+    assert "description" in problem.message  # the cut fell before the description
+    fresh = build_index([library], CONFIG, MODELS)
+    assert state(live.snapshot) == state(fresh)
+    for prompt in ("merge two pdf files", "split a pdf and fill in the form"):
+        assert _answer(live.snapshot, prompt, CONFIG) == _answer(fresh, prompt, CONFIG)
     path.write_text(full, encoding="utf-8")
     assert live.wait_for(
         lambda snap: (
-            snap.skills[snap.positions["pdf"]].description == "Extract tables from PDF files."
-            and snap.skills[snap.positions["pdf"]].stale is None
+            "pdf" in snap.positions
+            and snap.skills[snap.positions["pdf"]].description == "Extract tables from PDF files."
+            and not snap.rejected
         ),
         TIMEOUT,
     )
@@ -318,11 +328,10 @@ def test_random_operations_end_equal_to_a_fresh_index(tmp_path: Path, operations
         assert live.wait_for(lambda snap: same_as_disk(snap, root), 60.0), (
             f"live: {state(live.snapshot)}\nfresh: {state(build_index([root], CONFIG, MODELS))}"
         )
-        assert not any(skill.stale for skill in live.snapshot.skills)
         assert live.failures == []
 
 
-def test_last_good_never_beats_a_valid_file_on_disk(tmp_path: Path) -> None:
+def test_a_moved_file_and_a_broken_one_in_its_old_place(tmp_path: Path) -> None:
     """mv A/SKILL.md B/SKILL.md, then a broken A/SKILL.md: B is the skill, A is an error."""
     root = tmp_path / "skills"
     write(root / "a" / "SKILL.md", skill_text("shared", "Merge and split PDF files."))
@@ -332,7 +341,7 @@ def test_last_good_never_beats_a_valid_file_on_disk(tmp_path: Path) -> None:
     (root / "a" / "SKILL.md").write_text("", encoding="utf-8")
     change = live.reindex_now()
     (skill,) = live.snapshot.skills
-    assert (skill.id, skill.path, skill.stale) == ("shared", str(root / "b" / "SKILL.md"), None)
+    assert (skill.id, skill.path) == ("shared", str(root / "b" / "SKILL.md"))
     assert [problem.path for problem in change.errors] == [str(root / "a" / "SKILL.md")]
     assert state(live.snapshot) == state(build_index([root], CONFIG, MODELS))
     # The incremental path (only the two files touched) ends the same way.
@@ -341,22 +350,7 @@ def test_last_good_never_beats_a_valid_file_on_disk(tmp_path: Path) -> None:
     assert state(live.snapshot) == state(build_index([root], CONFIG, MODELS))
 
 
-def test_a_stale_copy_steps_aside_when_a_valid_one_appears(tmp_path: Path) -> None:
-    root = tmp_path / "skills"
-    a, b = root / "a" / "SKILL.md", root / "b" / "SKILL.md"
-    write(a, skill_text("shared", "Merge and split PDF files."))
-    live = LiveIndex([root], CONFIG, MODELS)
-    a.write_text("---\nname: shared\n", encoding="utf-8")  # broken: served stale
-    live._reindex(full=False, touched=[str(a)])
-    assert live.snapshot.skills[0].stale is not None
-    write(b, skill_text("shared", "Merge PDF files."))
-    live._reindex(full=False, touched=[str(b)])
-    (skill,) = live.snapshot.skills
-    assert (skill.path, skill.stale) == (str(b), None)
-    assert [problem.path for problem in live.snapshot.rejected] == [str(a)]
-
-
-def test_a_stale_skill_carries_its_file_s_reason_not_its_last_version_s_warnings(
+def test_a_broken_file_carries_its_reason_not_its_last_version_s_warnings(
     tmp_path: Path,
 ) -> None:
     """Invalid YAML the line reader recovered, then an empty description: the file's one
@@ -367,17 +361,15 @@ def test_a_stale_skill_carries_its_file_s_reason_not_its_last_version_s_warnings
     assert [problem.path for problem in live.snapshot.warnings] == [str(path)]
     path.write_text("---\nname: a\ndescription: ''\n---\nbody\n", encoding="utf-8")
     live._reindex(full=False, touched=[str(path)])
-    (skill,) = live.snapshot.skills
-    assert skill.stale is not None and "description" in skill.stale.message
-    assert skill.warnings == () and live.snapshot.warnings == ()
+    assert live.snapshot.skills == ()
+    (problem,) = live.snapshot.rejected
+    assert problem.path == str(path) and "description" in problem.message
+    assert live.snapshot.warnings == ()
 
 
-def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
-    tmp_path: Path,
-) -> None:
-    """The live index holds no body in memory; a body read on demand is the
-    file's, the injected text equals a fresh build's, and a skill whose file broke keeps
-    serving its last good body (it exists nowhere else)."""
+def test_the_live_index_reads_bodies_from_disk(tmp_path: Path) -> None:
+    """The live index holds no body in memory; a body read on demand is the file's, and
+    the injected text equals a fresh build's."""
     from tests.conftest import SAMPLE_SKILLS
 
     root = tmp_path / "skills"
@@ -395,12 +387,6 @@ def test_the_live_index_reads_bodies_from_disk_and_keeps_a_stale_ones_body(
 
     prompt = "merge two report.pdf files into one"
     assert decide(prompt, live.snapshot, config).text == decide(prompt, fresh, config).text
-    pdf = root / "pdf" / "SKILL.md"
-    body = live.snapshot.skills[live.snapshot.positions["pdf"]].body
-    pdf.write_text("---\nname: [broken\n", encoding="utf-8")
-    live._reindex(full=False, touched=[str(pdf)])
-    stale = live.snapshot.skills[live.snapshot.positions["pdf"]]
-    assert stale.stale is not None and stale.body == body
 
 
 def write_long_bodied_skills(root: Path, count: int = 300) -> int:

@@ -166,32 +166,6 @@ def test_a_skill_with_no_body_is_injected_by_its_description(tmp_path: Path) -> 
     assert decide("scaffold a helm chart", index, reference).injected[0].mode == "body"
 
 
-def test_a_stale_skill_is_scored_but_never_injected(bow_index) -> None:
-    """A live index serves the last good version of a file that broke, so its scores stay
-    in view; the hook reads the file as it is and skips it, so no view may say it would
-    inject it."""
-    import dataclasses
-
-    from explorer.engine.discovery.skills import Problem
-    from explorer.engine.route.reasons import reason
-
-    config = Config(preset="reference", min_similarity=0.05)
-    assert decide("merge pdf files", bow_index, config).injected_ids[:1] == ("pdf",)
-    at = bow_index.positions["pdf"]
-    broken = Problem(bow_index.skills[at].path, "missing or empty 'description'")
-    skills = list(bow_index.skills)
-    skills[at] = dataclasses.replace(skills[at], stale=broken)
-    decision = decide("merge pdf files", dataclasses.replace(bow_index, skills=skills), config)
-    row = decision.row("pdf")
-    assert "pdf" not in decision.injected_ids and row.verdict is Verdict.STALE
-    assert "Steps for pdf" not in decision.text
-    gate = decision.gate(GateName.STALE)
-    assert not gate.passed and gate.inputs["dropped"] == ["pdf"]
-    why = reason(decision, row)
-    assert why.text.endswith("its file no longer parses") and why.column == "hybrid"
-    assert GateName.STALE not in {g.name for g in decide("merge pdf", bow_index, config).gates}
-
-
 def test_char_budget_limits_the_text(bow_index) -> None:
     loose = Config(
         preset="reference", min_similarity=0.0, score_margin=10.0, max_skills=5, body_inject_min=1.0

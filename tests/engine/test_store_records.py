@@ -11,7 +11,6 @@ from pathlib import Path
 
 from explorer.engine.base.config import Config
 from explorer.engine.discovery.skills import (
-    Problem,
     Skill,
     load_skill,
     skill_from_record,
@@ -75,12 +74,11 @@ def test_one_encoding_gives_the_bytes_of_the_double_round_trip(tmp_path: Path) -
     skills = _library(tmp_path / "skills")
     broken, rich = skills
     assert broken.warnings and rich.frontmatter["metadata"]["nested"]["when"]  # the cases
-    stale = dataclasses.replace(rich, stale=Problem(str(tmp_path), "unreadable", 3, "x"))
-    for skill in (*skills, stale):
+    for skill in skills:
         assert skill_record(skill, body=False) == _old_store_record(skill)
         assert skill_record(skill) == _old_cache_record(skill)  # the parse cache's, too
         assert "body" not in json.loads(skill_record(skill, body=False))
-        assert skill_from_record(skill_record(skill)) == dataclasses.replace(skill, stale=None)
+        assert skill_from_record(skill_record(skill)) == skill
 
 
 def test_the_store_holds_the_old_records_and_reads_them_back(tmp_path: Path) -> None:

@@ -141,17 +141,18 @@ CHMOD_CHILD = textwrap.dedent(
     config = Config(model="bow", watch_debounce_ms=25.0, watch_max_delay_ms=250.0)
     with LiveIndex([base], config, assemble_models(BowEmbedder()),
                    backend=sys.argv[1]) as live:
-        def stale(index):
-            return [s.stale is not None for s in index.skills]
-        assert stale(live.snapshot) == [False], "not indexed"
+        def served(index):
+            return [s.id for s in index.skills]
+        assert served(live.snapshot) == ["pdf"], "not indexed"
         skill.chmod(0)
-        assert live.wait_for(lambda s: stale(s) == [True], 20), "chmod 000 not seen"
+        assert live.wait_for(lambda s: served(s) == [], 20), "chmod 000 not seen"
+        assert live.snapshot.rejected, "an unreadable file is not reported"
         skill.chmod(0o644)
-        assert live.wait_for(lambda s: stale(s) == [False], 20), "chmod 644 not seen"
+        assert live.wait_for(lambda s: served(s) == ["pdf"], 20), "chmod 644 not seen"
         (base / "pdf").chmod(0)
-        assert live.wait_for(lambda s: stale(s) != [False], 20), "directory chmod not seen"
+        assert live.wait_for(lambda s: served(s) == [], 20), "directory chmod not seen"
         (base / "pdf").chmod(0o755)
-        assert live.wait_for(lambda s: stale(s) == [False], 20), "directory 755 not seen"
+        assert live.wait_for(lambda s: served(s) == ["pdf"], 20), "directory 755 not seen"
     print("ok")
     """
 )
@@ -160,9 +161,9 @@ CHMOD_CHILD = textwrap.dedent(
 @pytest.mark.slow  # real watcher waits, both backends; test_live.py keeps edits in the default run
 @pytest.mark.parametrize("backend", ["inotify", "watchdog"])
 def test_chmod_is_seen(backend: str) -> None:
-    """A SKILL.md (or its directory) made unreadable serves its last good version, marked
-    stale; readable again, it is fresh. Root reads a mode-000 file anyway, so as root the
-    child reaches the files as `nobody` (setfsuid), in a process of its own."""
+    """A SKILL.md (or its directory) made unreadable leaves the library, as the hook
+    would read it; readable again, it is back. Root reads a mode-000 file anyway, so as
+    root the child reaches the files as `nobody` (setfsuid), in a process of its own."""
     result = subprocess.run(
         [sys.executable, "-c", CHMOD_CHILD, backend],
         capture_output=True,

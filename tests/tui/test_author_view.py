@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from textual.widgets import OptionList, Static, TabbedContent
+from textual.widgets import OptionList, TabbedContent
 
 from explorer.engine.base.config import PROJECT_CONFIG_NAME, Config, LoadedConfig
 from explorer.engine.discovery import Problem
@@ -104,7 +104,7 @@ async def test_the_terms_tab_the_gates_and_the_columns_of_a_decision(
 
 
 @pytest.mark.slow  # tests/engine/test_rows_api.py holds the rows' states and reasons
-async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
+async def test_rejected_files_are_greyed_rows_with_their_reason(
     library: Path, tmp_path: Path
 ) -> None:
     broken = library / "broken-one" / "SKILL.md"
@@ -118,21 +118,13 @@ async def test_rejected_and_stale_skills_are_greyed_rows_with_their_reason(
         assert "broken-one" in last and "rejected" in last
         assert "missing or empty 'descr" in last
         assert table.line_text(len(table.view)).spans[-1].style == "dim"
-        # pdf's file breaks: the live index keeps its last good version, marked stale
+        # pdf's file breaks: the hook would read it as it is and skip it, so the table
+        # scores the others without it and lists the file with the rejected ones.
         (library / "pdf" / "SKILL.md").write_text("---\nname: pdf\n", encoding="utf-8")
-        await settle(pilot, lambda: "pdf" in table.stale)
-        await settle(pilot, lambda: "stale (file broken" in table.cell_text("pdf", "why"))
-        # What runs in the hook is the file as it is, which it skips: the row says so.
-        assert (
-            "the hook skips it until it parses"
-            in table.shown_reason(next(row for row in table.rows if row.id == "pdf")).text
-        )
-        row = next(i for i, position in enumerate(table.view) if table.rows[position].id == "pdf")
-        assert table.line_text(row).spans[-1].style == "dim"
-        # The decision panel heads with the same reason (it gave the old one alone).
-        app.go_to_skill("pdf")
-        reason = app.query_one("#decision-reason", Static)
-        await settle(pilot, lambda: "pdf: stale (file broken" in render(reason.content))
+        await settle(pilot, lambda: len(table.rejected) == 2)
+        await settle(pilot, lambda: "pdf" not in table.ids())
+        rejected = [table.line_text(len(table.view) + i).plain for i in range(2)]
+        assert any("pdf" in line and "rejected" in line for line in rejected)
         await burst(pilot, "ctrl+f", *"broken")  # the filter finds rejected files too
         await pilot.pause()
         assert table.view == [] and len(table.rejected_view) == 1
@@ -237,13 +229,7 @@ def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None
     snapshot = SimpleNamespace(rejected=(), skills=(), warnings=(warned,))
     (listed,) = [i for i in issues(snapshot, findings={}) if i.kind == "parse warning"]  # type: ignore[arg-type]
     assert listed.message.endswith("a lint error: other hosts' parsers reject the file")
-    # A stale skill's findings are about the version it still routes: they say so.
-    stale = SimpleNamespace(stale=Problem("/s/b/SKILL.md", "empty description", None))
-    snapshot = SimpleNamespace(rejected=(), skills=(stale,), warnings=())
     listed = {i.path: i.message for i in issues(snapshot, findings=findings) if "lint" in i.kind}  # type: ignore[arg-type]
-    assert listed["/s/b/SKILL.md"] == (
-        "in the last good version, which the router still uses: 'claude' in the name"
-    )
     assert listed["/s/c/SKILL.md"] == "99 characters"
     shown = Status("skills", 1, "d", "r", last="", errors=0, lint_errors=2).text().plain
     assert "1 skill │ 0 errors · lint 2 errors (F3)" in shown

@@ -30,7 +30,7 @@ def test_no_module_reaches_the_main_screen_through_the_stack() -> None:
 
 def test_a_burst_of_reindexes_merges_into_one_message() -> None:
     def change(version: int, changed: tuple[str, ...]) -> IndexChange:
-        return IndexChange(version, (), (), changed, (), (), False, {"total": 10.0})
+        return IndexChange(version, (), (), changed, (), False, {"total": 10.0})
 
     first, second = IndexChanged(change(2, ("pdf",))), IndexChanged(change(3, ("xlsx", "pdf")))
     assert first.can_replace(second)  # the queued one takes the first's place

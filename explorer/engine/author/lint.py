@@ -123,7 +123,7 @@ RULES = (
 
 
 _FindingRow = tuple[str, str, str, str, int | None]  # Finding's fields, in order
-_KeptFindings = tuple[str, bool, tuple[_FindingRow, ...]]  # content hash, stale, findings
+_KeptFindings = tuple[str, tuple[_FindingRow, ...]]  # content hash, findings
 
 
 @dataclass(frozen=True, slots=True)
@@ -649,13 +649,12 @@ class LintMemo:
         out: dict[str, _KeptFindings] = {}
         for skill in skills:
             kept = self._skills.get(skill.path)
-            stale = skill.stale is not None
-            if kept is None or kept[0] != skill.hash or kept[1] != stale:
+            if kept is None or kept[0] != skill.hash:
                 findings = make(skill)
-                kept = (skill.hash, stale, tuple(astuple(finding) for finding in findings))
+                kept = (skill.hash, tuple(astuple(finding) for finding in findings))
                 yield findings
             else:
-                yield [Finding(*row) for row in kept[2]]
+                yield [Finding(*row) for row in kept[1]]
             out[skill.path] = kept
         self._skills = out  # only the current files: a save never leaves its old ones behind
 

@@ -72,14 +72,8 @@ def _rebuilt(skill: Skill, kind: type[Skill], body: str) -> Skill:
     return kind(**values)
 
 
-def with_body(skill: Skill, body: str) -> Skill:
-    """A plain Skill holding `body`, from any Skill (a BodyOnDisk included)."""
-    return _rebuilt(skill, Skill, body)
-
-
 def body_on_disk(skill: Skill) -> Skill:
-    """`skill` without its body in memory. A stale skill (its file no longer parses)
-    keeps its last good body, which is nowhere else."""
-    if isinstance(skill, BodyOnDisk) or skill.stale is not None:
+    """`skill` without its body in memory."""
+    if isinstance(skill, BodyOnDisk):
         return skill
     return _rebuilt(skill, BodyOnDisk, "")

@@ -75,7 +75,6 @@ class Skill:
     hash: str
     frontmatter: dict[str, Any] = field(default_factory=dict, compare=False)
     warnings: tuple[Problem, ...] = ()
-    stale: Problem | None = None  # the live index kept this last good version: why
 
     @property
     def directory(self) -> str:
@@ -764,7 +763,6 @@ def record_fields(skill: Skill, *, body: bool = True) -> dict[str, Any]:
     the copy once, which was most of writing a 2,000-skill store."""
     data = {name: getattr(skill, name) for name in SKILL_FIELDS if body or name != "body"}
     data["warnings"] = [dataclasses.asdict(problem) for problem in skill.warnings]
-    data["stale"] = None if skill.stale is None else dataclasses.asdict(skill.stale)
     return data
 
 
@@ -781,7 +779,6 @@ def skill_from_record(record: str) -> Skill:
 def skill_from_data(data: dict[str, Any], kind: type[Skill] = Skill) -> Skill:
     """A Skill (or a subclass: `kind`) from a decoded record (`record_fields` after a JSON
     round trip); takes ownership of `data`."""
-    data.pop("stale", None)  # staleness belongs to a live index, never to the file
     data["warnings"] = tuple(Problem(**problem) for problem in data["warnings"])
     data["trigger_phrases"] = tuple(data["trigger_phrases"])
     for key in ("keywords", "description_tokens"):

@@ -63,7 +63,7 @@ def changed_positions(previous: Index, skills: Sequence[Skill]) -> list[int] | N
             continue
         if old.path != new.path:
             return None
-        if old != new or old.stale != new.stale:
+        if old != new:
             changed.append(position)
     return changed
 
@@ -107,7 +107,7 @@ def patch_index(
     skills = found.skills
     if changed is not None and len(skills) == len(previous.skills):
         old = previous.skills
-        changed = [i for i in changed if old[i] != skills[i] or old[i].stale != skills[i].stale]
+        changed = [i for i in changed if old[i] != skills[i]]
     else:
         changed = changed_positions(previous, skills)
     if not hasattr(previous.lexical, "patched"):
@@ -311,7 +311,7 @@ def _correspondence(previous: Index, skills: Sequence[Skill]) -> tuple[np.ndarra
         if position is None:
             continue
         new = skills[position]
-        if old is new or (old == new and old.stale == new.stale):
+        if old is new or old == new:
             old_to_new[old_position] = position
             reused[position] = True
     return old_to_new, [int(i) for i in np.flatnonzero(~reused)]

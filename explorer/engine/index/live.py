@@ -12,7 +12,6 @@ reader always holds one consistent snapshot.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import queue
 import threading
@@ -21,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from explorer.engine.base.config import Config
-from explorer.engine.discovery.bodies import BodyOnDisk, body_on_disk, with_body
+from explorer.engine.discovery.bodies import body_on_disk
 from explorer.engine.discovery.skills import (
     RACY_NS,
     Discovery,
@@ -66,8 +65,7 @@ class IndexChange:
     added: tuple[str, ...]
     removed: tuple[str, ...]
     changed: tuple[str, ...]
-    errors: tuple[Problem, ...]  # rejected files and stale skills' errors, with paths
-    stale: tuple[str, ...]  # skills served from their last good version
+    errors: tuple[Problem, ...]  # the files rejected, with paths
     full: bool  # a full walk, or only the touched SKILL.md files
     timings_ms: dict[str, float] = field(default_factory=dict)  # parse, embed, total
 
@@ -98,7 +96,7 @@ class _Memo:
 
     def recall(self, path: str, digest: str, stamp: str | None) -> Skill | None:
         known = self._by_path.get(path)
-        if isinstance(known, Skill) and known.hash == digest and known.stale is None:
+        if isinstance(known, Skill) and known.hash == digest:
             return known
         return self._cached.recall(path, digest, stamp) if self._cached is not None else None
 
@@ -147,7 +145,6 @@ class LiveIndex:
             {skill.path: skill for skill in seed.skills} if seed is not None else {}
         )
         self._order: list[str] | None = None  # the keys of _by_path in path order
-        self._stale: set[str] = set()  # paths served from their last good version
         self._problems: tuple[Problem, ...] = ()
         self._links: tuple[str, ...] = ()
         # Which watcher runs and why (`watch`, the status bar); `start` may fall back.
@@ -396,23 +393,18 @@ class LiveIndex:
         index.timings_ms.update(
             parse=(parsed - started) * 1000, total=(time.perf_counter() - started) * 1000
         )
-        return index, _diff(previous, index, full, none_stale=not self._stale)
+        return index, _diff(previous, index, full)
 
     def _assemble(
         self, results: dict[str, Skill | Problem], full: bool, touched_paths: list[str]
     ) -> Discovery:
-        """The library from every path's result: last good versions, de-duplication."""
+        """The library from every path's result, de-duplicated."""
         # Bodies stay on disk (bodies.py): the live index holds every other field.
         results = {
             path: body_on_disk(result) if isinstance(result, Skill) else result
-            for path, result in self._keep_last_good(results).items()
+            for path, result in results.items()
         }
         self._by_path = results
-        self._stale = {
-            path
-            for path, result in results.items()
-            if isinstance(result, Skill) and result.stale is not None
-        }
         if self._order is None or len(self._order) != len(results) or full:
             self._order = sorted(results, key=path_order)
         elif any(path not in results for path in touched_paths):
@@ -427,8 +419,6 @@ class LiveIndex:
         the previous one with those skills replaced, at the positions returned, with no
         pass over every path (at 26,000 skills the passes of `_assemble` cost ~0.3 s a
         save). None when anything else happened: `_assemble` decides then."""
-        if self._stale:  # a last good version might stop or start being served
-            return None
         skills = list(previous.skills)
         positions: list[int] = []
         for path in dict.fromkeys(touched):
@@ -436,7 +426,7 @@ class LiveIndex:
             if not (isinstance(old, Skill) and isinstance(new, Skill)):
                 return None
             at = previous.positions.get(old.id)
-            if new.stale is not None or new.id != old.id or at is None or skills[at] is not old:
+            if new.id != old.id or at is None or skills[at] is not old:
                 return None
             skills[at] = results[path] = body_on_disk(new)
             positions.append(at)
@@ -451,9 +441,8 @@ class LiveIndex:
         """Whether a walk's `results` are what the snapshot was built from: the same paths,
         each holding the very skill object served (its stat did not move, or its bytes
         hash the same) or the same problem, and the walk listed the same problems and
-        links (`listed`: the previous walk's). Never with a stale skill served: whether
-        its last good version is still served is `_assemble`'s to decide."""
-        if self._stale or (self._problems, self._links) != listed:
+        links (`listed`: the previous walk's)."""
+        if (self._problems, self._links) != listed:
             return False
         served = self._by_path
         return results.keys() == served.keys() and all(
@@ -532,40 +521,6 @@ class LiveIndex:
                     return True
         return False
 
-    def _keep_last_good(self, results: dict[str, Skill | Problem]) -> dict[str, Skill | Problem]:
-        """A file that no longer parses keeps serving its last good version, marked stale.
-
-        Never against a valid file on disk: when another path now holds a skill with the
-        same id (the file was moved, then its old place re-created broken), that file
-        wins and the broken one is reported as it is.
-        """
-        valid_ids = {
-            result.id
-            for result in results.values()
-            if isinstance(result, Skill) and result.stale is None
-        }
-        kept = dict(results)
-        for path, result in results.items():
-            last = self._by_path.get(path)
-            if isinstance(result, Problem) and isinstance(last, Skill):
-                if last.id not in valid_ids:
-                    # What reading the last good version warned of is not what the file
-                    # on disk says now: the stale reason is, alone.
-                    kept[path] = dataclasses.replace(
-                        self._with_body(last), stale=result, warnings=()
-                    )
-            elif isinstance(result, Skill) and result.stale and result.id in valid_ids:
-                kept[path] = result.stale  # kept from before; a valid copy has appeared
-        return kept
-
-    def _with_body(self, skill: Skill) -> Skill:
-        """The skill with its body in memory again, from the parse cache: its file no
-        longer holds it, and a stale skill serves its last good version whole."""
-        if not isinstance(skill, BodyOnDisk) or self.cache is None:
-            return skill
-        body = self.cache.skill_body(skill.path, skill.hash)
-        return skill if body is None else with_body(skill, body)
-
     # -- watches -------------------------------------------------------------------------
 
     def _watch_plan(self) -> WatchPlan:
@@ -588,7 +543,7 @@ class LiveIndex:
         return self.watcher is not None and self.watcher.roots_moved(self.roots)
 
 
-def _diff(previous: Index | None, index: Index, full: bool, *, none_stale: bool) -> IndexChange:
+def _diff(previous: Index | None, index: Index, full: bool) -> IndexChange:
     if previous is not None and previous.ids == index.ids:
         # The same skills in the same places (a save): only objects that were replaced
         # can differ, so the comparison skips the rest instead of two dicts of all.
@@ -603,24 +558,14 @@ def _diff(previous: Index | None, index: Index, full: bool, *, none_stale: bool)
         skill_id
         for skill_id, skill in after.items()
         if skill_id in before
-        and (
-            before[skill_id].hash != skill.hash
-            or before[skill_id].stale != skill.stale
-            or before[skill_id].path != skill.path
-        )
+        and (before[skill_id].hash != skill.hash or before[skill_id].path != skill.path)
     )
-    # `none_stale`: the live index knows no skill is served stale (most of the time), and
-    # two passes over every skill are saved.
-    served_stale = () if none_stale else [s for s in index.skills if s.stale is not None]
-    stale = tuple(skill.id for skill in served_stale)
-    errors = index.rejected + tuple(skill.stale for skill in served_stale if skill.stale)
     return IndexChange(
         version=index.version,
         added=tuple(skill_id for skill_id in after if skill_id not in before),
         removed=tuple(skill_id for skill_id in before if skill_id not in after),
         changed=changed,
-        errors=errors,
-        stale=stale,
+        errors=index.rejected,
         full=full,
         timings_ms={
             key: index.timings_ms[key]

@@ -26,8 +26,8 @@ from explorer.engine.discovery.bodies import BodyOnDisk
 from explorer.engine.discovery.skills import Skill, skill_from_data, skill_record
 from explorer.engine.inference.embed import BulkEmbedder, Embedder
 
-SCHEMA_VERSION = 3
-PARSER_VERSION = 4  # bump when parsing or derived fields change: old records are then ignored
+SCHEMA_VERSION = 4
+PARSER_VERSION = 5  # bump when parsing or derived fields change: old records are then ignored
 CACHE_FILE = "embeddings.sqlite3"
 LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
 
@@ -54,7 +54,6 @@ class SkillRow(NamedTuple):
     path: str
     hash: str
     record: str
-    body: str
     stamp: str | None
 
 
@@ -104,7 +103,7 @@ class EmbeddingCache:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, 1, 2, SCHEMA_VERSION):
+            if version not in (0, 1, 2, 3, SCHEMA_VERSION):
                 raise _SchemaError(f"unknown cache schema version {version}")
             connection.executescript(
                 """
@@ -114,8 +113,6 @@ class EmbeddingCache:
                 CREATE TABLE IF NOT EXISTS skills (
                     path TEXT PRIMARY KEY, hash TEXT NOT NULL, parser INTEGER NOT NULL,
                     record TEXT NOT NULL, stamp TEXT);
-                CREATE TABLE IF NOT EXISTS bodies (
-                    path TEXT PRIMARY KEY, hash TEXT NOT NULL, body TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS file_checks (
                     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                     sha256 TEXT NOT NULL);
@@ -227,10 +224,8 @@ class EmbeddingCache:
         return found
 
     def store_skill_records(self, rows: Sequence[SkillRow]) -> None:
-        """One row per path, so edits never pile up.
-
-        The body goes to a table of its own, which only `skill_body` reads: loading a
-        library never reads a body from the cache."""
+        """One row per path, so edits never pile up. No body: a recalled skill reads it
+        from its file (`CachedSkills`)."""
         if self._connection is None or not rows:
             return
         try:
@@ -238,10 +233,6 @@ class EmbeddingCache:
                 self._connection.executemany(
                     "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?)",
                     [(row.path, row.hash, PARSER_VERSION, row.record, row.stamp) for row in rows],
-                )
-                self._connection.executemany(
-                    "INSERT OR REPLACE INTO bodies VALUES (?, ?, ?)",
-                    [(row.path, row.hash, row.body) for row in rows],
                 )
         except sqlite3.DatabaseError as error:
             self.warnings.append(f"skill cache write failed ({error}); not saved")
@@ -258,20 +249,6 @@ class EmbeddingCache:
                 )
         except sqlite3.DatabaseError as error:
             self.warnings.append(f"skill cache write failed ({error}); not saved")
-
-    def skill_body(self, path: str, digest: str) -> str | None:
-        """The body of the skill parsed from `path` when its content hash was `digest`: a
-        live index serves it while the file no longer parses (its last good version)."""
-        if self._connection is None:
-            return None
-        with self._lock:
-            try:
-                row = self._connection.execute(
-                    "SELECT body FROM bodies WHERE path = ? AND hash = ?", (path, digest)
-                ).fetchone()
-            except sqlite3.DatabaseError:
-                return None
-        return row[0] if row else None
 
     def remembered_checksum(self, path: str, size: int, mtime_ns: int) -> str | None:
         if self._connection is None:
@@ -326,10 +303,11 @@ def _upgrade(connection: sqlite3.Connection) -> None:
     1.5-2 KB vector to an overflow page of its own: reading 52,000 vectors took 0.75-0.93 s,
     against 0.25-0.38 s in an ordinary table with an index on the key (models.md, "The
     cache"). Its skill records held each skill's body, which loading a library decoded
-    and dropped: the bodies move to a table of their own. Skill rows gain the stamp of
-    the file they were parsed from (NULL until a load reads the file again). One
-    transaction, then a VACUUM to give back the old table's pages; a process that finds
-    another has already upgraded the file does nothing.
+    and dropped. Schemas 2 and 3 kept the bodies in a table of their own, which nothing
+    reads now. Skill rows gain the stamp of the file they were parsed from (NULL until a
+    load reads the file again). One transaction, then a VACUUM to give back the dropped
+    tables' pages; a process that finds another has already upgraded the file does
+    nothing.
     """
     with _Transaction(connection, threading.RLock()):  # not shared yet: a lock of its own
         if connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
@@ -346,17 +324,17 @@ def _upgrade(connection: sqlite3.Connection) -> None:
             )
             connection.execute("DROP TABLE embeddings")
             try:
-                connection.execute(
-                    "INSERT OR IGNORE INTO bodies SELECT path, hash, "
-                    "json_extract(record, '$.body') FROM skills "
-                    "WHERE json_extract(record, '$.body') IS NOT NULL"
-                )
                 connection.execute("UPDATE skills SET record = json_remove(record, '$.body')")
             except sqlite3.OperationalError:  # an SQLite built without JSON: parse again
                 connection.execute("DELETE FROM skills")
+        bodies = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bodies'"
+        ).fetchone()
+        if bodies is not None:
+            connection.execute("DROP TABLE bodies")
         connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-    if old is not None:
-        # The old table's pages, free now: about 40 % of the file at 26,000 skills. While
+    if old is not None or bodies is not None:
+        # The dropped tables' pages, free now: about 40 % of the file at 26,000 skills. While
         # another process reads, VACUUM fails, and the free pages serve later writes.
         with contextlib.suppress(sqlite3.DatabaseError):
             connection.execute("VACUUM")
@@ -412,8 +390,7 @@ class CachedSkills:
 
     A record holds every field but the body, so a recalled skill is a `BodyOnDisk`: the
     live index drops bodies anyway, and at 26,000 skills they were two thirds of the
-    records' 170 MB, all decoded while a library loads. The body is stored apart, for a
-    skill whose file stops parsing (`EmbeddingCache.skill_body`)."""
+    records' 170 MB, all decoded while a library loads."""
 
     def __init__(self, cache: EmbeddingCache) -> None:
         self._cache = cache
@@ -441,7 +418,7 @@ class CachedSkills:
 
     def remember(self, skill: Skill, stamp: str | None) -> None:
         record = skill_record(skill, body=False)
-        self._new.append(SkillRow(skill.path, skill.hash, record, skill.body, stamp))
+        self._new.append(SkillRow(skill.path, skill.hash, record, stamp))
 
     def flush(self) -> None:
         self._cache.store_skill_records(self._new)

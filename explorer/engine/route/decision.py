@@ -56,7 +56,6 @@ class GateName(StrEnum):
     TASKS = "tasks"  # §9.12: each task of a several-task prompt, routed on its own
     INVOKED = "invoked"  # §5.6
     DENY = "deny"  # §5.6
-    STALE = "stale"  # §5.6: a live index's skill whose file broke, only when one is picked
     SESSION_LEDGER = "session_ledger"  # §10, only when the hook passes the session's ledger
     MAX_SKILLS = "max_skills"  # §5.6
     BODY_INJECT = "body_inject"  # §5.7
@@ -80,7 +79,6 @@ class Verdict(StrEnum):
     SECOND_SKILL = "second_skill"  # §9.12: under the threshold for a second skill
     INVOKED = "invoked"
     DENY = "deny"
-    STALE = "stale"  # its file broke: the last good version is scored, the hook skips it
     SESSION_LEDGER = "session_ledger"  # already in the conversation (§10)
     MAX_SKILLS = "max_skills"
     CHAR_BUDGET = "char_budget"

@@ -1056,17 +1056,13 @@ def _finish(
 def _drop_and_cap(
     run: _Run, picked: list[tuple[int, float]], prompt: str
 ) -> list[tuple[int, float]]:
-    """§5.6 and §10: the picks left once invoked, denied, stale and already-loaded skills
-    are dropped and the rest capped at max_skills, each drop recorded by its gate.
-
-    A stale skill (a live index keeps the last good version of a file that broke, so its
-    scores stay in view) is never injected: the hook reads the file as it is and skips
-    it, and the explorer must show what the hook would do."""
+    """§5.6 and §10: the picks left once invoked, denied and already-loaded skills are
+    dropped and the rest capped at max_skills, each drop recorded by its gate."""
     config, skills = run.config, run.index.skills
     invoked = run.query.invoked
     deny = set(config.deny)
     survivors: list[tuple[int, float]] = []
-    dropped_invoked, dropped_denied, dropped_stale, capped = [], [], [], []
+    dropped_invoked, dropped_denied, capped = [], [], []
     held: dict[str, str] = {}  # skill id -> the ledger's reason (§10)
     for position, confidence in picked:
         skill_id = skills[position].id
@@ -1079,9 +1075,6 @@ def _drop_and_cap(
         elif skill_id in deny:
             run.verdicts[position] = Verdict.DENY
             dropped_denied.append(skill_id)
-        elif skills[position].stale is not None:
-            run.verdicts[position] = Verdict.STALE
-            dropped_stale.append(skill_id)
         elif session_verdict in (SessionVerdict.LOADED, SessionVerdict.ALREADY):
             # Before the cap, as in the reference (src/hook.rs): a skill held back frees
             # its slot for the next pick.
@@ -1112,17 +1105,6 @@ def _drop_and_cap(
             thresholds={"deny": sorted(deny)},
         )
     )
-    if dropped_stale:
-        gates.append(
-            Gate(
-                name=GateName.STALE,
-                section="5.6",
-                passed=False,
-                inputs={"dropped": dropped_stale},
-                note="its file no longer parses: the last good version was scored, and the "
-                "hook skips it until it parses",
-            )
-        )
     if run.ledger is not None:
         gates.append(
             Gate(

@@ -272,11 +272,6 @@ def reason(decision: Decision, row: Row) -> Reason:
     if verdict is Verdict.DENY:
         text = "would be injected, but the config's deny list names it"
         return Reason(verdict, text, needs="needs its id off the deny list")
-    if verdict is Verdict.STALE:  # the explorer's why cell leads with the file's error
-        text = "passed every gate on its last good version; its file no longer parses"
-        if trace is not None and row.relevance is not None:  # p passed: its column stays
-            return Reason(verdict, text, None, PROBABILITY, row.relevance)
-        return Reason(verdict, text, None, SCORE, row.score)
     if verdict is Verdict.INVOKED:
         text = f"would be injected, but the prompt invokes /{row.id} (the host loads it)"
         return Reason(verdict, text, needs="nothing: the host loads it itself")

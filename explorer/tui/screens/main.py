@@ -308,9 +308,9 @@ class MainScreen(Screen[None]):
         """A new snapshot: the filter's descriptions, the health marks, the status bar, and
         the notice over the table when there is nothing to score."""
         self.table.descriptions = _Descriptions(snapshot)
-        # Rejected files greyed with the reason, stale rows greyed, recovered files marked ⚠.
+        # Rejected files greyed with the reason, recovered files marked ⚠.
         facts = self.state.facts_of(snapshot)
-        self.table.set_health(snapshot.rejected, facts.stale_reasons, facts.warned_reasons)
+        self.table.set_health(snapshot.rejected, facts.warned_reasons)
         self.refresh_status()
         self.set_message(_library_message(snapshot))
 
@@ -453,7 +453,7 @@ class MainScreen(Screen[None]):
         row = table.row_of(skill_id)
         if row is not None:
             self.decision_panel.show_reason(
-                skill_id, table.shown_reason(row), room_text(decision, row)
+                skill_id, table.reason_of(row), room_text(decision, row)
             )
         if self.tabs.active == "skill-tab":  # only the tab on screen
             findings = self.state.findings.get(skill.path)

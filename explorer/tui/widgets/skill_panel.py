@@ -31,10 +31,6 @@ def skill_text(skill: Skill, indexed_at: float, findings: Sequence[str] | None =
     out.append(visible(f"{skill.id}\n"), style="bold")
     out.append_text(plain(skill.path, style="dim"))
     out.append("\n")
-    if skill.stale is not None:
-        out.append("\nSTALE ", style="bold reverse yellow")
-        out.append_text(plain(f" last good version served; now: {skill.stale}"))
-        out.append("\n")
     for problem in skill.warnings:
         out.append("\nwarning ", style="bold yellow")
         out.append_text(plain(str(problem)))

@@ -6,7 +6,7 @@ import os
 import re
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -269,11 +269,9 @@ class SkillsTable(ScrollView, can_focus=True):
         self.sort_key = "decision"
         self.sort_reverse = False
         self._followed: str | None = None  # the skill the user put the cursor on
-        # Health: files that did not parse, listed greyed after every scored row, and skills
-        # served from their last good version (their file is broken now), greyed in place.
+        # Health: files that did not parse, listed greyed after every scored row.
         self.rejected: tuple[Problem, ...] = ()
         self.rejected_view: list[int] = []  # indices into rejected that pass the filter
-        self.stale: dict[str, str] = {}  # skill id -> why its file no longer parses
         # skill id -> its file's warning: it routes, but was read with a recovery (⚠)
         self.warned: dict[str, str] = {}
         self._announced: str | None = None
@@ -328,13 +326,12 @@ class SkillsTable(ScrollView, can_focus=True):
     def set_health(
         self,
         rejected: tuple[Problem, ...],
-        stale: Mapping[str, str],
         warned: Mapping[str, str] | None = None,
     ) -> None:
         warned = warned or {}
-        if rejected == self.rejected and stale == self.stale and warned == self.warned:
+        if rejected == self.rejected and warned == self.warned:
             return
-        self.rejected, self.stale, self.warned = tuple(rejected), dict(stale), dict(warned)
+        self.rejected, self.warned = tuple(rejected), dict(warned)
         self._rebuild_view()
 
     def set_filter(self, text: str) -> None:
@@ -738,10 +735,7 @@ class SkillsTable(ScrollView, can_focus=True):
             cells = self._cells(position, self._limits, self._before)
             widths = [self._widths[key] for key, _ in self.columns]
             line = _join(cells, widths)
-            skill_id = self.id_at(position)
-            if self.stale and skill_id in self.stale:
-                line.stylize("dim")  # greyed: the row is a version the file no longer has
-            if skill_id == self._followed:
+            if self.id_at(position) == self._followed:
                 self._marked = index
             self._lines[index] = line
         return line
@@ -956,24 +950,13 @@ class SkillsTable(ScrollView, can_focus=True):
         return found
 
     def why_text(self, row: Row) -> str:
-        """The why cell: `shown_reason`'s text, less a leading `p 0.00 < 0.59: ` while the p
+        """The why cell: `reason_of`'s text, less a leading `p 0.00 < 0.59: ` while the p
         column is on screen to say it (Δ inject gives the gap), so a narrow cell keeps what
         moved p, not the p it repeats. The decision panel keeps the whole sentence."""
-        why = self.shown_reason(row)
+        why = self.reason_of(row)
         if why.unit == PROBABILITY and "p" in self._widths:
             return _P_COMPARISON.sub("", why.text, count=1)
         return why.text
-
-    def shown_reason(self, row: Row) -> Reason:
-        """`reason_of`, led by what matters first for a stale skill: its file is broken, the
-        explorer scores the last good version, and the hook, which reads the file as it is,
-        skips the skill until it parses (the why cell and the decision panel)."""
-        why = self.reason_of(row)
-        stale = self.stale.get(row.id)
-        if stale is None:
-            return why
-        hook = "the hook skips it until it parses"
-        return replace(why, text=f"stale (file broken: {stale}; {hook}); was: {why.text}")
 
     def _p_text(self, candidate: int) -> str:
         """`0.95 bm25 lead+1.5`: a candidate's p and the contribution that moved it most."""
@@ -1060,7 +1043,7 @@ class SkillsTable(ScrollView, can_focus=True):
             rerank = _coloured(row.rerank >= limits.rerank_min, False, f"{row.rerank:+.2f}")
             rerank.append(f" {_short(row.rerank_prob or 0.0)}", style="dim")
         followed = row.id == self.followed
-        why = self.shown_reason(row)
+        why = self.reason_of(row)
         cells = {
             "delta": Text(
                 why.delta_text().replace(" logit", "ℓ") if why.unit == LOGIT else why.delta_text(),

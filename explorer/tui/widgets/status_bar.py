@@ -60,7 +60,7 @@ class Status:
             text.append(" │ ")
             text.append(visible(self.loading), style="bold yellow")
         text.append(" │ ")
-        # Errors (a file rejected, a stale skill, the watcher) and warnings (a file read
+        # Errors (a file rejected, the watcher) and warnings (a file read
         # with a recovery) are counted apart: a recovered file still routes. Lint's errors
         # apart again: a file that fails to parse and a description over a lint rule's
         # limit are not the same trouble. Lint's warnings, most libraries' commonest
