@@ -169,13 +169,17 @@ def test_any_session_id_stays_inside_the_directory(tmp_path: Path, session_id: s
     assert store.load(session_id).loaded["pdf"].source is Source.MODEL
 
 
-def test_a_corrupt_file_is_moved_aside_and_the_session_starts_empty(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", [b"{not json", b"\xff"])
+def test_a_corrupt_file_is_moved_aside_and_the_session_starts_empty(
+    tmp_path: Path, damage: bytes
+) -> None:
+    """Not JSON, or not UTF-8 (which stopped every later prompt of the session)."""
     store = SessionStore(tmp_path)
-    store.path_for("s").write_text("{not json")
+    store.path_for("s").write_bytes(damage)
     session = store.update("s", lambda s: s.mark_recommended("pdf", 0.9))
     assert session.loaded == {"pdf": LedgerEntry(Source.RECOMMENDED, 0.9)}
     kept = [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
-    assert len(kept) == 1 and kept[0].read_text() == "{not json"
+    assert len(kept) == 1 and kept[0].read_bytes() == damage
 
 
 def test_a_lock_held_too_long_fails_open_with_a_reason(tmp_path: Path) -> None:

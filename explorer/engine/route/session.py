@@ -330,13 +330,13 @@ class SessionStore:
 
     def _read(self, path: Path) -> Session:
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except FileNotFoundError:
             return Session()
         except OSError as error:
             raise LedgerUnavailable(f"cannot read {path}: {error}") from error
-        try:
-            return Session.from_json(json.loads(text))
+        try:  # bytes that are not UTF-8 are damage too (UnicodeDecodeError is a ValueError)
+            return Session.from_json(json.loads(data.decode("utf-8")))
         except (ValueError, KeyError, TypeError):
             # Kept for a human to look at; the conversation goes on with an empty ledger.
             with contextlib.suppress(OSError):
