@@ -176,12 +176,32 @@ def _walk_root(
                     yield entry.path
             elif entry.name not in SKIPPED_DIRS and depth + 1 < MAX_DEPTH:
                 try:
-                    if entry.is_dir():
-                        stack.append((entry.path, depth + 1))
-                        if linked is not None and entry.is_symlink():
-                            linked.append(os.path.realpath(entry.path))
+                    if not entry.is_dir():
+                        continue
+                    if entry.is_symlink():
+                        target = os.path.realpath(entry.path)
+                        if _holds(target, os.path.realpath(directory)):
+                            problems.append(Problem(entry.path, _ancestor_link(target)))
+                            continue
+                        if linked is not None:
+                            linked.append(target)
+                    stack.append((entry.path, depth + 1))
                 except OSError:
                     continue
+
+
+def _holds(ancestor: str, path: str) -> bool:
+    return path == ancestor or path.startswith(ancestor.rstrip(os.sep) + os.sep)
+
+
+def _ancestor_link(target: str) -> str:
+    """§1.2: a link to a directory that holds the link (`/`, `..`, the home folder) would
+    walk the library again and everything beside it: at `/`, every skill on the machine
+    and minutes of walking, in a hook with a budget of seconds."""
+    return (
+        f"a link to {target}, a directory that holds it: not followed (it would walk the "
+        "library again and everything beside it)"
+    )
 
 
 class SkillMemo(Protocol):
