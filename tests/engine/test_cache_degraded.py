@@ -129,9 +129,7 @@ def test_a_skill_record_from_another_build_is_parsed_again(tmp_path: Path) -> No
     memo = CachedSkills(cache)
     memo.remember(skill, None)
     memo.flush()
-    cache.store_skill_records(
-        [SkillRow("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}', None)]
-    )
+    cache.store_skill_records([SkillRow("/elsewhere/SKILL.md", "h1", '{"not": "a skill"}', None)])
     memo.prepare([skill.path, "/elsewhere/SKILL.md", "/never/stored"])
     assert memo.recall(skill.path, skill.hash, None) == skill
     assert memo.recall(skill.path, "another hash", None) is None  # the file changed
