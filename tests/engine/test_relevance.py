@@ -34,7 +34,7 @@ from explorer.engine.route.relevance import (
     script_tokens,
 )
 from explorer.engine.route.tasks import MAX_TASKS, TASK_SPAN_CHARS, task_clauses
-from tests.conftest import write_skill
+from tests.conftest import SAMPLE_SKILLS, write_skill
 
 APACHE = Path(__file__).resolve().parents[2] / "benchmarks" / "libraries" / "anthropic-apache"
 
@@ -381,6 +381,23 @@ def test_a_change_of_verdict_names_what_decided_each_side(engine: Engine) -> Non
         if base.row(s).verdict is Verdict.RERANK_TOP_K and now.row(s).verdict is Verdict.RELEVANCE
     )
     assert shift(joined, base, now).numbers().startswith("p — → ")
+
+
+def test_force_joins_what_the_relevance_model_picks(engine: Engine) -> None:
+    """§9.17: the reference forces in its cosine stage, which the relevance model never
+    reaches: `force` did nothing under the default preset. A forced skill with a keyword
+    hit joins the picks, says why, and one without a hit stays out."""
+    index = open_library([SAMPLE_SKILLS], Config(), engine=engine)
+    prompt = "tell me a joke about pdf"
+    assert "pdf" not in decide(prompt, index, Config()).injected_ids
+    config = Config(force=["pdf", "xlsx"])
+    decision = decide(prompt, index, config)
+    assert decision.stage is Stage.RELEVANCE and decision.injected_ids == ("pdf",)
+    gate = decision.gate(GateName.FORCE)
+    assert gate.passed and gate.section == "9.17" and gate.inputs["forced"] == ["pdf"]
+    assert reason(decision, decision.row("pdf")).text.startswith("forced: ")
+    reference = decide(prompt, index, config.replace(preset="reference"))
+    assert all(g.section != "9.17" for g in reference.gates)  # the reference's rule alone
 
 
 # Two cases the routing work was asked to fix. The relevance model does not yet: measured

@@ -166,6 +166,8 @@ def decide(
     if tasks and stage is Stage.RELEVANCE and run.relevance is not None:
         picked = _route_tasks(run, prompt, picked, context, cwd)
         clock = _lap(timings, "tasks", clock)
+    if config.force and config.preset != "reference" and stage not in _FORCE_DECIDED:
+        picked = _forced(run, one.channels, picked)
     injected, text = _finish(run, picked, prompt, stage)
     _lap(timings, "text", clock)
     timings["total"] = (time.perf_counter() - started) * 1000
@@ -447,6 +449,38 @@ def _relevance_or_gates(run: _Run, c: Channels, prompt: str) -> Outcome | None:
             )
         )
         return None
+
+
+# Where `force` needs no second look: the cosine stage applies it itself (§5.5), and a
+# blank prompt or an empty library has nothing to force.
+_FORCE_DECIDED = frozenset({Stage.COSINE, Stage.BLANK, Stage.EMPTY})
+
+
+def _forced(run: _Run, c: Channels, picked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """§9.17: a forced skill with a keyword hit joins the picks whatever stage decided (the
+    reference forces in the cosine stage alone, which the relevance model never reaches,
+    so the config's `force` did nothing there). After the stage's own picks: max_skills
+    keeps those first."""
+    have = {position for position, _ in picked}
+    forced = [
+        position
+        for skill_id in sorted(run.config.force)
+        if (position := run.index.positions.get(skill_id)) is not None
+        and position not in have
+        and c.keyword[position] > 0
+    ]
+    run.gates.append(
+        Gate(
+            name=GateName.FORCE,
+            section="9.17",
+            passed=bool(forced),
+            inputs={"forced": [c.ids[i] for i in forced]},
+            thresholds={"force": sorted(run.config.force)},
+            note="forced skills need a keyword hit; they join what the stage picked",
+        )
+    )
+    confidence = run.tuning.min_similarity
+    return [*picked, *((i, cosine_confidence(float(c.score[i]), confidence)) for i in forced)]
 
 
 def _confident_winner(run: _Run, c: Channels) -> bool:

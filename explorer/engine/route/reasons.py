@@ -161,6 +161,10 @@ def reason(decision: Decision, row: Row) -> Reason:
     gates = {gate.name: gate for gate in decision.gates}
     trace = decision.relevance
     if verdict is Verdict.INJECT:
+        forced = gates.get(GateName.FORCE)
+        if forced is not None and forced.section == "9.17" and row.id in forced.inputs["forced"]:
+            text = "forced: the config's force list names it, and a keyword hit it (§9.17)"
+            return Reason(verdict, text, None, SCORE, row.score)
         task = decision.task_for(row.id)
         if trace is not None and task is not None:  # §9.12: a clause asked for it on its own
             shown, bar_shown = _pair(task.p, trace.threshold, bar_places(trace.threshold))
