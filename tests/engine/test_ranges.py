@@ -22,6 +22,7 @@ from explorer.engine.base.ranges import RANGES, range_error
         ("recall_floor", -1.5, "recall_floor = -1.5 is out of range: at least -1"),
         ("rerank_min", math.nan, "rerank_min = nan is not a finite number"),
         ("score_margin", math.inf, "score_margin = inf is not a finite number"),
+        ("context_depth", -1, "context_depth = -1 is out of range: 0 to 1000"),
     ],
 )
 def test_an_unusable_value_is_named_with_its_range(name: str, value: float, message: str) -> None:
@@ -48,6 +49,20 @@ def test_usable_or_unchecked_values_pass(name: str, value: object) -> None:
 def test_at_most_for_a_field_with_only_an_upper_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(RANGES, "rerank_min", (-math.inf, 5.0))
     assert range_error("rerank_min", 6) == "rerank_min = 6 is out of range: at most 5"
+
+
+def test_every_number_of_the_config_has_a_range() -> None:
+    """A numeric field left out took any value (`context_depth = -1` was accepted)."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(Config)
+    numeric = {
+        field.name
+        for field in dataclasses.fields(Config)
+        if {int, float} & set(typing.get_args(hints[field.name]) or (hints[field.name],))
+    }
+    assert numeric - set(RANGES) == set()
 
 
 def test_every_default_is_in_range() -> None:

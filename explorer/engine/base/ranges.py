@@ -30,6 +30,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "keyword_boost": (0.0, 10.0),
     "phrase_boost": (0.0, 10.0),
     "file_boost": (0.0, 10.0),
+    "project_boost": (0.0, 10.0),
     "max_skills": (1, 100),
     "char_budget": (200, 1_000_000),
     "body_inject_min": (0.0, 1.0),
@@ -45,6 +46,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "watch_debounce_ms": (0.0, 60_000.0),
     "watch_max_delay_ms": (0.0, 600_000.0),
     "hook_budget_ms": (0.0, 600_000.0),  # 0: a new description is never embedded in a hook
+    "context_depth": (0, 1000),  # the session's recent prompts read; 0 reads none
 }
 
 
