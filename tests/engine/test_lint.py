@@ -12,6 +12,7 @@ from explorer.engine.author.lint import (
     INFO,
     LISTING_ENTRY_MAX,
     NAMES_SHOWN,
+    UNKNOWN_KEYS_LISTED,
     WARNING,
     Finding,
     has_errors,
@@ -119,6 +120,32 @@ def test_unknown_keys_and_claude_code_mode(tmp_path: Path) -> None:
     )
     with_claude = only(lint([tmp_path], claude_code=True), "spec/unknown-key")
     assert [f.message.split("'")[1] for f in with_claude] == ["version"]
+
+
+def test_many_unknown_keys_are_counted_past_the_first_few(tmp_path: Path) -> None:
+    """A frontmatter of 10,000 keys made 5,000 lines of lint."""
+    extra = "\n".join(f"k{number}: v" for number in range(UNKNOWN_KEYS_LISTED + 7))
+    raw_skill(tmp_path, "pdf", f"name: pdf\ndescription: {GOOD}\n{extra}")
+    found = only(lint([tmp_path]), "spec/unknown-key")
+    assert len(found) == UNKNOWN_KEYS_LISTED + 1
+    assert found[-1].message == (
+        f"7 more frontmatter keys are not in the spec, from 'k{UNKNOWN_KEYS_LISTED}' on"
+    )
+    assert found[-1].line == 4 + UNKNOWN_KEYS_LISTED
+
+
+def test_a_key_set_twice_and_a_blank_description_are_errors(tmp_path: Path) -> None:
+    """A strict YAML reader rejects duplicate keys (the others keep the last); a blank
+    description was only 'too few terms'."""
+    raw_skill(tmp_path, "twice", f"name: twice\ndescription: {GOOD}\ndescription: Other.")
+    raw_skill(tmp_path, "blank", "name: blank\ndescription: '   '")
+    raw_skill(tmp_path, "fine", f"name: fine\ndescription: {GOOD}")
+    findings = lint([tmp_path])
+    (duplicate,) = only(findings, "spec/duplicate-key")
+    assert duplicate.severity == ERROR and duplicate.line == 4
+    assert "twice/SKILL.md" in duplicate.path and "set 2 times (lines 3, 4)" in duplicate.message
+    (blank,) = only(findings, "spec/description-blank")
+    assert "blank/SKILL.md" in blank.path and blank.severity == ERROR and blank.line == 3
 
 
 def test_router_keywords_are_accepted_but_named(tmp_path: Path) -> None:
@@ -303,6 +330,7 @@ def test_generic_terms(tmp_path: Path) -> None:
     findings = only(lint([tmp_path]), "retrieval/generic-terms")
     assert [f.path.split("/")[-2] for f in findings] == ["generic"]
     assert "of the 8 skills" in findings[0].message
+    assert findings[0].message.endswith("; none of them sets it apart")  # not "only none"
     # Below 8 skills document frequencies say nothing, so the rule stays quiet.
     (tmp_path / "skill-0" / "SKILL.md").unlink()
     assert only(lint([tmp_path]), "retrieval/generic-terms") == []

@@ -109,7 +109,9 @@ RULES = (
     "retrieval/short-description",
     "router/extension-keys",
     "spec/compatibility",
+    "spec/description-blank",
     "spec/description-length",
+    "spec/duplicate-key",
     "spec/field-type",
     "spec/metadata",
     "spec/name-charset",
@@ -210,9 +212,11 @@ def lint_files(
     tuning = resolve(config, status, len(index))
 
     def own(skill: Skill) -> list[Finding]:
-        lines = _key_lines(skill.path)
+        places = _key_places(skill.path)
+        lines = {key: found[0] for key, found in places.items()}
         return [
             *_parse_warnings(skill),
+            *_duplicate_keys(skill.path, places),
             *spec_findings(skill, claude_code=claude_code, lines=lines),
             *trigger_findings(skill, lines),
             *keyword_findings(skill, lines),
@@ -288,20 +292,38 @@ def _library_path(index: Index, roots: Sequence[str | os.PathLike[str]]) -> str:
     return paths[0] if len(paths) == 1 else os.path.commonpath(paths) if paths else "."
 
 
-def _key_lines(path: str) -> dict[str, int]:
-    """Line of each top-level frontmatter key (line 1 is the opening `---`)."""
-    lines: dict[str, int] = {}
+def _key_places(path: str) -> dict[str, list[int]]:
+    """The lines of each top-level frontmatter key, in order (line 1 is the opening `---`)."""
+    places: dict[str, list[int]] = {}
     data = read_skill_bytes(path)  # regular files only, size-capped: never a FIFO
     if isinstance(data, Problem):
-        return lines
+        return places
     text = data.decode("utf-8", errors="replace")
     for number, line in enumerate(text.removeprefix("\ufeff").splitlines()[1:], start=2):
         if line.strip() == "---":
             break
         match = re.match(r"^([A-Za-z_][\w-]*)[ \t]*:", line)
         if match:
-            lines.setdefault(match.group(1), number)
-    return lines
+            places.setdefault(match.group(1), []).append(number)
+    return places
+
+
+def _duplicate_keys(path: str, places: dict[str, list[int]]) -> list[Finding]:
+    """A key set twice: PyYAML and this router's line reader keep the last value, but a
+    YAML reader that refuses duplicate keys (js-yaml's default) rejects the whole file."""
+    return [
+        Finding(
+            "spec/duplicate-key",
+            ERROR,
+            path,
+            f"frontmatter key {key!r} is set {len(found)} times (lines "
+            f"{', '.join(map(str, found))}): YAML readers that refuse duplicate keys reject "
+            "the file, and the others read the last",
+            found[1],
+        )
+        for key, found in places.items()
+        if len(found) > 1
+    ]
 
 
 def _rejected(problem: Problem) -> Finding:
@@ -351,6 +373,13 @@ def spec_findings(
         found.append(Finding(rule, severity, path, message, lines.get(key) if key else None))
 
     _name_rules(name, os.path.basename(os.path.dirname(path)), add)
+    if not description.strip():
+        add(
+            "spec/description-blank",
+            "description is blank: the spec asks for one that says what the skill does and "
+            "when to use it, and no prompt can match spaces",
+            "description",
+        )
     if len(description) > DESCRIPTION_MAX:
         add(
             "spec/description-length",
@@ -363,6 +392,10 @@ def spec_findings(
     _key_rules(front, claude_code, lines, add)
     return found
 
+
+# Unknown keys named one by one; past these, one finding counts the rest (a frontmatter of
+# 10,000 keys made 5,000 lines of lint).
+UNKNOWN_KEYS_LISTED = 5
 
 # What a spec rule reports through: rule, message, the frontmatter key, severity.
 Add = Callable[..., None]
@@ -397,15 +430,22 @@ def _name_rules(name: str, directory: str, add: Add) -> None:
 def _key_rules(front: dict[str, Any], claude_code: bool, lines: dict[str, int], add: Add) -> None:
     """The spec's rules for the frontmatter's keys: which are known, and each value's type."""
     allowed = SPEC_KEYS | ROUTER_KEYS | (CLAUDE_CODE_KEYS if claude_code else frozenset())
-    for key in front:
-        if key not in allowed:
-            hint = (
-                " (a Claude Code key: lint with --claude-code)"
-                if key in CLAUDE_CODE_KEYS
-                else f"; the spec's place for other fields is metadata, a map of strings "
-                f'(metadata: {{{key}: "…"}})'
-            )
-            add("spec/unknown-key", f"frontmatter key {key!r} is not in the spec{hint}", key)
+    unknown = [key for key in front if key not in allowed]
+    for key in unknown[:UNKNOWN_KEYS_LISTED]:
+        hint = (
+            " (a Claude Code key: lint with --claude-code)"
+            if key in CLAUDE_CODE_KEYS
+            else f"; the spec's place for other fields is metadata, a map of strings "
+            f'(metadata: {{{key}: "…"}})'
+        )
+        add("spec/unknown-key", f"frontmatter key {key!r} is not in the spec{hint}", key)
+    if len(unknown) > UNKNOWN_KEYS_LISTED:
+        rest = unknown[UNKNOWN_KEYS_LISTED:]
+        add(
+            "spec/unknown-key",
+            f"{len(rest):,} more frontmatter keys are not in the spec, from {rest[0]!r} on",
+            rest[0],
+        )
     extensions = sorted(ROUTER_KEYS & set(front), key=lambda key: (lines.get(key, 0), key))
     if extensions:
         add(
@@ -1010,8 +1050,10 @@ class GenericTerms:
                 WARNING,
                 skill.path,
                 f"{len(common)} of {len(terms)} description terms appear in at least "
-                f"{GENERIC_DF_FRACTION:.0%} of the {n} skills; only "
-                f"{', '.join(rare) or 'none'} set it apart",
+                f"{GENERIC_DF_FRACTION:.0%} of the {n} skills; "
+                + (
+                    f"only {', '.join(rare)} set it apart" if rare else "none of them sets it apart"
+                ),
             )
         ]
 
