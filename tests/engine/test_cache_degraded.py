@@ -170,3 +170,32 @@ def test_embedding_goes_known_then_cache_then_model_in_chunks(
     assert np.array_equal(vectors[0], vectors[3])
     assert np.array_equal(vectors[4], np.ones(256, np.float32))  # the cache's, not the model's
     assert cache.count(embedder.identity) == 3  # what the model computed was written
+
+
+def test_a_cache_it_may_not_write_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm cache this process may read but not write (a shared one, a read-only home)
+    was thrown away: every hook embedded from nothing, over its budget, and said the next
+    call would embed more. Its vectors are read now, and nothing is written."""
+    warm = EmbeddingCache(tmp_path)
+    warm.put_many("m", {"a": np.ones(4, dtype=np.float32)})
+    warm.close()
+
+    def refused(self: EmbeddingCache) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(EmbeddingCache, "_connect", refused)
+    cache = EmbeddingCache(tmp_path)
+    assert cache.available and cache.read_only
+    assert cache.warnings == [
+        f"embedding cache {cache.path} is read-only: its vectors are read, nothing new is saved"
+    ]
+    assert np.array_equal(cache.get_many("m", ["a"], 4)["a"], np.ones(4, dtype=np.float32))
+    cache.put_many("m", {"b": np.ones(4, dtype=np.float32)})
+    cache.store_skill_records([SkillRow("x", "h", "{}", None)])
+    cache.remember_checksum("x", 1, 1, "s")
+    assert cache.count("m") == 1 and cache.warnings[1:] == []  # no write tried, none failed
+    vectors, computed = embed_with_cache(BowEmbedder(), ["pdf"], cache)
+    assert computed == 1 and vectors.shape == (1, 256)
+    cache.close()
+    (tmp_path / CACHE_FILE).unlink()  # nothing to read: bypassed as before
+    assert not EmbeddingCache(tmp_path).available

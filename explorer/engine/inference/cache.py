@@ -64,6 +64,7 @@ class EmbeddingCache:
         self.directory = Path(directory) if directory else default_cache_dir()
         self.path = self.directory / CACHE_FILE
         self.warnings: list[str] = []
+        self.read_only = False  # a file this process may read but not write: nothing is saved
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._open()
@@ -81,6 +82,8 @@ class EmbeddingCache:
             except sqlite3.DatabaseError as error:
                 if _corrupt(error):
                     self._rebuild(error)
+                elif _read_only(error) and self._open_read_only():
+                    pass
                 elif not _transient(error):  # a full disk, a read-only or missing directory
                     self._bypass(f"embedding cache {self.path} is unusable ({error}); not using it")
                 elif time.monotonic() < deadline:  # another process is setting the file up
@@ -129,6 +132,40 @@ class EmbeddingCache:
             connection.close()
             raise
         return connection
+
+    def _open_read_only(self) -> bool:
+        """A cache this process may not write (a shared one, a read-only home) is still
+        read: its vectors spare the hook its embedding time. Only a file of this schema:
+        an older one cannot be upgraded in place. A WAL file in a directory it may not
+        write cannot even be opened read-only (SQLite makes its shared-memory file first),
+        so it is opened as immutable: a writer changing it meanwhile can only make a read
+        fail, which is a miss."""
+        for mode in ("ro", "ro&immutable=1"):
+            try:
+                connection = sqlite3.connect(
+                    f"{self.path.resolve().as_uri()}?mode={mode}",
+                    uri=True,
+                    timeout=LOCK_TIMEOUT_S,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            except (sqlite3.DatabaseError, OSError, ValueError):
+                continue
+            try:
+                if connection.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    raise sqlite3.DatabaseError("of another schema version")
+                connection.execute("SELECT 1 FROM vectors LIMIT 1").fetchone()
+            except sqlite3.DatabaseError:
+                connection.close()
+                continue
+            break
+        else:
+            return False
+        self._connection, self.read_only = connection, True
+        self.warnings.append(
+            f"embedding cache {self.path} is read-only: its vectors are read, nothing new is saved"
+        )
+        return True
 
     def _rebuild(self, error: Exception) -> None:
         aside = self.path.with_name(f"{CACHE_FILE}.corrupt-{int(time.time())}")
@@ -196,7 +233,7 @@ class EmbeddingCache:
         return rows
 
     def put_many(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
-        if self._connection is None or not vectors:
+        if self._connection is None or self.read_only or not vectors:
             return
         rows = [
             (model, key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
@@ -226,7 +263,7 @@ class EmbeddingCache:
     def store_skill_records(self, rows: Sequence[SkillRow]) -> None:
         """One row per path, so edits never pile up. No body: a recalled skill reads it
         from its file (`CachedSkills`)."""
-        if self._connection is None or not rows:
+        if self._connection is None or self.read_only or not rows:
             return
         try:
             with self._transaction():
@@ -239,7 +276,7 @@ class EmbeddingCache:
 
     def restamp_skills(self, stamps: Sequence[tuple[str, str]]) -> None:
         """(path, stamp) of files read again and found as parsed: next time, not read."""
-        if self._connection is None or not stamps:
+        if self._connection is None or self.read_only or not stamps:
             return
         try:
             with self._transaction():
@@ -264,7 +301,7 @@ class EmbeddingCache:
         return row[0] if row else None
 
     def remember_checksum(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
-        if self._connection is None:
+        if self._connection is None or self.read_only:
             return
         try:
             with self._transaction():
@@ -355,6 +392,12 @@ def _corrupt(error: sqlite3.DatabaseError) -> bool:
         return str(name).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
     text = str(error)
     return "malformed" in text or "not a database" in text
+
+
+def _read_only(error: sqlite3.DatabaseError) -> bool:
+    """The file, or its directory, may be read but not written by this process."""
+    name = str(getattr(error, "sqlite_errorname", ""))
+    return name.startswith("SQLITE_READONLY") or "readonly" in str(error)
 
 
 def _transient(error: sqlite3.DatabaseError) -> bool:
