@@ -212,6 +212,7 @@ class ExplorerState:
     findings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SKILL.md -> lint's
     lint_errors: int = 0  # among the findings: the status bar's count (tasks.Quality)
     cases_report: EvalReport | None = None
+    cases_problem: str | None = None  # why the cases file did not read (the Cases tab says)
     cases_run: tuple[Index, Config] | None = None  # the snapshot and config it was run on
     comparison: Comparison | None = None  # the last re-run against the one before
     flip_causes: Mapping[str, FlipCause] = field(default_factory=dict)  # prompt -> its cause

@@ -504,6 +504,14 @@ async def test_the_cases_tab_reads_a_trigger_eval_set(library: Path, tmp_path: P
         assert app.state.cases_report is not None
         assert set(app.state.cases_report.by_kind) == {"should-trigger", "should-not-trigger"}
         assert "2 cases" in render(app.query_one(CasesPanel).query_one("#cases-body").content)
+    # Without --skill the set cannot be read: the status bar says so, not the tab alone.
+    app = make_app(library, tmp_path, cases_path=str(evals))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: ready(app) and app.state.cases_problem is not None)
+        assert "pass --skill ID" in render(
+            app.query_one(CasesPanel).query_one("#cases-body").content
+        )
+        await settle(pilot, lambda: "cases unread" in app.main.status.shown.text().plain)
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")

@@ -348,9 +348,18 @@ class MainScreen(Screen[None]):
                 config=self.state.layers.text,
                 edits=", ".join(_edited(state)),
                 loading=state.loading,
-                cases=cases_status(state.cases_report, state.comparison, first=first_run),
+                cases=cases_status(
+                    state.cases_report,
+                    state.comparison,
+                    first=first_run,
+                    problem=state.cases_problem,
+                ),
                 cases_compact=cases_status(
-                    state.cases_report, state.comparison, first=first_run, compact=True
+                    state.cases_report,
+                    state.comparison,
+                    first=first_run,
+                    compact=True,
+                    problem=state.cases_problem,
                 ),
                 cases_running=state.quality_running,
             )
@@ -588,8 +597,10 @@ class MainScreen(Screen[None]):
         if quality.report is None:  # a cases file that does not read, or none any more
             state.cases_report = state.cases_run = None  # the status bar's recall with it
             state.comparison, state.flip_causes = None, {}
+            state.cases_problem = quality.problem
             panel.message(quality.problem or NO_CASES)
         else:
+            state.cases_problem = None
             state.cases_report, state.cases_run = quality.report, quality.run
             comparison = quality.comparison
             if comparison is None or comparison.flipped or comparison.changed:

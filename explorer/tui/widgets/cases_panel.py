@@ -100,13 +100,17 @@ def cases_status(
     *,
     first: bool = False,
     compact: bool = False,
+    problem: str | None = None,
 ) -> Text:
     """The cases in one status-bar cell: the last re-index's flips, then recall and,
     when the cases have should-not-trigger prompts, the false-inject rate; before
-    the first run of a cases file (`first`) has ended, "cases" (the bar marks it running).
-    `compact`, for a bar too narrow for the words: "✗7 ✓17" for "BROKE 7 FIXED 17"."""
+    the first run of a cases file (`first`) has ended, "cases" (the bar marks it running);
+    a cases file that does not read (`problem`, which the Cases tab gives whole), "cases
+    unread". `compact`, for a bar too narrow for the words: "✗7 ✓17" for "BROKE 7 FIXED 17"."""
     out = Text()
     if report is None:
+        if problem is not None:
+            return Text("cases unread" if not compact else "cases ✗", style="bold red")
         return Text("cases", style="dim") if first else out
     if comparison is not None and comparison.flipped:
         broke, fixed = len(comparison.regressions), len(comparison.fixes)
