@@ -436,6 +436,15 @@ def test_candidates_rank_stealers_then_lexical_only_gains_last() -> None:
     assert shortcomings(tuning_only)[0].startswith("no held-out case to check it on")
     checked = dataclasses.replace(tuning_only, held_out=Tally(1, 2))
     assert shortcomings(checked)[0] == "no gain on the held-out cases"
+    # Dropping the author's text to make room, and breaking a case it served, is no edit
+    # to recommend however much it fixes (pickaxe lost its "access denied" prompt).
+    fixes = [flip(Effect.FIX, Part.HELD_OUT)] * 3
+    room = dataclasses.replace(
+        candidate("h", [*fixes, flip(Effect.BREAK, Part.TUNING)], 3),
+        steps=('add "pdf" (dropping "Covers building …")',),
+    )
+    assert shortcomings(room) == ["it drops some of the author's text and breaks 1 case"]
+    assert recommendable(dataclasses.replace(room, flips=tuple(fixes)))
 
 
 def test_edits_keep_the_spec_and_read_cleanly() -> None:
@@ -834,6 +843,40 @@ def test_english_function_words_and_filler_are_never_words_to_add() -> None:
     offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
     assert {"invoice", "totals"} <= offered
     assert not offered & {"whether", "across", "tomorrow", "actually", "always"}
+    # Words of motion, degree and rank say how a request goes, not what it asks.
+    missed = [
+        "We need a capacity plan for Black Friday. Traffic goes ~8x for the second day.",
+        "a decent capacity plan: traffic goes up on Black Friday",
+    ]
+    evidence = _evidence("System design.", missed, [], missed, lambda _term: 5.0)
+    offered = {surface for _, surface in evidence.terms} | set(evidence.shared)
+    assert {"capacity", "traffic", "Black Friday"} <= offered
+    assert not offered & {"goes", "second", "day", "decent", "black"}
+
+
+def test_a_compound_or_a_name_is_offered_whole() -> None:
+    """ "Use for draft, email or hands." offered half of "all-hands", and "black" half of
+    "Black Friday": the word's match token counts, the whole is what an edit says."""
+    from explorer.engine.author.tune import Options, _evidence, _proposals, _words
+
+    assert _words("Prep the all-hands deck for Google Sheets.") == [
+        ("prep", "prep"),
+        ("", ""),
+        ("all-hands", "all"),
+        ("all-hands", "hand"),
+        ("deck", "deck"),
+        ("", ""),
+        ("Google Sheets", "google"),
+        ("Google Sheets", "sheet"),
+    ]
+    assert [surface for surface, _ in _words("Black Friday traffic")][:1] == ["black"]
+    missed = ["draft the pre-commit hook notes", "fix our pre-commit hook config"]
+    evidence = _evidence("Git helpers.", missed, [], missed, lambda _term: 5.0)
+    assert "pre-commit pre-commit" not in evidence.phrases
+    assert "pre-commit hook" in evidence.phrases
+    steps = [step for step, _ in _proposals("Git helpers.", evidence, Options(), "Git helpers.")]
+    assert not any("pre-commit, pre-commit" in step or "pre-commit and pre-commit" in step
+                   for step in steps)  # fmt: skip
 
 
 def test_prompts_in_chinese_offer_the_phrases_they_share() -> None:

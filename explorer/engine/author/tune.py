@@ -118,7 +118,14 @@ FILLER: frozenset[str] = frozenset(  # as match tokens (§2.5): "always" is "alw
         "another same such than any some much many more most less least few own very just "
         "only also too actual current currently recently today tomorrow yesterday tonight "
         "assume assuming saying telling asking thing things something anything everything "
-        "nothing"
+        "nothing "
+        # Words of motion, degree, rank and who: they say how a request goes ("traffic goes
+        # up", "a decent model", "the second one"), never what it asks for. "Use it for
+        # goes, decent and second." was a recommended edit.
+        "go goes going fall falls falling fell beat beats beating move moves moving moved "
+        "win wins winning hard harder easy easier decent good better best great nice bad "
+        "worse worst long longer big bigger small smaller second third half day days "
+        "nobody everyone everybody anyone anybody available possible sure ready whatever"
     ).split()
 )
 # Names users call the assistant by: "ask Claude to …" says who is asked, not what for, so
@@ -602,8 +609,9 @@ def rank_key(candidate: Candidate) -> tuple[Any, ...]:
 def shortcomings(candidate: Candidate) -> list[str]:
     """What keeps `candidate` from being recommended, in words (none: it can be): a gain
     on the held-out part and over all the cases (a held-out fix bought with as many
-    tuning cases broken is no gain), no steal, no new false injection, and a gain that is
-    not word matching alone. `tune --apply` of one with shortcomings says them."""
+    tuning cases broken is no gain), no steal, no new false injection, no case broken by
+    an edit that drops the author's text, and a gain that is not word matching alone.
+    `tune --apply` of one with shortcomings says them."""
     found = []
     held_out_gain = candidate.part_net(Part.HELD_OUT) > 0
     losing = held_out_gain and candidate.net <= 0  # its breaks and steals cancel its fixes
@@ -625,6 +633,11 @@ def shortcomings(candidate: Candidate) -> list[str]:
         found.append(f"it {lost} {cases}, no fewer than the {candidate.fixes} it fixes")
     if candidate.steals and not losing:  # a losing one has said its steals already
         found.append(f"it steals {counted(candidate.steals, 'case')} from other skills")
+    if candidate.drops and candidate.breaks and not losing:
+        # The author's text served those cases: a fix elsewhere does not pay for it.
+        found.append(
+            f"it drops some of the author's text and breaks {counted(candidate.breaks, 'case')}"
+        )
     if candidate.false_injections:
         found.append(counted(candidate.false_injections, "new false injection"))
     if candidate.lexical_only:
@@ -771,8 +784,23 @@ class _ReadsInstead:
 # --- proposing edits ---------------------------------------------------------------
 
 
+# A word joined to others by hyphens ("all-hands", "pre-commit") is offered as the whole.
+_COMPOUND_RE = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
+# Two or more capitalised words in a row, past a sentence's first word: a name ("Black
+# Friday", "Google Sheets") is offered whole, not as "black".
+_NAME_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z0-9]+(?:\s+[A-Z][a-z0-9]+)+\b")
+
+
 def _words(prompt: str) -> list[tuple[str, str]]:
-    """(surface, match token) of each content word, in order; stopwords become ("", "")."""
+    """(surface, match token) of each content word, in order; stopwords become ("", "").
+    The surface of a word inside a hyphenated compound or a capitalised name is the whole
+    compound or name, which is what an edit offers: its match token stays the word's."""
+    wholes = {
+        position: found.group()
+        for pattern in (_COMPOUND_RE, _NAME_RE)
+        for found in pattern.finditer(prompt)
+        for position in range(*found.span())
+    }
     words: list[tuple[str, str]] = []
     for found in _WORD_RE.finditer(prompt):
         surface = found.group()
@@ -783,8 +811,17 @@ def _words(prompt: str) -> list[tuple[str, str]]:
         if lower in STOPWORDS or latin_accented(before) or latin_accented(after):
             words.append(("", ""))
             continue
-        # A capital at the start of a sentence is not part of the word; an acronym is.
-        shown = surface if surface[1:] != surface[1:].lower() else lower
+        whole = wholes.get(start)
+        if whole is not None and " " not in whole:
+            # A compound keeps its case only for its acronyms ("CI-ready"), as a word does.
+            shown = "-".join(
+                part if part[1:] != part[1:].lower() else part.lower() for part in whole.split("-")
+            )
+        elif whole is not None:
+            shown = " ".join(whole.split())
+        else:
+            # A capital at the start of a sentence is not part of the word; an acronym is.
+            shown = surface if surface[1:] != surface[1:].lower() else lower
         words.append((shown, norm_token(lower)))
     return words
 
@@ -854,6 +891,8 @@ def _evidence(
             seen_here.add(term)
         seen_here.clear()
         for (first, a), (second, b) in itertools.pairwise(words):
+            if first == second:  # two words of one compound or name: offered whole already
+                continue
             if a and b and a != b and _usable(a) and _usable(b) and not {a, b} <= own:
                 phrase = f"{first} {second}"
                 pairs[phrase] = pairs.get(phrase, 0) + 1
@@ -1236,7 +1275,8 @@ def _proposals(
     def add(step: str, change: Callable[[str], str]) -> None:
         proposals.append(_fitted(description, step, change, worth, authors_first))
 
-    top = [surface for _, surface in evidence.terms[: options.max_terms]]
+    # Two words of one compound ("pre", "commit") are offered once, as "pre-commit".
+    top = list(dict.fromkeys(surface for _, surface in evidence.terms[: options.max_terms]))
     for surface in top:
         add(f'add "{surface}"', partial(_covering, words=[surface]))
         add(f'add "{surface}" first', partial(_covering, words=[surface], front=True))
