@@ -854,6 +854,20 @@ def test_english_function_words_and_filler_are_never_words_to_add() -> None:
     assert not offered & {"goes", "second", "day", "decent", "black"}
 
 
+def test_terms_are_shown_as_the_prompts_write_them() -> None:
+    """The channel line read "terms: traffic, goe, hour": match tokens, not words."""
+    from explorer.engine.author.tune import as_written
+
+    prompt = "Traffic goes up for hours on Black Friday"
+    assert as_written(("traffic", "goe", "hour", "black", "friday", "zzz"), [prompt]) == (
+        "traffic",
+        "goes",
+        "hours",
+        "Black Friday",
+        "zzz",
+    )
+
+
 def test_a_compound_or_a_name_is_offered_whole() -> None:
     """ "Use for draft, email or hands." offered half of "all-hands", and "black" half of
     "Black Friday": the word's match token counts, the whole is what an edit says."""

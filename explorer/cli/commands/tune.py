@@ -78,7 +78,7 @@ def _flip_line(flip: Flip) -> str:
         bar = f" (bar {bar_text(flip.bar)})" if flip.bar is not None else ""
         moved += f"; {flip.expected} p {was:.3f} -> {now:.3f}{bar}"
     if flip.terms_gained:
-        moved += f", +terms {' '.join(flip.terms_gained)}"
+        moved += f", +terms {' '.join(flip.words_gained)}"
     before, after = flip.stages
     moved += f"; decided by {before}" if before == after else f"; decided by {before} -> {after}"
     if flip.task is not None:  # §9.12: a clause routed alone took it, at its own p
@@ -95,8 +95,8 @@ def _releases(candidate: Candidate) -> str:
 def _channels(candidate: Candidate) -> str:
     shift = candidate.shift
     parts = [f"cosine {_signed(shift.cosine)}", f"BM25 {_signed(shift.bm25, 2)}"]
-    if shift.terms:
-        parts[-1] += f" (terms: {', '.join(shift.terms[:6])})"
+    if shift.words:
+        parts[-1] += f" (terms: {', '.join(shift.words[:6])})"
     if shift.rerank is not None:
         parts.append(f"reranker logit {_signed(shift.rerank, 2)}")
     if shift.relevance is not None:

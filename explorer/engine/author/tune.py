@@ -323,6 +323,11 @@ class Flip:
     # and its p: the whole prompt's p (`relevance`) may have moved too little to say it.
     task: tuple[str, float] | None = None
 
+    @property
+    def words_gained(self) -> tuple[str, ...]:
+        """`terms_gained` as the prompt writes them ("goes", not the match token "goe")."""
+        return as_written(self.terms_gained, [self.case.prompt])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "prompt": self.case.prompt,
@@ -440,9 +445,10 @@ class Shift:
     relevance: float | None
     terms: tuple[str, ...]  # BM25 terms gained on those cases, most frequent first
     over_fixes: bool = True
+    words: tuple[str, ...] = ()  # the terms as those cases' prompts write them
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self) | {"terms": list(self.terms)}
+        return dataclasses.asdict(self) | {"terms": list(self.terms), "words": list(self.words)}
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -462,14 +468,27 @@ def _shift(flips: Sequence[Flip]) -> Shift:
     for flip in flips:
         for term in flip.terms_gained:
             counts[term] = counts.get(term, 0) + 1
+    terms = tuple(sorted(counts, key=lambda term: (-counts[term], term)))
     return Shift(
         cosine=_mean(flip.cosine for flip in flips) or 0.0,
         bm25=_mean(flip.bm25 for flip in flips) or 0.0,
         rerank=_mean(flip.rerank for flip in flips),
         relevance=_mean(flip.relevance for flip in flips),
-        terms=tuple(sorted(counts, key=lambda term: (-counts[term], term))),
+        terms=terms,
         over_fixes=bool(taken),
+        words=as_written(terms, [flip.case.prompt for flip in flips]),
     )
+
+
+def as_written(terms: Iterable[str], texts: Iterable[str]) -> tuple[str, ...]:
+    """BM25 terms (match tokens, §2.5: "goe", "hour") as `texts` write them ("goes",
+    "hours"; a compound or a name whole, once), or as they are where no text does."""
+    written: dict[str, str] = {}
+    for text in texts:
+        for surface, token in _words(text):
+            if token:
+                written.setdefault(token, surface)
+    return tuple(dict.fromkeys(written.get(term, term) for term in terms))
 
 
 @dataclass(frozen=True)
