@@ -265,6 +265,23 @@ def test_calibrate_write_never_overwrites_without_force(
     assert "lexical_min" in data
 
 
+def test_calibrate_writes_nothing_its_validation_split_advises_against(
+    capsys: Capture, library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It wrote relevance_threshold = 0.9 while its own caution said to keep the current
+    values: a file of worse values is no recommendation."""
+    from explorer.engine.qa.calibrate import CalibrationReport
+
+    _small_grid(monkeypatch)
+    monkeypatch.setattr(CalibrationReport, "validation_prefers_current", property(lambda _: True))
+    _, cases, common = library
+    target = tmp_path / "calibrated.toml"
+    code, out, err = run(capsys, "calibrate", str(cases), *common, "--write", str(target))
+    assert code == 1 and not target.exists()
+    assert f"not written to {target}: on the validation split the current values" in err
+    assert "best on train:" in out and "wrote the recommendation" not in out
+
+
 @pytest.mark.slow  # two full sweeps; tests/engine/test_calibrate.py tests the seeded split
 def test_calibrate_json_and_the_seeded_split(
     capsys: Capture, library: Library, tmp_path: Path

@@ -138,7 +138,8 @@ class CalibrateCommand(Command):
         if not report.train_cases:
             say("no train cases: the split left nothing to choose on")
             return EXIT_FAILED
-        if args.write:
+        refused = bool(args.write) and report.validation_prefers_current
+        if args.write and not refused:
             from explorer.engine import ConfigError
             from explorer.engine.base import update_toml
 
@@ -156,9 +157,15 @@ class CalibrateCommand(Command):
             print(json.dumps(report.to_dict(top=args.top), indent=2, default=json_default))
         else:
             emit(*calibration_text(report, args.cases, args.top))
-            if args.write:
+            if args.write and not refused:
                 emit(
                     f"\nwrote the recommendation to {args.write} (use it with --config): "
                     + "; ".join(written)
                 )
+        if refused:  # the caution says why; a file of worse values is no recommendation
+            say(
+                f"not written to {args.write}: on the validation split the current values do "
+                "better than the best on train"
+            )
+            return EXIT_FAILED
         return EXIT_OK
