@@ -187,7 +187,7 @@ def run_eval_by_library(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     splits = ("train", "validation") if args.split == "both" else (args.split,)
     try:
         with open_libraries(specs, loaded.config, args.cache_dir, warn=say) as libraries:
-            results = by_library(libraries, loaded.config, splits)
+            results = by_library(libraries, loaded.config, splits, progress=say)
     except (LibraryError, CaseError, ValueError) as error:
         say(str(error))
         return EXIT_USAGE

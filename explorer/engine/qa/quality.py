@@ -8,7 +8,7 @@ the three can never disagree about what a figure means. Every number comes from
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,14 +50,21 @@ def by_library(
     splits: Sequence[str] = ("validation",),
     *,
     label: str = "",
+    progress: Callable[[str], None] | None = None,
 ) -> list[LibraryQuality]:
-    """Route every case of the chosen splits of every library; one figure set each."""
+    """Route every case of the chosen splits of every library; one figure set each.
+    `progress` hears of each library and split as its routing starts (minutes, all told)."""
     results: list[LibraryQuality] = []
     for cases, index in libraries:
         for split in splits:
             subset = cases.train if split == "train" else cases.validation
             if not subset:
                 continue
+            if progress is not None:
+                progress(
+                    f"{cases.spec.name}: routing {len(subset):,} {split} cases over "
+                    f"{len(index):,} skills"
+                )
             report = evaluate(subset, index, config, label=label or cases.spec.name)
             results.append(
                 LibraryQuality(
