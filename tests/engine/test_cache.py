@@ -407,28 +407,6 @@ def test_skill_records_of_an_earlier_schema_lose_their_bodies(tmp_path: Path, ma
     assert recalled == skill and isinstance(recalled, Skill) and recalled.body == skill.body
 
 
-def test_the_bodies_table_of_schema_3_is_dropped(tmp_path: Path) -> None:
-    """Schema 3 kept each skill's body apart for a version of a file that no longer
-    parsed; nothing reads it now, and its pages are given back."""
-    _schema_one_file(tmp_path / CACHE_FILE)
-    EmbeddingCache(tmp_path).close()  # brought to the current schema
-    with sqlite3.connect(tmp_path / CACHE_FILE) as connection:
-        connection.executescript(
-            """
-            CREATE TABLE bodies (path TEXT PRIMARY KEY, hash TEXT NOT NULL, body TEXT NOT NULL);
-            INSERT INTO bodies VALUES ('/a/SKILL.md', 'h', 'a body');
-            PRAGMA user_version=3;
-            """
-        )
-    cache = EmbeddingCache(tmp_path)
-    assert cache.available and not cache.warnings and cache.count("m") == 1
-    cache.close()
-    with sqlite3.connect(tmp_path / CACHE_FILE) as connection:
-        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
-        assert "bodies" not in tables
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-
-
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from explorer.engine.discovery import skills as skills_module
 

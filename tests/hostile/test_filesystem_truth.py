@@ -173,3 +173,55 @@ def test_chmod_is_seen(backend: str) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+READ_ONLY_CACHE_CHILD = textwrap.dedent(
+    """
+    import ctypes, os, shutil, sys, tempfile
+    from pathlib import Path
+    import numpy as np
+    from explorer.engine.inference.cache import EmbeddingCache
+
+    folder_writable = sys.argv[1] == "folder-writable"
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        warm = EmbeddingCache(base)
+        warm.put_many("m", {"a": np.ones(4, dtype=np.float32)})
+        warm.close()
+        (base / "embeddings.sqlite3").chmod(0o444)
+        base.chmod(0o777 if folder_writable else 0o555)
+        if os.geteuid() == 0:  # as `nobody`, without the capabilities that override modes
+            ctypes.CDLL(None, use_errno=True).setfsuid(65534)
+        cache = EmbeddingCache(base)
+        assert cache.available, cache.warnings
+        assert cache.get_many("m", ["a"], 4)["a"].tolist() == [1.0] * 4
+        cache.put_many("m", {"b": np.ones(4, dtype=np.float32)})
+        cache.put_many("m", {"c": np.ones(4, dtype=np.float32)})
+        assert cache.read_only and cache.count("m") == 1, cache.warnings
+        assert len(cache.warnings) == 1 and "is read-only" in cache.warnings[0], cache.warnings
+        cache.close()
+    finally:
+        if os.geteuid() == 0:
+            ctypes.CDLL(None, use_errno=True).setfsuid(0)
+        base.chmod(0o755)
+        shutil.rmtree(base)
+    print("ok")
+    """
+)
+
+
+@pytest.mark.parametrize("folder", ["folder-writable", "folder-read-only"])
+def test_a_cache_it_may_not_write_is_read_for_real(folder: str) -> None:
+    """A warm cache file this process may read but not write, in a folder it may write (it
+    opens, and the first write is refused) or not (SQLite cannot even open it read-only:
+    it is opened as immutable): its vectors are read, one warning says so, nothing is
+    written. As root the child reaches the files as `nobody` (setfsuid)."""
+    result = subprocess.run(
+        [sys.executable, "-c", READ_ONLY_CACHE_CHILD, folder],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

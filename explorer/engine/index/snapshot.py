@@ -205,12 +205,12 @@ def _embedded_rows(
         later = (
             "and the cache is read-only, so no later call gets further"
             if cache is not None and cache.read_only
-            else "the next call embeds more"
+            else "the next call embeds more (`skill-explorer index` does all)"
         )
         note = (
             f"{BUDGET_NOTE} {short.left} of {short.total} new descriptions not embedded by "
             f"{embedder.name} yet; this answer uses the lexical channels alone (no dense "
-            f"model, no reranker), {later} (`skill-explorer index` does all)"
+            f"model, no reranker), {later}"
         )
         return None, short.total - short.left, note
     return DenseRows.adopt(blocks), embedded, None

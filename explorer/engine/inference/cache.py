@@ -26,7 +26,7 @@ from explorer.engine.discovery.bodies import BodyOnDisk
 from explorer.engine.discovery.skills import Skill, skill_from_data, skill_record
 from explorer.engine.inference.embed import BulkEmbedder, Embedder
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 3
 PARSER_VERSION = 5  # bump when parsing or derived fields change: old records are then ignored
 CACHE_FILE = "embeddings.sqlite3"
 LOCK_TIMEOUT_S = 2.0  # a writer holds the lock for milliseconds; longer means something is stuck
@@ -106,7 +106,7 @@ class EmbeddingCache:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, 1, 2, 3, SCHEMA_VERSION):
+            if version not in (0, 1, 2, SCHEMA_VERSION):
                 raise _SchemaError(f"unknown cache schema version {version}")
             connection.executescript(
                 """
@@ -161,11 +161,24 @@ class EmbeddingCache:
             break
         else:
             return False
-        self._connection, self.read_only = connection, True
+        self._connection = connection
+        self._now_read_only()
+        return True
+
+    def _now_read_only(self) -> None:
+        self.read_only = True
         self.warnings.append(
             f"embedding cache {self.path} is read-only: its vectors are read, nothing new is saved"
         )
-        return True
+
+    def _write_failed(self, error: sqlite3.DatabaseError, message: str) -> None:
+        """A write refused because the file is read-only (it opened: opening wrote nothing)
+        makes the cache read-only, said once; any other failure is `message`, if any."""
+        if _read_only(error):
+            if not self.read_only:
+                self._now_read_only()
+        elif message:
+            self.warnings.append(message)
 
     def _rebuild(self, error: Exception) -> None:
         aside = self.path.with_name(f"{CACHE_FILE}.corrupt-{int(time.time())}")
@@ -245,7 +258,7 @@ class EmbeddingCache:
                     "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows
                 )
         except sqlite3.DatabaseError as error:
-            self.warnings.append(f"embedding cache write failed ({error}); vectors not saved")
+            self._write_failed(error, f"embedding cache write failed ({error}); vectors not saved")
 
     def skill_records(self, paths: Sequence[str]) -> dict[str, KnownSkill]:
         """path -> what the cache knows of the skill there, parsed by this parser version."""
@@ -272,7 +285,7 @@ class EmbeddingCache:
                     [(row.path, row.hash, PARSER_VERSION, row.record, row.stamp) for row in rows],
                 )
         except sqlite3.DatabaseError as error:
-            self.warnings.append(f"skill cache write failed ({error}); not saved")
+            self._write_failed(error, f"skill cache write failed ({error}); not saved")
 
     def restamp_skills(self, stamps: Sequence[tuple[str, str]]) -> None:
         """(path, stamp) of files read again and found as parsed: next time, not read."""
@@ -285,7 +298,7 @@ class EmbeddingCache:
                     [(stamp, path) for path, stamp in stamps],
                 )
         except sqlite3.DatabaseError as error:
-            self.warnings.append(f"skill cache write failed ({error}); not saved")
+            self._write_failed(error, f"skill cache write failed ({error}); not saved")
 
     def remembered_checksum(self, path: str, size: int, mtime_ns: int) -> str | None:
         if self._connection is None:
@@ -309,8 +322,8 @@ class EmbeddingCache:
                     "INSERT OR REPLACE INTO file_checks VALUES (?, ?, ?, ?)",
                     (path, size, mtime_ns, sha256),
                 )
-        except sqlite3.DatabaseError:
-            pass
+        except sqlite3.DatabaseError as error:
+            self._write_failed(error, "")  # a checksum not kept is computed again
 
     def count(self, model: str | None = None) -> int:
         if self._connection is None:
@@ -340,11 +353,13 @@ def _upgrade(connection: sqlite3.Connection) -> None:
     1.5-2 KB vector to an overflow page of its own: reading 52,000 vectors took 0.75-0.93 s,
     against 0.25-0.38 s in an ordinary table with an index on the key (models.md, "The
     cache"). Its skill records held each skill's body, which loading a library decoded
-    and dropped. Schemas 2 and 3 kept the bodies in a table of their own, which nothing
-    reads now. Skill rows gain the stamp of the file they were parsed from (NULL until a
-    load reads the file again). One transaction, then a VACUUM to give back the dropped
-    tables' pages; a process that finds another has already upgraded the file does
+    and dropped. Skill rows gain the stamp of the file they were parsed from (NULL until
+    a load reads the file again). One transaction, then a VACUUM to give back the old
+    table's pages; a process that finds another has already upgraded the file does
     nothing.
+
+    A `bodies` table that earlier builds of this schema keep (and still write, when one
+    shares the file) is left as it is: nothing here reads or writes it.
     """
     with _Transaction(connection, threading.RLock()):  # not shared yet: a lock of its own
         if connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
@@ -364,14 +379,9 @@ def _upgrade(connection: sqlite3.Connection) -> None:
                 connection.execute("UPDATE skills SET record = json_remove(record, '$.body')")
             except sqlite3.OperationalError:  # an SQLite built without JSON: parse again
                 connection.execute("DELETE FROM skills")
-        bodies = connection.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bodies'"
-        ).fetchone()
-        if bodies is not None:
-            connection.execute("DROP TABLE bodies")
         connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-    if old is not None or bodies is not None:
-        # The dropped tables' pages, free now: about 40 % of the file at 26,000 skills. While
+    if old is not None:
+        # The old table's pages, free now: about 40 % of the file at 26,000 skills. While
         # another process reads, VACUUM fails, and the free pages serve later writes.
         with contextlib.suppress(sqlite3.DatabaseError):
             connection.execute("VACUUM")
