@@ -390,7 +390,7 @@ def test_force_joins_what_the_relevance_model_picks(engine: Engine) -> None:
     index = open_library([SAMPLE_SKILLS], Config(), engine=engine)
     prompt = "tell me a joke about pdf"
     assert "pdf" not in decide(prompt, index, Config()).injected_ids
-    config = Config(force=["pdf", "xlsx"])
+    config = Config(force=["pdf", "xlsx", "pdf"])  # a name given twice is forced once
     decision = decide(prompt, index, config)
     assert decision.stage is Stage.RELEVANCE and decision.injected_ids == ("pdf",)
     gate = decision.gate(GateName.FORCE)

@@ -50,7 +50,7 @@ class GateName(StrEnum):
     RERANK_MARGIN = "rerank_margin"  # §5.4
     MIN_SIMILARITY = "min_similarity"  # §5.5
     SCORE_MARGIN = "score_margin"  # §5.5
-    FORCE = "force"  # §5.5
+    FORCE = "force"  # §5.5; §9.17 beyond the cosine stage, after the stage (and its tasks)
     RELEVANCE = "relevance"  # §9.12, instead of §5.1-§5.5 under the learned preset
     SECOND_SKILL = "second_skill"  # §9.12: a second task's skill
     TASKS = "tasks"  # §9.12: each task of a several-task prompt, routed on its own

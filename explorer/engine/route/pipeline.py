@@ -464,7 +464,7 @@ def _forced(run: _Run, c: Channels, picked: list[tuple[int, float]]) -> list[tup
     have = {position for position, _ in picked}
     forced = [
         position
-        for skill_id in sorted(run.config.force)
+        for skill_id in sorted(set(run.config.force))  # a name given twice is forced once
         if (position := run.index.positions.get(skill_id)) is not None
         and position not in have
         and c.keyword[position] > 0
