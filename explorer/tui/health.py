@@ -2,8 +2,8 @@
 effect.
 
 Grouped so that 271 duplicate names do not bury the one broken SKILL.md: watcher failures,
-rejected files (broken, then duplicate names), parse warnings, then lint findings by
-rule.
+rejected files (broken, then duplicate names), directories and links the walk did not
+enter, parse warnings, then lint findings by rule.
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from explorer.engine import Index, LoadedConfig
-from explorer.engine.discovery import Problem
+from explorer.engine.discovery import SKILL_FILE, Problem
 
 DUPLICATE_MARK = "duplicate skill id"
 WATCHER = "watcher failure"
 BROKEN = "rejected: broken SKILL.md"
 DUPLICATE = "rejected: duplicate name"
+NOT_WALKED = "not walked: a directory or link"
 WARNING = "parse warning"
-KIND_ORDER = (WATCHER, BROKEN, DUPLICATE, WARNING)
+KIND_ORDER = (WATCHER, BROKEN, DUPLICATE, NOT_WALKED, WARNING)
 _LINE = re.compile(r"^(.*) \(line (\d+)\)$")  # a kept finding's rule and its line
 
 
@@ -56,7 +57,13 @@ def issues(
     found = [Issue(WATCHER, "(watcher)", failure) for failure in failures]
     if snapshot is not None:
         for problem in snapshot.rejected:
-            kind = DUPLICATE if DUPLICATE_MARK in problem.message else BROKEN
+            kind = (
+                NOT_WALKED
+                if not problem.path.endswith(SKILL_FILE)
+                else DUPLICATE
+                if DUPLICATE_MARK in problem.message
+                else BROKEN
+            )
             found.append(Issue(kind, problem.path, problem.message, problem.line))
         found += [Issue(WARNING, p.path, _warning(p.message), p.line) for p in snapshot.warnings]
     lint = [

@@ -132,6 +132,10 @@ def test_many_unknown_keys_are_counted_past_the_first_few(tmp_path: Path) -> Non
         f"7 more frontmatter keys are not in the spec, from 'k{UNKNOWN_KEYS_LISTED}' on"
     )
     assert found[-1].line == 4 + UNKNOWN_KEYS_LISTED
+    # A Claude Code key among the rest still says how to lint for it.
+    raw_skill(tmp_path, "pdf", f"name: pdf\ndescription: {GOOD}\n{extra}\nmodel: haiku")
+    last = only(lint([tmp_path]), "spec/unknown-key")[-1]
+    assert last.message.endswith("('model': Claude Code's, lint with --claude-code)")
 
 
 def test_a_key_set_twice_and_a_blank_description_are_errors(tmp_path: Path) -> None:
@@ -146,6 +150,18 @@ def test_a_key_set_twice_and_a_blank_description_are_errors(tmp_path: Path) -> N
     assert "twice/SKILL.md" in duplicate.path and "set 2 times (lines 3, 4)" in duplicate.message
     (blank,) = only(findings, "spec/description-blank")
     assert "blank/SKILL.md" in blank.path and blank.severity == ERROR and blank.line == 3
+    said = {f.rule for f in findings if "blank/SKILL.md" in f.path and f.severity != INFO}
+    assert said == {"spec/description-blank"}  # not also "0 distinct terms (none)"
+
+
+def test_a_link_the_walk_does_not_follow_is_a_warning(tmp_path: Path) -> None:
+    """Every skill routes; the link is named, as a warning, not as a broken SKILL.md."""
+    write_skill(tmp_path, "pdf", GOOD)
+    (tmp_path / "pdf" / "top").symlink_to("/", target_is_directory=True)
+    findings = lint([tmp_path])
+    (link,) = only(findings, "discovery/not-walked")
+    assert link.severity == WARNING and link.path == str(tmp_path / "pdf" / "top")
+    assert "parse/rejected" not in rules(findings) and not has_errors(findings)
 
 
 def test_router_keywords_are_accepted_but_named(tmp_path: Path) -> None:

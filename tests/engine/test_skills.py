@@ -174,18 +174,27 @@ def test_symlink_loop_does_not_hang(tmp_path: Path) -> None:
 def test_a_link_to_a_directory_that_holds_it_is_not_followed(tmp_path: Path) -> None:
     """A stray link to `/` in a skills root walked the whole machine (36 s in the hook)
     and injected other people's skills; a link beside the library is still followed."""
-    root = tmp_path / "library"
+    home = tmp_path / "home"
+    root = home / "library"
     write_skill(root / "pdf", skill_text("pdf", "Merge PDF files."))
-    write_skill(tmp_path / "elsewhere" / "other", skill_text("other", "Not in the library."))
-    write_skill(tmp_path / "shared" / "linked", skill_text("linked", "Linked in on purpose."))
-    (root / "up").symlink_to(tmp_path, target_is_directory=True)
+    write_skill(home / "elsewhere" / "other", skill_text("other", "Not in the library."))
+    shared = tmp_path / "opt" / "shared" / "linked"
+    write_skill(shared, skill_text("linked", "Linked in on purpose."))
+    (root / "up").symlink_to(home, target_is_directory=True)
     (root / "pdf" / "top").symlink_to("/", target_is_directory=True)
-    (root / "linked").symlink_to(tmp_path / "shared" / "linked", target_is_directory=True)
+    (root / "linked").symlink_to(shared, target_is_directory=True)
+    # Two links away: a folder linked in on purpose, holding a link to one that holds the
+    # library but not that folder.
+    (shared / "home").symlink_to(home, target_is_directory=True)
     discovery = discover([root])
     assert [s.id for s in discovery.skills] == ["linked", "pdf"]
     refused = {problem.path: problem.message for problem in discovery.rejected}
-    assert set(refused) == {str(root / "up"), str(root / "pdf" / "top")}
-    assert refused[str(root / "up")].startswith(f"a link to {tmp_path}, a directory that holds")
+    assert set(refused) == {
+        str(root / "up"),
+        str(root / "pdf" / "top"),
+        str(root / "linked" / "home"),
+    }
+    assert refused[str(root / "up")].startswith(f"a link to {home}, a directory that holds")
 
 
 def test_skill_reachable_by_several_symlinks_reports_the_sorted_first_path(

@@ -19,7 +19,7 @@ from explorer.engine.base.config import PROJECT_CONFIG_NAME, Config, LoadedConfi
 from explorer.engine.discovery import Problem
 from explorer.terminal import render
 from explorer.tui.app import ExplorerApp
-from explorer.tui.health import issues, kept_finding, layers_text, lint_errors
+from explorer.tui.health import BROKEN, issues, kept_finding, layers_text, lint_errors
 from explorer.tui.screens import ProblemsScreen, ThresholdEditor
 from explorer.tui.state import ConfigLayers, UIState, load_state, state_path
 from explorer.tui.widgets.cases_panel import CasesPanel
@@ -231,6 +231,16 @@ def test_the_status_bar_counts_lint_s_findings_apart_from_broken_files() -> None
     assert listed.message.endswith("a lint error: other hosts' parsers reject the file")
     listed = {i.path: i.message for i in issues(snapshot, findings=findings) if "lint" in i.kind}  # type: ignore[arg-type]
     assert listed["/s/c/SKILL.md"] == "99 characters"
+    # A link the walk did not follow is no broken SKILL.md: a group of its own, and the
+    # table names it by itself, not by the skill folder it sits in ("✗ pdf rejected").
+    from explorer.tui.widgets.skills_table import _rejected_name
+
+    link = Problem("/s/pdf/top", "a link to /, a directory that holds it or the library: …")
+    broken = Problem("/s/pdf/SKILL.md", "missing or empty 'description'")
+    snapshot = SimpleNamespace(rejected=(link, broken), skills=(), warnings=())
+    kinds = {i.path: i.kind for i in issues(snapshot)}  # type: ignore[arg-type]
+    assert kinds == {link.path: "not walked: a directory or link", broken.path: BROKEN}
+    assert [_rejected_name(problem)[0] for problem in (link, broken)] == ["top", "pdf"]
     shown = Status("skills", 1, "d", "r", last="", errors=0, lint_errors=2).text().plain
     assert "1 skill │ 0 errors · lint 2 errors (F3)" in shown
     assert "3 skills │ 0 errors │" in Status("skills", 3, "d", "r", last="", errors=0).text().plain

@@ -25,6 +25,7 @@ from explorer.engine.base.turns import checkpoint
 from explorer.engine.discovery.skills import (
     INVALID_YAML,
     READING_RULE,
+    SKILL_FILE,
     Problem,
     Skill,
     discover,
@@ -96,6 +97,7 @@ RULES = (
     "claude-code/listing-budget",
     "claude-code/name-only",
     "claude-code/truncated",
+    "discovery/not-walked",
     INVALID_YAML,
     READING_RULE,
     "parse/rejected",
@@ -327,6 +329,11 @@ def _duplicate_keys(path: str, places: dict[str, list[int]]) -> list[Finding]:
 
 
 def _rejected(problem: Problem) -> Finding:
+    """A SKILL.md that did not parse is an error; a directory or link the walk did not
+    enter (one it cannot list, a link to a folder holding the library) a warning: every
+    skill routes, and it names what was left out."""
+    if not problem.path.endswith(SKILL_FILE):
+        return Finding("discovery/not-walked", WARNING, problem.path, problem.message)
     return Finding("parse/rejected", ERROR, problem.path, problem.message, problem.line)
 
 
@@ -441,9 +448,15 @@ def _key_rules(front: dict[str, Any], claude_code: bool, lines: dict[str, int], 
         add("spec/unknown-key", f"frontmatter key {key!r} is not in the spec{hint}", key)
     if len(unknown) > UNKNOWN_KEYS_LISTED:
         rest = unknown[UNKNOWN_KEYS_LISTED:]
+        claude = [key for key in rest if key in CLAUDE_CODE_KEYS]
+        hint = (
+            f" ({', '.join(map(repr, claude))}: Claude Code's, lint with --claude-code)"
+            if claude
+            else ""
+        )
         add(
             "spec/unknown-key",
-            f"{len(rest):,} more frontmatter keys are not in the spec, from {rest[0]!r} on",
+            f"{len(rest):,} more frontmatter keys are not in the spec, from {rest[0]!r} on" + hint,
             rest[0],
         )
     extensions = sorted(ROUTER_KEYS & set(front), key=lambda key: (lines.get(key, 0), key))
@@ -485,9 +498,12 @@ def _key_rules(front: dict[str, Any], claude_code: bool, lines: dict[str, int], 
 
 
 def trigger_findings(skill: Skill, lines: dict[str, int] | None = None) -> list[Finding]:
-    """A description that never says when to use the skill gives prompts little to match."""
+    """A description that never says when to use the skill gives prompts little to match.
+    A blank one is spec/description-blank's alone: there is nothing here to say of it."""
     line = (lines or {}).get("description")
-    found = []
+    found: list[Finding] = []
+    if not skill.description.strip():
+        return found
     if not says_when_to_use(skill.description):
         when = skill.frontmatter.get("when_to_use")
         told = (

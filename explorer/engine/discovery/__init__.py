@@ -14,6 +14,7 @@ from explorer.engine._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "Discovery": "skills",
     "Problem": "skills",
+    "SKILL_FILE": "skills",
     "Skill": "skills",
     "default_roots": "roots",
     "discover": "skills",
@@ -23,6 +24,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from explorer.engine.discovery.roots import default_roots as default_roots
     from explorer.engine.discovery.roots import resolve_roots as resolve_roots
+    from explorer.engine.discovery.skills import SKILL_FILE as SKILL_FILE
     from explorer.engine.discovery.skills import Discovery as Discovery
     from explorer.engine.discovery.skills import Problem as Problem
     from explorer.engine.discovery.skills import Skill as Skill

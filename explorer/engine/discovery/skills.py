@@ -119,6 +119,8 @@ def find_skill_files(
     """
     found: list[str] = []
     problems: list[Problem] = []
+    # A link to a directory that holds any root would walk the library again (§1.2).
+    held = tuple(os.path.realpath(os.path.abspath(os.fspath(root))) for root in roots)
     for root in roots:
         root_path = os.path.abspath(os.fspath(root))
         if os.path.isfile(root_path) and os.path.basename(root_path) == SKILL_FILE:
@@ -127,7 +129,7 @@ def find_skill_files(
         if not os.path.isdir(root_path):
             problems.append(Problem(root_path, _not_a_root(root_path)))
             continue
-        found.extend(_walk_root(root_path, problems, linked, visited))
+        found.extend(_walk_root(root_path, problems, linked, visited, held))
     return sorted(dict.fromkeys(found), key=path_order), problems
 
 
@@ -143,6 +145,7 @@ def _walk_root(
     problems: list[Problem],
     linked: list[str] | None,
     visited: list[tuple[str, os.stat_result]] | None = None,
+    held: tuple[str, ...] = (),
 ) -> Iterable[str]:
     seen_dirs: set[tuple[int, int]] = set()
     stack: list[tuple[str, int]] = [(root, 0)]
@@ -164,6 +167,7 @@ def _walk_root(
         except OSError as error:
             problems.append(Problem(directory, f"cannot list directory: {error.strerror}"))
             continue
+        real: str | None = None  # the directory's real path, once a link in it needs it
         for entry in entries:
             if entry.name == SKILL_FILE:
                 try:
@@ -180,7 +184,8 @@ def _walk_root(
                         continue
                     if entry.is_symlink():
                         target = os.path.realpath(entry.path)
-                        if _holds(target, os.path.realpath(directory)):
+                        real = real or os.path.realpath(directory)
+                        if any(_holds(target, place) for place in (real, *held)):
                             problems.append(Problem(entry.path, _ancestor_link(target)))
                             continue
                         if linked is not None:
@@ -199,8 +204,8 @@ def _ancestor_link(target: str) -> str:
     walk the library again and everything beside it: at `/`, every skill on the machine
     and minutes of walking, in a hook with a budget of seconds."""
     return (
-        f"a link to {target}, a directory that holds it: not followed (it would walk the "
-        "library again and everything beside it)"
+        f"a link to {target}, a directory that holds it or the library: not followed (it "
+        "would walk the library again and everything beside it)"
     )
 
 

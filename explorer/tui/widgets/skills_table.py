@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from explorer.engine import Decision, Verdict
-from explorer.engine.discovery import Problem
+from explorer.engine.discovery import SKILL_FILE, Problem
 from explorer.engine.route import (
     FEATURE_LABELS,
     LOGIT,
@@ -163,9 +163,10 @@ REJECTED = "rejected"
 
 
 def _rejected_name(problem: Problem) -> tuple[str, str]:
-    """A rejected file as the table lists it: its directory's name, and the reason."""
-    parent = os.path.basename(os.path.dirname(problem.path)) or problem.path
-    return parent, problem.message
+    """A rejected file as the table lists it: its directory's name, and the reason; a
+    directory or link the walk did not enter, by its own name."""
+    path = problem.path if not problem.path.endswith(SKILL_FILE) else os.path.dirname(problem.path)
+    return os.path.basename(path) or problem.path, problem.message
 
 
 def matches(query: str, skill_id: str, description: str) -> bool:
