@@ -44,6 +44,13 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+def described(index: Index, skill_id: str) -> str | None:
+    """The description the snapshot serves under `skill_id`, or None: a file caught half
+    written (a plain write is a truncate, then the text) is out of the library meanwhile."""
+    position = index.positions.get(skill_id)
+    return None if position is None else index.skills[position].description
+
+
 def state(index: Index) -> list[tuple[str, str, str]]:
     return [(s.id, s.hash, s.path) for s in index.skills]
 
@@ -80,9 +87,7 @@ def test_create_modify_delete_rename(live: LiveIndex, library: Path) -> None:
     write(library / "docx" / "SKILL.md", skill_text("docx", "Word documents."))
     assert live.wait_for(lambda snap: "docx" in ids(snap), TIMEOUT)
     atomic_write(library / "pdf" / "SKILL.md", skill_text("pdf", "Fill PDF forms."))
-    assert live.wait_for(
-        lambda snap: snap.skills[snap.positions["pdf"]].description == "Fill PDF forms.", TIMEOUT
-    )
+    assert live.wait_for(lambda snap: described(snap, "pdf") == "Fill PDF forms.", TIMEOUT)
     (library / "xlsx").rename(library / "sheets")
     assert live.wait_for(
         lambda snap: snap.skills[snap.positions["xlsx"]].path.endswith("sheets/SKILL.md"),
@@ -141,9 +146,7 @@ def test_editor_noise_is_ignored(live: LiveIndex, library: Path) -> None:
     for noise in (".SKILL.md.swp", "SKILL.md~", "notes.tmp", "4913"):
         write(library / "pdf" / noise, "scratch")
     write(library / "pdf" / "SKILL.md", skill_text("pdf", "Rotate PDF pages."))
-    assert live.wait_for(
-        lambda snap: "Rotate" in snap.skills[snap.positions["pdf"]].description, TIMEOUT
-    )
+    assert live.wait_for(lambda snap: "Rotate" in (described(snap, "pdf") or ""), TIMEOUT)
     assert live.reindex_count - before <= 2
 
 
@@ -169,7 +172,7 @@ def test_a_file_that_breaks_is_rejected_as_the_hook_reads_it(
     assert live.wait_for(
         lambda snap: (
             "pdf" in snap.positions
-            and snap.skills[snap.positions["pdf"]].description == "Extract tables from PDF files."
+            and described(snap, "pdf") == "Extract tables from PDF files."
             and not snap.rejected
         ),
         TIMEOUT,
@@ -184,9 +187,7 @@ def test_a_storm_of_saves_coalesces(live: LiveIndex, library: Path) -> None:
         path.write_text(skill_text("pdf", f"Version {number} of the PDF skill."), "utf-8")
         time.sleep(max(0.0, started + (number + 1) / 500 - time.monotonic()))
     assert live.wait_for(
-        lambda snap: (
-            snap.skills[snap.positions["pdf"]].description == "Version 249 of the PDF skill."
-        ),
+        lambda snap: described(snap, "pdf") == "Version 249 of the PDF skill.",
         TIMEOUT,
     )
     # At most one re-index per max_delay while the events last (0.5 s on an idle machine;
@@ -244,7 +245,7 @@ def test_duplicates_promote_the_next_copy_when_the_first_goes(
     assert live.wait_for(lambda snap: any("duplicate" in p.message for p in snap.rejected), TIMEOUT)
     shutil.rmtree(library / "pdf")
     assert live.wait_for(
-        lambda snap: snap.skills[snap.positions["pdf"]].description == "The second pdf skill.",
+        lambda snap: described(snap, "pdf") == "The second pdf skill.",
         TIMEOUT,
     )
 
