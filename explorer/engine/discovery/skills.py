@@ -200,9 +200,9 @@ def _holds(ancestor: str, path: str) -> bool:
 
 
 def _ancestor_link(target: str) -> str:
-    """§1.2: a link to a directory that holds the link (`/`, `..`, the home folder) would
-    walk the library again and everything beside it: at `/`, every skill on the machine
-    and minutes of walking, in a hook with a budget of seconds."""
+    """§1.2: a link to a directory that holds the link or a root (`/`, `..`, the home
+    folder) would walk the library again and everything beside it: at `/`, every skill
+    on the machine and minutes of walking, in a hook with a budget of seconds."""
     return (
         f"a link to {target}, a directory that holds it or the library: not followed (it "
         "would walk the library again and everything beside it)"
