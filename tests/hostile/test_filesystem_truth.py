@@ -164,11 +164,16 @@ def test_chmod_is_seen(backend: str) -> None:
     """A SKILL.md (or its directory) made unreadable leaves the library, as the hook
     would read it; readable again, it is back. Root reads a mode-000 file anyway, so as
     root the child reaches the files as `nobody` (setfsuid), in a process of its own."""
+    _child_says_ok(CHMOD_CHILD, backend, timeout=120)
+
+
+def _child_says_ok(code: str, argument: str, *, timeout: float) -> None:
+    """`code` run in a process of its own (it may drop to `nobody`), ending with "ok"."""
     result = subprocess.run(
-        [sys.executable, "-c", CHMOD_CHILD, backend],
+        [sys.executable, "-c", code, argument],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
@@ -216,12 +221,4 @@ def test_a_cache_it_may_not_write_is_read_for_real(folder: str) -> None:
     opens, and the first write is refused) or not (SQLite cannot even open it read-only:
     it is opened as immutable): its vectors are read, one warning says so, nothing is
     written. As root the child reaches the files as `nobody` (setfsuid)."""
-    result = subprocess.run(
-        [sys.executable, "-c", READ_ONLY_CACHE_CHILD, folder],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+    _child_says_ok(READ_ONLY_CACHE_CHILD, folder, timeout=60)
